@@ -1,0 +1,5 @@
+"""pytest-agentclinic: evaluate LLM doctor agents in simulated clinical encounters."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

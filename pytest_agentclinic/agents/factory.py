@@ -1,0 +1,44 @@
+"""Builds the four agents of an encounter: a conftest's first, then offline or LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from ..cases.models import Case
+from ..encounter.engine import Cast
+from ..grading.moderator import OfflineModerator
+from ..llm.caller import ModelCaller
+from .base import OFFLINE, Agent, Moderator
+from .llm_agents import LLMDoctor, LLMMeasurement, LLMModerator, LLMPatient
+from .offline_doctor import OfflineDoctor
+from .offline_measurement import OfflineMeasurement
+from .offline_patient import OfflinePatient
+
+
+def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[str]) -> Any:
+    if role == "doctor":
+        return OfflineDoctor(candidates) if model == OFFLINE else LLMDoctor(model, caller)
+    if role == "patient":
+        return OfflinePatient() if model == OFFLINE else LLMPatient(model, caller)
+    if role == "measurement":
+        return OfflineMeasurement() if model == OFFLINE else LLMMeasurement(model, caller)
+    fallback = None if model == OFFLINE else LLMModerator(model, caller)
+    return OfflineModerator(fallback)
+
+
+def build_cast(config: pytest.Config, case: Case, models: dict[str, str], caller: ModelCaller,
+               candidates: Sequence[str]) -> Cast:
+    """The cast for ``case``; ``models`` maps each role to its configured model."""
+    agents: dict[str, Any] = {}
+    for role, model in models.items():
+        custom = config.hook.pytest_agentclinic_make_agent(role=role, model=model, case=case,
+                                                           config=config)
+        agents[role] = custom if custom is not None else _builtin(role, model, caller, candidates)
+        wanted = Moderator if role == "moderator" else Agent
+        if not isinstance(agents[role], wanted):
+            raise TypeError(f"the {role} agent {agents[role]!r} does not implement "
+                            f"{wanted.__name__}")
+    return Cast(**agents)

@@ -1,0 +1,144 @@
+"""Agents backed by a model: each turns the encounter into chat messages for its role."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..cases.models import Case, PatientActor
+from ..encounter.transcript import Verdict
+from ..llm.caller import ModelCaller
+from ..llm.errors import RequestError
+from . import prompts
+from .base import Judgement, Reply, TurnView
+from .offline_measurement import render
+
+OPENING = "The patient has just come in. Begin the consultation."
+LAST_WARNING = "\nThis is your last interaction: reply now with DIAGNOSIS READY: <diagnosis>."
+
+Message = dict[str, Any]
+
+
+def patient_sheet(actor: PatientActor) -> str:
+    """The patient's information as the patient agent is told it."""
+    rows = [("Demographics", actor.demographics), ("History", actor.history),
+            ("Main symptom", actor.symptoms.primary),
+            ("Other symptoms", "; ".join(actor.symptoms.secondary)),
+            ("Past medical history", actor.past_medical_history),
+            ("Medications", actor.medications), ("Social history", actor.social_history),
+            ("Family history", actor.family_history),
+            ("Review of systems", actor.review_of_systems), *actor.other.items()]
+    return "\n".join(f"{label}: {text}" for label, text in rows if text)
+
+
+def record_sheet(case: Case) -> str:
+    """The examination findings and test results as the measurement agent is told them."""
+    return "\n".join([render("Physical Examination", case.physical_exam),
+                      render("Test Results", case.tests)])
+
+
+class _ModelAgent:
+    role = ""
+    templates: tuple[str, ...] = ()
+
+    def __init__(self, model: str, caller: ModelCaller) -> None:
+        self.model = model
+        self.caller = caller
+        self.prompt_version = "+".join(prompts.load(t).version for t in self.templates)
+
+    async def _call(self, view: TurnView, messages: list[Message]) -> Reply:
+        return await self.caller.complete(role=self.role, model=self.model, messages=messages,
+                                          case_id=view.case.id, sample=view.sample,
+                                          prompt_version=self.prompt_version)
+
+
+class LLMDoctor(_ModelAgent):
+    """The doctor under test: sees the objective, the dialogue and the interactions left."""
+
+    role = "doctor"
+    templates = ("doctor", "doctor_turn")
+
+    def messages(self, view: TurnView) -> list[Message]:
+        """The chat so far from the doctor's side, ending with the incoming message."""
+        system = prompts.load("doctor").render(objective=view.case.objective,
+                                               budget=view.turn_budget)
+        turn = prompts.load("doctor_turn")
+        spoken = 0
+
+        def user(text: str) -> Message:
+            left = view.turn_budget - spoken
+            warn = LAST_WARNING if left == 1 else ""
+            return {"role": "user", "content": turn.render(incoming=text, turns_left=left,
+                                                           last_warning=warn)}
+
+        out: list[Message] = [{"role": "system", "content": system}, user(OPENING)]
+        for u in view.history:
+            if u.role == "doctor":
+                out.append({"role": "assistant", "content": u.text})
+                spoken += 1
+            elif u.role in ("patient", "measurement"):
+                out.append(user(u.text))
+        return out
+
+    async def respond(self, view: TurnView) -> Reply:
+        """The doctor's next utterance."""
+        return await self._call(view, self.messages(view))
+
+
+class LLMPatient(_ModelAgent):
+    """Plays the patient from the case's patient fields; sees questions, not test traffic."""
+
+    role = "patient"
+    templates = ("patient",)
+
+    async def respond(self, view: TurnView) -> Reply:
+        """The patient's answer to the doctor's latest question."""
+        system = prompts.load("patient").render(patient_info=patient_sheet(view.case.patient))
+        out: list[Message] = [{"role": "system", "content": system}]
+        for u in view.history:
+            if u.role == "doctor" and u.kind == "question":
+                out.append({"role": "user", "content": u.text})
+            elif u.role == "patient":
+                out.append({"role": "assistant", "content": u.text})
+        return await self._call(view, out)
+
+
+class LLMMeasurement(_ModelAgent):
+    """Reports the requested test from the case's findings."""
+
+    role = "measurement"
+    templates = ("measurement",)
+
+    async def respond(self, view: TurnView) -> Reply:
+        """The results for the doctor's request in ``view.incoming``."""
+        system = prompts.load("measurement").render(record=record_sheet(view.case))
+        return await self._call(view, [{"role": "system", "content": system},
+                                       {"role": "user", "content": view.incoming}])
+
+
+_YES = re.compile(r"^\W*(yes|correct|same)\b", re.I)
+_NO = re.compile(r"^\W*(no|incorrect|different|not)\b", re.I)
+
+
+class LLMModerator(_ModelAgent):
+    """Asks a model whether the diagnosis names the case's diagnosis."""
+
+    role = "moderator"
+    templates = ("moderator",)
+
+    async def judge(self, case: Case, diagnosis: str, sample: int) -> Judgement:
+        """The model's Yes/No, as a verdict decided by this model."""
+        prompt = prompts.load("moderator").render(truth=case.diagnosis,
+                                                  synonyms=", ".join(case.synonyms) or "none",
+                                                  given=diagnosis)
+        view = TurnView(case, (), diagnosis, 0, 0, sample)
+        reply = await self._call(view, [{"role": "user", "content": prompt}])
+        if _YES.search(reply.text):
+            correct = True
+        elif _NO.search(reply.text):
+            correct = False
+        else:
+            raise RequestError(f"moderator {self.model} answered neither Yes nor No: "
+                               f"{reply.text[:120]!r}")
+        return Judgement(Verdict(correct=correct, decided_by=self.model,
+                                 reason=reply.text.strip()[:200]), reply.usage)

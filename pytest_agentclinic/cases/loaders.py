@@ -1,0 +1,314 @@
+"""Read case files of every supported shape into :class:`Case` models.
+
+The format is recognised by content, not by file name. Upstream files vary in shape, so
+the readers are tolerant of extra keys, missing optional keys and strings where dicts are
+usual, but strict about what the protocol needs (objective, diagnosis, patient). A bad
+record becomes a :class:`CaseError` naming file, line and field; the other records load.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from .models import UNSPECIFIED, Case, Findings, slugify
+
+SIDECAR_SUFFIX = ".specialties.json"
+CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class CaseError:
+    """A record that could not become a case."""
+
+    path: Path
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: field {self.field!r}: {self.message}"
+
+
+@dataclass
+class LoadedFile:
+    """The cases of one file (each with the 1-based line it starts on) and its bad records."""
+
+    path: Path
+    format: str
+    cases: list[tuple[int, Case]] = field(default_factory=list)
+    errors: list[CaseError] = field(default_factory=list)
+    #: 0-based position of each case's record in the file: the key of the specialty sidecar.
+    positions: dict[str, int] = field(default_factory=dict)
+
+
+class _FieldError(ValueError):
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field_name
+
+
+def as_text(value: Any) -> str:
+    """Flatten a value of any upstream shape into one readable string."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, dict):
+        return "; ".join(f"{k.replace('_', ' ')}: {as_text(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "; ".join(as_text(v) for v in value)
+    return str(value)
+
+
+def _findings(value: Any) -> Findings:
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    return {"Findings": as_text(value)}
+
+
+def _required_text(record: dict[str, Any], key: str, where: str) -> str:
+    text = as_text(record.get(key))
+    if not text:
+        raise _FieldError(f"{where}{key}", "missing or empty")
+    return text
+
+
+# ---------------------------------------------------------------- format readers
+
+
+def _medqa_case(obj: dict[str, Any], index: int, dataset: str) -> dict[str, Any]:
+    osce = obj.get("OSCE_Examination")
+    if not isinstance(osce, dict):
+        raise _FieldError("OSCE_Examination", "missing or not an object")
+    actor = osce.get("Patient_Actor")
+    if isinstance(actor, str):
+        actor = {"History": actor}
+    if not isinstance(actor, dict):
+        raise _FieldError("OSCE_Examination.Patient_Actor", "missing or not an object")
+    symptoms = actor.get("Symptoms")
+    if not isinstance(symptoms, dict):
+        symptoms = {"Primary_Symptom": as_text(symptoms)}
+    secondary = symptoms.get("Secondary_Symptoms") or []
+    known = {
+        "Demographics",
+        "History",
+        "Symptoms",
+        "Past_Medical_History",
+        "Social_History",
+        "Review_of_Systems",
+        "Family_History",
+    }
+    meds = [k for k in actor if "medication" in k.lower() or "drug" in k.lower()]
+    other = {k: as_text(v) for k, v in actor.items() if k not in known and k not in meds}
+    return {
+        "id": f"{dataset}-{index:04d}",
+        "dataset": dataset,
+        "objective": _required_text(osce, "Objective_for_Doctor", "OSCE_Examination."),
+        "patient": {
+            "demographics": as_text(actor.get("Demographics")),
+            "history": as_text(actor.get("History")),
+            "symptoms": {
+                "primary": as_text(symptoms.get("Primary_Symptom")),
+                "secondary": [as_text(s) for s in secondary]
+                if isinstance(secondary, list)
+                else [as_text(secondary)],
+            },
+            "past_medical_history": as_text(actor.get("Past_Medical_History")),
+            "medications": "; ".join(as_text(actor[k]) for k in meds),
+            "social_history": as_text(actor.get("Social_History")),
+            "family_history": as_text(actor.get("Family_History")),
+            "review_of_systems": as_text(actor.get("Review_of_Systems")),
+            "other": other,
+        },
+        "physical_exam": _findings(osce.get("Physical_Examination_Findings")),
+        "tests": _findings(osce.get("Test_Results")),
+        "diagnosis": _required_text(osce, "Correct_Diagnosis", "OSCE_Examination."),
+    }
+
+
+_FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(\s|$)")
+
+
+def _nejm_case(obj: dict[str, Any], index: int, dataset: str) -> dict[str, Any]:
+    answers = obj.get("answers")
+    if not isinstance(answers, list) or not answers:
+        raise _FieldError("answers", "missing or not a list")
+    correct = [a.get("text", "") for a in answers if isinstance(a, dict) and a.get("correct")]
+    if len(correct) != 1 or not correct[0]:
+        raise _FieldError("answers", f"needs exactly one correct answer, found {len(correct)}")
+    question = _required_text(obj, "question", "")
+    first = _FIRST_SENTENCE.match(question)
+    objective = f"Evaluate and diagnose this patient. {first.group(1) if first else ''}".strip()
+    # ``type`` names the image modality (photo, CT, X-ray), not a specialty.
+    modality = as_text(obj.get("type"))
+    images = [{"url": obj["image_url"], "caption": modality}] if obj.get("image_url") else []
+    return {
+        "id": f"{dataset}-{index:04d}",
+        "dataset": dataset,
+        "objective": objective,
+        "patient": {"history": _required_text(obj, "patient_info", "")},
+        "tests": {"Findings": _required_text(obj, "physical_exams", "")},
+        "diagnosis": correct[0],
+        "choices": [as_text(a.get("text")) for a in answers if isinstance(a, dict)],
+        "images": images,
+        "question": question,
+    }
+
+
+def _dataset_name(path: Path, default: str) -> str:
+    stem = slugify(path.stem)
+    for known in ("medqa", "nejm-extended", "nejm"):
+        if known in stem:
+            return known
+    return default
+
+
+def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, Any | CaseError]]:
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield lineno, CaseError(path, lineno, "<json>", f"not valid JSON: {exc.msg}")
+
+
+def _load_jsonl(path: Path, text: str, loaded: LoadedFile) -> None:
+    records = list(_iter_jsonl(path, text))
+    first = next((r for _, r in records if isinstance(r, dict)), {})
+    build: Callable[[dict[str, Any], int, str], dict[str, Any]]
+    if "OSCE_Examination" in first:
+        loaded.format, build, default = "agentclinic-osce", _medqa_case, "osce"
+    elif "patient_info" in first or "answers" in first:
+        loaded.format, build, default = "agentclinic-nejm", _nejm_case, "nejm"
+    else:
+        loaded.format = "project"
+        for lineno, record in records:
+            _add_project_case(loaded, lineno, record, path.stem)
+        return
+    dataset = _dataset_name(path, default)
+    # Case ids use the 0-based record index, the key of the specialty sidecar.
+    for index, (lineno, record) in enumerate(records):
+        if isinstance(record, CaseError):
+            loaded.errors.append(record)
+            continue
+        try:
+            data = build(record, index, dataset) if isinstance(record, dict) else None
+            if data is None:
+                raise _FieldError("<record>", "not a JSON object")
+        except _FieldError as exc:
+            loaded.errors.append(CaseError(path, lineno, exc.field, str(exc)))
+            continue
+        _validate(loaded, lineno, data)
+
+
+def _validate(loaded: LoadedFile, lineno: int, data: dict[str, Any]) -> None:
+    position = len(loaded.cases) + len(loaded.errors)
+    try:
+        case = Case.model_validate(data)
+        loaded.cases.append((lineno, case))
+        loaded.positions[case.id] = position
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "<case>"
+        more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+        loaded.errors.append(CaseError(loaded.path, lineno, where, err["msg"] + more))
+
+
+def _add_project_case(loaded: LoadedFile, lineno: int, record: Any, dataset: str) -> None:
+    if isinstance(record, CaseError):
+        loaded.errors.append(record)
+        return
+    if not isinstance(record, dict):
+        loaded.errors.append(CaseError(loaded.path, lineno, "<case>", "not a mapping"))
+        return
+    _validate(loaded, lineno, {"dataset": dataset, **record})
+
+
+def _case_lines(text: str, count: int) -> list[int]:
+    """Best-effort 1-based start lines of the cases of a YAML/JSON document."""
+    starts = [m.start() for m in re.finditer(r'^\s*-?\s*"?id"?\s*:', text, re.M)]
+    lines = [text.count("\n", 0, s) + 1 for s in starts]
+    return lines if len(lines) == count else [1] * count
+
+
+def _load_document(path: Path, text: str, loaded: LoadedFile) -> None:
+    try:
+        doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        lineno = getattr(exc, "lineno", None) or (line + 1 if line is not None else 1)
+        loaded.errors.append(CaseError(path, lineno, "<document>", f"cannot parse: {exc}"))
+        return
+    if isinstance(doc, dict) and "OSCE_Examination" in doc:
+        _load_jsonl(path, json.dumps(doc), loaded)
+        return
+    dataset = path.stem
+    if isinstance(doc, dict) and isinstance(doc.get("cases"), list):
+        dataset, records = str(doc.get("dataset") or dataset), doc["cases"]
+    elif isinstance(doc, list):
+        records = doc
+    else:
+        records = [doc]
+    for lineno, record in zip(_case_lines(text, len(records)), records):
+        _add_project_case(loaded, lineno, record, dataset)
+
+
+def looks_like_case_file(path: Path) -> bool:
+    """True when ``path`` holds cases in a supported format (decided by its content)."""
+    if path.suffix not in CASE_SUFFIXES or path.name.endswith(SIDECAR_SUFFIX):
+        return False
+    try:
+        with path.open(encoding="utf-8") as fh:
+            head = fh.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    if path.suffix == ".jsonl":
+        return any(k in head for k in ('"OSCE_Examination"', '"patient_info"', '"diagnosis"'))
+    if path.suffix == ".json":
+        return any(k in head for k in ('"OSCE_Examination"', '"diagnosis"'))
+    return bool(re.search(r"^\s*-?\s*(diagnosis|cases)\s*:", head, re.M))
+
+
+def _apply_sidecar(loaded: LoadedFile) -> None:
+    sidecar = loaded.path.with_name(loaded.path.stem + SIDECAR_SUFFIX)
+    if not sidecar.exists():
+        return
+    try:
+        labels = json.loads(sidecar.read_text(encoding="utf-8")).get("cases", {})
+    except (json.JSONDecodeError, AttributeError) as exc:
+        loaded.errors.append(CaseError(sidecar, 1, "cases", f"unreadable sidecar: {exc}"))
+        return
+    by_position = {int(k): v.get("specialty", UNSPECIFIED) for k, v in labels.items()}
+    loaded.cases = [
+        (line, case.model_copy(update={"specialty": by_position[loaded.positions[case.id]]}))
+        if loaded.positions.get(case.id) in by_position
+        else (line, case)
+        for line, case in loaded.cases
+    ]
+
+
+def load_case_file(path: Path) -> LoadedFile:
+    """Load every case of ``path``; bad records are returned as errors, never raised."""
+    loaded = LoadedFile(path=path, format="project")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        loaded.errors.append(CaseError(path, 1, "<file>", f"cannot read: {exc}"))
+        return loaded
+    if path.suffix == ".jsonl":
+        _load_jsonl(path, text, loaded)
+    else:
+        _load_document(path, text, loaded)
+    _apply_sidecar(loaded)
+    return loaded

@@ -1,0 +1,152 @@
+"""Collection: a case file becomes one item per case x doctor model x turn budget x repeat."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+from .cases.loaders import CaseError, load_case_file
+from .cases.models import Case, slugify
+from .encounter.transcript import Transcript
+
+RECORD_PROPERTY = "agentclinic_result"
+
+
+@dataclass(frozen=True)
+class EncounterSpec:
+    """What one item runs."""
+
+    case: Case
+    doctor: str
+    turn_budget: int
+    sample: int
+    #: Candidate diagnoses of the case's file, for the offline doctor's baseline.
+    candidates: tuple[str, ...]
+
+    @property
+    def models(self) -> dict[str, str]:
+        """Placeholder for the other roles, filled from the settings by the session."""
+        return {"doctor": self.doctor}
+
+
+class CaseLoadError(Exception):
+    """A case record that could not be read; shown as a collection error for its line."""
+
+
+class EncounterError(Exception):
+    """The encounter ended in an infrastructure failure: the item's outcome is *error*."""
+
+
+class EncounterFailed(AssertionError):
+    """The moderator judged the diagnosis wrong, or none was given."""
+
+
+class CaseRecordError(pytest.Collector):
+    """Stands for a bad record so its error names file, line and field, and nothing else fails."""
+
+    def __init__(self, *, error: CaseError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        raise CaseLoadError(str(self.error))
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException]) -> str | TerminalRepr:
+        if isinstance(excinfo.value, CaseLoadError):
+            return f"bad case record: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+
+def _register_marker(config: pytest.Config, case: Case) -> None:
+    # Specialties come from data, so their markers are registered as they are met
+    # (keeps ``--strict-markers`` runs working).
+    known = config.getini("markers")
+    if not any(m.split(":")[0] == case.specialty_marker for m in known):
+        config.addinivalue_line("markers", f"{case.specialty_marker}: {case.specialty} cases")
+
+
+def _model_slug(model: str) -> str:
+    return model.replace("/", "_").replace(" ", "_")
+
+
+class CaseFile(pytest.File):
+    """A file of cases in any supported format."""
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        from .plugin import session_of
+
+        settings = session_of(self.config).settings
+        loaded = load_case_file(self.path)
+        for error in loaded.errors:
+            yield CaseRecordError.from_parent(self, name=f"line-{error.line}", error=error)
+        pool = tuple(dict.fromkeys(c.diagnosis for _, c in loaded.cases))
+        for line, case in loaded.cases:
+            for doctor in settings.doctors:
+                for budget in settings.turns:
+                    for sample in range(settings.repeat):
+                        parts = [case.specialty_slug, _model_slug(doctor)]
+                        if len(settings.turns) > 1:
+                            parts.append(f"t{budget}")
+                        if settings.repeat > 1:
+                            parts.append(f"r{sample}")
+                        spec = EncounterSpec(case, doctor, budget, sample, pool)
+                        item = EncounterItem.from_parent(
+                            self, name=f"{case.id}[{'-'.join(parts)}]", spec=spec, line=line)
+                        _register_marker(self.config, case)
+                        item.add_marker(case.specialty_marker)
+                        yield item
+
+
+class EncounterItem(pytest.Item):
+    """One encounter; passes when the moderator judges the diagnosis correct."""
+
+    def __init__(self, *, spec: EncounterSpec, line: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec = spec
+        self.line = line
+        self.transcript: Transcript | None = None
+        self.transcript_path: str | None = None
+
+    def setup(self) -> None:
+        """Obtain the encounter's result (run concurrently by the session's runner).
+
+        An infrastructure failure raises here so pytest reports an *error*, not a failure.
+        """
+        from .plugin import session_of
+
+        session_of(self.config).finish_item(self)
+        t = self.transcript
+        assert t is not None
+        if t.outcome == "error":
+            raise EncounterError(f"{t.error}\ntranscript: {self.transcript_path}")
+
+    def runtest(self) -> None:
+        """Assert the verdict."""
+        t = self.transcript
+        assert t is not None
+        if t.outcome == "correct":
+            return
+        tests = ", ".join(t.tests_requested) or "none"
+        given = t.diagnosis if t.outcome == "incorrect" else "no diagnosis"
+        reason = f" ({t.verdict.decided_by}: {t.verdict.reason})" if t.verdict else ""
+        raise EncounterFailed(
+            f"{'misdiagnosis' if t.outcome == 'incorrect' else 'no diagnosis'}{reason}\n"
+            f"  expected:   {self.spec.case.diagnosis}\n"
+            f"  given:      {given}\n"
+            f"  turns used: {t.turns_used}/{t.turn_budget}\n"
+            f"  tests:      {tests}\n"
+            f"  transcript: {self.transcript_path}")
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException],
+                     style: Any = None) -> str | TerminalRepr:
+        if isinstance(excinfo.value, (EncounterFailed, EncounterError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.line - 1, f"{self.spec.case.id} ({self.spec.case.dataset})"

@@ -1,0 +1,101 @@
+"""The AgentClinic protocol: a budgeted doctor, a patient, a measurement agent, a moderator."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+from ..agents.base import Agent, Moderator, Reply, TurnView
+from ..cases.models import Case
+from ..grading.matcher import extract_ready_diagnosis
+from ..llm.errors import FatalLLMError, LLMError
+from .transcript import Kind, Role, Transcript, Utterance
+
+_TEST = re.compile(r"request\s+tests?\s*[:\-]\s*(.+)", re.I)
+
+
+@dataclass(frozen=True)
+class Cast:
+    """The four agents of one encounter."""
+
+    doctor: Agent
+    patient: Agent
+    measurement: Agent
+    moderator: Moderator
+
+    @property
+    def models(self) -> dict[str, str]:
+        """Each role's model name."""
+        return {"doctor": self.doctor.model, "patient": self.patient.model,
+                "measurement": self.measurement.model, "moderator": self.moderator.model}
+
+    @property
+    def prompt_versions(self) -> dict[str, str]:
+        """Each role's prompt (or script) version."""
+        return {"doctor": self.doctor.prompt_version, "patient": self.patient.prompt_version,
+                "measurement": self.measurement.prompt_version,
+                "moderator": self.moderator.prompt_version}
+
+
+def _say(t: Transcript, turn: int, role: Role, kind: Kind, reply: Reply, model: str,
+         detail: str = "") -> None:
+    t.utterances.append(Utterance(turn=turn, role=role, kind=kind, text=reply.text, model=model,
+                                  detail=detail, usage=reply.usage))
+
+
+async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: int) -> None:
+    incoming = ""
+    for turn in range(1, budget + 1):
+        view = TurnView(case, tuple(t.utterances), incoming, budget - turn + 1, budget, sample)
+        reply = await cast.doctor.respond(view)
+        diagnosis = extract_ready_diagnosis(reply.text)
+        if diagnosis is not None:
+            _say(t, turn, "doctor", "diagnosis", reply, cast.doctor.model, diagnosis)
+            t.diagnosis = diagnosis
+            return
+        test = _TEST.search(reply.text)
+        kind: Kind = "test_request" if test else "question"
+        detail = test.group(1).strip().splitlines()[0].strip(" .*") if test else ""
+        _say(t, turn, "doctor", kind, reply, cast.doctor.model, detail)
+        view = TurnView(case, tuple(t.utterances), reply.text, budget - turn, budget, sample)
+        if test:
+            answer = await cast.measurement.respond(view)
+            _say(t, turn, "measurement", "test_result", answer, cast.measurement.model)
+        else:
+            answer = await cast.patient.respond(view)
+            _say(t, turn, "patient", "answer", answer, cast.patient.model)
+        incoming = answer.text
+
+
+async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int) -> Transcript:
+    """Play one whole encounter and judge it.
+
+    Model failures end the encounter with outcome ``error`` (never a wrong diagnosis);
+    a :class:`FatalLLMError` is recorded and re-raised so the session can stop.
+    """
+    t = Transcript(case_id=case.id, dataset=case.dataset, specialty=case.specialty,
+                   models=cast.models, sample=sample, turn_budget=budget,
+                   prompt_versions=cast.prompt_versions, started_at=time.time())
+    started = time.perf_counter()
+    try:
+        await _dialogue(t, case, cast, budget, sample)
+        if t.diagnosis is None:
+            t.outcome = "no_diagnosis"
+        else:
+            judgement = await cast.moderator.judge(case, t.diagnosis, sample)
+            t.verdict = judgement.verdict
+            t.utterances.append(Utterance(
+                turn=t.turns_used, role="moderator", kind="judgement",
+                text=judgement.verdict.reason, model=cast.moderator.model,
+                detail="correct" if judgement.verdict.correct else "incorrect",
+                usage=judgement.usage))
+            t.outcome = "correct" if judgement.verdict.correct else "incorrect"
+    except FatalLLMError as exc:
+        t.outcome, t.error = "error", str(exc)
+        raise
+    except LLMError as exc:
+        t.outcome, t.error = "error", f"{type(exc).__name__}: {exc}"
+    finally:
+        t.duration_s = time.perf_counter() - started
+    return t

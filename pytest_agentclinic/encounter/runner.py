@@ -1,0 +1,70 @@
+"""Runs encounters concurrently on an asyncio loop in a background thread.
+
+pytest runs items one after another; the runner lets a process keep up to ``concurrency``
+encounters in flight while items wait for their own result in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class EncounterRunner:
+    """A FIFO of coroutine factories, at most ``concurrency`` running at once."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._semaphore: asyncio.Semaphore | None = None
+        self._futures: dict[str, concurrent.futures.Future[object]] = {}
+        self._lock = threading.Lock()
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=loop.run_forever, name="agentclinic-runner",
+                                            daemon=True)
+            self._thread.start()
+            self._loop = loop
+        return self._loop
+
+    async def _limited(self, factory: Callable[[], Awaitable[T]]) -> T:
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+        async with self._semaphore:
+            return await factory()
+
+    def submit(self, key: str, factory: Callable[[], Awaitable[T]]) -> concurrent.futures.Future[T]:
+        """Schedule ``factory()`` once per ``key``; later calls return the same future."""
+        with self._lock:
+            if key not in self._futures:
+                loop = self._ensure_loop()
+                self._futures[key] = asyncio.run_coroutine_threadsafe(  # type: ignore[assignment]
+                    self._limited(factory), loop)
+            return self._futures[key]  # type: ignore[return-value]
+
+    def submitted(self, key: str) -> bool:
+        """Whether ``key`` was scheduled already."""
+        return key in self._futures
+
+    def cancel_pending(self) -> None:
+        """Cancel every encounter that has not finished (e.g. after a fatal error)."""
+        with self._lock:
+            for future in self._futures.values():
+                future.cancel()
+
+    def close(self) -> None:
+        """Cancel what is left and stop the loop."""
+        self.cancel_pending()
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(5)
+            self._loop.close()
+            self._loop = None

@@ -1,0 +1,99 @@
+"""Versioned records of an encounter: every utterance, its cost, and the verdict."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TRANSCRIPT_VERSION = 1
+
+Role = Literal["doctor", "patient", "measurement", "moderator", "system"]
+Kind = Literal["question", "test_request", "test_result", "answer", "diagnosis", "judgement"]
+Outcome = Literal["correct", "incorrect", "no_diagnosis", "error"]
+
+
+class Usage(BaseModel):
+    """Tokens, cost and cache use of one or more model calls."""
+
+    model_config = ConfigDict(frozen=True)
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cache_hits: int = 0
+    latency_s: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            cache_hits=self.cache_hits + other.cache_hits,
+            latency_s=self.latency_s + other.latency_s,
+        )
+
+
+class Utterance(BaseModel):
+    """One message of the encounter, as the speaking role produced it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turn: int
+    role: Role
+    kind: Kind
+    text: str
+    model: str
+    #: The requested test's name or the stated diagnosis, parsed from ``text``.
+    detail: str = ""
+    usage: Usage = Field(default_factory=Usage)
+
+
+class Verdict(BaseModel):
+    """The moderator's decision and who made it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    correct: bool
+    decided_by: str
+    reason: str = ""
+
+
+class Transcript(BaseModel):
+    """A whole encounter: written to ``reports/<run>/transcripts/``."""
+
+    version: int = TRANSCRIPT_VERSION
+    protocol: str = "agentclinic"
+    case_id: str
+    dataset: str
+    specialty: str
+    models: dict[str, str]
+    sample: int
+    turn_budget: int
+    prompt_versions: dict[str, str] = Field(default_factory=dict)
+    utterances: list[Utterance] = Field(default_factory=list)
+    diagnosis: str | None = None
+    verdict: Verdict | None = None
+    outcome: Outcome | None = None
+    error: str | None = None
+    started_at: float = 0.0
+    duration_s: float = 0.0
+
+    @property
+    def turns_used(self) -> int:
+        """Doctor inferences spent (the budgeted quantity)."""
+        return sum(1 for u in self.utterances if u.role == "doctor")
+
+    @property
+    def tests_requested(self) -> list[str]:
+        """The test names the doctor asked for, in order."""
+        return [u.detail for u in self.utterances if u.kind == "test_request"]
+
+    def usage_by_role(self) -> dict[str, Usage]:
+        """Summed usage of each role's calls."""
+        out: dict[str, Usage] = {}
+        for u in self.utterances:
+            out[u.role] = out.get(u.role, Usage()) + u.usage
+        return out

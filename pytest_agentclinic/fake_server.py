@@ -1,0 +1,149 @@
+"""A scriptable OpenAI-compatible chat server on 127.0.0.1, for tests and benchmarks.
+
+It answers ``POST /v1/chat/completions`` with whatever the script returns for each request,
+so litellm's real HTTP path can be exercised with no model and no network::
+
+    with FakeOpenAIServer(lambda req: FakeReply("DIAGNOSIS READY: Asthma")) as server:
+        ...  # --agent-api-base=server.url --agent-doctor=openai/fake
+        assert server.calls == 1
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass(frozen=True)
+class FakeReply:
+    """What the server sends back for one request."""
+
+    content: str = "OK"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    #: Seconds to wait before answering (a slow model, or a timeout to provoke).
+    delay: float = 0.0
+    prompt_tokens: int = 10
+    completion_tokens: int = 5
+
+
+@dataclass(frozen=True)
+class FakeRequest:
+    """One request the server received."""
+
+    index: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The chat messages of the request."""
+        return list(self.body.get("messages", []))
+
+    @property
+    def system(self) -> str:
+        """The system prompt, or an empty string."""
+        return next((str(m["content"]) for m in self.messages if m["role"] == "system"), "")
+
+    @property
+    def last_user(self) -> str:
+        """The last user message's text."""
+        users = [m for m in self.messages if m["role"] == "user"]
+        content = users[-1]["content"] if users else ""
+        return content if isinstance(content, str) else json.dumps(content)
+
+
+Script = Callable[[FakeRequest], FakeReply]
+
+
+class FakeOpenAIServer:
+    """Runs in a background thread with its own event loop; use as a context manager."""
+
+    def __init__(self, script: Script | None = None) -> None:
+        self.script: Script = script or (lambda _req: FakeReply())
+        self.requests: list[FakeRequest] = []
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        """The api base to give litellm."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def calls(self) -> int:
+        """How many requests arrived so far."""
+        with self._lock:
+            return len(self.requests)
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("fake OpenAI server did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/chat/completions", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        self._loop.run_until_complete(self._runner.setup())
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
+        self._loop.run_until_complete(site.start())
+        server = site._server
+        assert server is not None
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._ready.set()
+        self._loop.run_forever()
+
+    async def _handle(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        with self._lock:
+            req = FakeRequest(len(self.requests), body, dict(request.headers))
+            self.requests.append(req)
+        reply = self.script(req)
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        if reply.status != 200:
+            error = {"error": {"message": reply.content, "type": "fake_error", "code": reply.status}}
+            return web.json_response(error, status=reply.status, headers=reply.headers)
+        return web.json_response(_completion(body, reply), headers=reply.headers)
+
+
+def _completion(body: dict[str, Any], reply: FakeReply) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
+    }

@@ -1,0 +1,79 @@
+"""The response cache: every model call memoised on disk, keyed on what decides the answer."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+
+class CacheMode(str, enum.Enum):
+    """How the cache is used (the ``--agent-cache`` values)."""
+
+    READ_WRITE = "read-write"
+    REPLAY = "replay"
+    REFRESH = "refresh"
+    OFF = "off"
+
+
+def key_parts(*, model: str, messages: list[dict[str, Any]], params: dict[str, Any], role: str,
+              case_id: str, sample: int, prompt_version: str) -> dict[str, Any]:
+    """What identifies a call. Never api keys, api base, timeouts or headers: those change
+    where or how a call is made, not what it answers."""
+    return {"model": model, "role": role, "case_id": case_id, "sample": sample,
+            "prompt_version": prompt_version, "params": params, "messages": messages}
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of ``parts``."""
+    canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A diskcache-backed store, safe to share between xdist workers (SQLite underneath).
+
+    The diskcache handle is opened on first use, so runs that never call a model never touch
+    the directory.
+    """
+
+    def __init__(self, directory: Path, mode: CacheMode) -> None:
+        self.directory = directory
+        self.mode = mode
+        self.hits = 0
+        self.misses = 0
+        self._store: Any = None
+        self._lock = threading.Lock()
+
+    def _open(self) -> Any:
+        with self._lock:
+            if self._store is None:
+                import diskcache
+
+                self._store = diskcache.Cache(str(self.directory), size_limit=2**34)
+            return self._store
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored reply, or None (always None in refresh and off modes)."""
+        if self.mode in (CacheMode.REFRESH, CacheMode.OFF):
+            return None
+        value = self._open().get(key)
+        if value is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return dict(value)
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        """Store a successful reply (errors never reach here)."""
+        if self.mode in (CacheMode.READ_WRITE, CacheMode.REFRESH):
+            self._open().set(key, value)
+
+    def close(self) -> None:
+        """Release the handle (safe to call when never opened)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None

@@ -1,0 +1,105 @@
+"""The one module that imports litellm, lazily: importing it costs seconds and memory.
+
+Everything about litellm's own behaviour that the harness must not inherit is switched off
+here: its remote cost-map fetch, its retries (``max_retries=0``), its 6000 s default timeout,
+its debug banners and hub tokenizer downloads.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import FatalLLMError, RequestError, TransientError
+
+_litellm: Any = None
+#: API bases (or providers) that answered at least once in this process.
+_reached: set[str] = set()
+
+
+def _load() -> Any:
+    global _litellm
+    if _litellm is None:
+        # Must be set before the import, or litellm fetches its cost map from the network.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.disable_hf_tokenizer_download = True
+        litellm.telemetry = False
+        _litellm = litellm
+    return _litellm
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's reply and its cost."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+
+
+async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str | None,
+                    timeout: float, params: dict[str, Any]) -> Completion:
+    """One chat completion through litellm, failures translated into :mod:`.errors`."""
+    litellm = _load()
+    where = api_base or model.split("/", 1)[0]
+    try:
+        response = await litellm.acompletion(model=model, messages=messages, api_base=api_base,
+                                             timeout=timeout, max_retries=0, **params)
+    except Exception as exc:  # litellm raises many types; all are sorted below
+        raise _classify(litellm, exc, where, model) from exc
+    _reached.add(where)
+    try:
+        text = response.choices[0].message.content
+    except (AttributeError, IndexError) as exc:
+        raise TransientError(f"bad response from {model}: no message") from exc
+    if not isinstance(text, str) or not text.strip():
+        raise TransientError(f"bad response from {model}: empty message")
+    usage = getattr(response, "usage", None)
+    return Completion(text, getattr(usage, "prompt_tokens", 0) or 0,
+                      getattr(usage, "completion_tokens", 0) or 0, _cost(litellm, response))
+
+
+def _cost(litellm: Any, response: Any) -> float:
+    try:
+        return float(litellm.completion_cost(completion_response=response) or 0.0)
+    except Exception:  # models missing from the cost map (local servers) cost nothing known
+        return 0.0
+
+
+def _retry_after(exc: Exception) -> float | None:
+    headers = getattr(exc, "litellm_response_headers", None)
+    response = getattr(exc, "response", None)
+    if not headers and response is not None:
+        headers = getattr(response, "headers", None)
+    value = dict(headers or {}).get("retry-after") or dict(headers or {}).get("Retry-After")
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+def _classify(litellm: Any, exc: Exception, where: str, model: str) -> Exception:
+    status = getattr(exc, "status_code", None)
+    text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    if isinstance(exc, litellm.Timeout):
+        return TransientError(f"timeout calling {model}", status=408)
+    if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)):
+        return FatalLLMError(f"{model}: not authorised ({status}). Check the API key. {text}")
+    if isinstance(exc, litellm.NotFoundError):
+        return FatalLLMError(f"{model}: unknown model or endpoint (404). {text}")
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return RequestError(f"{model}: {text}")
+    if isinstance(exc, litellm.BadRequestError):
+        if "provider" in str(exc).lower():
+            return FatalLLMError(f"{model!r} is not a model litellm knows. {text}")
+        return RequestError(f"{model}: {text}")
+    if "connection error" in str(exc).lower() and where not in _reached:
+        return FatalLLMError(f"cannot reach {where} for {model}; check --agent-api-base. {text}")
+    if isinstance(exc, litellm.RateLimitError) or (status or 0) >= 500 or status is None:
+        return TransientError(f"{model}: {text}", status=status, retry_after=_retry_after(exc))
+    return RequestError(f"{model}: {text}")

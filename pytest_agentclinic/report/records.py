@@ -1,0 +1,55 @@
+"""The versioned result record: one line of ``results.jsonl`` per item."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..encounter.transcript import Outcome, Transcript, Usage
+
+RESULT_VERSION = 1
+
+
+class ResultRecord(BaseModel):
+    """Everything the reports need about one item, JSON-able so xdist workers can send it."""
+
+    version: int = RESULT_VERSION
+    run: str
+    nodeid: str
+    protocol: Literal["agentclinic", "craftmd"] = "agentclinic"
+    case_id: str
+    dataset: str
+    specialty: str
+    models: dict[str, str]
+    sample: int
+    turn_budget: int
+    bias: str = "none"
+    outcome: Outcome
+    expected: str
+    given: str | None
+    decided_by: str | None = None
+    turns_used: int
+    tests_requested: list[str] = Field(default_factory=list)
+    usage: dict[str, Usage] = Field(default_factory=dict)
+    duration_s: float
+    error: str | None = None
+    transcript: str | None = None
+    case_file: str | None = None
+
+    @property
+    def doctor(self) -> str:
+        """The doctor model."""
+        return self.models.get("doctor", "?")
+
+    @classmethod
+    def from_transcript(cls, t: Transcript, *, run: str, nodeid: str, expected: str,
+                        transcript_path: str | None, case_file: str | None) -> ResultRecord:
+        """Build the record of a finished encounter."""
+        return cls(run=run, nodeid=nodeid, protocol="agentclinic", case_id=t.case_id,
+                   dataset=t.dataset, specialty=t.specialty, models=t.models, sample=t.sample,
+                   turn_budget=t.turn_budget, outcome=t.outcome or "error", expected=expected,
+                   given=t.diagnosis, decided_by=t.verdict.decided_by if t.verdict else None,
+                   turns_used=t.turns_used, tests_requested=t.tests_requested,
+                   usage=t.usage_by_role(), duration_s=t.duration_s, error=t.error,
+                   transcript=transcript_path, case_file=case_file)

@@ -1,0 +1,165 @@
+"""The session's state: runs encounters, gathers results, writes and prints the reports."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import re
+import time
+from collections.abc import Callable, Generator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .agents.factory import build_cast
+from .collect import RECORD_PROPERTY, CaseRecordError, EncounterError, EncounterItem
+from .encounter.engine import run_encounter
+from .encounter.runner import EncounterRunner
+from .encounter.transcript import Transcript
+from .llm.cache import ResponseCache
+from .llm.caller import ModelCaller
+from .llm.errors import FatalLLMError
+from .report import summary, writer
+from .report.records import ResultRecord
+from .settings import Settings
+
+#: Returns the items this process will run next (xdist workers only know their queue).
+Lookahead = Callable[[pytest.Session, EncounterItem], Sequence[pytest.Item]]
+
+
+def default_run_name() -> str:
+    """A sortable, unique run directory name."""
+    return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+
+
+def _all_after(session: pytest.Session, item: EncounterItem) -> Sequence[pytest.Item]:
+    items = session.items
+    return items[items.index(item):]
+
+
+class AgentClinicSession:
+    """Registered as a plugin in ``pytest_configure`` and kept in ``config.stash``."""
+
+    def __init__(self, config: pytest.Config, settings: Settings, run_name: str) -> None:
+        self.config = config
+        self.settings = settings
+        self.run_name = run_name
+        self.run_dir = settings.report_dir / run_name
+        self.is_worker = hasattr(config, "workerinput")
+        self.lookahead: Lookahead = _all_after
+        self.records: dict[str, dict[str, Any]] = {}
+        self.bad_records = 0
+        self.cache = ResponseCache(settings.cache_dir, settings.cache)
+        self.caller = ModelCaller(settings.call, self.cache)
+        self.runner = EncounterRunner(settings.concurrency)
+        self.fatal: str | None = None
+
+    # ----------------------------------------------------------------- hooks
+
+    def pytest_report_header(self) -> list[str]:
+        roles = ", ".join(f"{role}={model}" for role, model in self.settings.roles.items())
+        return [f"agentclinic: {roles}",
+                f"agentclinic: turns={','.join(map(str, self.settings.turns))} "
+                f"repeat={self.settings.repeat} cache={self.settings.cache.value} "
+                f"concurrency={self.settings.concurrency}"]
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and re.search(r"::line-\d+$", report.nodeid):
+            self.bad_records += 1
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        # A bad case record is a collection error, but it must not stop the file's other
+        # cases from running: hide those errors from pytest's "errors during collection"
+        # check, then count them again so the exit status still reports them.
+        session.testsfailed -= self.bad_records
+        try:
+            return (yield)
+        finally:
+            session.testsfailed += self.bad_records
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == RECORD_PROPERTY:
+                self.records[report.nodeid] = value
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.runner.close()
+        self.cache.close()
+        if self.records and not self.is_worker:
+            writer.write_run(self.run_dir, self.settings, self._records(), self.bad_records)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.records:
+            summary.print_summary(terminalreporter, self.settings, self._records(),
+                                  self.run_dir, self.bad_records)
+
+    # ------------------------------------------------------------ encounters
+
+    def _records(self) -> list[ResultRecord]:
+        return [ResultRecord.model_validate(v) for _, v in sorted(self.records.items())]
+
+    def _schedule(self, item: EncounterItem) -> concurrent.futures.Future[Transcript]:
+        """Submit ``item`` and the items this process runs next, so they run concurrently."""
+        for upcoming in self.lookahead(item.session, item):
+            if isinstance(upcoming, EncounterItem) and not self.runner.submitted(upcoming.nodeid):
+                self.runner.submit(upcoming.nodeid, self._encounter_factory(upcoming))
+        return self.runner.submit(item.nodeid, self._encounter_factory(item))
+
+    def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
+        spec, settings = item.spec, self.settings
+        models = {"doctor": spec.doctor, "patient": settings.patient,
+                  "measurement": settings.measurement, "moderator": settings.moderator}
+
+        async def play() -> Transcript:
+            cast = build_cast(self.config, spec.case, models, self.caller, spec.candidates)
+            return await run_encounter(spec.case, cast, budget=spec.turn_budget,
+                                       sample=spec.sample)
+
+        return play
+
+    def finish_item(self, item: EncounterItem) -> None:
+        """Wait for ``item``'s encounter, save its transcript and attach its result record."""
+        if self.fatal is not None:
+            raise EncounterError(f"not run: the session is stopping after a fatal error: "
+                                 f"{self.fatal}")
+        try:
+            transcript = self._schedule(item).result()
+        except FatalLLMError as exc:
+            self.fatal = str(exc)
+            self.runner.cancel_pending()
+            item.session.shouldstop = f"agentclinic: fatal model error: {exc}"
+            raise EncounterError(f"fatal model error, stopping the session: {exc}") from None
+        except concurrent.futures.CancelledError:
+            transcript = self._failed_transcript(item, "cancelled: the session is stopping")
+        except Exception as exc:  # a bug in a custom agent must not lose the other results
+            transcript = self._failed_transcript(item, f"{type(exc).__name__}: {exc}")
+        item.transcript = transcript
+        item.transcript_path = writer.write_transcript(self.run_dir, item.path.stem, item.name,
+                                                       transcript)
+        record = ResultRecord.from_transcript(
+            transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
+            transcript_path=item.transcript_path, case_file=str(item.path))
+        item.user_properties.append((RECORD_PROPERTY, record.model_dump(mode="json")))
+
+    def _failed_transcript(self, item: EncounterItem, error: str) -> Transcript:
+        case = item.spec.case
+        return Transcript(case_id=case.id, dataset=case.dataset, specialty=case.specialty,
+                          models={"doctor": item.spec.doctor, **{
+                              r: m for r, m in self.settings.roles.items() if r != "doctor"}},
+                          sample=item.spec.sample, turn_budget=item.spec.turn_budget,
+                          outcome="error", error=error)
+
+
+def is_case_error_node(node: object) -> bool:
+    """Whether ``node`` stands for a bad case record."""
+    return isinstance(node, CaseRecordError)
+
+
+def relative(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` where possible, for readable messages."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

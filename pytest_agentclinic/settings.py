@@ -1,0 +1,162 @@
+"""The ``--agent-*`` options, their ini twins, and the frozen settings resolved from them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .llm.cache import CacheMode
+from .llm.caller import CallSettings
+from .llm.retry import RetryPolicy
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: its CLI flag, ini twin, type and default."""
+
+    name: str  # ``doctor`` -> ``--agent-doctor`` and ini ``agent_doctor``
+    help: str
+    default: Any
+    kind: str = "str"  # str | list | int | float | ints
+    metavar: str = "VALUE"
+
+    @property
+    def flag(self) -> str:
+        return "--agent-" + self.name.replace("_", "-")
+
+    @property
+    def ini(self) -> str:
+        return "agent_" + self.name
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("doctor", "doctor model: 'offline' or a litellm model string (repeatable)",
+           ["offline"], "list", "MODEL"),
+    Option("patient", "patient model: 'offline' or a litellm model string", "offline",
+           metavar="MODEL"),
+    Option("measurement", "measurement model: 'offline' or a litellm model string", "offline",
+           metavar="MODEL"),
+    Option("moderator", "moderator model, asked only when the offline matcher is unsure",
+           "offline", metavar="MODEL"),
+    Option("turns", "doctor interaction budget(s), e.g. 20 or 10,20,30", [20], "ints", "N[,N]"),
+    Option("repeat", "samples per case (each its own item and cache entry)", 1, "int", "K"),
+    Option("concurrency", "encounters in flight per process", 16, "int", "N"),
+    Option("api_base", "API base URL for every LLM role (e.g. a local vLLM/Ollama server)",
+           None, metavar="URL"),
+    Option("timeout", "seconds before one model call times out", 60.0, "float", "S"),
+    Option("retries", "retries of a failed call (timeouts, 429, 5xx)", 3, "int", "N"),
+    Option("backoff", "first retry delay in seconds (doubles, with jitter)", 1.0, "float", "S"),
+    Option("retry_after_cap", "longest Retry-After to honour, in seconds", 30.0, "float", "S"),
+    Option("temperature", "sampling temperature of every LLM role", 0.7, "float", "T"),
+    Option("max_tokens", "max tokens per model reply", 512, "int", "N"),
+    Option("cache", "response cache mode: read-write, replay, refresh or off", "read-write",
+           metavar="MODE"),
+    Option("cache_dir", "response cache directory", ".agentclinic_cache", metavar="DIR"),
+    Option("report_dir", "where run directories are written", "reports", metavar="DIR"),
+    Option("run_name", "name of this run's directory (default: a timestamp)", None,
+           metavar="NAME"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every ``--agent-*`` value after CLI > ini > default resolution and validation."""
+
+    doctors: tuple[str, ...]
+    patient: str
+    measurement: str
+    moderator: str
+    turns: tuple[int, ...]
+    repeat: int
+    concurrency: int
+    cache: CacheMode
+    cache_dir: Path
+    report_dir: Path
+    run_name: str | None
+    call: CallSettings
+
+    @property
+    def roles(self) -> dict[str, str]:
+        """Each role's model, as the summary header shows it."""
+        return {"doctor": ", ".join(self.doctors), "patient": self.patient,
+                "measurement": self.measurement, "moderator": self.moderator}
+
+    @property
+    def uses_llm(self) -> bool:
+        """True when any role is a model rather than an offline agent."""
+        return any(m != "offline" for m in (*self.doctors, self.patient, self.measurement,
+                                             self.moderator))
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register the ``--agent-*`` group and the ini twins."""
+    group = parser.getgroup("agentclinic", "AgentClinic encounters")
+    for opt in OPTIONS:
+        action = "append" if opt.kind == "list" else "store"
+        group.addoption(opt.flag, action=action, dest="agent_" + opt.name, default=None,
+                        metavar=opt.metavar, help=f"{opt.help} (ini: {opt.ini})")
+        ini_type = "linelist" if opt.kind == "list" else "string"
+        parser.addini(opt.ini, opt.help, type=ini_type, default=None)
+
+
+def _raw(config: pytest.Config, opt: Option) -> Any:
+    cli = config.getoption("agent_" + opt.name)
+    if cli is not None:
+        return cli
+    ini = config.getini(opt.ini)
+    return ini if ini not in (None, "", []) else opt.default
+
+
+def _number(opt: Option, value: Any, cast: Callable[[str], Any], minimum: float) -> Any:
+    try:
+        number = cast(str(value).strip())
+    except ValueError:
+        number = None
+    if number is None or number < minimum:
+        raise pytest.UsageError(f"{opt.flag}: expected a number >= {minimum}, got {value!r}")
+    return number
+
+
+def _convert(opt: Option, value: Any) -> Any:
+    if opt.kind == "int":
+        return _number(opt, value, int, 1 if opt.name != "retries" else 0)
+    if opt.kind == "float":
+        return _number(opt, value, float, 0.0)
+    if opt.kind == "ints":
+        items = value if isinstance(value, list) else str(value).split(",")
+        return tuple(_number(opt, v, int, 1) for v in items if str(v).strip())
+    if opt.kind == "list":
+        models = [v.strip() for v in value if v and v.strip()]
+        if not models:
+            raise pytest.UsageError(f"{opt.flag}: give 'offline' or a litellm model string")
+        return tuple(dict.fromkeys(models))
+    return value.strip() if isinstance(value, str) else value
+
+
+def resolve(config: pytest.Config) -> Settings:
+    """Resolve CLI > ini > default once; bad values raise :class:`pytest.UsageError`."""
+    v = {opt.name: _convert(opt, _raw(config, opt)) for opt in OPTIONS}
+    for role in ("patient", "measurement", "moderator"):
+        if not v[role]:
+            raise pytest.UsageError(f"--agent-{role}: give 'offline' or a litellm model string")
+    try:
+        cache = CacheMode(v["cache"])
+    except ValueError:
+        allowed = ", ".join(m.value for m in CacheMode)
+        raise pytest.UsageError(f"--agent-cache: {v['cache']!r} is not one of: {allowed}") from None
+    root = config.rootpath
+    policy = RetryPolicy(attempts=v["retries"] + 1, backoff=v["backoff"],
+                         retry_after_cap=v["retry_after_cap"])
+    return Settings(
+        doctors=v["doctor"], patient=v["patient"], measurement=v["measurement"],
+        moderator=v["moderator"], turns=v["turns"], repeat=v["repeat"],
+        concurrency=v["concurrency"], cache=cache, cache_dir=root / v["cache_dir"],
+        report_dir=root / v["report_dir"], run_name=v["run_name"],
+        call=CallSettings(api_base=v["api_base"], timeout=v["timeout"],
+                          temperature=v["temperature"], max_tokens=v["max_tokens"],
+                          policy=policy),
+    )
