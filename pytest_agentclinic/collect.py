@@ -148,5 +148,13 @@ class EncounterItem(pytest.Item):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
 
+    def _repr_failure_py(self, excinfo: ExceptionInfo[BaseException],
+                         style: Any = None) -> str | TerminalRepr:
+        # pytest formats setup errors here rather than in repr_failure; an encounter's
+        # infrastructure error is a message, not a traceback into the harness.
+        if isinstance(excinfo.value, EncounterError):
+            return str(excinfo.value)
+        return super()._repr_failure_py(excinfo, style=style)
+
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.line - 1, f"{self.spec.case.id} ({self.spec.case.dataset})"

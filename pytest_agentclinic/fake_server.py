@@ -41,6 +41,8 @@ class FakeRequest:
     index: int
     body: dict[str, Any]
     headers: dict[str, str]
+    #: ``time.monotonic()`` when the request arrived.
+    received_at: float = 0.0
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -51,6 +53,22 @@ class FakeRequest:
     def system(self) -> str:
         """The system prompt, or an empty string."""
         return next((str(m["content"]) for m in self.messages if m["role"] == "system"), "")
+
+    @property
+    def role(self) -> str:
+        """Which agentclinic role sent this request, read from its built-in prompt."""
+        text = self.system or (str(self.messages[0]["content"]) if self.messages else "")
+        for marker, role in (("You are a physician", "doctor"), ("playing a patient", "patient"),
+                             ("report medical test", "measurement"),
+                             ("compare two diagnoses", "moderator")):
+            if marker in text:
+                return role
+        return "unknown"
+
+    @property
+    def doctor_turn(self) -> int:
+        """For a doctor request: how many times the doctor has spoken before (0-based turn)."""
+        return sum(m["role"] == "assistant" for m in self.messages)
 
     @property
     def last_user(self) -> str:
@@ -117,7 +135,7 @@ class FakeOpenAIServer:
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
         with self._lock:
-            req = FakeRequest(len(self.requests), body, dict(request.headers))
+            req = FakeRequest(len(self.requests), body, dict(request.headers), time.monotonic())
             self.requests.append(req)
         reply = self.script(req)
         if reply.delay:

@@ -114,27 +114,20 @@ class AgentClinicSession:
 
         async def play() -> Transcript:
             cast = build_cast(self.config, spec.case, models, self.caller, spec.candidates)
-            return await run_encounter(spec.case, cast, budget=spec.turn_budget,
-                                       sample=spec.sample)
+            try:
+                return await run_encounter(spec.case, cast, budget=spec.turn_budget,
+                                           sample=spec.sample)
+            except FatalLLMError as exc:
+                # Stop the other encounters in flight now: they would only fail the same way.
+                self.fatal = self.fatal or str(exc)
+                self.runner.cancel_pending()
+                raise
 
         return play
 
     def finish_item(self, item: EncounterItem) -> None:
         """Wait for ``item``'s encounter, save its transcript and attach its result record."""
-        if self.fatal is not None:
-            raise EncounterError(f"not run: the session is stopping after a fatal error: "
-                                 f"{self.fatal}")
-        try:
-            transcript = self._schedule(item).result()
-        except FatalLLMError as exc:
-            self.fatal = str(exc)
-            self.runner.cancel_pending()
-            item.session.shouldstop = f"agentclinic: fatal model error: {exc}"
-            raise EncounterError(f"fatal model error, stopping the session: {exc}") from None
-        except concurrent.futures.CancelledError:
-            transcript = self._failed_transcript(item, "cancelled: the session is stopping")
-        except Exception as exc:  # a bug in a custom agent must not lose the other results
-            transcript = self._failed_transcript(item, f"{type(exc).__name__}: {exc}")
+        transcript = self._await(item)
         item.transcript = transcript
         item.transcript_path = writer.write_transcript(self.run_dir, item.path.stem, item.name,
                                                        transcript)
@@ -142,6 +135,21 @@ class AgentClinicSession:
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
             transcript_path=item.transcript_path, case_file=str(item.path))
         item.user_properties.append((RECORD_PROPERTY, record.model_dump(mode="json")))
+        if self.fatal is not None:
+            # The first item to meet a fatal error reports it once and stops the session.
+            item.session.shouldstop = f"agentclinic: fatal model error: {self.fatal}"
+            raise EncounterError(f"fatal model error, stopping the session: {self.fatal}")
+
+    def _await(self, item: EncounterItem) -> Transcript:
+        if self.fatal is not None:
+            return self._failed_transcript(item, f"not run after a fatal error: {self.fatal}")
+        try:
+            return self._schedule(item).result()
+        except (FatalLLMError, concurrent.futures.CancelledError):
+            # ``play`` recorded a fatal error in ``self.fatal``; otherwise the session is ending.
+            return self._failed_transcript(item, self.fatal or "cancelled: the session ended")
+        except Exception as exc:  # a bug in a custom agent must not lose the other results
+            return self._failed_transcript(item, f"{type(exc).__name__}: {exc}")
 
     def _failed_transcript(self, item: EncounterItem, error: str) -> Transcript:
         case = item.spec.case

@@ -148,7 +148,9 @@ def resolve(config: pytest.Config) -> Settings:
     except ValueError:
         allowed = ", ".join(m.value for m in CacheMode)
         raise pytest.UsageError(f"--agent-cache: {v['cache']!r} is not one of: {allowed}") from None
-    root = config.rootpath
+    # Relative to where pytest was started, not rootdir: `pytest ../shared/x.jsonl` has its
+    # rootdir beside the data, and run output must never land there.
+    root = config.invocation_params.dir
     policy = RetryPolicy(attempts=v["retries"] + 1, backoff=v["backoff"],
                          retry_after_cap=v["retry_after_cap"])
     return Settings(

@@ -165,12 +165,10 @@ def _nejm_case(obj: dict[str, Any], index: int, dataset: str) -> dict[str, Any]:
     }
 
 
-def _dataset_name(path: Path, default: str) -> str:
+def _dataset_name(path: Path) -> str:
+    """``medqa`` / ``nejm-extended`` / ``nejm`` for the upstream files, else the file stem."""
     stem = slugify(path.stem)
-    for known in ("medqa", "nejm-extended", "nejm"):
-        if known in stem:
-            return known
-    return default
+    return next((k for k in ("medqa", "nejm-extended", "nejm") if k in stem), stem or "cases")
 
 
 def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, Any | CaseError]]:
@@ -188,15 +186,15 @@ def _load_jsonl(path: Path, text: str, loaded: LoadedFile) -> None:
     first = next((r for _, r in records if isinstance(r, dict)), {})
     build: Callable[[dict[str, Any], int, str], dict[str, Any]]
     if "OSCE_Examination" in first:
-        loaded.format, build, default = "agentclinic-osce", _medqa_case, "osce"
+        loaded.format, build = "agentclinic-osce", _medqa_case
     elif "patient_info" in first or "answers" in first:
-        loaded.format, build, default = "agentclinic-nejm", _nejm_case, "nejm"
+        loaded.format, build = "agentclinic-nejm", _nejm_case
     else:
         loaded.format = "project"
         for lineno, record in records:
             _add_project_case(loaded, lineno, record, path.stem)
         return
-    dataset = _dataset_name(path, default)
+    dataset = _dataset_name(path)
     # Case ids use the 0-based record index, the key of the specialty sidecar.
     for index, (lineno, record) in enumerate(records):
         if isinstance(record, CaseError):

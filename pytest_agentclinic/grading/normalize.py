@@ -115,6 +115,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def fold(text: str) -> str:
     """Lower-case, strip accents and unify spelling variants."""
+    # Dashes and quotes outside ASCII would vanish in the ASCII fold and glue words together.
+    text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
     text = text.replace("'s ", " ").replace("’s ", " ")
     for variant, unified in _SPELLINGS.items():

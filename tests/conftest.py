@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import asyncio
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from helpers import SHARED
+
+from pytest_agentclinic.fake_server import FakeOpenAIServer, Script
+from pytest_agentclinic.llm import client
+
+
+@pytest.fixture(scope="session")
+def warm_litellm() -> None:
+    """Import litellm and everything its first call imports, in this process.
+
+    pytester's in-process runs drop the modules imported during a run; litellm's lazily
+    imported parts, dropped and imported again by the next run, leave pytest unable to find
+    any pytest11 entry point. Importing them once out here keeps every run identical.
+    """
+    import diskcache  # noqa: F401
+
+    with FakeOpenAIServer() as server:
+        asyncio.run(client.acomplete("openai/warm-up", [{"role": "user", "content": "hi"}],
+                                     api_base=server.url, timeout=10,
+                                     params={"api_key": "sk-warm-up"}))
+
+
+@pytest.fixture
+def fake_server(monkeypatch: pytest.MonkeyPatch,
+                warm_litellm: None) -> Iterator[Callable[[Script], FakeOpenAIServer]]:
+    """Start scripted OpenAI-compatible servers on 127.0.0.1 (stopped after the test)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-key")
+    servers: list[FakeOpenAIServer] = []
+
+    def start(script: Script) -> FakeOpenAIServer:
+        server = FakeOpenAIServer(script).__enter__()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def shared() -> Path:
+    if not (SHARED / "agentclinic").is_dir():
+        pytest.skip(f"upstream datasets not found at {SHARED} (CI has ../shared beside the repo)")
+    return SHARED

@@ -1,0 +1,91 @@
+"""Builders shared by the tests: small cases in every format, run-directory readers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pytest_agentclinic.fake_server import FakeOpenAIServer
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+ALL_LLM = ("doctor", "patient", "measurement", "moderator")
+
+
+def make_case(i: int, specialty: str = "Dermatology", **over: Any) -> dict[str, Any]:
+    """A small valid project case; the offline agents can solve it."""
+    case = {
+        "id": f"t-{i:02d}",
+        "specialty": specialty,
+        "objective": f"Evaluate and diagnose the patient presenting with complaint {i}.",
+        "patient": {
+            "demographics": "40-year-old woman",
+            "history": f"I have had problem number {i} for two weeks.",
+            "symptoms": {"primary": "Itchy rash", "secondary": ["Fatigue"]},
+            "past_medical_history": "None.",
+            "social_history": "Teacher, does not smoke.",
+        },
+        "physical_exam": {"Vital Signs": {"Temperature": "37.0 C"}, "Skin": "Scaly plaques."},
+        "tests": {"Skin Biopsy": f"Findings typical of condition{i} disease."},
+        "diagnosis": f"Condition{i} disease",
+        "synonyms": [f"C{i}D"],
+        "choices": [f"Condition{i} disease", "Other thing", "Third option", "Fourth one"],
+    }
+    case.update(over)
+    return case
+
+
+def osce_line(i: int, **over: Any) -> str:
+    """One AgentClinic MedQA-style JSONL line."""
+    osce: dict[str, Any] = {
+        "Objective_for_Doctor": f"Assess the patient with symptom {i}.",
+        "Patient_Actor": {
+            "Demographics": "50-year-old man",
+            "History": f"Symptom {i} for a week.",
+            "Symptoms": {"Primary_Symptom": "Cough", "Secondary_Symptoms": ["Fever"]},
+            "Past_Medical_History": "Hypertension.",
+            "Social_History": "Smoker.",
+            "Review_of_Systems": "Negative otherwise.",
+        },
+        "Physical_Examination_Findings": {"Vital_Signs": {"Temperature": "38.5 C"}},
+        "Test_Results": {"Imaging": {"Chest_X-Ray": {"Findings": f"Consolidation pattern type{i}"}}},
+        "Correct_Diagnosis": f"Pneumonia type{i}",
+    }
+    osce.update(over)
+    return json.dumps({"OSCE_Examination": osce})
+
+
+def nejm_line(i: int) -> str:
+    """One AgentClinic NEJM-style JSONL line."""
+    return json.dumps({
+        "image_url": f"https://example.invalid/img{i}.png",
+        "question": f"A 30-year-old man presented with lesion {i}. What is the diagnosis?",
+        "patient_info": f"You are a 30-year-old man with lesion {i} on the arm.",
+        "physical_exams": f"Biopsy shows granulomas of kind {i}.",
+        "answers": [{"text": f"Granuloma kind{i}", "correct": True},
+                    {"text": "Eczema", "correct": False}],
+    })
+
+
+def write_yaml_cases(path: Path, cases: list[dict[str, Any]]) -> Path:
+    path.write_text(yaml.safe_dump({"dataset": "t", "cases": cases}, sort_keys=False))
+    return path
+
+
+
+
+def llm_args(server: FakeOpenAIServer, roles: tuple[str, ...] = ALL_LLM,
+             *extra: str) -> list[str]:
+    """Command-line options pointing ``roles`` at the fake server, fast retries."""
+    args = [f"--agent-{role}=openai/fake-{role}" for role in roles]
+    return [*args, f"--agent-api-base={server.url}", "--agent-backoff=0.01",
+            "-p", "no:cacheprovider", *extra]
+
+
+def results(run_root: Path) -> dict[str, dict[str, Any]]:
+    """The records of the single run under ``run_root/reports``, by node id."""
+    runs = sorted((run_root / "reports").iterdir())
+    lines = (runs[-1] / "results.jsonl").read_text().splitlines()
+    return {r["nodeid"]: r for r in map(json.loads, lines)}

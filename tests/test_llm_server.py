@@ -1,0 +1,211 @@
+"""The litellm path, end to end, against a scripted OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from helpers import llm_args, make_case, results, write_yaml_cases
+
+from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
+
+Start = Callable[[Script], FakeOpenAIServer]
+
+
+def clinic(other: str = "Condition1 disease") -> Script:
+    """Every role answers its part; the doctor asks, orders one test, then concludes
+    "Condition1 disease" for case t-01 and ``other`` for every other case."""
+
+    def script(req: FakeRequest) -> FakeReply:
+        if req.role == "doctor":
+            diagnosis = "Condition1 disease" if "complaint 1." in req.system else other
+            steps = ["Where does it itch?", "REQUEST TEST: Skin biopsy",
+                     f"DIAGNOSIS READY: {diagnosis}"]
+            return FakeReply(steps[min(req.doctor_turn, 2)])
+        if req.role == "patient":
+            return FakeReply("On my elbows, doctor.")
+        if req.role == "measurement":
+            return FakeReply("RESULTS: Skin biopsy: typical of condition1")
+        return FakeReply("Yes, the same condition.")
+
+    return script
+
+
+def test_whole_encounter_with_all_four_roles_as_llms(pytester: pytest.Pytester,
+                                                     fake_server: Start) -> None:
+    undecided = make_case(2, diagnosis="Tuberculous meningitis", synonyms=[])
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1), undecided])
+    server = fake_server(clinic("meningitis of bacterial origin"))
+    pytester.runpytest("c.yaml", *llm_args(server)).assert_outcomes(passed=2)
+    roles = [r.role for r in server.requests]
+    # 3 doctor + 1 patient + 1 measurement calls per case; the moderator model is asked only
+    # for case 2, which the offline matcher cannot decide.
+    assert roles.count("doctor") == 6 and roles.count("patient") == 2
+    assert roles.count("measurement") == 2 and roles.count("moderator") == 1
+    first = next(r for r in server.requests if r.role == "doctor")
+    assert "complaint 1" in first.system and "[Interactions left: 20]" in first.last_user
+    last = [r for r in server.requests if r.role == "doctor"][-1]
+    assert "[Interactions left: 18]" in last.last_user
+    assert "RESULTS: Skin biopsy" in last.last_user
+    assert all(r.body["max_tokens"] == 512 and r.body["temperature"] == 0.7
+               for r in server.requests)
+    records = results(pytester.path)
+    decided = {r["case_id"]: r["decided_by"] for r in records.values()}
+    assert decided == {"t-01": "offline-matcher", "t-02": "openai/fake-moderator"}
+    assert all(r["usage"]["doctor"]["prompt_tokens"] == 30 for r in records.values())
+
+
+def test_last_interaction_carries_the_warning(pytester: pytest.Pytester,
+                                              fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    server = fake_server(lambda req: FakeReply("Anything else?") if req.role == "doctor"
+                         else FakeReply("No."))
+    result = pytester.runpytest("c.yaml", "--agent-turns=2", *llm_args(server, ("doctor",)))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["no diagnosis", "  given:      no diagnosis",
+                                 "  turns used: 2/2"])
+    assert "This is your last interaction" in server.requests[-1].last_user
+    assert "This is your last interaction" not in server.requests[0].last_user
+
+
+def fail_then(status: int, times: int, headers: dict[str, str] | None = None) -> Script:
+    def script(req: FakeRequest) -> FakeReply:
+        if req.index < times:
+            return FakeReply("try later", status=status, headers=headers or {})
+        return FakeReply("DIAGNOSIS READY: Condition1 disease")
+
+    return script
+
+
+@pytest.mark.parametrize("status", [429, 500])
+def test_transient_errors_are_retried(pytester: pytest.Pytester, fake_server: Start,
+                                      status: int) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    server = fake_server(fail_then(status, 2))
+    pytester.runpytest("c.yaml", *llm_args(server, ("doctor",))).assert_outcomes(passed=1)
+    assert server.calls == 3
+
+
+def test_exhausted_retries_are_an_error_not_a_failure(pytester: pytest.Pytester,
+                                                      fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    server = fake_server(fail_then(503, 99))
+    result = pytester.runpytest("c.yaml", "--agent-retries=2", *llm_args(server, ("doctor",)))
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*gave up after 3 attempts*"])
+    assert server.calls == 3
+    (record,) = results(pytester.path).values()
+    assert record["outcome"] == "error" and record["given"] is None
+
+
+def test_retry_after_is_honoured_up_to_the_cap(pytester: pytest.Pytester,
+                                               fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    honoured = fake_server(fail_then(429, 1, {"Retry-After": "0.4"}))
+    pytester.runpytest("c.yaml", *llm_args(honoured, ("doctor",))).assert_outcomes(passed=1)
+    gap = honoured.requests[1].received_at - honoured.requests[0].received_at
+    assert 0.4 <= gap < 2.0
+    capped = fake_server(fail_then(429, 1, {"Retry-After": "3600"}))
+    pytester.runpytest("c.yaml", "--agent-retry-after-cap=0.3", "--agent-cache=off",
+                       *llm_args(capped, ("doctor",))).assert_outcomes(passed=1)
+    gap = capped.requests[1].received_at - capped.requests[0].received_at
+    assert 0.3 <= gap < 2.0
+
+
+@pytest.mark.parametrize("concurrency", ["1", "16"])
+def test_unauthorised_stops_the_session_at_the_first_error(
+        pytester: pytest.Pytester, fake_server: Start, concurrency: str) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 6)])
+    server = fake_server(lambda req: FakeReply("invalid api key", status=401))
+    result = pytester.runpytest("c.yaml", f"--agent-concurrency={concurrency}",
+                                *llm_args(server, ("doctor",)))
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([
+        "*fatal model error, stopping the session: openai/fake-doctor: not authorised (401)*"])
+    # One error for five collected items: the session stopped (pytest's "interrupted" exit).
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    assert server.calls <= int(concurrency)  # no retries, nothing after the first failure
+
+
+def test_unknown_model_is_fatal_without_network(pytester: pytest.Pytester,
+                                                fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
+    result = pytester.runpytest("c.yaml", "--agent-doctor=nosuchprovider-model-x")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*'nosuchprovider-model-x' is not a model litellm knows*"])
+
+
+def test_unreachable_api_base_is_fatal(pytester: pytest.Pytester, fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
+    result = pytester.runpytest("c.yaml", "--agent-doctor=openai/x",
+                                "--agent-api-base=http://127.0.0.1:9/v1")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*cannot reach http://127.0.0.1:9/v1*--agent-api-base*"])
+
+
+def test_timeout_is_an_error_outcome(pytester: pytest.Pytester, fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    server = fake_server(lambda req: FakeReply("late", delay=1.5))
+    result = pytester.runpytest("c.yaml", "--agent-timeout=0.3", "--agent-retries=1",
+                                *llm_args(server, ("doctor",)))
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*timeout calling openai/fake-doctor (gave up after 2 attempts)*"])
+    assert server.calls == 2
+
+
+def test_replay_makes_no_http_calls_and_gives_identical_verdicts(
+        pytester: pytest.Pytester, fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
+    server = fake_server(clinic())
+    pytester.runpytest("c.yaml", "--agent-run-name=first", *llm_args(server))
+    calls = server.calls
+    assert calls == 10
+    replay = pytester.runpytest("c.yaml", "--agent-run-name=second", "--agent-cache=replay",
+                                *llm_args(server))
+    assert server.calls == calls
+    replay.assert_outcomes(passed=1, failed=1)
+
+    def verdicts(run: str) -> list[tuple[str, str, str | None]]:
+        lines = (pytester.path / "reports" / run / "results.jsonl").read_text().splitlines()
+        import json
+        return [(r["nodeid"], r["outcome"], r["given"]) for r in map(json.loads, lines)]
+
+    assert verdicts("first") == verdicts("second")
+    replay.stdout.fnmatch_lines(["| openai/fake-doctor*|*10/10*"])
+
+
+def test_replay_miss_is_an_error_listing_the_key(pytester: pytest.Pytester,
+                                                 fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    server = fake_server(clinic())
+    result = pytester.runpytest("c.yaml", "--agent-cache=replay", *llm_args(server, ("doctor",)))
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*ReplayMissError: cache miss in replay mode; the key's parts:",
+                                 "  model: 'openai/fake-doctor'", "  role: 'doctor'",
+                                 "  case_id: 't-01'", "  sample: 0", "*prompt_version*"])
+    assert server.calls == 0
+
+
+def test_errors_are_never_cached(pytester: pytest.Pytester, fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    broken = fake_server(fail_then(500, 99))
+    pytester.runpytest("c.yaml", "--agent-retries=0", *llm_args(broken, ("doctor",)))
+    healthy = fake_server(clinic())
+    result = pytester.runpytest("c.yaml", *llm_args(healthy, ("doctor",)))
+    result.assert_outcomes(passed=1)
+    assert healthy.calls == 3
+
+
+def test_llm_run_under_xdist_matches_the_single_process_run(pytester: pytest.Pytester,
+                                                            fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 5)])
+    server = fake_server(clinic())
+    pytester.runpytest("c.yaml", "--agent-run-name=one", "--agent-cache=off", *llm_args(server))
+    single = server.calls
+    result = pytester.runpytest("c.yaml", "-n", "2", "--agent-run-name=two", "--agent-cache=off",
+                                *llm_args(server))
+    result.assert_outcomes(passed=1, failed=3)
+    assert server.calls == 2 * single
+    one = (pytester.path / "reports/one/results.jsonl").read_text().count('"outcome":"correct"')
+    two = (pytester.path / "reports/two/results.jsonl").read_text().count('"outcome":"correct"')
+    assert one == two == 1

@@ -1,0 +1,165 @@
+"""pytester runs of the plugin with the offline agents (no network, no model)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import make_case, nejm_line, osce_line, results, write_yaml_cases
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+@pytest.fixture
+def library(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A folder of case files in every supported format."""
+    cases = pytester.mkdir("cases")
+    write_yaml_cases(cases / "derm.yaml", [make_case(1), make_case(2)])
+    (cases / "neuro.json").write_text(json.dumps([make_case(3, specialty="Neurology")]))
+    (cases / "upstream_medqa.jsonl").write_text(osce_line(0) + "\n" + osce_line(1) + "\n")
+    (cases / "upstream_medqa.specialties.json").write_text(json.dumps(
+        {"cases": {"0": {"specialty": "Infectious Diseases"}}}))
+    (cases / "images_nejm.jsonl").write_text(nejm_line(0) + "\n")
+    (cases / "notes.yaml").write_text("title: not a case file\n")
+    return pytester
+
+
+def test_collects_every_format_with_ids_that_carry_dataset_case_and_specialty(
+        library: pytest.Pytester) -> None:
+    result = library.runpytest("cases", "--collect-only", "-q")
+    result.stdout.fnmatch_lines([
+        "cases/derm.yaml::t-01[[]dermatology-offline[]]",
+        "cases/derm.yaml::t-02[[]dermatology-offline[]]",
+        "cases/images_nejm.jsonl::nejm-0000[[]unspecified-offline[]]",
+        "cases/neuro.json::t-03[[]neurology-offline[]]",
+        "cases/upstream_medqa.jsonl::medqa-0000[[]infectious-diseases-offline[]]",
+        "cases/upstream_medqa.jsonl::medqa-0001[[]unspecified-offline[]]",
+        "6 tests collected*",
+    ])
+
+
+def test_select_by_specialty_keyword_and_marker(library: pytest.Pytester) -> None:
+    by_k = library.runpytest("cases", "-k", "dermatology", "--strict-markers")
+    by_k.assert_outcomes(passed=2)
+    by_m = library.runpytest("cases", "-m", "infectious_diseases", "--strict-markers")
+    by_m.assert_outcomes(passed=1)
+    by_id = library.runpytest("cases", "-k", "medqa-0001")
+    assert by_id.parseoutcomes()["deselected"] == 5
+
+
+def test_broken_line_is_one_collection_error_and_the_rest_run(pytester: pytest.Pytester) -> None:
+    bad = json.loads(osce_line(1))
+    bad["OSCE_Examination"]["Objective_for_Doctor"] = ""
+    path = pytester.path / "mixed.jsonl"
+    path.write_text("\n".join([osce_line(0), json.dumps(bad), osce_line(2)]) + "\n")
+    result = pytester.runpytest(str(path))
+    result.assert_outcomes(passed=2, errors=1)
+    result.stdout.fnmatch_lines([
+        f"bad case record: {path}:2: field 'OSCE_Examination.Objective_for_Doctor': "
+        "missing or empty",
+        "ERROR mixed.jsonl::line-2*",
+    ])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_failure_message_and_run_directory(pytester: pytest.Pytester) -> None:
+    wrong = make_case(2, choices=["Abc unrelated", "Condition2 disease"],
+                      tests={"Skin Biopsy": "Unremarkable."})
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1), wrong])
+    result = pytester.runpytest("c.yaml", "--agent-run-name=r1")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "misdiagnosis (offline-matcher: *)",
+        "  expected:   Condition2 disease",
+        "  given:      Abc unrelated",
+        "  turns used: 16/20",
+        "  tests:      Vital signs, Physical examination, Complete blood count*",
+        "  transcript: *reports/r1/transcripts/c__t-02_dermatology-offline.json",
+    ])
+    run = pytester.path / "reports" / "r1"
+    records = results(pytester.path)
+    assert [r["outcome"] for r in records.values()] == ["correct", "incorrect"]
+    transcript = json.loads((run / "transcripts" / "c__t-02_dermatology-offline.json").read_text())
+    assert transcript["version"] == 1 and transcript["outcome"] == "incorrect"
+    assert transcript["utterances"][-1]["role"] == "moderator"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["roles"]["doctor"] == "offline" and summary["items"] == 2
+    assert list(summary["case_files"].values())[0] != "unreadable"
+
+
+def test_header_and_summary_name_every_role(pytester: pytest.Pytester) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    result = pytester.runpytest("c.yaml", "--agent-moderator=offline")
+    result.stdout.fnmatch_lines([
+        "agentclinic: doctor=offline, patient=offline, measurement=offline, moderator=offline",
+        "*agentclinic summary*",
+        "roles: doctor=offline, patient=offline, measurement=offline, moderator=offline",
+        "| doctor*|*n |*correct |*accuracy*",
+        "| offline*|*1 |*1 |*100.0%*",
+    ])
+
+
+def test_repeats_and_budgets_multiply_items(pytester: pytest.Pytester) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    result = pytester.runpytest("c.yaml", "--agent-repeat=2", "--agent-turns=3,20",
+                                "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["c.yaml::t-01[[]dermatology-offline-t3-r0[]]",
+                                 "c.yaml::t-01[[]dermatology-offline-t20-r1[]]",
+                                 "4 tests collected*"])
+
+
+def test_ini_twins_and_cli_precedence(pytester: pytest.Pytester) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    pytester.makeini("[pytest]\nagent_turns = 3\nagent_run_name = from-ini\n")
+    pytester.runpytest("c.yaml").assert_outcomes(passed=1)
+    assert results(pytester.path)["c.yaml::t-01[dermatology-offline]"]["turn_budget"] == 3
+    pytester.runpytest("c.yaml", "--agent-turns=5", "--agent-run-name=from-cli")
+    budgets = json.loads((pytester.path / "reports/from-cli/results.jsonl").read_text())
+    assert budgets["turn_budget"] == 5
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("--agent-cache=sometimes", "*--agent-cache: 'sometimes' is not one of: read-write, replay, "
+                                "refresh, off*"),
+    ("--agent-turns=0", "*--agent-turns: expected a number >= 1, got '0'*"),
+    ("--agent-concurrency=many", "*--agent-concurrency: expected a number >= 1, got 'many'*"),
+])
+def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, option: str,
+                                            message: str) -> None:
+    result = pytester.runpytest(option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+def test_conftest_can_supply_an_agent(pytester: pytest.Pytester) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
+    pytester.makeconftest("""
+        from pytest_agentclinic.agents.base import Reply
+
+        class Oracle:
+            model = "oracle-for-case-1"
+            prompt_version = "oracle-1"
+            async def respond(self, view):
+                return Reply("DIAGNOSIS READY: Condition1 disease")
+
+        def pytest_agentclinic_make_agent(role, model, case, config):
+            return Oracle() if role == "doctor" else None
+    """)
+    result = pytester.runpytest("c.yaml")
+    result.assert_outcomes(passed=1, failed=1)
+    records = results(pytester.path)
+    assert {r["models"]["doctor"] for r in records.values()} == {"oracle-for-case-1"}
+    assert {r["turns_used"] for r in records.values()} == {1}
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_same_aggregate_with_and_without_xdist(library: pytest.Pytester,
+                                               workers: list[str]) -> None:
+    result = library.runpytest("cases", "-p", "xdist", *workers)
+    outcomes = {k: v["outcome"] for k, v in results(library.path).items()}
+    assert len(outcomes) == 6
+    result.assert_outcomes(passed=sum(v == "correct" for v in outcomes.values()),
+                           failed=sum(v != "correct" for v in outcomes.values()))
+    result.stdout.fnmatch_lines(["| offline*|*6 |*"])
+    # The baseline's own numbers on this library, with or without workers.
+    assert sorted(outcomes.values()).count("correct") == 5
