@@ -136,7 +136,9 @@ class AgentClinicSession:
             transcript_path=item.transcript_path, case_file=str(item.path))
         item.user_properties.append((RECORD_PROPERTY, record.model_dump(mode="json")))
         if self.fatal is not None:
-            # The first item to meet a fatal error reports it once and stops the session.
+            # The first item to meet a fatal error reports it once and stops the session;
+            # nothing else will run, so the runner's thread is ended now.
+            self.runner.close()
             item.session.shouldstop = f"agentclinic: fatal model error: {self.fatal}"
             raise EncounterError(f"fatal model error, stopping the session: {self.fatal}")
 

@@ -61,10 +61,26 @@ class EncounterRunner:
                 future.cancel()
 
     def close(self) -> None:
-        """Cancel what is left and stop the loop."""
+        """Cancel what is left, wait for every task on the loop to end, stop the loop."""
         self.cancel_pending()
-        if self._loop is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(5)
-            self._loop.close()
-            self._loop = None
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        self._loop = None
+        try:
+            # litellm starts background tasks of its own (a logging worker) on our loop;
+            # ending them here keeps "Task was destroyed but it is pending" out of the output.
+            asyncio.run_coroutine_threadsafe(_end_tasks(), loop).result(10)
+        except (concurrent.futures.TimeoutError, RuntimeError):
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+async def _end_tasks() -> None:
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.get_running_loop().shutdown_asyncgens()
