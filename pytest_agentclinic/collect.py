@@ -11,7 +11,7 @@ import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from .cases.loaders import CaseError, load_case_file
-from .cases.models import Case, slugify
+from .cases.models import Case
 from .encounter.transcript import Transcript
 
 RECORD_PROPERTY = "agentclinic_result"
@@ -32,6 +32,17 @@ class EncounterSpec:
     def models(self) -> dict[str, str]:
         """Placeholder for the other roles, filled from the settings by the session."""
         return {"doctor": self.doctor}
+
+
+class _Message(TerminalRepr):
+    """Plain lines in place of a traceback."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.text.splitlines():
+            tw.line(line)
 
 
 class CaseLoadError(Exception):
@@ -56,7 +67,9 @@ class CaseRecordError(pytest.Collector):
     def collect(self) -> list[pytest.Item | pytest.Collector]:
         raise CaseLoadError(str(self.error))
 
-    def repr_failure(self, excinfo: ExceptionInfo[BaseException]) -> str | TerminalRepr:
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException],
+                     style: Any = None) -> str | TerminalRepr:
+        del style  # collectors format errors one way
         if isinstance(excinfo.value, CaseLoadError):
             return f"bad case record: {excinfo.value}"
         return super().repr_failure(excinfo)
@@ -149,11 +162,11 @@ class EncounterItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def _repr_failure_py(self, excinfo: ExceptionInfo[BaseException],
-                         style: Any = None) -> str | TerminalRepr:
+                         style: Any = None) -> TerminalRepr:
         # pytest formats setup errors here rather than in repr_failure; an encounter's
         # infrastructure error is a message, not a traceback into the harness.
         if isinstance(excinfo.value, EncounterError):
-            return str(excinfo.value)
+            return _Message(str(excinfo.value))
         return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:

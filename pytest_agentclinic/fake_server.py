@@ -122,15 +122,18 @@ class FakeOpenAIServer:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
+        app.router.add_get("/v1/_stats", self._stats)
         self._runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
         self._loop.run_until_complete(site.start())
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        server: Any = site._server  # aiohttp keeps the bound asyncio server here
+        self.port = int(server.sockets[0].getsockname()[1])
         self._ready.set()
         self._loop.run_forever()
+
+    async def _stats(self, _request: web.Request) -> web.Response:
+        return web.json_response({"calls": self.calls})
 
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -141,7 +144,8 @@ class FakeOpenAIServer:
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
-            error = {"error": {"message": reply.content, "type": "fake_error", "code": reply.status}}
+            error = {"error": {"message": reply.content, "type": "fake_error",
+                               "code": reply.status}}
             return web.json_response(error, status=reply.status, headers=reply.headers)
         return web.json_response(_completion(body, reply), headers=reply.headers)
 

@@ -45,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CaseFile | None:
     if looks_like_case_file(file_path):
-        return CaseFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+        return CaseFile.from_parent(parent, path=file_path)
     return None
 
 

@@ -81,7 +81,7 @@ class AgentClinicSession:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
-            if name == RECORD_PROPERTY:
+            if name == RECORD_PROPERTY and isinstance(value, dict):
                 self.records[report.nodeid] = value
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -99,8 +99,10 @@ def add_options(parser: pytest.Parser) -> None:
         action = "append" if opt.kind == "list" else "store"
         group.addoption(opt.flag, action=action, dest="agent_" + opt.name, default=None,
                         metavar=opt.metavar, help=f"{opt.help} (ini: {opt.ini})")
-        ini_type = "linelist" if opt.kind == "list" else "string"
-        parser.addini(opt.ini, opt.help, type=ini_type, default=None)
+        if opt.kind == "list":
+            parser.addini(opt.ini, opt.help, type="linelist", default=None)
+        else:
+            parser.addini(opt.ini, opt.help, type="string", default=None)
 
 
 def _raw(config: pytest.Config, opt: Option) -> Any:

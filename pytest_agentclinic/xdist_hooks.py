@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from .cases.loaders import CASE_SUFFIXES
 from .session import AgentClinicSession
 
 WORKER_KEY = "agentclinic_run_name"
@@ -21,6 +22,46 @@ class XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_KEY] = self.state.run_name
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if config.getvalue("dist") != "load":
+            return None  # the user chose a distribution mode: keep it
+        return _encounter_scheduling(config, log, self.state.settings.concurrency)
+
+
+def _is_case_item(nodeid: str) -> bool:
+    return nodeid.split("::", 1)[0].endswith(CASE_SUFFIXES)
+
+
+def _encounter_scheduling(config: pytest.Config, log: Any, depth: int) -> Any:
+    """xdist's load scheduling, but with ``depth`` items queued on each worker when the run
+    holds encounters: a worker runs its queue concurrently, and xdist's default of a few
+    items at a time would leave it one or two encounters in flight."""
+    from xdist.scheduler import LoadScheduling
+
+    class EncounterScheduling(LoadScheduling):  # type: ignore[misc]
+        deep = False
+
+        def schedule(self) -> None:
+            first = self.collection is None
+            super().schedule()
+            if first and self.collection and any(map(_is_case_item, self.collection)):
+                self.deep = True
+                for node in self.nodes:
+                    self.check_schedule(node)
+
+        def check_schedule(self, node: Any, duration: float = 0) -> None:
+            if not self.deep or node.shutting_down:
+                super().check_schedule(node, duration)
+            elif self.pending:
+                missing = depth - len(self.node2pending[node])
+                if missing > 0:
+                    self._send_tests(node, min(missing, len(self.pending)))
+            else:
+                node.shutdown()
+
+    return EncounterScheduling(config, log)
 
 
 def worker_lookahead(config: pytest.Config) -> Any:

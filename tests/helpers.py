@@ -50,7 +50,8 @@ def osce_line(i: int, **over: Any) -> str:
             "Review_of_Systems": "Negative otherwise.",
         },
         "Physical_Examination_Findings": {"Vital_Signs": {"Temperature": "38.5 C"}},
-        "Test_Results": {"Imaging": {"Chest_X-Ray": {"Findings": f"Consolidation pattern type{i}"}}},
+        "Test_Results": {
+            "Imaging": {"Chest_X-Ray": {"Findings": f"Consolidation pattern type{i}"}}},
         "Correct_Diagnosis": f"Pneumonia type{i}",
     }
     osce.update(over)

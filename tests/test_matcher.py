@@ -13,7 +13,7 @@ from pytest_agentclinic.grading.normalize import key_words, variants, words
     ("I believe this is myasthenia gravis, likely autoimmune", ["Myasthenia gravis"]),
     ("Haemolytic anaemia", ["Hemolytic anemia"]),
     ("psoriasis", ["Plaque psoriasis"]),  # broader than the truth counts
-    ("Guillain–Barré syndrome", ["Guillain-Barre syndrome"]),
+    ("Guillain\u2013Barr\u00e9 syndrome", ["Guillain-Barre syndrome"]),
 ])
 def test_accepts_equivalent_names(given: str, accepted: list[str]) -> None:
     assert match_diagnosis(given, accepted).correct is True

@@ -84,7 +84,7 @@ def test_failure_message_and_run_directory(pytester: pytest.Pytester) -> None:
     assert transcript["utterances"][-1]["role"] == "moderator"
     summary = json.loads((run / "summary.json").read_text())
     assert summary["roles"]["doctor"] == "offline" and summary["items"] == 2
-    assert list(summary["case_files"].values())[0] != "unreadable"
+    assert next(iter(summary["case_files"].values())) != "unreadable"
 
 
 def test_header_and_summary_name_every_role(pytester: pytest.Pytester) -> None:

@@ -37,7 +37,8 @@ def render(name: str, value: Any) -> str:
     """Format a finding group as ``Name: value`` lines, nested groups indented."""
     label = name.replace("_", " ")
     if isinstance(value, dict):
-        inner = "\n".join("  " + line for k, v in value.items() for line in render(k, v).splitlines())
+        inner = "\n".join("  " + line for k, v in value.items()
+                          for line in render(k, v).splitlines())
         return f"{label}:\n{inner}"
     if isinstance(value, list):
         return f"{label}: " + "; ".join(str(v) for v in value)

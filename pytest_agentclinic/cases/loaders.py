@@ -258,7 +258,7 @@ def _load_document(path: Path, text: str, loaded: LoadedFile) -> None:
         records = doc
     else:
         records = [doc]
-    for lineno, record in zip(_case_lines(text, len(records)), records):
+    for lineno, record in zip(_case_lines(text, len(records)), records, strict=True):
         _add_project_case(loaded, lineno, record, dataset)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -46,8 +47,9 @@ class EncounterRunner:
         with self._lock:
             if key not in self._futures:
                 loop = self._ensure_loop()
-                self._futures[key] = asyncio.run_coroutine_threadsafe(  # type: ignore[assignment]
+                future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(
                     self._limited(factory), loop)
+                self._futures[key] = future  # type: ignore[assignment]
             return self._futures[key]  # type: ignore[return-value]
 
     def submitted(self, key: str) -> bool:
@@ -67,12 +69,10 @@ class EncounterRunner:
         if loop is None or thread is None:
             return
         self._loop = None
-        try:
-            # litellm starts background tasks of its own (a logging worker) on our loop;
-            # ending them here keeps "Task was destroyed but it is pending" out of the output.
+        # litellm starts background tasks of its own (a logging worker) on our loop;
+        # ending them here keeps "Task was destroyed but it is pending" out of the output.
+        with contextlib.suppress(concurrent.futures.TimeoutError, RuntimeError):
             asyncio.run_coroutine_threadsafe(_end_tasks(), loop).result(10)
-        except (concurrent.futures.TimeoutError, RuntimeError):
-            pass
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()

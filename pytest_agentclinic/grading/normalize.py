@@ -7,11 +7,13 @@ import unicodedata
 from functools import lru_cache
 
 # Words that carry no diagnostic meaning when comparing names.
-STOPWORDS = frozenset(
-    """a an the of and or with without in on to for from by at as is are be was were this that
-    it its their his her your my our due secondary likely most probable possible consistent
-    suggestive diagnosis diagnosed dx acute chronic type disease disorder syndrome condition""".split()
-)
+STOPWORDS = frozenset({
+    "a", "an", "the", "of", "and", "or", "with", "without", "in", "on", "to", "for", "from",
+    "by", "at", "as", "is", "are", "be", "was", "were", "this", "that", "it", "its", "their",
+    "his", "her", "your", "my", "our", "due", "secondary", "likely", "most", "probable",
+    "possible", "consistent", "suggestive", "diagnosis", "diagnosed", "dx", "acute", "chronic",
+    "type", "disease", "disorder", "syndrome", "condition",
+})
 # Qualifiers that do not change what a diagnosis names, only how it is phrased.
 _SOFT = frozenset({"acute", "chronic", "type", "disease", "disorder", "syndrome", "condition"})
 
@@ -118,7 +120,7 @@ def fold(text: str) -> str:
     # Dashes and quotes outside ASCII would vanish in the ASCII fold and glue words together.
     text = re.sub(r"[\u2010-\u2015\u2212]", "-", text)
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    text = text.replace("'s ", " ").replace("’s ", " ")
+    text = text.replace("'s ", " ").replace("\u2019s ", " ")
     for variant, unified in _SPELLINGS.items():
         text = text.replace(variant, unified)
     return text

@@ -65,6 +65,10 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
 
 
 def _cost(litellm: Any, response: Any) -> float:
+    # litellm prices every response while logging it; reuse that rather than pay twice.
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if hidden.get("response_cost") is not None:
+        return float(hidden["response_cost"])
     try:
         return float(litellm.completion_cost(completion_response=response) or 0.0)
     except Exception:  # models missing from the cost map (local servers) cost nothing known

@@ -26,8 +26,8 @@ class RetryPolicy:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
         if retry_after is not None:
             # A server's Retry-After is honoured, but never beyond our cap.
-            return max(0.0, min(retry_after, self.retry_after_cap))
-        ceiling = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+            return float(max(0.0, min(retry_after, self.retry_after_cap)))
+        ceiling = min(self.max_backoff, self.backoff * 2.0 ** (attempt - 1))
         return ceiling * (0.5 + rng.random() / 2)  # jitter spreads synchronized retries
 
 
