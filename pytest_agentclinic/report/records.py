@@ -53,5 +53,5 @@ class ResultRecord(BaseModel):
                    turn_budget=t.turn_budget, outcome=t.outcome or "error", expected=expected,
                    given=t.diagnosis, decided_by=t.verdict.decided_by if t.verdict else None,
                    turns_used=t.turns_used, tests_requested=t.tests_requested,
-                   usage=t.usage_by_role(), started_at=t.started_at, duration_s=t.duration_s, error=t.error,
-                   transcript=transcript_path, case_file=case_file)
+                   usage=t.usage_by_role(), started_at=t.started_at, duration_s=t.duration_s,
+                   error=t.error, transcript=transcript_path, case_file=case_file)
