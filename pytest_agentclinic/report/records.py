@@ -25,6 +25,10 @@ class ResultRecord(BaseModel):
     sample: int
     turn_budget: int
     bias: str = "none"
+    #: CRAFT-MD conditions: vignette / multiturn / singleturn / summarized / examonly.
+    experiment: str | None = None
+    #: CRAFT-MD answer mode: mcq / mcq-many / frq.
+    answer_format: str | None = None
     outcome: Outcome
     expected: str
     given: str | None
