@@ -20,7 +20,7 @@ from .encounter.transcript import Transcript
 from .llm.cache import ResponseCache
 from .llm.caller import ModelCaller
 from .llm.errors import FatalLLMError
-from .report import summary, writer
+from .report import gate, summary, writer
 from .report.records import ResultRecord
 from .settings import Settings
 
@@ -54,6 +54,7 @@ class AgentClinicSession:
         self.caller = ModelCaller(settings.call, self.cache)
         self.runner = EncounterRunner(settings.concurrency)
         self.fatal: str | None = None
+        self.gate: gate.GateResult | None = None
 
     # ----------------------------------------------------------------- hooks
 
@@ -84,16 +85,29 @@ class AgentClinicSession:
             if name == RECORD_PROPERTY and isinstance(value, dict):
                 self.records[report.nodeid] = value
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.runner.close()
         self.cache.close()
-        if self.records and not self.is_worker:
-            writer.write_run(self.run_dir, self.settings, self._records(), self.bad_records)
+        if self.is_worker:
+            return
+        records = self._records()
+        if records:
+            writer.write_run(self.run_dir, self.settings, records, self.bad_records)
+        if self.settings.gate.active:
+            self.gate = gate.evaluate(self.settings.gate, records)
+            # With a gate, the gate decides the exit status; interruptions, usage and
+            # internal errors keep theirs.
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                passed = self.gate.passed and self.bad_records == 0
+                session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.records:
             summary.print_summary(terminalreporter, self.settings, self._records(),
                                   self.run_dir, self.bad_records)
+        if self.gate is not None:
+            summary.print_gate(terminalreporter, self.gate, self.bad_records)
 
     # ------------------------------------------------------------ encounters
 

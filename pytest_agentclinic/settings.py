@@ -59,7 +59,30 @@ OPTIONS: tuple[Option, ...] = (
     Option("report_dir", "where run directories are written", "reports", metavar="DIR"),
     Option("run_name", "name of this run's directory (default: a timestamp)", None,
            metavar="NAME"),
+    Option("min_accuracy", "gate: the run fails when accuracy is below X (0..1)", None,
+           "fraction", "X"),
+    Option("baseline", "gate: a run directory (or its summary.json) to compare against", None,
+           metavar="RUN"),
+    Option("max_drop", "gate: the run fails when accuracy drops by more than D against the "
+           "baseline and the drop is significant", None, "fraction", "D"),
+    Option("gate_alpha", "gate: significance level of the baseline comparison", 0.05,
+           "fraction", "P"),
 )
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """The CI gate; inactive when neither a minimum accuracy nor a baseline is given."""
+
+    min_accuracy: float | None = None
+    baseline: Path | None = None
+    max_drop: float = 0.0
+    alpha: float = 0.05
+
+    @property
+    def active(self) -> bool:
+        """Whether a gate decides the exit status."""
+        return self.min_accuracy is not None or self.baseline is not None
 
 
 @dataclass(frozen=True)
@@ -78,6 +101,7 @@ class Settings:
     report_dir: Path
     run_name: str | None
     call: CallSettings
+    gate: GateSettings
 
     @property
     def roles(self) -> dict[str, str]:
@@ -128,6 +152,14 @@ def _convert(opt: Option, value: Any) -> Any:
         return _number(opt, value, int, 1 if opt.name != "retries" else 0)
     if opt.kind == "float":
         return _number(opt, value, float, 0.0)
+    if opt.kind == "fraction":
+        if value is None:
+            return None
+        number = _number(opt, value, float, 0.0)
+        if number > 1.0:
+            raise pytest.UsageError(
+                f"{opt.flag}: expected a fraction between 0 and 1, got {value!r}")
+        return number
     if opt.kind == "ints":
         items = value if isinstance(value, list) else str(value).split(",")
         return tuple(_number(opt, v, int, 1) for v in items if str(v).strip())
@@ -163,4 +195,15 @@ def resolve(config: pytest.Config) -> Settings:
         call=CallSettings(api_base=v["api_base"], timeout=v["timeout"],
                           temperature=v["temperature"], max_tokens=v["max_tokens"],
                           policy=policy),
+        gate=_gate(v, root),
     )
+
+
+def _gate(v: dict[str, Any], root: Path) -> GateSettings:
+    if v["max_drop"] is not None and v["baseline"] is None:
+        raise pytest.UsageError("--agent-max-drop needs --agent-baseline RUN")
+    baseline = root / v["baseline"] if v["baseline"] else None
+    if baseline is not None and not baseline.exists():
+        raise pytest.UsageError(f"--agent-baseline: {baseline} does not exist")
+    return GateSettings(min_accuracy=v["min_accuracy"], baseline=baseline,
+                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"])

@@ -5,10 +5,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import scipy.stats  # noqa: F401  (see below)
 from helpers import SHARED
 
 from pytest_agentclinic.fake_server import FakeOpenAIServer, Script
 from pytest_agentclinic.llm import client
+
+
+# numpy (under scipy) cannot be imported twice in one process, and pytester's in-process runs
+# drop the modules a run imported: import it here, once, before any run (the gate uses it).
 
 
 @pytest.fixture(scope="session")

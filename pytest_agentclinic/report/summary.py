@@ -9,6 +9,7 @@ from typing import Any
 from tabulate import tabulate
 
 from ..settings import Settings
+from .gate import GateResult
 from .records import ResultRecord
 from .stats import group_rows
 
@@ -27,6 +28,18 @@ def doctor_table(records: Sequence[ResultRecord]) -> str:
     headers = ["doctor", "n", "correct", "accuracy", "errors", "no dx", "turns", "tests",
                "tokens", "cost $", "cache hits"]
     return tabulate(rows, headers=headers, tablefmt="github")
+
+
+def print_gate(tr: Any, result: GateResult, bad_records: int) -> None:
+    """Say why the run passed or failed the gate."""
+    tr.write_sep("=", "agentclinic gate")
+    for line in result.lines:
+        tr.write_line(line)
+    if bad_records:
+        tr.write_line(f"{bad_records} bad case record(s): FAIL")
+    verdict = "PASSED" if result.passed and not bad_records else "FAILED"
+    tr.write_line(f"gate {verdict}: the exit status is the gate's verdict "
+                  "(misdiagnosed items still show as failed above)")
 
 
 def print_summary(tr: Any, settings: Settings, records: Sequence[ResultRecord], run_dir: Path,
