@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("validate", "convert", "report", "compare", "import_craftmd")
+COMMANDS = ("validate", "convert", "report", "compare", "import_craftmd", "play")
 
 
 def build_parser() -> argparse.ArgumentParser:

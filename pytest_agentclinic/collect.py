@@ -1,7 +1,12 @@
-"""Collection: a case file becomes one item per case x doctor model x turn budget x repeat."""
+"""Collection: a case file becomes one item per case and variant.
+
+Variants: doctor model x patient model x bias x image mode (image cases only) x turn budget x
+repeat. An axis appears in the item's id only when it has several values, so ids stay short.
+"""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +32,10 @@ class EncounterSpec:
     sample: int
     #: Candidate diagnoses of the case's file, for the offline doctor's baseline.
     candidates: tuple[str, ...]
-
-    @property
-    def models(self) -> dict[str, str]:
-        """Placeholder for the other roles, filled from the settings by the session."""
-        return {"doctor": self.doctor}
+    patient: str = "offline"
+    bias: str = "none"
+    #: ``initial`` or ``request`` for cases with images, else None.
+    image_mode: str | None = None
 
 
 class _Message(TerminalRepr):
@@ -93,26 +97,40 @@ class CaseFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from .plugin import session_of
 
-        settings = session_of(self.config).settings
         loaded = load_case_file(self.path)
         for error in loaded.errors:
             yield CaseRecordError.from_parent(self, name=f"line-{error.line}", error=error)
         pool = tuple(dict.fromkeys(c.diagnosis for _, c in loaded.cases))
         for line, case in loaded.cases:
-            for doctor in settings.doctors:
-                for budget in settings.turns:
-                    for sample in range(settings.repeat):
-                        parts = [case.specialty_slug, _model_slug(doctor)]
-                        if len(settings.turns) > 1:
-                            parts.append(f"t{budget}")
-                        if settings.repeat > 1:
-                            parts.append(f"r{sample}")
-                        spec = EncounterSpec(case, doctor, budget, sample, pool)
-                        item = EncounterItem.from_parent(
-                            self, name=f"{case.id}[{'-'.join(parts)}]", spec=spec, line=line)
-                        _register_marker(self.config, case)
-                        item.add_marker(case.specialty_marker)
-                        yield item
+            _register_marker(self.config, case)
+            for spec, label in self._variants(case, pool):
+                item = EncounterItem.from_parent(self, name=f"{case.id}[{label}]", spec=spec,
+                                                 line=line)
+                item.add_marker(case.specialty_marker)
+                yield item
+
+    def _variants(self, case: Case,
+                  pool: tuple[str, ...]) -> Iterator[tuple[EncounterSpec, str]]:
+        from .plugin import session_of
+
+        s = session_of(self.config).settings
+        modes: tuple[str | None, ...] = s.image_modes if case.images else (None,)
+        axes = itertools.product(s.doctors, s.patients, s.biases, modes, s.turns,
+                                 range(s.repeat))
+        for doctor, patient, bias, mode, budget, sample in axes:
+            parts = [case.specialty_slug, _model_slug(doctor)]
+            if len(s.patients) > 1:
+                parts.append(f"patient_{_model_slug(patient)}")
+            if s.biases != ("none",):
+                parts.append(bias.replace(":", "_"))
+            if len(modes) > 1:
+                parts.append(f"img_{mode}")
+            if len(s.turns) > 1:
+                parts.append(f"t{budget}")
+            if s.repeat > 1:
+                parts.append(f"r{sample}")
+            spec = EncounterSpec(case, doctor, budget, sample, pool, patient, bias, mode)
+            yield spec, "-".join(parts)
 
 
 class EncounterItem(pytest.Item):

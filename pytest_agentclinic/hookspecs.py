@@ -13,11 +13,12 @@ if TYPE_CHECKING:
 
 @pytest.hookspec(firstresult=True)
 def pytest_agentclinic_make_agent(
-    role: str, model: str, case: Case, config: pytest.Config
+    role: str, model: str, case: Case, bias: str, config: pytest.Config
 ) -> Agent | Moderator | None:
     """Supply the agent for ``role`` (doctor, patient, measurement or moderator).
 
-    ``model`` is the value configured for the role (``offline`` or a model string).
+    ``model`` is the value configured for the role (``offline`` or a model string);
+    ``bias`` is the encounter's bias variant (``none``, ``doctor:recency``, ...).
     Return an object implementing :class:`~pytest_agentclinic.agents.base.Agent` (or
     :class:`~pytest_agentclinic.agents.base.Moderator` for the moderator), or None to
     let the next implementation, and finally the built-in agents, decide.

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .agents.factory import build_cast
+from .agents.factory import Variant, build_cast
 from .collect import RECORD_PROPERTY, CaseRecordError, EncounterError, EncounterItem
 from .encounter.engine import run_encounter
 from .encounter.runner import EncounterRunner
@@ -123,14 +123,19 @@ class AgentClinicSession:
 
     def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
         spec, settings = item.spec, self.settings
-        models = {"doctor": spec.doctor, "patient": settings.patient,
+        models = {"doctor": spec.doctor, "patient": spec.patient,
                   "measurement": settings.measurement, "moderator": settings.moderator}
 
+        variant = Variant(bias=spec.bias, image_mode=spec.image_mode)
+
         async def play() -> Transcript:
-            cast = build_cast(self.config, spec.case, models, self.caller, spec.candidates)
+            cast = build_cast(self.config, spec.case, models, self.caller, spec.candidates,
+                              variant)
             try:
                 return await run_encounter(spec.case, cast, budget=spec.turn_budget,
-                                           sample=spec.sample)
+                                           sample=spec.sample, bias=spec.bias,
+                                           image_mode=spec.image_mode,
+                                           ask_perception=settings.perception)
             except FatalLLMError as exc:
                 # Stop the other encounters in flight now: they would only fail the same way.
                 self.fatal = self.fatal or str(exc)
@@ -170,8 +175,8 @@ class AgentClinicSession:
     def _failed_transcript(self, item: EncounterItem, error: str) -> Transcript:
         case = item.spec.case
         return Transcript(case_id=case.id, dataset=case.dataset, specialty=case.specialty,
-                          models={"doctor": item.spec.doctor, **{
-                              r: m for r, m in self.settings.roles.items() if r != "doctor"}},
+                          models={**self.settings.roles, "doctor": item.spec.doctor,
+                                  "patient": item.spec.patient},
                           sample=item.spec.sample, turn_budget=item.spec.turn_budget,
                           outcome="error", error=error)
 

@@ -36,13 +36,20 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("doctor", "doctor model: 'offline' or a litellm model string (repeatable)",
            ["offline"], "list", "MODEL"),
-    Option("patient", "patient model: 'offline' or a litellm model string", "offline",
-           metavar="MODEL"),
+    Option("patient", "patient model: 'offline' or a litellm model string (repeatable: one "
+           "item per doctor x patient pair)", ["offline"], "list", "MODEL"),
     Option("measurement", "measurement model: 'offline' or a litellm model string", "offline",
            metavar="MODEL"),
     Option("moderator", "moderator model, asked only when the offline matcher is unsure",
            "offline", metavar="MODEL"),
     Option("turns", "doctor interaction budget(s), e.g. 20 or 10,20,30", [20], "ints", "N[,N]"),
+    Option("bias", "inject a bias (repeatable): doctor:recency, patient:self_diagnosis, groups "
+           "doctor:all, patient:implicit, cognitive, all...; 'none' adds the unbiased variant",
+           [], "list", "BIAS"),
+    Option("images", "image cases: 'initial' (with the doctor's first message) or 'request' "
+           "(after REQUEST IMAGES); repeatable", ["initial"], "list", "MODE"),
+    Option("perception", "ask the patient for its 1-10 ratings after the diagnosis: yes or no",
+           "yes", metavar="yes|no"),
     Option("repeat", "samples per case (each its own item and cache entry)", 1, "int", "K"),
     Option("concurrency", "encounters in flight per process", 16, "int", "N"),
     Option("api_base", "API base URL for every LLM role (e.g. a local vLLM/Ollama server)",
@@ -90,10 +97,13 @@ class Settings:
     """Every ``--agent-*`` value after CLI > ini > default resolution and validation."""
 
     doctors: tuple[str, ...]
-    patient: str
+    patients: tuple[str, ...]
     measurement: str
     moderator: str
     turns: tuple[int, ...]
+    biases: tuple[str, ...]
+    image_modes: tuple[str, ...]
+    perception: bool
     repeat: int
     concurrency: int
     cache: CacheMode
@@ -106,13 +116,13 @@ class Settings:
     @property
     def roles(self) -> dict[str, str]:
         """Each role's model, as the summary header shows it."""
-        return {"doctor": ", ".join(self.doctors), "patient": self.patient,
+        return {"doctor": ", ".join(self.doctors), "patient": ", ".join(self.patients),
                 "measurement": self.measurement, "moderator": self.moderator}
 
     @property
     def uses_llm(self) -> bool:
         """True when any role is a model rather than an offline agent."""
-        return any(m != "offline" for m in (*self.doctors, self.patient, self.measurement,
+        return any(m != "offline" for m in (*self.doctors, *self.patients, self.measurement,
                                              self.moderator))
 
 
@@ -164,17 +174,17 @@ def _convert(opt: Option, value: Any) -> Any:
         items = value if isinstance(value, list) else str(value).split(",")
         return tuple(_number(opt, v, int, 1) for v in items if str(v).strip())
     if opt.kind == "list":
-        models = [v.strip() for v in value if v and v.strip()]
-        if not models:
-            raise pytest.UsageError(f"{opt.flag}: give 'offline' or a litellm model string")
-        return tuple(dict.fromkeys(models))
+        values = [v.strip() for v in value if v and v.strip()]
+        if not values and opt.default:
+            raise pytest.UsageError(f"{opt.flag}: give at least one value")
+        return tuple(dict.fromkeys(values))
     return value.strip() if isinstance(value, str) else value
 
 
 def resolve(config: pytest.Config) -> Settings:
     """Resolve CLI > ini > default once; bad values raise :class:`pytest.UsageError`."""
     v = {opt.name: _convert(opt, _raw(config, opt)) for opt in OPTIONS}
-    for role in ("patient", "measurement", "moderator"):
+    for role in ("measurement", "moderator"):
         if not v[role]:
             raise pytest.UsageError(f"--agent-{role}: give 'offline' or a litellm model string")
     try:
@@ -188,8 +198,11 @@ def resolve(config: pytest.Config) -> Settings:
     policy = RetryPolicy(attempts=v["retries"] + 1, backoff=v["backoff"],
                          retry_after_cap=v["retry_after_cap"])
     return Settings(
-        doctors=v["doctor"], patient=v["patient"], measurement=v["measurement"],
-        moderator=v["moderator"], turns=v["turns"], repeat=v["repeat"],
+        doctors=v["doctor"], patients=v["patient"], measurement=v["measurement"],
+        moderator=v["moderator"], turns=v["turns"], biases=_biases(v["bias"]),
+        image_modes=_choices("images", v["images"], ("initial", "request")),
+        perception=_choices("perception", (v["perception"],), ("yes", "no")) == ("yes",),
+        repeat=v["repeat"],
         concurrency=v["concurrency"], cache=cache, cache_dir=root / v["cache_dir"],
         report_dir=root / v["report_dir"], run_name=v["run_name"],
         call=CallSettings(api_base=v["api_base"], timeout=v["timeout"],
@@ -197,6 +210,26 @@ def resolve(config: pytest.Config) -> Settings:
                           policy=policy),
         gate=_gate(v, root),
     )
+
+
+def _choices(name: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
+    for value in values:
+        if value not in allowed:
+            raise pytest.UsageError(f"--agent-{name}: {value!r} is not one of: "
+                                    f"{', '.join(allowed)}")
+    return tuple(values)
+
+
+def _biases(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Expand bias names and groups; no ``--agent-bias`` means the unbiased run only."""
+    if not values:
+        return ("none",)
+    from .agents.biases import resolve_biases
+
+    try:
+        return resolve_biases(values)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--agent-bias: {exc}") from None
 
 
 def _gate(v: dict[str, Any], root: Path) -> GateSettings:

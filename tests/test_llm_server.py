@@ -22,6 +22,8 @@ def clinic(other: str = "Condition1 disease") -> Script:
             steps = ["Where does it itch?", "REQUEST TEST: Skin biopsy",
                      f"DIAGNOSIS READY: {diagnosis}"]
             return FakeReply(steps[min(req.doctor_turn, 2)])
+        if req.role == "patient" and "Now rate this doctor" in req.last_user:
+            return FakeReply("Confidence: 8\nCompliance: 9/10\nConsultation: 12 (!)")
         if req.role == "patient":
             return FakeReply("On my elbows, doctor.")
         if req.role == "measurement":
@@ -38,9 +40,9 @@ def test_whole_encounter_with_all_four_roles_as_llms(pytester: pytest.Pytester,
     server = fake_server(clinic("meningitis of bacterial origin"))
     pytester.runpytest("c.yaml", *llm_args(server)).assert_outcomes(passed=2)
     roles = [r.role for r in server.requests]
-    # 3 doctor + 1 patient + 1 measurement calls per case; the moderator model is asked only
-    # for case 2, which the offline matcher cannot decide.
-    assert roles.count("doctor") == 6 and roles.count("patient") == 2
+    # 3 doctor + 1 patient + 1 measurement calls per case, and the patient's ratings at the
+    # end; the moderator model is asked only for case 2, which the matcher cannot decide.
+    assert roles.count("doctor") == 6 and roles.count("patient") == 4
     assert roles.count("measurement") == 2 and roles.count("moderator") == 1
     first = next(r for r in server.requests if r.role == "doctor")
     assert "complaint 1" in first.system and "[Interactions left: 20]" in first.last_user
@@ -53,6 +55,9 @@ def test_whole_encounter_with_all_four_roles_as_llms(pytester: pytest.Pytester,
     decided = {r["case_id"]: r["decided_by"] for r in records.values()}
     assert decided == {"t-01": "offline-matcher", "t-02": "openai/fake-moderator"}
     assert all(r["usage"]["doctor"]["prompt_tokens"] == 30 for r in records.values())
+    # Ratings are read only where labelled and within 1-10: 12 is recorded as missing.
+    assert {str(r["perception"]) for r in records.values()} == {
+        "{'confidence': 8, 'compliance': 9, 'consultation': None}"}
 
 
 def test_last_interaction_carries_the_warning(pytester: pytest.Pytester,
@@ -159,7 +164,7 @@ def test_replay_makes_no_http_calls_and_gives_identical_verdicts(
     server = fake_server(clinic())
     pytester.runpytest("c.yaml", "--agent-run-name=first", *llm_args(server))
     calls = server.calls
-    assert calls == 10
+    assert calls == 12
     replay = pytester.runpytest("c.yaml", "--agent-run-name=second", "--agent-cache=replay",
                                 *llm_args(server))
     assert server.calls == calls
@@ -171,7 +176,7 @@ def test_replay_makes_no_http_calls_and_gives_identical_verdicts(
         return [(r["nodeid"], r["outcome"], r["given"]) for r in map(json.loads, lines)]
 
     assert verdicts("first") == verdicts("second")
-    replay.stdout.fnmatch_lines(["| openai/fake-doctor*|*10/10*"])
+    replay.stdout.fnmatch_lines(["| openai/fake-doctor*|*12/12*"])
 
 
 def test_replay_miss_is_an_error_listing_the_key(pytester: pytest.Pytester,

@@ -81,7 +81,9 @@ def test_failure_message_and_run_directory(pytester: pytest.Pytester) -> None:
     assert [r["outcome"] for r in records.values()] == ["correct", "incorrect"]
     transcript = json.loads((run / "transcripts" / "c__t-02_dermatology-offline.json").read_text())
     assert transcript["version"] == 1 and transcript["outcome"] == "incorrect"
-    assert transcript["utterances"][-1]["role"] == "moderator"
+    kinds = [u["kind"] for u in transcript["utterances"]]
+    assert kinds[-4:] == ["diagnosis", "judgement", "perception_request", "perception"]
+    assert transcript["perception"] == {"confidence": 10, "compliance": 10, "consultation": 10}
     summary = json.loads((run / "summary.json").read_text())
     assert summary["roles"]["doctor"] == "offline" and summary["items"] == 2
     assert next(iter(summary["case_files"].values())) != "unreadable"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -18,25 +19,37 @@ from .offline_measurement import OfflineMeasurement
 from .offline_patient import OfflinePatient
 
 
-def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[str]) -> Any:
+def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[str],
+             variant: Variant) -> Any:
     if role == "doctor":
-        return OfflineDoctor(candidates) if model == OFFLINE else LLMDoctor(model, caller)
+        if model == OFFLINE:
+            return OfflineDoctor(candidates, image_mode=variant.image_mode)
+        return LLMDoctor(model, caller, image_mode=variant.image_mode)
     if role == "patient":
-        return OfflinePatient() if model == OFFLINE else LLMPatient(model, caller)
+        return OfflinePatient(variant.bias) if model == OFFLINE else LLMPatient(model, caller)
     if role == "measurement":
         return OfflineMeasurement() if model == OFFLINE else LLMMeasurement(model, caller)
     fallback = None if model == OFFLINE else LLMModerator(model, caller)
     return OfflineModerator(fallback)
 
 
+@dataclass(frozen=True)
+class Variant:
+    """The encounter conditions that shape the agents."""
+
+    bias: str = "none"
+    image_mode: str | None = None
+
+
 def build_cast(config: pytest.Config, case: Case, models: dict[str, str], caller: ModelCaller,
-               candidates: Sequence[str]) -> Cast:
+               candidates: Sequence[str], variant: Variant = Variant()) -> Cast:
     """The cast for ``case``; ``models`` maps each role to its configured model."""
     agents: dict[str, Any] = {}
     for role, model in models.items():
         custom = config.hook.pytest_agentclinic_make_agent(role=role, model=model, case=case,
-                                                           config=config)
-        agents[role] = custom if custom is not None else _builtin(role, model, caller, candidates)
+                                                           bias=variant.bias, config=config)
+        agents[role] = (custom if custom is not None
+                        else _builtin(role, model, caller, candidates, variant))
         wanted = Moderator if role == "moderator" else Agent
         if not isinstance(agents[role], wanted):
             raise TypeError(f"the {role} agent {agents[role]!r} does not implement "

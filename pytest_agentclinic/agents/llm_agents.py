@@ -11,6 +11,7 @@ from ..llm.caller import ModelCaller
 from ..llm.errors import RequestError
 from . import prompts
 from .base import Judgement, Reply, TurnView
+from .images import with_images
 from .offline_measurement import render
 
 OPENING = "The patient has just come in. Begin the consultation."
@@ -41,10 +42,17 @@ class _ModelAgent:
     role = ""
     templates: tuple[str, ...] = ()
 
-    def __init__(self, model: str, caller: ModelCaller) -> None:
+    def __init__(self, model: str, caller: ModelCaller, *, bias_text: str = "",
+                 bias_version: str = "") -> None:
         self.model = model
         self.caller = caller
-        self.prompt_version = "+".join(prompts.load(t).version for t in self.templates)
+        #: Text of an injected bias, appended to the system prompt.
+        self.bias_text = bias_text
+        versions = [prompts.load(t).version for t in self.templates]
+        self.prompt_version = "+".join(versions + ([bias_version] if bias_version else []))
+
+    def _system(self, text: str) -> str:
+        return f"{text}\n\n{self.bias_text}" if self.bias_text else text
 
     async def _call(self, view: TurnView, messages: list[Message]) -> Reply:
         return await self.caller.complete(role=self.role, model=self.model, messages=messages,
@@ -56,28 +64,41 @@ class LLMDoctor(_ModelAgent):
     """The doctor under test: sees the objective, the dialogue and the interactions left."""
 
     role = "doctor"
-    templates = ("doctor", "doctor_turn")
+    templates = ("doctor", "doctor_turn", "doctor_images")
+
+    def __init__(self, model: str, caller: ModelCaller, *, image_mode: str | None = None,
+                 bias_text: str = "", bias_version: str = "") -> None:
+        super().__init__(model, caller, bias_text=bias_text, bias_version=bias_version)
+        self.image_mode = image_mode
 
     def messages(self, view: TurnView) -> list[Message]:
-        """The chat so far from the doctor's side, ending with the incoming message."""
-        system = prompts.load("doctor").render(objective=view.case.objective,
+        """The chat so far from the doctor's side, ending with the incoming message.
+
+        Images go with the opening message (``initial`` mode) or with the answer to
+        ``REQUEST IMAGES`` (``request`` mode), as image content parts.
+        """
+        case = view.case
+        system = prompts.load("doctor").render(objective=case.objective,
                                                budget=view.turn_budget)
+        if case.images and self.image_mode == "request":
+            system += "\n\n" + prompts.load("doctor_images").text
         turn = prompts.load("doctor_turn")
         spoken = 0
 
-        def user(text: str) -> Message:
+        def user(text: str, attach: bool = False) -> Message:
             left = view.turn_budget - spoken
             warn = LAST_WARNING if left == 1 else ""
-            return {"role": "user", "content": turn.render(incoming=text, turns_left=left,
-                                                           last_warning=warn)}
+            body = turn.render(incoming=text, turns_left=left, last_warning=warn)
+            return {"role": "user", "content": with_images(body, case.images if attach else [])}
 
-        out: list[Message] = [{"role": "system", "content": system}, user(OPENING)]
+        opening = user(OPENING, attach=self.image_mode == "initial")
+        out: list[Message] = [{"role": "system", "content": self._system(system)}, opening]
         for u in view.history:
             if u.role == "doctor":
                 out.append({"role": "assistant", "content": u.text})
                 spoken += 1
-            elif u.role in ("patient", "measurement"):
-                out.append(user(u.text))
+            elif u.role in ("patient", "measurement") and u.kind != "perception":
+                out.append(user(u.text, attach=bool(u.images)))
         return out
 
     async def respond(self, view: TurnView) -> Reply:
@@ -89,14 +110,14 @@ class LLMPatient(_ModelAgent):
     """Plays the patient from the case's patient fields; sees questions, not test traffic."""
 
     role = "patient"
-    templates = ("patient",)
+    templates = ("patient", "perception")
 
     async def respond(self, view: TurnView) -> Reply:
         """The patient's answer to the doctor's latest question."""
         system = prompts.load("patient").render(patient_info=patient_sheet(view.case.patient))
-        out: list[Message] = [{"role": "system", "content": system}]
+        out: list[Message] = [{"role": "system", "content": self._system(system)}]
         for u in view.history:
-            if u.role == "doctor" and u.kind == "question":
+            if (u.role == "doctor" and u.kind == "question") or u.kind == "perception_request":
                 out.append({"role": "user", "content": u.text})
             elif u.role == "patient":
                 out.append({"role": "assistant", "content": u.text})

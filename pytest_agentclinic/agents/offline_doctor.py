@@ -41,12 +41,18 @@ TESTS = (
 )
 
 
-def plan(budget: int) -> list[str]:
-    """The utterances before the diagnosis for a budget of ``budget`` interactions."""
+def plan(budget: int, *, images: bool = False) -> list[str]:
+    """The utterances before the diagnosis for a budget of ``budget`` interactions.
+
+    With ``images`` (a case whose images come on request) the first test step is
+    ``REQUEST IMAGES``.
+    """
     slots = max(budget - 1, 0)
-    questions = min(len(HISTORY), max((slots + 1) // 2, slots - len(TESTS)))
-    tests = min(len(TESTS), slots - questions)
-    return [*HISTORY[:questions], *(f"REQUEST TEST: {t}" for t in TESTS[:tests])]
+    tests_wanted = [*(["REQUEST IMAGES"] if images else []),
+                    *(f"REQUEST TEST: {t}" for t in TESTS)]
+    questions = min(len(HISTORY), max((slots + 1) // 2, slots - len(tests_wanted)))
+    tests = min(len(tests_wanted), slots - questions)
+    return [*HISTORY[:questions], *tests_wanted[:tests]]
 
 
 def choose(candidates: Sequence[str], evidence: str) -> str:
@@ -73,12 +79,14 @@ class OfflineDoctor:
     model = "offline"
     prompt_version = VERSION
 
-    def __init__(self, candidates: Sequence[str] = ()) -> None:
+    def __init__(self, candidates: Sequence[str] = (), *, image_mode: str | None = None) -> None:
         self.candidates = tuple(dict.fromkeys(candidates))
+        self.image_mode = image_mode
 
     async def respond(self, view: TurnView) -> Reply:
         """The next scripted utterance, or the diagnosis on the last interaction."""
-        steps = plan(view.turn_budget)
+        steps = plan(view.turn_budget,
+                     images=bool(view.case.images) and self.image_mode == "request")
         done = view.turn_budget - view.turns_left
         if view.turns_left > 1 and done < len(steps):
             return Reply(steps[done])

@@ -51,6 +51,18 @@ def _all_sentences(actor: PatientActor) -> list[str]:
     return [s for f in fields for s in sentences(f)]
 
 
+def _clamp(rating: int) -> int:
+    return max(1, min(10, rating))
+
+
+def _bias_penalty(bias: str) -> int:
+    if not bias.startswith("patient:"):
+        return 0
+    from .biases import BIASES
+
+    return 3 if BIASES[bias].kind == "implicit" else 1
+
+
 def _redact(text: str, case: Case) -> str:
     for name in sorted(case.accepted_diagnoses, key=len, reverse=True):
         text = re.sub(re.escape(name), "my condition", text, flags=re.I)
@@ -67,9 +79,29 @@ class OfflinePatient:
     model = "offline"
     prompt_version = VERSION
 
+    def __init__(self, bias: str = "none") -> None:
+        self.bias = bias
+
     async def respond(self, view: TurnView) -> Reply:
-        """Answer the doctor's question in ``view.incoming``."""
+        """Answer the doctor's question in ``view.incoming`` (or rate the doctor at the end)."""
+        if view.history and view.history[-1].kind == "perception_request":
+            return Reply(self.ratings(view))
         return Reply(_redact(self.answer(view.case.patient, view.incoming), view.case))
+
+    def ratings(self, view: TurnView) -> str:
+        """The three 1-10 ratings, by a documented rule (see README, "Patient perception").
+
+        Confidence grows with the care taken: 4 + one point per two questions (up to 3) and per
+        two tests (up to 3). A patient holding an implicit bias against the doctor rates 3
+        points lower, a cognitive one 1 point lower; compliance is confidence minus one when
+        the patient is biased; willingness to consult again equals confidence.
+        """
+        asked = sum(u.kind == "question" for u in view.history)
+        tests = sum(u.kind in ("test_request", "image_request") for u in view.history)
+        confidence = 4 + min(asked // 2, 3) + min(tests // 2, 3) - _bias_penalty(self.bias)
+        compliance = confidence - (1 if self.bias.startswith("patient:") else 0)
+        return (f"Confidence: {_clamp(confidence)}\nCompliance: {_clamp(compliance)}\n"
+                f"Consultation: {_clamp(confidence)}")
 
     def answer(self, actor: PatientActor, question: str) -> str:
         """The reply to ``question`` from ``actor``'s fields."""

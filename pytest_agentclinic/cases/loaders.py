@@ -230,6 +230,13 @@ def _add_project_case(loaded: LoadedFile, lineno: int, record: Any, dataset: str
     if not isinstance(record, dict):
         loaded.errors.append(CaseError(loaded.path, lineno, "<case>", "not a mapping"))
         return
+    images = record.get("images")
+    if isinstance(images, list):
+        # A relative image path means "beside the case file", wherever pytest runs from.
+        record = {**record, "images": [
+            {**i, "path": str(loaded.path.parent / i["path"])}
+            if isinstance(i, dict) and i.get("path") and not Path(i["path"]).is_absolute()
+            else i for i in images]}
     _validate(loaded, lineno, {"dataset": dataset, **record})
 
 

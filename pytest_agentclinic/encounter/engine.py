@@ -7,12 +7,15 @@ import time
 from dataclasses import dataclass
 
 from ..agents.base import Agent, Moderator, Reply, TurnView
+from ..agents.images import reference
 from ..cases.models import Case
 from ..grading.matcher import extract_ready_diagnosis
 from ..llm.errors import FatalLLMError, LLMError
+from . import perception
 from .transcript import Kind, Role, Transcript, Utterance
 
 _TEST = re.compile(r"request\s+tests?\s*[:\-]\s*(.+)", re.I)
+_IMAGES = re.compile(r"request\s+images?\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,22 @@ def _say(t: Transcript, turn: int, role: Role, kind: Kind, reply: Reply, model: 
                                   detail=detail, usage=reply.usage))
 
 
+def _deliver_images(t: Transcript, case: Case, turn: int) -> str:
+    """Answer REQUEST IMAGES: attach the case's images (request mode) and note the turn."""
+    if t.image_requested_turn is None:
+        t.image_requested_turn = turn
+    if not case.images:
+        text, refs = "RESULTS: no images are available for this patient.", []
+    elif t.image_mode == "initial":
+        text, refs = "RESULTS: the images were given at the start of the consultation.", []
+    else:
+        text, refs = "RESULTS: the requested images are attached.", [reference(i) for i in
+                                                                      case.images]
+    t.utterances.append(Utterance(turn=turn, role="measurement", kind="image_result", text=text,
+                                  model="harness", images=refs))
+    return text
+
+
 async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: int) -> None:
     incoming = ""
     for turn in range(1, budget + 1):
@@ -54,6 +73,10 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
             _say(t, turn, "doctor", "diagnosis", reply, cast.doctor.model, diagnosis)
             t.diagnosis = diagnosis
             return
+        if _IMAGES.search(reply.text):
+            _say(t, turn, "doctor", "image_request", reply, cast.doctor.model)
+            incoming = _deliver_images(t, case, turn)
+            continue
         test = _TEST.search(reply.text)
         kind: Kind = "test_request" if test else "question"
         detail = test.group(1).strip().splitlines()[0].strip(" .*") if test else ""
@@ -68,14 +91,29 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
         incoming = answer.text
 
 
-async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int) -> Transcript:
-    """Play one whole encounter and judge it.
+async def _perception(t: Transcript, case: Case, cast: Cast, sample: int) -> None:
+    """Ask the patient its three ratings of the doctor once the diagnosis is given."""
+    assert t.diagnosis is not None
+    ask = perception.question(t.diagnosis)
+    t.utterances.append(Utterance(turn=t.turns_used, role="system", kind="perception_request",
+                                  text=ask, model="harness"))
+    view = TurnView(case, tuple(t.utterances), ask, 0, t.turn_budget, sample)
+    reply = await cast.patient.respond(view)
+    _say(t, t.turns_used, "patient", "perception", reply, cast.patient.model)
+    t.perception = perception.parse(reply.text)
+
+
+async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
+                        bias: str = "none", image_mode: str | None = None,
+                        ask_perception: bool = True) -> Transcript:
+    """Play one whole encounter, judge it, and ask the patient's perception.
 
     Model failures end the encounter with outcome ``error`` (never a wrong diagnosis);
     a :class:`FatalLLMError` is recorded and re-raised so the session can stop.
     """
     t = Transcript(case_id=case.id, dataset=case.dataset, specialty=case.specialty,
-                   models=cast.models, sample=sample, turn_budget=budget,
+                   models=cast.models, sample=sample, turn_budget=budget, bias=bias,
+                   image_mode=image_mode if case.images else None,
                    prompt_versions=cast.prompt_versions, started_at=time.time())
     started = time.perf_counter()
     try:
@@ -91,6 +129,8 @@ async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int) -> 
                 detail="correct" if judgement.verdict.correct else "incorrect",
                 usage=judgement.usage))
             t.outcome = "correct" if judgement.verdict.correct else "incorrect"
+            if ask_perception:
+                await _perception(t, case, cast, sample)
     except FatalLLMError as exc:
         t.outcome, t.error = "error", str(exc)
         raise

@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 TRANSCRIPT_VERSION = 1
 
 Role = Literal["doctor", "patient", "measurement", "moderator", "system"]
-Kind = Literal["question", "test_request", "test_result", "answer", "diagnosis", "judgement"]
+Kind = Literal["question", "test_request", "test_result", "image_request", "image_result",
+               "answer", "diagnosis", "judgement", "perception_request", "perception"]
 Outcome = Literal["correct", "incorrect", "no_diagnosis", "error"]
 
 
@@ -48,7 +49,19 @@ class Utterance(BaseModel):
     model: str
     #: The requested test's name or the stated diagnosis, parsed from ``text``.
     detail: str = ""
+    #: Images delivered with this message (URLs or local paths), for vision models.
+    images: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
+
+
+class Perception(BaseModel):
+    """The patient's 1-10 ratings after the diagnosis; None where missing or out of range."""
+
+    model_config = ConfigDict(frozen=True)
+
+    confidence: int | None = None
+    compliance: int | None = None
+    consultation: int | None = None
 
 
 class Verdict(BaseModel):
@@ -72,6 +85,13 @@ class Transcript(BaseModel):
     models: dict[str, str]
     sample: int
     turn_budget: int
+    bias: str = "none"
+    image_mode: str | None = None
+    #: The doctor turn that first wrote REQUEST IMAGES, if any.
+    image_requested_turn: int | None = None
+    perception: Perception | None = None
+    #: Roles whose model visibly refused to play its bias.
+    refusals: list[str] = Field(default_factory=list)
     prompt_versions: dict[str, str] = Field(default_factory=dict)
     utterances: list[Utterance] = Field(default_factory=list)
     diagnosis: str | None = None

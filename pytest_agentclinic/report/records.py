@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..encounter.transcript import Outcome, Transcript, Usage
+from ..encounter.transcript import Outcome, Perception, Transcript, Usage
 
 RESULT_VERSION = 1
 
@@ -29,6 +29,10 @@ class ResultRecord(BaseModel):
     experiment: str | None = None
     #: CRAFT-MD answer mode: mcq / mcq-many / frq.
     answer_format: str | None = None
+    image_mode: str | None = None
+    image_requested_turn: int | None = None
+    perception: Perception | None = None
+    refusals: list[str] = Field(default_factory=list)
     outcome: Outcome
     expected: str
     given: str | None
@@ -54,7 +58,9 @@ class ResultRecord(BaseModel):
         """Build the record of a finished encounter."""
         return cls(run=run, nodeid=nodeid, protocol="agentclinic", case_id=t.case_id,
                    dataset=t.dataset, specialty=t.specialty, models=t.models, sample=t.sample,
-                   turn_budget=t.turn_budget, outcome=t.outcome or "error", expected=expected,
+                   turn_budget=t.turn_budget, bias=t.bias, image_mode=t.image_mode,
+                   image_requested_turn=t.image_requested_turn, perception=t.perception,
+                   refusals=t.refusals, outcome=t.outcome or "error", expected=expected,
                    given=t.diagnosis, decided_by=t.verdict.decided_by if t.verdict else None,
                    turns_used=t.turns_used, tests_requested=t.tests_requested,
                    usage=t.usage_by_role(), started_at=t.started_at, duration_s=t.duration_s,

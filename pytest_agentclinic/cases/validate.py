@@ -1,0 +1,467 @@
+"""Check case files: every loader (schema) error plus content checks the schema cannot express.
+
+Content checks, per case:
+
+- **leaks**: the diagnosis or an accepted synonym must not appear in what the doctor or the
+  patient agent sees: the objective, every patient field, the vignette, the question, and the
+  *names* of exam findings and tests (nested keys of ``physical_exam``/``tests``; their values
+  may describe the disease, that is what tests are for).
+- **choices**: when present, they hold the diagnosis exactly once (exact string), hold no
+  duplicates, and a distractor equal to a synonym is a warning.
+- **empty sections**: patient history, symptoms, physical exam, tests, empty findings,
+  empty strings inside lists, and a vignette without choices.
+- **vignette vs structured fields**, where mechanically checkable: the age and sex words of
+  the vignette's first sentence against the demographics, and vital signs quoted in the
+  vignette (temperature, heart rate, blood pressure, respiratory rate, oxygen saturation)
+  against the values of ``physical_exam``. A vignette value is wrong only when it matches
+  none of the exam's values for that sign, so several readings (both arms, postural) pass.
+- **duplicate case ids** across every file checked.
+
+Term matching ("leaks"): both texts are lightly normalised (accents stripped, British
+spellings folded, possessive 's dropped, punctuation splits words) and a term matches as a
+whole-word sequence, the last word allowing a plural ``s``/``es``. Parenthetical forms count as
+terms of their own (``Necrobiotic xanthogranuloma (NXG)`` also gives ``NXG``).
+
+Abbreviations: a one-word term with two or more capitals (``AS``, ``MG``, ``BP``, ``COPD``,
+``IgA``) or of at most three letters is an *abbreviation*. Many are also ordinary words or units
+("as", "mg", "aids"), so an abbreviation matches only where the text writes it exactly as the
+case does or in capitals (``MG`` matches "known MG", never "5 mg"; ``AS`` never matches "as").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from ..grading.normalize import fold, sentences, variants
+from .loaders import CaseError, load_case_file, looks_like_case_file
+from .models import Case
+
+Severity = Literal["error", "warning"]
+#: Where a problem is inside a case: keys and list indices, e.g. ("choices", 2).
+FieldPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding of the validator, located by file, line and field."""
+
+    path: Path
+    line: int
+    field: str
+    message: str
+    severity: Severity = "error"
+    case_id: str | None = None
+
+    def __str__(self) -> str:
+        case = f"case {self.case_id}: " if self.case_id else ""
+        return (f"{self.path}:{self.line}: {self.severity}: {case}"
+                f"field {self.field!r}: {self.message}")
+
+
+@dataclass
+class Summary:
+    """Counts filled in by :func:`validate_paths` for the one-line report."""
+
+    files: int = 0
+    cases: int = 0
+
+
+def render_field(path: FieldPath) -> str:
+    """``("patient", "symptoms", "secondary", 1)`` -> ``patient.symptoms.secondary[1]``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+# ---------------------------------------------------------------- line finding
+
+
+def _child(node: yaml.Node | None, part: str | int) -> tuple[yaml.Node | None, yaml.Node | None]:
+    """The value node under ``part`` and, for mappings, its key node."""
+    if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and str(key.value).strip() == part:
+                return value, key
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+        return node.value[part], None
+    return None, None
+
+
+def _record_nodes(path: Path) -> dict[str, list[yaml.Node]]:
+    """The YAML node of every case record of a document, by case id (empty for JSONL)."""
+    if path.suffix == ".jsonl":
+        return {}
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}  # lines fall back to the loader's case start lines
+    records: list[yaml.Node] = []
+    if isinstance(root, yaml.MappingNode):
+        cases, _ = _child(root, "cases")
+        records = cases.value if isinstance(cases, yaml.SequenceNode) else [root]
+    elif isinstance(root, yaml.SequenceNode):
+        records = root.value
+    out: dict[str, list[yaml.Node]] = {}
+    for record in records:
+        id_node, _ = _child(record, "id")
+        if isinstance(id_node, yaml.ScalarNode):
+            out.setdefault(str(id_node.value).strip(), []).append(record)
+    return out
+
+
+@dataclass
+class _Where:
+    """Builds the problems of one case, finding each field's line in the YAML when it can."""
+
+    path: Path
+    case: Case
+    line: int
+    node: yaml.Node | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    def add(self, where: FieldPath, message: str, severity: Severity = "error",
+            key: bool = False) -> None:
+        line = self._line(where, key)
+        self.problems.append(
+            Problem(self.path, line, render_field(where), message, severity, self.case.id))
+
+    def _line(self, where: FieldPath, key: bool) -> int:
+        node, line = self.node, self.line
+        for i, part in enumerate(where):
+            value, key_node = _child(node, part)
+            if value is None:
+                break  # best effort: the deepest line found so far
+            node = key_node if key and i == len(where) - 1 and key_node else value
+            line = node.start_mark.line + 1
+        return line
+
+
+# ---------------------------------------------------------------- term matching
+
+_TOKEN = re.compile(r"[A-Za-z0-9]+")
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+
+
+def _plain(text: str) -> str:
+    text = _POSSESSIVE.sub("", re.sub(r"[\u2010-\u2015\u2212]", "-", text))
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+@dataclass(frozen=True)
+class Term:
+    """A diagnosis name prepared for whole-word matching (see the module docstring)."""
+
+    name: str
+    words: tuple[str, ...]
+    abbreviation: bool
+
+
+def make_term(name: str) -> Term | None:
+    """A :class:`Term` for ``name``, or None when it has no word at all."""
+    tokens = _TOKEN.findall(_plain(name))
+    if not tokens:
+        return None
+    one = tokens[0]
+    if len(tokens) == 1 and (sum(c.isupper() for c in one) >= 2
+                             or sum(c.isalpha() for c in one) <= 3):
+        return Term(name, (one,), True)
+    return Term(name, tuple(_TOKEN.findall(fold(_plain(name)))), False)
+
+
+def accepted_terms(case: Case) -> list[Term]:
+    """Terms for the diagnosis, its synonyms and their parenthetical forms."""
+    names = dict.fromkeys(v for n in case.accepted_diagnoses for v in variants(n))
+    return [t for t in map(make_term, names) if t is not None]
+
+
+def _has_sequence(words: tuple[str, ...], seq: tuple[str, ...]) -> bool:
+    n, last = len(seq), seq[-1]
+    return any(words[i:i + n - 1] == seq[:-1] and words[i + n - 1] in (last, last + "s",
+                                                                         last + "es")
+               for i in range(len(words) - n + 1))
+
+
+def find_leak(terms: Iterable[Term], text: str) -> Term | None:
+    """The first term that ``text`` contains, or None."""
+    plain = _plain(text)
+    raw = _TOKEN.findall(plain)
+    folded = tuple(_TOKEN.findall(fold(plain)))
+    for term in terms:
+        if term.abbreviation:
+            forms = {term.words[0], term.words[0].upper()}
+            if any(t in forms or (t[-1:] == "s" and t[:-1] in forms) for t in raw):
+                return term
+        elif _has_sequence(folded, term.words):
+            return term
+    return None
+
+
+def _same_name(a: str, b: str) -> bool:
+    return _TOKEN.findall(fold(_plain(a))) == _TOKEN.findall(fold(_plain(b)))
+
+
+# ---------------------------------------------------------------- case content
+
+
+def walk_findings(findings: Any, prefix: FieldPath) -> Iterator[tuple[FieldPath, Any]]:
+    """Every (path, value) of a nested findings tree, groups before their members."""
+    items: Iterable[tuple[str | int, Any]]
+    if isinstance(findings, dict):
+        items = findings.items()
+    elif isinstance(findings, list):
+        items = enumerate(findings)
+    else:
+        return
+    for key, value in items:
+        yield (*prefix, key), value
+        yield from walk_findings(value, (*prefix, key))
+
+
+def _visible_texts(case: Case) -> Iterator[tuple[FieldPath, str]]:
+    """Every free text the doctor or the patient agent is shown."""
+    yield ("objective",), case.objective
+    patient = case.patient
+    for name in ("demographics", "history", "past_medical_history", "medications",
+                 "social_history", "family_history", "review_of_systems"):
+        yield ("patient", name), getattr(patient, name)
+    yield ("patient", "symptoms", "primary"), patient.symptoms.primary
+    for i, text in enumerate(patient.symptoms.secondary):
+        yield ("patient", "symptoms", "secondary", i), text
+    for name, text in patient.other.items():
+        yield ("patient", "other", name), text
+    yield ("vignette",), case.vignette
+    yield ("question",), case.question
+
+
+def _check_leaks(case: Case, where: _Where) -> None:
+    terms = accepted_terms(case)
+    for path, text in _visible_texts(case):
+        term = find_leak(terms, text)
+        if term:
+            where.add(path, f"gives away the diagnosis ({term.name!r})")
+    for section in ("physical_exam", "tests"):
+        for path, _ in walk_findings(getattr(case, section), (section,)):
+            term = find_leak(terms, str(path[-1]))
+            if term and isinstance(path[-1], str):
+                where.add(path, f"name gives away the diagnosis ({term.name!r})", key=True)
+
+
+def _check_choices(case: Case, where: _Where) -> None:
+    if not case.choices:
+        return
+    count = case.choices.count(case.diagnosis)
+    if count != 1:
+        near = [c for c in case.choices if c != case.diagnosis and _same_name(c, case.diagnosis)]
+        hint = f"; {near[0]!r} differs only in spelling" if near else ""
+        where.add(("choices",), f"hold the diagnosis {case.diagnosis!r} {count} times, "
+                                f"not once{hint}")
+    seen: set[tuple[str, ...]] = set()
+    for i, choice in enumerate(case.choices):
+        norm = tuple(_TOKEN.findall(fold(_plain(choice))))
+        if norm in seen and choice != case.diagnosis:
+            where.add(("choices", i), f"duplicate choice {choice!r}")
+        seen.add(norm)
+        if choice != case.diagnosis and any(_same_name(choice, s) for s in case.synonyms):
+            where.add(("choices", i), f"distractor {choice!r} is an accepted synonym",
+                      "warning")
+
+
+def _check_empty(case: Case, where: _Where) -> None:
+    patient = case.patient
+    if not patient.history:
+        where.add(("patient", "history"), "empty: the patient has no history to tell")
+    if not patient.symptoms.primary:
+        where.add(("patient", "symptoms", "primary"), "empty: no presenting symptom")
+    for section in ("physical_exam", "tests"):
+        findings = getattr(case, section)
+        if not findings:
+            where.add((section,), "empty section")
+        for path, value in walk_findings(findings, (section,)):
+            if value is None or (isinstance(value, str | dict | list) and not value):
+                where.add(path, "empty value")
+    for name in ("choices", "synonyms"):
+        for i, text in enumerate(getattr(case, name)):
+            if not text:
+                where.add((name, i), "empty string in the list")
+    for i, text in enumerate(patient.symptoms.secondary):
+        if not text:
+            where.add(("patient", "symptoms", "secondary", i), "empty string in the list")
+    if case.vignette and not case.choices:
+        where.add(("choices",), "missing: a case with a vignette needs answer choices")
+
+
+# ---------------------------------------------------------------- vignette consistency
+
+_AGE = re.compile(r"\b(\d{1,3})[\s-]*(year|yr|month|week|day)s?[\s-]*old\b", re.I)
+_AGED = re.compile(r"\baged?\s+(\d{1,3})\b", re.I)
+_SEX_WORDS = {"male": {"man", "boy", "male", "gentleman"},
+              "female": {"woman", "girl", "female", "lady"}}
+
+
+def _ages(text: str) -> list[tuple[int, str]]:
+    found = [(m.start(), int(m[1]), m[2].lower().replace("yr", "year")) for m in
+             _AGE.finditer(text)] + [(m.start(), int(m[1]), "year") for m in _AGED.finditer(text)]
+    return [(age, unit) for _, age, unit in sorted(found)]
+
+
+def _sexes(text: str) -> set[str]:
+    words = set(re.findall(r"[a-z]+", text.lower()))
+    return {sex for sex, names in _SEX_WORDS.items() if words & names}
+
+
+def _check_demographics(case: Case, where: _Where, first: str) -> None:
+    demo = case.patient.demographics
+    ages, told = _ages(first), _ages(demo)
+    if ages and told and told[0] not in ages:
+        age, unit = told[0]
+        where.add(("vignette",), f"age {ages[0][0]} {ages[0][1]}s contradicts the "
+                                 f"demographics ({age} {unit}s)")
+    sexes, told_sex = _sexes(first), _sexes(demo)
+    if len(sexes) == 1 and len(told_sex) == 1 and sexes != told_sex:
+        where.add(("vignette",), f"describes a {sexes.pop()} patient, the demographics a "
+                                 f"{told_sex.pop()} one")
+
+
+_VITALS: dict[str, re.Pattern[str]] = {
+    "temperature": re.compile(r"(?i:\btemperature\b|\btemp\b|\bfebrile\b|\bfever of\b)"),
+    "heart rate": re.compile(r"(?i:\bheart rate\b|\bpulse(?: rate)?\b(?! ?ox)|\bapical rate\b)"
+                             r"|\bHR\b"),
+    "blood pressure": re.compile(r"(?i:\bblood pressure\b)|\bBP\b"),
+    "respiratory rate": re.compile(r"(?i:\brespiratory rate\b|\brespirations\b)|\bRR\b"),
+    "oxygen saturation": re.compile(r"(?i:\boxygen saturation\b|\bpulse oximetry\b)"
+                                    r"|\bSp[Oo]2\b|\bSaO2\b"),
+}
+_VALUE = {"temperature": re.compile(r"\b(\d{2,3}(?:\.\d+)?)\b"),
+          "blood pressure": re.compile(r"\b(\d{2,3}\s*/\s*\d{2,3})\b")}
+_INTEGER = re.compile(r"\b(\d{1,3})\b")
+# A quoted value belongs to its label only up to the next clause.
+_CLAUSE_END = re.compile(r"[,;()]|\.\s|\.$|\band\b|\bwith\b")
+
+
+def _values(vital: str, text: str) -> list[str]:
+    found = _VALUE.get(vital, _INTEGER).findall(text)
+    return [re.sub(r"\s", "", v) for v in found]
+
+
+def _prose_vitals(text: str) -> Iterator[tuple[str, str]]:
+    """(sign, value) for each labelled vital sign value quoted in prose."""
+    for vital, label in _VITALS.items():
+        for match in label.finditer(text):
+            clause = _CLAUSE_END.split(text[match.end():match.end() + 40])[0]
+            values = _values(vital, clause)
+            if values:
+                yield vital, values[0]
+
+
+def _exam_vitals(case: Case) -> dict[str, set[str]]:
+    """Every value the physical exam gives for each vital sign."""
+    out: dict[str, set[str]] = {}
+    for path, value in walk_findings(case.physical_exam, ()):
+        if isinstance(value, dict | list):
+            continue
+        text, key = str(value), str(path[-1])
+        named = [v for v, label in _VITALS.items() if label.search(key)]
+        pairs = [(named[0], v) for v in _values(named[0], text)] if named else []
+        if not named and any("vital" in str(p).lower() for p in path):
+            pairs = list(_prose_vitals(text))  # e.g. "Vital Signs: BP 120/80, HR 72"
+        for vital, v in pairs:
+            out.setdefault(vital, set()).add(v)
+    return out
+
+
+def _same_reading(vital: str, quoted: str, exam: set[str]) -> bool:
+    if vital != "temperature":
+        return quoted in exam
+
+    def celsius(v: str) -> float:
+        return (float(v) - 32) * 5 / 9 if float(v) > 50 else float(v)
+
+    return any(abs(celsius(quoted) - celsius(e)) <= 0.15 for e in exam)
+
+
+def _check_vitals(case: Case, where: _Where) -> None:
+    exam = _exam_vitals(case)
+    for vital, quoted in _prose_vitals(case.vignette):
+        if vital in exam and not _same_reading(vital, quoted, exam[vital]):
+            where.add(("vignette",), f"{vital} {quoted} differs from the physical exam "
+                                     f"({', '.join(sorted(exam[vital]))})")
+
+
+def check_case(case: Case, path: Path, line: int, node: yaml.Node | None = None) -> list[Problem]:
+    """The content problems of one case starting at ``line`` of ``path``.
+
+    ``node`` is the case's YAML record when known, to locate each field's own line.
+    """
+    where = _Where(path, case, line, node)
+    _check_empty(case, where)
+    _check_leaks(case, where)
+    _check_choices(case, where)
+    if case.vignette:
+        first = (sentences(case.vignette) or [""])[0]
+        _check_demographics(case, where, first)
+        _check_vitals(case, where)
+    return where.problems
+
+
+# ---------------------------------------------------------------- files
+
+
+def _case_files(paths: Iterable[Path | str], problems: list[Problem]) -> list[Path]:
+    files: dict[Path, Path] = {}
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = [p for p in sorted(path.rglob("*")) if p.is_file()
+                     and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                     and looks_like_case_file(p)]
+            if not found:
+                problems.append(Problem(path, 1, "<path>", "no case files found"))
+            files.update((p.resolve(), p) for p in found)
+        elif path.is_file():
+            if looks_like_case_file(path):
+                files.setdefault(path.resolve(), path)
+            else:
+                problems.append(Problem(path, 1, "<file>", "not a case file in a known format"))
+        else:
+            problems.append(Problem(path, 1, "<path>", "no such file or directory"))
+    return list(files.values())
+
+
+def _schema_problem(error: CaseError) -> Problem:
+    return Problem(error.path, error.line, error.field, error.message)
+
+
+def validate_paths(paths: Iterable[Path | str], summary: Summary | None = None) -> list[Problem]:
+    """Validate the case files at ``paths`` (files or folders searched recursively).
+
+    Returns every problem, errors and warnings, in file order; ``summary`` (if given)
+    receives the number of files and of cases that loaded.
+    """
+    problems: list[Problem] = []
+    first_seen: dict[str, tuple[Path, int]] = {}
+    summary = summary if summary is not None else Summary()
+    for path in _case_files(paths, problems):
+        loaded = load_case_file(path)
+        summary.files += 1
+        summary.cases += len(loaded.cases)
+        problems.extend(map(_schema_problem, loaded.errors))
+        nodes = _record_nodes(path)
+        for line, case in loaded.cases:
+            same_id = nodes.get(case.id, [])
+            node = same_id.pop(0) if same_id else None
+            start = node.start_mark.line + 1 if node else line
+            problems.extend(check_case(case, path, start, node))
+            if case.id in first_seen:
+                where, at = first_seen[case.id]
+                problems.append(Problem(path, start, "id", f"duplicate case id {case.id!r} "
+                                        f"(first at {where}:{at})", case_id=case.id))
+            else:
+                first_seen[case.id] = (path, start)
+    return problems

@@ -1,0 +1,165 @@
+"""``agentclinic compare RUN_A RUN_B``: paired accuracy difference of two runs, per group."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..report.records import ResultRecord
+    from ..report.statistics import ComparisonRow, Pairing
+
+#: Listed here, not imported, so ``--help`` does not pay numpy's import; a test keeps this in
+#: step with statistics.GROUP_FIELDS.
+FIELDS_HELP = "doctor, patient, bias, specialty, dataset, turn_budget, experiment, answer_format"
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``compare``."""
+    parser = subparsers.add_parser(
+        "compare", help="paired comparison of two runs (B - A)",
+        description="Pair the items of two runs (same case, sample, bias, turn budget, "
+                    "experiment, answer format and dataset; pairs with an error on either "
+                    "side are dropped) and report per group both accuracies, the difference "
+                    "B - A with a case-clustered paired bootstrap 95%% CI and two-sided p, "
+                    "the exact McNemar p, Holm-adjusted p across the groups, and the cases "
+                    "that flipped.")
+    parser.add_argument("run_a", metavar="RUN_A", help="run directory, results.jsonl or "
+                        "summary.json (the baseline)")
+    parser.add_argument("run_b", metavar="RUN_B", help="the run compared with RUN_A")
+    parser.add_argument("--by", action="append", default=[], metavar="FIELD[,FIELD]",
+                        help=f"one table per --by; FIELD,FIELD groups by both. Fields: "
+                             f"{FIELDS_HELP}. Without --by: the overall row only")
+    parser.add_argument("--json", type=Path, default=None, metavar="OUT",
+                        help="also write every table, with all flipped cases, as JSON")
+    parser.add_argument("--doctor-a", default=None, metavar="MODEL",
+                        help="keep only this doctor's items of RUN_A (for multi-doctor runs)")
+    parser.add_argument("--doctor-b", default=None, metavar="MODEL",
+                        help="keep only this doctor's items of RUN_B")
+    parser.add_argument("--flips", type=int, default=8, metavar="N",
+                        help="flipped cases listed per group and direction (default 8)")
+    parser.add_argument("--resamples", type=int, default=10_000, metavar="N",
+                        help="bootstrap resamples (default 10000)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare; exit 0, or 2 on unreadable runs, bad fields or nothing to pair."""
+    from ..report import statistics as st
+
+    try:
+        groupings = [st.check_fields([f.strip() for f in spec.split(",") if f.strip()])
+                     for spec in args.by] or [()]
+        a = _load(args.run_a, args.doctor_a)
+        b = _load(args.run_b, args.doctor_b)
+        pairing = st.pair_records(a, b)
+        tables = [st.compare_pairs(pairing.pairs, by, args.resamples, args.seed)
+                  for by in groupings]
+    except (OSError, ValueError) as exc:
+        print(f"agentclinic compare: error: {exc}", file=sys.stderr)
+        return 2
+    print(_header(args, a, b, pairing))
+    for by, rows in zip(groupings, tables, strict=True):
+        print()
+        print(format_table(by, rows))
+        if by:  # the all row's flips are the same in every table: printed once, below
+            print()
+            print(format_flips(rows[:-1], args.flips))
+    print()
+    print(format_flips(tables[0][-1:], args.flips))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(_as_json(args, pairing, groupings, tables), indent=1),
+                             encoding="utf-8")
+        print(f"\nJSON: {args.json}")
+    return 0
+
+
+def _load(path: str, doctor: str | None) -> list[ResultRecord]:
+    from ..report.statistics import load_records
+
+    records = load_records(path)
+    if doctor is not None:
+        records = [r for r in records if r.doctor == doctor]
+        if not records:
+            raise ValueError(f"no items of doctor {doctor!r} in {path}")
+    return records
+
+
+def _doctors(records: Sequence[ResultRecord]) -> str:
+    return ", ".join(sorted({r.doctor for r in records})) or "-"
+
+
+def _header(args: argparse.Namespace, a: Sequence[ResultRecord], b: Sequence[ResultRecord],
+            pairing: Pairing) -> str:
+    return "\n".join([
+        f"A: {args.run_a} ({len(a)} items; doctor {_doctors(a)})",
+        f"B: {args.run_b} ({len(b)} items; doctor {_doctors(b)})",
+        f"paired {len(pairing.pairs)} judged items; {pairing.only_a} only in A, "
+        f"{pairing.only_b} only in B, {pairing.errors} pairs dropped for an error",
+        f"difference = B - A; 95% CI and p boot: paired bootstrap resampling cases "
+        f"({args.resamples} resamples, seed {args.seed}); p McNemar: exact; "
+        f"Holm: across the groups of a table; a bootstrap p is at least "
+        f"1/(resamples + 1)",
+    ])
+
+
+def p_text(p: float) -> str:
+    """A p-value as the paper prints it: 4 decimals, ``<0.0001`` below."""
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def p_exact_text(p: float) -> str:
+    """An exact p-value: 4 decimals, or 2 significant digits when tiny."""
+    if p == 0.0:  # below the smallest double: the binomial tail underflowed
+        return "<1e-300"
+    return f"{p:.2g}" if p < 1e-4 else f"{p:.4f}"
+
+
+def format_table(by: Sequence[str], rows: Sequence[ComparisonRow]) -> str:
+    """The comparison table of one grouping (the ``all`` row last)."""
+    from tabulate import tabulate
+
+    headers = [*(by or ["group"]), "pairs", "cases", "acc A", "acc B", "B - A", "95% CI",
+               "p boot", "p McNemar", "Holm boot", "Holm McNemar"]
+    body = []
+    for r in rows:
+        key = list(r.key) if r.key else ["all", *[""] * (max(len(by), 1) - 1)]
+        body.append([*key, r.n_pairs, r.cases, f"{r.accuracy_a:.3f}", f"{r.accuracy_b:.3f}",
+                     f"{r.difference:+.3f}", f"({r.ci_low:+.3f}, {r.ci_high:+.3f})",
+                     p_text(r.p_bootstrap), p_exact_text(r.p_mcnemar),
+                     p_text(r.p_holm_bootstrap), p_exact_text(r.p_holm_mcnemar)])
+    return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
+
+
+def format_flips(rows: Sequence[ComparisonRow], limit: int) -> str:
+    """Per group, the cases that went right -> wrong and wrong -> right (first ``limit``)."""
+    lines = ["flipped (pairs in cases: case x pairs):"]
+    for r in rows:
+        lines.append(f"  {r.label}:")
+        lines.append(f"    right->wrong {_flip_text(r.to_wrong, r.cases_to_wrong, limit)}")
+        lines.append(f"    wrong->right {_flip_text(r.to_right, r.cases_to_right, limit)}")
+    return "\n".join(lines)
+
+
+def _flip_text(pairs: int, cases: Sequence[tuple[str, int]], limit: int) -> str:
+    shown = ", ".join(f"{case} x{n}" if n > 1 else case for case, n in cases[:limit])
+    more = f", ... (+{len(cases) - limit} cases)" if len(cases) > limit else ""
+    return f"{pairs} pairs in {len(cases)} cases" + (f": {shown}{more}" if cases else "")
+
+
+def _as_json(args: argparse.Namespace, pairing: Pairing, groupings: Sequence[Sequence[str]],
+             tables: Sequence[Sequence[ComparisonRow]]) -> dict[str, Any]:
+    return {
+        "run_a": str(args.run_a), "run_b": str(args.run_b),
+        "pairing": {"pairs": len(pairing.pairs), "only_a": pairing.only_a,
+                    "only_b": pairing.only_b, "errors": pairing.errors},
+        "resamples": args.resamples, "seed": args.seed,
+        "tables": [{"by": list(by), "rows": [r.to_dict() for r in rows]}
+                   for by, rows in zip(groupings, tables, strict=True)],
+    }

@@ -1,0 +1,256 @@
+"""Turn CRAFT-MD's recorded answers into a run directory the reports can read.
+
+The CRAFT-MD repository publishes every answer its clinical LLMs gave: one gzipped JSONL line
+per (case_id, trial 0-4, experiment, format), with the GPT-4 grader's extracted diagnosis and
+verdict on free-response (FRQ) lines. Each FRQ line becomes one :class:`ResultRecord`
+(``sample`` = trial) whose outcome is the recorded verdict, so the project's statistics and
+comparisons run on the paper's own data without replaying any encounter.
+
+Accuracy rule, checked against the paper's Supplementary Table 4 (all eight FRQ numbers agree
+to 3 decimals): the pooled mean of ``grader_verdict`` over every recorded line of the
+experiment, i.e. every case x trial present in the file. Lines the file lacks (e.g. 15 GPT-4
+summarized lines) are simply absent; extractions "none" and "multiple" count as wrong because
+the grader scored them 0; nothing else is excluded.
+
+MCQ lines carry no verdict. They are left out unless asked for; then a small, *provisional*
+option matcher (:func:`chosen_option`) grades them until the full MCQ mapper lands.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from .. import __version__
+from .records import ResultRecord
+from .stats import group_rows
+from .writer import SUMMARY_VERSION
+
+GRADER = "gpt-4 grader (recorded)"
+MCQ_GRADER = "option match (provisional)"
+DEFAULT_CSV = "usmle_and_derm_dataset.csv"
+_REQUIRED = ("model", "case_id", "trial", "experiment", "format", "correct_answer", "response")
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    """What the dataset CSV says about a case."""
+
+    specialty: str
+    dataset: str
+    choices: tuple[str, ...] = ()
+
+
+@dataclass
+class ImportResult:
+    """What an import wrote and what it had to skip (one message per skipped line)."""
+
+    run_dir: Path
+    records: list[ResultRecord]
+    skipped: list[str] = field(default_factory=list)
+    mcq_lines: int = 0
+    unknown_cases: int = 0
+
+
+def read_case_table(path: str | Path) -> dict[str, CaseInfo]:
+    """Specialty (``category``), dataset and answer choices per ``case_id``."""
+    with Path(path).open(encoding="utf-8", newline="") as fh:
+        return {row["case_id"]: CaseInfo(
+            specialty=row["category"], dataset=row["dataset"],
+            choices=tuple(row[f"choice_{i}"] for i in range(1, 5) if row.get(f"choice_{i}")))
+            for row in csv.DictReader(fh)}
+
+
+def _open_text(path: Path) -> IO[str]:
+    # Recorded files ship gzipped; a plain JSONL (e.g. a test excerpt) works too.
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open(encoding="utf-8")
+
+
+def read_recorded(path: Path, skipped: list[str]) -> Iterator[dict[str, Any]]:
+    """The file's valid lines; each invalid one adds ``file:line: reason`` to ``skipped``."""
+    with _open_text(path) as fh:
+        for number, text in enumerate(fh, 1):
+            if not text.strip():
+                continue
+            try:
+                line = json.loads(text)
+            except json.JSONDecodeError as exc:
+                skipped.append(f"{path}:{number}: not JSON ({exc.msg})")
+                continue
+            problem = _line_problem(line)
+            if problem:
+                skipped.append(f"{path}:{number}: {problem}")
+                continue
+            yield line
+
+
+def _line_problem(line: Any) -> str | None:
+    if not isinstance(line, dict):
+        return "not a JSON object"
+    missing = [k for k in _REQUIRED if line.get(k) is None]
+    if missing:
+        return f"missing field(s) {', '.join(missing)}"
+    if line["format"] == "frq" and line.get("grader_verdict") not in (0, 1):
+        return f"FRQ line without a 0/1 grader_verdict ({line.get('grader_verdict')!r})"
+    return None
+
+
+# --- provisional MCQ grading -----------------------------------------------------------------
+
+_PREFIX = re.compile(r"^\W*(?:final\s+)?(?:diagnosis|answer)\s*:\W*", re.IGNORECASE)
+#: "A", "(b)", "C.", "option d:" -- a bare word starting with a-d ("A fungal ...") is not one.
+_LETTER = re.compile(r"^(?:option|choice)?\s*\(?([a-d])(?:[).:]|$)", re.IGNORECASE)
+
+
+def normalise(text: str) -> str:
+    """Lower case, words only, single spaces."""
+    return " ".join(re.sub(r"[^\w]+", " ", text.lower()).split())
+
+
+def chosen_option(response: str, choices: Sequence[str]) -> str | None:
+    """The option a short MCQ answer names, or None (refusal, several, or none found).
+
+    PROVISIONAL, deliberately small: a leading letter maps to the CSV's choice order
+    (choice_1 = A), otherwise exactly one option's text must occur as whole words in the
+    answer; an option contained in a longer matched one ("Herpes" in "Herpes zoster") yields.
+    """
+    body = _PREFIX.sub("", response.strip()).strip(" *")
+    letter = _LETTER.match(body)
+    if letter and len(choices) == 4:
+        return choices["abcd".index(letter.group(1).lower())]
+    said = f" {normalise(body)} "
+    names = {c: f" {normalise(c)} " for c in choices}
+    hits = [c for c, name in names.items() if name.strip() and name in said]
+    hits = [c for c in hits if not any(o != c and names[c] in names[o] for o in hits)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def grade_mcq(response: str, correct: str, choices: Sequence[str]) -> tuple[str | None, bool]:
+    """(given option, correct?) for one MCQ answer; see :func:`chosen_option`."""
+    if not choices:
+        # No choice list (case missing from the CSV): the correct answer's words must occur.
+        return response.strip(), f" {normalise(correct)} " in f" {normalise(response)} "
+    chosen = chosen_option(response, choices)
+    return chosen, chosen is not None and normalise(chosen) == normalise(correct)
+
+
+# --- records ---------------------------------------------------------------------------------
+
+def to_record(line: dict[str, Any], case: CaseInfo, *, run: str,
+              source: Path) -> ResultRecord:
+    """The result record of one recorded FRQ or MCQ line."""
+    fmt = str(line["format"])
+    if fmt == "frq":
+        given, correct, judge = line.get("extracted"), line["grader_verdict"] == 1, GRADER
+    else:
+        given, correct = grade_mcq(str(line["response"]), str(line["correct_answer"]),
+                                   case.choices)
+        judge = MCQ_GRADER
+    model = str(line["model"])
+    return ResultRecord(
+        run=run, protocol="craftmd", case_id=str(line["case_id"]),
+        nodeid=f"{source.name}::{line['case_id']}[{line['experiment']}-{fmt}-t{line['trial']}]",
+        dataset=case.dataset, specialty=case.specialty, sample=int(line["trial"]),
+        models={"doctor": model, "patient": model, "measurement": "none", "moderator": GRADER},
+        turn_budget=0, experiment=str(line["experiment"]), answer_format=fmt,
+        outcome="correct" if correct else "incorrect", expected=str(line["correct_answer"]),
+        given=None if given is None else str(given), decided_by=judge, turns_used=0,
+        duration_s=0.0, case_file=str(source))
+
+
+def convert(lines: Sequence[dict[str, Any]], cases: dict[str, CaseInfo], *, run: str,
+            source: Path, include_mcq: bool, result: ImportResult) -> None:
+    """Append the records of ``lines`` to ``result``; duplicates of an item are skipped."""
+    unknown = CaseInfo(specialty="unspecified", dataset="craftmd")
+    seen: set[tuple[Any, ...]] = set()
+    for line in lines:
+        if line["format"] != "frq":
+            result.mcq_lines += 1
+            if not include_mcq:
+                continue
+        key = (line["case_id"], line["trial"], line["experiment"], line["format"])
+        if key in seen:
+            result.skipped.append(f"{source}: duplicate line for {key}")
+            continue
+        seen.add(key)
+        case = cases.get(str(line["case_id"]))
+        result.unknown_cases += case is None
+        result.records.append(to_record(line, case or unknown, run=run, source=source))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def craftmd_summary(result: ImportResult, files: Sequence[Path]) -> dict[str, Any]:
+    """``summary.json`` in :func:`..writer.run_summary`'s shape, plus where it came from."""
+    records = result.records
+    return {
+        "version": SUMMARY_VERSION,
+        "plugin_version": __version__,
+        "run": result.run_dir.name,
+        "protocol": "craftmd",
+        "source": "recorded CRAFT-MD answers (imported, no encounter replayed)",
+        "roles": dict(records[0].models) if records else {},
+        "turn_budgets": [0],
+        "repeat": len({r.sample for r in records}),
+        "cache_mode": "none",
+        "temperature": None,
+        "case_files": {str(f): _sha256(f) for f in files},
+        "items": len(records),
+        "bad_case_records": len(result.skipped),
+        "mcq_lines": result.mcq_lines,
+        "unknown_cases": result.unknown_cases,
+        "model_calls": 0,
+        "cache_hits": 0,
+        "cache_misses": 0,
+        "by_doctor": group_rows(records, lambda r: r.doctor),
+        "by_experiment": group_rows(records, lambda r: f"{r.experiment}/{r.answer_format}"),
+    }
+
+
+def import_craftmd(path: str | Path, out: str | Path | None = None,
+                   dataset_csv: str | Path | None = None,
+                   include_mcq: bool = False) -> ImportResult:
+    """Write ``results.jsonl`` and ``summary.json`` for a recorded CRAFT-MD file.
+
+    ``out`` defaults to ``reports/craftmd-<model>``; ``dataset_csv`` to the dataset CSV
+    beside the recorded file (without one, specialties are ``unspecified``).
+    """
+    source = Path(path)
+    skipped: list[str] = []
+    lines = list(read_recorded(source, skipped))
+    csv_path = Path(dataset_csv) if dataset_csv else source.with_name(DEFAULT_CSV)
+    if dataset_csv and not csv_path.is_file():
+        raise FileNotFoundError(f"dataset CSV not found: {csv_path}")
+    cases = read_case_table(csv_path) if csv_path.is_file() else {}
+    model = str(lines[0]["model"]) if lines else "unknown"
+    run_dir = Path(out) if out else Path("reports") / f"craftmd-{model}"
+    result = ImportResult(run_dir=run_dir, records=[], skipped=skipped)
+    convert(lines, cases, run=run_dir.name, source=source, include_mcq=include_mcq,
+            result=result)
+    write_import(result, [source, *([csv_path] if cases else [])])
+    return result
+
+
+def write_import(result: ImportResult, files: Sequence[Path]) -> None:
+    """Write the run directory of an import."""
+    result.run_dir.mkdir(parents=True, exist_ok=True)
+    with (result.run_dir / "results.jsonl").open("w", encoding="utf-8") as fh:
+        fh.writelines(r.model_dump_json() + "\n" for r in result.records)
+    summary = craftmd_summary(result, files)
+    (result.run_dir / "summary.json").write_text(json.dumps(summary, indent=1),
+                                                 encoding="utf-8")

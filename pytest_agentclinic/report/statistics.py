@@ -1,0 +1,429 @@
+"""Accuracy with case-clustered bootstrap intervals, and paired comparisons of two runs.
+
+Pure functions over :class:`ResultRecord`. Errors (infrastructure failures) never count as
+wrong answers: they are left out of every denominator and reported apart.
+
+Items are not independent: the repeats of one case (``--agent-repeat``, CRAFT-MD trials) share
+the case's difficulty. Every bootstrap here therefore resamples *cases*, carrying all of a
+case's items together, so an interval does not shrink merely because a case was run 5 times.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .records import ResultRecord
+
+FloatArray = NDArray[np.float64]
+GroupKey = tuple[str, ...]
+
+#: How to read each grouping field off a record; values are strings so tables can print them.
+GROUP_FIELDS: Mapping[str, Callable[[ResultRecord], str]] = MappingProxyType({
+    "doctor": lambda r: r.models.get("doctor", "?"),
+    "patient": lambda r: r.models.get("patient", "?"),
+    "bias": lambda r: r.bias,
+    "specialty": lambda r: r.specialty,
+    "dataset": lambda r: r.dataset,
+    "turn_budget": lambda r: str(r.turn_budget),
+    "experiment": lambda r: r.experiment or "-",
+    "answer_format": lambda r: r.answer_format or "-",
+})
+
+#: Label of the row over all records (an empty group key).
+ALL = "all"
+#: Bootstrap index chunk size in elements: about 1 MB of int32, which keeps the gather in
+#: cache; larger chunks measured slower, smaller ones pay Python overhead per chunk.
+_CHUNK_ELEMENTS = 1 << 18
+
+
+def check_fields(by: Sequence[str]) -> tuple[str, ...]:
+    """Return ``by`` as a tuple; raise ValueError naming the allowed fields on a bad one."""
+    bad = [f for f in by if f not in GROUP_FIELDS]
+    if bad:
+        raise ValueError(f"unknown group field(s) {', '.join(bad)}; "
+                         f"choose from {', '.join(GROUP_FIELDS)}")
+    return tuple(by)
+
+
+def group_key(record: ResultRecord, by: Sequence[str]) -> GroupKey:
+    """The record's values of the ``by`` fields."""
+    return tuple(GROUP_FIELDS[f](record) for f in by)
+
+
+def key_label(key: GroupKey) -> str:
+    """A printable label of a group key (``all`` for the empty key)."""
+    return " / ".join(key) if key else ALL
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key putting ``case_2`` before ``case_10``."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p)
+
+
+# --- loading -------------------------------------------------------------------------------
+
+def results_path(path: str | Path) -> Path:
+    """``results.jsonl`` of a run given as its directory, the file, or ``summary.json``."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "results.jsonl"
+    elif p.name == "summary.json":
+        p = p.with_name("results.jsonl")
+    if not p.is_file():
+        raise FileNotFoundError(f"no results file at {p} (give a run directory, its "
+                                f"results.jsonl, or the summary.json beside it)")
+    return p
+
+
+def load_records(path: str | Path) -> list[ResultRecord]:
+    """Read a run's ``results.jsonl``; a bad line raises ValueError naming file and line.
+
+    pydantic's JSON validation runs in Rust and reads 40,000 lines in about half a second,
+    so the records are validated rather than trusted.
+    """
+    p = results_path(path)
+    records = []
+    with p.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(ResultRecord.model_validate_json(line))
+            except ValueError as exc:
+                raise ValueError(f"bad result record: {p}:{number}: {exc}") from None
+    return records
+
+
+# --- bootstrap core ------------------------------------------------------------------------
+
+def group_rng(seed: int, key: GroupKey) -> np.random.Generator:
+    """A generator seeded by ``seed`` and the group, so a group's interval is the same
+    whichever other groups are in the table."""
+    return np.random.default_rng([seed, zlib.crc32(key_label(key).encode("utf-8"))])
+
+
+def cluster_bootstrap(num: FloatArray, den: FloatArray, n_resamples: int,
+                      rng: np.random.Generator) -> FloatArray:
+    """``sum(num[idx]) / sum(den[idx])`` for ``n_resamples`` resamples of cluster indices.
+
+    ``num`` and ``den`` hold one value per cluster (case), e.g. correct items and items, so
+    a resample carries whole cases. ``den`` must be positive everywhere.
+    """
+    n = len(num)
+    out = np.empty(n_resamples)
+    chunk = max(1, _CHUNK_ELEMENTS // n)
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        idx = rng.integers(0, n, size=(size, n), dtype=np.int32)
+        out[start:start + size] = num[idx].sum(axis=1) / den[idx].sum(axis=1)
+    return out
+
+
+def per_case(case_ids: Sequence[str], values: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Sum of ``values`` and item count per case, in first-seen case order."""
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(c, len(index)) for c in case_ids), dtype=np.intp,
+                        count=len(case_ids))
+    sums = np.bincount(codes, weights=values, minlength=len(index)).astype(np.float64)
+    counts = np.bincount(codes, minlength=len(index)).astype(np.float64)
+    return sums, counts
+
+
+def percentile_ci(samples: FloatArray) -> tuple[float, float]:
+    """The 95% percentile interval."""
+    low, high = np.quantile(samples, [0.025, 0.975])
+    return float(low), float(high)
+
+
+# --- accuracy table ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GroupRow:
+    """Accuracy and resource use of one group; ``n`` counts judged items (errors apart)."""
+
+    by: tuple[str, ...]
+    key: GroupKey
+    n: int
+    correct: int
+    accuracy: float | None
+    ci_low: float | None
+    ci_high: float | None
+    cases: int
+    errors: int
+    no_diagnosis: int
+    mean_turns: float | None
+    mean_tests: float | None
+    tokens: dict[str, int] = field(default_factory=dict)
+    cost_usd: dict[str, float] = field(default_factory=dict)
+    calls: int = 0
+    cache_hits: int = 0
+
+    @property
+    def label(self) -> str:
+        """The group's printable name."""
+        return key_label(self.key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form, with the group as ``{field: value}``."""
+        data = asdict(self)
+        # The all row has an empty key under a non-empty ``by``: its group is {}.
+        data["group"] = dict(zip(self.by, self.key, strict=True)) if self.key else {}
+        data["label"] = self.label
+        return data
+
+
+def accuracy_table(records: Iterable[ResultRecord], by: Sequence[str] = (),
+                   n_resamples: int = 10_000, seed: int = 0) -> list[GroupRow]:
+    """One row per group of ``by`` (one ``all`` row when ``by`` is empty), sorted by key.
+
+    The 95% interval is a percentile bootstrap over cases (seeded, deterministic).
+    """
+    fields = check_fields(by)
+    groups: dict[GroupKey, list[ResultRecord]] = {}
+    for r in records:
+        groups.setdefault(group_key(r, fields), []).append(r)
+    return [_group_row(fields, key, groups[key], n_resamples, seed)
+            for key in sorted(groups, key=lambda k: tuple(natural_key(v) for v in k))]
+
+
+def _group_row(by: tuple[str, ...], key: GroupKey, rows: Sequence[ResultRecord],
+               n_resamples: int, seed: int) -> GroupRow:
+    judged = [r for r in rows if r.outcome != "error"]
+    n = len(judged)
+    correct = np.fromiter((r.outcome == "correct" for r in judged), dtype=np.float64, count=n)
+    accuracy = ci_low = ci_high = None
+    cases = 0
+    if n:
+        accuracy = float(correct.mean())
+        sums, counts = per_case([r.case_id for r in judged], correct)
+        cases = len(sums)
+        boot = cluster_bootstrap(sums, counts, n_resamples, group_rng(seed, key))
+        ci_low, ci_high = percentile_ci(boot)
+    tokens, cost, calls, hits = _usage(rows)
+    return GroupRow(
+        by=by, key=key, n=n, correct=int(correct.sum()), accuracy=accuracy,
+        ci_low=ci_low, ci_high=ci_high, cases=cases, errors=len(rows) - n,
+        no_diagnosis=sum(r.outcome == "no_diagnosis" for r in judged),
+        mean_turns=sum(r.turns_used for r in judged) / n if n else None,
+        mean_tests=sum(len(r.tests_requested) for r in judged) / n if n else None,
+        tokens=tokens, cost_usd=cost, calls=calls, cache_hits=hits)
+
+
+def _usage(rows: Sequence[ResultRecord]) -> tuple[dict[str, int], dict[str, float], int, int]:
+    """Tokens and cost per role, calls and cache hits, over every record (errors included:
+    a failed encounter still spent what it spent)."""
+    tokens: Counter[str] = Counter()
+    cost: dict[str, float] = {}
+    calls = hits = 0
+    for r in rows:
+        for role, u in r.usage.items():
+            tokens[role] += u.prompt_tokens + u.completion_tokens
+            cost[role] = cost.get(role, 0.0) + u.cost_usd
+            calls += u.calls
+            hits += u.cache_hits
+    return dict(sorted(tokens.items())), dict(sorted(cost.items())), calls, hits
+
+
+# --- paired comparison ---------------------------------------------------------------------
+
+#: Fields that name an item's condition independently of the doctor: items of runs A and B
+#: pair when case, sample and all of these agree.
+CONDITION_FIELDS = ("bias", "turn_budget", "experiment", "answer_format", "dataset")
+
+PairKey = tuple[str, int, str, int, str | None, str | None, str]
+Pair = tuple[ResultRecord, ResultRecord]
+
+
+def pair_key(r: ResultRecord) -> PairKey:
+    """Case, sample and condition of an item."""
+    return (r.case_id, r.sample, r.bias, r.turn_budget, r.experiment, r.answer_format,
+            r.dataset)
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """The judged pairs of two runs, and what could not be paired."""
+
+    pairs: list[Pair]
+    only_a: int
+    only_b: int
+    #: Pairs dropped because either side is an error (no verdict to compare).
+    errors: int
+
+
+def pair_records(a_records: Iterable[ResultRecord],
+                 b_records: Iterable[ResultRecord]) -> Pairing:
+    """Pair the items of two runs by :func:`pair_key`.
+
+    Raises ValueError when a run holds one key twice (e.g. several doctors in one run):
+    such a pairing would be ambiguous, so filter the run to one doctor first.
+    """
+    a, b = _index(a_records, "A"), _index(b_records, "B")
+    pairs: list[Pair] = []
+    errors = 0
+    for key, ra in a.items():
+        rb = b.get(key)
+        if rb is None:
+            continue
+        if "error" in (ra.outcome, rb.outcome):
+            errors += 1
+        else:
+            pairs.append((ra, rb))
+    common = len(pairs) + errors
+    return Pairing(pairs, only_a=len(a) - common, only_b=len(b) - common, errors=errors)
+
+
+def _index(records: Iterable[ResultRecord], name: str) -> dict[PairKey, ResultRecord]:
+    index: dict[PairKey, ResultRecord] = {}
+    for r in records:
+        key = pair_key(r)
+        if key in index:
+            raise ValueError(f"run {name} has several items for case {key[0]} sample {key[1]} "
+                             f"({r.nodeid}); compare runs with one doctor each")
+        index[key] = r
+    return index
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """Run B against run A over the paired items of one group; ``difference`` is B - A."""
+
+    by: tuple[str, ...]
+    key: GroupKey
+    n_pairs: int
+    cases: int
+    accuracy_a: float
+    accuracy_b: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    p_bootstrap: float
+    p_mcnemar: float
+    p_holm_bootstrap: float
+    p_holm_mcnemar: float
+    both_correct: int
+    both_wrong: int
+    #: Pairs right in A and wrong in B, and the reverse.
+    to_wrong: int
+    to_right: int
+    #: The same, per case: ``(case_id, pairs)``, most pairs first.
+    cases_to_wrong: tuple[tuple[str, int], ...] = ()
+    cases_to_right: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The group's printable name."""
+        return key_label(self.key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form, with the group as ``{field: value}``."""
+        data = asdict(self)
+        # The all row has an empty key under a non-empty ``by``: its group is {}.
+        data["group"] = dict(zip(self.by, self.key, strict=True)) if self.key else {}
+        data["label"] = self.label
+        data["cases_to_wrong"] = dict(self.cases_to_wrong)
+        data["cases_to_right"] = dict(self.cases_to_right)
+        return data
+
+
+def paired_comparison(a_records: Iterable[ResultRecord], b_records: Iterable[ResultRecord],
+                      by: Sequence[str] = (), n_resamples: int = 10_000,
+                      seed: int = 0) -> list[ComparisonRow]:
+    """Compare run B with run A per group of ``by``, then over all pairs (the last row).
+
+    A group's value of a field that differs between the sides (``doctor``, say) reads
+    ``A-value | B-value``. Holm's correction runs over the groups (the ``all`` row is its
+    own single test, adjusted p = p). Raises ValueError when nothing pairs.
+    """
+    return compare_pairs(pair_records(a_records, b_records).pairs, by, n_resamples, seed)
+
+
+def compare_pairs(pairs: Sequence[Pair], by: Sequence[str] = (), n_resamples: int = 10_000,
+                  seed: int = 0) -> list[ComparisonRow]:
+    """:func:`paired_comparison` over already paired items."""
+    if not pairs:
+        raise ValueError("no judged items pair between the two runs (same case, sample, "
+                         "bias, turn budget, experiment, answer format and dataset)")
+    fields = check_fields(by)
+    groups: dict[GroupKey, list[Pair]] = {}
+    for pair in pairs:
+        groups.setdefault(_pair_group(pair, fields), []).append(pair)
+    keys = sorted(groups, key=lambda k: tuple(natural_key(v) for v in k)) if fields else []
+    rows = [_compare(fields, k, groups[k], n_resamples, seed) for k in keys]
+    rows = _holm(rows)
+    rows.append(_compare(fields, (), pairs, n_resamples, seed))
+    return rows
+
+
+def _pair_group(pair: Pair, by: tuple[str, ...]) -> GroupKey:
+    a, b = group_key(pair[0], by), group_key(pair[1], by)
+    return tuple(x if x == y else f"{x} | {y}" for x, y in zip(a, b, strict=True))
+
+
+def _compare(by: tuple[str, ...], key: GroupKey, pairs: Sequence[Pair], n_resamples: int,
+             seed: int) -> ComparisonRow:
+    n = len(pairs)
+    a = np.fromiter((ra.outcome == "correct" for ra, _ in pairs), dtype=bool, count=n)
+    b = np.fromiter((rb.outcome == "correct" for _, rb in pairs), dtype=bool, count=n)
+    diff = b.astype(np.float64) - a
+    observed = float(diff.mean())
+    case_ids = [ra.case_id for ra, _ in pairs]
+    sums, counts = per_case(case_ids, diff)
+    boot = cluster_bootstrap(sums, counts, n_resamples, group_rng(seed, key))
+    ci_low, ci_high = percentile_ci(boot)
+    p_boot = bootstrap_p(boot, observed)
+    p_mcnemar = mcnemar_exact(int((a & ~b).sum()), int((~a & b).sum()))
+    return ComparisonRow(
+        by=by, key=key, n_pairs=n, cases=len(sums), accuracy_a=float(a.mean()),
+        accuracy_b=float(b.mean()), difference=observed, ci_low=ci_low, ci_high=ci_high,
+        p_bootstrap=p_boot, p_mcnemar=p_mcnemar, p_holm_bootstrap=p_boot,
+        p_holm_mcnemar=p_mcnemar,
+        both_correct=int((a & b).sum()), both_wrong=int((~a & ~b).sum()),
+        to_wrong=int((a & ~b).sum()), to_right=int((~a & b).sum()),
+        cases_to_wrong=_flips(case_ids, a & ~b), cases_to_right=_flips(case_ids, ~a & b))
+
+
+def bootstrap_p(boot: FloatArray, observed: float) -> float:
+    """Two-sided bootstrap p of a zero difference, as CRAFT-MD computes it.
+
+    The resampled statistics shifted by ``-observed`` approximate the null distribution; p
+    is (as-extreme count + 1) / (resamples + 1), so it is never 0 (smallest 1/(B+1)).
+    """
+    extreme = np.abs(boot - observed) >= abs(observed) - 1e-12
+    return float((extreme.sum() + 1) / (len(boot) + 1))
+
+
+def mcnemar_exact(a_only: int, b_only: int) -> float:
+    """Exact (binomial) McNemar p from the discordant counts; 1.0 when there are none."""
+    if a_only + b_only == 0:
+        return 1.0
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    return float(mcnemar([[0, a_only], [b_only, 0]], exact=True).pvalue)
+
+
+def _flips(case_ids: Sequence[str], mask: NDArray[np.bool_]) -> tuple[tuple[str, int], ...]:
+    counts = Counter(c for c, m in zip(case_ids, mask.tolist(), strict=True) if m)
+    return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], natural_key(kv[0]))))
+
+
+def _holm(rows: list[ComparisonRow]) -> list[ComparisonRow]:
+    """Holm-Bonferroni adjusted p-values across the groups, for both tests."""
+    if len(rows) < 2:
+        return rows
+    from statsmodels.stats.multitest import multipletests
+
+    boot = multipletests([r.p_bootstrap for r in rows], method="holm")[1]
+    mcn = multipletests([r.p_mcnemar for r in rows], method="holm")[1]
+    return [replace(r, p_holm_bootstrap=float(pb), p_holm_mcnemar=float(pm))
+            for r, pb, pm in zip(rows, boot, mcn, strict=True)]
