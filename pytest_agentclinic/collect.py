@@ -6,6 +6,7 @@ repeat. An axis appears in the item's id only when it has several values, so ids
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,6 +37,10 @@ class EncounterSpec:
     bias: str = "none"
     #: ``initial`` or ``request`` for cases with images, else None.
     image_mode: str | None = None
+    #: CRAFT-MD: the experiment, the answer mode and an MCQ's options.
+    experiment: str | None = None
+    answer: str | None = None
+    options: tuple[str, ...] = ()
 
 
 class _Message(TerminalRepr):
@@ -87,6 +92,35 @@ def _register_marker(config: pytest.Config, case: Case) -> None:
         config.addinivalue_line("markers", f"{case.specialty_marker}: {case.specialty} cases")
 
 
+def _specialty_pools(cases: Iterator[Case]) -> dict[str, tuple[str, ...]]:
+    """Every diagnosis and option seen in each specialty: the many-choice distractors."""
+    pools: dict[str, dict[str, None]] = {}
+    for case in cases:
+        names = pools.setdefault(case.specialty, {})
+        names.update(dict.fromkeys([case.diagnosis, *case.choices]))
+    return {k: tuple(v) for k, v in pools.items()}
+
+
+def _options(case: Case, answer: str, by_specialty: dict[str, tuple[str, ...]],
+             size: int) -> tuple[str, ...] | None:
+    """The options of an item: () for free response, None when the item cannot be asked."""
+    if answer == "frq":
+        return ()
+    if answer == "mcq":
+        return tuple(case.choices) if case.diagnosis in case.choices else None
+    others = [n for n in by_specialty.get(case.specialty, ())
+              if n.lower() != case.diagnosis.lower()]
+    # A deterministic, case-specific order: the same options on every run and worker.
+    others.sort(key=lambda n: hashlib.sha256(f"{case.id}|{n}".encode()).hexdigest())
+    options = sorted([case.diagnosis, *others[: size - 1]],
+                     key=lambda n: hashlib.sha256(f"{case.id}|order|{n}".encode()).hexdigest())
+    return tuple(options) if len(options) > 1 else None
+
+
+def _has_context(case: Case, experiment: str) -> bool:
+    return bool(case.physical_exam) if experiment == "examonly" else bool(case.vignette)
+
+
 def _model_slug(model: str) -> str:
     return model.replace("/", "_").replace(" ", "_")
 
@@ -101,13 +135,39 @@ class CaseFile(pytest.File):
         for error in loaded.errors:
             yield CaseRecordError.from_parent(self, name=f"line-{error.line}", error=error)
         pool = tuple(dict.fromkeys(c.diagnosis for _, c in loaded.cases))
+        craftmd = session_of(self.config).settings.protocol == "craftmd"
+        by_specialty = _specialty_pools(c for _, c in loaded.cases) if craftmd else {}
         for line, case in loaded.cases:
             _register_marker(self.config, case)
-            for spec, label in self._variants(case, pool):
+            variants = (self._craftmd_variants(case, pool, by_specialty) if craftmd
+                        else self._variants(case, pool))
+            for spec, label in variants:
                 item = EncounterItem.from_parent(self, name=f"{case.id}[{label}]", spec=spec,
                                                  line=line)
                 item.add_marker(case.specialty_marker)
                 yield item
+
+    def _craftmd_variants(self, case: Case, pool: tuple[str, ...],
+                          by_specialty: dict[str, tuple[str, ...]],
+                          ) -> Iterator[tuple[EncounterSpec, str]]:
+        from .plugin import session_of
+
+        s = session_of(self.config).settings
+        axes = itertools.product(s.doctors, s.patients, s.experiments, s.answers,
+                                 range(s.repeat))
+        for doctor, patient, experiment, answer, sample in axes:
+            options = _options(case, answer, by_specialty, s.many_choices)
+            if options is None or not _has_context(case, experiment):
+                continue  # e.g. an MCQ without choices, exam-only without an examination
+            parts = [case.specialty_slug, _model_slug(doctor)]
+            if len(s.patients) > 1:
+                parts.append(f"patient_{_model_slug(patient)}")
+            parts += [experiment, answer]
+            if s.repeat > 1:
+                parts.append(f"r{sample}")
+            yield (EncounterSpec(case, doctor, s.turns[0], sample, pool, patient,
+                                 experiment=experiment, answer=answer, options=options),
+                   "-".join(parts))
 
     def _variants(self, case: Case,
                   pool: tuple[str, ...]) -> Iterator[tuple[EncounterSpec, str]]:

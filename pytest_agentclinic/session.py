@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import os
 import re
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .agents.factory import Variant, build_cast
+from .agents.factory import Variant, build_cast, build_craft_cast
 from .collect import RECORD_PROPERTY, CaseRecordError, EncounterError, EncounterItem
+from .encounter.craftmd import CraftItem, converse, run_craftmd
 from .encounter.engine import run_encounter
 from .encounter.runner import EncounterRunner
 from .encounter.transcript import Transcript
@@ -54,6 +56,7 @@ class AgentClinicSession:
         self.caller = ModelCaller(settings.call, self.cache)
         self.runner = EncounterRunner(settings.concurrency)
         self.fatal: str | None = None
+        self._tasks: dict[tuple[object, ...], Awaitable[Any]] = {}
         self.gate: gate.GateResult | None = None
 
     # ----------------------------------------------------------------- hooks
@@ -121,7 +124,45 @@ class AgentClinicSession:
                 self.runner.submit(upcoming.nodeid, self._encounter_factory(upcoming))
         return self.runner.submit(item.nodeid, self._encounter_factory(item))
 
+    def _shared(self, key: tuple[object, ...],
+                 factory: Callable[[], Awaitable[Any]]) -> Awaitable[Any]:
+        """One task per key, awaited by every item that needs it (runs on the runner's loop)."""
+        if key not in self._tasks:
+            self._tasks[key] = asyncio.ensure_future(factory())
+        return self._tasks[key]
+
+    def _craftmd_factory(self, item: EncounterItem) -> Callable[[], Any]:
+        spec, s = item.spec, self.settings
+        assert spec.experiment is not None and spec.answer is not None
+        models = {"doctor": spec.doctor, "patient": spec.patient, "summarizer": s.summarizer}
+        cast = build_craft_cast(self.config, spec.case, models, self.caller, spec.candidates)
+        craft = CraftItem(spec.case, spec.experiment, spec.answer, spec.sample,
+                          spec.turn_budget, spec.options)
+        # Every experiment of a case reuses one conversation (and one summary of it).
+        key = (spec.case.dataset, spec.case.id, spec.doctor, spec.patient, spec.sample)
+
+        def conversation() -> Awaitable[Any]:
+            return self._shared(("conversation", *key), lambda: converse(
+                spec.case, cast, spec.turn_budget, spec.sample))
+
+        async def summarize() -> Any:
+            convo = await conversation()
+            return await cast.summarizer.summarize(spec.case, convo.statements, spec.sample)
+
+        async def play() -> Transcript:
+            summary = lambda: self._shared(("summary", *key), summarize)  # noqa: E731
+            try:
+                return await run_craftmd(craft, cast, conversation, summary)
+            except FatalLLMError as exc:
+                self.fatal = self.fatal or str(exc)
+                self.runner.cancel_pending()
+                raise
+
+        return play
+
     def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
+        if item.spec.experiment is not None:
+            return self._craftmd_factory(item)
         spec, settings = item.spec, self.settings
         models = {"doctor": spec.doctor, "patient": spec.patient,
                   "measurement": settings.measurement, "moderator": settings.moderator}

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from .encounter.craftmd import ANSWERS, EXPERIMENTS
 from .llm.cache import CacheMode
 from .llm.caller import CallSettings
 from .llm.retry import RetryPolicy
@@ -50,6 +51,16 @@ OPTIONS: tuple[Option, ...] = (
            "(after REQUEST IMAGES); repeatable", ["initial"], "list", "MODE"),
     Option("perception", "ask the patient for its 1-10 ratings after the diagnosis: yes or no",
            "yes", metavar="yes|no"),
+    Option("protocol", "agentclinic (default) or craftmd", "agentclinic", metavar="NAME"),
+    Option("experiment", "CRAFT-MD experiments (repeatable): vignette, multiturn, singleturn, "
+           "summarized, examonly", ["vignette", "multiturn", "singleturn", "summarized"],
+           "list", "NAME"),
+    Option("answer", "CRAFT-MD answer modes (repeatable): mcq, mcq-many, frq", ["mcq", "frq"],
+           "list", "MODE"),
+    Option("many_choices", "options of a many-choice MCQ (pooled from the same specialty)", 10,
+           "int", "N"),
+    Option("summarizer", "CRAFT-MD summarizer model: 'offline' or a litellm model string",
+           "offline", metavar="MODEL"),
     Option("repeat", "samples per case (each its own item and cache entry)", 1, "int", "K"),
     Option("concurrency", "encounters in flight per process", 16, "int", "N"),
     Option("api_base", "API base URL for every LLM role (e.g. a local vLLM/Ollama server)",
@@ -103,6 +114,11 @@ class Settings:
     turns: tuple[int, ...]
     biases: tuple[str, ...]
     image_modes: tuple[str, ...]
+    protocol: str
+    experiments: tuple[str, ...]
+    answers: tuple[str, ...]
+    many_choices: int
+    summarizer: str
     perception: bool
     repeat: int
     concurrency: int
@@ -116,6 +132,9 @@ class Settings:
     @property
     def roles(self) -> dict[str, str]:
         """Each role's model, as the summary header shows it."""
+        if self.protocol == "craftmd":
+            return {"doctor": ", ".join(self.doctors), "patient": ", ".join(self.patients),
+                    "summarizer": self.summarizer, "grader": self.moderator}
         return {"doctor": ", ".join(self.doctors), "patient": ", ".join(self.patients),
                 "measurement": self.measurement, "moderator": self.moderator}
 
@@ -202,6 +221,10 @@ def resolve(config: pytest.Config) -> Settings:
         moderator=v["moderator"], turns=v["turns"], biases=_biases(v["bias"]),
         image_modes=_choices("images", v["images"], ("initial", "request")),
         perception=_choices("perception", (v["perception"],), ("yes", "no")) == ("yes",),
+        protocol=_choices("protocol", (v["protocol"],), ("agentclinic", "craftmd"))[0],
+        experiments=_choices("experiment", v["experiment"], EXPERIMENTS),
+        answers=_choices("answer", v["answer"], ANSWERS), many_choices=v["many_choices"],
+        summarizer=v["summarizer"],
         repeat=v["repeat"],
         concurrency=v["concurrency"], cache=cache, cache_dir=root / v["cache_dir"],
         report_dir=root / v["report_dir"], run_name=v["run_name"],

@@ -9,10 +9,19 @@ from typing import Any
 import pytest
 
 from ..cases.models import Case
+from ..encounter.craftmd import CraftCast
 from ..encounter.engine import Cast
 from ..grading.moderator import OfflineModerator
 from ..llm.caller import ModelCaller
 from .base import OFFLINE, Agent, Moderator
+from .craftmd_agents import (
+    LLMClinician,
+    LLMSummarizer,
+    LLMVignettePatient,
+    OfflineClinician,
+    OfflineSummarizer,
+    OfflineVignettePatient,
+)
 from .llm_agents import LLMDoctor, LLMMeasurement, LLMModerator, LLMPatient
 from .offline_doctor import OfflineDoctor
 from .offline_measurement import OfflineMeasurement
@@ -55,3 +64,21 @@ def build_cast(config: pytest.Config, case: Case, models: dict[str, str], caller
             raise TypeError(f"the {role} agent {agents[role]!r} does not implement "
                             f"{wanted.__name__}")
     return Cast(**agents)
+
+
+def build_craft_cast(config: pytest.Config, case: Case, models: dict[str, str],
+                     caller: ModelCaller, candidates: Sequence[str]) -> CraftCast:
+    """The CRAFT-MD cast: clinician, vignette patient and summarizer (a conftest may supply
+    any of them through the same hook, with role ``doctor``, ``patient`` or ``summarizer``)."""
+    offline = {"doctor": lambda: OfflineClinician(candidates),
+               "patient": OfflineVignettePatient, "summarizer": OfflineSummarizer}
+    online = {"doctor": LLMClinician, "patient": LLMVignettePatient,
+              "summarizer": LLMSummarizer}
+    agents: dict[str, Any] = {}
+    for role in ("doctor", "patient", "summarizer"):
+        model = models[role]
+        custom = config.hook.pytest_agentclinic_make_agent(role=role, model=model, case=case,
+                                                           bias="none", config=config)
+        agents[role] = custom if custom is not None else (
+            offline[role]() if model == OFFLINE else online[role](model, caller))
+    return CraftCast(**agents)

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from .models import UNSPECIFIED, Case, Findings, slugify
 
 SIDECAR_SUFFIX = ".specialties.json"
-CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml")
+CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
 
 
 @dataclass(frozen=True)
@@ -278,6 +278,8 @@ def looks_like_case_file(path: Path) -> bool:
             head = fh.read(4096)
     except (OSError, UnicodeDecodeError):
         return False
+    if path.suffix == ".csv":
+        return "case_vignette" in head.splitlines()[0] if head else False
     if path.suffix == ".jsonl":
         return any(k in head for k in ('"OSCE_Examination"', '"patient_info"', '"diagnosis"'))
     if path.suffix == ".json":
@@ -311,7 +313,14 @@ def load_case_file(path: Path) -> LoadedFile:
     except (OSError, UnicodeDecodeError) as exc:
         loaded.errors.append(CaseError(path, 1, "<file>", f"cannot read: {exc}"))
         return loaded
-    if path.suffix == ".jsonl":
+    if path.suffix == ".csv":
+        from .convert import read_craftmd_csv  # convert builds on this module
+
+        converted = read_craftmd_csv(path)
+        loaded.format = converted.format
+        loaded.cases = [(1, c) for c in converted.cases]
+        loaded.errors = list(converted.errors)
+    elif path.suffix == ".jsonl":
         _load_jsonl(path, text, loaded)
     else:
         _load_document(path, text, loaded)

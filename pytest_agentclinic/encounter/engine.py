@@ -51,6 +51,7 @@ def _deliver_images(t: Transcript, case: Case, turn: int) -> str:
     """Answer REQUEST IMAGES: attach the case's images (request mode) and note the turn."""
     if t.image_requested_turn is None:
         t.image_requested_turn = turn
+    refs: list[str]
     if not case.images:
         text, refs = "RESULTS: no images are available for this patient.", []
     elif t.image_mode == "initial":

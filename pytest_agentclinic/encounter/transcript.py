@@ -8,9 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 TRANSCRIPT_VERSION = 1
 
-Role = Literal["doctor", "patient", "measurement", "moderator", "system"]
+Role = Literal["doctor", "patient", "measurement", "moderator", "summarizer", "system"]
 Kind = Literal["question", "test_request", "test_result", "image_request", "image_result",
-               "answer", "diagnosis", "judgement", "perception_request", "perception"]
+               "answer", "diagnosis", "judgement", "perception_request", "perception",
+               "summary", "final_question", "final_answer"]
 Outcome = Literal["correct", "incorrect", "no_diagnosis", "error"]
 
 
@@ -85,6 +86,8 @@ class Transcript(BaseModel):
     models: dict[str, str]
     sample: int
     turn_budget: int
+    experiment: str | None = None
+    answer_format: str | None = None
     bias: str = "none"
     image_mode: str | None = None
     #: The doctor turn that first wrote REQUEST IMAGES, if any.

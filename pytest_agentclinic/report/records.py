@@ -56,7 +56,10 @@ class ResultRecord(BaseModel):
     def from_transcript(cls, t: Transcript, *, run: str, nodeid: str, expected: str,
                         transcript_path: str | None, case_file: str | None) -> ResultRecord:
         """Build the record of a finished encounter."""
-        return cls(run=run, nodeid=nodeid, protocol="agentclinic", case_id=t.case_id,
+        protocol: Literal["agentclinic", "craftmd"] = (
+            "craftmd" if t.protocol == "craftmd" else "agentclinic")
+        return cls(run=run, nodeid=nodeid, protocol=protocol, case_id=t.case_id,
+                   experiment=t.experiment, answer_format=t.answer_format,
                    dataset=t.dataset, specialty=t.specialty, models=t.models, sample=t.sample,
                    turn_budget=t.turn_budget, bias=t.bias, image_mode=t.image_mode,
                    image_requested_turn=t.image_requested_turn, perception=t.perception,

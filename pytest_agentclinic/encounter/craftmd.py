@@ -1,0 +1,190 @@
+"""The CRAFT-MD protocol: one conversation per case, several ways of asking for the diagnosis.
+
+The patient-AI opens with its complaint; the clinical LLM asks one question at a time until it
+writes "Final Diagnosis" or a turn with no question; a turn cap ends runaway dialogues (the
+multi-turn answer is then "no diagnosis"). Every experiment of a case reuses that one
+conversation, as the paper did, and asks the clinical LLM a final question with its own
+context: the vignette, the whole conversation, the first patient statement only, a summary of
+the patient's statements, or the physical examination only; as a 4-choice MCQ, a many-choice
+MCQ, or free response.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..agents.base import Agent, Reply, TurnView
+from ..agents.offline_measurement import render
+from ..cases.models import Case
+from ..grading.answers import grade_frq, grade_mcq
+from ..llm.errors import FatalLLMError, LLMError
+from .transcript import Transcript, Utterance, Verdict
+
+EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized", "examonly")
+ANSWERS = ("mcq", "mcq-many", "frq")
+_FINAL = re.compile(r"final\s+diagnosis", re.I)
+
+
+class Clinician(Agent, Protocol):
+    """A CRAFT-MD clinical agent: converses, then answers a final question."""
+
+    async def final(self, case: Case, context: str, options: Sequence[str] | None,
+                    sample: int) -> Reply:
+        """Answer the final question asked with ``context`` (MCQ when ``options``)."""
+        ...
+
+
+class Summarizer(Protocol):
+    """Rewrites the patient's statements as a vignette."""
+
+    model: str
+    prompt_version: str
+
+    async def summarize(self, case: Case, statements: Sequence[str], sample: int) -> Reply:
+        """The vignette."""
+        ...
+
+
+@dataclass(frozen=True)
+class CraftCast:
+    """The agents of a CRAFT-MD case."""
+
+    doctor: Clinician
+    patient: Agent
+    summarizer: Summarizer
+
+    @property
+    def models(self) -> dict[str, str]:
+        """Each role's model name."""
+        return {"doctor": self.doctor.model, "patient": self.patient.model,
+                "summarizer": self.summarizer.model, "moderator": "offline"}
+
+
+@dataclass
+class Conversation:
+    """The one multi-turn conversation of a case (shared by its experiments)."""
+
+    utterances: list[Utterance] = field(default_factory=list)
+    capped: bool = False
+
+    @property
+    def statements(self) -> list[str]:
+        """What the patient said, in order."""
+        return [u.text for u in self.utterances if u.role == "patient"]
+
+
+def _utter(turn: int, role: Any, kind: Any, reply: Reply, model: str) -> Utterance:
+    return Utterance(turn=turn, role=role, kind=kind, text=reply.text, model=model,
+                     usage=reply.usage)
+
+
+async def converse(case: Case, cast: CraftCast, cap: int, sample: int) -> Conversation:
+    """Play the conversation until "Final Diagnosis", a turn without a question, or the cap."""
+    convo = Conversation()
+    opening = await cast.patient.respond(TurnView(case, (), "", cap, cap, sample))
+    convo.utterances.append(_utter(0, "patient", "answer", opening, cast.patient.model))
+    for turn in range(1, cap + 1):
+        view = TurnView(case, tuple(convo.utterances), convo.utterances[-1].text,
+                        cap - turn + 1, cap, sample)
+        reply = await cast.doctor.respond(view)
+        done = bool(_FINAL.search(reply.text)) or "?" not in reply.text
+        convo.utterances.append(_utter(turn, "doctor", "diagnosis" if done else "question",
+                                       reply, cast.doctor.model))
+        if done:
+            return convo
+        view = TurnView(case, tuple(convo.utterances), reply.text, cap - turn, cap, sample)
+        answer = await cast.patient.respond(view)
+        convo.utterances.append(_utter(turn, "patient", "answer", answer, cast.patient.model))
+    convo.capped = True
+    return convo
+
+
+def conversation_text(convo: Conversation) -> str:
+    """The dialogue as ``Doctor:`` / ``Patient:`` lines."""
+    return "\n".join(f"{u.role.capitalize()}: {u.text}" for u in convo.utterances)
+
+
+@dataclass(frozen=True)
+class CraftItem:
+    """One experiment x answer mode of a case."""
+
+    case: Case
+    experiment: str
+    answer: str
+    sample: int
+    cap: int
+    #: The options of an MCQ item (4 choices, or the pooled many-choice list).
+    options: tuple[str, ...] = ()
+
+
+Shared = Callable[[], Awaitable[Any]]
+
+
+async def _context(item: CraftItem, conversation: Shared, summary: Shared) -> str:
+    case = item.case
+    if item.experiment == "vignette":
+        return f"Case vignette:\n{case.vignette}"
+    if item.experiment == "examonly":
+        return "Physical examination findings:\n" + render("Examination", case.physical_exam)
+    convo: Conversation = await conversation()
+    if item.experiment == "multiturn":
+        return "Your conversation with the patient:\n" + conversation_text(convo)
+    if item.experiment == "singleturn":
+        return "The patient says:\n" + (convo.statements[0] if convo.statements else "")
+    reply: Reply = await summary()
+    return f"Summary of the patient's history:\n{reply.text}"
+
+
+async def run_craftmd(item: CraftItem, cast: CraftCast, conversation: Shared,
+                      summary: Shared) -> Transcript:
+    """Answer and grade one item; ``conversation``/``summary`` return the shared results."""
+    case = item.case
+    t = Transcript(protocol="craftmd", case_id=case.id, dataset=case.dataset,
+                   specialty=case.specialty, models=cast.models, sample=item.sample,
+                   turn_budget=item.cap, experiment=item.experiment,
+                   answer_format=item.answer, started_at=time.time())
+    started = time.perf_counter()
+    try:
+        await _play(t, item, cast, conversation, summary)
+    except FatalLLMError as exc:
+        t.outcome, t.error = "error", str(exc)
+        raise
+    except LLMError as exc:
+        t.outcome, t.error = "error", f"{type(exc).__name__}: {exc}"
+    finally:
+        t.duration_s = time.perf_counter() - started
+    return t
+
+
+async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: Shared,
+                summary: Shared) -> None:
+    if item.experiment in ("multiturn", "singleturn", "summarized"):
+        convo: Conversation = await conversation()
+        t.utterances.extend(convo.utterances)
+        if item.experiment == "summarized":
+            reply: Reply = await summary()
+            t.utterances.append(_utter(0, "summarizer", "summary", reply, cast.summarizer.model))
+        if item.experiment == "multiturn" and convo.capped:
+            t.outcome = "no_diagnosis"  # the turn cap ended a runaway dialogue
+            return
+    context = await _context(item, conversation, summary)
+    t.utterances.append(Utterance(turn=t.turns_used, role="system", kind="final_question",
+                                  text=context, model="harness"))
+    reply = await cast.doctor.final(item.case, context, item.options or None, item.sample)
+    t.utterances.append(_utter(t.turns_used + 1, "doctor", "final_answer", reply,
+                               cast.doctor.model))
+    grade = (grade_mcq(reply.text, item.options, item.case.diagnosis) if item.options
+             else grade_frq(reply.text, item.case.accepted_diagnoses))
+    t.diagnosis = grade.extracted
+    if grade.extracted is None:
+        t.outcome = "no_diagnosis"
+        return
+    t.verdict = Verdict(correct=grade.correct, decided_by=grade.decided_by, reason=grade.reason)
+    t.outcome = "correct" if grade.correct else "incorrect"
+    t.utterances.append(Utterance(turn=t.turns_used, role="moderator", kind="judgement",
+                                  text=grade.reason, model=grade.decided_by,
+                                  detail=t.outcome))
