@@ -1,0 +1,123 @@
+"""The CRAFT-MD protocol: items, the shared conversation, experiments and answer modes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+from helpers import llm_args, make_case, results, write_yaml_cases
+
+from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
+from pytest_agentclinic.grading.answers import choice_of, grade_frq
+
+Start = Callable[[Script], FakeOpenAIServer]
+VIGNETTE = ("A 40-year-old woman presents with an itchy rash on her elbows for two months. "
+            "She has a history of asthma. Examination shows silvery plaques.")
+
+
+def craft_case(i: int, **over: object) -> dict[str, object]:
+    return make_case(i, vignette=VIGNETTE, **over)
+
+
+@pytest.fixture
+def craft(pytester: pytest.Pytester) -> pytest.Pytester:
+    write_yaml_cases(pytester.path / "c.yaml", [craft_case(1), craft_case(2, choices=[])])
+    return pytester
+
+
+def test_items_per_experiment_and_answer_mode(craft: pytest.Pytester) -> None:
+    result = craft.runpytest("c.yaml", "--agent-protocol=craftmd", "--collect-only", "-q",
+                             "--agent-experiment=vignette", "--agent-experiment=multiturn",
+                             "--agent-experiment=examonly", "--agent-answer=mcq",
+                             "--agent-answer=frq", "--agent-answer=mcq-many")
+    result.stdout.fnmatch_lines([
+        "c.yaml::t-01[[]dermatology-offline-vignette-mcq[]]",
+        "c.yaml::t-01[[]dermatology-offline-vignette-frq[]]",
+        "c.yaml::t-01[[]dermatology-offline-vignette-mcq-many[]]",
+        "c.yaml::t-01[[]dermatology-offline-multiturn-mcq[]]",
+        "c.yaml::t-01[[]dermatology-offline-examonly-mcq[]]",
+        # t-02 has no choices: no 4-choice MCQ, but free response and the pooled MCQ
+        "c.yaml::t-02[[]dermatology-offline-vignette-frq[]]",
+        "*15 tests collected*"])
+
+
+def clinician(req: FakeRequest) -> FakeReply:
+    if req.role == "summarizer" or "Rewrite it as a short clinical vignette" in req.last_user:
+        return FakeReply("The patient reports an itchy rash on the elbows.")
+    if "talking with a doctor" in req.system:  # the patient-AI
+        return FakeReply("I have an itchy rash on my elbows.")
+    if "Which of the following" in req.last_user:
+        return FakeReply("**Final Diagnosis:** A) Condition1 disease")
+    if "single most likely diagnosis?" in req.last_user:
+        return FakeReply("Final Diagnosis: Condition1 disease (C1D)")
+    turn = sum(m["role"] == "assistant" for m in req.messages)
+    return FakeReply("Where is the rash?" if turn == 0 else "Final Diagnosis: Condition1 disease")
+
+
+def test_one_conversation_serves_every_experiment(pytester: pytest.Pytester,
+                                                  fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [craft_case(1)])
+    server = fake_server(clinician)
+    result = pytester.runpytest("c.yaml", "--agent-protocol=craftmd",
+                                "--agent-summarizer=openai/fake-summarizer",
+                                *llm_args(server, ("doctor", "patient")))
+    result.assert_outcomes(passed=8)  # 4 experiments x (MCQ, FRQ)
+    system = [r.system for r in server.requests]
+    # The conversation: opening + 1 answer from the patient, 2 doctor turns; once, not 8 times.
+    assert sum("talking with a doctor" in s for s in system) == 2
+    assert sum(r.doctor_turn in (0, 1) and "physician specialising in Dermatology" in r.system
+               and "Which of" not in r.last_user and "single most" not in r.last_user
+               for r in server.requests) == 2
+    assert sum("Rewrite it as" in r.last_user for r in server.requests) == 1  # one summary
+    finals = [r.last_user for r in server.requests if "Final Diagnosis: <" in r.last_user]
+    assert len(finals) == 8
+    assert sum(f.startswith("Case vignette:") for f in finals) == 2
+    assert sum(f.startswith("Your conversation with the patient:") for f in finals) == 2
+    assert sum(f.startswith("The patient says:\nI have an itchy") for f in finals) == 2
+    assert sum(f.startswith("Summary of the patient's history:") for f in finals) == 2
+    records = results(pytester.path)
+    assert {(r["experiment"], r["answer_format"], r["protocol"]) for r in records.values()} == {
+        (e, a, "craftmd") for e in ("vignette", "multiturn", "singleturn", "summarized")
+        for a in ("mcq", "frq")}
+
+
+def test_turn_cap_ends_a_runaway_dialogue_as_no_diagnosis(pytester: pytest.Pytester,
+                                                          fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [craft_case(1)])
+    server = fake_server(lambda req: FakeReply("And what else?") if "physician" in req.system
+                         and "Final Diagnosis: <" not in req.last_user
+                         else FakeReply("Final Diagnosis: A) Condition1 disease")
+                         if "physician" in req.system else FakeReply("Nothing else."))
+    result = pytester.runpytest("c.yaml", "--agent-protocol=craftmd", "--agent-turns=3",
+                                "--agent-experiment=multiturn", "--agent-experiment=singleturn",
+                                "--agent-answer=mcq", *llm_args(server, ("doctor",)))
+    result.assert_outcomes(passed=1, failed=1)
+    outcomes = {r["experiment"]: r["outcome"] for r in results(pytester.path).values()}
+    assert outcomes == {"multiturn": "no_diagnosis", "singleturn": "correct"}
+
+
+def test_offline_run_records_a_dialogue_without_the_diagnosis(craft: pytest.Pytester) -> None:
+    craft.runpytest("c.yaml", "--agent-protocol=craftmd", "--agent-experiment=multiturn",
+                    "--agent-answer=frq", "--agent-run-name=r")
+    transcript = json.loads(next((craft.path / "reports/r/transcripts").glob("c__t-01*"))
+                            .read_text())
+    said = [u["text"] for u in transcript["utterances"] if u["role"] == "patient"]
+    assert said[0].startswith("I came in because of an itchy rash on my elbows")
+    assert not any("silvery plaques" in s for s in said)  # examination findings stay unsaid
+    assert all("condition1" not in s.lower() for s in said)
+
+
+@pytest.mark.parametrize(("reply", "index"), [
+    ("Final Diagnosis: B) Herpes", 1), ("**Final Diagnosis:** (C)", 2),
+    ("I think it's chancroid.\nFinal Diagnosis: Chancroid", 2),
+    ("Final Diagnosis: I cannot choose without more information.", None)])
+def test_mcq_mapping(reply: str, index: int | None) -> None:
+    assert choice_of(reply, ["Lymphogranuloma venereum", "Herpes", "Chancroid", "Syphilis"]) \
+        == index
+
+
+def test_frq_reads_the_last_final_diagnosis() -> None:
+    grade = grade_frq("Final Diagnosis: maybe X.\nOn reflection, Final Diagnosis: Lyme disease",
+                      ["Lyme disease"])
+    assert grade.correct and grade.extracted == "Lyme disease"
