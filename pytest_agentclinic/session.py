@@ -24,6 +24,7 @@ from .llm.caller import ModelCaller
 from .llm.errors import FatalLLMError
 from .report import gate, summary, writer
 from .report.records import ResultRecord
+from .report.tables import Table, build_tables
 from .settings import Settings
 
 #: Returns the items this process will run next (xdist workers only know their queue).
@@ -58,6 +59,7 @@ class AgentClinicSession:
         self.fatal: str | None = None
         self._tasks: dict[tuple[object, ...], Awaitable[Any]] = {}
         self.gate: gate.GateResult | None = None
+        self.tables: list[Table] = []
 
     # ----------------------------------------------------------------- hooks
 
@@ -96,7 +98,10 @@ class AgentClinicSession:
             return
         records = self._records()
         if records:
-            writer.write_run(self.run_dir, self.settings, records, self.bad_records)
+            writer.write_results(self.run_dir, records)
+            self.tables = build_tables(records)
+            summary = writer.run_summary(self.settings, records, self.bad_records)
+            writer.write_reports(self.run_dir, summary, records, self.tables)
         if self.settings.gate.active:
             self.gate = gate.evaluate(self.settings.gate, records)
             # With a gate, the gate decides the exit status; interruptions, usage and
@@ -106,8 +111,8 @@ class AgentClinicSession:
                 session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.records:
-            summary.print_summary(terminalreporter, self.settings, self._records(),
+        if self.tables:
+            summary.print_summary(terminalreporter, self.settings.roles, self.tables,
                                   self.run_dir, self.bad_records)
         if self.gate is not None:
             summary.print_gate(terminalreporter, self.gate, self.bad_records)

@@ -1,33 +1,30 @@
-"""The terminal summary: accuracy by doctor model, with the roles that produced it."""
+"""The terminal summary: every report table, the roles that produced them, and the gate."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from ..settings import Settings
 from .gate import GateResult
-from .records import ResultRecord
-from .stats import group_rows
+from .tables import Table
 
 
-def _fmt(value: Any, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
+def render_table(table: Table, fmt: str = "github") -> str:
+    """A table as text (``github`` for the terminal and markdown)."""
+    return tabulate(table.rows, headers=table.headers, tablefmt=fmt, disable_numparse=True)
 
 
-def doctor_table(records: Sequence[ResultRecord]) -> str:
-    """Accuracy (n, errors, turns, tests, tokens, cost, cache) by doctor model."""
-    rows = []
-    for model, g in group_rows(records, lambda r: r.doctor).items():
-        rows.append([model, g["n"], g["correct"], _fmt(g["accuracy"], ".1%"), g["errors"],
-                     g["no_diagnosis"], _fmt(g["mean_turns"], ".1f"), _fmt(g["mean_tests"], ".1f"),
-                     g["tokens"], f"{g['cost_usd']:.4f}", f"{g['cache_hits']}/{g['calls']}"])
-    headers = ["doctor", "n", "correct", "accuracy", "errors", "no dx", "turns", "tests",
-               "tokens", "cost $", "cache hits"]
-    return tabulate(rows, headers=headers, tablefmt="github")
+def render_text(roles: Mapping[str, str], tables: Sequence[Table]) -> list[str]:
+    """The summary's lines: roles, then each table under its title."""
+    lines = ["roles: " + ", ".join(f"{k}={v}" for k, v in roles.items())]
+    for table in tables:
+        lines += ["", f"{table.title}:", *render_table(table).splitlines()]
+        if table.note:
+            lines.append(table.note)
+    return lines
 
 
 def print_gate(tr: Any, result: GateResult, bad_records: int) -> None:
@@ -42,14 +39,12 @@ def print_gate(tr: Any, result: GateResult, bad_records: int) -> None:
                   "(misdiagnosed items still show as failed above)")
 
 
-def print_summary(tr: Any, settings: Settings, records: Sequence[ResultRecord], run_dir: Path,
+def print_summary(tr: Any, roles: Mapping[str, str], tables: Sequence[Table], run_dir: Path,
                   bad_records: int) -> None:
     """Write the agentclinic section of the terminal summary."""
     tr.write_sep("=", "agentclinic summary")
-    tr.write_line("roles: " + ", ".join(f"{k}={v}" for k, v in settings.roles.items()))
-    tr.write_line("accuracy = correct / (items - errors); errors are infrastructure failures")
-    for line in doctor_table(records).splitlines():
+    for line in render_text(roles, tables):
         tr.write_line(line)
     if bad_records:
         tr.write_line(f"bad case records (see errors above): {bad_records}")
-    tr.write_line(f"results: {run_dir}")
+    tr.write_line(f"results: {run_dir} (report.html, summary.md, results.jsonl, transcripts/)")

@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,8 @@ from .. import __version__
 from ..encounter.transcript import Transcript
 from ..settings import Settings
 from .records import ResultRecord
-from .stats import group_rows
+from .summary import render_table
+from .tables import Table
 
 SUMMARY_VERSION = 1
 
@@ -39,7 +41,7 @@ def _sha256(path: str) -> str:
 
 def run_summary(settings: Settings, records: Sequence[ResultRecord],
                 bad_records: int) -> dict[str, Any]:
-    """The run's settings and headline numbers, as ``summary.json`` holds them."""
+    """The run's settings and counts, as ``summary.json`` holds them (tables are added)."""
     files = sorted({r.case_file for r in records if r.case_file})
     hits = sum(u.cache_hits for r in records for u in r.usage.values())
     calls = sum(u.calls for r in records for u in r.usage.values())
@@ -47,8 +49,13 @@ def run_summary(settings: Settings, records: Sequence[ResultRecord],
         "version": SUMMARY_VERSION,
         "plugin_version": __version__,
         "run": records[0].run if records else None,
+        "protocol": settings.protocol,
         "roles": settings.roles,
         "turn_budgets": list(settings.turns),
+        "biases": list(settings.biases),
+        "image_modes": list(settings.image_modes),
+        "experiments": list(settings.experiments) if settings.protocol == "craftmd" else [],
+        "answer_modes": list(settings.answers) if settings.protocol == "craftmd" else [],
         "repeat": settings.repeat,
         "cache_mode": settings.cache.value,
         "temperature": settings.call.temperature,
@@ -58,16 +65,44 @@ def run_summary(settings: Settings, records: Sequence[ResultRecord],
         "model_calls": calls,
         "cache_hits": hits,
         "cache_misses": calls - hits,
-        "by_doctor": group_rows(records, lambda r: r.doctor),
     }
 
 
-def write_run(run_dir: Path, settings: Settings, records: Sequence[ResultRecord],
-              bad_records: int) -> None:
-    """Write ``results.jsonl`` (one record per item) and ``summary.json``."""
+def write_reports(run_dir: Path, summary: dict[str, Any], records: Sequence[ResultRecord],
+                  tables: Sequence[Table]) -> None:
+    """(Re)write summary.json, summary.md and report.html from the tables."""
+    write_html_report(run_dir, tables, write_reports_text(run_dir, summary, tables))
+
+
+def write_reports_text(run_dir: Path, summary: dict[str, Any],
+                       tables: Sequence[Table]) -> dict[str, Any]:
+    """(Re)write summary.json and summary.md; return the summary as written."""
+    summary = {**summary, "by_doctor": {row["group"]: row for row in tables[0].data},
+               "tables": [asdict(t) for t in tables]}
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    lines = [f"# agentclinic run {summary.get('run')}", "",
+             *(f"- {k}: {v}" for k, v in summary.items()
+               if k not in ("tables", "by_doctor", "case_files")),
+             "- case files: " + ", ".join(f"{k} (sha256 {v[:12]})"
+                                          for k, v in summary.get("case_files", {}).items())]
+    for table in tables:
+        lines += ["", f"## {table.title}", "", render_table(table)]
+        if table.note:
+            lines += ["", table.note]
+    (run_dir / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return summary
+
+
+def write_html_report(run_dir: Path, tables: Sequence[Table], summary: dict[str, Any]) -> None:
+    """The self-contained HTML report with plots and the transcript viewer."""
+    from .html import write_html
+
+    write_html(run_dir, {t.title: t.data for t in tables}, summary)
+
+
+def write_results(run_dir: Path, records: Sequence[ResultRecord]) -> None:
+    """Write ``results.jsonl``: one record per item."""
     run_dir.mkdir(parents=True, exist_ok=True)
     with (run_dir / "results.jsonl").open("w", encoding="utf-8") as fh:
         for record in records:
             fh.write(record.model_dump_json() + "\n")
-    summary = run_summary(settings, records, bad_records)
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")

@@ -1,0 +1,214 @@
+"""The report's tables, built once from result records and rendered anywhere.
+
+The terminal summary, ``summary.md``, ``summary.json``, the HTML report and ``agentclinic
+report`` all show these same tables. Which tables appear depends on what the run varied:
+specialties, biases, patient models, image modes, turn budgets, CRAFT-MD experiments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .records import ResultRecord
+from .statistics import (
+    GROUP_FIELDS,
+    GroupRow,
+    accuracy_table,
+    cluster_bootstrap,
+    group_rng,
+    per_case,
+    percentile_ci,
+)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A titled table: printable cells plus JSON-able rows (for summary.json and plots)."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    data: list[dict[str, Any]] = field(default_factory=list)
+    note: str = ""
+
+
+def pct(value: float | None) -> str:
+    """A proportion as a percentage, or '-'."""
+    return "-" if value is None else f"{value:.1%}"
+
+
+def ci(row: GroupRow) -> str:
+    """``[low, high]`` of a row's 95% interval."""
+    if row.ci_low is None or row.ci_high is None:
+        return "-"
+    return f"[{row.ci_low:.1%}, {row.ci_high:.1%}]"
+
+
+def cell(row: GroupRow | None) -> str:
+    """Accuracy, interval and n in one compact cell (for pivots)."""
+    if row is None or row.accuracy is None:
+        return "-"
+    return f"{row.accuracy:.1%} {ci(row)} n={row.n}"
+
+
+def _plot_row(row: GroupRow, label: str) -> dict[str, Any]:
+    return {"group": label, "n": row.n, "correct": row.correct, "accuracy": row.accuracy,
+            "ci_low": row.ci_low, "ci_high": row.ci_high, "errors": row.errors,
+            "no_diagnosis": row.no_diagnosis}
+
+
+def overview(records: Sequence[ResultRecord], resamples: int) -> Table:
+    """Accuracy by doctor model with everything else a release decision needs."""
+    rows, data = [], []
+    for r in accuracy_table(records, ("doctor",), resamples):
+        tokens, cost = sum(r.tokens.values()), sum(r.cost_usd.values())
+        rows.append([r.label, str(r.n), str(r.correct), pct(r.accuracy), ci(r), str(r.errors),
+                     str(r.no_diagnosis), _num(r.mean_turns), _num(r.mean_tests), str(tokens),
+                     f"{cost:.4f}", f"{r.cache_hits}/{r.calls}"])
+        data.append({**_plot_row(r, r.label), "tokens": r.tokens, "cost_usd": r.cost_usd,
+                     "mean_turns": r.mean_turns, "mean_tests": r.mean_tests,
+                     "calls": r.calls, "cache_hits": r.cache_hits})
+    headers = ["doctor", "n", "correct", "accuracy", "95% CI", "errors", "no dx", "turns",
+               "tests", "tokens", "cost $", "cache hits"]
+    return Table("accuracy by doctor model", headers, rows, data,
+                 "accuracy = correct / (items - errors); errors are infrastructure failures")
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def pivot(records: Sequence[ResultRecord], field_name: str, title: str,
+          resamples: int) -> Table:
+    """Rows: values of ``field_name``; columns: doctor models (readable with many of both)."""
+    rows_by = {(r.key[0], r.key[1]): r
+               for r in accuracy_table(records, ("doctor", field_name), resamples)}
+    doctors = sorted({d for d, _ in rows_by})
+    values = sorted({v for _, v in rows_by}, key=lambda v: (v == "unspecified", v))
+    rows = [[v, *(cell(rows_by.get((d, v))) for d in doctors)] for v in values]
+    data = [{**_plot_row(row, f"{v} | {d}" if len(doctors) > 1 else v), "doctor": d,
+             field_name: v} for (d, v), row in sorted(rows_by.items())]
+    return Table(title, [field_name, *doctors], rows, data)
+
+
+def bias_table(records: Sequence[ResultRecord], resamples: int) -> Table:
+    """Accuracy per bias and model, normalised by the same model's unbiased accuracy."""
+    rows_by = {(r.key[0], r.key[1]): r
+               for r in accuracy_table(records, ("doctor", "bias"), resamples)}
+    rows, data = [], []
+    for (doctor, bias), row in sorted(rows_by.items()):
+        base = rows_by.get((doctor, "none"))
+        normalised = (row.accuracy / base.accuracy if base and base.accuracy and
+                      row.accuracy is not None else None)
+        refused = [r for r in records if r.doctor == doctor and r.bias == bias]
+        refusals = sum(bool(r.refusals) for r in refused)
+        rows.append([bias, doctor, cell(row), "-" if normalised is None else f"{normalised:.2f}",
+                     f"{refusals}/{len(refused)}"])
+        data.append({**_plot_row(row, f"{bias} | {doctor}"), "normalised": normalised,
+                     "refusals": refusals})
+    headers = ["bias", "doctor", "accuracy", "biased / unbiased", "refused to play the bias"]
+    return Table("accuracy by bias", headers, rows, data)
+
+
+def _mean_ci(records: Sequence[ResultRecord], value: Callable[[ResultRecord], int | None],
+             seed_key: tuple[str, ...], resamples: int) -> tuple[float | None, str, int]:
+    pairs = [(r.case_id, v) for r in records if (v := value(r)) is not None]
+    if not pairs:
+        return None, "-", 0
+    sums, counts = per_case([c for c, _ in pairs], np.array([v for _, v in pairs], float))
+    boot = cluster_bootstrap(sums, counts, resamples, group_rng(0, seed_key))
+    low, high = percentile_ci(boot)
+    return float(sums.sum() / counts.sum()), f"[{low:.1f}, {high:.1f}]", len(pairs)
+
+
+def perception_table(records: Sequence[ResultRecord], resamples: int) -> Table:
+    """Mean patient ratings (1-10) with 95% intervals, by doctor model and bias."""
+    rows, data = [], []
+    groups: dict[tuple[str, str], list[ResultRecord]] = {}
+    for r in records:
+        if r.perception is not None:
+            groups.setdefault((r.doctor, r.bias), []).append(r)
+    for key, rs in sorted(groups.items()):
+        line: list[str] = [*key]
+        entry: dict[str, Any] = {"doctor": key[0], "bias": key[1]}
+        for name in ("confidence", "compliance", "consultation"):
+            mean, interval, n = _mean_ci(rs, lambda r, k=name: getattr(r.perception, k),
+                                         (*key, name), resamples)
+            line.append("-" if mean is None else f"{mean:.1f} {interval} n={n}")
+            entry[name] = mean
+        rows.append(line)
+        data.append(entry)
+    return Table("patient perception (1-10)", ["doctor", "bias", "confidence", "compliance",
+                                                "consultation"], rows, data,
+                 "missing or out-of-range ratings are left out, never guessed")
+
+
+def image_table(records: Sequence[ResultRecord], resamples: int) -> Table:
+    """Accuracy and how often the doctor asked for the images, by image mode."""
+    image = [r for r in records if r.image_mode]
+    rows, data = [], []
+    for mode in sorted({r.image_mode or "" for r in image}):
+        mine = [r for r in image if r.image_mode == mode]
+        (row,) = accuracy_table(mine, (), resamples)
+        asked = sum(r.image_requested_turn is not None for r in mine)
+        rows.append([mode, cell(row), f"{asked}/{len(mine)}"])
+        data.append({**_plot_row(row, mode), "requested": asked})
+    return Table("image cases by image mode", ["mode", "accuracy", "doctor asked for images"],
+                 rows, data)
+
+
+def budget_table(records: Sequence[ResultRecord], resamples: int) -> Table:
+    """Accuracy against the turn budget, and how often the budget ran out."""
+    rows, data = [], []
+    for row in accuracy_table(records, ("doctor", "turn_budget"), resamples):
+        doctor, budget = row.key
+        rows.append([budget, doctor, cell(row), f"{row.no_diagnosis}/{row.n}"])
+        data.append({**_plot_row(row, f"{budget} | {doctor}"), "turn_budget": int(budget),
+                     "doctor": doctor})
+    return Table("accuracy by turn budget", ["turns", "doctor", "accuracy",
+                                             "budget ran out (no diagnosis)"], rows, data)
+
+
+def craftmd_table(records: Sequence[ResultRecord], resamples: int) -> Table:
+    """The CRAFT-MD paper's shape: experiments as rows, answer modes as columns, per model."""
+    rows_by = {r.key: r for r in accuracy_table(records, ("doctor", "experiment",
+                                                            "answer_format"), resamples)}
+    answers = sorted({k[2] for k in rows_by})
+    order = ["vignette", "multiturn", "singleturn", "summarized", "examonly"]
+    keys = sorted({(k[0], k[1]) for k in rows_by},
+                  key=lambda k: (k[0], order.index(k[1]) if k[1] in order else 99))
+    rows = [[d, e, *(cell(rows_by.get((d, e, a))) for a in answers)] for d, e in keys]
+    data = [{**_plot_row(r, f"{k[1]} {k[2]} | {k[0]}"), "doctor": k[0], "experiment": k[1],
+             "answer_format": k[2]} for k, r in sorted(rows_by.items())]
+    return Table("CRAFT-MD: accuracy by experiment and answer mode",
+                 ["doctor", "experiment", *answers], rows, data)
+
+
+def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
+    return len({GROUP_FIELDS[field_name](r) for r in records}) > 1
+
+
+def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> list[Table]:
+    """Every table this run calls for."""
+    tables = [overview(records, resamples)]
+    if any(r.protocol == "craftmd" for r in records):
+        tables.append(craftmd_table([r for r in records if r.protocol == "craftmd"],
+                                    resamples))
+    if _varied(records, "specialty"):
+        tables.append(pivot(records, "specialty", "accuracy by specialty", resamples))
+    if any(r.bias != "none" for r in records):
+        tables.append(bias_table(records, resamples))
+    if _varied(records, "patient"):
+        tables.append(pivot(records, "patient", "accuracy by patient model (doctor x patient)",
+                            resamples))
+    if any(r.image_mode for r in records):
+        tables.append(image_table(records, resamples))
+    if _varied(records, "turn_budget"):
+        tables.append(budget_table(records, resamples))
+    if any(r.perception is not None for r in records):
+        tables.append(perception_table(records, resamples))
+    return tables
