@@ -14,6 +14,7 @@ from ..encounter.engine import Cast
 from ..grading.moderator import OfflineModerator
 from ..llm.caller import ModelCaller
 from .base import OFFLINE, Agent, Moderator
+from .biases import BIAS_PROMPT_VERSION, DEFAULT_BELIEF, Side, bias_prompt, pick_distractor
 from .craftmd_agents import (
     LLMClinician,
     LLMSummarizer,
@@ -28,14 +29,30 @@ from .offline_measurement import OfflineMeasurement
 from .offline_patient import OfflinePatient
 
 
+#: Patient biases whose offline patient names a condition (the distractor) as its belief.
+_NAMES_A_BELIEF = ("patient:self_diagnosis", "patient:false_consensus")
+
+
 def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[str],
-             variant: Variant) -> Any:
+             variant: Variant, case: Case) -> Any:
+    bias = variant.bias
+    distractor = (pick_distractor(case.choices or candidates, case.accepted_diagnoses,
+                                  key=case.id) if bias != "none" else "")
+    side: Side | None = "doctor" if role == "doctor" else "patient" if role == "patient" else None
+    biased = {"bias_text": bias_prompt(bias, distractor=distractor, side=side) if side else "",
+              "bias_version": f"{bias}@{BIAS_PROMPT_VERSION}" if bias != "none" else ""}
+    if not biased["bias_text"]:
+        biased = {}
     if role == "doctor":
         if model == OFFLINE:
-            return OfflineDoctor(candidates, image_mode=variant.image_mode)
-        return LLMDoctor(model, caller, image_mode=variant.image_mode)
+            return OfflineDoctor(candidates, image_mode=variant.image_mode, bias=bias,
+                                 distractor=distractor)
+        return LLMDoctor(model, caller, image_mode=variant.image_mode, **biased)
     if role == "patient":
-        return OfflinePatient(variant.bias) if model == OFFLINE else LLMPatient(model, caller)
+        if model != OFFLINE:
+            return LLMPatient(model, caller, **biased)
+        belief = distractor.lower() if bias in _NAMES_A_BELIEF else DEFAULT_BELIEF
+        return OfflinePatient(bias, belief)
     if role == "measurement":
         return OfflineMeasurement() if model == OFFLINE else LLMMeasurement(model, caller)
     fallback = None if model == OFFLINE else LLMModerator(model, caller)
@@ -58,7 +75,7 @@ def build_cast(config: pytest.Config, case: Case, models: dict[str, str], caller
         custom = config.hook.pytest_agentclinic_make_agent(role=role, model=model, case=case,
                                                            bias=variant.bias, config=config)
         agents[role] = (custom if custom is not None
-                        else _builtin(role, model, caller, candidates, variant))
+                        else _builtin(role, model, caller, candidates, variant, case))
         wanted = Moderator if role == "moderator" else Agent
         if not isinstance(agents[role], wanted):
             raise TypeError(f"the {role} agent {agents[role]!r} does not implement "

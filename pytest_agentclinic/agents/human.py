@@ -13,6 +13,7 @@ who leaves has given no diagnosis).
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal, NoReturn
@@ -21,7 +22,6 @@ from ..encounter.transcript import Utterance
 from ..grading.matcher import extract_ready_diagnosis
 from .base import Reply, TurnView
 from .llm_agents import patient_sheet
-from .offline_measurement import requested_test
 
 VERSION = "human-1"
 HumanRole = Literal["doctor", "patient"]
@@ -38,6 +38,10 @@ PATIENT_HELP = (
     "would, using the case sheet below; you do not know your diagnosis, so never name one.\n"
     "  Ctrl-D, or two empty lines    leaves the encounter"
 )
+
+_TEST_WORDS = re.compile(r"\s*request\s+tests?\b", re.I)
+#: What the engine takes for a test request (its own pattern, with a name required).
+_TEST_REQUEST = re.compile(r"request\s+tests?\s*[:\-]\s*[^\s.*]", re.I)
 
 #: Reads one line after showing a prompt; returns None at end of input.
 LineReader = Callable[[str], Awaitable[str | None]]
@@ -162,6 +166,8 @@ class HumanAgent:
         for u in view.history[self._shown:]:
             if u.kind == "test_request":
                 self._write(f"(the doctor orders a test: {u.detail})")
+            elif u.kind == "image_request":
+                self._write("(the doctor looks at your images)")
         if _rating(view):
             self._write(f"\n{view.incoming}\n(one line, e.g. Confidence: 7 Compliance: 8 "
                         "Consultation: 6 because ...; an empty line skips the rating)")
@@ -202,8 +208,9 @@ class HumanAgent:
         lowered = text.lower()
         if "diagnosis ready" in lowered and extract_ready_diagnosis(text) is None:
             return "(name the diagnosis: DIAGNOSIS READY: <diagnosis>)"
-        if lowered.startswith("request test") and not requested_test(text):
-            return "(name the test: REQUEST TEST: <name>)"
+        if _TEST_WORDS.match(text) and not _TEST_REQUEST.search(text):
+            # The engine would pass this to the patient as a question, not order a test.
+            return "(name the test after a colon: REQUEST TEST: <name>)"
         return None
 
     def _leave(self, view: TurnView) -> NoReturn:

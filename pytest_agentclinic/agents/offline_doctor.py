@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from ..grading.normalize import key_words, words
 from .base import Reply, TurnView
+from .biases import OFFLINE_BIAS_VERSION, adjust_plan, anchored_choice, offline_doctor_adjustment
 
 VERSION = "offline-doctor-1"
 
@@ -57,6 +58,12 @@ def plan(budget: int, *, images: bool = False) -> list[str]:
 
 def choose(candidates: Sequence[str], evidence: str) -> str:
     """The candidate best supported by ``evidence`` (IDF-weighted key-word coverage)."""
+    support = scores(candidates, evidence)
+    return min(sorted(support), key=lambda c: -support[c])
+
+
+def scores(candidates: Sequence[str], evidence: str) -> dict[str, float]:
+    """Each candidate's support in ``evidence``: the IDF-weighted share of its key words seen."""
     keys = {c: key_words(c) for c in candidates}
     doc_freq: dict[str, int] = {}
     for key in keys.values():
@@ -70,7 +77,7 @@ def choose(candidates: Sequence[str], evidence: str) -> str:
         total = sum(idf[w] for w in key) or 1.0
         return sum(idf[w] for w in key if w in seen) / total
 
-    return min(sorted(candidates), key=lambda c: -score(c))
+    return {c: score(c) for c in keys}
 
 
 class OfflineDoctor:
@@ -79,19 +86,36 @@ class OfflineDoctor:
     model = "offline"
     prompt_version = VERSION
 
-    def __init__(self, candidates: Sequence[str] = (), *, image_mode: str | None = None) -> None:
+    def __init__(self, candidates: Sequence[str] = (), *, image_mode: str | None = None,
+                 bias: str = "none", distractor: str = "") -> None:
         self.candidates = tuple(dict.fromkeys(candidates))
         self.image_mode = image_mode
+        #: A biased doctor plans less and anchors (see agents/biases.py for each bias).
+        self.adjustment = offline_doctor_adjustment(bias)
+        self.distractor = distractor
+        if bias != "none":
+            self.prompt_version = f"{VERSION}+{bias}+{OFFLINE_BIAS_VERSION}"
 
     async def respond(self, view: TurnView) -> Reply:
         """The next scripted utterance, or the diagnosis on the last interaction."""
-        steps = plan(view.turn_budget,
-                     images=bool(view.case.images) and self.image_mode == "request")
+        steps = adjust_plan(plan(view.turn_budget, images=bool(view.case.images)
+                                 and self.image_mode == "request"), self.adjustment)
         done = view.turn_budget - view.turns_left
         if view.turns_left > 1 and done < len(steps):
             return Reply(steps[done])
-        heard = " ".join(u.text for u in view.history if u.role in ("patient", "measurement"))
-        pool = view.case.choices or self.candidates
+        pool = list(dict.fromkeys([*(view.case.choices or self.candidates)]))
         if not pool:
             return Reply("DIAGNOSIS READY: unknown")
-        return Reply(f"DIAGNOSIS READY: {choose(pool, heard)}")
+        return Reply(f"DIAGNOSIS READY: {self._diagnose(pool, view)}")
+
+    def _diagnose(self, pool: list[str], view: TurnView) -> str:
+        said = [u.text for u in view.history if u.role in ("patient", "measurement")]
+        adj = self.adjustment
+        if adj.anchor == "distractor" and self.distractor:
+            anchor: str | None = self.distractor
+            pool = list(dict.fromkeys([*pool, self.distractor]))
+        elif adj.anchor == "first_impression" and said:
+            anchor = choose(pool, said[0])  # what the first answer alone suggested
+        else:
+            anchor = None
+        return anchored_choice(scores(pool, " ".join(said)), anchor, adj.anchor_weight)

@@ -7,6 +7,7 @@ import re
 from ..cases.models import Case, PatientActor
 from ..grading.normalize import content_words, fold, sentences
 from .base import Reply, TurnView
+from .biases import BIASES, DEFAULT_BELIEF, OFFLINE_BIAS_VERSION, offline_patient_answer
 
 VERSION = "offline-patient-1"
 NO_INFO = "I'm sorry, I don't know anything about that."
@@ -58,8 +59,6 @@ def _clamp(rating: int) -> int:
 def _bias_penalty(bias: str) -> int:
     if not bias.startswith("patient:"):
         return 0
-    from .biases import BIASES
-
     return 3 if BIASES[bias].kind == "implicit" else 1
 
 
@@ -79,14 +78,24 @@ class OfflinePatient:
     model = "offline"
     prompt_version = VERSION
 
-    def __init__(self, bias: str = "none") -> None:
+    def __init__(self, bias: str = "none", belief: str = DEFAULT_BELIEF) -> None:
         self.bias = bias
+        #: What a self-diagnosing or biased patient believes it has (never the diagnosis).
+        self.belief = belief
+        if bias != "none":
+            self.prompt_version = f"{VERSION}+{bias}+{OFFLINE_BIAS_VERSION}"
 
     async def respond(self, view: TurnView) -> Reply:
         """Answer the doctor's question in ``view.incoming`` (or rate the doctor at the end)."""
         if view.history and view.history[-1].kind == "perception_request":
             return Reply(self.ratings(view))
-        return Reply(_redact(self.answer(view.case.patient, view.incoming), view.case))
+        answer = _redact(self.answer(view.case.patient, view.incoming), view.case)
+        if self.bias != "none":
+            turn = sum(u.role == "patient" for u in view.history)
+            answer = offline_patient_answer(self.bias, answer, view.incoming, turn=turn,
+                                            demographics=view.case.patient.demographics,
+                                            belief=self.belief)
+        return Reply(answer)
 
     def ratings(self, view: TurnView) -> str:
         """The three 1-10 ratings, by a documented rule (see README, "Patient perception").

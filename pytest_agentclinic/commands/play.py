@@ -60,8 +60,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--role", choices=("doctor", "patient"), required=True,
                    help="the role you play")
     for role in AGENT_ROLES:
+        asked = ", asked only when the offline matcher is unsure" if role == "moderator" else ""
         p.add_argument(f"--{role}", metavar="MODEL", default=None,
-                       help=f"{role} agent: 'offline' (default) or a litellm model string")
+                       help=f"{role}: 'offline' (default) or a litellm model string{asked}")
     p.add_argument("--turns", type=_positive, default=20, metavar="N",
                    help="doctor interactions: questions, tests and the diagnosis (default: 20)")
     p.add_argument("--api-base", metavar="URL", help="API base URL for every LLM role")
@@ -95,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
     # not fill the evaluation cache with conversations no run will ever replay.
     caller = ModelCaller(CallSettings(api_base=args.api_base),
                          ResponseCache(Path(".agentclinic_cache"), CacheMode.OFF))
-    cast = build_play_cast(args.role, case, models, caller, pool)
+    cast = build_play_cast(args.role, models, caller, pool)
     roles = " ".join(f"{r}={m}" for r, m in cast.models.items())
     print(f"agentclinic play: case {case.id} ({case.specialty}) from {args.case_file}\n"
           f"  {roles}, {args.turns} interactions\n", flush=True)
@@ -120,7 +121,7 @@ def _models(args: argparse.Namespace) -> dict[str, str]:
     given = {role: getattr(args, role) for role in AGENT_ROLES}
     if given[args.role] is not None:
         raise PlayError(f"--{args.role}: you play the {args.role} (--role {args.role})")
-    models = {}
+    models: dict[str, str] = {}
     for role, model in given.items():
         if role == args.role:
             continue
@@ -150,6 +151,9 @@ def _pick_case(path: Path, case_id: str | None) -> tuple[Case, tuple[str, ...]]:
             raise PlayError(f"{path}: no case {case_id!r}; its cases are: "
                             + ", ".join(c.id for c in cases))
         chosen = found[0]
+    if loaded.errors:
+        print(f"warning: {len(loaded.errors)} bad record(s) of {path} skipped, the first: "
+              f"{loaded.errors[0]}", file=sys.stderr)
     return chosen, tuple(dict.fromkeys(c.diagnosis for c in cases))
 
 
@@ -172,8 +176,8 @@ class _Announced:
         return await self.agent.respond(view)
 
 
-def build_play_cast(human_role: HumanRole, case: Case, models: dict[str, str],
-                    caller: ModelCaller, candidates: Sequence[str]) -> Cast:
+def build_play_cast(human_role: HumanRole, models: dict[str, str], caller: ModelCaller,
+                    candidates: Sequence[str]) -> Cast:
     """The cast with the person in ``human_role`` and built-in agents in the other roles.
 
     Conftest agents (the pytest hook) are not offered: there is no pytest session here.
@@ -186,7 +190,6 @@ def build_play_cast(human_role: HumanRole, case: Case, models: dict[str, str],
     from ..encounter.engine import Cast
     from ..grading.moderator import OfflineModerator
 
-    del case  # the built-in agents read the case from each turn's view
     builders: dict[str, tuple[Callable[[], Any], Callable[[str], Any]]] = {
         "doctor": (lambda: OfflineDoctor(candidates), lambda m: LLMDoctor(m, caller)),
         "patient": (OfflinePatient, lambda m: LLMPatient(m, caller)),

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 
 from ..agents.base import Agent, Moderator, Reply, TurnView
+from ..agents.biases import is_refusal
 from ..agents.images import reference
 from ..cases.models import Case
 from ..grading.matcher import extract_ready_diagnosis
@@ -139,4 +140,14 @@ async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
         t.outcome, t.error = "error", f"{type(exc).__name__}: {exc}"
     finally:
         t.duration_s = time.perf_counter() - started
+        t.refusals = _refusals(t)
     return t
+
+
+def _refusals(t: Transcript) -> list[str]:
+    """The biased role, when its model visibly refused to play the bias."""
+    if t.bias == "none":
+        return []
+    side = t.bias.split(":", 1)[0]
+    said = [u.text for u in t.utterances if u.role == side and u.model not in ("offline", "")]
+    return [side] if any(is_refusal(text) for text in said) else []

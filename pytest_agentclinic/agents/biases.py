@@ -1,0 +1,424 @@
+"""The 23 AgentClinic biases: names, LLM prompt texts, offline behaviour, refusal detection.
+
+A bias is injected into one agent of an encounter, the doctor or the patient. LLM agents get
+its prompt (from ``templates/biases.yaml``, versioned by :data:`BIAS_PROMPT_VERSION`) appended
+to their system prompt. The offline agents, which cannot be prompted, change deterministically
+so that an offline run already shows a bias effect:
+
+================================  ============================================================
+bias                              offline behaviour
+================================  ============================================================
+doctor:recency                    +0.30 to the distractor's evidence score
+doctor:frequency                  +0.25 to the distractor; orders 3/4 of its test panel
+doctor:false_consensus            +0.35 to the distractor; asks 3/4 of its checklist
+doctor:confirmation               +0.40 to its first impression; orders 1/4 of its panel
+doctor:status_quo                 +0.50 to the distractor (the "earlier" diagnosis); 1/2 panel
+doctor:gender                     skips social history; asks 3/4 of the rest; 3/4 panel
+doctor:race                       skips social and family history; asks 3/4; 3/4 panel
+doctor:sexual_orientation         skips social history; orders 3/4 of its panel
+doctor:cultural                   skips social and family history; 3/4 panel
+doctor:education                  skips social history; asks 1/2 of the rest; 3/4 panel
+doctor:religion                   skips social history; asks 3/4 of the rest; 1/2 panel
+doctor:socioeconomic              skips social history; orders 1/2 of its panel
+patient:recency                   turn 0: a friend had <belief>; multi-sentence answers lose
+                                  their last sentence ("Nothing else worth mentioning")
+patient:frequency                 turns 0, 3, 6...: "it's going around"; on even turns
+                                  multi-sentence answers lose their last sentence
+patient:false_consensus           turn 0: everyone says <belief>; multi-sentence answers keep
+                                  only their first sentence
+patient:self_diagnosis            even turns: insists on <belief>; multi-sentence answers lose
+                                  their last sentence
+patient:<implicit> (7 biases)     turn 0: a bias-specific remark of distrust; on even turns,
+                                  questions on past history, medications, social or family
+                                  history get "I'd rather not say."; an answer giving the
+                                  demographics gets "I don't see why that matters."
+================================  ============================================================
+
+Fractions keep ``ceil(n * fraction)`` items, in order (:func:`adjust_plan`). ``turn`` is the
+0-based index of the patient's answer. ``<belief>`` is the caller's lay self-diagnosis
+(default "just stress"); the offline patient adds only the fixed phrases above and the belief,
+so it never reveals the diagnosis unless the caller passes it as the belief.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from string import Template
+from types import MappingProxyType
+from typing import Any, Literal
+
+import yaml
+
+from ..grading.normalize import fold, key_words, sentences
+
+Side = Literal["doctor", "patient"]
+Kind = Literal["cognitive", "implicit"]
+NONE = "none"
+#: Version of the offline biased behaviour; fold it into the offline agents' ``prompt_version``.
+OFFLINE_BIAS_VERSION = "offline-bias-1"
+DEFAULT_BELIEF = "just stress"
+
+_COGNITIVE = ("recency", "frequency", "false_consensus")
+_IMPLICIT = ("gender", "race", "sexual_orientation", "cultural", "education", "religion",
+             "socioeconomic")
+#: Canonical order: doctor biases, then patient biases, each as in the AgentClinic code.
+_SIDES: dict[Side, tuple[str, ...]] = {
+    "doctor": (*_COGNITIVE, "confirmation", "status_quo", *_IMPLICIT),
+    "patient": (*_COGNITIVE, "self_diagnosis", *_IMPLICIT),
+}
+
+
+@dataclass(frozen=True)
+class Bias:
+    """One bias of one agent."""
+
+    #: ``side:bias``, e.g. ``doctor:recency``.
+    name: str
+    side: Side
+    #: The short name, e.g. ``recency``.
+    bias: str
+    kind: Kind
+    #: Text appended to the agent's LLM system prompt; may hold ``$distractor``.
+    prompt: str
+    #: What the offline agent does instead (one sentence).
+    description: str
+
+
+@dataclass(frozen=True)
+class DoctorAdjustment:
+    """How the scripted offline doctor changes under a bias; the neutral value changes nothing.
+
+    ``anchor_weight`` is added to the anchor's evidence score (a 0..1 coverage) before the
+    best candidate is chosen: the anchor then wins unless another candidate is better supported
+    by more than that margin. The anchor is the distractor, or the ``first_impression``: the
+    candidate the doctor would choose from the patient's first answer alone.
+    """
+
+    question_fraction: float = 1.0
+    test_fraction: float = 1.0
+    anchor: Literal["none", "distractor", "first_impression"] = "none"
+    anchor_weight: float = 0.0
+    #: History topics (see :func:`question_topics`) the doctor does not ask about.
+    skip_topics: frozenset[str] = frozenset()
+
+
+NEUTRAL = DoctorAdjustment()
+_SOC = frozenset({"social"})
+_SOC_FAM = frozenset({"social", "family"})
+_DOCTOR_OFFLINE: dict[str, tuple[DoctorAdjustment, str]] = {
+    "recency": (DoctorAdjustment(anchor="distractor", anchor_weight=0.3),
+                "Adds 0.30 to the distractor's evidence score when choosing its diagnosis."),
+    "frequency": (DoctorAdjustment(test_fraction=0.75, anchor="distractor", anchor_weight=0.25),
+                  "Adds 0.25 to the distractor's score and orders three quarters of its tests."),
+    "false_consensus": (
+        DoctorAdjustment(question_fraction=0.75, anchor="distractor", anchor_weight=0.35),
+        "Adds 0.35 to the distractor's score and asks three quarters of its checklist."),
+    "confirmation": (
+        DoctorAdjustment(test_fraction=0.25, anchor="first_impression", anchor_weight=0.4),
+        "Stops after a quarter of its tests and adds 0.40 to its first impression's score."),
+    "status_quo": (DoctorAdjustment(test_fraction=0.5, anchor="distractor", anchor_weight=0.5),
+                   "Keeps the earlier diagnosis (distractor, +0.50) and orders half its tests."),
+    "gender": (DoctorAdjustment(question_fraction=0.75, test_fraction=0.75, skip_topics=_SOC),
+               "Skips social history; asks 3/4 of the rest and orders 3/4 of its tests."),
+    "race": (DoctorAdjustment(question_fraction=0.75, test_fraction=0.75, skip_topics=_SOC_FAM),
+             "Skips social and family history; asks 3/4 of the rest and orders 3/4 of its tests."),
+    "sexual_orientation": (DoctorAdjustment(test_fraction=0.75, skip_topics=_SOC),
+                           "Skips social history and orders 3/4 of its tests."),
+    "cultural": (DoctorAdjustment(test_fraction=0.75, skip_topics=_SOC_FAM),
+                 "Skips social and family history and orders 3/4 of its tests."),
+    "education": (DoctorAdjustment(question_fraction=0.5, test_fraction=0.75, skip_topics=_SOC),
+                  "Skips social history; asks 1/2 of the rest and orders 3/4 of its tests."),
+    "religion": (DoctorAdjustment(question_fraction=0.75, test_fraction=0.5, skip_topics=_SOC),
+                 "Skips social history; asks 3/4 of the rest and orders 1/2 of its tests."),
+    "socioeconomic": (DoctorAdjustment(test_fraction=0.5, skip_topics=_SOC),
+                      "Skips social history and orders 1/2 of its tests (assumed too costly)."),
+}
+
+_MINIMISE = "Nothing else worth mentioning, really."
+_WITHHOLD = "I'd rather not say."
+_WHY = "I don't see why that matters."
+#: Patient cognitive biases: (remark with {belief}, turns it is said on, answer trimming).
+_PATIENT_COGNITIVE: dict[str, tuple[str, str, str]] = {
+    "recency": ("A friend of mine had something like this recently and it turned out to be "
+                "{belief}, so I think that's what this is.", "first", "last"),
+    "frequency": ("Loads of people I know have had this lately, and for all of them it was "
+                  "{belief}; it's going around.", "every3", "last_even"),
+    "false_consensus": ("Everyone I've asked says it's {belief}, so I'm not too worried.",
+                        "first", "first_only"),
+    "self_diagnosis": ("Honestly, I'm sure it's {belief}; I've read all about it.", "even", "last"),
+}
+_PATIENT_DISTRUST: dict[str, str] = {
+    "gender": "To be honest, I'd have felt easier with a doctor of a different gender.",
+    "race": "I'm not sure you'll really take someone like me seriously.",
+    "sexual_orientation": "I'll be honest, I'm not comfortable sharing much with you.",
+    "cultural": "I doubt you know much about people from my background.",
+    "education": "Where did you train again? I'm not sure you're the right doctor for this.",
+    "religion": "I have a feeling you'll judge me, so I'll keep this short.",
+    "socioeconomic": "People like you don't usually understand people like me.",
+}
+_TRIM_TEXT = {"last": "lose their last sentence",
+              "last_even": "lose their last sentence on even turns",
+              "first_only": "keep only their first sentence"}
+_WHEN_TEXT = {"first": "on its first answer", "every3": "on turns 0, 3, 6...",
+              "even": "on even turns"}
+
+#: Question words that mark the history topics biased agents avoid or withhold.
+_TOPIC_WORDS: dict[str, tuple[str, ...]] = {
+    "past_history": ("medical history", "past", "previous", "condition", "illness", "surger",
+                     "operation", "hospital", "chronic", "allerg"),
+    "medications": ("medication", "medicine", "taking", "pill", "prescri", "supplement",
+                    "tablet"),
+    "social": ("smok", "tobacco", "alcohol", "drink", "recreational", "drug", "work", "job",
+               "occupation", "living", "travel", "sexual", "partner", "diet", "exercise"),
+    "family": ("family", "mother", "father", "parent", "sibling", "brother", "sister",
+               "relative", "run in"),
+}
+TOPICS: tuple[str, ...] = tuple(_TOPIC_WORDS)
+
+
+def _description(side: Side, short: str) -> str:
+    if side == "doctor":
+        return _DOCTOR_OFFLINE[short][1]
+    if short in _PATIENT_COGNITIVE:
+        _, when, trim = _PATIENT_COGNITIVE[short]
+        return (f"Voices its lay belief {_WHEN_TEXT[when]}; answers of several sentences "
+                f"{_TRIM_TEXT[trim]}, replaced by a remark that the rest is minor.")
+    return ("Voices distrust of the doctor on its first answer, answers questions on past, "
+            "medication, social or family history with \"I'd rather not say.\" on even turns, "
+            "and will not give its demographics.")
+
+
+def _load() -> tuple[str, Mapping[str, Bias]]:
+    raw = resources.files(__package__).joinpath("templates", "biases.yaml").read_text("utf-8")
+    data: Any = yaml.safe_load(raw)
+    prompts: dict[str, str] = data["prompts"]
+    biases: dict[str, Bias] = {}
+    for side, shorts in _SIDES.items():
+        for short in shorts:
+            name = f"{side}:{short}"
+            text = f"{prompts.pop(name).strip()} {data['closing'][side].strip()}"
+            # Render once now, so a typo'd placeholder fails at import, not mid-run.
+            Template(text).substitute(distractor="x")
+            kind: Kind = "cognitive" if short in (*_COGNITIVE, "confirmation", "status_quo",
+                                                  "self_diagnosis") else "implicit"
+            biases[name] = Bias(name, side, short, kind, text, _description(side, short))
+    if prompts:
+        raise ValueError(f"biases.yaml: unknown biases {sorted(prompts)}")
+    return str(data["version"]), MappingProxyType(biases)
+
+
+BIAS_PROMPT_VERSION, BIASES = _load()
+
+
+def _build_groups() -> dict[str, tuple[str, ...]]:
+    groups: dict[str, tuple[str, ...]] = {"all": tuple(BIASES)}
+    for kind in ("cognitive", "implicit"):
+        groups[kind] = tuple(n for n, b in BIASES.items() if b.kind == kind)
+    for side in _SIDES:
+        groups[f"{side}:all"] = tuple(n for n, b in BIASES.items() if b.side == side)
+        for kind in ("cognitive", "implicit"):
+            groups[f"{side}:{kind}"] = tuple(n for n, b in BIASES.items()
+                                             if b.side == side and b.kind == kind)
+    return groups
+
+
+#: Group name -> the bias names it expands to.
+GROUPS: Mapping[str, tuple[str, ...]] = MappingProxyType(_build_groups())
+#: Everything :func:`resolve_biases` accepts: ``none``, the groups, then every bias.
+ALLOWED: tuple[str, ...] = (NONE, *GROUPS, *BIASES)
+
+
+def resolve_biases(values: Sequence[str]) -> tuple[str, ...]:
+    """Expand ``--agent-bias`` values into bias names (``none`` for the unbiased variant).
+
+    Each value is a bias (``doctor:recency``), a group (``doctor:all``, ``patient:implicit``,
+    ``cognitive``, ``all``...), ``none``, or several of these separated by commas; case and
+    surrounding spaces are ignored. The result has no duplicates and a fixed order whatever
+    the order given: ``none`` first (only when asked for), then the doctor biases, then the
+    patient biases, each in :data:`BIASES` order. Empty input gives an empty tuple.
+    """
+    wanted: set[str] = set()
+    for value in values:
+        for part in value.split(","):
+            item = part.strip().lower()
+            if item == NONE or item in BIASES:
+                wanted.add(item)
+            elif item in GROUPS:
+                wanted.update(GROUPS[item])
+            else:
+                raise ValueError(f"unknown bias {part.strip()!r}; allowed: {', '.join(ALLOWED)}")
+    return tuple(n for n in (NONE, *BIASES) if n in wanted)
+
+
+def _bias(name: str) -> Bias | None:
+    if name == NONE:
+        return None
+    if name not in BIASES:
+        raise ValueError(f"unknown bias {name!r}; allowed: {', '.join((NONE, *BIASES))}")
+    return BIASES[name]
+
+
+def bias_prompt(name: str, *, distractor: str, side: Side | None = None) -> str:
+    """The prompt text of bias ``name``, ``$distractor`` filled in.
+
+    ``distractor`` is a plausible wrong diagnosis chosen by the caller (see
+    :func:`pick_distractor`); it is required only by the prompts that mention it. ``none``,
+    or a bias of the other ``side`` when one is given, gives ``""`` so callers can always append.
+    """
+    bias = _bias(name)
+    if bias is None or (side is not None and bias.side != side):
+        return ""
+    if "$distractor" in bias.prompt and not distractor.strip():
+        raise ValueError(f"bias {name!r} needs a distractor diagnosis")
+    return Template(bias.prompt).substitute(distractor=distractor.strip())
+
+
+def _same_condition(a: str, b: str) -> bool:
+    fa, fb = fold(a).strip(), fold(b).strip()
+    ka, kb = key_words(a), key_words(b)
+    # A broader or narrower name counts as the diagnosis for the moderator, so it is not wrong.
+    return fa in fb or fb in fa or bool(ka and kb and (ka <= kb or kb <= ka))
+
+
+_FALLBACK_DISTRACTORS = ("viral gastroenteritis", "tension-type headache",
+                         "generalized anxiety disorder", "viral upper respiratory infection",
+                         "musculoskeletal strain", "iron deficiency anemia")
+
+
+def pick_distractor(candidates: Sequence[str], accepted: Sequence[str], *, key: str) -> str:
+    """A plausible wrong diagnosis: one of ``candidates`` naming none of ``accepted``.
+
+    Deterministic in ``key`` (e.g. the case id) through sha256, so runs and cache keys are
+    stable. With no usable candidate, a common condition unrelated to ``accepted`` is used.
+    """
+    truth = [a for a in accepted if a.strip()]  # a blank synonym would match every name
+
+    def usable(c: str) -> bool:
+        return bool(c.strip()) and not any(_same_condition(c, a) for a in truth)
+
+    pool = sorted({c.strip() for c in candidates if usable(c)})
+    pool = pool or [c for c in _FALLBACK_DISTRACTORS if usable(c)]
+    if not pool:
+        raise ValueError(f"no distractor unrelated to {truth}")
+    index = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") % len(pool)
+    return pool[index]
+
+
+def question_topics(question: str) -> frozenset[str]:
+    """The history topics (:data:`TOPICS`) a question asks about."""
+    q = fold(question)
+    return frozenset(t for t, keys in _TOPIC_WORDS.items() if any(k in q for k in keys))
+
+
+def _join(items: Sequence[str]) -> str:
+    text = " ".join(items).rstrip(" ;,")
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _trim(answer: str, rule: str, turn: int) -> str:
+    items = sentences(answer)
+    if len(items) < 2 or (rule == "last_even" and turn % 2):
+        return answer
+    kept = items[:1] if rule == "first_only" else items[:-1]
+    return f"{_join(kept)} {_MINIMISE}"
+
+
+def offline_patient_answer(name: str, answer: str, question: str, *, turn: int,
+                           demographics: str, belief: str = DEFAULT_BELIEF) -> str:
+    """The offline patient's ``answer`` to ``question`` as the patient biased by ``name`` says it.
+
+    ``none`` and doctor biases return ``answer`` unchanged. See the module table for the rules;
+    ``belief`` is a lay self-diagnosis usable after "it's" ("the flu", "just stress").
+    """
+    bias = _bias(name)
+    if bias is None or bias.side != "patient":
+        return answer
+    if bias.bias in _PATIENT_COGNITIVE:
+        remark, when, trim = _PATIENT_COGNITIVE[bias.bias]
+        out = _trim(answer, trim, turn)
+        says = {"first": turn == 0, "every3": turn % 3 == 0, "even": turn % 2 == 0}[when]
+        return f"{out} {remark.format(belief=belief.strip() or DEFAULT_BELIEF)}" if says else out
+    # Implicit: distrust makes the patient keep its identity and, every other turn, its
+    # personal history to itself; the doctor must do without that information.
+    if demographics.strip() and fold(demographics.strip()) in fold(answer):
+        out = _WHY
+    elif turn % 2 == 0 and question_topics(question):
+        out = _WITHHOLD
+    else:
+        out = answer
+    return f"{_PATIENT_DISTRUST[bias.bias]} {out}" if turn == 0 else out
+
+
+def offline_doctor_adjustment(name: str) -> DoctorAdjustment:
+    """How the offline doctor changes under ``name``; :data:`NEUTRAL` for none/patient biases."""
+    bias = _bias(name)
+    if bias is None or bias.side != "doctor":
+        return NEUTRAL
+    return _DOCTOR_OFFLINE[bias.bias][0]
+
+
+def adjust_plan(steps: Sequence[str], adjustment: DoctorAdjustment) -> list[str]:
+    """Apply ``adjustment`` to the offline doctor's plan (questions, then ``REQUEST ...``s).
+
+    Questions on a skipped topic are dropped, then ``ceil(n * fraction)`` of the questions and
+    of the requests (``REQUEST TEST:``, ``REQUEST IMAGES``) are kept, in order. A shorter plan
+    means an earlier diagnosis.
+    """
+    tests = [s for s in steps if s.startswith("REQUEST")]
+    questions = [s for s in steps if not s.startswith("REQUEST")
+                 and not question_topics(s) & adjustment.skip_topics]
+    return [*questions[:math.ceil(len(questions) * adjustment.question_fraction)],
+            *tests[:math.ceil(len(tests) * adjustment.test_fraction)]]
+
+
+def anchored_choice(scores: Mapping[str, float], anchor: str | None, weight: float) -> str:
+    """The best candidate after adding ``weight`` to ``anchor``'s score; ties alphabetical."""
+    if not scores:
+        raise ValueError("no candidates to choose from")
+    return min(sorted(scores), key=lambda c: -(scores[c] + (weight if c == anchor else 0.0)))
+
+
+# Refusal detection. A refusal needs a first-person refusal AND a sign that what is refused is
+# the bias or the role; "I can't breathe" or "I cannot remember" have neither object.
+_REFUSE = (r"\bi(?: am|'m)? (?:can ?not|can't|won't|will not|would not|wouldn't|must not|"
+           r"should not|shouldn't|not|unable|must decline|decline|refuse|do not|don't)\b")
+_ACT = (r"\b(?:act|acting|behave|let|allow|permit|bas(?:e|ing)|make assumptions|hold|have|"
+        r"harbou?r|share|express|display|exhibit|show|adopt|portray|simulate|play|follow|"
+        r"comply|engage|participate|perpetuate|reinforce|promote|endorse|introduce|"
+        r"incorporate|treat|judge)\b")
+_BIAS_NOUN = r"\b(?:bias|biases|biased|prejudic\w*|stereotyp\w*|discriminat\w*|racis\w*|" \
+             r"sexis\w*|homophob\w*|bigot\w*)"
+_ROLE = (r"\b(?:role-?play\w*|roleplay\w*|pretend\w*|persona|(?:this|that|such|the) "
+         r"(?:role|character)|(?:this|that|these|those|such) (?:instructions?|requests?|"
+         r"prompts?|scenario))\b")
+_GROUP = (r"(?:their|your|his|her|a person's|someone's|the patient's|the doctor's) (?:perceived )?"
+          r"(?:race|ethnicity|ethnic background|gender|sexual orientation|religion|religious "
+          r"beliefs|faith|cultur\w*|cultural background|socioeconomic status|social class|"
+          r"income|level of education|educational background)\b")
+_S = r"[^.!?\n]"
+_REFUSAL = re.compile("|".join([
+    r"\bas an? (?:ai|artificial intelligence|(?:ai |large )?language model|llm|ai assistant)\b",
+    r"\bi(?:'m| am) (?:just |only )?an? (?:ai|artificial intelligence|(?:large )?language model"
+    r"|chatbot|virtual assistant)\b",
+    rf"{_REFUSE}{_S}{{0,80}}{_ACT}{_S}{{0,60}}{_BIAS_NOUN}",
+    rf"{_REFUSE}{_S}{{0,60}}{_ROLE}",
+    rf"{_REFUSE}(?: \w+)? (?:discriminate|stereotype)\b",
+    rf"\b(?:would|is|it's) (?:be )?(?:inappropriate|unethical|not appropriate|wrong|unfair|"
+    rf"unprofessional|irresponsible)\b{_S}{{0,120}}(?:{_BIAS_NOUN}|{_GROUP})",
+    rf"\b(?:not|never|won't|don't|cannot|can't){_S}{{0,60}}\b(?:based on|because of|due to|"
+    rf"on the basis of) {_GROUP}",
+    rf"\bregardless of {_GROUP}",
+    r"\b(?:break(?:ing)?|step(?:ping)? out of|out of) character\b",
+    r"\b(?:sorry|afraid)\b[^.!?\n]{0,40}\bi (?:can't|cannot|won't|am unable to|'m unable to) "
+    r"(?:assist|help|comply) with (?:that|this|your request)\b",
+]))
+
+
+def is_refusal(text: str) -> bool:
+    """Whether an LLM agent's utterance visibly refuses to play its bias or its role."""
+    return bool(_REFUSAL.search(text.replace("\u2019", "'").lower()))
