@@ -28,7 +28,6 @@ from .offline_doctor import OfflineDoctor
 from .offline_measurement import OfflineMeasurement
 from .offline_patient import OfflinePatient
 
-
 #: Patient biases whose offline patient names a condition (the distractor) as its belief.
 _NAMES_A_BELIEF = ("patient:self_diagnosis", "patient:false_consensus")
 

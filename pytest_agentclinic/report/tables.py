@@ -125,6 +125,14 @@ def _mean_ci(records: Sequence[ResultRecord], value: Callable[[ResultRecord], in
     return float(sums.sum() / counts.sum()), f"[{low:.1f}, {high:.1f}]", len(pairs)
 
 
+def _rating(name: str) -> Callable[[ResultRecord], int | None]:
+    def value(r: ResultRecord) -> int | None:
+        rating: int | None = getattr(r.perception, name, None)
+        return rating
+
+    return value
+
+
 def perception_table(records: Sequence[ResultRecord], resamples: int) -> Table:
     """Mean patient ratings (1-10) with 95% intervals, by doctor model and bias."""
     rows, data = [], []
@@ -136,8 +144,7 @@ def perception_table(records: Sequence[ResultRecord], resamples: int) -> Table:
         line: list[str] = [*key]
         entry: dict[str, Any] = {"doctor": key[0], "bias": key[1]}
         for name in ("confidence", "compliance", "consultation"):
-            mean, interval, n = _mean_ci(rs, lambda r, k=name: getattr(r.perception, k),
-                                         (*key, name), resamples)
+            mean, interval, n = _mean_ci(rs, _rating(name), (*key, name), resamples)
             line.append("-" if mean is None else f"{mean:.1f} {interval} n={n}")
             entry[name] = mean
         rows.append(line)
