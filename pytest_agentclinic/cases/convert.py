@@ -68,19 +68,24 @@ def split_question(text: str) -> tuple[str, str]:
         return text, ""
     for match in reversed(list(_BOUNDARY.finditer(text))):
         question = text[match.end():]
-        if question[:1].isupper() or question[:1] in "\"\u201c'":
+        if question[:1].isupper() or question.startswith(('"', "\u201c", "'")):
             if question.endswith('"') and question.count('"') % 2:
                 question = question[:-1]  # a stray closing quote of the upstream export
             return text[:match.start() + 1].rstrip(), question.strip()
     return text, ""  # a lone question: keep it as the story, the patient needs a history
 
 
+def presenting_complaint(first_sentence: str) -> str:
+    """What the patient presents with, from the vignette's opening sentence ("" if unclear)."""
+    match = _PRESENTING.search(first_sentence.strip().rstrip("."))
+    return match["what"].strip() if match else ""
+
+
 def objective_from(first_sentence: str, terms: Sequence[Term] = ()) -> str:
     """The doctor's brief, from the vignette's opening sentence, never naming the diagnosis."""
-    first = first_sentence.strip().rstrip(".")
-    match = _PRESENTING.search(first)
-    if match:
-        objective = f"Evaluate and diagnose the patient presenting with {match['what']}."
+    first, complaint = first_sentence.strip().rstrip("."), presenting_complaint(first_sentence)
+    if complaint:
+        objective = f"Evaluate and diagnose the patient presenting with {complaint}."
     elif first:
         objective = f"Evaluate and diagnose the patient described as follows: {first}."
     else:
@@ -103,8 +108,10 @@ def _craftmd_case(row: dict[str, str], default_dataset: str) -> Case:
         "vignette": story,
         "question": question,
     }
-    # The objective needs the cleaned diagnosis and synonyms, to be checked for leaks.
+    # Both need the cleaned diagnosis and synonyms, to be checked for leaks.
     terms = accepted_terms(Case.model_validate(record))
+    complaint = presenting_complaint(first)
+    record["patient"]["symptoms"] = {"primary": "" if find_leak(terms, complaint) else complaint}
     return Case.model_validate({**record, "objective": objective_from(first, terms)})
 
 
@@ -112,7 +119,7 @@ def read_craftmd_csv(path: Path) -> Converted:
     """Read a CRAFT-MD vignette CSV; a bad row becomes a :class:`CaseError` naming its line."""
     out = Converted(path, "craftmd-csv")
     with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh)
+        reader = csv.DictReader(fh, restval="")  # a short row reads as empty fields
         missing = [c for c in CRAFTMD_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             out.errors.append(CaseError(path, 1, "<header>", f"missing columns: {missing}"))
@@ -160,7 +167,8 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _represent_str(dumper: yaml.SafeDumper, text: str) -> yaml.Node:
-    # The emitter falls back to a quoted style when a block style cannot round-trip the text.
+    # Multi-line text goes literal: PyYAML's folded style mangles indented lines ("   - x").
+    # The emitter falls back to a quoted style when a block style cannot round-trip.
     style = "|" if "\n" in text else (">" if len(text) > YAML_WIDTH - 20 else None)
     return dumper.represent_scalar("tag:yaml.org,2002:str", text, style=style)
 
@@ -185,7 +193,8 @@ def dump_cases(cases: Sequence[Case]) -> str:
             del record["dataset"]
         records.append(record)
     return yaml.dump({"dataset": dataset, "cases": records}, Dumper=_Dumper, sort_keys=False,
-                     allow_unicode=True, width=YAML_WIDTH, default_flow_style=False)
+                     allow_unicode=True, width=YAML_WIDTH - 10,  # PyYAML overshoots by a word
+                     default_flow_style=False)
 
 
 def plan_outputs(converted: Iterable[Converted], out_dir: Path,

@@ -1,31 +1,22 @@
 """Check case files: every loader (schema) error plus content checks the schema cannot express.
 
-Content checks, per case:
+Content checks, per case: **leaks** of the diagnosis or a synonym into what the agents see
+(objective, every patient field, vignette, question, and the *names* of exam findings and
+tests; test values may describe the disease); **choices** hold the diagnosis exactly once
+(exact string) and no duplicates, and a distractor equal to a synonym is a warning; **empty
+sections** (history, symptoms, exam, tests, findings, list items, a vignette without choices);
+the **vignette against the structured fields** where mechanically checkable (age and sex words
+of its first sentence against the demographics; quoted temperature, heart rate, blood
+pressure, respiratory rate and oxygen saturation against the exam, wrong only when matching
+none of the exam's readings of that sign); **duplicate case ids** across all files checked.
 
-- **leaks**: the diagnosis or an accepted synonym must not appear in what the doctor or the
-  patient agent sees: the objective, every patient field, the vignette, the question, and the
-  *names* of exam findings and tests (nested keys of ``physical_exam``/``tests``; their values
-  may describe the disease, that is what tests are for).
-- **choices**: when present, they hold the diagnosis exactly once (exact string), hold no
-  duplicates, and a distractor equal to a synonym is a warning.
-- **empty sections**: patient history, symptoms, physical exam, tests, empty findings,
-  empty strings inside lists, and a vignette without choices.
-- **vignette vs structured fields**, where mechanically checkable: the age and sex words of
-  the vignette's first sentence against the demographics, and vital signs quoted in the
-  vignette (temperature, heart rate, blood pressure, respiratory rate, oxygen saturation)
-  against the values of ``physical_exam``. A vignette value is wrong only when it matches
-  none of the exam's values for that sign, so several readings (both arms, postural) pass.
-- **duplicate case ids** across every file checked.
-
-Term matching ("leaks"): both texts are lightly normalised (accents stripped, British
-spellings folded, possessive 's dropped, punctuation splits words) and a term matches as a
-whole-word sequence, the last word allowing a plural ``s``/``es``. Parenthetical forms count as
-terms of their own (``Necrobiotic xanthogranuloma (NXG)`` also gives ``NXG``).
-
+Leak matching: both texts are lightly normalised (accents stripped, British spellings folded,
+possessive 's dropped, punctuation splits words); a term matches as a whole-word sequence, its
+last word also in the plural; parenthetical forms are terms too (``... (NXG)`` gives ``NXG``).
 Abbreviations: a one-word term with two or more capitals (``AS``, ``MG``, ``BP``, ``COPD``,
-``IgA``) or of at most three letters is an *abbreviation*. Many are also ordinary words or units
-("as", "mg", "aids"), so an abbreviation matches only where the text writes it exactly as the
-case does or in capitals (``MG`` matches "known MG", never "5 mg"; ``AS`` never matches "as").
+``IgA``) or of at most three letters. Many are also ordinary words or units ("as", "mg",
+"aids"), so an abbreviation matches only where the text writes it as the case does or in
+capitals: ``MG`` matches "known MG", never "5 mg"; ``AS`` never matches "as".
 """
 
 from __future__ import annotations
@@ -40,7 +31,7 @@ from typing import Any, Literal
 import yaml
 
 from ..grading.normalize import fold, sentences, variants
-from .loaders import CaseError, load_case_file, looks_like_case_file
+from .loaders import load_case_file, looks_like_case_file
 from .models import Case
 
 Severity = Literal["error", "warning"]
@@ -127,20 +118,19 @@ class _Where:
     node: yaml.Node | None = None
     problems: list[Problem] = field(default_factory=list)
 
-    def add(self, where: FieldPath, message: str, severity: Severity = "error",
-            key: bool = False) -> None:
-        line = self._line(where, key)
-        self.problems.append(
-            Problem(self.path, line, render_field(where), message, severity, self.case.id))
+    def add(self, where: FieldPath, message: str, severity: Severity = "error") -> None:
+        self.problems.append(Problem(self.path, self._line(where), render_field(where),
+                                     message, severity, self.case.id))
 
-    def _line(self, where: FieldPath, key: bool) -> int:
+    def _line(self, where: FieldPath) -> int:
         node, line = self.node, self.line
-        for i, part in enumerate(where):
+        for part in where:
             value, key_node = _child(node, part)
             if value is None:
                 break  # best effort: the deepest line found so far
-            node = key_node if key and i == len(where) - 1 and key_node else value
-            line = node.start_mark.line + 1
+            # A key's line, not its value's: a block mapping value starts a line lower.
+            line = (key_node or value).start_mark.line + 1
+            node = value
         return line
 
 
@@ -213,13 +203,9 @@ def _same_name(a: str, b: str) -> bool:
 
 def walk_findings(findings: Any, prefix: FieldPath) -> Iterator[tuple[FieldPath, Any]]:
     """Every (path, value) of a nested findings tree, groups before their members."""
-    items: Iterable[tuple[str | int, Any]]
-    if isinstance(findings, dict):
-        items = findings.items()
-    elif isinstance(findings, list):
-        items = enumerate(findings)
-    else:
-        return
+    items: Iterable[tuple[str | int, Any]] = (
+        findings.items() if isinstance(findings, dict)
+        else enumerate(findings) if isinstance(findings, list) else ())
     for key, value in items:
         yield (*prefix, key), value
         yield from walk_findings(value, (*prefix, key))
@@ -251,7 +237,7 @@ def _check_leaks(case: Case, where: _Where) -> None:
         for path, _ in walk_findings(getattr(case, section), (section,)):
             term = find_leak(terms, str(path[-1]))
             if term and isinstance(path[-1], str):
-                where.add(path, f"name gives away the diagnosis ({term.name!r})", key=True)
+                where.add(path, f"name gives away the diagnosis ({term.name!r})")
 
 
 def _check_choices(case: Case, where: _Where) -> None:
@@ -263,9 +249,10 @@ def _check_choices(case: Case, where: _Where) -> None:
         hint = f"; {near[0]!r} differs only in spelling" if near else ""
         where.add(("choices",), f"hold the diagnosis {case.diagnosis!r} {count} times, "
                                 f"not once{hint}")
-    seen: set[tuple[str, ...]] = set()
+    seen: set[str] = set()
     for i, choice in enumerate(case.choices):
-        norm = tuple(_TOKEN.findall(fold(_plain(choice))))
+        # Only case and spacing: symbols tell choices apart ("CD3+, CD19-" vs "CD3-, CD19+").
+        norm = " ".join(choice.casefold().split())
         if norm in seen and choice != case.diagnosis:
             where.add(("choices", i), f"duplicate choice {choice!r}")
         seen.add(norm)
@@ -287,13 +274,11 @@ def _check_empty(case: Case, where: _Where) -> None:
         for path, value in walk_findings(findings, (section,)):
             if value is None or (isinstance(value, str | dict | list) and not value):
                 where.add(path, "empty value")
-    for name in ("choices", "synonyms"):
-        for i, text in enumerate(getattr(case, name)):
-            if not text:
-                where.add((name, i), "empty string in the list")
-    for i, text in enumerate(patient.symptoms.secondary):
-        if not text:
-            where.add(("patient", "symptoms", "secondary", i), "empty string in the list")
+    lists = {("choices",): case.choices, ("synonyms",): case.synonyms,
+             ("patient", "symptoms", "secondary"): patient.symptoms.secondary}
+    for prefix, items in lists.items():
+        for i in (i for i, text in enumerate(items) if not text):
+            where.add((*prefix, i), "empty string in the list")
     if case.vignette and not case.choices:
         where.add(("choices",), "missing: a case with a vignette needs answer choices")
 
@@ -377,14 +362,14 @@ def _exam_vitals(case: Case) -> dict[str, set[str]]:
     return out
 
 
+def _celsius(value: str) -> float:
+    return (float(value) - 32) * 5 / 9 if float(value) > 50 else float(value)
+
+
 def _same_reading(vital: str, quoted: str, exam: set[str]) -> bool:
     if vital != "temperature":
         return quoted in exam
-
-    def celsius(v: str) -> float:
-        return (float(v) - 32) * 5 / 9 if float(v) > 50 else float(v)
-
-    return any(abs(celsius(quoted) - celsius(e)) <= 0.15 for e in exam)
+    return any(abs(_celsius(quoted) - _celsius(e)) <= 0.15 for e in exam)
 
 
 def _check_vitals(case: Case, where: _Where) -> None:
@@ -434,10 +419,6 @@ def _case_files(paths: Iterable[Path | str], problems: list[Problem]) -> list[Pa
     return list(files.values())
 
 
-def _schema_problem(error: CaseError) -> Problem:
-    return Problem(error.path, error.line, error.field, error.message)
-
-
 def validate_paths(paths: Iterable[Path | str], summary: Summary | None = None) -> list[Problem]:
     """Validate the case files at ``paths`` (files or folders searched recursively).
 
@@ -451,7 +432,7 @@ def validate_paths(paths: Iterable[Path | str], summary: Summary | None = None) 
         loaded = load_case_file(path)
         summary.files += 1
         summary.cases += len(loaded.cases)
-        problems.extend(map(_schema_problem, loaded.errors))
+        problems.extend(Problem(e.path, e.line, e.field, e.message) for e in loaded.errors)
         nodes = _record_nodes(path)
         for line, case in loaded.cases:
             same_id = nodes.get(case.id, [])

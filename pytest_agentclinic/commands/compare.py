@@ -25,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="Pair the items of two runs (same case, sample, bias, turn budget, "
                     "experiment, answer format and dataset; pairs with an error on either "
                     "side are dropped) and report per group both accuracies, the difference "
-                    "B - A with a case-clustered paired bootstrap 95%% CI and two-sided p, "
+                    "B - A with a case-clustered paired bootstrap 95% CI and two-sided p, "
                     "the exact McNemar p, Holm-adjusted p across the groups, and the cases "
                     "that flipped.")
     parser.add_argument("run_a", metavar="RUN_A", help="run directory, results.jsonl or "
@@ -40,12 +40,22 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help="keep only this doctor's items of RUN_A (for multi-doctor runs)")
     parser.add_argument("--doctor-b", default=None, metavar="MODEL",
                         help="keep only this doctor's items of RUN_B")
-    parser.add_argument("--flips", type=int, default=8, metavar="N",
+    parser.add_argument("--flips", type=_positive, default=8, metavar="N",
                         help="flipped cases listed per group and direction (default 8)")
-    parser.add_argument("--resamples", type=int, default=10_000, metavar="N",
+    parser.add_argument("--resamples", type=_positive, default=10_000, metavar="N",
                         help="bootstrap resamples (default 10000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.set_defaults(run=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:

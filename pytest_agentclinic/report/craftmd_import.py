@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import hashlib
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -30,8 +29,12 @@ from typing import IO, Any
 
 from .. import __version__
 from .records import ResultRecord
-from .stats import group_rows
-from .writer import SUMMARY_VERSION
+from .statistics import gc_paused
+from .tables import craftmd_table, overview
+from .writer import SUMMARY_VERSION, sha256_of, write_reports_text, write_results
+
+#: Bootstrap resamples of the tables written at import (the report command uses 10,000).
+IMPORT_RESAMPLES = 2_000
 
 GRADER = "gpt-4 grader (recorded)"
 MCQ_GRADER = "option match (provisional)"
@@ -187,14 +190,6 @@ def convert(lines: Sequence[dict[str, Any]], cases: dict[str, CaseInfo], *, run:
         result.records.append(to_record(line, case or unknown, run=run, source=source))
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def craftmd_summary(result: ImportResult, files: Sequence[Path]) -> dict[str, Any]:
     """``summary.json`` in :func:`..writer.run_summary`'s shape, plus where it came from."""
     records = result.records
@@ -209,7 +204,7 @@ def craftmd_summary(result: ImportResult, files: Sequence[Path]) -> dict[str, An
         "repeat": len({r.sample for r in records}),
         "cache_mode": "none",
         "temperature": None,
-        "case_files": {str(f): _sha256(f) for f in files},
+        "case_files": {str(f): sha256_of(str(f)) for f in files},
         "items": len(records),
         "bad_case_records": len(result.skipped),
         "mcq_lines": result.mcq_lines,
@@ -217,8 +212,6 @@ def craftmd_summary(result: ImportResult, files: Sequence[Path]) -> dict[str, An
         "model_calls": 0,
         "cache_hits": 0,
         "cache_misses": 0,
-        "by_doctor": group_rows(records, lambda r: r.doctor),
-        "by_experiment": group_rows(records, lambda r: f"{r.experiment}/{r.answer_format}"),
     }
 
 
@@ -232,7 +225,8 @@ def import_craftmd(path: str | Path, out: str | Path | None = None,
     """
     source = Path(path)
     skipped: list[str] = []
-    lines = list(read_recorded(source, skipped))
+    with gc_paused():
+        lines = list(read_recorded(source, skipped))
     csv_path = Path(dataset_csv) if dataset_csv else source.with_name(DEFAULT_CSV)
     if dataset_csv and not csv_path.is_file():
         raise FileNotFoundError(f"dataset CSV not found: {csv_path}")
@@ -240,17 +234,17 @@ def import_craftmd(path: str | Path, out: str | Path | None = None,
     model = str(lines[0]["model"]) if lines else "unknown"
     run_dir = Path(out) if out else Path("reports") / f"craftmd-{model}"
     result = ImportResult(run_dir=run_dir, records=[], skipped=skipped)
-    convert(lines, cases, run=run_dir.name, source=source, include_mcq=include_mcq,
-            result=result)
+    with gc_paused():
+        convert(lines, cases, run=run_dir.name, source=source, include_mcq=include_mcq,
+                result=result)
     write_import(result, [source, *([csv_path] if cases else [])])
     return result
 
 
 def write_import(result: ImportResult, files: Sequence[Path]) -> None:
     """Write the run directory of an import."""
-    result.run_dir.mkdir(parents=True, exist_ok=True)
-    with (result.run_dir / "results.jsonl").open("w", encoding="utf-8") as fh:
-        fh.writelines(r.model_dump_json() + "\n" for r in result.records)
-    summary = craftmd_summary(result, files)
-    (result.run_dir / "summary.json").write_text(json.dumps(summary, indent=1),
-                                                 encoding="utf-8")
+    write_results(result.run_dir, result.records)
+    # The headline tables only; `agentclinic report` renders everything (and the HTML).
+    tables = [overview(result.records, IMPORT_RESAMPLES),
+              craftmd_table(result.records, IMPORT_RESAMPLES)]
+    write_reports_text(result.run_dir, craftmd_summary(result, files), tables)

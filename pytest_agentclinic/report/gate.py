@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..settings import GateSettings
 from .records import ResultRecord
+from .statistics import mcnemar_exact, pair_key
 
 
 @dataclass(frozen=True)
@@ -35,20 +36,6 @@ class GateResult:
 def _accuracy(records: Sequence[ResultRecord]) -> tuple[int, int]:
     judged = [r for r in records if r.outcome != "error"]
     return sum(r.outcome == "correct" for r in judged), len(judged)
-
-
-def pair_key(r: ResultRecord) -> tuple[object, ...]:
-    """What makes two items of different runs the same measurement (the model aside)."""
-    return (r.dataset, r.case_id, r.sample, r.bias, r.turn_budget, r.experiment, r.answer_format)
-
-
-def mcnemar_exact(lost: int, gained: int) -> float:
-    """Two-sided exact McNemar p-value from the discordant pair counts."""
-    from scipy.stats import binomtest
-
-    if lost + gained == 0:
-        return 1.0
-    return float(binomtest(lost, lost + gained, 0.5).pvalue)
 
 
 def _load_baseline(path: Path) -> tuple[list[ResultRecord], dict[str, object]]:

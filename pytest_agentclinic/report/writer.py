@@ -32,7 +32,8 @@ def write_transcript(run_dir: Path, file_stem: str, item_name: str, t: Transcrip
     return str(path)
 
 
-def _sha256(path: str) -> str:
+def sha256_of(path: str) -> str:
+    """The file's sha256, or "unreadable"."""
     try:
         return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
@@ -59,7 +60,7 @@ def run_summary(settings: Settings, records: Sequence[ResultRecord],
         "repeat": settings.repeat,
         "cache_mode": settings.cache.value,
         "temperature": settings.call.temperature,
-        "case_files": {f: _sha256(f) for f in files},
+        "case_files": {f: sha256_of(f) for f in files},
         "items": len(records),
         "bad_case_records": bad_records,
         "model_calls": calls,
