@@ -198,7 +198,8 @@ class AgentClinicSession:
                                                        transcript)
         record = ResultRecord.from_transcript(
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
-            transcript_path=item.transcript_path, case_file=str(item.path))
+            transcript_path=item.transcript_path, case_file=str(item.path),
+            difficulty=item.spec.case.difficulty)
         item.user_properties.append((RECORD_PROPERTY, record.model_dump(mode="json")))
         if self.fatal is not None:
             # The first item to meet a fatal error reports it once and stops the session;

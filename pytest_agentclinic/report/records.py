@@ -46,6 +46,8 @@ class ResultRecord(BaseModel):
     error: str | None = None
     transcript: str | None = None
     case_file: str | None = None
+    #: The case's difficulty label, when its file gives one.
+    difficulty: str | None = None
 
     @property
     def doctor(self) -> str:
@@ -54,7 +56,8 @@ class ResultRecord(BaseModel):
 
     @classmethod
     def from_transcript(cls, t: Transcript, *, run: str, nodeid: str, expected: str,
-                        transcript_path: str | None, case_file: str | None) -> ResultRecord:
+                        transcript_path: str | None, case_file: str | None,
+                        difficulty: str | None = None) -> ResultRecord:
         """Build the record of a finished encounter."""
         protocol: Literal["agentclinic", "craftmd"] = (
             "craftmd" if t.protocol == "craftmd" else "agentclinic")
@@ -67,4 +70,5 @@ class ResultRecord(BaseModel):
                    given=t.diagnosis, decided_by=t.verdict.decided_by if t.verdict else None,
                    turns_used=t.turns_used, tests_requested=t.tests_requested,
                    usage=t.usage_by_role(), started_at=t.started_at, duration_s=t.duration_s,
-                   error=t.error, transcript=transcript_path, case_file=case_file)
+                   error=t.error, transcript=transcript_path, case_file=case_file,
+                   difficulty=difficulty)

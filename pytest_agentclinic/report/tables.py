@@ -195,6 +195,30 @@ def craftmd_table(records: Sequence[ResultRecord], resamples: int) -> Table:
                  ["doctor", "experiment", *answers], rows, data)
 
 
+def library_table(records: Sequence[ResultRecord], resamples: int) -> Table:
+    """The case library: cases and difficulty mix per specialty, with each model's accuracy."""
+    rows_by = {(r.key[0], r.key[1]): r
+               for r in accuracy_table(records, ("doctor", "specialty"), resamples)}
+    doctors = sorted({d for d, _ in rows_by})
+    rows, data = [], []
+    for specialty in sorted({r.specialty for r in records}):
+        levels: dict[str, set[str]] = {}
+        for r in records:
+            if r.specialty == specialty:
+                levels.setdefault(r.difficulty or "?", set()).add(r.case_id)
+        cases = len(set().union(*levels.values()))
+        mix = ", ".join(f"{len(levels[k])} {k}" for k in ("easy", "medium", "hard", "?")
+                        if k in levels)
+        rows.append([specialty, str(cases), mix,
+                     *(pct(getattr(rows_by.get((d, specialty)), "accuracy", None))
+                       for d in doctors)])
+        data.append({"specialty": specialty, "cases": cases, "mix": mix})
+    total = len({r.case_id for r in records})
+    rows.append(["all", str(total), "", *(pct(r.accuracy)
+                                         for r in accuracy_table(records, ("doctor",), 1))])
+    return Table("case library", ["specialty", "cases", "difficulty", *doctors], rows, data)
+
+
 def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
     return len({GROUP_FIELDS[field_name](r) for r in records}) > 1
 
@@ -207,6 +231,8 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> li
                                     resamples))
     if _varied(records, "specialty"):
         tables.append(pivot(records, "specialty", "accuracy by specialty", resamples))
+    if any(r.difficulty for r in records):
+        tables.append(library_table(records, resamples))
     if any(r.bias != "none" for r in records):
         tables.append(bias_table(records, resamples))
     if _varied(records, "patient"):
