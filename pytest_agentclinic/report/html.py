@@ -29,8 +29,9 @@ TEMPLATE_FILE = "html_template.html"
 #: so adding a field here needs no change there unless the page should show it.
 RECORD_FIELDS = ("case_id", "specialty", "doctor", "outcome", "expected", "given",
                  "decided_by", "turn_budget", "turns_used", "sample", "bias", "dataset",
-                 "protocol", "experiment", "answer_format", "nodeid", "tests", "error",
-                 "models", "duration_s", "transcript", "note")
+                 "protocol", "experiment", "answer_format", "image_mode", "perception",
+                 "refusals", "nodeid", "tests", "error", "models", "duration_s", "transcript",
+                 "note")
 
 _SERIES_COLOURS = ("#2563eb", "#db2777", "#059669", "#d97706", "#7c3aed", "#0891b2",
                    "#dc2626", "#4b5563")
@@ -48,22 +49,26 @@ def render_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]]
                 summary: Mapping[str, Any]) -> str:
     """The report page for ``run_dir`` as one string.
 
-    ``tables`` maps a title ("by doctor", "by specialty", ...) to rows with ``group``, ``n``,
-    ``correct``, ``accuracy``, ``ci_low``, ``ci_high`` (95% CI) and ``errors``; each becomes a
-    bar chart. Records come from ``run_dir/results.jsonl``, transcripts from their paths.
+    ``tables`` maps a title ("by doctor", "accuracy by specialty", ...) to rows with ``group``,
+    ``n``, ``correct``, ``accuracy``, ``ci_low``, ``ci_high`` (95% CI) and ``errors``; each
+    becomes a bar chart (rows without ``accuracy`` become a plain table). Records come from
+    ``run_dir/results.jsonl``, transcripts from the paths the records name.
     """
     records, skipped = load_records(run_dir)
-    rows: list[list[Any]] = []
-    transcripts: list[Any] = []
-    for record in records:
-        transcript, note = load_transcript(run_dir, record)
-        rows.append(_record_row(record, note))
-        transcripts.append(_transcript_data(transcript) if transcript else None)
-    charts = [bar_chart(title, table) for title, table in tables.items()]
-    budget_ci = _budget_ci(tables) if len({r.doctor for r in records}) == 1 else {}
+    loaded = [(r, *load_transcript(run_dir, r)) for r in records]
+    rows = [_record_row(r, note) for r, _, note in loaded]
+    transcripts = [_transcript_data(t) if t else None for _, t, _ in loaded]
+    doctors = sorted({r.doctor for r in records}
+                     | {str(row["doctor"]) for t in tables.values() for row in t
+                        if row.get("doctor") is not None})
+    # One colour per doctor model, the same in every chart.
+    colours = {d: _SERIES_COLOURS[i % len(_SERIES_COLOURS)] for i, d in enumerate(doctors)}
+    charts = [bar_chart(title, table, colours) if any("accuracy" in r for r in table)
+              else _data_card(title, table) for title, table in tables.items() if table]
     if len({r.turn_budget for r in records}) > 1:
-        charts.append(_card("Accuracy by turn budget, per doctor", budget_chart(records, budget_ci),
-                            "Share of judged encounters diagnosed correctly at each budget."))
+        see = "; 95% CIs in the turn-budget chart" if any("budget" in t for t in tables) else ""
+        charts.append(_card("Accuracy by turn budget, per doctor", budget_chart(records, colours),
+                            f"Judged encounters diagnosed correctly at each budget{see}."))
     run = str(summary.get("run") or (records[0].run if records else run_dir.name))
     values = {
         "TITLE": escape(f"AgentClinic report · {run}"),
@@ -72,8 +77,9 @@ def render_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]]
         "RECORDS_JSON": _script_json({"fields": list(RECORD_FIELDS), "rows": rows}),
         "TRANSCRIPTS_JSON": _script_json(transcripts),
     }
+    template = resources.files(__package__).joinpath(TEMPLATE_FILE).read_text(encoding="utf-8")
     # One pass over the template only, so placeholder-like text inside the data stays as is.
-    return re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], _template())
+    return re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], template)
 
 
 def load_records(run_dir: Path) -> tuple[list[ResultRecord], int]:
@@ -113,48 +119,83 @@ def load_transcript(run_dir: Path, record: ResultRecord) -> tuple[Transcript | N
     return None, f"Transcript file not found: {record.transcript}"
 
 
-def bar_chart(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
-    """A card with a horizontal bar chart of accuracy and its 95% CI, and the numbers."""
+def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
+              colours: Mapping[str, str] | None = None) -> str:
+    """A card with a horizontal bar chart of accuracy and its 95% CI, and the numbers.
+
+    Rows of several doctor models (a ``doctor`` key, or a group ending in ``" | model"`` for
+    a model in ``colours``) are clustered by group and coloured by model, with a legend.
+    """
+    colours = colours or {}
+    placed, legend = _bar_rows(rows, colours)
     # The viewBox is about the card's width in the two-column grid, so text is drawn ~1:1.
-    label_w = min(220, 20 + 7 * max((len(str(r.get("group", ""))) for r in rows), default=8))
-    width, text_w, row_h, top = 600, 112, 28, 8
+    label_w = min(220, 20 + 7 * max((len(label) for label, *_ in placed), default=8))
+    width, text_w, row_h = 600, 112, 28
     plot_w = width - label_w - text_w
-    height = top + row_h * len(rows) + 30
-    parts = [_svg_open(width, height, f"Accuracy {title}"),
-             _x_grid(label_w, plot_w, top, top + row_h * len(rows))]
-    for i, row in enumerate(rows):
-        group = str(row.get("group", ""))
+    top, bottom = (placed[0][3], placed[-1][3] + row_h) if placed else (8, 8)
+    parts = [_svg_open(width, bottom + 30, title), _x_grid(label_w, plot_w, top, bottom)]
+    if legend:
+        parts.append(_legend(legend, colours, label_w, 14, plot_w + text_w))
+    for label, doctor, row, y0 in placed:
         acc, low, high = (_num(row.get(k)) for k in ("accuracy", "ci_low", "ci_high"))
-        y = top + i * row_h
-        mid = y + row_h / 2
-        tip = _row_tip(group, row, acc, low, high)
-        parts.append(f'<g class="row" data-group="{escape(group)}"><title>{escape(tip)}</title>')
-        parts.append(f'<text class="label" x="{label_w - 10}" y="{mid + 4:.1f}" '
-                     f'text-anchor="end">{escape(_shorten(group, 30))}</text>')
+        mid, group = y0 + row_h / 2, str(row.get("group", ""))
+        parts.append(f'<g class="row" data-group="{escape(group)}">'
+                     f"<title>{escape(_row_tip(group, row, acc, low, high))}</title>")
+        if label:
+            parts.append(f'<text class="label" x="{label_w - 10}" y="{mid + 4:.1f}" '
+                         f'text-anchor="end">{escape(_shorten(label, 30))}</text>')
         if acc is None:
             parts.append(f'<text class="na" x="{label_w + 6}" y="{mid + 4:.1f}">no judged '
-                         f'encounters</text></g>')
+                         f"encounters</text></g>")
             continue
-        parts.append(f'<rect class="bar" x="{label_w}" y="{y + 7}" height="{row_h - 14}" '
-                     f'width="{acc * plot_w:.1f}" rx="3"/>')
+        fill = f' style="fill:{colours[doctor]}"' if doctor else ""
+        parts.append(f'<rect class="bar" x="{label_w}" y="{y0 + 7}" height="{row_h - 14}" '
+                     f'width="{acc * plot_w:.1f}" rx="3"{fill}/>')
         if low is not None and high is not None:
             x1, x2 = label_w + low * plot_w, label_w + high * plot_w
             parts.append(f'<path class="ci" d="M{x1:.1f} {mid:.1f}H{x2:.1f}'
                          f'M{x1:.1f} {mid - 6:.1f}v12M{x2:.1f} {mid - 6:.1f}v12"/>')
         value = f"{acc:.1%} · {row.get('correct', '?')}/{row.get('n', '?')}"
         parts.append(f'<text class="value" x="{label_w + plot_w + 10}" y="{mid + 4:.1f}">'
-                     f'{escape(value)}</text></g>')
+                     f"{escape(value)}</text></g>")
     parts.append("</svg>")
-    return _card(f"Accuracy {title}", "".join(parts),
+    return _card(_title(title), "".join(parts),
                  "Bars: correct / judged encounters (errors excluded); whiskers: 95% CI.",
                  _numbers_table(rows))
 
 
+_Placed = tuple[str, str | None, Mapping[str, Any], int]
+
+
+def _bar_rows(rows: Sequence[Mapping[str, Any]],
+              colours: Mapping[str, str]) -> tuple[list[_Placed], list[str]]:
+    """Each bar's label (blank within a cluster), colour key and top y; the legend's models."""
+    split = [_split_group(row, colours) for row in rows]
+    legend = [d for d in colours if any(d == doctor for _, doctor in split)]
+    if len(legend) < 2 or any(doctor not in colours for _, doctor in split):
+        return [(label, None, row, 8 + 28 * i)
+                for i, ((label, _), row) in enumerate(zip(split, rows, strict=True))], []
+    order = list(dict.fromkeys(label for label, _ in split))
+    if all(label.isdigit() for label in order):  # turn budgets: 5, 10, 20, not 10, 20, 5
+        order.sort(key=int)
+    items = sorted(zip(split, rows, strict=True),
+                   key=lambda it: (order.index(it[0][0]), legend.index(it[0][1] or "")))
+    placed: list[_Placed] = []
+    y, last = 22, None  # below the legend; clusters 8 apart
+    for (label, doctor), row in items:
+        y += 8 if label != last else 0
+        placed.append(("" if label == last else label, doctor, row, y))
+        y, last = y + 28, label
+    return placed, legend
+
+
 def budget_chart(records: Sequence[ResultRecord],
-                 ci: Mapping[int, tuple[float, float]] | None = None) -> str:
+                 colours: Mapping[str, str] | None = None) -> str:
     """SVG line chart of accuracy against turn budget, one line per doctor model."""
     budgets = sorted({r.turn_budget for r in records})
     doctors = sorted({r.doctor for r in records})
+    colours = colours or {d: _SERIES_COLOURS[i % len(_SERIES_COLOURS)]
+                          for i, d in enumerate(doctors)}
     tally: dict[tuple[str, int], list[int]] = {}
     for r in records:
         if r.outcome != "error":
@@ -177,61 +218,92 @@ def budget_chart(records: Sequence[ResultRecord],
                      f'<text class="tick" x="{left - 8}" y="{y + 4:.1f}" '
                      f'text-anchor="end">{frac:.0%}</text>')
     for b in budgets:
-        x = xy(b, 0)[0]
-        parts.append(f'<text class="tick" x="{x:.1f}" y="{top + plot_h + 18}" '
+        parts.append(f'<text class="tick" x="{xy(b, 0)[0]:.1f}" y="{top + plot_h + 18}" '
                      f'text-anchor="middle">{b}</text>')
     parts.append(f'<text class="axis" x="{left + plot_w / 2}" y="{top + plot_h + 36}" '
                  f'text-anchor="middle">turn budget (doctor interactions)</text>')
-    for i, doctor in enumerate(doctors):
-        colour = _SERIES_COLOURS[i % len(_SERIES_COLOURS)]
+    for doctor in doctors:
         points = [(b, *tally[doctor, b]) for b in budgets if tally.get((doctor, b), [0, 0])[1]]
         coords = [xy(b, c / n) for b, c, n in points]
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
-        parts.append(f'<g class="series" data-doctor="{escape(doctor)}" style="color:{colour}">'
+        parts.append(f'<g class="series" data-doctor="{escape(doctor)}" '
+                     f'style="color:{colours.get(doctor, _SERIES_COLOURS[0])}">'
                      f'<polyline points="{path}"/>')
         for (b, c, n), (x, y) in zip(points, coords, strict=True):
-            if ci and b in ci:
-                y1, y2 = xy(b, ci[b][0])[1], xy(b, ci[b][1])[1]
-                parts.append(f'<path class="ci" d="M{x:.1f} {y1:.1f}V{y2:.1f}'
-                             f'M{x - 5:.1f} {y1:.1f}h10M{x - 5:.1f} {y2:.1f}h10"/>')
             tip = f"{doctor}, budget {b}: {c}/{n} correct ({c / n:.1%})"
             parts.append(f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="4.5">'
-                         f'<title>{escape(tip)}</title></circle>')
-        lx = left + (i % 3) * (plot_w / 3)
-        ly = top + plot_h + 62 + 18 * (i // 3)
-        parts.append(f'<rect x="{lx:.1f}" y="{ly - 9}" width="14" height="4" rx="2" '
-                     f'fill="currentColor"/><text class="legend" x="{lx + 20:.1f}" '
-                     f'y="{ly - 3}">{escape(_shorten(doctor, 24))}</text></g>')
+                         f"<title>{escape(tip)}</title></circle>")
+        parts.append("</g>")
+    parts.append(_legend(doctors, colours, left, top + plot_h + 58, plot_w))
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _budget_ci(tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[int, tuple[float, float]]:
-    """95% CIs per budget from a "turn budget" table, to draw on a single doctor's line."""
-    out: dict[int, tuple[float, float]] = {}
-    for title, rows in tables.items():
-        if "budget" not in title.lower():
-            continue
-        for row in rows:
-            digits = re.search(r"\d+", str(row.get("group", "")))
-            low, high = _num(row.get("ci_low")), _num(row.get("ci_high"))
-            if digits and low is not None and high is not None:
-                out[int(digits.group())] = (low, high)
-    return out
+def _split_group(row: Mapping[str, Any], doctors: Mapping[str, str]) -> tuple[str, str | None]:
+    """A row's label without its doctor model, and that model (None when it has none)."""
+    group = str(row.get("group", ""))
+    doctor = row.get("doctor")
+    head, sep, tail = group.rpartition(" | ")
+    if doctor is None and sep and tail in doctors:
+        doctor = tail
+    if doctor is not None and sep and tail == str(doctor):
+        group = head
+    return group, None if doctor is None else str(doctor)
+
+
+def _legend(doctors: Sequence[str], colours: Mapping[str, str], x0: float, y0: float,
+            width: float) -> str:
+    """Swatches and names, three to a line."""
+    out = []
+    for i, doctor in enumerate(doctors):
+        x, y = x0 + (i % 3) * (width / 3), y0 + 18 * (i // 3)
+        out.append(f'<g class="legend-item"><rect x="{x:.1f}" y="{y - 9}" width="14" '
+                   f'height="8" rx="2" style="fill:{colours.get(doctor, _SERIES_COLOURS[0])}"/>'
+                   f'<text class="legend" x="{x + 20:.1f}" y="{y}">'
+                   f"{escape(_shorten(doctor, 24))}</text></g>")
+    return "".join(out)
+
+
+def _data_card(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """A table without accuracies (e.g. perception ratings) shown as it is."""
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    cells = [[_fmt(row.get(k)) for k in keys] for row in rows]
+    return (f'<section class="card chart"><h2>{escape(_title(title))}</h2>'
+            f"{_table([k.replace('_', ' ') for k in keys], cells)}</section>")
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+                   for row in rows)
+    return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _title(title: str) -> str:
+    """ "by specialty" reads as "Accuracy by specialty"; other titles keep their words."""
+    title = title.strip()
+    if title.lower().startswith("by "):
+        title = "accuracy " + title
+    return title[:1].upper() + title[1:]
 
 
 def _record_row(r: ResultRecord, note: str | None) -> list[Any]:
+    # NaN is not JSON; a clock glitch must not cost the whole report.
     values = {**r.model_dump(include=set(RECORD_FIELDS)), "doctor": r.doctor,
-              "tests": r.tests_requested, "note": note}
+              "tests": r.tests_requested, "note": note,
+              "duration_s": r.duration_s if math.isfinite(r.duration_s) else None}
     return [values.get(name) for name in RECORD_FIELDS]
 
 
 def _transcript_data(t: Transcript) -> dict[str, Any]:
-    """The parts of a transcript the viewer shows; per-utterance usage would only bloat it."""
-    return {"u": [[u.turn, u.role, u.kind, u.text, u.detail, u.model] for u in t.utterances],
+    """The parts of a transcript the viewer shows; per-utterance usage would only bloat it.
+
+    Images stay references shown as text: the page must load nothing from elsewhere.
+    """
+    return {"u": [[u.turn, u.role, u.kind, u.text, u.detail, u.model, u.images]
+                  for u in t.utterances],
             "diagnosis": t.diagnosis,
-            "verdict": t.verdict.model_dump() if t.verdict else None,
-            "prompts": t.prompt_versions}
+            "verdict": t.verdict.model_dump() if t.verdict else None}
 
 
 def _script_json(data: Any) -> str:
@@ -246,7 +318,7 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
     judged = [r for r in records if r.outcome != "error"]
     correct = sum(r.outcome == "correct" for r in judged)
     kpis = [("encounters", str(len(records)), ""),
-            ("accuracy", f"{correct / len(judged):.1%}" if judged else "–", "accent"),
+            ("accuracy", _pct(correct / len(judged) if judged else None), "accent"),
             ("correct", str(correct), "ok"),
             ("incorrect", str(sum(r.outcome == "incorrect" for r in records)), "bad"),
             ("no diagnosis", str(sum(r.outcome == "no_diagnosis" for r in records)), "warn"),
@@ -257,15 +329,14 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
     roles = summary.get("roles")
     if isinstance(roles, Mapping):
         settings += [(f"{role} model", str(model)) for role, model in roles.items()]
-    known = {"plugin_version": "plugin version", "turn_budgets": "turn budgets",
-             "repeat": "repeats", "cache_mode": "cache mode", "temperature": "temperature",
-             "items": "items", "model_calls": "model calls", "cache_hits": "cache hits",
-             "bad_case_records": "bad case records"}
-    skip = {"version", "run", "roles", "case_files", *known}
-    settings += [(label, _fmt(summary[key])) for key, label in known.items() if key in summary]
-    # Keys added later (CRAFT-MD conditions, ...) still show, if they are short values.
-    settings += [(key.replace("_", " "), _fmt(value)) for key, value in summary.items()
-                 if key not in skip and not isinstance(value, Mapping) and len(_fmt(value)) < 80]
+    # The usual settings first, then keys added later (CRAFT-MD conditions, ...) if short.
+    first = ("plugin_version", "turn_budgets", "repeat", "cache_mode", "temperature", "items")
+    skip = {"version", "run", "roles", "case_files", "tables", "by_doctor"}
+    for key in [*(k for k in first if k in summary), *(k for k in summary if k not in first)]:
+        value = summary[key]
+        if (key not in skip and value not in (None, "", []) and not isinstance(value, Mapping)
+                and len(_fmt(value)) < 80):
+            settings.append((key.replace("_", " "), _fmt(value)))
     items = "".join(f"<div><dt>{escape(k)}</dt><dd>{escape(v)}</dd></div>" for k, v in settings)
     files = summary.get("case_files")
     files_html = ""
@@ -275,10 +346,10 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
         files_html = f"<details><summary>{len(files)} case files</summary><ul>{lis}</ul></details>"
     warn = (f'<p class="warning">{skipped} unreadable line(s) of results.jsonl were skipped.</p>'
             if skipped else "")
+    settings_html = (f'<section class="card settings"><h2>Run settings</h2><dl>{items}</dl>'
+                     f"{files_html}</section>" if items or files_html else "")
     return (f'<h1>AgentClinic report <span class="run">{escape(run)}</span></h1>{warn}'
-            f'<section class="kpis">{tiles}</section>'
-            f'<section class="card settings"><h2>Run settings</h2><dl>{items}</dl>'
-            f"{files_html}</section>")
+            f'<section class="kpis">{tiles}</section>{settings_html}')
 
 
 def _card(title: str, body: str, note: str, extra: str = "") -> str:
@@ -287,17 +358,21 @@ def _card(title: str, body: str, note: str, extra: str = "") -> str:
 
 
 def _numbers_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    body = []
+    cells = []
     for row in rows:
         acc, low, high = (_num(row.get(k)) for k in ("accuracy", "ci_low", "ci_high"))
-        ci = f"{low:.1%} – {high:.1%}" if low is not None and high is not None else "–"
-        cells = [str(row.get("group", "")), _fmt(row.get("n")), _fmt(row.get("correct")),
-                 f"{acc:.1%}" if acc is not None else "–", ci, _fmt(row.get("errors"))]
-        body.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("group", "n", "correct", "accuracy", "95% CI",
-                                             "errors"))
-    return (f'<details class="numbers"><summary>numbers</summary><table><thead><tr>{head}'
-            f'</tr></thead><tbody>{"".join(body)}</tbody></table></details>')
+        cells.append([str(row.get("group", "")), _fmt(row.get("n")), _fmt(row.get("correct")),
+                      _pct(acc), _ci(low, high), _fmt(row.get("errors"))])
+    table = _table(("group", "n", "correct", "accuracy", "95% CI", "errors"), cells)
+    return f'<details class="numbers"><summary>numbers</summary>{table}</details>'
+
+
+def _pct(value: float | None) -> str:
+    return "\u2013" if value is None else f"{value:.1%}"
+
+
+def _ci(low: float | None, high: float | None) -> str:
+    return "\u2013" if low is None or high is None else f"{low:.1%}\u2013{high:.1%}"
 
 
 def _svg_open(width: int, height: int, label: str) -> str:
@@ -316,20 +391,14 @@ def _x_grid(left: int, plot_w: int, top: int, bottom: int) -> str:
 
 def _row_tip(group: str, row: Mapping[str, Any], acc: float | None, low: float | None,
              high: float | None) -> str:
-    tip = f"{group}: {row.get('correct', '?')}/{row.get('n', '?')} correct"
-    if acc is not None:
-        tip += f" ({acc:.1%})"
-    if low is not None and high is not None:
-        tip += f", 95% CI {low:.1%}–{high:.1%}"
-    return tip + f", {row.get('errors', 0)} errors"
+    return (f"{group}: {row.get('correct', '?')}/{row.get('n', '?')} correct ({_pct(acc)}), "
+            f"95% CI {_ci(low, high)}, {row.get('errors', 0)} errors")
 
 
 def _num(value: Any) -> float | None:
     """A finite float in [0, 1] or None: NaN and missing values draw nothing."""
-    if value is None or isinstance(value, bool):
-        return None
     try:
-        number = float(value)
+        number = float(value)  # None and text raise; numpy floats convert
     except (TypeError, ValueError):
         return None
     return min(1.0, max(0.0, number)) if math.isfinite(number) else None
@@ -337,17 +406,14 @@ def _num(value: Any) -> float | None:
 
 def _fmt(value: Any) -> str:
     if value is None:
-        return "–"
+        return "\u2013"
     if isinstance(value, (list, tuple)):
         return ", ".join(_fmt(v) for v in value)
     if isinstance(value, float):
-        return f"{value:g}"
+        return f"{value:.3g}"
     return str(value)
 
 
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
-
-def _template() -> str:
-    return resources.files(__package__).joinpath(TEMPLATE_FILE).read_text(encoding="utf-8")
