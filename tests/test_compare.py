@@ -117,7 +117,7 @@ def test_bad_numbers_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit) as exc:
         main(["compare", "a", "b", "--resamples", "0"])
     assert exc.value.code == 2
-    assert "expected a positive integer, got '0'" in capsys.readouterr().err
+    assert "expected a whole number >= 1, got '0'" in capsys.readouterr().err
 
 
 def test_command_line_errors_exit_2(tmp_path: Path) -> None:

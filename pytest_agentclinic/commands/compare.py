@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._args import positive
+
 if TYPE_CHECKING:
     from ..report.records import ResultRecord
     from ..report.statistics import ComparisonRow, Pairing
@@ -40,22 +42,12 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help="keep only this doctor's items of RUN_A (for multi-doctor runs)")
     parser.add_argument("--doctor-b", default=None, metavar="MODEL",
                         help="keep only this doctor's items of RUN_B")
-    parser.add_argument("--flips", type=_positive, default=8, metavar="N",
+    parser.add_argument("--flips", type=positive, default=8, metavar="N",
                         help="flipped cases listed per group and direction (default 8)")
-    parser.add_argument("--resamples", type=_positive, default=10_000, metavar="N",
+    parser.add_argument("--resamples", type=positive, default=10_000, metavar="N",
                         help="bootstrap resamples (default 10000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.set_defaults(run=run)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ._args import count, seconds
 
 if TYPE_CHECKING:  # heavy imports wait for ``run`` so ``agentclinic --help`` stays instant
     from ..llm.caller import ModelCaller
@@ -30,29 +32,6 @@ CACHE_MODES = ("read-write", "replay", "refresh", "off")
 _SHOW = 5
 #: Characters of a completion shown in the table.
 _PREVIEW = 60
-
-
-def _count(minimum: int) -> Callable[[str], int]:
-    """An argparse type: a whole number >= ``minimum``."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, got {text!r}")
-        return value
-    return parse
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
-    return value
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,22 +53,22 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--cache", choices=CACHE_MODES, default="read-write", metavar="MODE",
                    help="response cache mode: " + ", ".join(CACHE_MODES)
                         + " (default: read-write)")
-    p.add_argument("--timeout", type=_seconds, default=60.0, metavar="S",
+    p.add_argument("--timeout", type=seconds, default=60.0, metavar="S",
                    help="seconds before one call times out (default: 60)")
-    p.add_argument("--retries", type=_count(0), default=3, metavar="N",
+    p.add_argument("--retries", type=count(0), default=3, metavar="N",
                    help="retries of a failed call: timeouts, 429, 5xx (default: 3)")
-    p.add_argument("--backoff", type=_seconds, default=1.0, metavar="S",
+    p.add_argument("--backoff", type=seconds, default=1.0, metavar="S",
                    help="first retry delay in seconds, doubling with jitter (default: 1)")
     # Greedy decoding: the question is what the model finds most likely, not what it may say.
     p.add_argument("--temperature", type=float, default=0.0, metavar="T",
                    help="sampling temperature (default: 0)")
-    p.add_argument("--max-tokens", type=_count(1), default=1024, metavar="N",
+    p.add_argument("--max-tokens", type=count(1), default=1024, metavar="N",
                    help="max tokens of a continuation (default: 1024)")
-    p.add_argument("--concurrency", type=_count(1), default=16, metavar="N",
+    p.add_argument("--concurrency", type=count(1), default=16, metavar="N",
                    help="calls in flight (default: 16)")
-    p.add_argument("--limit", type=_count(1), default=None, metavar="N",
+    p.add_argument("--limit", type=count(1), default=None, metavar="N",
                    help="test only the first N cases, in input order")
-    p.add_argument("--top", type=_count(0), default=10, metavar="N",
+    p.add_argument("--top", type=count(0), default=10, metavar="N",
                    help="most similar cases listed in the table (default: 10)")
     p.add_argument("--out", type=Path, default=None, metavar="FILE.jsonl",
                    help="write one JSON record per case")

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._args import positive
+
 if TYPE_CHECKING:  # the heavy imports wait for ``run`` so ``agentclinic --help`` stays instant
     from ..agents.base import Agent, Reply, TurnView
     from ..agents.human import HumanRole
@@ -38,16 +40,6 @@ class PlayError(Exception):
     """A problem with the arguments or the case file: reported in one line, exit status 2."""
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``agentclinic play``."""
     p = subparsers.add_parser(
@@ -63,7 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         asked = ", asked only when the offline matcher is unsure" if role == "moderator" else ""
         p.add_argument(f"--{role}", metavar="MODEL", default=None,
                        help=f"{role}: 'offline' (default) or a litellm model string{asked}")
-    p.add_argument("--turns", type=_positive, default=20, metavar="N",
+    p.add_argument("--turns", type=positive, default=20, metavar="N",
                    help="doctor interactions: questions, tests and the diagnosis (default: 20)")
     p.add_argument("--api-base", metavar="URL", help="API base URL for every LLM role")
     p.add_argument("--report-dir", type=Path, default=Path("reports"), metavar="DIR",
