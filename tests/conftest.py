@@ -11,7 +11,6 @@ from helpers import SHARED
 from pytest_agentclinic.fake_server import FakeOpenAIServer, Script
 from pytest_agentclinic.llm import client
 
-
 # numpy (under scipy) cannot be imported twice in one process, and pytester's in-process runs
 # drop the modules a run imported: import it here, once, before any run (the gate uses it).
 

@@ -10,16 +10,18 @@ import numpy as np
 import pytest
 
 from pytest_agentclinic.encounter.transcript import Usage
+from pytest_agentclinic.report.comparison import (
+    bootstrap_p,
+    mcnemar_exact,
+    pair_records,
+    paired_comparison,
+)
 from pytest_agentclinic.report.records import ResultRecord
 from pytest_agentclinic.report.statistics import (
     GROUP_FIELDS,
     accuracy_table,
-    bootstrap_p,
     cluster_bootstrap,
     load_records,
-    mcnemar_exact,
-    pair_records,
-    paired_comparison,
     per_case,
     results_path,
 )
@@ -228,7 +230,7 @@ def test_load_records_from_dir_file_or_summary(tmp_path: Path) -> None:
 def test_holm_equals_statsmodels() -> None:
     from statsmodels.stats.multitest import multipletests
 
-    from pytest_agentclinic.report.statistics import holm
+    from pytest_agentclinic.report.comparison import holm
 
     rng = np.random.default_rng(7)
     for size in (1, 2, 5, 40):

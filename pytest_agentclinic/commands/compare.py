@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from ._args import positive
 
 if TYPE_CHECKING:
+    from ..report.comparison import ComparisonRow, Pairing
     from ..report.records import ResultRecord
-    from ..report.statistics import ComparisonRow, Pairing
 
 #: Listed here, not imported, so ``--help`` does not pay numpy's import; a test keeps this in
 #: step with statistics.GROUP_FIELDS.
@@ -52,10 +52,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     """Compare; exit 0, or 2 on unreadable runs, bad fields or nothing to pair."""
-    from ..report import statistics as st
+    from ..report import comparison as st
+    from ..report.statistics import check_fields
 
     try:
-        groupings = [st.check_fields([f.strip() for f in spec.split(",") if f.strip()])
+        groupings = [check_fields([f.strip() for f in spec.split(",") if f.strip()])
                      for spec in args.by] or [()]
         a = _load(args.run_a, args.doctor_a)
         b = _load(args.run_b, args.doctor_b)

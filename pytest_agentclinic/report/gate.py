@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..settings import GateSettings
+from .comparison import mcnemar_exact, pair_key
 from .records import ResultRecord
-from .statistics import mcnemar_exact, pair_key
 
 
 @dataclass(frozen=True)
