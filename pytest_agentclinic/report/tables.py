@@ -231,6 +231,8 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> li
                                     resamples))
     if _varied(records, "specialty"):
         tables.append(pivot(records, "specialty", "accuracy by specialty", resamples))
+    if _varied(records, "dataset"):
+        tables.append(pivot(records, "dataset", "accuracy by dataset", resamples))
     if any(r.difficulty for r in records):
         tables.append(library_table(records, resamples))
     if any(r.bias != "none" for r in records):
