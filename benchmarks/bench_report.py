@@ -6,7 +6,8 @@
     FRQ records each), as a subprocess: what a user waits for, interpreter start included;
 (b) ``agentclinic compare`` GPT-4 vs GPT-3.5, ``--by experiment`` and ``--by specialty``
     (loading both runs, pairing, 10,000 case-clustered bootstrap resamples per group);
-(c) in this process: ``load_records`` of one run, then ``accuracy_table`` by experiment and
+(c) ``agentclinic report`` of the GPT-4 run: every table, summary.md/json and report.html;
+(d) in this process: ``load_records`` of one run, then ``accuracy_table`` by experiment and
     by specialty (what ``agentclinic report`` calls), 10,000 resamples per group.
 
 Target: each under 10 s of wall time (CPU time printed beside it). Needs ../shared/datasets/craftmd.
@@ -69,6 +70,8 @@ def bench(out: Path) -> list[Row]:
         times = command(["compare", str(runs["gpt4_1106"]), str(runs["gpt3_1106"]),
                          "--by", by])
         rows.append((f"agentclinic compare gpt4 gpt3 --by {by}", times, ""))
+    times = command(["report", str(runs["gpt4_1106"])])
+    rows.append(("agentclinic report (gpt4 run: tables, summary, report.html)", times, ""))
     records, times = timed(partial(load_records, runs["gpt4_1106"]))
     rows.append(("load_records (gpt4 run)", times, f"{len(records)} records"))
     for by in ("experiment", "specialty"):
