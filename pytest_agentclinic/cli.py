@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("validate", "convert", "report", "compare", "import_craftmd", "play", "meld")
+COMMANDS = ("grade", "validate", "convert", "report", "compare", "import_craftmd", "play", "meld")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -139,8 +139,10 @@ class AgentClinicSession:
     def _craftmd_factory(self, item: EncounterItem) -> Callable[[], Any]:
         spec, s = item.spec, self.settings
         assert spec.experiment is not None and spec.answer is not None
-        models = {"doctor": spec.doctor, "patient": spec.patient, "summarizer": s.summarizer}
-        cast = build_craft_cast(self.config, spec.case, models, self.caller, spec.candidates)
+        models = {"doctor": spec.doctor, "patient": spec.patient, "summarizer": s.summarizer,
+                  "moderator": s.moderator}
+        cast = build_craft_cast(self.config, spec.case, models, self.caller, spec.candidates,
+                                spec.sample)
         craft = CraftItem(spec.case, spec.experiment, spec.answer, spec.sample,
                           spec.turn_budget, spec.options)
         # Every experiment of a case reuses one conversation (and one summary of it).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 
@@ -9,7 +10,7 @@ import pytest
 from helpers import llm_args, make_case, results, write_yaml_cases
 
 from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
-from pytest_agentclinic.grading.answers import choice_of, grade_frq
+from pytest_agentclinic.grading.answers import grade_frq, grade_mcq
 
 Start = Callable[[Script], FakeOpenAIServer]
 VIGNETTE = ("A 40-year-old woman presents with an itchy rash on her elbows for two months. "
@@ -108,16 +109,31 @@ def test_offline_run_records_a_dialogue_without_the_diagnosis(craft: pytest.Pyte
     assert all("condition1" not in s.lower() for s in said)
 
 
-@pytest.mark.parametrize(("reply", "index"), [
-    ("Final Diagnosis: B) Herpes", 1), ("**Final Diagnosis:** (C)", 2),
-    ("I think it's chancroid.\nFinal Diagnosis: Chancroid", 2),
+OPTIONS = ["Lymphogranuloma venereum", "Herpes", "Chancroid", "Syphilis"]
+
+
+@pytest.mark.parametrize(("reply", "chosen"), [
+    ("Final Diagnosis: B) Herpes", "Herpes"), ("**Final Diagnosis:** (C)", "Chancroid"),
+    ("I think it's chancroid.\nFinal Diagnosis: Chancroid", "Chancroid"),
     ("Final Diagnosis: I cannot choose without more information.", None)])
-def test_mcq_mapping(reply: str, index: int | None) -> None:
-    assert choice_of(reply, ["Lymphogranuloma venereum", "Herpes", "Chancroid", "Syphilis"]) \
-        == index
+def test_mcq_mapping(reply: str, chosen: str | None) -> None:
+    grade = grade_mcq(reply, OPTIONS, "Chancroid")
+    assert grade.extracted == chosen and grade.correct is (chosen == "Chancroid")
 
 
-def test_frq_reads_the_last_final_diagnosis() -> None:
-    grade = grade_frq("Final Diagnosis: maybe X.\nOn reflection, Final Diagnosis: Lyme disease",
-                      ["Lyme disease"])
-    assert grade.correct and grade.extracted == "Lyme disease"
+def test_frq_grades_the_final_diagnosis_with_synonyms() -> None:
+    grade = asyncio.run(grade_frq("**Final Diagnosis:** Enteric fever", ["Typhoid fever",
+                                                                         "Enteric fever"]))
+    assert grade.correct and grade.extracted.lower() == "enteric fever"
+
+
+def test_unsure_free_response_goes_to_the_fallback() -> None:
+    asked: list[str] = []
+
+    async def fallback(extracted: str) -> tuple[bool, str, str]:
+        asked.append(extracted)
+        return True, "openai/grader", "same condition"
+
+    grade = asyncio.run(grade_frq("Final Diagnosis: bacterial meningitis",
+                                  ["Tuberculous meningitis"], fallback))
+    assert asked == ["bacterial meningitis"] and grade.decided_by == "openai/grader"

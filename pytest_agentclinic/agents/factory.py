@@ -11,6 +11,7 @@ import pytest
 from ..cases.models import Case
 from ..encounter.craftmd import CraftCast
 from ..encounter.engine import Cast
+from ..grading.answers import Fallback
 from ..grading.moderator import OfflineModerator
 from ..llm.caller import ModelCaller
 from .base import OFFLINE, Agent, Moderator
@@ -83,7 +84,8 @@ def build_cast(config: pytest.Config, case: Case, models: dict[str, str], caller
 
 
 def build_craft_cast(config: pytest.Config, case: Case, models: dict[str, str],
-                     caller: ModelCaller, candidates: Sequence[str]) -> CraftCast:
+                     caller: ModelCaller, candidates: Sequence[str],
+                     sample: int = 0) -> CraftCast:
     """The CRAFT-MD cast: clinician, vignette patient and summarizer (a conftest may supply
     any of them through the same hook, with role ``doctor``, ``patient`` or ``summarizer``)."""
     offline = {"doctor": lambda: OfflineClinician(candidates),
@@ -97,4 +99,17 @@ def build_craft_cast(config: pytest.Config, case: Case, models: dict[str, str],
                                                            bias="none", config=config)
         agents[role] = custom if custom is not None else (
             offline[role]() if model == OFFLINE else online[role](model, caller))
-    return CraftCast(**agents)
+    grader = models.get("moderator", OFFLINE)
+    fallback = (None if grader == OFFLINE
+                else _llm_fallback(LLMModerator(grader, caller), case, sample))
+    return CraftCast(**agents, fallback=fallback, grader_model=grader)
+
+
+def _llm_fallback(moderator: LLMModerator, case: Case, sample: int) -> Fallback:
+    """Ask the grader model about an extracted diagnosis the rules were unsure of."""
+
+    async def ask(extracted: str) -> tuple[bool, str, str]:
+        verdict = (await moderator.judge(case, extracted, sample)).verdict
+        return verdict.correct, verdict.decided_by, verdict.reason
+
+    return ask

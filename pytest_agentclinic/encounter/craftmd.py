@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from ..agents.base import Agent, Reply, TurnView
 from ..agents.offline_measurement import render
 from ..cases.models import Case
-from ..grading.answers import grade_frq, grade_mcq
+from ..grading.answers import Fallback, grade_frq, grade_mcq
 from ..llm.errors import FatalLLMError, LLMError
 from .transcript import Transcript, Utterance, Verdict
 
@@ -56,12 +56,15 @@ class CraftCast:
     doctor: Clinician
     patient: Agent
     summarizer: Summarizer
+    #: The grader model asked about unsure free-response verdicts, if one is configured.
+    fallback: Fallback | None = None
+    grader_model: str = "offline"
 
     @property
     def models(self) -> dict[str, str]:
         """Each role's model name."""
         return {"doctor": self.doctor.model, "patient": self.patient.model,
-                "summarizer": self.summarizer.model, "moderator": "offline"}
+                "summarizer": self.summarizer.model, "moderator": self.grader_model}
 
 
 @dataclass
@@ -178,7 +181,7 @@ async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: S
     t.utterances.append(_utter(t.turns_used + 1, "doctor", "final_answer", reply,
                                cast.doctor.model))
     grade = (grade_mcq(reply.text, item.options, item.case.diagnosis) if item.options
-             else grade_frq(reply.text, item.case.accepted_diagnoses))
+             else await grade_frq(reply.text, item.case.accepted_diagnoses, cast.fallback))
     t.diagnosis = grade.extracted
     if grade.extracted is None:
         t.outcome = "no_diagnosis"

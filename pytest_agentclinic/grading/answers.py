@@ -1,20 +1,20 @@
-"""Grading of CRAFT-MD final answers: free response and multiple choice.
+"""Grading of CRAFT-MD final answers through the shared grader, with an optional LLM fallback.
 
-A thin seam between the protocol and the grader: the protocol only needs who decided, what
-was extracted, and whether it is right.
+A thin seam between the protocol and :mod:`.craftmd_grader`: the protocol needs what was
+extracted, whether it is right, and who decided.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from .matcher import match_diagnosis
-from .moderator import FALLBACK_COVERAGE
+from .craftmd_grader import Verdict
+from .moderator import grader
 
-_FINAL = re.compile(r"final\s+diagnosis\s*[:\-]?\s*", re.I)
-_LETTER = re.compile(r"^\W*\(?([A-Z])\)?(?:[).:\s]|$)")
+#: Asked about an unsure free-response verdict: (extracted diagnosis) -> (correct, who, why),
+#: or None to keep the offline verdict.
+Fallback = Callable[[str], Awaitable["tuple[bool, str, str] | None"]]
 
 
 @dataclass(frozen=True)
@@ -27,37 +27,26 @@ class Grade:
     reason: str
 
 
-def _answer_part(text: str) -> str:
-    # The last "Final Diagnosis" is the one that counts.
-    last = max(_FINAL.finditer(text), key=lambda m: m.start(), default=None)
-    rest = text[last.end():] if last else text
-    return rest.strip().strip("*").strip().splitlines()[0].strip(" .*") if rest.strip() else ""
+def _grade(v: Verdict) -> Grade:
+    extracted = None if v.category == "none" else v.extracted
+    return Grade(extracted, bool(v.verdict), v.decided_by, v.reason)
 
 
-def grade_frq(response: str, accepted: Sequence[str]) -> Grade:
-    """Extract the final diagnosis and match it against the accepted names."""
-    given = _answer_part(response)
-    if not given:
-        return Grade(None, False, "offline-grader", "no diagnosis in the answer")
-    match = match_diagnosis(given, list(accepted))
-    correct = match.correct if match.correct is not None else match.coverage >= FALLBACK_COVERAGE
-    return Grade(given, correct, "offline-grader", match.reason)
-
-
-def choice_of(response: str, options: Sequence[str]) -> int | None:
-    """The index of the option a reply chose: by letter, else by the option's text."""
-    answer = _answer_part(response)
-    letter = _LETTER.match(answer)
-    if letter and ord(letter.group(1)) - ord("A") < len(options):
-        return ord(letter.group(1)) - ord("A")
-    named = [i for i, o in enumerate(options) if o.lower() in answer.lower()]
-    return max(named, key=lambda i: len(options[i])) if named else None
+async def grade_frq(response: str, accepted: Sequence[str],
+                    fallback: Fallback | None = None) -> Grade:
+    """Extract the diagnosis (single / multiple / none) and judge it against each accepted
+    name; an unsure verdict goes to ``fallback`` when one is configured."""
+    verdicts = [grader().grade_frq(response, name) for name in accepted]
+    best = max(verdicts, key=lambda v: (v.verdict, v.sure))
+    if not best.sure and fallback is not None and best.category == "single":
+        asked = await fallback(best.extracted)
+        if asked is not None:
+            correct, who, why = asked
+            return Grade(best.extracted, correct, who, why)
+    return _grade(best)
 
 
 def grade_mcq(response: str, options: Sequence[str], truth: str) -> Grade:
-    """Map the reply to an option and compare it with the correct one."""
-    index = choice_of(response, options)
-    if index is None:
-        return Grade(None, False, "offline-mcq", "no option chosen")
-    chosen = options[index]
-    return Grade(chosen, chosen == truth, "offline-mcq", f"chose option {chr(65 + index)}")
+    """Map the reply to the option it chose (letter, text, paraphrase; a refusal chooses
+    nothing) and compare it with the correct option."""
+    return _grade(grader().grade_mcq(response, options, truth))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,22 +24,31 @@ DEFAULT_OUTPUT = Path(__file__).with_name("data") / "icd10cm_terms.tsv.gz"
 
 def _rows(cm: Any) -> Iterator[tuple[str, str, list[str]]]:
     """(code, parent, names) for every chapter, block, category and subcategory."""
+    seen: set[str] = set()
     for code in cm.get_all_codes(with_dots=True):
-        if cm.is_extended_subcategory(code):
+        # A block holding a single category shares its name ("B10"): one row for both,
+        # whose parent is the block's parent.
+        if code in seen or cm.is_extended_subcategory(code):
             continue
+        seen.add(code)
+        parent = cm.get_parent(code) or ""
+        if parent == code:
+            parent = cm.get_parent(code, prioritize_blocks=True) or ""
         names = [cm.get_description(code), *cm.get_inclusion_term(code)]
         clean = [" ".join(name.replace("|", "/").split()) for name in names]
-        yield code, cm.get_parent(code) or "", [n for n in clean if n]
+        yield code, parent, [n for n in clean if n]
 
 
 def build(output: Path = DEFAULT_OUTPUT) -> int:
     """Write the table to ``output``; return the number of codes written."""
-    import simple_icd_10_cm as cm  # build-time dependency only
+    # A build-time dependency only, untyped: imported by name so type checking needs no stubs.
+    cm: Any = importlib.import_module("simple_icd_10_cm")
 
     output.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     # mtime=0 keeps the gzip bytes reproducible from one build to the next.
-    with open(output, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    with (open(output, "wb") as raw,
+          gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz):
         for code, parent, names in _rows(cm):
             gz.write(f"{code}\t{parent}\t{' | '.join(names)}\n".encode())
             count += 1

@@ -5,10 +5,11 @@ not commit to one diagnosis, "None" when it names none, and the main diagnosis w
 concurrent one accompanies it. This module does the same with rules on the answer's shape:
 
 * the *diagnostic statement* is found (after "Final Diagnosis:", "the most likely diagnosis
-  is", ...; otherwise the answer's first sentence);
-* a refusal ("insufficient information", "cannot determine") or an answer naming a test,
-  procedure or treatment instead of a condition gives ``none``;
-* alternatives ("X or Y", "X vs Y", "possibly X or Y", "rule out Y") give ``multiple``;
+  is", ...; otherwise the answer's first sentence) and cut where the prose moves on to
+  reasons ("given ...", "which requires ...");
+* a refusal ("insufficient information", "cannot determine") or an answer naming only tests,
+  procedures, treatments or drugs gives ``none``;
+* alternatives ("X or Y", "X vs Y", "X, possibly Y", "(e.g. Y)") give ``multiple``;
 * otherwise the statement is split into the main diagnosis and its companions: aliases in
   parentheses, concurrent conditions ("with", "and"), causes ("due to"), refinements
   ("specifically").
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
-from .terminology import FILLER, content, kind, tokens
+from .kinds import kind
+from .terminology import FILLER, content, tokens
 
 Category = Literal["single", "multiple", "none"]
 Role = Literal["main", "alias", "refinement", "concurrent", "cause", "alternative"]
@@ -50,17 +52,27 @@ class Extraction:
         return self.diagnosis if self.category == "single" else self.category
 
 
+# --- the diagnostic statement ---------------------------------------------------------------
+
 _MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+", re.M)
-_FINAL = re.compile(r"\bfinal\s+diagnosis\s*(?:is\s*)?[:\-]?\s*", re.I)
+_FINAL = re.compile(r"\bfinal\s+diagnosis\s*[:\-]\s*", re.I)
 _LEADS = re.compile(
-    r"(?:(?:most|more)\s+)?(?:likely|probable|possible|working|best|final|clinical|"
-    r"differential)?\s*diagnos[ie]s\b[^:.;]{0,60}?\b(?:is|would\s+be|could\s+be|are|of)\b\s*"
+    r"\bdiagnos[ie]s\b(?:[^:.;]{0,100}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b|\s+of\b)\s*"
     r"|\bdiagnos[ie]s\s*:\s*"
+    r"|\b(?:organism|pathogen|cause|etiology|culprit|condition)\b[^:.;]{0,80}?\bis\b\s*"
     r"|\b(?:consistent|compatible)\s+with\s+|\bsuggestive\s+of\s+|\bindicative\s+of\s+"
-    r"|\bsuffering\s+from\s+|\bsounds?\s+like\s+(?:a\s+case\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
+    r"|\bsuggests?\s+(?:a\s+diagnosis\s+of\s+)?|\bsuffering\s+from\s+|\bsounds?\s+like\s+(?:a\s+case\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
+    r"|\b(?:most\s+)?likely\s+(?:has|have|suffers\s+from|is\s+suffering\s+from)\s+"
     r"|\b(?:is|are)\s+(?:most\s+)?(?:likely|probably)\s+(?:to\s+be\s+|having\s+|due\s+to\s+)?",
     re.I)
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)\.(?=\s|$)|\n|;\s")
+# Where a statement stops naming the condition and starts explaining it.
+_CONTEXT = re.compile(
+    r"\s+(?:which|that|who|whose|requires?|requiring|warrants?|should|would|will|may|might|"
+    r"can|could|is|are|was|were|has|have|given|based\s+on|considering|as\s+evidenced|"
+    r"evidenced|indicated|characterized|presenting|presents|manifesting|because|since|"
+    r"if|when|pending|to\s+be|needs?|needing|in\s+(?:a|this|the|her|his)\s+"
+    r"(?:patient|child|woman|man|infant|boy|girl)|in\s+light\s+of|supported\s+by)\b", re.I)
 
 
 def clean(text: str) -> str:
@@ -87,7 +99,12 @@ def _first_sentence(text: str) -> str:
     return text[: end.start()] if end else text
 
 
-# --- refusals and answers that name no condition --------------------------------------------
+def _cut_context(text: str) -> str:
+    found = _CONTEXT.search(text)
+    return text[: found.start()] if found is not None and found.start() > 0 else text
+
+
+# --- refusals ---------------------------------------------------------------------------------
 
 _REFUSAL = re.compile(
     r"\b(?:insufficient|not\s+enough|inadequate|limited)\s+(?:information|data|details|clinical)"
@@ -110,36 +127,52 @@ def is_refusal(text: str) -> bool:
 
 # --- the statement's structure ----------------------------------------------------------------
 
-_HEDGE = r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|perhaps|maybe)"
-_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+|\bv\.\s", re.I)
+_HEDGE = (r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|"
+          r"perhaps|maybe|potentially|potential|suspected)")
+_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+", re.I)
 _CAUSE = re.compile(
     rf"\s*,?\s*(?:{_HEDGE}\s+)?\b(?:due\s+to|secondary\s+to|caused\s+by|induced\s+by|"
     r"resulting\s+from|as\s+a\s+result\s+of|because\s+of|attributable\s+to|related\s+to|"
     r"associated\s+with|in\s+the\s+(?:setting|context)\s+of|triggered\s+by|precipitated\s+by|"
     r"following|after|from|exacerbated\s+by|complicating|leading\s+to|causing)\b", re.I)
 _REFINE = re.compile(
-    rf",?\s*\b(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|consider(?:ing)?|"
-    r"such\s+as|e\.g\.?|for\s+example|including|specifically|particularly|especially|like|"
-    r"rule\s+out|r/o|differential|vs\.?|versus|presumably|suspected)\b[\s,:]*", re.I)
+    rf",?\s*(?<![-\w])(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
+    r"consider(?:ing)?|such\s+as|e\.g\.?|for\s+example|including|specifically|particularly|"
+    r"especially|like|rule\s+out|r/o|differential|vs\.?|versus|presumably)(?![-\w])[\s,:]*",
+    re.I)
 _CONCURRENT = re.compile(
-    r"\s+(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
-    r"as\s+well\s+as|together\s+with)\s+|\s*[,;]\s*|\s+-\s+", re.I)
-_HEDGE_WORDS = re.compile(
+    r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
+    r"as\s+well\s+as|together\s+with)\b\s*|\s*[,;]\s*|\s+-\s+", re.I)
+_LEADING = re.compile(
     rf"^(?:(?:a|an|the|{_HEDGE}|suspected|presumed|presumptive|early|clinical|signs?\s+of|"
     r"case\s+of|diagnosis\s+of|diagnosed\s+with|evidence\s+of|features\s+of|picture\s+of|"
-    r"presentation\s+of|form\s+of|type\s+of|kind\s+of|episode\s+of|having|has|is|be|"
+    r"presentation\s+of|form\s+of|type\s+of|kind\s+of|episode\s+of|having|has|is|be|to\s+be|"
+    r"could|may|might|would|appears?|seems?|suffering\s+from|suffers\s+from|resulting|"
+    r"associated|concurrent|concomitant|"
+    r"coexisting|co-existing|comorbid|underlying|secondary|accompanying|subsequent|resultant|"
+    r"component\s+of|element\s+of|degree\s+of|"
     r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
-_SPECIFIC = re.compile(r"^\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
-                       r"most\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
-_ALIAS = re.compile(r"^\s*(?:also\s+(?:known|called)\s+as|aka|a\.k\.a\.?|or|i\.e\.?|"
+_SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
+                       r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
+_ALIAS = re.compile(r"^\s*(?:also\s+(?:known|called|referred\s+to)\s+as|aka|a\.k\.a\.?|or|"
                     r"formerly|previously|known\s+as|called)\b[\s,:]*", re.I)
+_ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|since|because|"
+                    r"with|without|in|on|at|for|by|to|this|that|the\s+patient|patient|"
+                    r"confirmed|pending|requires?|needs?)\b", re.I)
 _PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
+_ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
 
 
 def _bare(phrase: str) -> str:
     """A phrase without hedges, articles and trailing punctuation."""
-    phrase = _HEDGE_WORDS.sub("", phrase.strip(" .,:;-\"'"))
+    phrase = _LEADING.sub("", phrase.strip(" .,:;-\"'"))
     return phrase.strip(" .,:;-\"'")
+
+
+def _is_condition_phrase(phrase: str) -> bool:
+    # "(possibly viral)" qualifies the diagnosis; "(possibly lupus)" names another one.
+    words = [w for w in tokens(phrase) if w not in FILLER]
+    return bool(content(phrase)) and not (len(words) == 1 and _ADJECTIVE.match(words[0]))
 
 
 def _parentheticals(text: str) -> tuple[str, list[str]]:
@@ -153,76 +186,77 @@ def _parentheticals(text: str) -> tuple[str, list[str]]:
         text = text[: found.start()] + " " + text[found.end():]
 
 
-def _classify_paren(inner: str) -> list[Mention]:
-    """The mentions one parenthetical adds to the diagnosis it follows."""
-    if not inner or not content(inner):
-        return []
-    specific = _SPECIFIC.match(inner)
-    if specific is not None:
-        return _split_alternatives(inner[specific.end():], "refinement")
-    alias = _ALIAS.match(inner)
-    if alias is not None:
-        return [Mention(_bare(inner[alias.end():]), "alias")]
-    refine = _REFINE.match(inner)
-    if refine is not None:
-        found = _split_alternatives(inner[refine.end():], "alternative")
-        return [m for m in found if _is_condition_phrase(m.text)]
-    cause = _CAUSE.match(inner)
-    if cause is not None:
-        return [Mention(_bare(inner[cause.end():]), "cause")]
-    # "(fifth disease or erythema infectiosum)": other names of the same condition.
-    return [Mention(_bare(p), "alias") for p in _ALTERNATIVE.split(inner) if _bare(p)]
-
-
-def _split_alternatives(text: str, role: Role) -> list[Mention]:
+def _split(text: str, role: Role) -> list[Mention]:
+    """The phrase as one mention, or as alternatives when it offers several."""
     parts = [_bare(p) for p in _ALTERNATIVE.split(text)]
-    parts = [p for p in parts if p and content(p)]
-    if len(parts) > 1:
+    parts = [p for p in parts if p and _is_condition_phrase(p)]
+    if len(parts) > 1 and role != "alias":  # "(also known as X or Y)": names, not options
         return [Mention(p, "alternative") for p in parts]
     return [Mention(p, role) for p in parts]
 
 
-_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
-_ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
+def _classify_paren(inner: str) -> list[Mention]:
+    """The mentions one parenthetical adds to the diagnosis it follows."""
+    if not inner or not content(inner):
+        return []
+    cause = _CAUSE.match(inner)
+    if cause is not None:
+        return _split(_cut_context(inner[cause.end():]), "cause")
+    for pattern, role in ((_SPECIFIC, "refinement"), (_ALIAS, "alias"),
+                          (_REFINE, "alternative")):
+        found = pattern.match(inner)
+        if found is not None:
+            return _split(_cut_context(inner[found.end():]), role)  # type: ignore[arg-type]
+    if _ASIDE.match(inner):
+        return []
+    # "(fifth disease or erythema infectiosum)": other names of the same condition.
+    return [Mention(_bare(p), "alias") for p in _ALTERNATIVE.split(_cut_context(inner))
+            if _bare(p) and _is_condition_phrase(p)]
 
 
-def _is_condition_phrase(phrase: str) -> bool:
-    # "(possibly viral)" qualifies the diagnosis; "(possibly lupus)" names another one.
-    words = [w for w in tokens(phrase) if w not in FILLER]
-    return bool(content(phrase)) and not (len(words) == 1 and _ADJECTIVE.match(words[0]))
-
-
-def _tail_mentions(tail: str) -> list[Mention]:
-    """Mentions from the clause after the main diagnosis (its cause, refinements, companions)."""
-    out: list[Mention] = []
-    while tail:
-        cause, refine = _CAUSE.match(tail), _REFINE.match(tail)
-        marker = cause or refine
-        role: Role = "cause" if cause is not None else "alternative"
-        if marker is not None:
-            if refine is not None and _SPECIFIC.match(tail[refine.start():].lstrip(" ,")):
-                role = "refinement"
-            tail = tail[marker.end():]
-        else:
-            role = "concurrent"
-        segment, tail = _next_segment(tail)
-        out.extend(m if m.role == "alternative" else Mention(m.text, role)
-                   for m in _split_alternatives(segment, role)
-                   if _is_condition_phrase(m.text))
-    return out
+def _marker(tail: str) -> tuple[Role, str]:
+    """The role the clause at the start of ``tail`` gives its phrase, and the phrase on."""
+    cause = _CAUSE.match(tail)
+    if cause is not None:
+        return "cause", tail[cause.end():]
+    refine = _REFINE.match(tail)
+    if refine is not None:
+        rest = tail[refine.end():]
+        if _CAUSE.match(" " + rest) or re.match(r"(?:with|and)\b", rest, re.I):
+            return _marker(" " + rest)  # "possibly due to X", "possibly with X"
+        specific = _SPECIFIC.match(tail)
+        return ("refinement" if specific is not None else "alternative"), rest
+    concurrent = _CONCURRENT.match(tail)
+    if concurrent is not None:
+        return "concurrent", tail[concurrent.end():]
+    return "concurrent", tail
 
 
 def _next_segment(text: str) -> tuple[str, str]:
     """The phrase up to the next clause marker, and the rest from that marker on."""
-    cuts = [m.start() for pattern in (_CAUSE, _REFINE) for m in [pattern.search(text, 1)] if m]
-    concurrent = _CONCURRENT.search(text)
-    if concurrent is not None:
-        cuts.append(concurrent.start())
+    start = len(text) - len(_LEADING.sub("", text))  # a leading hedge is part of the phrase
+    cuts = [m.start() for pattern in (_CAUSE, _REFINE, _CONCURRENT)
+            for m in [pattern.search(text, max(start, 1))] if m and m.end() > m.start()]
     cut = min(cuts) if cuts else len(text)
-    rest = text[cut:]
-    if concurrent is not None and concurrent.start() == cut:
-        rest = text[concurrent.end():]
-    return text[:cut], rest
+    return text[:cut], text[cut:]
+
+
+def _tail_mentions(tail: str) -> list[Mention]:
+    """Mentions from the clauses after the main diagnosis (causes, refinements, companions)."""
+    out: list[Mention] = []
+    for _ in range(16):  # a bound, not a limit real answers reach
+        if not tail.strip():
+            break
+        role, rest = _marker(tail)
+        segment, rest = _next_segment(rest.lstrip())
+        if not segment.strip() and rest == tail:
+            break
+        tail = rest
+        out.extend(_split(segment, role))
+    return out
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 
 
 @lru_cache(maxsize=131072)
@@ -231,30 +265,29 @@ def extract(response: str) -> Extraction:
     text = clean(response)
     if not text:
         return Extraction("none", "", reason="empty answer")
-    if len(_LIST_ITEM.findall(text)) >= 2 and not _FINAL.search(text):
+    if len(_LIST_ITEM.findall(response)) >= 2 and not _FINAL.search(text):
         return Extraction("multiple", "", reason="the answer lists several items")
     stmt = statement(text)
     body, parens = _parentheticals(stmt)
-    head, tail = _next_segment(_bare(body))
-    main_alternatives = _split_alternatives(head, "main")
-    mentions = [*main_alternatives, *_tail_mentions(tail)]
+    head, tail = _next_segment(_cut_context(_bare(body)))
+    mentions = [*_split(head, "main"), *_tail_mentions(tail)]
     for inner in parens:
         mentions.extend(_classify_paren(inner))
-    return _categorise(text, stmt, tuple(m for m in mentions if m.text))
+    return _categorise(stmt, tuple(m for m in mentions if m.text))
 
 
-def _categorise(text: str, stmt: str, found: tuple[Mention, ...]) -> Extraction:
+def _categorise(stmt: str, found: tuple[Mention, ...]) -> Extraction:
     # Tests, treatments and drugs are not diagnoses: an answer naming only those names none.
     mentions = tuple(m for m in found if kind(m.text) == "condition")
     main = next((m.text for m in mentions if m.role == "main"), "")
     if any(m.role == "alternative" for m in mentions):
         names = ", ".join(m.text for m in mentions if m.role in ("main", "alternative"))
         return Extraction("multiple", "", mentions, f"alternatives: {names}")
-    if not main or is_refusal(stmt) and not _named_before_refusal(stmt, main):
+    if not main or (is_refusal(stmt) and not _named_before_refusal(stmt, main)):
         return Extraction("none", "", mentions, "the answer names no diagnosis")
     return Extraction("single", main, mentions, "one diagnosis named")
 
 
 def _named_before_refusal(stmt: str, main: str) -> bool:
     refusal = _REFUSAL.search(stmt)
-    return refusal is not None and stmt.find(main) != -1 and stmt.find(main) < refusal.start()
+    return refusal is not None and -1 < stmt.find(main) < refusal.start()

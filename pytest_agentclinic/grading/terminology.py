@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -31,7 +32,7 @@ FILLER = frozenset({
 })
 #: Head words so generic that they only count when nothing else names the condition.
 GENERIC = frozenset({"disease", "disorder", "syndrome", "condition", "type", "form", "state",
-                     "illness", "problem", "process"})
+                     "illness", "problem", "process", "infection"})
 #: Uncertainty words around a name; they never belong to it.
 HEDGES = frozenset({"possible", "possibly", "probable", "probably", "likely", "suspected",
                     "presumed", "presumptive", "potential", "potentially", "suggestive",
@@ -41,36 +42,144 @@ _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
 # Acronyms that are also ordinary words are never expanded from lower-case text.
 _AMBIGUOUS = frozenset({"all", "us", "cat", "pe", "ms", "ra", "hr", "temp", "echo"})
 _WORD = re.compile(r"[a-z0-9]+")
+_NON = re.compile(r"\bnon[\s-]+(?=[a-z])")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s?(?![a-z])")
 
 
 def _stem(word: str) -> str:
-    # Plural folding only: "ulcers"/"ulcer", "bodies"/"body"; Latin "-is"/"-us" are kept.
+    """Plural folding: English ("ulcers", "bodies") and Latin ("bullae", "nevi", "emboli")."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "xis")):
         return word[:-1]
+    if len(word) > 4 and word.endswith("ae"):
+        return word[:-1]
+    if len(word) > 4 and word.endswith("i") and word[-2] not in "aeiou":
+        return word[:-1] + "us"
+    return word
+
+
+#: Clinical acronyms beyond the shared table in :mod:`.normalize`; only unambiguous ones (ASD,
+#: BPD, MS and the like name two conditions and are left alone).
+ACRONYMS: dict[str, str] = {
+    "cmv": "cytomegalovirus", "ebv": "epstein barr virus", "hsv": "herpes simplex virus",
+    "vzv": "varicella zoster virus", "hpv": "human papillomavirus", "rsv": "respiratory "
+    "syncytial virus", "adhd": "attention deficit hyperactivity disorder",
+    "ocd": "obsessive compulsive disorder", "ptsd": "post traumatic stress disorder",
+    "gad": "generalized anxiety disorder", "mdd": "major depressive disorder",
+    "odd": "oppositional defiant disorder", "bph": "benign prostatic hyperplasia",
+    "sids": "sudden infant death syndrome", "ards": "acute respiratory distress syndrome",
+    "rds": "respiratory distress syndrome", "nph": "normal pressure hydrocephalus",
+    "vsd": "ventricular septal defect", "pda": "patent ductus arteriosus",
+    "hcm": "hypertrophic cardiomyopathy", "svt": "supraventricular tachycardia",
+    "psvt": "paroxysmal supraventricular tachycardia", "cad": "coronary artery disease",
+    "pad": "peripheral artery disease", "aaa": "abdominal aortic aneurysm",
+    "htn": "hypertension", "esrd": "end stage renal disease",
+    "nafld": "nonalcoholic fatty liver disease", "pbc": "primary biliary cholangitis",
+    "psc": "primary sclerosing cholangitis", "hcc": "hepatocellular carcinoma",
+    "rcc": "renal cell carcinoma", "nsclc": "nonsmall cell lung cancer",
+    "sclc": "small cell lung cancer", "bcc": "basal cell carcinoma",
+    "scc": "squamous cell carcinoma", "nhl": "nonhodgkin lymphoma",
+    "mds": "myelodysplastic syndrome", "mgus": "monoclonal gammopathy of undetermined "
+    "significance", "hus": "hemolytic uremic syndrome", "hit": "heparin induced "
+    "thrombocytopenia", "vwd": "von willebrand disease", "jia": "juvenile idiopathic arthritis",
+    "gca": "giant cell arteritis", "pmr": "polymyalgia rheumatica",
+    "uc": "ulcerative colitis", "sti": "sexually transmitted infection",
+    "std": "sexually transmitted disease", "bv": "bacterial vaginosis",
+    "mrsa": "methicillin resistant staphylococcus aureus", "lgv": "lymphogranuloma venereum",
+    "sjs": "stevens johnson syndrome", "ten": "toxic epidermal necrolysis",
+    "dress": "drug reaction with eosinophilia and systemic symptoms",
+    "scfe": "slipped capital femoral epiphysis", "bppv": "benign paroxysmal positional vertigo",
+    "cidp": "chronic inflammatory demyelinating polyneuropathy", "sdh": "subdural hematoma",
+    "edh": "epidural hematoma", "ich": "intracerebral hemorrhage",
+    "hhs": "hyperosmolar hyperglycemic state", "siadh": "syndrome of inappropriate "
+    "antidiuretic hormone", "cah": "congenital adrenal hyperplasia", "pku": "phenylketonuria",
+    "sma": "spinal muscular atrophy", "dmd": "duchenne muscular dystrophy",
+    "fap": "familial adenomatous polyposis", "hnpcc": "hereditary nonpolyposis colorectal "
+    "cancer", "cvid": "common variable immunodeficiency", "scid": "severe combined "
+    "immunodeficiency", "xla": "x linked agammaglobulinemia", "g6pd": "glucose 6 phosphate "
+    "dehydrogenase", "hfmd": "hand foot and mouth disease", "gvhd": "graft versus host disease",
+    "ssss": "staphylococcal scalded skin syndrome", "ftd": "frontotemporal dementia",
+    "aki": "acute kidney injury", "osa": "obstructive sleep apnea", "bpp": "biophysical profile",
+}
+#: Word forms that name the same thing: adjectives of organs and a few plain variants.
+#: Normalisation, not synonymy of conditions: "deep venous thrombosis" is "deep vein
+#: thrombosis", "idiopathic facial paralysis" speaks of a facial palsy.
+WORD_FORMS: dict[str, str] = {
+    "venous": "vein", "paralysis": "palsy", "renal": "kidney", "nephric": "kidney",
+    "hepatic": "liver", "pulmonary": "lung", "cerebral": "brain", "cutaneous": "skin",
+    "dermal": "skin", "gastric": "stomach", "ocular": "eye", "osseous": "bone",
+    "cardiac": "heart", "myocardial": "heart", "eczema": "dermatitis", "toxicity": "poisoning",
+    "intoxication": "poisoning", "thromboembolism": "embolism", "fibroid": "leiomyoma",
+    "rhinosinusitis": "sinusitis", "tendinitis": "tendinopathy", "tendonitis": "tendinopathy",
+    "tendinosis": "tendinopathy", "infarct": "infarction", "gouty": "gout",
+    "neonatal": "newborn", "neonate": "newborn", "neonatorum": "newborn", "infant": "newborn",
+    "haemorrhage": "hemorrhage", "bleed": "hemorrhage", "bleeding": "hemorrhage",
+    "hypothyroid": "hypothyroidism", "hyperthyroid": "hyperthyroidism",
+}
+#: Words after which a single letter names a subtype ("hepatitis B", "hemophilia A").
+_LETTER_HEADS = frozenset({"hepatitis", "hemophilia", "influenza", "vitamin", "type", "group",
+                           "factor", "class", "protein", "men", "c", "niemann", "pick"})
+#: One name for the words that all say "malignant tumour" (ICD-10-CM: "malignant neoplasm").
+_CANCER = frozenset({"cancer", "carcinoma", "malignancy", "tumor", "neoplasm", "neoplasia"})
+
+
+def _split_compound(word: str) -> str:
+    # "adenocarcinoma" is a carcinoma, "rhabdomyosarcoma" a sarcoma: the head is its own word
+    # so that "lung cancer" is found broader than "adenocarcinoma of the lung".
+    for head in ("carcinoma", "sarcoma"):
+        if word.endswith(head) and len(word) > len(head) + 2:
+            return f"{word[: -len(head)]} {head}"
     return word
 
 
 @lru_cache(maxsize=262144)
 def tokens(text: str) -> tuple[str, ...]:
     """The normalised word sequence of ``text`` (abbreviations expanded, plurals folded)."""
-    folded = _POSSESSIVE.sub("", fold(text).replace("-", " "))
+    # "non-Hodgkin" is one word: split, "non" would leave "Hodgkin" to match Hodgkin.
+    folded = _NON.sub("non", _POSSESSIVE.sub("", fold(text))).replace("-", " ")
     out: list[str] = []
     for word in _WORD.findall(folded):
         word = _ROMAN.get(word, word)
-        expansion = ABBREVIATIONS.get(word) if word not in _AMBIGUOUS else None
-        out.extend(_stem(w) for w in (expansion or word).split())
+        if len(word) == 1 and word.isalpha() and out and out[-1] in _LETTER_HEADS:
+            out.append(word + "_")  # a subtype letter, not the article "a"
+            continue
+        expansion = None if word in _AMBIGUOUS else ABBREVIATIONS.get(word) or ACRONYMS.get(word)
+        for part in " ".join(map(_split_compound, (expansion or word).split())).split():
+            part = _stem(part)
+            part = WORD_FORMS.get(part, part)
+            if part in _CANCER:
+                if out and out[-1] == "malignant":
+                    out.pop()
+                part = "cancer"
+            out.append(part)
     return tuple(out)
 
 
 @lru_cache(maxsize=262144)
 def content(text: str) -> tuple[str, ...]:
-    """The identifying words of a name, in order (filler, hedges, generic heads dropped)."""
-    words = [w for w in tokens(text) if w not in FILLER and w not in HEDGES]
+    """The identifying words of a name, in order (filler, hedges, generic heads dropped).
+
+    What induced a condition is not part of its name: "lithium-induced nephrogenic diabetes
+    insipidus" names nephrogenic diabetes insipidus, "age-related macular degeneration"
+    macular degeneration.
+    """
+    words = [w for w in _drop_inducers(tokens(text)) if w not in FILLER and w not in HEDGES]
     specific = [w for w in words if w not in GENERIC]
     return tuple(specific or words)
+
+
+def _drop_inducers(words: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for word in words:
+        if word in _INDUCED and out:
+            out.pop()  # the inducing agent before "induced" / "related"
+            continue
+        out.append(word)
+    return out
+
+
+_INDUCED = frozenset({"induced", "related"})
 
 
 def key(text: str) -> Key:
@@ -84,6 +193,15 @@ def compact(text: str) -> str:
 
 
 _BRACKET = re.compile(r"\[([^\]]*)\]")
+_SITE_PHRASE = re.compile(r"\b(?:of|in)\s+((?:the\s+)?"
+                          r"(?:right|left|bilateral|unspecified|upper|lower)?"
+                          r"\s*[a-z]+(?:\s+[a-z]+)?)")
+_SIDED = re.compile(r"\b(?:right|left|bilateral)\s+([a-z]+(?:\s+[a-z]+)?)")
+# Injuries, poisonings, external causes and encounter reasons say "of" of substances,
+# vehicles and places: their phrases teach nothing about body sites.
+_NOT_ANATOMY_CHAPTERS = tuple("STVWXYZ")
+SITE_MIN_USES = 5
+SITE_SHARE = 0.15
 _PAREN = re.compile(r"\(([^)]*)\)")
 _RANGE = re.compile(r"\([A-Z]\d\d(\.\d+)?-[A-Z]\d\d(\.\d+)?\)\s*$")
 
@@ -111,15 +229,33 @@ class Terminology:
 
     def __init__(self, rows: Iterable[tuple[str, str, list[str]]]) -> None:
         self._codes: dict[Key, set[str]] = {}
+        #: Keys that name a code by its description (the rest are inclusion terms, which
+        #: ICD-10-CM lists under a code without making them synonyms of it).
+        self._described: dict[Key, set[str]] = {}
         self._parent: dict[str, str] = {}
+        sites: Counter[str] = Counter()
+        uses: Counter[str] = Counter()
         for code, parent, names in rows:
             if parent:
                 self._parent[code] = parent
-            for name in names:
+            for position, name in enumerate(names):
+                uses.update(content(name))
+                lowered = name.lower()
+                phrases = _SIDED.findall(lowered)
+                if not code.startswith(_NOT_ANATOMY_CHAPTERS):
+                    phrases += _SITE_PHRASE.findall(lowered)
+                for site in phrases:
+                    sites.update(w for w in content(site) if not _is_condition_word(w))
                 for form in icd_name_forms(name):
                     form_key = key(form)
                     if form_key:
                         self._codes.setdefault(form_key, set()).add(code)
+                        if position == 0:
+                            self._described.setdefault(form_key, set()).add(code)
+        #: Words ICD-10-CM mostly uses for *where* a condition is ("... of lip", "of knee"):
+        #: an answer adding only such words to the truth names the truth at a site.
+        self.site_words = frozenset(w for w, n in sites.items()
+                                    if n >= SITE_MIN_USES and n >= SITE_SHARE * uses[w])
 
     @classmethod
     def load(cls, path: Path = DATA_FILE) -> Terminology:
@@ -137,18 +273,26 @@ class Terminology:
     def ancestors(self, code: str) -> list[str]:
         """The codes above ``code``, nearest first."""
         out: list[str] = []
-        while code in self._parent:
+        while code in self._parent and self._parent[code] not in out:  # no cycles
             code = self._parent[code]
             out.append(code)
         return out
 
     def relation(self, given: Key, truth: Key) -> str | None:
-        """"same", "broader" or "narrower" (``given`` against ``truth``), or None if unrelated."""
+        """How ICD-10-CM relates ``given`` to ``truth``, or None if it does not.
+
+        "same" when one code's description names both (or its description one and an
+        inclusion term the other), "included" when both are only inclusion terms of one code
+        (siblings as often as synonyms), "broader"/"narrower" when one's code is an ancestor
+        of the other's.
+        """
         given_codes, truth_codes = self.codes(given), self.codes(truth)
         if not given_codes or not truth_codes:
             return None
-        if given_codes & truth_codes:
-            return "same"
+        shared = given_codes & truth_codes
+        if shared:
+            described = self._described.get(given, set()) | self._described.get(truth, set())
+            return "same" if shared & described else "included"
         if any(g in self.ancestors(t) for t in truth_codes for g in given_codes):
             return "broader"
         if any(t in self.ancestors(g) for g in given_codes for t in truth_codes):
@@ -166,101 +310,19 @@ def _parse(lines: Iterable[str]) -> Iterator[tuple[str, str, list[str]]]:
         yield code, parent, names.split(" | ")
 
 
-@lru_cache(maxsize=1)
-def default_terminology() -> Terminology:
-    """The bundled ICD-10-CM terminology, loaded once per process."""
-    return Terminology.load()
-
-
-# --- what kind of thing a name denotes ------------------------------------------------------
-
-#: Head words of tests and investigations.
-_TEST_HEADS = frozenset({
-    "test", "testing", "assay", "titer", "titre", "level", "count", "panel", "screen",
-    "screening", "study", "scan", "imaging", "ultrasound", "sonography", "tomography", "x",
-    "ray", "radiograph", "radiography", "biopsy", "culture", "smear", "stain", "staining",
-    "electrophoresis", "cytometry", "analysis", "measurement", "monitoring", "aspiration",
-    "puncture", "lavage", "sampling", "evaluation", "examination", "exam", "workup", "enema",
-    "series", "swallow", "serology", "sequencing", "karyotype", "karyotyping", "profile",
-    "microscopy", "work", "collection", "challenge", "stimulation", "suppression",
-    "electrocardiogram", "echocardiogram", "urinalysis", "spirometry", "manometry",
-    "angiography", "angiogram", "arteriography", "venography", "mammography", "mammogram",
-    "colonoscopy", "endoscopy", "laparoscopy", "cystoscopy", "bronchoscopy", "amniocentesis",
-    "paracentesis", "thoracentesis", "arthrocentesis", "electromyography", "pcr", "ercp",
-})
-#: Head words of treatments, procedures and management steps.
-_TREATMENT_HEADS = frozenset({
-    "therapy", "treatment", "administration", "infusion", "injection", "transfusion",
-    "surgery", "repair", "resection", "excision", "drainage", "removal", "replacement",
-    "reduction", "repositioning", "decompression", "cessation", "counseling", "counselling",
-    "reassurance", "observation", "management", "vaccination", "vaccine", "medication",
-    "supplementation", "supplement", "cream", "ointment", "antibiotic", "antihistamine",
-    "steroid", "corticosteroid", "diuretic", "inhibitor", "blocker", "agonist", "antagonist",
-    "dialysis", "chemotherapy", "radiotherapy", "immunotherapy", "evacuation", "referral",
-    "admission", "consultation", "follow", "plasmapheresis", "ligation", "transplant",
-    "transplantation", "intubation", "cardioversion", "incision", "debridement", "splinting",
-    "casting", "fixation", "irrigation", "hydration", "fluid", "tablet", "dose", "agent",
-    "drug", "regimen", "procedure", "operation", "thymectomy", "cholecystectomy",
-})
-_PROCEDURE_SUFFIXES = ("scopy", "graphy", "gram", "metry", "centesis", "ectomy", "otomy",
-                       "ostomy", "plasty", "pexy", "pheresis", "therapy")
-# United States Adopted Names stems: a word ending so is a drug, not a condition.
-_DRUG_SUFFIXES = ("mab", "tinib", "pril", "sartan", "olol", "alol", "dipine", "azole",
-                  "cillin", "mycin", "micin", "cycline", "floxacin", "statin", "prazole",
-                  "tidine", "setron", "triptan", "parin", "xaban", "gatran", "zepam", "zolam",
-                  "barbital", "caine", "profen", "fenac", "ciclovir", "clovir", "navir",
-                  "semide", "thiazide", "tadine", "oxetine", "xetine", "traline", "azine",
-                  "idone", "apine", "iramine", "pramine", "triptyline", "lukast", "terol",
-                  "sone", "olone", "nisone", "glitazone", "gliptin", "gliflozin", "formin",
-                  "tropium", "curium", "conazole", "fungin", "penem", "bactam", "cef", "sulfa",
-                  "amide", "zosin", "osin", "onium", "platin", "rubicin", "taxel", "mustine",
-                  "trexate", "dronate", "parib", "limus", "sporin", "stigmine")
-_CONDITION_SUFFIXES = ("itis", "osis", "oma", "emia", "aemia", "pathy", "plasia", "trophy",
+#: Word endings of conditions ("-itis", "-oma", ...), and head nouns that always name one.
+CONDITION_SUFFIXES = ("itis", "osis", "oma", "emia", "aemia", "pathy", "plasia", "trophy",
                        "algia", "ism", "iasis", "ectasis", "ectasia", "cele", "uria", "rrhea",
                        "rrhoea", "penia", "cytosis", "megaly", "plegia", "paresis", "phobia",
                        "mania", "philia", "oses", "ulcer", "fracture", "syndrome", "disease",
                        "disorder", "deficiency", "infection", "cancer", "tumor", "carcinoma")
-_KIND_CACHE: dict[str, str] = {}
 
 
-def kind(name: str) -> str:
-    """"condition", "test", "treatment" or "drug": what a short name denotes.
-
-    Decided by the head word (the last content word, or the one before "of"): tests and
-    treatments by their head nouns and procedure suffixes, drugs by USAN stems. Anything
-    else is taken for a condition, since the grader only needs to tell conditions from
-    the investigations and treatments some questions ask for.
-    """
-    cached = _KIND_CACHE.get(name)
-    if cached is None:
-        cached = _KIND_CACHE[name] = _kind(name)
-    return cached
+def _is_condition_word(word: str) -> bool:
+    return word in GENERIC or (len(word) > 4 and word.endswith(CONDITION_SUFFIXES))
 
 
-def _kind(name: str) -> str:
-    words = tokens(name)
-    if not words:
-        return "condition"
-    head = _head(words)
-    if any(w.endswith(_CONDITION_SUFFIXES) for w in words if len(w) > 4):
-        # "Biopsy-proven melanoma" is a condition; "anemia workup" is not.
-        if head in _TEST_HEADS:
-            return "test"
-        return "condition"
-    if head in _TEST_HEADS or (head.endswith(_PROCEDURE_SUFFIXES) and head != "therapy"):
-        return "test" if not head.endswith(("ectomy", "otomy", "ostomy", "plasty", "pexy",
-                                            "pheresis")) else "treatment"
-    if head in _TREATMENT_HEADS or head.endswith("therapy"):
-        return "treatment"
-    if all(len(w) > 5 and w.endswith(_DRUG_SUFFIXES) for w in words[:1]) and len(words) <= 3:
-        return "drug"
-    return "condition"
-
-
-def _head(words: tuple[str, ...]) -> str:
-    content_words = [w for w in words if w not in FILLER]
-    if "of" in words:
-        before = [w for w in words[: words.index("of")] if w not in FILLER]
-        if before:
-            return before[-1]
-    return content_words[-1] if content_words else words[-1]
+@lru_cache(maxsize=1)
+def default_terminology() -> Terminology:
+    """The bundled ICD-10-CM terminology, loaded once per process."""
+    return Terminology.load()

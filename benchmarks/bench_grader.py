@@ -1,0 +1,98 @@
+"""Benchmark of the offline CRAFT-MD grader on the recorded GPT-4 and GPT-3.5 runs.
+
+Prints, measured in one run: agreement and Cohen's kappa with the paper's GPT-4 grader on the
+free-response answers (from the raw responses, never the paper's extraction), per model, per
+experiment and per specialty; the commonest disagreements; the MCQ accuracy table next to the
+paper's Table 1; and the grading throughput on one core.
+
+    python benchmarks/bench_grader.py [--datasets ../shared/datasets] [--top 25]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from pytest_agentclinic.grading.craftmd_eval import (
+    EXPERIMENTS,
+    PAPER_MCQ,
+    Agreement,
+    Report,
+    evaluate_shared,
+    pooled,
+)
+from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.terminology import default_terminology
+
+DEFAULT_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def _row(label: str, agreement: Agreement) -> str:
+    return (f"  {label:<34} n={agreement.n:>6}  agree={agreement.rate:.4f}"
+            f"  kappa={agreement.kappa:.4f}")
+
+
+def print_frq(reports: dict[str, Report]) -> None:
+    """Agreement with the paper's grader, overall and broken down."""
+    print("Free response: agreement with the paper's GPT-4 grader (raw responses)")
+    print(_row("pooled", pooled(reports.values())))
+    for model, report in reports.items():
+        print(_row(f"{model} overall", report.frq))
+        for experiment in EXPERIMENTS:
+            print(_row(f"{model} {experiment}", report.by_experiment[experiment]))
+    for model, report in reports.items():
+        print(f"  -- {model} by specialty")
+        for specialty, agreement in sorted(report.by_specialty.items()):
+            print(_row(specialty, agreement))
+
+
+def print_disagreements(reports: dict[str, Report], top: int) -> None:
+    """The commonest (our extraction, paper's extraction, truth, paper's verdict) patterns."""
+    print(f"Commonest disagreements (top {top}): count | ours -> paper's extraction | truth")
+    merged = sum((r.disagreements for r in reports.values()), start=type(
+        next(iter(reports.values())).disagreements)())
+    for (ours, theirs, truth, verdict), count in merged.most_common(top):
+        print(f"  {count:>4} | ours {1 - verdict} {ours[:40]!r} -> paper {verdict} "
+              f"{theirs[:40]!r} | {truth[:50]!r}")
+
+
+def print_mcq(reports: dict[str, Report]) -> None:
+    """MCQ accuracy per experiment: normalised matching, verbatim (paper's rule), Table 1."""
+    print("MCQ accuracy: normalised option match / verbatim (paper's scoring) / paper Table 1")
+    for model, report in reports.items():
+        plain, strict = report.mcq_accuracy(), report.mcq_accuracy(verbatim=True)
+        cells = [f"{e} {plain[e]:.3f}/{strict[e]:.3f}/{PAPER_MCQ[model][e]:.3f}"
+                 for e in EXPERIMENTS]
+        print(f"  {model}: " + "  ".join(cells))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
+    parser.add_argument("--top", type=int, default=25)
+    args = parser.parse_args(argv)
+    if not (args.datasets / "craftmd").is_dir():
+        print(f"no CRAFT-MD datasets under {args.datasets}", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    default_terminology()
+    load = time.perf_counter() - start
+    reports = evaluate_shared(args.datasets, grader=CraftMDGrader())
+    print_frq(reports)
+    print_disagreements(reports, args.top)
+    print_mcq(reports)
+    answers = sum(r.answers for r in reports.values())
+    seconds = sum(r.seconds for r in reports.values())
+    decided = sum((r.decided_by for r in reports.values()), start=type(
+        next(iter(reports.values())).decided_by)())
+    print(f"Throughput: {answers} answers graded in {seconds:.1f} s on one core "
+          f"({answers / seconds:,.0f}/s; terminology load {load:.2f} s); "
+          f"decided_by {dict(decided)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

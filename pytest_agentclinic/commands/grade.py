@@ -1,0 +1,153 @@
+"""``agentclinic grade``: grade recorded CRAFT-MD answers with the offline grader.
+
+Each input line (JSONL, optionally gzipped) holds ``correct_answer`` and ``response``, and
+optionally ``choices`` (a list) and ``format`` (``mcq`` or ``frq``; MCQ when choices are
+given). Each output line is the input line plus ``extracted``, ``category``
+(single|multiple|none), ``verdict`` (1|0), ``decided_by`` and ``reason``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+ChoiceTable = dict[str, list[str]]
+
+
+class BadLine(ValueError):
+    """An input line that cannot be graded; the message names file, line and problem."""
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``grade``."""
+    parser = subparsers.add_parser(
+        "grade", help="grade recorded CRAFT-MD answers offline",
+        description="Grade free-response (diagnosis extraction and equivalence) and "
+                    "multiple-choice (option mapping) answers with the deterministic grader, "
+                    "and write each input line with extracted, category, verdict, decided_by "
+                    "and reason added.")
+    parser.add_argument("--input", required=True, type=Path, metavar="IN.jsonl[.gz]")
+    parser.add_argument("--output", required=True, type=Path, metavar="OUT.jsonl[.gz]")
+    parser.add_argument("--cases", type=Path, default=None, metavar="CSV",
+                        help="case table with case_id and choice_1..choice_4 columns: gives "
+                             "the choices of MCQ lines that carry a case_id but no choices")
+    parser.add_argument("--verbatim-mcq", action="store_true",
+                        help="score an MCQ reply right only when it also contains the correct "
+                             "answer verbatim, as the published CRAFT-MD pipeline did")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Grade every line of ``args.input`` into ``args.output``; 2 on a bad input."""
+    from ..grading.craftmd_grader import CraftMDGrader
+
+    grader = CraftMDGrader()
+    try:
+        table = read_choice_table(args.cases) if args.cases else {}
+        stats = _grade_file(grader, args.input, args.output, table, args.verbatim_mcq)
+    except (BadLine, OSError) as exc:
+        print(f"agentclinic grade: {exc}", file=sys.stderr)
+        return 2
+    print(_summary(stats), file=sys.stderr)
+    return 0
+
+
+def _grade_file(grader: Any, source: Path, target: Path, table: ChoiceTable,
+                verbatim: bool) -> Counter[str]:
+    stats: Counter[str] = Counter()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _open(target, "wt") as out:
+        for number, line in _read_lines(source):
+            fmt, record = grade_record(grader, line, table, verbatim, where=f"{source}:{number}")
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            _count(stats, fmt, record)
+    return stats
+
+
+def grade_record(grader: Any, record: dict[str, Any], table: ChoiceTable, verbatim: bool,
+                 where: str = "") -> tuple[str, dict[str, Any]]:
+    """The format graded and the input record with the grader's fields added.
+
+    An ``extracted`` field already in the input (the recorded runs carry the paper's) is kept
+    as ``recorded_extracted``.
+    """
+    for name in ("correct_answer", "response"):
+        if not isinstance(record.get(name), str):
+            raise BadLine(f"{where}: field {name!r}: missing or not text")
+    choices = record.get("choices") or table.get(str(record.get("case_id", "")))
+    if choices is not None and not (isinstance(choices, list)
+                                    and all(isinstance(c, str) for c in choices)):
+        raise BadLine(f"{where}: field 'choices': expected a list of texts")
+    fmt = record.get("format") or ("mcq" if choices else "frq")
+    if fmt not in ("mcq", "frq"):
+        raise BadLine(f"{where}: field 'format': expected 'mcq' or 'frq', got {fmt!r}")
+    if fmt == "mcq" and choices:
+        verdict = grader.grade_mcq(record["response"], choices, record["correct_answer"],
+                                   verbatim=verbatim)
+    else:
+        fmt = "frq"
+        verdict = grader.grade_frq(record["response"], record["correct_answer"])
+    kept = {"recorded_extracted": record["extracted"]} if "extracted" in record else {}
+    return fmt, {**record, **kept, **verdict.record()}
+
+
+def read_choice_table(path: Path) -> ChoiceTable:
+    """case_id -> [choice_1, ..., choice_4] from a CRAFT-MD style case table."""
+    table: ChoiceTable = {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            columns = sorted((k for k in row if k and k.startswith("choice_")),
+                             key=lambda k: int(k.split("_")[1]) if k[7:].isdigit() else 99)
+            if row.get("case_id") and columns:
+                table[row["case_id"]] = [row[c] for c in columns if row[c]]
+    return table
+
+
+def _read_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with _open(path, "rt") as handle:
+        for number, text in enumerate(handle, 1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise BadLine(f"{path}:{number}: not JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise BadLine(f"{path}:{number}: expected a JSON object")
+            yield number, record
+
+
+def _open(path: Path, mode: str) -> IO[str]:
+    if path.suffix == ".gz":
+        return gzip.open(path, mode, encoding="utf-8")  # type: ignore[return-value]
+    return open(path, mode, encoding="utf-8")
+
+
+def _count(stats: Counter[str], fmt: str, record: dict[str, Any]) -> None:
+    stats[f"{fmt}:n"] += 1
+    stats[f"{fmt}:correct"] += record["verdict"]
+    reference = record.get("grader_verdict")
+    if reference in (0, 1):
+        stats[f"{fmt}:ref"] += 1
+        stats[f"{fmt}:agree"] += int(reference == record["verdict"])
+
+
+def _summary(stats: Counter[str]) -> str:
+    parts = []
+    for fmt in ("frq", "mcq"):
+        n = stats[f"{fmt}:n"]
+        if not n:
+            continue
+        text = f"{fmt}: {n} graded, accuracy {stats[f'{fmt}:correct'] / n:.3f}"
+        if stats[f"{fmt}:ref"]:
+            text += (f", agreement with the recorded grader "
+                     f"{stats[f'{fmt}:agree'] / stats[f'{fmt}:ref']:.3f}")
+        parts.append(text)
+    return "; ".join(parts) or "no lines graded"

