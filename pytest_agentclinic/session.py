@@ -8,13 +8,12 @@ import os
 import re
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .agents.factory import Variant, build_cast, build_craft_cast
-from .collect import RECORD_PROPERTY, CaseRecordError, EncounterError, EncounterItem
+from .collect import RECORD_PROPERTY, EncounterError, EncounterItem
 from .encounter.craftmd import CraftItem, converse, run_craftmd
 from .encounter.engine import run_encounter
 from .encounter.runner import EncounterRunner
@@ -228,16 +227,3 @@ class AgentClinicSession:
                                   "patient": item.spec.patient},
                           sample=item.spec.sample, turn_budget=item.spec.turn_budget,
                           outcome="error", error=error)
-
-
-def is_case_error_node(node: object) -> bool:
-    """Whether ``node`` stands for a bad case record."""
-    return isinstance(node, CaseRecordError)
-
-
-def relative(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` where possible, for readable messages."""
-    try:
-        return str(path.relative_to(root))
-    except ValueError:
-        return str(path)

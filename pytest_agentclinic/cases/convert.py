@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from ..grading.normalize import sentences
 from .loaders import CaseError, load_case_file, looks_like_case_file
 from .models import UNSPECIFIED, Case, slugify
-from .validate import Term, accepted_terms, find_leak
+from .terms import Term, accepted_terms, find_leak
 
 CRAFTMD_COLUMNS = ("case_vignette", "choice_1", "choice_2", "choice_3", "choice_4", "answer",
                    "category", "dataset", "case_id")

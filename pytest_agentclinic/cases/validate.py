@@ -9,20 +9,12 @@ the **vignette against the structured fields** where mechanically checkable (age
 of its first sentence against the demographics; quoted temperature, heart rate, blood
 pressure, respiratory rate and oxygen saturation against the exam, wrong only when matching
 none of the exam's readings of that sign); **duplicate case ids** across all files checked.
-
-Leak matching: both texts are lightly normalised (accents stripped, British spellings folded,
-possessive 's dropped, punctuation splits words); a term matches as a whole-word sequence, its
-last word also in the plural; parenthetical forms are terms too (``... (NXG)`` gives ``NXG``).
-Abbreviations: a one-word term with two or more capitals (``AS``, ``MG``, ``BP``, ``COPD``,
-``IgA``) or of at most three letters. Many are also ordinary words or units ("as", "mg",
-"aids"), so an abbreviation matches only where the text writes it as the case does or in
-capitals: ``MG`` matches "known MG", never "5 mg"; ``AS`` never matches "as".
+Leak matching is described in :mod:`.terms`.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,9 +22,10 @@ from typing import Any, Literal
 
 import yaml
 
-from ..grading.normalize import fold, sentences, variants
+from ..grading.normalize import sentences
 from .loaders import load_case_file, looks_like_case_file
 from .models import Case
+from .terms import accepted_terms, find_leak, same_name
 
 Severity = Literal["error", "warning"]
 #: Where a problem is inside a case: keys and list indices, e.g. ("choices", 2).
@@ -134,70 +127,6 @@ class _Where:
         return line
 
 
-# ---------------------------------------------------------------- term matching
-
-_TOKEN = re.compile(r"[A-Za-z0-9]+")
-_POSSESSIVE = re.compile(r"['\u2019]s\b")
-
-
-def _plain(text: str) -> str:
-    text = _POSSESSIVE.sub("", re.sub(r"[\u2010-\u2015\u2212]", "-", text))
-    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-
-
-@dataclass(frozen=True)
-class Term:
-    """A diagnosis name prepared for whole-word matching (see the module docstring)."""
-
-    name: str
-    words: tuple[str, ...]
-    abbreviation: bool
-
-
-def make_term(name: str) -> Term | None:
-    """A :class:`Term` for ``name``, or None when it has no word at all."""
-    tokens = _TOKEN.findall(_plain(name))
-    if not tokens:
-        return None
-    one = tokens[0]
-    if len(tokens) == 1 and (sum(c.isupper() for c in one) >= 2
-                             or sum(c.isalpha() for c in one) <= 3):
-        return Term(name, (one,), True)
-    return Term(name, tuple(_TOKEN.findall(fold(_plain(name)))), False)
-
-
-def accepted_terms(case: Case) -> list[Term]:
-    """Terms for the diagnosis, its synonyms and their parenthetical forms."""
-    names = dict.fromkeys(v for n in case.accepted_diagnoses for v in variants(n))
-    return [t for t in map(make_term, names) if t is not None]
-
-
-def _has_sequence(words: tuple[str, ...], seq: tuple[str, ...]) -> bool:
-    n, last = len(seq), seq[-1]
-    return any(words[i:i + n - 1] == seq[:-1] and words[i + n - 1] in (last, last + "s",
-                                                                         last + "es")
-               for i in range(len(words) - n + 1))
-
-
-def find_leak(terms: Iterable[Term], text: str) -> Term | None:
-    """The first term that ``text`` contains, or None."""
-    plain = _plain(text)
-    raw = _TOKEN.findall(plain)
-    folded = tuple(_TOKEN.findall(fold(plain)))
-    for term in terms:
-        if term.abbreviation:
-            forms = {term.words[0], term.words[0].upper()}
-            if any(t in forms or (t[-1:] == "s" and t[:-1] in forms) for t in raw):
-                return term
-        elif _has_sequence(folded, term.words):
-            return term
-    return None
-
-
-def _same_name(a: str, b: str) -> bool:
-    return _TOKEN.findall(fold(_plain(a))) == _TOKEN.findall(fold(_plain(b)))
-
-
 # ---------------------------------------------------------------- case content
 
 
@@ -245,7 +174,7 @@ def _check_choices(case: Case, where: _Where) -> None:
         return
     count = case.choices.count(case.diagnosis)
     if count != 1:
-        near = [c for c in case.choices if c != case.diagnosis and _same_name(c, case.diagnosis)]
+        near = [c for c in case.choices if c != case.diagnosis and same_name(c, case.diagnosis)]
         hint = f"; {near[0]!r} differs only in spelling" if near else ""
         where.add(("choices",), f"hold the diagnosis {case.diagnosis!r} {count} times, "
                                 f"not once{hint}")
@@ -256,7 +185,7 @@ def _check_choices(case: Case, where: _Where) -> None:
         if norm in seen and choice != case.diagnosis:
             where.add(("choices", i), f"duplicate choice {choice!r}")
         seen.add(norm)
-        if choice != case.diagnosis and any(_same_name(choice, s) for s in case.synonyms):
+        if choice != case.diagnosis and any(same_name(choice, s) for s in case.synonyms):
             where.add(("choices", i), f"distractor {choice!r} is an accepted synonym",
                       "warning")
 
