@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import csv
-import gzip
 import json
 import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from ..jsonl import json_lines, open_text
 
 ChoiceTable = dict[str, list[str]]
 
@@ -63,7 +64,7 @@ def _grade_file(grader: Any, source: Path, target: Path, table: ChoiceTable,
                 verbatim: bool) -> Counter[str]:
     stats: Counter[str] = Counter()
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _open(target, "wt") as out:
+    with open_text(target, "wt") as out:
         for number, line in _read_lines(source):
             fmt, record = grade_record(grader, line, table, verbatim, where=f"{source}:{number}")
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -111,23 +112,12 @@ def read_choice_table(path: Path) -> ChoiceTable:
 
 
 def _read_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with _open(path, "rt") as handle:
-        for number, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise BadLine(f"{path}:{number}: not JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise BadLine(f"{path}:{number}: expected a JSON object")
-            yield number, record
-
-
-def _open(path: Path, mode: str) -> IO[str]:
-    if path.suffix == ".gz":
-        return gzip.open(path, mode, encoding="utf-8")  # type: ignore[return-value]
-    return open(path, mode, encoding="utf-8")
+    for line in json_lines(path):
+        if line.error:
+            raise BadLine(f"{path}:{line.number}: {line.error}")
+        if not isinstance(line.value, dict):
+            raise BadLine(f"{path}:{line.number}: expected a JSON object")
+        yield line.number, line.value
 
 
 def _count(stats: Counter[str], fmt: str, record: dict[str, Any]) -> None:

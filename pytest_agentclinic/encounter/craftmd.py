@@ -21,7 +21,7 @@ from ..agents.base import Agent, Reply, TurnView
 from ..agents.offline_measurement import render
 from ..cases.models import Case
 from ..grading.answers import Fallback, grade_frq, grade_mcq
-from ..llm.errors import FatalLLMError, LLMError
+from .engine import settled
 from .transcript import Transcript, Utterance, Verdict
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized", "examonly")
@@ -150,16 +150,8 @@ async def run_craftmd(item: CraftItem, cast: CraftCast, conversation: Shared,
                    specialty=case.specialty, models=cast.models, sample=item.sample,
                    turn_budget=item.cap, experiment=item.experiment,
                    answer_format=item.answer, started_at=time.time())
-    started = time.perf_counter()
-    try:
+    with settled(t):
         await _play(t, item, cast, conversation, summary)
-    except FatalLLMError as exc:
-        t.outcome, t.error = "error", str(exc)
-        raise
-    except LLMError as exc:
-        t.outcome, t.error = "error", f"{type(exc).__name__}: {exc}"
-    finally:
-        t.duration_s = time.perf_counter() - started
     return t
 
 

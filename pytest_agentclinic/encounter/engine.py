@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..agents.base import Agent, Moderator, Reply, TurnView
@@ -117,8 +119,7 @@ async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
                    models=cast.models, sample=sample, turn_budget=budget, bias=bias,
                    image_mode=image_mode if case.images else None,
                    prompt_versions=cast.prompt_versions, started_at=time.time())
-    started = time.perf_counter()
-    try:
+    with settled(t):
         await _dialogue(t, case, cast, budget, sample)
         if t.diagnosis is None:
             t.outcome = "no_diagnosis"
@@ -133,6 +134,17 @@ async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
             t.outcome = "correct" if judgement.verdict.correct else "incorrect"
             if ask_perception:
                 await _perception(t, case, cast, sample)
+    t.refusals = _refusals(t)
+    return t
+
+
+@contextlib.contextmanager
+def settled(t: Transcript) -> Iterator[None]:
+    """Time an encounter; a model failure ends it as outcome *error* (never a wrong
+    diagnosis), and a :class:`FatalLLMError` is recorded, then re-raised to stop the session."""
+    started = time.perf_counter()
+    try:
+        yield
     except FatalLLMError as exc:
         t.outcome, t.error = "error", str(exc)
         raise
@@ -140,8 +152,6 @@ async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
         t.outcome, t.error = "error", f"{type(exc).__name__}: {exc}"
     finally:
         t.duration_s = time.perf_counter() - started
-        t.refusals = _refusals(t)
-    return t
 
 
 def _refusals(t: Transcript) -> list[str]:

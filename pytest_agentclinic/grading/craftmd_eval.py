@@ -8,8 +8,6 @@ MCQ lines carry no choices: they are joined from the case table on ``case_id``.
 from __future__ import annotations
 
 import csv
-import gzip
-import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -17,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..jsonl import json_lines
 from .craftmd_grader import CraftMDGrader, Verdict
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized")
@@ -46,8 +45,7 @@ def load_cases(path: Path) -> dict[str, Case]:
 
 def load_recorded(path: Path) -> list[dict[str, Any]]:
     """Every line of a recorded run."""
-    with gzip.open(path, "rt", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return [line.value for line in json_lines(path)]
 
 
 @dataclass

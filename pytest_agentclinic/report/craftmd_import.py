@@ -19,15 +19,14 @@ option matcher (:func:`chosen_option`) grades them until the full MCQ mapper lan
 from __future__ import annotations
 
 import csv
-import gzip
-import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from .. import __version__
+from ..jsonl import json_lines
 from .records import ResultRecord
 from .statistics import gc_paused
 from .tables import craftmd_table, overview
@@ -71,29 +70,15 @@ def read_case_table(path: str | Path) -> dict[str, CaseInfo]:
             for row in csv.DictReader(fh)}
 
 
-def _open_text(path: Path) -> IO[str]:
-    # Recorded files ship gzipped; a plain JSONL (e.g. a test excerpt) works too.
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open(encoding="utf-8")
-
-
 def read_recorded(path: Path, skipped: list[str]) -> Iterator[dict[str, Any]]:
     """The file's valid lines; each invalid one adds ``file:line: reason`` to ``skipped``."""
-    with _open_text(path) as fh:
-        for number, text in enumerate(fh, 1):
-            if not text.strip():
-                continue
-            try:
-                line = json.loads(text)
-            except json.JSONDecodeError as exc:
-                skipped.append(f"{path}:{number}: not JSON ({exc.msg})")
-                continue
-            problem = _line_problem(line)
-            if problem:
-                skipped.append(f"{path}:{number}: {problem}")
-                continue
-            yield line
+    # Recorded files ship gzipped; a plain JSONL (e.g. a test excerpt) works too.
+    for line in json_lines(path):
+        problem = line.error or _line_problem(line.value)
+        if problem:
+            skipped.append(f"{path}:{line.number}: {problem}")
+            continue
+        yield line.value
 
 
 def _line_problem(line: Any) -> str | None:
