@@ -16,8 +16,8 @@ def open_text(path: Path, mode: str = "rt") -> IO[str]:
     The handle is returned for the caller to close (``with open_text(...) as fh``).
     """
     if path.suffix == ".gz":
-        return cast(IO[str], gzip.open(path, mode, encoding="utf-8"))  # noqa: SIM115
-    return open(path, mode.replace("t", ""), encoding="utf-8")  # noqa: SIM115
+        return cast(IO[str], gzip.open(path, mode, encoding="utf-8"))
+    return open(path, mode.replace("t", ""), encoding="utf-8")
 
 
 @dataclass(frozen=True)
