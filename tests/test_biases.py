@@ -13,6 +13,7 @@ from pytest_agentclinic.agents import biases as b
 from pytest_agentclinic.agents.base import TurnView
 from pytest_agentclinic.agents.offline_doctor import HISTORY, plan
 from pytest_agentclinic.agents.offline_patient import OfflinePatient
+from pytest_agentclinic.agents.refusal import is_refusal
 from pytest_agentclinic.cases.loaders import load_case_file
 from pytest_agentclinic.cases.models import Case
 from pytest_agentclinic.grading.normalize import content_words, fold
@@ -251,7 +252,7 @@ def test_question_topics_cover_the_doctor_checklist() -> None:
     "I am an AI and do not have personal opinions.",
 ])
 def test_refusals_are_recognised(text: str) -> None:
-    assert b.is_refusal(text)
+    assert is_refusal(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -274,10 +275,10 @@ def test_refusals_are_recognised(text: str) -> None:
     "DIAGNOSIS READY: Sickle cell disease",
 ])
 def test_ordinary_sentences_are_not_refusals(text: str) -> None:
-    assert not b.is_refusal(text)
+    assert not is_refusal(text)
 
 
 def test_the_offline_patients_own_remarks_are_not_refusals() -> None:
     for name in names("patient"):
-        assert not b.is_refusal(b.offline_patient_answer(name, "Yes.", "Do you smoke?", turn=0,
+        assert not is_refusal(b.offline_patient_answer(name, "Yes.", "Do you smoke?", turn=0,
                                                          demographics=""))

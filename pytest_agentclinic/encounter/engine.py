@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..agents.base import Agent, Moderator, Reply, TurnView
-from ..agents.biases import is_refusal
 from ..agents.images import reference
+from ..agents.refusal import is_refusal
 from ..cases.models import Case
 from ..grading.matcher import extract_ready_diagnosis
 from ..llm.errors import FatalLLMError, LLMError
