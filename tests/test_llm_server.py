@@ -140,6 +140,18 @@ def test_unknown_model_is_fatal_without_network(pytester: pytest.Pytester,
     result.stdout.fnmatch_lines(["*'nosuchprovider-model-x' is not a model litellm knows*"])
 
 
+def test_missing_api_key_is_fatal(pytester: pytest.Pytester, fake_server: Start,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    server = fake_server(clinic())
+    result = pytester.runpytest("c.yaml", "--agent-concurrency=1",
+                                *llm_args(server, ("doctor",)))
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*openai/fake-doctor: no API key. Set the provider's key*"])
+    assert server.calls == 0
+
+
 def test_unreachable_api_base_is_fatal(pytester: pytest.Pytester, fake_server: Start) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
     result = pytester.runpytest("c.yaml", "--agent-doctor=openai/x",

@@ -8,6 +8,7 @@ its debug banners and hub tokenizer downloads.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,11 +88,20 @@ def _retry_after(exc: Exception) -> float | None:
         return None  # an HTTP date: fall back to our own backoff
 
 
+#: Messages of credential problems that litellm reports under other types (a missing key
+#: surfaces as a 500): no retry fixes them.
+_NO_CREDENTIALS = re.compile(r"missing credentials|api[_ ]key (?:must be set|is missing|not "
+                             r"(?:set|found|provided))|no api key", re.I)
+
+
 def _classify(litellm: Any, exc: Exception, where: str, model: str) -> Exception:
     status = getattr(exc, "status_code", None)
     text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     if isinstance(exc, litellm.Timeout):
         return TransientError(f"timeout calling {model}", status=408)
+    if _NO_CREDENTIALS.search(str(exc)):
+        return FatalLLMError(f"{model}: no API key. Set the provider's key variable (e.g. "
+                             f"OPENAI_API_KEY). {text}")
     if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)):
         return FatalLLMError(f"{model}: not authorised ({status}). Check the API key. {text}")
     if isinstance(exc, litellm.NotFoundError):
@@ -103,7 +113,9 @@ def _classify(litellm: Any, exc: Exception, where: str, model: str) -> Exception
             return FatalLLMError(f"{model!r} is not a model litellm knows. {text}")
         return RequestError(f"{model}: {text}")
     if "connection error" in str(exc).lower() and where not in _reached:
-        return FatalLLMError(f"cannot reach {where} for {model}; check --agent-api-base. {text}")
+        endpoint = where if "://" in where else "the provider's default endpoint"
+        return FatalLLMError(f"cannot reach {endpoint} for {model}; check the network and "
+                             f"--agent-api-base. {text}")
     if isinstance(exc, litellm.RateLimitError) or (status or 0) >= 500 or status is None:
         return TransientError(f"{model}: {text}", status=status, retry_after=_retry_after(exc))
     return RequestError(f"{model}: {text}")
