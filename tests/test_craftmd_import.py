@@ -17,8 +17,6 @@ import pytest
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.report.craftmd_import import (
     GRADER,
-    CaseInfo,
-    chosen_option,
     grade_mcq,
     import_craftmd,
 )
@@ -138,7 +136,7 @@ def write_files(tmp_path: Path, lines: list[Any], raw: str = "") -> Path:
     return path
 
 
-def test_mcq_lines_are_optional_and_provisionally_graded(tmp_path: Path) -> None:
+def test_mcq_lines_are_optional(tmp_path: Path) -> None:
     path = write_files(tmp_path, [line("c1", 0, "frq", "Psoriasis"),
                                   line("c1", 0, "mcq", "**Final Diagnosis:** Psoriasis."),
                                   line("c1", 1, "frq", "Eczema"),
@@ -154,18 +152,14 @@ def test_mcq_lines_are_optional_and_provisionally_graded(tmp_path: Path) -> None
     assert len(load_records(tmp_path / "all")) == 4
 
 
-def test_provisional_option_matching() -> None:
+def test_mcq_lines_use_the_shared_option_mapping() -> None:
     choices = ("Herpes", "Herpes zoster", "Syphilis", "Chancroid")
-    assert chosen_option("B", choices) == "Herpes zoster"
-    assert chosen_option("Option d: Chancroid", choices) == "Chancroid"
-    assert chosen_option("**Final Diagnosis:** Herpes zoster", choices) == "Herpes zoster"
-    assert chosen_option("Genital herpes", choices) == "Herpes"
-    assert chosen_option("A fungal infection", choices) is None  # not the letter A
-    assert chosen_option("Syphilis or chancroid", choices) is None
-    assert chosen_option("None of the options fit.", choices) is None
-    assert grade_mcq("syphilis", "Syphilis", choices) == ("Syphilis", True)
-    assert grade_mcq("Primary syphilis", "syphilis", ()) == ("Primary syphilis", True)
-    assert CaseInfo("x", "y").choices == ()
+    # The paper's verbatim rule: the reply maps to B, but without the answer's text it scores 0.
+    assert grade_mcq("B", "Herpes zoster", choices) == ("Herpes zoster", False)
+    assert grade_mcq("Option d: Chancroid", "Chancroid", choices) == ("Chancroid", True)
+    assert grade_mcq("**Final Diagnosis:** Herpes zoster", "Herpes", choices)[1] is False
+    assert grade_mcq("A fungal infection", "Herpes", choices) == (None, False)
+    assert grade_mcq("None of the options fit.", "Herpes", choices) == (None, False)
 
 
 def test_bad_lines_are_skipped_and_reported(tmp_path: Path,

@@ -12,20 +12,20 @@ experiment, i.e. every case x trial present in the file. Lines the file lacks (e
 summarized lines) are simply absent; extractions "none" and "multiple" count as wrong because
 the grader scored them 0; nothing else is excluded.
 
-MCQ lines carry no verdict. They are left out unless asked for; then a small, *provisional*
-option matcher (:func:`chosen_option`) grades them until the full MCQ mapper lands.
+MCQ lines carry no verdict. They are left out unless asked for; then the shared grader maps
+each reply to the option it chose, with the paper's verbatim rule (:func:`grade_mcq`).
 """
 
 from __future__ import annotations
 
 import csv
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..grading.moderator import grader
 from ..jsonl import json_lines
 from .records import ResultRecord
 from .statistics import gc_paused
@@ -36,7 +36,7 @@ from .writer import SUMMARY_VERSION, sha256_of, write_reports_text, write_result
 IMPORT_RESAMPLES = 2_000
 
 GRADER = "gpt-4 grader (recorded)"
-MCQ_GRADER = "option match (provisional)"
+MCQ_GRADER = "offline option mapping (verbatim rule)"
 DEFAULT_CSV = "usmle_and_derm_dataset.csv"
 _REQUIRED = ("model", "case_id", "trial", "experiment", "format", "correct_answer", "response")
 
@@ -92,43 +92,15 @@ def _line_problem(line: Any) -> str | None:
     return None
 
 
-# --- provisional MCQ grading -----------------------------------------------------------------
-
-_PREFIX = re.compile(r"^\W*(?:final\s+)?(?:diagnosis|answer)\s*:\W*", re.IGNORECASE)
-#: "A", "(b)", "C.", "option d:" -- a bare word starting with a-d ("A fungal ...") is not one.
-_LETTER = re.compile(r"^(?:option|choice)?\s*\(?([a-d])(?:[).:]|$)", re.IGNORECASE)
-
-
-def normalise(text: str) -> str:
-    """Lower case, words only, single spaces."""
-    return " ".join(re.sub(r"[^\w]+", " ", text.lower()).split())
-
-
-def chosen_option(response: str, choices: Sequence[str]) -> str | None:
-    """The option a short MCQ answer names, or None (refusal, several, or none found).
-
-    PROVISIONAL, deliberately small: a leading letter maps to the CSV's choice order
-    (choice_1 = A), otherwise exactly one option's text must occur as whole words in the
-    answer; an option contained in a longer matched one ("Herpes" in "Herpes zoster") yields.
-    """
-    body = _PREFIX.sub("", response.strip()).strip(" *")
-    letter = _LETTER.match(body)
-    if letter and len(choices) == 4:
-        return choices["abcd".index(letter.group(1).lower())]
-    said = f" {normalise(body)} "
-    names = {c: f" {normalise(c)} " for c in choices}
-    hits = [c for c, name in names.items() if name.strip() and name in said]
-    hits = [c for c in hits if not any(o != c and names[c] in names[o] for o in hits)]
-    return hits[0] if len(hits) == 1 else None
-
+# --- MCQ grading ----------------------------------------------------------------------------
 
 def grade_mcq(response: str, correct: str, choices: Sequence[str]) -> tuple[str | None, bool]:
-    """(given option, correct?) for one MCQ answer; see :func:`chosen_option`."""
+    """(given option, correct?) for one MCQ answer, by the shared grader's option mapping with
+    the paper's verbatim rule (the correct answer's text must appear in the reply)."""
     if not choices:
-        # No choice list (case missing from the CSV): the correct answer's words must occur.
-        return response.strip(), f" {normalise(correct)} " in f" {normalise(response)} "
-    chosen = chosen_option(response, choices)
-    return chosen, chosen is not None and normalise(chosen) == normalise(correct)
+        return None, False  # the case is missing from the CSV: nothing to map the reply to
+    verdict = grader().grade_mcq(response, choices, correct, verbatim=True)
+    return (None if verdict.category == "none" else verdict.extracted), bool(verdict.verdict)
 
 
 # --- records ---------------------------------------------------------------------------------
