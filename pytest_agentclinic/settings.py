@@ -138,12 +138,6 @@ class Settings:
         return {"doctor": ", ".join(self.doctors), "patient": ", ".join(self.patients),
                 "measurement": self.measurement, "moderator": self.moderator}
 
-    @property
-    def uses_llm(self) -> bool:
-        """True when any role is a model rather than an offline agent."""
-        return any(m != "offline" for m in (*self.doctors, *self.patients, self.measurement,
-                                             self.moderator))
-
 
 def add_options(parser: pytest.Parser) -> None:
     """Register the ``--agent-*`` group and the ini twins."""

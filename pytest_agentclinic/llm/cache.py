@@ -43,8 +43,6 @@ class ResponseCache:
     def __init__(self, directory: Path, mode: CacheMode) -> None:
         self.directory = directory
         self.mode = mode
-        self.hits = 0
-        self.misses = 0
         self._store: Any = None
         self._lock = threading.Lock()
 
@@ -61,11 +59,7 @@ class ResponseCache:
         if self.mode in (CacheMode.REFRESH, CacheMode.OFF):
             return None
         value = self._open().get(key)
-        if value is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        return dict(value)
+        return None if value is None else dict(value)
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Store a successful reply (errors never reach here)."""
