@@ -20,7 +20,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..encounter.transcript import Transcript
+from .charts import SERIES_COLOURS, bar_chart, budget_chart, card, card_title, fmt, html_table, pct
 from .records import ResultRecord
+from .statistics import load_records_skipping_bad
 
 REPORT_FILE = "report.html"
 TEMPLATE_FILE = "html_template.html"
@@ -32,9 +34,6 @@ RECORD_FIELDS = ("case_id", "specialty", "doctor", "outcome", "expected", "given
                  "protocol", "experiment", "answer_format", "image_mode", "perception",
                  "refusals", "nodeid", "tests", "error", "models", "duration_s", "transcript",
                  "note")
-
-_SERIES_COLOURS = ("#2563eb", "#db2777", "#059669", "#d97706", "#7c3aed", "#0891b2",
-                   "#dc2626", "#4b5563")
 
 
 def write_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -54,7 +53,7 @@ def render_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]]
     becomes a bar chart (rows without ``accuracy`` become a plain table). Records come from
     ``run_dir/results.jsonl``, transcripts from the paths the records name.
     """
-    records, skipped = load_records(run_dir)
+    records, skipped = load_records_skipping_bad(run_dir)
     loaded = [(r, *load_transcript(run_dir, r)) for r in records]
     rows = [_record_row(r, note) for r, _, note in loaded]
     transcripts = [_transcript_data(t) if t else None for _, t, _ in loaded]
@@ -62,12 +61,12 @@ def render_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]]
                      | {str(row["doctor"]) for t in tables.values() for row in t
                         if row.get("doctor") is not None})
     # One colour per doctor model, the same in every chart.
-    colours = {d: _SERIES_COLOURS[i % len(_SERIES_COLOURS)] for i, d in enumerate(doctors)}
+    colours = {d: SERIES_COLOURS[i % len(SERIES_COLOURS)] for i, d in enumerate(doctors)}
     charts = [bar_chart(title, table, colours) if any("accuracy" in r for r in table)
               else _data_card(title, table) for title, table in tables.items() if table]
     if len({r.turn_budget for r in records}) > 1:
         see = "; 95% CIs in the turn-budget chart" if any("budget" in t for t in tables) else ""
-        charts.append(_card("Accuracy by turn budget, per doctor", budget_chart(records, colours),
+        charts.append(card("Accuracy by turn budget, per doctor", budget_chart(records, colours),
                             f"Judged encounters diagnosed correctly at each budget{see}."))
     run = str(summary.get("run") or (records[0].run if records else run_dir.name))
     values = {
@@ -80,25 +79,6 @@ def render_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]]
     template = resources.files(__package__).joinpath(TEMPLATE_FILE).read_text(encoding="utf-8")
     # One pass over the template only, so placeholder-like text inside the data stays as is.
     return re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], template)
-
-
-def load_records(run_dir: Path) -> tuple[list[ResultRecord], int]:
-    """The run's result records and the number of unreadable lines skipped."""
-    path = run_dir / "results.jsonl"
-    if not path.is_file():
-        return [], 0
-    records: list[ResultRecord] = []
-    skipped = 0
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            records.append(ResultRecord.model_validate_json(line))
-        except ValidationError:
-            # One damaged line (a crashed writer) should not cost the whole report; the
-            # header says how many were skipped.
-            skipped += 1
-    return records, skipped
 
 
 def load_transcript(run_dir: Path, record: ResultRecord) -> tuple[Transcript | None, str | None]:
@@ -119,172 +99,12 @@ def load_transcript(run_dir: Path, record: ResultRecord) -> tuple[Transcript | N
     return None, f"Transcript file not found: {record.transcript}"
 
 
-def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
-              colours: Mapping[str, str] | None = None) -> str:
-    """A card with a horizontal bar chart of accuracy and its 95% CI, and the numbers.
-
-    Rows of several doctor models (a ``doctor`` key, or a group ending in ``" | model"`` for
-    a model in ``colours``) are clustered by group and coloured by model, with a legend.
-    """
-    colours = colours or {}
-    placed, legend = _bar_rows(rows, colours)
-    # The viewBox is about the card's width in the two-column grid, so text is drawn ~1:1.
-    label_w = min(220, 20 + 7 * max((len(label) for label, *_ in placed), default=8))
-    width, text_w, row_h = 600, 112, 28
-    plot_w = width - label_w - text_w
-    top, bottom = (placed[0][3], placed[-1][3] + row_h) if placed else (8, 8)
-    parts = [_svg_open(width, bottom + 30, title), _x_grid(label_w, plot_w, top, bottom)]
-    if legend:
-        parts.append(_legend(legend, colours, label_w, 14, plot_w + text_w))
-    for label, doctor, row, y0 in placed:
-        acc, low, high = (_num(row.get(k)) for k in ("accuracy", "ci_low", "ci_high"))
-        mid, group = y0 + row_h / 2, str(row.get("group", ""))
-        parts.append(f'<g class="row" data-group="{escape(group)}">'
-                     f"<title>{escape(_row_tip(group, row, acc, low, high))}</title>")
-        if label:
-            parts.append(f'<text class="label" x="{label_w - 10}" y="{mid + 4:.1f}" '
-                         f'text-anchor="end">{escape(_shorten(label, 30))}</text>')
-        if acc is None:
-            parts.append(f'<text class="na" x="{label_w + 6}" y="{mid + 4:.1f}">no judged '
-                         f"encounters</text></g>")
-            continue
-        fill = f' style="fill:{colours[doctor]}"' if doctor else ""
-        parts.append(f'<rect class="bar" x="{label_w}" y="{y0 + 7}" height="{row_h - 14}" '
-                     f'width="{acc * plot_w:.1f}" rx="3"{fill}/>')
-        if low is not None and high is not None:
-            x1, x2 = label_w + low * plot_w, label_w + high * plot_w
-            parts.append(f'<path class="ci" d="M{x1:.1f} {mid:.1f}H{x2:.1f}'
-                         f'M{x1:.1f} {mid - 6:.1f}v12M{x2:.1f} {mid - 6:.1f}v12"/>')
-        value = f"{acc:.1%} · {row.get('correct', '?')}/{row.get('n', '?')}"
-        parts.append(f'<text class="value" x="{label_w + plot_w + 10}" y="{mid + 4:.1f}">'
-                     f"{escape(value)}</text></g>")
-    parts.append("</svg>")
-    return _card(_title(title), "".join(parts),
-                 "Bars: correct / judged encounters (errors excluded); whiskers: 95% CI.",
-                 _numbers_table(rows))
-
-
-_Placed = tuple[str, str | None, Mapping[str, Any], int]
-
-
-def _bar_rows(rows: Sequence[Mapping[str, Any]],
-              colours: Mapping[str, str]) -> tuple[list[_Placed], list[str]]:
-    """Each bar's label (blank within a cluster), colour key and top y; the legend's models."""
-    split = [_split_group(row, colours) for row in rows]
-    legend = [d for d in colours if any(d == doctor for _, doctor in split)]
-    if len(legend) < 2 or any(doctor not in colours for _, doctor in split):
-        return [(label, None, row, 8 + 28 * i)
-                for i, ((label, _), row) in enumerate(zip(split, rows, strict=True))], []
-    order = list(dict.fromkeys(label for label, _ in split))
-    if all(label.isdigit() for label in order):  # turn budgets: 5, 10, 20, not 10, 20, 5
-        order.sort(key=int)
-    items = sorted(zip(split, rows, strict=True),
-                   key=lambda it: (order.index(it[0][0]), legend.index(it[0][1] or "")))
-    placed: list[_Placed] = []
-    y, last = 22, None  # below the legend; clusters 8 apart
-    for (label, doctor), row in items:
-        y += 8 if label != last else 0
-        placed.append(("" if label == last else label, doctor, row, y))
-        y, last = y + 28, label
-    return placed, legend
-
-
-def budget_chart(records: Sequence[ResultRecord],
-                 colours: Mapping[str, str] | None = None) -> str:
-    """SVG line chart of accuracy against turn budget, one line per doctor model."""
-    budgets = sorted({r.turn_budget for r in records})
-    doctors = sorted({r.doctor for r in records})
-    colours = colours or {d: _SERIES_COLOURS[i % len(_SERIES_COLOURS)]
-                          for i, d in enumerate(doctors)}
-    tally: dict[tuple[str, int], list[int]] = {}
-    for r in records:
-        if r.outcome != "error":
-            cell = tally.setdefault((r.doctor, r.turn_budget), [0, 0])
-            cell[0] += r.outcome == "correct"
-            cell[1] += 1
-    width, left, right, top, plot_h = 600, 48, 20, 12, 200
-    plot_w = width - left - right
-    # Room under the axis for its title and the legend, three doctors per line.
-    height = top + plot_h + 52 + 18 * math.ceil(len(doctors) / 3)
-    span = (budgets[-1] - budgets[0]) or 1
-
-    def xy(budget: int, acc: float) -> tuple[float, float]:
-        return left + (budget - budgets[0]) / span * plot_w, top + (1 - acc) * plot_h
-
-    parts = [_svg_open(width, height, "Accuracy by turn budget")]
-    for frac in (0, 0.25, 0.5, 0.75, 1):
-        y = top + (1 - frac) * plot_h
-        parts.append(f'<path class="grid" d="M{left} {y:.1f}H{left + plot_w}"/>'
-                     f'<text class="tick" x="{left - 8}" y="{y + 4:.1f}" '
-                     f'text-anchor="end">{frac:.0%}</text>')
-    for b in budgets:
-        parts.append(f'<text class="tick" x="{xy(b, 0)[0]:.1f}" y="{top + plot_h + 18}" '
-                     f'text-anchor="middle">{b}</text>')
-    parts.append(f'<text class="axis" x="{left + plot_w / 2}" y="{top + plot_h + 36}" '
-                 f'text-anchor="middle">turn budget (doctor interactions)</text>')
-    for doctor in doctors:
-        points = [(b, *tally[doctor, b]) for b in budgets if tally.get((doctor, b), [0, 0])[1]]
-        coords = [xy(b, c / n) for b, c, n in points]
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in coords)
-        parts.append(f'<g class="series" data-doctor="{escape(doctor)}" '
-                     f'style="color:{colours.get(doctor, _SERIES_COLOURS[0])}">'
-                     f'<polyline points="{path}"/>')
-        for (b, c, n), (x, y) in zip(points, coords, strict=True):
-            tip = f"{doctor}, budget {b}: {c}/{n} correct ({c / n:.1%})"
-            parts.append(f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="4.5">'
-                         f"<title>{escape(tip)}</title></circle>")
-        parts.append("</g>")
-    parts.append(_legend(doctors, colours, left, top + plot_h + 58, plot_w))
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _split_group(row: Mapping[str, Any], doctors: Mapping[str, str]) -> tuple[str, str | None]:
-    """A row's label without its doctor model, and that model (None when it has none)."""
-    group = str(row.get("group", ""))
-    doctor = row.get("doctor")
-    head, sep, tail = group.rpartition(" | ")
-    if doctor is None and sep and tail in doctors:
-        doctor = tail
-    if doctor is not None and sep and tail == str(doctor):
-        group = head
-    return group, None if doctor is None else str(doctor)
-
-
-def _legend(doctors: Sequence[str], colours: Mapping[str, str], x0: float, y0: float,
-            width: float) -> str:
-    """Swatches and names, three to a line."""
-    out = []
-    for i, doctor in enumerate(doctors):
-        x, y = x0 + (i % 3) * (width / 3), y0 + 18 * (i // 3)
-        out.append(f'<g class="legend-item"><rect x="{x:.1f}" y="{y - 9}" width="14" '
-                   f'height="8" rx="2" style="fill:{colours.get(doctor, _SERIES_COLOURS[0])}"/>'
-                   f'<text class="legend" x="{x + 20:.1f}" y="{y}">'
-                   f"{escape(_shorten(doctor, 24))}</text></g>")
-    return "".join(out)
-
-
 def _data_card(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
     """A table without accuracies (e.g. perception ratings) shown as it is."""
     keys = list(dict.fromkeys(k for row in rows for k in row))
-    cells = [[_fmt(row.get(k)) for k in keys] for row in rows]
-    return (f'<section class="card chart"><h2>{escape(_title(title))}</h2>'
-            f"{_table([k.replace('_', ' ') for k in keys], cells)}</section>")
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
-                   for row in rows)
-    return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def _title(title: str) -> str:
-    """ "by specialty" reads as "Accuracy by specialty"; other titles keep their words."""
-    title = title.strip()
-    if title.lower().startswith("by "):
-        title = "accuracy " + title
-    return title[:1].upper() + title[1:]
+    cells = [[fmt(row.get(k)) for k in keys] for row in rows]
+    return (f'<section class="card chart"><h2>{escape(card_title(title))}</h2>'
+            f"{html_table([k.replace('_', ' ') for k in keys], cells)}</section>")
 
 
 def _record_row(r: ResultRecord, note: str | None) -> list[Any]:
@@ -318,7 +138,7 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
     judged = [r for r in records if r.outcome != "error"]
     correct = sum(r.outcome == "correct" for r in judged)
     kpis = [("encounters", str(len(records)), ""),
-            ("accuracy", _pct(correct / len(judged) if judged else None), "accent"),
+            ("accuracy", pct(correct / len(judged) if judged else None), "accent"),
             ("correct", str(correct), "ok"),
             ("incorrect", str(sum(r.outcome == "incorrect" for r in records)), "bad"),
             ("no diagnosis", str(sum(r.outcome == "no_diagnosis" for r in records)), "warn"),
@@ -335,8 +155,8 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
     for key in [*(k for k in first if k in summary), *(k for k in summary if k not in first)]:
         value = summary[key]
         if (key not in skip and value not in (None, "", []) and not isinstance(value, Mapping)
-                and len(_fmt(value)) < 80):
-            settings.append((key.replace("_", " "), _fmt(value)))
+                and len(fmt(value)) < 80):
+            settings.append((key.replace("_", " "), fmt(value)))
     items = "".join(f"<div><dt>{escape(k)}</dt><dd>{escape(v)}</dd></div>" for k, v in settings)
     files = summary.get("case_files")
     files_html = ""
@@ -351,69 +171,4 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
     return (f'<h1>AgentClinic report <span class="run">{escape(run)}</span></h1>{warn}'
             f'<section class="kpis">{tiles}</section>{settings_html}')
 
-
-def _card(title: str, body: str, note: str, extra: str = "") -> str:
-    return (f'<section class="card chart"><h2>{escape(title)}</h2>'
-            f'<p class="muted small">{escape(note)}</p>{body}{extra}</section>')
-
-
-def _numbers_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    cells = []
-    for row in rows:
-        acc, low, high = (_num(row.get(k)) for k in ("accuracy", "ci_low", "ci_high"))
-        cells.append([str(row.get("group", "")), _fmt(row.get("n")), _fmt(row.get("correct")),
-                      _pct(acc), _ci(low, high), _fmt(row.get("errors"))])
-    table = _table(("group", "n", "correct", "accuracy", "95% CI", "errors"), cells)
-    return f'<details class="numbers"><summary>numbers</summary>{table}</details>'
-
-
-def _pct(value: float | None) -> str:
-    return "\u2013" if value is None else f"{value:.1%}"
-
-
-def _ci(low: float | None, high: float | None) -> str:
-    return "\u2013" if low is None or high is None else f"{low:.1%}\u2013{high:.1%}"
-
-
-def _svg_open(width: int, height: int, label: str) -> str:
-    return (f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="{escape(label)}">')
-
-
-def _x_grid(left: int, plot_w: int, top: int, bottom: int) -> str:
-    out = []
-    for frac in (0, 0.25, 0.5, 0.75, 1):
-        x = left + frac * plot_w
-        out.append(f'<path class="grid" d="M{x:.1f} {top}V{bottom}"/><text class="tick" '
-                   f'x="{x:.1f}" y="{bottom + 18}" text-anchor="middle">{frac:.0%}</text>')
-    return "".join(out)
-
-
-def _row_tip(group: str, row: Mapping[str, Any], acc: float | None, low: float | None,
-             high: float | None) -> str:
-    return (f"{group}: {row.get('correct', '?')}/{row.get('n', '?')} correct ({_pct(acc)}), "
-            f"95% CI {_ci(low, high)}, {row.get('errors', 0)} errors")
-
-
-def _num(value: Any) -> float | None:
-    """A finite float in [0, 1] or None: NaN and missing values draw nothing."""
-    try:
-        number = float(value)  # None and text raise; numpy floats convert
-    except (TypeError, ValueError):
-        return None
-    return min(1.0, max(0.0, number)) if math.isfinite(number) else None
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "\u2013"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(_fmt(v) for v in value)
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return str(value)
-
-
-def _shorten(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -110,8 +110,26 @@ def load_records(path: str | Path) -> list[ResultRecord]:
     pydantic's JSON validation runs in Rust and reads 40,000 lines in about half a second,
     so the records are validated rather than trusted.
     """
-    p = results_path(path)
-    records = []
+    records, _ = _read_records(results_path(path), strict=True)
+    return records
+
+
+def load_records_skipping_bad(path: str | Path) -> tuple[list[ResultRecord], int]:
+    """Like :func:`load_records`, but skip unreadable lines and count them (none: no file).
+
+    For views of a run (the HTML page), where one damaged line from a crashed writer should
+    not cost the whole report.
+    """
+    try:
+        p = results_path(path)
+    except FileNotFoundError:
+        return [], 0
+    return _read_records(p, strict=False)
+
+
+def _read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
+    records: list[ResultRecord] = []
+    skipped = 0
     with p.open(encoding="utf-8") as fh, gc_paused():
         for number, line in enumerate(fh, 1):
             if not line.strip():
@@ -119,8 +137,10 @@ def load_records(path: str | Path) -> list[ResultRecord]:
             try:
                 records.append(ResultRecord.model_validate_json(line))
             except ValueError as exc:
-                raise ValueError(f"bad result record: {p}:{number}: {exc}") from None
-    return records
+                if strict:
+                    raise ValueError(f"bad result record: {p}:{number}: {exc}") from None
+                skipped += 1
+    return records, skipped
 
 
 # --- bootstrap core ------------------------------------------------------------------------
