@@ -12,11 +12,11 @@ guess and ask a model about the latter.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from .normalize import variants
 from .terminology import Key, Terminology, compact, content, default_terminology, key
 
 RelationKind = Literal["same", "synonym", "broader", "narrower", "related", "overlap", "different"]
@@ -101,10 +101,7 @@ def _covered(words: Key, by: Key) -> frozenset[str]:
 
 def truth_forms(truth: str) -> list[str]:
     """The truth, its form without parentheses and each parenthetical ("... (VSD)")."""
-    truth = truth.strip().strip("\"'").strip()
-    inner = [m.strip() for m in re.findall(r"\(([^)]*)\)", truth) if m.strip()]
-    bare = re.sub(r"\([^)]*\)", " ", truth).strip()
-    return [f for f in dict.fromkeys([bare, *inner, truth]) if f and content(f)]
+    return [f for f in variants(truth.strip().strip("\"'").strip()) if content(f)]
 
 
 @dataclass(frozen=True)

@@ -132,15 +132,19 @@ def words(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for word in _WORD.findall(fold(text)):
         out.extend(ABBREVIATIONS.get(word, word).split())
-    return tuple(_stem(w) for w in out)
+    return tuple(stem(w) for w in out)
 
 
-def _stem(word: str) -> str:
-    # Plural folding only: enough to match "tests"/"test", "ulcers"/"ulcer".
+def stem(word: str) -> str:
+    """Plural folding: English ("ulcers", "bodies") and Latin ("bullae", "nevi", "emboli")."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "xis")):
         return word[:-1]
+    if len(word) > 4 and word.endswith("ae"):
+        return word[:-1]
+    if len(word) > 4 and word.endswith("i") and word[-2] not in "aeiou":
+        return word[:-1] + "us"
     return word
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
-from .normalize import ABBREVIATIONS, fold
+from .normalize import ABBREVIATIONS, fold, stem
 
 DATA_FILE = Path(__file__).with_name("data") / "icd10cm_terms.tsv.gz"
 
@@ -44,19 +44,6 @@ _AMBIGUOUS = frozenset({"all", "us", "cat", "pe", "ms", "ra", "hr", "temp", "ech
 _WORD = re.compile(r"[a-z0-9]+")
 _NON = re.compile(r"\bnon[\s-]+(?=[a-z])")
 _POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s?(?![a-z])")
-
-
-def _stem(word: str) -> str:
-    """Plural folding: English ("ulcers", "bodies") and Latin ("bullae", "nevi", "emboli")."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "xis")):
-        return word[:-1]
-    if len(word) > 4 and word.endswith("ae"):
-        return word[:-1]
-    if len(word) > 4 and word.endswith("i") and word[-2] not in "aeiou":
-        return word[:-1] + "us"
-    return word
 
 
 #: Clinical acronyms beyond the shared table in :mod:`.normalize`; only unambiguous ones (ASD,
@@ -146,7 +133,7 @@ def tokens(text: str) -> tuple[str, ...]:
             continue
         expansion = None if word in _AMBIGUOUS else ABBREVIATIONS.get(word) or ACRONYMS.get(word)
         for part in " ".join(map(_split_compound, (expansion or word).split())).split():
-            part = _stem(part)
+            part = stem(part)
             part = WORD_FORMS.get(part, part)
             if part in _CANCER:
                 if out and out[-1] == "malignant":
