@@ -2,8 +2,10 @@
 
 Prints, measured in one run: agreement and Cohen's kappa with the paper's GPT-4 grader on the
 free-response answers (from the raw responses, never the paper's extraction), per model, per
-experiment and per specialty; the commonest disagreements; the MCQ accuracy table next to the
-paper's Table 1; and the grading throughput on one core.
+experiment and per specialty; the commonest disagreements and their anatomy (which kinds
+contradict the paper's own rules, hence the ceiling for a grader that follows them; step 2
+alone on the reference's extraction); the MCQ accuracy table next to the paper's Table 1; and
+the grading throughput on one core.
 
     python benchmarks/bench_grader.py [--datasets ../shared/datasets] [--top 25]
 """
@@ -13,11 +15,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from pytest_agentclinic.grading.craftmd_eval import (
     EXPERIMENTS,
+    KINDS,
     PAPER_MCQ,
+    REFERENCE_SLIPS,
     Agreement,
     Report,
     evaluate_shared,
@@ -58,6 +63,32 @@ def print_disagreements(reports: dict[str, Report], top: int) -> None:
               f"{theirs[:40]!r} | {truth[:50]!r}")
 
 
+def print_anatomy(reports: dict[str, Report]) -> None:
+    """What the disagreements are, and the agreement left once the reference's own slips go."""
+    total = pooled(reports.values())
+    step2 = pooled(reports.values(), step2=True)
+    print(f"Step 2 alone (our equivalence on the reference's own extraction): "
+          f"agree={step2.rate:.4f}  kappa={step2.kappa:.4f}")
+    anatomy: Counter[str] = Counter()
+    for report in reports.values():
+        anatomy.update(report.anatomy)
+    disagreements = sum(anatomy.values())
+    print(f"Anatomy of the {disagreements} disagreements (of {total.n} answers):")
+    for kind, label in KINDS.items():
+        print(f"  {anatomy[kind]:>5}  {anatomy[kind] / total.n:6.2%}  {label}")
+    exact: Counter[tuple[bool, bool]] = Counter()
+    for report in reports.values():
+        exact.update(report.exact_none)
+    for derm, label in ((True, "dermatology"), (False, "other specialties")):
+        n = exact[(derm, True)] + exact[(derm, False)]
+        print(f"  reference 'None' for answers naming the truth word for word, {label}: "
+              f"{exact[(derm, True)]}/{n} = {exact[(derm, True)] / n:.1%}")
+    against_rules = sum(anatomy[k] for k in REFERENCE_SLIPS)
+    print(f"Ceiling for a grader that follows the paper's rules: "
+          f"{1 - against_rules / total.n:.4f} (the reference contradicts them on "
+          f"{against_rules} answers)")
+
+
 def print_mcq(reports: dict[str, Report]) -> None:
     """MCQ accuracy per experiment: normalised matching, verbatim (paper's rule), Table 1."""
     print("MCQ accuracy: normalised option match / verbatim (paper's scoring) / paper Table 1")
@@ -83,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     reports = evaluate_shared(args.datasets, grader=CraftMDGrader())
     print_frq(reports)
     print_disagreements(reports, args.top)
+    print_anatomy(reports)
     print_mcq(reports)
     answers = sum(r.answers for r in reports.values())
     seconds = sum(r.seconds for r in reports.values())

@@ -14,8 +14,10 @@ import pytest
 from pytest_agentclinic.commands import grade as grade_command
 from pytest_agentclinic.grading.craftmd_eval import (
     EXPERIMENTS,
+    KINDS,
     PAPER_MCQ,
     Report,
+    disagreement_kind,
     evaluate_shared,
     pooled,
 )
@@ -26,6 +28,7 @@ from pytest_agentclinic.grading.craftmd_grader import (
     Question,
     Verdict,
 )
+from pytest_agentclinic.grading.equivalence import given_names
 from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.mcq import choose
 
@@ -132,12 +135,31 @@ def test_synonyms_and_spelling(response: str, truth: str) -> None:
     assert GRADER.grade_frq(response, truth).verdict == 1
 
 
+@pytest.mark.parametrize(("response", "truth"), [
+    ("Chronic prostatitis/chronic pelvic pain syndrome", "chronic pelvic pain syndrome"),
+    ("Depersonalization/derealization disorder", "derealization disorder"),
+    ("Interstitial cystitis /Painful bladder syndrome", "interstitial cystitis"),
+])
+def test_a_slash_joins_two_names_of_one_condition(response: str, truth: str) -> None:
+    assert GRADER.grade_frq(response, truth).verdict == 1
+
+
+def test_slash_names_share_their_head_or_modifier() -> None:
+    assert given_names("depersonalization/derealization disorder")[1:] == [
+        "depersonalization disorder", "derealization disorder"]
+    assert given_names("thyroid nodule/cancer")[1:] == ["thyroid nodule", "thyroid cancer"]
+    assert given_names("Anti-SSA/Ro") == ["Anti-SSA/Ro", "Anti-SSA"]  # "Ro" names nothing
+    assert given_names("psoriasis") == ["psoriasis"]
+
+
 def test_verdict_says_who_decided_and_whether_sure() -> None:
     sure = GRADER.grade_frq("Psoriasis", "psoriasis")
     unsure = GRADER.grade_frq("Hepatitis A", "hepatitis B")
     assert (sure.decided_by, sure.sure) == (OFFLINE, True)
     assert (unsure.decided_by, unsure.sure) == (OFFLINE_UNSURE, False)
-    assert set(sure.record()) == {"verdict", "extracted", "category", "decided_by", "reason"}
+    assert set(sure.record()) == {"verdict", "extracted", "category", "decided_by", "reason",
+                                  "relation"}
+    assert (sure.relation, unsure.relation) == ("same", "overlap")
 
 
 # --- fallback -------------------------------------------------------------------------------
@@ -260,7 +282,7 @@ def test_grade_command_names_a_bad_line(tmp_path: Path,
 #: Acceptance floors from the issue, pooled over both models' free-response answers.
 AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
 #: What the grader reaches today (benchmarks/bench_grader.py), kept as regression floors.
-REGRESSION = {"gpt4": (0.915, 0.790), "gpt3": (0.927, 0.785)}
+REGRESSION = {"gpt4": (0.918, 0.800), "gpt3": (0.929, 0.788)}
 
 
 @pytest.fixture(scope="session")
@@ -279,11 +301,34 @@ def test_agreement_does_not_regress(reports: dict[str, Report], model: str) -> N
     assert reports[model].frq.kappa >= kappa
 
 
-@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.924 (kappa ~0.79); "
-                          "see the benchmark's commonest disagreements", strict=True)
+@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.925 (kappa ~0.80); the "
+                          "benchmark's anatomy of the disagreements says why", strict=True)
 def test_agreement_meets_acceptance_floor(reports: dict[str, Report]) -> None:
     total = pooled(reports.values())
     assert total.rate >= AGREEMENT_FLOOR and total.kappa >= KAPPA_FLOOR
+
+
+def test_disagreements_are_sorted_by_kind(reports: dict[str, Report]) -> None:
+    for report in reports.values():
+        disagreements = report.frq.table[(0, 1)] + report.frq.table[(1, 0)]
+        assert sum(report.anatomy.values()) == disagreements
+        assert set(report.anatomy) <= set(KINDS) and not report.anatomy["other"]
+        # the reference's "None" for bare correct names is the largest single kind of slip
+        assert report.anatomy["reference_none"] > report.anatomy["reference_broader"]
+        assert report.frq_step2.n == report.frq.n
+
+
+def test_disagreement_kind() -> None:
+    bare = GRADER.grade_frq("Schizophrenia", "schizophrenia")
+    broader = GRADER.grade_frq("Lung cancer", "small cell lung cancer")
+    narrower = GRADER.grade_frq("Paranoid schizophrenia", "schizophrenia")
+    unknown = GRADER.grade_frq("Bell's palsy", "Hunt syndrome")
+    several = GRADER.grade_frq("Eczema or psoriasis", "psoriasis")
+    assert disagreement_kind(bare, "none") == "reference_none"
+    assert disagreement_kind(broader, "lung cancer") == "reference_broader"
+    assert disagreement_kind(narrower, "paranoid schizophrenia") == "reference_narrower"
+    assert disagreement_kind(unknown, "bell's palsy") == "knowledge"
+    assert disagreement_kind(several, "psoriasis") == "extraction"
 
 
 @pytest.mark.parametrize("model", ["gpt4", "gpt3"])

@@ -10,13 +10,14 @@ from __future__ import annotations
 import csv
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..jsonl import json_lines
 from .craftmd_grader import CraftMDGrader, Verdict
+from .equivalence import judge
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized")
 #: Table 1 of the CRAFT-MD paper: four-choice MCQ accuracy per experiment.
@@ -86,9 +87,15 @@ class Report:
 
     model: str
     frq: Agreement = field(default_factory=Agreement)
+    #: Step 2 alone: our equivalence judged on the reference's own extraction.
+    frq_step2: Agreement = field(default_factory=Agreement)
     by_experiment: dict[str, Agreement] = field(default_factory=lambda: defaultdict(Agreement))
     by_specialty: dict[str, Agreement] = field(default_factory=lambda: defaultdict(Agreement))
     disagreements: Counter[tuple[str, str, str, int]] = field(default_factory=Counter)
+    #: Disagreements by their kind (see :func:`disagreement_kind`).
+    anatomy: Counter[str] = field(default_factory=Counter)
+    #: Answers naming the truth word for word, by (dermatology case, reference read "None").
+    exact_none: Counter[tuple[bool, bool]] = field(default_factory=Counter)
     mcq: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     mcq_verbatim: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     decided_by: Counter[str] = field(default_factory=Counter)
@@ -101,7 +108,7 @@ class Report:
         return {e: sum(table[e]) / len(table[e]) for e in EXPERIMENTS if table.get(e)}
 
 
-def evaluate(model: str, lines: Iterable[dict[str, Any]], cases: dict[str, Case],
+def evaluate(model: str, lines: Sequence[dict[str, Any]], cases: dict[str, Case],
              grader: CraftMDGrader | None = None) -> Report:
     """Grade every recorded answer and compare with the recorded verdicts."""
     grader = grader or CraftMDGrader()
@@ -114,6 +121,10 @@ def evaluate(model: str, lines: Iterable[dict[str, Any]], cases: dict[str, Case]
         elif line["format"] == "frq":
             _grade_frq(grader, report, line, case)
     report.seconds = time.perf_counter() - start
+    # Outside the timing: a measurement of the grader, not part of grading.
+    for line in lines:
+        if line["format"] == "frq":
+            report.frq_step2.add(_step2_on_reference(line), int(line["grader_verdict"]))
     return report
 
 
@@ -126,8 +137,52 @@ def _grade_frq(grader: CraftMDGrader, report: Report, line: dict[str, Any],
     report.frq.add(verdict.verdict, reference)
     report.by_experiment[line["experiment"]].add(verdict.verdict, reference)
     report.by_specialty[case.specialty if case else "unknown"].add(verdict.verdict, reference)
+    if verdict.relation == "same":
+        report.exact_none[(bool(case and case.specialty == "Dermatology"),
+                           str(line.get("extracted", "")).strip().lower() == "none")] += 1
     if verdict.verdict != reference:
         report.disagreements[_pattern(verdict, line)] += 1
+        report.anatomy[disagreement_kind(verdict, str(line.get("extracted", "")))] += 1
+
+
+#: The kinds of disagreement, in the order the benchmark prints them. The first three are
+#: verdicts of the reference that the paper's own rules contradict, so no grader following
+#: those rules can match them.
+KINDS = {
+    "reference_none": "reference extracted 'None' from an answer naming the truth",
+    "reference_broader": "reference rejected a broader answer (the paper's rule accepts it)",
+    "reference_narrower": "reference accepted a more specific answer (the rule rejects it)",
+    "reference_same": "reference rejected a name that differs only by a qualifier",
+    "knowledge": "reference accepted a synonym or clinical link the rules do not know",
+    "extraction": "we read multiple or no diagnoses where the reference read one",
+    "other": "other",
+}
+
+
+#: Kinds where the reference contradicts the paper's stated rules (or reads no diagnosis in
+#: a bare correct name): what bounds the agreement any rule-following grader can reach.
+REFERENCE_SLIPS = ("reference_none", "reference_broader", "reference_narrower")
+
+
+def disagreement_kind(verdict: Verdict, reference_extraction: str) -> str:
+    """Which of :data:`KINDS` a disagreement with the reference is."""
+    if verdict.verdict == 1:  # the reference said 0
+        if reference_extraction.strip().lower() == "none":
+            return "reference_none"
+        return {"broader": "reference_broader", "same": "reference_same",
+                "synonym": "reference_same"}.get(verdict.relation or "", "other")
+    if verdict.category != "single":
+        return "extraction"
+    if verdict.relation == "narrower":
+        return "reference_narrower"
+    return "knowledge" if verdict.relation in ("different", "overlap", "related") else "other"
+
+
+def _step2_on_reference(line: dict[str, Any]) -> int:
+    extracted = str(line.get("extracted", "")).strip()
+    if extracted.lower() in ("", "none", "multiple"):
+        return 0
+    return int(judge(extracted, line["correct_answer"]).correct)
 
 
 def _pattern(verdict: Verdict, line: dict[str, Any]) -> tuple[str, str, str, int]:
@@ -154,9 +209,9 @@ def evaluate_shared(datasets: Path, models: Iterable[str] = ("gpt4", "gpt3"),
     return {m: evaluate(m, load_recorded(folder / RECORDED[m]), cases, grader) for m in models}
 
 
-def pooled(reports: Iterable[Report]) -> Agreement:
-    """The free-response agreement of several runs together."""
+def pooled(reports: Iterable[Report], step2: bool = False) -> Agreement:
+    """The free-response agreement of several runs together (of step 2 alone if asked)."""
     total = Agreement()
     for report in reports:
-        total.table.update(report.frq.table)
+        total.table.update((report.frq_step2 if step2 else report.frq).table)
     return total

@@ -54,6 +54,9 @@ class Verdict:
     reason: str
     #: Whether the deterministic rules were sure (a fallback is asked only when not).
     sure: bool = True
+    #: How the free-response answer's name relates to the truth ("same", "synonym",
+    #: "broader", "narrower", "related", "overlap", "different"); None when nothing was judged.
+    relation: str | None = None
 
     def record(self) -> dict[str, Any]:
         """The fields the ``agentclinic grade`` command writes for one answer."""
@@ -100,12 +103,14 @@ class CraftMDGrader:
         matched = _best_match(extraction, correct_answer)
         if matched is None:
             return Verdict(0, extraction.diagnosis, "single", OFFLINE,
-                           "no diagnosis named matches the correct answer", sure=True)
+                           "no diagnosis named matches the correct answer", sure=True,
+                           relation="different")
         mention, judgement = matched
         sure = judgement.sure and (judgement.correct is False or mention.role in _PRIMARY_ROLES)
         reason = f"{mention.role} {mention.text!r}: {judgement.relation} ({judgement.reason})"
         return Verdict(int(judgement.correct), extraction.diagnosis, "single",
-                       OFFLINE if sure else OFFLINE_UNSURE, reason, sure=sure)
+                       OFFLINE if sure else OFFLINE_UNSURE, reason, sure=sure,
+                       relation=judgement.relation)
 
     def grade_mcq(self, response: str, choices: Sequence[str], correct_answer: str, *,
                   verbatim: bool = False) -> Verdict:

@@ -172,15 +172,40 @@ def _words(words: Key) -> str:
 
 
 def judge(given: str, truth: str) -> Judgement:
-    """Step 2 for one extracted name against the correct answer (any form of it)."""
+    """Step 2 for one extracted name (any of its names) against the correct answer (any form)."""
     best = Relation("different", "no shared word")
-    for form in truth_forms(truth):
-        relation = relate(given, form)
-        if relation.kind in _RIGHT:
-            return Judgement(True, relation.kind, relation.reason, relation.sure)
-        if _RANK[relation.kind] > _RANK[best.kind]:
-            best = relation
+    for name in given_names(given):
+        for form in truth_forms(truth):
+            relation = relate(name, form)
+            if relation.kind in _RIGHT:
+                return Judgement(True, relation.kind, relation.reason, relation.sure)
+            if _RANK[relation.kind] > _RANK[best.kind]:
+                best = relation
     return Judgement(False, best.kind, best.reason, best.sure)
+
+
+def given_names(given: str) -> list[str]:
+    """The given name, then each name a slash joins into it.
+
+    A slash names one condition twice ("chronic prostatitis/chronic pelvic pain syndrome",
+    DSM-5's "depersonalization/derealization disorder"), so either name may match. A head
+    word after single-word alternatives belongs to each ("depersonalization disorder"), as
+    does a modifier before them ("thyroid nodule/cancer": "thyroid cancer").
+    """
+    parts = [p.strip() for p in given.split("/")]
+    if len(parts) < 2 or not all(parts):
+        return [given]
+    words = [p.split() for p in parts]
+    if len(words[-1]) > 1 and all(len(w) == 1 for w in words[:-1]):
+        head = " ".join(words[-1][1:])
+        names = [f"{p} {head}" for p in parts[:-1]] + [parts[-1]]
+    elif len(words[0]) > 1 and all(len(w) == 1 for w in words[1:]):
+        modifier = " ".join(words[0][:-1])
+        names = [parts[0]] + [f"{modifier} {p}" for p in parts[1:]]
+    else:
+        names = parts
+    # A fragment too short to name anything ("Anti-SSA/Ro") is not a name of its own.
+    return [given, *(n for n in names if len(compact(n)) >= 4)]
 
 
 _RIGHT = frozenset({"same", "synonym", "broader"})
