@@ -269,6 +269,18 @@ def test_grade_command(tmp_path: Path) -> None:
     assert all(g["decided_by"] == OFFLINE for g in graded)
 
 
+def test_grade_command_says_when_mcq_lines_lack_choices(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "in.jsonl"
+    lines = [{"format": "mcq", "correct_answer": "psoriasis", "response": "Psoriasis"},
+             {"format": "frq", "correct_answer": "psoriasis", "response": "Eczema"}]
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert _run_grade("--input", str(source), "--output", str(tmp_path / "o.jsonl")) == 0
+    summary = capsys.readouterr().err
+    assert "frq: 1 graded, accuracy 0.000" in summary
+    assert "mcq-as-frq: 1 graded, accuracy 1.000" in summary and "--cases" in summary
+
+
 def test_grade_command_names_a_bad_line(tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "in.jsonl"

@@ -3,7 +3,7 @@
 Each input line (JSONL, optionally gzipped) holds ``correct_answer`` and ``response``, and
 optionally ``choices`` (a list) and ``format`` (``mcq`` or ``frq``; MCQ when choices are
 given). Each output line is the input line plus ``extracted``, ``category``
-(single|multiple|none), ``verdict`` (1|0), ``decided_by`` and ``reason``.
+(single|multiple|none), ``verdict`` (1|0), ``decided_by``, ``reason`` and ``relation``.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "grade", help="grade recorded CRAFT-MD answers offline",
         description="Grade free-response (diagnosis extraction and equivalence) and "
                     "multiple-choice (option mapping) answers with the deterministic grader, "
-                    "and write each input line with extracted, category, verdict, decided_by "
-                    "and reason added.")
+                    "and write each input line with extracted, category, verdict, decided_by, "
+                    "reason and relation added.")
     parser.add_argument("--input", required=True, type=Path, metavar="IN.jsonl[.gz]")
     parser.add_argument("--output", required=True, type=Path, metavar="OUT.jsonl[.gz]")
     parser.add_argument("--cases", type=Path, default=None, metavar="CSV",
@@ -74,7 +74,8 @@ def _grade_file(grader: Any, source: Path, target: Path, table: ChoiceTable,
 
 def grade_record(grader: Any, record: dict[str, Any], table: ChoiceTable, verbatim: bool,
                  where: str = "") -> tuple[str, dict[str, Any]]:
-    """The format graded and the input record with the grader's fields added.
+    """The format graded ("frq", "mcq", or "mcq-as-frq" for an MCQ line without its
+    choices) and the input record with the grader's fields added.
 
     An ``extracted`` field already in the input (the recorded runs carry the paper's) is kept
     as ``recorded_extracted``.
@@ -93,7 +94,9 @@ def grade_record(grader: Any, record: dict[str, Any], table: ChoiceTable, verbat
         verdict = grader.grade_mcq(record["response"], choices, record["correct_answer"],
                                    verbatim=verbatim)
     else:
-        fmt = "frq"
+        # An MCQ line without its choices can only be read as free text; the summary says
+        # how many were, so the MCQ accuracy is not silently missing.
+        fmt = "frq" if fmt == "frq" else "mcq-as-frq"
         verdict = grader.grade_frq(record["response"], record["correct_answer"])
     kept = {"recorded_extracted": record["extracted"]} if "extracted" in record else {}
     return fmt, {**record, **kept, **verdict.record()}
@@ -131,11 +134,14 @@ def _count(stats: Counter[str], fmt: str, record: dict[str, Any]) -> None:
 
 def _summary(stats: Counter[str]) -> str:
     parts = []
-    for fmt in ("frq", "mcq"):
+    for fmt in ("frq", "mcq", "mcq-as-frq"):
         n = stats[f"{fmt}:n"]
         if not n:
             continue
         text = f"{fmt}: {n} graded, accuracy {stats[f'{fmt}:correct'] / n:.3f}"
+        if fmt == "mcq-as-frq":
+            text += (" (MCQ lines without choices, read as free text: give --cases CSV "
+                     "to map them to their options)")
         if stats[f"{fmt}:ref"]:
             text += (f", agreement with the recorded grader "
                      f"{stats[f'{fmt}:agree'] / stats[f'{fmt}:ref']:.3f}")
