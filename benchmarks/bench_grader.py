@@ -81,7 +81,7 @@ def print_anatomy(reports: dict[str, Report]) -> None:
         exact.update(report.exact_none)
     for derm, label in ((True, "dermatology"), (False, "other specialties")):
         n = exact[(derm, True)] + exact[(derm, False)]
-        print(f"  reference 'None' for answers naming the truth word for word, {label}: "
+        print(f"  reference 'None' for answers our rules read as the truth's name, {label}: "
               f"{exact[(derm, True)]}/{n} = {exact[(derm, True)] / n:.1%}")
     against_rules = sum(anatomy[k] for k in REFERENCE_SLIPS)
     print(f"Ceiling for a grader that follows the paper's rules: "

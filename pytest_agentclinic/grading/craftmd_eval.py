@@ -94,7 +94,8 @@ class Report:
     disagreements: Counter[tuple[str, str, str, int]] = field(default_factory=Counter)
     #: Disagreements by their kind (see :func:`disagreement_kind`).
     anatomy: Counter[str] = field(default_factory=Counter)
-    #: Answers naming the truth word for word, by (dermatology case, reference read "None").
+    #: Answers whose name our rules read as the truth's own ("same"), by (dermatology
+    #: case, the reference read "None").
     exact_none: Counter[tuple[bool, bool]] = field(default_factory=Counter)
     mcq: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     mcq_verbatim: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from .equivalence import Judgement, judge
+from .equivalence import Judgement, RelationKind, judge
 from .extract import Category, Extraction, Mention, extract
 from .mcq import Choice, choose, clean_option, is_correct
 
@@ -56,7 +56,7 @@ class Verdict:
     sure: bool = True
     #: How the free-response answer's name relates to the truth ("same", "synonym",
     #: "broader", "narrower", "related", "overlap", "different"); None when nothing was judged.
-    relation: str | None = None
+    relation: RelationKind | None = None
 
     def record(self) -> dict[str, Any]:
         """The fields the ``agentclinic grade`` command writes for one answer."""
