@@ -1,9 +1,22 @@
-"""argparse value types shared by the commands: numbers with a lower bound."""
+"""Shared by the commands: argparse value types (numbers with a lower bound) and a capped
+list of problems on stderr."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
+
+#: Problems printed before "... and N more".
+SHOW_PROBLEMS = 5
+
+
+def print_problems(messages: Sequence[str], prefix: str = "", more: str = "more") -> None:
+    """The first :data:`SHOW_PROBLEMS` messages on stderr, then how many were left out."""
+    for message in messages[:SHOW_PROBLEMS]:
+        print(f"{prefix}{message}", file=sys.stderr)
+    if len(messages) > SHOW_PROBLEMS:
+        print(f"... and {len(messages) - SHOW_PROBLEMS} {more}", file=sys.stderr)
 
 
 def count(minimum: int) -> Callable[[str], int]:

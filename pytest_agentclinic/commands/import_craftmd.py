@@ -8,11 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ._args import print_problems
+
 if TYPE_CHECKING:
     from ..report.records import ResultRecord
-
-#: Skipped lines printed before "... and N more".
-_SHOW_SKIPPED = 5
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,11 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if result.unknown_cases:
         print(f"{result.unknown_cases} records name cases missing from the dataset CSV "
               f"(specialty 'unspecified')")
-    for message in result.skipped[:_SHOW_SKIPPED]:
-        print(f"skipped: {message}", file=sys.stderr)
-    if len(result.skipped) > _SHOW_SKIPPED:
-        print(f"... and {len(result.skipped) - _SHOW_SKIPPED} more skipped lines",
-              file=sys.stderr)
+    print_problems(result.skipped, prefix="skipped: ", more="more skipped lines")
     return 1 if result.skipped else 0
 
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._args import count, seconds
+from ._args import SHOW_PROBLEMS, count, print_problems, seconds
 
 if TYPE_CHECKING:  # heavy imports wait for ``run`` so ``agentclinic --help`` stays instant
     from ..llm.caller import ModelCaller
@@ -28,8 +28,6 @@ if TYPE_CHECKING:  # heavy imports wait for ``run`` so ``agentclinic --help`` st
 OK, NOT_ALL_MEASURED, USAGE_ERROR, FATAL = 0, 1, 2, 3
 #: The values of llm.cache.CacheMode, listed so ``--help`` imports nothing.
 CACHE_MODES = ("read-write", "replay", "refresh", "off")
-#: Problems (bad records, errors) printed before "... and N more".
-_SHOW = 5
 #: Characters of a completion shown in the table.
 _PREVIEW = 60
 
@@ -86,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     except MeldInputError as exc:
         print(f"agentclinic meld: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    _print_problems(problems)
+    print_problems(problems)
     cases = cases[:args.limit] if args.limit else cases
     if not cases:
         print("agentclinic meld: error: no cases to test", file=sys.stderr)
@@ -118,13 +116,6 @@ def _caller(args: argparse.Namespace) -> ModelCaller:
     return ModelCaller(settings, ResponseCache(args.cache_dir, CacheMode(args.cache)))
 
 
-def _print_problems(messages: Sequence[str]) -> None:
-    for message in messages[:_SHOW]:
-        print(message, file=sys.stderr)
-    if len(messages) > _SHOW:
-        print(f"... and {len(messages) - _SHOW} more", file=sys.stderr)
-
-
 # ---------------------------------------------------------------- the printed report
 
 
@@ -147,9 +138,9 @@ def format_report(args: argparse.Namespace, meld_run: MeldRun) -> str:
         lines += ["", f"not measured ({len(failed)}):"]
         # First lines only: a replay miss lists every part of its key on the lines below.
         lines += [f"  {r.case.case_id}: {r.status}: {(r.error or '').splitlines()[0]}"
-                  for r in failed[:_SHOW]]
-        if len(failed) > _SHOW:
-            lines.append(f"  ... and {len(failed) - _SHOW} more")
+                  for r in failed[:SHOW_PROBLEMS]]
+        if len(failed) > SHOW_PROBLEMS:
+            lines.append(f"  ... and {len(failed) - SHOW_PROBLEMS} more")
     return "\n".join(lines)
 
 
