@@ -8,8 +8,8 @@ import pytest
 import scipy.stats  # noqa: F401  (see below)
 from helpers import SHARED
 
-from pytest_agentclinic.fake_server import FakeOpenAIServer, Script
 from pytest_agentclinic.llm import client
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, Script
 
 # numpy (under scipy) cannot be imported twice in one process, and pytester's in-process runs
 # drop the modules a run imported: import it here, once, before any run (the gate uses it).

@@ -8,7 +8,7 @@ from helpers import make_case, write_yaml_cases
 # A doctor that gives the right diagnosis except on the case numbers listed in $WRONG.
 ORACLE = """
 import os
-from pytest_agentclinic.agents.base import Reply
+from pytest_agentclinic.core.roles import Reply
 from pytest_agentclinic.llm.errors import InfrastructureError
 
 class Doctor:

@@ -137,7 +137,7 @@ def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, option: s
 def test_conftest_can_supply_an_agent(pytester: pytest.Pytester) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
     pytester.makeconftest("""
-        from pytest_agentclinic.agents.base import Reply
+        from pytest_agentclinic.core.roles import Reply
 
         class Oracle:
             model = "oracle-for-case-1"

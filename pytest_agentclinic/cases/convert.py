@@ -19,9 +19,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from ..grading.normalize import sentences
+from ..core.case import UNSPECIFIED, Case, slugify
+from ..core.text import sentences
 from .loaders import CaseError, load_case_file, looks_like_case_file
-from .models import UNSPECIFIED, Case, slugify
 from .terms import Term, accepted_terms, find_leak
 
 CRAFTMD_COLUMNS = ("case_vignette", "choice_1", "choice_2", "choice_3", "choice_4", "answer",

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .models import UNSPECIFIED, Case, Findings, slugify
+from ..core.case import UNSPECIFIED, Case, Findings, slugify
 
 SIDECAR_SUFFIX = ".specialties.json"
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")

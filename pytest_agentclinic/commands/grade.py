@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..jsonl import json_lines, open_text
+from ..core.jsonl import json_lines, open_text
 
 ChoiceTable = dict[str, list[str]]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .records import ResultRecord
+from ..core.records import ResultRecord
 from .statistics import (
     GROUP_FIELDS,
     GroupRow,

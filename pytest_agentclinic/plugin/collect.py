@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-from .cases.loaders import CaseError, load_case_file
-from .cases.models import Case
-from .encounter.transcript import Transcript
+from ..cases.loaders import CaseError, load_case_file
+from ..core.case import Case
+from ..core.transcript import Transcript
 
 RECORD_PROPERTY = "agentclinic_result"
 
@@ -129,7 +129,7 @@ class CaseFile(pytest.File):
     """A file of cases in any supported format."""
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        from .plugin import session_of
+        from . import session_of
 
         loaded = load_case_file(self.path)
         for error in loaded.errors:
@@ -150,7 +150,7 @@ class CaseFile(pytest.File):
     def _craftmd_variants(self, case: Case, pool: tuple[str, ...],
                           by_specialty: dict[str, tuple[str, ...]],
                           ) -> Iterator[tuple[EncounterSpec, str]]:
-        from .plugin import session_of
+        from . import session_of
 
         s = session_of(self.config).settings
         axes = itertools.product(s.doctors, s.patients, s.experiments, s.answers,
@@ -171,7 +171,7 @@ class CaseFile(pytest.File):
 
     def _variants(self, case: Case,
                   pool: tuple[str, ...]) -> Iterator[tuple[EncounterSpec, str]]:
-        from .plugin import session_of
+        from . import session_of
 
         s = session_of(self.config).settings
         modes: tuple[str | None, ...] = s.image_modes if case.images else (None,)
@@ -208,13 +208,17 @@ class EncounterItem(pytest.Item):
 
         An infrastructure failure raises here so pytest reports an *error*, not a failure.
         """
-        from .plugin import session_of
+        from . import session_of
 
         session_of(self.config).finish_item(self)
         t = self.transcript
         assert t is not None
         if t.outcome == "error":
             raise EncounterError(f"{t.error}\ntranscript: {self.transcript_path}")
+
+    def teardown(self) -> None:
+        """Release the transcript: it is saved, and 8,000 of them would not fit in memory."""
+        self.transcript = None
 
     def runtest(self) -> None:
         """Assert the verdict."""

@@ -8,14 +8,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..agents.base import Agent, Moderator, Reply, TurnView
 from ..agents.images import reference
 from ..agents.refusal import is_refusal
-from ..cases.models import Case
+from ..core.case import Case
+from ..core.roles import Agent, Moderator, Reply, TurnView
+from ..core.transcript import Kind, Role, Transcript, Utterance
 from ..grading.matcher import extract_ready_diagnosis
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
-from .transcript import Kind, Role, Transcript, Utterance
 
 _TEST = re.compile(r"request\s+tests?\s*[:\-]\s*(.+)", re.I)
 _IMAGES = re.compile(r"request\s+images?\b", re.I)

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .agents.base import Agent, Moderator
-    from .cases.models import Case
+    from ..core.case import Case
+    from ..core.roles import Agent, Moderator
 
 
 @pytest.hookspec(firstresult=True)
@@ -19,7 +19,7 @@ def pytest_agentclinic_make_agent(
 
     ``model`` is the value configured for the role (``offline`` or a model string);
     ``bias`` is the encounter's bias variant (``none``, ``doctor:recency``, ...).
-    Return an object implementing :class:`~pytest_agentclinic.agents.base.Agent` (or
-    :class:`~pytest_agentclinic.agents.base.Moderator` for the moderator), or None to
+    Return an object implementing :class:`~pytest_agentclinic.core.roles.Agent` (or
+    :class:`~pytest_agentclinic.core.roles.Moderator` for the moderator), or None to
     let the next implementation, and finally the built-in agents, decide.
     """

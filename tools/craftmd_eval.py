@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..jsonl import json_lines
-from .craftmd_grader import CraftMDGrader, Verdict
-from .equivalence import judge
+from pytest_agentclinic.core.jsonl import json_lines
+from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader, Verdict
+from pytest_agentclinic.grading.equivalence import judge
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized")
 #: Table 1 of the CRAFT-MD paper: four-choice MCQ accuracy per experiment.

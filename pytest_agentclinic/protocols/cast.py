@@ -6,17 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
-
-from ..cases.models import Case
-from ..encounter.craftmd import CraftCast
-from ..encounter.engine import Cast
-from ..grading.answers import Fallback
-from ..grading.moderator import OfflineModerator
-from ..llm.caller import ModelCaller
-from .base import OFFLINE, Agent, Moderator
-from .biases import BIAS_PROMPT_VERSION, DEFAULT_BELIEF, Side, bias_prompt, pick_distractor
-from .craftmd_agents import (
+from ..agents.biases import BIAS_PROMPT_VERSION, DEFAULT_BELIEF, Side, bias_prompt, pick_distractor
+from ..agents.craftmd_agents import (
     LLMClinician,
     LLMSummarizer,
     LLMVignettePatient,
@@ -24,10 +15,17 @@ from .craftmd_agents import (
     OfflineSummarizer,
     OfflineVignettePatient,
 )
-from .llm_agents import LLMDoctor, LLMMeasurement, LLMModerator, LLMPatient
-from .offline_doctor import OfflineDoctor
-from .offline_measurement import OfflineMeasurement
-from .offline_patient import OfflinePatient
+from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMModerator, LLMPatient
+from ..agents.offline_doctor import OfflineDoctor
+from ..agents.offline_measurement import OfflineMeasurement
+from ..agents.offline_patient import OfflinePatient
+from ..core.case import Case
+from ..core.roles import OFFLINE, Agent, MakeAgent, Moderator
+from ..grading.answers import Fallback
+from ..grading.moderator import OfflineModerator
+from ..llm.caller import ModelCaller
+from .agentclinic import Cast
+from .craftmd import CraftCast
 
 #: Patient biases whose offline patient names a condition (the distractor) as its belief.
 _NAMES_A_BELIEF = ("patient:self_diagnosis", "patient:false_consensus")
@@ -67,13 +65,12 @@ class Variant:
     image_mode: str | None = None
 
 
-def build_cast(config: pytest.Config, case: Case, models: dict[str, str], caller: ModelCaller,
+def build_cast(make_agent: MakeAgent, case: Case, models: dict[str, str], caller: ModelCaller,
                candidates: Sequence[str], variant: Variant = Variant()) -> Cast:
     """The cast for ``case``; ``models`` maps each role to its configured model."""
     agents: dict[str, Any] = {}
     for role, model in models.items():
-        custom = config.hook.pytest_agentclinic_make_agent(role=role, model=model, case=case,
-                                                           bias=variant.bias, config=config)
+        custom = make_agent(role, model, case, variant.bias)
         agents[role] = (custom if custom is not None
                         else _builtin(role, model, caller, candidates, variant, case))
         wanted = Moderator if role == "moderator" else Agent
@@ -83,7 +80,7 @@ def build_cast(config: pytest.Config, case: Case, models: dict[str, str], caller
     return Cast(**agents)
 
 
-def build_craft_cast(config: pytest.Config, case: Case, models: dict[str, str],
+def build_craft_cast(make_agent: MakeAgent, case: Case, models: dict[str, str],
                      caller: ModelCaller, candidates: Sequence[str],
                      sample: int = 0) -> CraftCast:
     """The CRAFT-MD cast: clinician, vignette patient and summarizer (a conftest may supply
@@ -95,8 +92,7 @@ def build_craft_cast(config: pytest.Config, case: Case, models: dict[str, str],
     agents: dict[str, Any] = {}
     for role in ("doctor", "patient", "summarizer"):
         model = models[role]
-        custom = config.hook.pytest_agentclinic_make_agent(role=role, model=model, case=case,
-                                                           bias="none", config=config)
+        custom = make_agent(role, model, case, "none")
         agents[role] = custom if custom is not None else (
             offline[role]() if model == OFFLINE else online[role](model, caller))
     grader = models.get("moderator", OFFLINE)

@@ -25,12 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..core.jsonl import json_lines
+from ..core.records import ResultRecord
 from ..grading.moderator import grader
-from ..jsonl import json_lines
-from .records import ResultRecord
-from .statistics import gc_paused
-from .tables import craftmd_table, overview
-from .writer import SUMMARY_VERSION, sha256_of, write_reports_text, write_results
+from ..report.rundir import (
+    SUMMARY_VERSION,
+    gc_paused,
+    sha256_of,
+    write_reports_text,
+    write_results,
+)
+from ..report.tables import craftmd_table, overview
 
 #: Bootstrap resamples of the tables written at import (the report command uses 10,000).
 IMPORT_RESAMPLES = 2_000
@@ -148,7 +153,7 @@ def convert(lines: Sequence[dict[str, Any]], cases: dict[str, CaseInfo], *, run:
 
 
 def craftmd_summary(result: ImportResult, files: Sequence[Path]) -> dict[str, Any]:
-    """``summary.json`` in :func:`..writer.run_summary`'s shape, plus where it came from."""
+    """``summary.json`` in :func:`..report.rundir.run_summary`'s shape, plus where it came from."""
     records = result.records
     return {
         "version": SUMMARY_VERSION,

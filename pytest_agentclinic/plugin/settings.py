@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from .encounter.craftmd import ANSWERS, EXPERIMENTS
-from .llm.cache import CacheMode
-from .llm.caller import CallSettings
-from .llm.retry import RetryPolicy
+from ..llm.cache import CacheMode
+from ..llm.caller import CallSettings
+from ..llm.retry import RetryPolicy
+from ..protocols.craftmd import ANSWERS, EXPERIMENTS
+from ..report.gate import GateSettings
 
 
 @dataclass(frozen=True)
@@ -89,21 +90,6 @@ OPTIONS: tuple[Option, ...] = (
 
 
 @dataclass(frozen=True)
-class GateSettings:
-    """The CI gate; inactive when neither a minimum accuracy nor a baseline is given."""
-
-    min_accuracy: float | None = None
-    baseline: Path | None = None
-    max_drop: float = 0.0
-    alpha: float = 0.05
-
-    @property
-    def active(self) -> bool:
-        """Whether a gate decides the exit status."""
-        return self.min_accuracy is not None or self.baseline is not None
-
-
-@dataclass(frozen=True)
 class Settings:
     """Every ``--agent-*`` value after CLI > ini > default resolution and validation."""
 
@@ -128,6 +114,22 @@ class Settings:
     run_name: str | None
     call: CallSettings
     gate: GateSettings
+
+    def summary_header(self) -> dict[str, Any]:
+        """The settings that ``summary.json`` records, in its order."""
+        craftmd = self.protocol == "craftmd"
+        return {
+            "protocol": self.protocol,
+            "roles": self.roles,
+            "turn_budgets": list(self.turns),
+            "biases": list(self.biases),
+            "image_modes": list(self.image_modes),
+            "experiments": list(self.experiments) if craftmd else [],
+            "answer_modes": list(self.answers) if craftmd else [],
+            "repeat": self.repeat,
+            "cache_mode": self.cache.value,
+            "temperature": self.call.temperature,
+        }
 
     @property
     def roles(self) -> dict[str, str]:
@@ -241,7 +243,7 @@ def _biases(values: tuple[str, ...]) -> tuple[str, ...]:
     """Expand bias names and groups; no ``--agent-bias`` means the unbiased run only."""
     if not values:
         return ("none",)
-    from .agents.biases import resolve_biases
+    from ..agents.biases import resolve_biases
 
     try:
         return resolve_biases(values)

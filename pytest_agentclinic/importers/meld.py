@@ -39,7 +39,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from ..cases.loaders import CASE_SUFFIXES, load_case_file
-from ..cases.models import Case
+from ..core.case import Case
 from ..llm.caller import ModelCaller
 from ..llm.errors import FatalLLMError, LLMError
 

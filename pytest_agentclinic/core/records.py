@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..encounter.transcript import Outcome, Perception, Transcript, Usage
+from .transcript import Outcome, Perception, Transcript, Usage
 
 RESULT_VERSION = 1
 

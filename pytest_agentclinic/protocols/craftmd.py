@@ -17,12 +17,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..agents.base import Agent, Reply, TurnView
 from ..agents.offline_measurement import render
-from ..cases.models import Case
+from ..core.case import Case
+from ..core.roles import Agent, Reply, TurnView
+from ..core.transcript import Transcript, Utterance, Verdict
 from ..grading.answers import Fallback, grade_frq, grade_mcq
-from .engine import settled
-from .transcript import Transcript, Utterance, Verdict
+from .agentclinic import settled
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized", "examonly")
 ANSWERS = ("mcq", "mcq-many", "frq")
