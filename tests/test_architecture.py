@@ -19,9 +19,8 @@ PYTEST_LAYER = "plugin"
 LAYERS = (
     ("core",),
     ("llm", "cases", "grading"),
-    ("agents",),
+    ("agents", "report"),
     ("protocols",),
-    ("report",),
     ("importers", "testing"),
     ("plugin",),
     ("api", "commands", "cli"),

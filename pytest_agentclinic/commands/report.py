@@ -23,9 +23,9 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Rebuild and print the run's report."""
+    from ..protocols.registry import report_tables
     from ..report import rundir
     from ..report.summary import render_text
-    from ..report.tables import build_tables
 
     try:
         results = rundir.results_path(args.run_path)
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     if partial:
         # A killed or interrupted run: its finished items are reported, and it says so.
         summary["partial"] = partial
-    tables = build_tables(records, args.resamples)
+    tables = report_tables(records, args.resamples)
     if args.no_html:
         rundir.write_reports_text(run_dir, summary, tables)
     else:

@@ -1,15 +1,8 @@
-"""Collection: a case file becomes one item per case and variant.
-
-Variants: doctor model x patient model x bias x image mode (image cases only) x turn budget x
-repeat. An axis appears in the item's id only when it has several values, so ids stay short.
-"""
+"""Collection: a case file becomes one item per case and variant (the protocol's expansion)."""
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,28 +12,9 @@ from _pytest._code.code import ExceptionInfo, TerminalRepr
 from ..cases.loaders import CaseError, load_case_file
 from ..core.case import Case
 from ..core.transcript import Transcript
+from ..protocols.base import ItemSpec
 
 RECORD_PROPERTY = "agentclinic_result"
-
-
-@dataclass(frozen=True)
-class EncounterSpec:
-    """What one item runs."""
-
-    case: Case
-    doctor: str
-    turn_budget: int
-    sample: int
-    #: Candidate diagnoses of the case's file, for the offline doctor's baseline.
-    candidates: tuple[str, ...]
-    patient: str = "offline"
-    bias: str = "none"
-    #: ``initial`` or ``request`` for cases with images, else None.
-    image_mode: str | None = None
-    #: CRAFT-MD: the experiment, the answer mode and an MCQ's options.
-    experiment: str | None = None
-    answer: str | None = None
-    options: tuple[str, ...] = ()
 
 
 class _Message(TerminalRepr):
@@ -92,41 +66,8 @@ def _register_marker(config: pytest.Config, case: Case) -> None:
         config.addinivalue_line("markers", f"{case.specialty_marker}: {case.specialty} cases")
 
 
-def _specialty_pools(cases: Iterator[Case]) -> dict[str, tuple[str, ...]]:
-    """Every diagnosis and option seen in each specialty: the many-choice distractors."""
-    pools: dict[str, dict[str, None]] = {}
-    for case in cases:
-        names = pools.setdefault(case.specialty, {})
-        names.update(dict.fromkeys([case.diagnosis, *case.choices]))
-    return {k: tuple(v) for k, v in pools.items()}
-
-
-def _options(case: Case, answer: str, by_specialty: dict[str, tuple[str, ...]],
-             size: int) -> tuple[str, ...] | None:
-    """The options of an item: () for free response, None when the item cannot be asked."""
-    if answer == "frq":
-        return ()
-    if answer == "mcq":
-        return tuple(case.choices) if case.diagnosis in case.choices else None
-    others = [n for n in by_specialty.get(case.specialty, ())
-              if n.lower() != case.diagnosis.lower()]
-    # A deterministic, case-specific order: the same options on every run and worker.
-    others.sort(key=lambda n: hashlib.sha256(f"{case.id}|{n}".encode()).hexdigest())
-    options = sorted([case.diagnosis, *others[: size - 1]],
-                     key=lambda n: hashlib.sha256(f"{case.id}|order|{n}".encode()).hexdigest())
-    return tuple(options) if len(options) > 1 else None
-
-
-def _has_context(case: Case, experiment: str) -> bool:
-    return bool(case.physical_exam) if experiment == "examonly" else bool(case.vignette)
-
-
-def _model_slug(model: str) -> str:
-    return model.replace("/", "_").replace(" ", "_")
-
-
 class CaseFile(pytest.File):
-    """A file of cases in any supported format."""
+    """A file of cases in any supported format; the run's protocol makes its items."""
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from . import session_of
@@ -134,69 +75,21 @@ class CaseFile(pytest.File):
         loaded = load_case_file(self.path)
         for error in loaded.errors:
             yield CaseRecordError.from_parent(self, name=f"line-{error.line}", error=error)
-        pool = tuple(dict.fromkeys(c.diagnosis for _, c in loaded.cases))
-        craftmd = session_of(self.config).settings.protocol == "craftmd"
-        by_specialty = _specialty_pools(c for _, c in loaded.cases) if craftmd else {}
-        for line, case in loaded.cases:
+        state = session_of(self.config)
+        lines = {id(case): line for line, case in loaded.cases}
+        for spec in state.protocol.expand([c for _, c in loaded.cases], state.run_options):
+            case = spec.case
             _register_marker(self.config, case)
-            variants = (self._craftmd_variants(case, pool, by_specialty) if craftmd
-                        else self._variants(case, pool))
-            for spec, label in variants:
-                item = EncounterItem.from_parent(self, name=f"{case.id}[{label}]", spec=spec,
-                                                 line=line)
-                item.add_marker(case.specialty_marker)
-                yield item
-
-    def _craftmd_variants(self, case: Case, pool: tuple[str, ...],
-                          by_specialty: dict[str, tuple[str, ...]],
-                          ) -> Iterator[tuple[EncounterSpec, str]]:
-        from . import session_of
-
-        s = session_of(self.config).settings
-        axes = itertools.product(s.doctors, s.patients, s.experiments, s.answers,
-                                 range(s.repeat))
-        for doctor, patient, experiment, answer, sample in axes:
-            options = _options(case, answer, by_specialty, s.many_choices)
-            if options is None or not _has_context(case, experiment):
-                continue  # e.g. an MCQ without choices, exam-only without an examination
-            parts = [case.specialty_slug, _model_slug(doctor)]
-            if len(s.patients) > 1:
-                parts.append(f"patient_{_model_slug(patient)}")
-            parts += [experiment, answer]
-            if s.repeat > 1:
-                parts.append(f"r{sample}")
-            yield (EncounterSpec(case, doctor, s.turns[0], sample, pool, patient,
-                                 experiment=experiment, answer=answer, options=options),
-                   "-".join(parts))
-
-    def _variants(self, case: Case,
-                  pool: tuple[str, ...]) -> Iterator[tuple[EncounterSpec, str]]:
-        from . import session_of
-
-        s = session_of(self.config).settings
-        modes: tuple[str | None, ...] = s.image_modes if case.images else (None,)
-        axes = itertools.product(s.doctors, s.patients, s.biases, modes, s.turns,
-                                 range(s.repeat))
-        for doctor, patient, bias, mode, budget, sample in axes:
-            parts = [case.specialty_slug, _model_slug(doctor)]
-            if len(s.patients) > 1:
-                parts.append(f"patient_{_model_slug(patient)}")
-            if s.biases != ("none",):
-                parts.append(bias.replace(":", "_"))
-            if len(modes) > 1:
-                parts.append(f"img_{mode}")
-            if len(s.turns) > 1:
-                parts.append(f"t{budget}")
-            if s.repeat > 1:
-                parts.append(f"r{sample}")
-            spec = EncounterSpec(case, doctor, budget, sample, pool, patient, bias, mode)
-            yield spec, "-".join(parts)
+            item = EncounterItem.from_parent(self, name=f"{case.id}[{spec.label}]", spec=spec,
+                                             line=lines[id(case)])
+            item.add_marker(case.specialty_marker)
+            yield item
 
 
 class EncounterItem(pytest.Item):
     """One encounter; passes when the moderator judges the diagnosis correct."""
 
-    def __init__(self, *, spec: EncounterSpec, line: int, **kwargs: Any) -> None:
+    def __init__(self, *, spec: ItemSpec, line: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.line = line

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import pytest
@@ -18,12 +17,11 @@ from ..core.transcript import Transcript
 from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
 from ..llm.errors import FatalLLMError
-from ..protocols.agentclinic import run_encounter
-from ..protocols.cast import Variant, build_cast, build_craft_cast
-from ..protocols.craftmd import CraftItem, converse, run_craftmd
+from ..protocols.base import PlayContext
+from ..protocols.registry import report_tables
 from ..protocols.runner import EncounterRunner
 from ..report import gate, rundir, summary
-from ..report.tables import Table, build_tables
+from ..report.tables import Table
 from .collect import RECORD_PROPERTY, EncounterError, EncounterItem
 from .settings import Settings
 
@@ -71,7 +69,9 @@ class AgentClinicSession:
         self.caller = ModelCaller(settings.call, self.cache)
         self.runner = EncounterRunner(settings.concurrency)
         self.fatal: str | None = None
-        self._tasks: dict[tuple[object, ...], Awaitable[Any]] = {}
+        self.protocol = settings.make_protocol()
+        self.run_options = settings.run_options
+        self.play_context = PlayContext(self.caller, self._make_agent, settings.options)
         self.gate: gate.GateResult | None = None
         self.tables: list[Table] = []
         self.results = rundir.ResultsStream(self.run_dir)
@@ -133,7 +133,7 @@ class AgentClinicSession:
         if records:
             # The streamed file holds the records in finishing order; the final one is sorted.
             rundir.write_results(self.run_dir, records)
-            self.tables = build_tables(records)
+            self.tables = report_tables(records)
             summary = rundir.run_summary(self.settings.summary_header(), records,
                                          self.bad_records)
             rundir.write_reports(self.run_dir, summary, records, self.tables)
@@ -166,61 +166,10 @@ class AgentClinicSession:
                 self.runner.submit(upcoming.nodeid, self._encounter_factory(upcoming))
         return self.runner.submit(item.nodeid, self._encounter_factory(item))
 
-    def _shared(self, key: tuple[object, ...],
-                 factory: Callable[[], Awaitable[Any]]) -> Awaitable[Any]:
-        """One task per key, awaited by every item that needs it (runs on the runner's loop)."""
-        if key not in self._tasks:
-            self._tasks[key] = asyncio.ensure_future(factory())
-        return self._tasks[key]
-
-    def _craftmd_factory(self, item: EncounterItem) -> Callable[[], Any]:
-        spec, s = item.spec, self.settings
-        assert spec.experiment is not None and spec.answer is not None
-        models = {"doctor": spec.doctor, "patient": spec.patient, "summarizer": s.summarizer,
-                  "moderator": s.moderator}
-        cast = build_craft_cast(self._make_agent, spec.case, models, self.caller, spec.candidates,
-                                spec.sample)
-        craft = CraftItem(spec.case, spec.experiment, spec.answer, spec.sample,
-                          spec.turn_budget, spec.options)
-        # Every experiment of a case reuses one conversation (and one summary of it).
-        key = (spec.case.dataset, spec.case.id, spec.doctor, spec.patient, spec.sample)
-
-        def conversation() -> Awaitable[Any]:
-            return self._shared(("conversation", *key), lambda: converse(
-                spec.case, cast, spec.turn_budget, spec.sample))
-
-        async def summarize() -> Any:
-            convo = await conversation()
-            return await cast.summarizer.summarize(spec.case, convo.statements, spec.sample)
-
-        async def play() -> Transcript:
-            summary = lambda: self._shared(("summary", *key), summarize)  # noqa: E731
-            try:
-                return await run_craftmd(craft, cast, conversation, summary)
-            except FatalLLMError as exc:
-                self.fatal = self.fatal or str(exc)
-                self.runner.cancel_pending()
-                raise
-
-        return play
-
     def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
-        if item.spec.experiment is not None:
-            return self._craftmd_factory(item)
-        spec, settings = item.spec, self.settings
-        models = {"doctor": spec.doctor, "patient": spec.patient,
-                  "measurement": settings.measurement, "moderator": settings.moderator}
-
-        variant = Variant(bias=spec.bias, image_mode=spec.image_mode)
-
         async def play() -> Transcript:
-            cast = build_cast(self._make_agent, spec.case, models, self.caller, spec.candidates,
-                              variant)
             try:
-                return await run_encounter(spec.case, cast, budget=spec.turn_budget,
-                                           sample=spec.sample, bias=spec.bias,
-                                           image_mode=spec.image_mode,
-                                           ask_perception=settings.perception)
+                return await self.protocol.play(item.spec, self.play_context)
             except FatalLLMError as exc:
                 # Stop the other encounters in flight now: they would only fail the same way.
                 self.fatal = self.fatal or str(exc)
@@ -266,9 +215,7 @@ class AgentClinicSession:
             self.runner.forget(item.nodeid)
 
     def _failed_transcript(self, item: EncounterItem, error: str) -> Transcript:
-        case = item.spec.case
-        return Transcript(case_id=case.id, dataset=case.dataset, specialty=case.specialty,
-                          models={**self.settings.roles, "doctor": item.spec.doctor,
-                                  "patient": item.spec.patient},
-                          sample=item.spec.sample, turn_budget=item.spec.turn_budget,
-                          outcome="error", error=error)
+        # The protocol's own header: an item that could not be played still carries its
+        # conditions (a CRAFT-MD error keeps its experiment, so tables and pairing see it).
+        header = self.protocol.header(item.spec)
+        return Transcript(**{**header.header(), "outcome": "error", "error": error})

@@ -11,17 +11,34 @@ MCQ, or free response.
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import hashlib
+import itertools
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from ..agents.craftmd_agents import (
+    LLMClinician,
+    LLMSummarizer,
+    LLMVignettePatient,
+    OfflineClinician,
+    OfflineSummarizer,
+    OfflineVignettePatient,
+)
+from ..agents.llm_agents import LLMModerator
 from ..agents.offline_measurement import render
 from ..core.case import Case
-from ..core.roles import Agent, Reply, TurnView
-from ..core.transcript import Transcript, Utterance, Verdict
+from ..core.options import Option
+from ..core.records import ResultRecord
+from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
+from ..core.transcript import ItemHeader, Transcript, Utterance, Verdict
 from ..grading.answers import Fallback, grade_frq, grade_mcq
+from ..report.tables import Table, craftmd_table
+from . import base
 from .agentclinic import settled
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized", "examonly")
@@ -29,6 +46,7 @@ ANSWERS = ("mcq", "mcq-many", "frq")
 _FINAL = re.compile(r"final\s+diagnosis", re.I)
 
 
+@runtime_checkable
 class Clinician(Agent, Protocol):
     """A CRAFT-MD clinical agent: converses, then answers a final question."""
 
@@ -38,6 +56,7 @@ class Clinician(Agent, Protocol):
         ...
 
 
+@runtime_checkable
 class Summarizer(Protocol):
     """Rewrites the patient's statements as a vignette."""
 
@@ -183,3 +202,182 @@ async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: S
     t.utterances.append(Utterance(turn=t.turns_used, role="moderator", kind="judgement",
                                   text=grade.reason, model=grade.decided_by,
                                   detail=t.outcome))
+
+
+# --- the protocol: options, roles, items, the shared conversation ----------------------------
+
+def _specialty_pools(cases: Sequence[Case]) -> dict[str, tuple[str, ...]]:
+    """Every diagnosis and option seen in each specialty: the many-choice distractors."""
+    pools: dict[str, dict[str, None]] = {}
+    for case in cases:
+        names = pools.setdefault(case.specialty, {})
+        names.update(dict.fromkeys([case.diagnosis, *case.choices]))
+    return {k: tuple(v) for k, v in pools.items()}
+
+
+def _options(case: Case, answer: str, by_specialty: dict[str, tuple[str, ...]],
+             size: int) -> tuple[str, ...] | None:
+    """The options of an item: () for free response, None when the item cannot be asked."""
+    if answer == "frq":
+        return ()
+    if answer == "mcq":
+        return tuple(case.choices) if case.diagnosis in case.choices else None
+    others = [n for n in by_specialty.get(case.specialty, ())
+              if n.lower() != case.diagnosis.lower()]
+    # A deterministic, case-specific order: the same options on every run and worker.
+    others.sort(key=lambda n: hashlib.sha256(f"{case.id}|{n}".encode()).hexdigest())
+    options = sorted([case.diagnosis, *others[: size - 1]],
+                     key=lambda n: hashlib.sha256(f"{case.id}|order|{n}".encode()).hexdigest())
+    return tuple(options) if len(options) > 1 else None
+
+
+def _has_context(case: Case, experiment: str) -> bool:
+    return bool(case.physical_exam) if experiment == "examonly" else bool(case.vignette)
+
+
+def _slug(model: str) -> str:
+    return model.replace("/", "_").replace(" ", "_")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One experiment x answer mode (and an MCQ's options)."""
+
+    experiment: str
+    answer: str
+    options: tuple[str, ...] = ()
+
+
+class CraftMD(base.Protocol):
+    """The CRAFT-MD benchmark: every experiment of a case shares one conversation."""
+
+    name: ClassVar[str] = "craftmd"
+    options: ClassVar[tuple[Option, ...]] = (
+        Option("experiment", "CRAFT-MD experiments (repeatable): vignette, multiturn, "
+               "singleturn, summarized, examonly",
+               ["vignette", "multiturn", "singleturn", "summarized"], "list", "NAME",
+               choices=EXPERIMENTS),
+        Option("answer", "CRAFT-MD answer modes (repeatable): mcq, mcq-many, frq",
+               ["mcq", "frq"], "list", "MODE", choices=ANSWERS),
+        Option("many_choices", "options of a many-choice MCQ (pooled from the same "
+               "specialty)", 10, "int", "N"),
+        Option("summarizer", "CRAFT-MD summarizer model: 'offline' or a litellm model string",
+               "offline", metavar="MODEL"),
+        Option("moderator", "moderator model, asked only when the offline matcher is unsure",
+               "offline", metavar="MODEL"),
+    )
+    roles: ClassVar[tuple[base.RoleSpec, ...]] = (
+        base.RoleSpec("doctor", Clinician, None, "converses, then answers a final question"),
+        base.RoleSpec("patient", Agent, None, "answers from the case vignette"),
+        base.RoleSpec("summarizer", Summarizer, "summarizer", "rewrites the patient's words"),
+        base.RoleSpec("moderator", Moderator, "moderator",
+                      "grades a free response the offline grader is unsure of"),
+    )
+
+    def __init__(self) -> None:
+        self._tasks: dict[Hashable, asyncio.Future[Any]] = {}
+
+    def expand(self, cases: Sequence[Case], run: base.RunOptions) -> Iterator[base.ItemSpec]:
+        """Every case under every experiment x answer mode it can be asked in."""
+        pool = tuple(dict.fromkeys(c.diagnosis for c in cases))
+        by_specialty = _specialty_pools(cases)
+        o = run.options
+        for case in cases:
+            axes = itertools.product(run.doctors, run.patients, o["experiment"], o["answer"],
+                                     range(run.repeat))
+            for doctor, patient, experiment, answer, sample in axes:
+                options = _options(case, answer, by_specialty, o["many_choices"])
+                if options is None or not _has_context(case, experiment):
+                    continue  # e.g. an MCQ without choices, exam-only without an examination
+                parts = [case.specialty_slug, _slug(doctor)]
+                if len(run.patients) > 1:
+                    parts.append(f"patient_{_slug(patient)}")
+                parts += [experiment, answer]
+                if run.repeat > 1:
+                    parts.append(f"r{sample}")
+                yield base.ItemSpec(case, "-".join(parts), self.models_of(run, doctor, patient),
+                                    sample, run.turns[0], pool,
+                                    Variant(experiment, answer, options))
+
+    def header(self, item: base.ItemSpec) -> ItemHeader:
+        """The base header with the experiment and answer mode."""
+        variant: Variant = item.variant
+        return super().header(item).model_copy(
+            update={"experiment": variant.experiment, "answer_format": variant.answer})
+
+    def _shared(self, key: Hashable, factory: Callable[[], Awaitable[Any]]) -> Awaitable[Any]:
+        """One task per key, awaited by every item that needs it (on the runner's loop)."""
+        if key not in self._tasks:
+            self._tasks[key] = asyncio.ensure_future(factory())
+        return self._tasks[key]
+
+    async def play(self, item: base.ItemSpec, ctx: base.PlayContext) -> Transcript:
+        """Answer one experiment x answer mode; the conversation and its summary are played
+        once per case, doctor, patient and sample, whichever item needs them first."""
+        variant: Variant = item.variant
+        cast = self._cast(item, ctx)
+        craft = CraftItem(item.case, variant.experiment, variant.answer, item.sample,
+                          item.turn_budget, variant.options)
+        key = (item.case.dataset, item.case.id, item.doctor, item.patient, item.sample)
+
+        def conversation() -> Awaitable[Any]:
+            return self._shared(("conversation", *key), lambda: converse(
+                item.case, cast, item.turn_budget, item.sample))
+
+        async def summarize() -> Any:
+            convo = await conversation()
+            return await cast.summarizer.summarize(item.case, convo.statements, item.sample)
+
+        def summary() -> Awaitable[Any]:
+            return self._shared(("summary", *key), summarize)
+
+        return await run_craftmd(craft, cast, conversation, summary)
+
+    def _cast(self, item: base.ItemSpec, ctx: base.PlayContext) -> CraftCast:
+        """The clinician, vignette patient and summarizer (the user's first), and the grader's
+        fallback: the user's moderator, or the configured model, or none (offline)."""
+        m, case, caller = item.models, item.case, ctx.caller
+        offline: dict[str, Callable[[], object]] = {
+            "doctor": lambda: OfflineClinician(item.candidates),
+            "patient": OfflineVignettePatient, "summarizer": OfflineSummarizer}
+        online = {"doctor": LLMClinician, "patient": LLMVignettePatient,
+                  "summarizer": LLMSummarizer}
+        agents = {role: self.agent(ctx, role, m[role], case, "none",
+                                   offline[role] if m[role] == OFFLINE
+                                   else functools.partial(online[role], m[role], caller))
+                  for role in ("doctor", "patient", "summarizer")}
+        grader = m.get("moderator", OFFLINE)
+        custom = ctx.make_agent("moderator", grader, case, "none")
+        if custom is not None and not isinstance(custom, Moderator):
+            raise TypeError(f"the moderator agent {custom!r} does not implement Moderator "
+                            f"(protocol {self.name})")
+        judge = custom if custom is not None else (
+            None if grader == OFFLINE else LLMModerator(grader, caller))
+        fallback = None if judge is None else _fallback(judge, case, item.sample)
+        return CraftCast(**agents, fallback=fallback,
+                         grader_model=judge.model if judge is not None else grader)
+
+    def tables(self, records: Sequence[ResultRecord], resamples: int) -> list[Table]:
+        """The paper's shape: experiments as rows, answer modes as columns, per model."""
+        return [craftmd_table(records, resamples)]
+
+    def summary_fields(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The experiments and answer modes of the run."""
+        return {"experiments": list(options["experiment"]),
+                "answer_modes": list(options["answer"])}
+
+    def role_models(self, run: base.RunOptions) -> dict[str, str]:
+        """Roles as the paper names them (the moderator is its grader)."""
+        roles = super().role_models(run)
+        roles["grader"] = roles.pop("moderator")
+        return roles
+
+
+def _fallback(moderator: Moderator, case: Case, sample: int) -> Fallback:
+    """Ask the grader model about an extracted diagnosis the rules were unsure of."""
+
+    async def ask(extracted: str) -> tuple[bool, str, str]:
+        verdict = (await moderator.judge(case, extracted, sample)).verdict
+        return verdict.correct, verdict.decided_by, verdict.reason
+
+    return ask
