@@ -48,6 +48,17 @@ def fake_server(monkeypatch: pytest.MonkeyPatch,
         server.__exit__(None, None, None)
 
 
+#: The worker arguments of a pytester run: no ``-n``, ``-n 0`` and ``-n 2``.
+XDIST_MODES = {"no-xdist": [], "n0": ["-n", "0"], "n2": ["-n", "2"]}
+
+
+@pytest.fixture(params=list(XDIST_MODES))
+def xdist(request: pytest.FixtureRequest) -> list[str]:
+    """Run a pytester test once per worker mode (as syrupy tests itself under xdist): pass
+    ``*xdist`` to ``runpytest``. Collection, reporting and gating must not depend on it."""
+    return XDIST_MODES[request.param]
+
+
 @pytest.fixture
 def shared() -> Path:
     if not (SHARED / "agentclinic").is_dir():

@@ -18,13 +18,13 @@ each reply to the option it chose, with the paper's verbatim rule (:func:`grade_
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..cases.craftmd_csv import CaseInfo, case_table
 from ..core.jsonl import json_lines
 from ..core.records import ResultRecord
 from ..grading.moderator import grader
@@ -46,15 +46,6 @@ DEFAULT_CSV = "usmle_and_derm_dataset.csv"
 _REQUIRED = ("model", "case_id", "trial", "experiment", "format", "correct_answer", "response")
 
 
-@dataclass(frozen=True)
-class CaseInfo:
-    """What the dataset CSV says about a case."""
-
-    specialty: str
-    dataset: str
-    choices: tuple[str, ...] = ()
-
-
 @dataclass
 class ImportResult:
     """What an import wrote and what it had to skip (one message per skipped line)."""
@@ -68,11 +59,7 @@ class ImportResult:
 
 def read_case_table(path: str | Path) -> dict[str, CaseInfo]:
     """Specialty (``category``), dataset and answer choices per ``case_id``."""
-    with Path(path).open(encoding="utf-8", newline="") as fh:
-        return {row["case_id"]: CaseInfo(
-            specialty=row["category"], dataset=row["dataset"],
-            choices=tuple(row[f"choice_{i}"] for i in range(1, 5) if row.get(f"choice_{i}")))
-            for row in csv.DictReader(fh)}
+    return case_table(Path(path))
 
 
 def read_recorded(path: Path, skipped: list[str]) -> Iterator[dict[str, Any]]:
