@@ -48,6 +48,7 @@ def test_without_a_gate_pytest_exit_status_stands(suite: pytest.Pytester,
     assert "agentclinic gate" not in result.stdout.str()
 
 
+@pytest.mark.xdist_sample
 @pytest.mark.parametrize(("minimum", "status"), [("0.9", 0), ("0.99", 1)])
 def test_min_accuracy(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                       xdist: list[str], minimum: str, status: int) -> None:
@@ -84,6 +85,7 @@ def test_baseline_given_as_a_summary_uses_a_binomial_test(
     result.stdout.fnmatch_lines(["release: baseline 1.000 -> 0.667 *one-sided binomial p=*FAIL*"])
 
 
+@pytest.mark.xdist_sample
 def test_errors_fail_the_gate(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                               xdist: list[str]) -> None:
     monkeypatch.setenv("OUTAGE", "t-03")

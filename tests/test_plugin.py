@@ -24,6 +24,7 @@ def library(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
+@pytest.mark.xdist_sample
 def test_collects_every_format_with_ids_that_carry_dataset_case_and_specialty(
         library: pytest.Pytester, xdist: list[str]) -> None:
     result = library.runpytest("cases", "--collect-only", "-q", *xdist)
@@ -45,9 +46,12 @@ def test_select_by_specialty_keyword_and_marker(library: pytest.Pytester,
     by_m = library.runpytest("cases", "-m", "infectious_diseases", "--strict-markers", *xdist)
     by_m.assert_outcomes(passed=1)
     by_id = library.runpytest("cases", "-k", "medqa-0001", *xdist)
-    assert by_id.parseoutcomes()["deselected"] == 5
+    by_id.assert_outcomes(passed=1)
+    if xdist != ["-n", "2"]:  # xdist's controller does not count its workers' deselections
+        assert by_id.parseoutcomes()["deselected"] == 5
 
 
+@pytest.mark.xdist_sample
 def test_broken_line_is_one_collection_error_and_the_rest_run(pytester: pytest.Pytester,
                                                               xdist: list[str]) -> None:
     bad = json.loads(osce_line(1))
@@ -64,6 +68,7 @@ def test_broken_line_is_one_collection_error_and_the_rest_run(pytester: pytest.P
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.xdist_sample
 def test_failure_message_and_run_directory(pytester: pytest.Pytester, xdist: list[str]) -> None:
     wrong = make_case(2, choices=["Abc unrelated", "Condition2 disease"],
                       tests={"Skin Biopsy": "Unremarkable."})
@@ -159,6 +164,7 @@ def test_conftest_can_supply_an_agent(pytester: pytest.Pytester) -> None:
     assert {r["turns_used"] for r in records.values()} == {1}
 
 
+@pytest.mark.xdist_sample
 def test_same_aggregate_with_and_without_xdist(library: pytest.Pytester,
                                                xdist: list[str]) -> None:
     result = library.runpytest("cases", "-p", "xdist", *xdist)
