@@ -168,3 +168,29 @@ def test_an_item_that_could_not_be_played_keeps_its_conditions(
     assert (record["protocol"], record["experiment"], record["answer_format"]) == (
         "craftmd", "vignette", "frq")
     run.stdout.fnmatch_lines(["*CRAFT-MD: accuracy by experiment and answer mode*"])
+
+
+def test_craftmd_releases_a_conversation_after_its_last_item() -> None:
+    """Every experiment of a case shares one conversation; it is not kept for the session."""
+    import asyncio
+
+    from pytest_agentclinic.api import PlayContext, RunOptions, get_protocol
+    from pytest_agentclinic.core.case import Case
+    from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
+
+    case = Case.model_validate({**make_case(1, vignette="A rash for a week."), "dataset": "t"})
+    protocol = get_protocol("craftmd")()
+    run = RunOptions(options={"experiment": ("multiturn", "singleturn"), "answer": ("frq",),
+                              "many_choices": 10, "summarizer": "offline",
+                              "moderator": "offline"})
+    first, second = protocol.expand([case], run)
+    ctx = PlayContext(ModelCaller(CallSettings(), None), lambda *a: None)  # type: ignore[arg-type]
+
+    async def play() -> list[str | None]:
+        one = await protocol.play(first, ctx)
+        kept = len(protocol._tasks)
+        two = await protocol.play(second, ctx)
+        assert kept == 1 and protocol._tasks == {}
+        return [one.outcome, two.outcome]
+
+    assert asyncio.run(play()) == ["correct", "correct"]

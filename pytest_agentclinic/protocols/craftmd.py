@@ -276,6 +276,8 @@ class CraftMD(base.Protocol):
 
     def __init__(self) -> None:
         self._tasks: dict[Hashable, asyncio.Future[Any]] = {}
+        #: Items still to play per conversation: its tasks are released after the last one.
+        self._pending: dict[tuple[object, ...], int] = {}
 
     def expand(self, cases: Sequence[Case], run: base.RunOptions) -> Iterator[base.ItemSpec]:
         """Every case under every experiment x answer mode it can be asked in."""
@@ -295,6 +297,8 @@ class CraftMD(base.Protocol):
                 parts += [experiment, answer]
                 if run.repeat > 1:
                     parts.append(f"r{sample}")
+                key = (case.dataset, case.id, doctor, patient, sample)
+                self._pending[key] = self._pending.get(key, 0) + 1
                 yield base.ItemSpec(case, "-".join(parts), self.models_of(run, doctor, patient),
                                     sample, run.turns[0], pool,
                                     Variant(experiment, answer, options))
@@ -331,7 +335,20 @@ class CraftMD(base.Protocol):
         def summary() -> Awaitable[Any]:
             return self._shared(("summary", *key), summarize)
 
-        return await run_craftmd(craft, cast, conversation, summary)
+        try:
+            return await run_craftmd(craft, cast, conversation, summary)
+        finally:
+            self._release(key)
+
+    def _release(self, key: tuple[object, ...]) -> None:
+        """Forget a conversation once its last item has played (a worker of ``-n`` that
+        plays only some of them keeps it to the end, as it cannot tell)."""
+        left = self._pending.get(key, 0) - 1
+        self._pending[key] = left
+        if left <= 0:
+            self._pending.pop(key, None)
+            self._tasks.pop(("conversation", *key), None)
+            self._tasks.pop(("summary", *key), None)
 
     def _cast(self, item: base.ItemSpec, ctx: base.PlayContext) -> CraftCast:
         """The clinician, vignette patient and summarizer (the user's first), and the grader's
