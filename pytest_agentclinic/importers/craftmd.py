@@ -27,6 +27,7 @@ from .. import __version__
 from ..cases.craftmd_csv import CaseInfo, case_table
 from ..core.jsonl import json_lines
 from ..core.records import ResultRecord
+from ..core.transcript import Transcript, Verdict
 from ..grading.moderator import grader
 from ..report.rundir import (
     SUMMARY_VERSION,
@@ -108,15 +109,20 @@ def to_record(line: dict[str, Any], case: CaseInfo, *, run: str,
                                    case.choices)
         judge = MCQ_GRADER
     model = str(line["model"])
-    return ResultRecord(
-        run=run, protocol="craftmd", case_id=str(line["case_id"]),
-        nodeid=f"{source.name}::{line['case_id']}[{line['experiment']}-{fmt}-t{line['trial']}]",
-        dataset=case.dataset, specialty=case.specialty, sample=int(line["trial"]),
+    # A transcript of what the recorded line holds (no dialogue: the paper did not publish
+    # it), so the record comes from the one builder every run uses.
+    t = Transcript(
+        protocol="craftmd", case_id=str(line["case_id"]), dataset=case.dataset,
+        specialty=case.specialty, sample=int(line["trial"]),
         models={"doctor": model, "patient": model, "measurement": "none", "moderator": GRADER},
         turn_budget=0, experiment=str(line["experiment"]), answer_format=fmt,
-        outcome="correct" if correct else "incorrect", expected=str(line["correct_answer"]),
-        given=None if given is None else str(given), decided_by=judge, turns_used=0,
-        duration_s=0.0, case_file=str(source))
+        diagnosis=None if given is None else str(given),
+        verdict=Verdict(correct=bool(correct), decided_by=judge),
+        outcome="correct" if correct else "incorrect")
+    return ResultRecord.from_transcript(
+        t, run=run, expected=str(line["correct_answer"]), transcript_path=None,
+        nodeid=f"{source.name}::{line['case_id']}[{line['experiment']}-{fmt}-t{line['trial']}]",
+        case_file=str(source))
 
 
 def convert(lines: Sequence[dict[str, Any]], cases: dict[str, CaseInfo], *, run: str,
