@@ -92,3 +92,14 @@ def test_collect_only_writes_no_run_directory(pytester: pytest.Pytester) -> None
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
     pytester.runpytest("c.yaml", "--collect-only", "-p", "no:cacheprovider")
     assert not (pytester.path / "reports").exists()
+
+
+def test_a_run_killed_before_its_first_item_says_so(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_agentclinic.cli import main
+    from pytest_agentclinic.report.rundir import start_run
+
+    start_run(tmp_path / "run", "run", planned_items=5)
+    assert main(["report", str(tmp_path / "run")]) == 2
+    assert "holds no results (partial: 0 of 5 items: the run stopped before its first item " \
+           "finished)" in capsys.readouterr().err

@@ -34,7 +34,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     records = rundir.load_records(results)
     if not records:
-        print(f"agentclinic report: {results} holds no results", file=sys.stderr)
+        partial = rundir.completeness(results.parent, 0)
+        why = f" ({partial}: the run stopped before its first item finished)" if partial else ""
+        print(f"agentclinic report: {results} holds no results{why}", file=sys.stderr)
         return 2
     run_dir = results.parent
     summary = {k: v for k, v in rundir.read_summary(run_dir).items()
