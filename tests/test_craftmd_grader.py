@@ -295,7 +295,7 @@ def test_grade_command_names_a_bad_line(tmp_path: Path,
 #: Acceptance floors from the issue, pooled over both models' free-response answers.
 AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
 #: What the grader reaches today (benchmarks/bench_grader.py), kept as regression floors.
-REGRESSION = {"gpt4": (0.920, 0.806), "gpt3": (0.927, 0.785)}
+REGRESSION = {"gpt4": (0.922, 0.810), "gpt3": (0.928, 0.788)}
 
 
 @pytest.fixture(scope="session")
@@ -314,7 +314,7 @@ def test_agreement_does_not_regress(reports: dict[str, Report], model: str) -> N
     assert reports[model].frq.kappa >= kappa
 
 
-@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.924 (kappa ~0.80); the "
+@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.926 (kappa ~0.80); the "
                           "benchmark's anatomy of the disagreements says why", strict=True)
 def test_agreement_meets_acceptance_floor(reports: dict[str, Report]) -> None:
     total = pooled(reports.values())

@@ -19,6 +19,7 @@ from typing import Literal
 
 from .normalize import variants
 from .terminology import (
+    GENERIC,
     Key,
     Link,
     Terminology,
@@ -49,6 +50,13 @@ SOFT_QUALIFIERS = frozenset({
     "intrauterine", "lumbar", "cervical", "thoracic", "sacral", "vulvar", "vaginal", "oral",
     "nasal", "facial", "heart",
 })
+
+
+#: The soft qualifiers that say where: a name of one word cannot drop them.
+PLACES = frozenset({"heart", "lumbar", "cervical", "thoracic", "sacral", "vulvar", "vaginal",
+                    "oral", "nasal", "facial", "pedis", "manuum", "corporis", "capitis",
+                    "cruris", "faciei", "barbae", "unguium", "left", "right", "bilateral",
+                    "unilateral"})
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,8 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     g, t = key(given), key(truth)
     if not g or not t:
         return Relation("different", "nothing to compare")
+    if g <= GENERIC and not t <= GENERIC:
+        return Relation("different", f"{given!r} names no disease")
     if g == t or compact(given) == compact(truth):
         return Relation("same", "same name")
     flip = qualifier_flip(g, t)
@@ -211,25 +221,40 @@ def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
     "superficial spreading" for that melanoma).
     """
     g_known, t_known = terms.known(g), terms.known(t)
-    truth_head = head(truth)
-    has_head = any(_similar(truth_head, w) for w in g)
-    if words.kind == "broader" and has_head and link is not None and link.kind == "broader":
+    # A comma may close the name before a specifier ("social anxiety disorder, performance
+    # only") or sit inside it ("chronic, non-bacterial prostatitis"): either head will do.
+    heads = {head(truth), head(truth.split(",")[0])} - {""}
+    has_head = any(_similar(h, w) for h in heads for w in g)
+    # Words and one source's hierarchy agreeing make a broader name of two words or more; a
+    # single word needs two sources (MeSH alone has "infarction" above myocardial infarction).
+    if (words.kind == "broader" and has_head and len(g) > 1 and link is not None
+            and link.kind == "broader" and _hierarchy(link, terms).kind == "broader"):
         return Relation("broader", f"{words.reason}; {terms.label(link.given)} is above "
                         f"{terms.label(link.truth)} ({', '.join(link.sources)})")
+    # One word lifted from a name the terminology knows is no diagnosis unless a hierarchy
+    # puts it above the truth ("sclerosis" for multiple sclerosis, "Bullous" for bullous
+    # pemphigoid): sure, so that no moderator model is asked to agree with it.
+    lifted = words.kind == "broader" and len(g) == 1 and (t_known or not has_head)
+    if words.kind == "broader" and not has_head and not lifted and g_known:
+        # a disease name of its own ("cubital tunnel syndrome"), not a fragment
+        return Relation("related", f"{words.reason}: not the truth's head", sure=False)
     if words.kind == "broader" and not has_head:
         return Relation("related", f"{words.reason}: a fragment of the truth's name, "
                         "not its head, and no disease concept above it")
     if g_known and t_known:
-        if words.kind == "broader" and terms.icd_relation(g, t) in (
-                "same", "broader"):
+        if words.kind == "broader" and terms.icd_relation(g, t) in ("same", "broader"):
             return Relation("broader", f"{words.reason}; ICD-10-CM: the answer's code is "
                             "above the truth's")
+        if lifted:
+            return Relation("related", f"{words.reason}: one word of the truth's name")
         return Relation("related", f"{words.reason}, but the terminology relates neither "
                         "name to the other", sure=False)
     if words.kind != "broader":
         return words
     if not t_known:
         return Relation("broader", f"{words.reason} (the answer is its head)", sure=False)
+    if lifted:
+        return Relation("related", f"{words.reason}: one word of the truth's name")
     return Relation("related", f"{words.reason}: the terminology places no concept of that "
                     "name above the truth", sure=False)
 
@@ -240,11 +265,14 @@ def head(name: str) -> str:
     before = re.split(r"\b(?:with|of|in|due to|secondary to|from|caused by)\b|[(;]",
                       name.lower(), maxsplit=1)[0]
     words = list(content(before) or content(name))
-    while len(words) > 1 and (words[-1] in LATIN_ADJECTIVES or _subtypes(frozenset(words[-1:]))):
+    while len(words) > 1 and (words[-1] in LATIN_ADJECTIVES or words[-1] in _COUNTERS
+                              or _subtypes(frozenset(words[-1:]))):
         words.pop()
     return words[-1] if words else ""
 
 
+#: Words that count subtypes ("autism spectrum disorder, level 1"): never a head.
+_COUNTERS = frozenset({"level", "type", "grade", "stage", "class", "group"})
 #: Latin adjectives that follow the noun they qualify in disease names.
 LATIN_ADJECTIVES = frozenset({
     "vulgaris", "vera", "pedis", "capitis", "corporis", "cruris", "manuum", "unguium", "faciei",
@@ -257,6 +285,11 @@ LATIN_ADJECTIVES = frozenset({
 def _word_relation(g: Key, t: Key, terms: Terminology) -> Relation | None:
     """The relation the words alone establish, or None when they establish none."""
     soft = SOFT_QUALIFIERS | terms.site_words
+    if len(g) == 1 < len(t):
+        # One word may drop how and when ("pneumonia" for community-acquired pneumonia), not
+        # where: "infarction" names no disease without the heart, "insufficiency" none
+        # without the adrenals.
+        soft = SOFT_QUALIFIERS - PLACES
     g_in_t, t_in_g = _covered(g, t), _covered(t, g)
     g_extra, t_extra = g - g_in_t, t - t_in_g
     if not g_extra and not t_extra:

@@ -159,11 +159,20 @@ def table_rows(concepts: Iterable[Concept], clusters: dict[str, str]) -> Iterato
     """The stored rows: every name in each of its forms, with grade and key."""
     for concept in concepts:
         entries: dict[tuple[str, str], str] = {}
+        keys: dict[tuple[str, str], frozenset[str]] = {}
         for grade, name in concept.names:
             for form in icd_name_forms(name):
-                form_key = " ".join(sorted(key(form)))
+                form_key = key(form)
                 if form_key:
-                    entries.setdefault((grade, form_key), " ".join(form.split()))
+                    entry = (grade, " ".join(sorted(form_key)))
+                    entries.setdefault(entry, " ".join(form.split()))
+                    keys[entry] = form_key
+        # A one-word synonym that is a word of the concept's own name is a fragment, no name
+        # of it: EFO lists "failure" and "heart" among heart failure's synonyms.
+        label = key(concept.label)
+        for entry, entry_key in keys.items():
+            if entry[0] != "p" and len(entry_key) == 1 and entry_key < label:
+                del entries[entry]
         if entries:
             yield Row(concept.id, clusters[concept.id], tuple(concept.parents),
                       tuple(g for g, _ in entries), tuple(k for _, k in entries),
