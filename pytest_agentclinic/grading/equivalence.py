@@ -19,6 +19,7 @@ from typing import Literal
 
 from .normalize import variants
 from .terminology import (
+    CONDITION_SUFFIXES,
     GENERIC,
     Key,
     Link,
@@ -27,6 +28,7 @@ from .terminology import (
     content,
     default_terminology,
     key,
+    tokens,
 )
 
 RelationKind = Literal["same", "synonym", "broader", "narrower", "sibling", "qualifier-flip",
@@ -141,10 +143,16 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     g, t = key(given), key(truth)
     if not g or not t:
         return Relation("different", "nothing to compare")
-    if g <= GENERIC and not t <= GENERIC:
-        return Relation("different", f"{given!r} names no disease")
     if g == t or compact(given) == compact(truth):
         return Relation("same", "same name")
+    if g <= GENERIC:
+        return Relation("different", f"{given!r} names no disease")
+    if len(g) == 1 and not GENERIC & set(tokens(given)):
+        # A bare word, without a head such as "disease" or "syndrome" to make it a name.
+        if not _names_a_disease(next(iter(g)), terms):
+            return Relation("different", f"{given!r} is no disease name on its own")
+        if len(t) > 1 and _covered(g, t) and not _keeps_head(g, truth):
+            return Relation("related", f"{given!r} is a word of the truth's name, not its head")
     flip = qualifier_flip(g, t)
     if flip is not None:
         return Relation("qualifier-flip", flip)
@@ -168,8 +176,12 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return Relation("related" if icd != "narrower" else "narrower",
                         f"ICD-10-CM: {_ICD_WORDING[icd]}", sure=False)
     if link is not None:
-        return Relation("related", f"{terms.label(link.given)} vs {terms.label(link.truth)}: "
-                        f"{link.kind} by {', '.join(link.sources)} only", sure=False)
+        reason = (f"{terms.label(link.given)} vs {terms.label(link.truth)}: {link.kind} by "
+                  f"{', '.join(link.sources)} only")
+        if link.kind != "broader":
+            # Wrong either way: a source may misplace a disease, but not below its own kin.
+            return Relation(link.kind, reason)
+        return Relation("related", reason, sure=False)
     shared = _covered(g, t)
     if shared:
         return Relation("related", f"shared words: {' '.join(sorted(shared))}", sure=False)
@@ -192,6 +204,14 @@ def _synonym(link: Link, terms: Terminology) -> Relation:
         # MONDO and EFO keep no synonym scope: a "related" synonym may be another disease.
         return Relation("synonym", f"{reason} (synonym of unknown scope)", sure=False)
     return Relation("synonym", reason)
+
+
+def _names_a_disease(word: str, terms: Terminology) -> bool:
+    """A single word names a disease when a source uses it alone ("malaria", "croup") or it
+    has a disease's ending ("-itis", "-oma", ...); an organ ("kidney"), a function
+    ("sleep") or an agent ("Plasmodium", "serotonin") lacks the head word that made the
+    name ("kidney disease", "serotonin syndrome")."""
+    return terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES)
 
 
 def _hierarchy(link: Link, terms: Terminology) -> Relation:
@@ -221,10 +241,7 @@ def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
     "superficial spreading" for that melanoma).
     """
     g_known, t_known = terms.known(g), terms.known(t)
-    # A comma may close the name before a specifier ("social anxiety disorder, performance
-    # only") or sit inside it ("chronic, non-bacterial prostatitis"): either head will do.
-    heads = {head(truth), head(truth.split(",")[0])} - {""}
-    has_head = any(_similar(h, w) for h in heads for w in g)
+    has_head = _keeps_head(g, truth)
     # Words and one source's hierarchy agreeing make a broader name of two words or more; a
     # single word needs two sources (MeSH alone has "infarction" above myocardial infarction).
     if (words.kind == "broader" and has_head and len(g) > 1 and link is not None
@@ -259,6 +276,13 @@ def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
                     "name above the truth", sure=False)
 
 
+def _keeps_head(g: Key, truth: str) -> bool:
+    # A comma may close the name before a specifier ("social anxiety disorder, performance
+    # only") or sit inside it ("chronic, non-bacterial prostatitis"): either head will do.
+    heads = {head(truth), head(truth.split(",")[0])} - {""}
+    return any(_similar(h, w) for h in heads for w in g)
+
+
 def head(name: str) -> str:
     """The head word of a disease name: its last content word before a post-modifier, or the
     noun before a Latin adjective or a subtype ("psoriasis vulgaris", "hemophilia A")."""
@@ -279,6 +303,7 @@ LATIN_ADJECTIVES = frozenset({
     "barbae", "versicolor", "nodosum", "multiforme", "migrans", "gravis", "tarda", "perstans",
     "chronica", "acuta", "congenita", "neonatorum", "infantum", "gravidarum", "simplex",
     "annulare", "planus", "rubra", "alba", "nigricans", "areata", "universalis", "totalis",
+    "cutanea", "cutis", "lata", "tropica", "minor", "major",
 })
 
 

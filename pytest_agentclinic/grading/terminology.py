@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 # The normaliser lives in .names; its public names are re-exported here, where the grader's
 # modules have always found them.
@@ -38,6 +39,7 @@ __all__ = ["ACRONYMS", "CONDITION_SUFFIXES", "FILLER", "GENERIC", "HEDGES", "WOR
            "key", "normaliser_fingerprint", "tokens"]
 
 Tier = int
+LinkKind = Literal["synonym", "broader", "narrower", "sibling"]
 #: How firmly a grade of name denotes its concept; lower is firmer (see
 #: :mod:`.terminology_table`): preferred names, curated synonyms, ICD-10-CM inclusion terms,
 #: then synonyms of unknown scope (MONDO, EFO).
@@ -52,7 +54,7 @@ SOURCES = {"ICD": "ICD-10-CM", "MESH": "MeSH", "DOID": "Disease Ontology", "MOND
 class Link:
     """How the terminology relates two names: the kind, the concepts and the distance."""
 
-    kind: str  # "synonym", "broader", "narrower", "sibling"
+    kind: LinkKind
     given: str
     truth: str
     #: The weakest tier of the two names (3: a synonym of unknown scope took part).
@@ -88,6 +90,8 @@ class Terminology:
         self._parents: dict[str, tuple[str, ...]] = {}
         self._cluster: dict[str, str] = {}
         self._label: dict[str, str] = {}
+        #: Keys of names that are one word as written ("Malaria", not "kidney disease").
+        self._single: set[str] = set()
         # Built on first use (see :meth:`breadth`).
         self._children: dict[str, list[str]] = {}
         self._cluster_members: dict[str, list[str]] = {}
@@ -99,6 +103,8 @@ class Terminology:
             self._label[ident] = row.names[0]
             keys = [_joined(key(n)) for n in row.names] if rekey else row.keys
             is_icd = ident.startswith("ICD:")
+            self._single.update(k for k, n in zip(keys, row.names, strict=True)
+                                if " " not in n)
             for grade, name_key in zip(row.grades, keys, strict=True):
                 tier = TIERS[grade]
                 best = home.get(name_key)
@@ -132,6 +138,10 @@ class Terminology:
         name_key = _joined(name if isinstance(name, frozenset) else key(name))
         tier, idents = self._home.get(name_key, (4, []))
         return tier, frozenset(idents)
+
+    def one_word_name(self, word: str) -> bool:
+        """Whether some source names a disease with this one (normalised) word alone."""
+        return word in self._single
 
     def known(self, name: str | Key) -> bool:
         """Whether some source names this condition."""
@@ -197,7 +207,7 @@ class Terminology:
         self.breadth(idents[0])  # builds the member lists
         return sorted({m for i in idents for m in self._cluster_members.get(self.cluster(i), [i])})
 
-    def _vertical(self, kind: str, upper: list[str], lower: list[str], tier: Tier) -> Link | None:
+    def _vertical(self, kind: LinkKind, upper: list[str], lower: list[str], tier: Tier) -> Link | None:
         up = {self.cluster(i): i for i in upper}
         best: dict[str, tuple[int, str, str]] = {}  # source -> (distance, upper, lower)
         for low in self._members(lower):
