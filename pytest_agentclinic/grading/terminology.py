@@ -207,7 +207,8 @@ class Terminology:
         self.breadth(idents[0])  # builds the member lists
         return sorted({m for i in idents for m in self._cluster_members.get(self.cluster(i), [i])})
 
-    def _vertical(self, kind: LinkKind, upper: list[str], lower: list[str], tier: Tier) -> Link | None:
+    def _vertical(self, kind: LinkKind, upper: list[str], lower: list[str],
+                  tier: Tier) -> Link | None:
         up = {self.cluster(i): i for i in upper}
         best: dict[str, tuple[int, str, str]] = {}  # source -> (distance, upper, lower)
         for low in self._members(lower):
