@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from pytest_agentclinic.grading.concepts import default_terminology
 from pytest_agentclinic.grading.craftmd_eval import (
     EXPERIMENTS,
     KINDS,
@@ -29,7 +30,6 @@ from pytest_agentclinic.grading.craftmd_eval import (
     pooled,
 )
 from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.terminology import default_terminology
 
 DEFAULT_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 

@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentclinic.grading.concepts import Terminology, default_terminology
 from pytest_agentclinic.grading.equivalence import head, judge, qualifier_flip
-from pytest_agentclinic.grading.terminology import (
-    Terminology,
-    default_terminology,
-    key,
-    normaliser_fingerprint,
-)
+from pytest_agentclinic.grading.terminology import key, normaliser_fingerprint
 from pytest_agentclinic.grading.terminology_sources import (
     link_clusters,
     mesh_concepts,

@@ -30,8 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .names import key as name_key
-from .names import normaliser_fingerprint
+from .terminology import key as name_key
+from .terminology import normaliser_fingerprint
 from .terminology_sources import (
     Concept,
     link_clusters,

@@ -17,19 +17,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from .concepts import Link, Terminology, default_terminology
 from .normalize import variants
-from .terminology import (
-    CONDITION_SUFFIXES,
-    GENERIC,
-    Key,
-    Link,
-    Terminology,
-    compact,
-    content,
-    default_terminology,
-    key,
-    tokens,
-)
+from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
 
 RelationKind = Literal["same", "synonym", "broader", "narrower", "sibling", "qualifier-flip",
                        "related", "different"]

@@ -1,287 +1,217 @@
-"""Clinical terminology for the grader: disease names, synonyms and hierarchies.
+"""Clinical terminology for the grader: disease names as comparison keys.
 
-Names are compared as *keys* (see :mod:`.names`). Knowledge of synonyms and hierarchies
-comes from the bundled table (:mod:`.terminology_table`, built by :mod:`.build_terminology`):
-ICD-10-CM codes with their descriptions and inclusion terms, MeSH disease descriptors with
-entry terms and tree numbers, and the Disease Ontology, MONDO and EFO concepts with their
-synonyms and ``is_a`` parents.
+A name's *key* is the set of its normalised content words: accents and British spellings
+folded, possessives and plurals dropped, abbreviations expanded, Roman numerals made Arabic,
+filler, hedges and generic head words left out. The bundled table of disease concepts
+(:mod:`.concepts`) stores each name's key computed here, with :func:`normaliser_fingerprint`
+to tell when they went stale.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import hashlib
+import inspect
+import re
+from collections.abc import Iterator
 from functools import lru_cache
-from pathlib import Path
-from typing import Literal
 
-# The normaliser lives in .names; its public names are re-exported here, where the grader's
-# modules have always found them.
-from .names import (
-    ACRONYMS,
-    CONDITION_SUFFIXES,
-    FILLER,
-    GENERIC,
-    HEDGES,
-    WORD_FORMS,
-    Key,
-    compact,
-    content,
-    icd_name_forms,
-    key,
-    normaliser_fingerprint,
-    tokens,
-)
-from .terminology_table import DATA_FILE, Row, read_table
+from .normalize import ABBREVIATIONS, fold, stem
 
-__all__ = ["ACRONYMS", "CONDITION_SUFFIXES", "FILLER", "GENERIC", "HEDGES", "WORD_FORMS", "Key",
-           "Link", "Terminology", "compact", "content", "default_terminology", "icd_name_forms",
-           "key", "normaliser_fingerprint", "tokens"]
+Key = frozenset[str]
 
-Tier = int
-LinkKind = Literal["synonym", "broader", "narrower", "sibling"]
-#: How firmly a grade of name denotes its concept; lower is firmer (see
-#: :mod:`.terminology_table`): preferred names, curated synonyms, ICD-10-CM inclusion terms,
-#: then synonyms of unknown scope (MONDO, EFO).
-TIERS: dict[str, Tier] = {"p": 0, "s": 1, "i": 2, "r": 3}
-#: Where a concept's breadth is counted: MeSH first, the clinicians' thesaurus.
-BREADTH_ORDER = ("MESH:", "DOID:", "MONDO:", "EFO:")
-SOURCES = {"ICD": "ICD-10-CM", "MESH": "MeSH", "DOID": "Disease Ontology", "MONDO": "MONDO",
-           "EFO": "EFO"}
+#: Words that never identify a condition.
+FILLER = frozenset({
+    "a", "an", "the", "of", "and", "or", "with", "without", "in", "on", "to", "for", "from",
+    "by", "at", "as", "is", "are", "be", "was", "were", "this", "that", "it", "its", "their",
+    "his", "her", "your", "my", "our", "which", "who", "also", "known", "called", "aka",
+    "patient", "s", "nos", "unspecified", "site", "specified",
+})
+#: Head words so generic that they only count when nothing else names the condition.
+GENERIC = frozenset({"disease", "disorder", "syndrome", "condition", "type", "form", "state",
+                     "illness", "problem", "process", "infection"})
+#: Uncertainty words around a name; they never belong to it.
+HEDGES = frozenset({"possible", "possibly", "probable", "probably", "likely", "suspected",
+                    "presumed", "presumptive", "potential", "potentially", "suggestive",
+                    "consistent", "most", "diagnosis", "final", "definitive", "clinical"})
+
+_ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
+# Acronyms that are also ordinary words are never expanded from lower-case text.
+_AMBIGUOUS = frozenset({"all", "us", "cat", "pe", "ms", "ra", "hr", "temp", "echo"})
+_WORD = re.compile(r"[a-z0-9]+")
+_NON = re.compile(r"\bnon[\s-]+(?=[a-z])")
+_POSSESSIVE = re.compile(r"(?<=[a-z])['\u2019]s?(?![a-z])")
 
 
-@dataclass(frozen=True)
-class Link:
-    """How the terminology relates two names: the kind, the concepts and the distance."""
+#: Clinical acronyms beyond the shared table in :mod:`.normalize`; only unambiguous ones (ASD,
+#: BPD, MS and the like name two conditions and are left alone).
+ACRONYMS: dict[str, str] = {
+    "cmv": "cytomegalovirus", "ebv": "epstein barr virus", "hsv": "herpes simplex virus",
+    "vzv": "varicella zoster virus", "hpv": "human papillomavirus", "rsv": "respiratory "
+    "syncytial virus", "adhd": "attention deficit hyperactivity disorder",
+    "ocd": "obsessive compulsive disorder", "ptsd": "post traumatic stress disorder",
+    "gad": "generalized anxiety disorder", "mdd": "major depressive disorder",
+    "odd": "oppositional defiant disorder", "bph": "benign prostatic hyperplasia",
+    "sids": "sudden infant death syndrome", "ards": "acute respiratory distress syndrome",
+    "rds": "respiratory distress syndrome", "nph": "normal pressure hydrocephalus",
+    "vsd": "ventricular septal defect", "pda": "patent ductus arteriosus",
+    "hcm": "hypertrophic cardiomyopathy", "svt": "supraventricular tachycardia",
+    "psvt": "paroxysmal supraventricular tachycardia", "cad": "coronary artery disease",
+    "pad": "peripheral artery disease", "aaa": "abdominal aortic aneurysm",
+    "htn": "hypertension", "esrd": "end stage renal disease",
+    "nafld": "nonalcoholic fatty liver disease", "pbc": "primary biliary cholangitis",
+    "psc": "primary sclerosing cholangitis", "hcc": "hepatocellular carcinoma",
+    "rcc": "renal cell carcinoma", "nsclc": "nonsmall cell lung cancer",
+    "sclc": "small cell lung cancer", "bcc": "basal cell carcinoma",
+    "scc": "squamous cell carcinoma", "nhl": "nonhodgkin lymphoma",
+    "mds": "myelodysplastic syndrome", "mgus": "monoclonal gammopathy of undetermined "
+    "significance", "hus": "hemolytic uremic syndrome", "hit": "heparin induced "
+    "thrombocytopenia", "vwd": "von willebrand disease", "jia": "juvenile idiopathic arthritis",
+    "gca": "giant cell arteritis", "pmr": "polymyalgia rheumatica",
+    "uc": "ulcerative colitis", "sti": "sexually transmitted infection",
+    "std": "sexually transmitted disease", "bv": "bacterial vaginosis",
+    "mrsa": "methicillin resistant staphylococcus aureus", "lgv": "lymphogranuloma venereum",
+    "sjs": "stevens johnson syndrome", "ten": "toxic epidermal necrolysis",
+    "dress": "drug reaction with eosinophilia and systemic symptoms",
+    "scfe": "slipped capital femoral epiphysis", "bppv": "benign paroxysmal positional vertigo",
+    "cidp": "chronic inflammatory demyelinating polyneuropathy", "sdh": "subdural hematoma",
+    "edh": "epidural hematoma", "ich": "intracerebral hemorrhage",
+    "hhs": "hyperosmolar hyperglycemic state", "siadh": "syndrome of inappropriate "
+    "antidiuretic hormone", "cah": "congenital adrenal hyperplasia", "pku": "phenylketonuria",
+    "sma": "spinal muscular atrophy", "dmd": "duchenne muscular dystrophy",
+    "fap": "familial adenomatous polyposis", "hnpcc": "hereditary nonpolyposis colorectal "
+    "cancer", "cvid": "common variable immunodeficiency", "scid": "severe combined "
+    "immunodeficiency", "xla": "x linked agammaglobulinemia", "g6pd": "glucose 6 phosphate "
+    "dehydrogenase", "hfmd": "hand foot and mouth disease", "gvhd": "graft versus host disease",
+    "ssss": "staphylococcal scalded skin syndrome", "ftd": "frontotemporal dementia",
+    "aki": "acute kidney injury", "osa": "obstructive sleep apnea", "bpp": "biophysical profile",
+}
+#: Word forms that name the same thing: adjectives of organs and a few plain variants.
+#: Normalisation, not synonymy of conditions: "deep venous thrombosis" is "deep vein
+#: thrombosis", "idiopathic facial paralysis" speaks of a facial palsy.
+WORD_FORMS: dict[str, str] = {
+    "venous": "vein", "paralysis": "palsy", "renal": "kidney", "nephric": "kidney",
+    "hepatic": "liver", "pulmonary": "lung", "cerebral": "brain", "cutaneous": "skin",
+    "dermal": "skin", "gastric": "stomach", "ocular": "eye", "osseous": "bone",
+    "cardiac": "heart", "myocardial": "heart", "eczema": "dermatitis", "toxicity": "poisoning",
+    "intoxication": "poisoning", "thromboembolism": "embolism", "fibroid": "leiomyoma",
+    "rhinosinusitis": "sinusitis", "tendinitis": "tendinopathy", "tendonitis": "tendinopathy",
+    "tendinosis": "tendinopathy", "infarct": "infarction", "gouty": "gout",
+    "neonatal": "newborn", "neonate": "newborn", "neonatorum": "newborn", "infant": "newborn",
+    "haemorrhage": "hemorrhage", "bleed": "hemorrhage", "bleeding": "hemorrhage",
+    "hypothyroid": "hypothyroidism", "hyperthyroid": "hyperthyroidism",
+}
+#: Words after which a single letter names a subtype ("hepatitis B", "hemophilia A").
+_LETTER_HEADS = frozenset({"hepatitis", "hemophilia", "influenza", "vitamin", "type", "group",
+                           "factor", "class", "protein", "men", "c", "niemann", "pick"})
+#: One name for the words that all say "malignant tumour" (ICD-10-CM: "malignant neoplasm").
+_CANCER = frozenset({"cancer", "carcinoma", "malignancy", "tumor", "neoplasm", "neoplasia"})
 
-    kind: LinkKind
-    given: str
-    truth: str
-    #: The weakest tier of the two names (3: a synonym of unknown scope took part).
-    tier: Tier = 0
-    #: Levels between the concepts (1 for a parent; 0 for synonyms and siblings).
-    distance: int = 0
-    #: The sources whose hierarchy states it (empty for synonyms: one cluster).
-    sources: tuple[str, ...] = ()
 
-    @property
-    def curated(self) -> bool:
-        """Whether two sources state the relation (or it is a synonym)."""
-        return self.kind == "synonym" or len(self.sources) >= 2
+def _split_compound(word: str) -> str:
+    # "adenocarcinoma" is a carcinoma, "rhabdomyosarcoma" a sarcoma: the head is its own word
+    # so that "lung cancer" is found broader than "adenocarcinoma of the lung".
+    for head in ("carcinoma", "sarcoma"):
+        if word.endswith(head) and len(word) > len(head) + 2:
+            return f"{word[: -len(head)]} {head}"
+    return word
 
 
-class Terminology:
-    """Disease names indexed by key: their concepts, clusters and hierarchies.
+@lru_cache(maxsize=262144)
+def tokens(text: str) -> tuple[str, ...]:
+    """The normalised word sequence of ``text`` (abbreviations expanded, plurals folded)."""
+    # "non-Hodgkin" is one word: split, "non" would leave "Hodgkin" to match Hodgkin.
+    folded = _NON.sub("non", _POSSESSIVE.sub("", fold(text))).replace("-", " ")
+    out: list[str] = []
+    for word in _WORD.findall(folded):
+        word = _ROMAN.get(word, word)
+        if len(word) == 1 and word.isalpha() and out and out[-1] in _LETTER_HEADS:
+            out.append(word + "_")  # a subtype letter, not the article "a"
+            continue
+        expansion = None if word in _AMBIGUOUS else ABBREVIATIONS.get(word) or ACRONYMS.get(word)
+        for part in " ".join(map(_split_compound, (expansion or word).split())).split():
+            part = stem(part)
+            part = WORD_FORMS.get(part, part)
+            if part in _CANCER:
+                if out and out[-1] == "malignant":
+                    out.pop()
+                part = "cancer"
+            out.append(part)
+    return tuple(out)
 
-    A name denotes the concepts that list it at its firmest tier only, so a related synonym
-    of unknown scope ("schizoaffective disorder" among MONDO's names of schizophrenia) never
-    outranks the concept that has the name as its own.
+
+@lru_cache(maxsize=262144)
+def content(text: str) -> tuple[str, ...]:
+    """The identifying words of a name, in order (filler, hedges, generic heads dropped).
+
+    What induced a condition is not part of its name: "lithium-induced nephrogenic diabetes
+    insipidus" names nephrogenic diabetes insipidus, "age-related macular degeneration"
+    macular degeneration.
     """
-
-    def __init__(self, rows: Iterable[Row], site_words: frozenset[str] = frozenset(),
-                 rekey: bool = False) -> None:
-        # Indexed by the key as stored (sorted words, space-joined): building a frozenset for
-        # each of the table's names would double the load time.
-        self._home: dict[str, tuple[Tier, list[str]]] = {}
-        #: ICD-10-CM only: every code a key names, and the codes it describes (the rest are
-        #: inclusion terms, which ICD-10-CM lists under a code without making them synonyms).
-        self._codes: dict[str, set[str]] = {}
-        self._described: dict[str, set[str]] = {}
-        self._parents: dict[str, tuple[str, ...]] = {}
-        self._cluster: dict[str, str] = {}
-        self._label: dict[str, str] = {}
-        #: Keys of names that are one word as written ("Malaria", not "kidney disease").
-        self._single: set[str] = set()
-        # Built on first use (see :meth:`breadth`).
-        self._children: dict[str, list[str]] = {}
-        self._cluster_members: dict[str, list[str]] = {}
-        home = self._home
-        for row in rows:
-            ident = row.id
-            self._parents[ident] = row.parents
-            self._cluster[ident] = row.cluster
-            self._label[ident] = row.names[0]
-            keys = [_joined(key(n)) for n in row.names] if rekey else row.keys
-            is_icd = ident.startswith("ICD:")
-            self._single.update(k for k, n in zip(keys, row.names, strict=True)
-                                if " " not in n)
-            for grade, name_key in zip(row.grades, keys, strict=True):
-                tier = TIERS[grade]
-                best = home.get(name_key)
-                if best is None or tier < best[0]:
-                    home[name_key] = (tier, [ident])
-                elif tier == best[0]:
-                    best[1].append(ident)
-                if is_icd:
-                    self._codes.setdefault(name_key, set()).add(ident)
-                    if tier == 0:
-                        self._described.setdefault(name_key, set()).add(ident)
-        home.pop("", None)
-        #: Words ICD-10-CM mostly uses for *where* a condition is ("... of lip", "of knee"):
-        #: an answer adding only such words to the truth names the truth at a site.
-        self.site_words = site_words
-
-    @classmethod
-    def load(cls, path: Path = DATA_FILE) -> Terminology:
-        """Read the bundled table (empty terminology when the file is absent).
-
-        The keys were computed when the table was built; if the normaliser changed since,
-        they are recomputed from the stored names (slower, never wrong).
-        """
-        if not path.exists():
-            return cls(())
-        header, rows = read_table(path)
-        return cls(rows, header.site_words, rekey=header.normaliser != normaliser_fingerprint())
-
-    def concepts(self, name: str | Key) -> tuple[Tier, frozenset[str]]:
-        """The tier and the concepts a name denotes (empty when unknown)."""
-        name_key = _joined(name if isinstance(name, frozenset) else key(name))
-        tier, idents = self._home.get(name_key, (4, []))
-        return tier, frozenset(idents)
-
-    def one_word_name(self, word: str) -> bool:
-        """Whether some source names a disease with this one (normalised) word alone."""
-        return word in self._single
-
-    def known(self, name: str | Key) -> bool:
-        """Whether some source names this condition."""
-        return bool(self.concepts(name)[1])
-
-    def label(self, ident: str) -> str:
-        """A concept's preferred name with its source ("MeSH: Measles")."""
-        return f"{SOURCES.get(ident.split(':')[0], ident)}: {self._label.get(ident, ident)}"
-
-    def cluster(self, ident: str) -> str:
-        """The cluster of concepts of several sources that are one disease."""
-        return self._cluster.get(ident, ident)
-
-    def ancestors(self, ident: str) -> dict[str, int]:
-        """The concepts above ``ident`` in its own source, with their distance."""
-        return _ancestors(self._parents, ident)
-
-    def breadth(self, ident: str) -> int:
-        """How many concepts lie below a concept, counted in the first source of its cluster
-        in :data:`BREADTH_ORDER` (sources split diseases unevenly: MONDO into hundreds of
-        genetic subtypes, EFO hardly at all, ICD-10-CM by coding convention)."""
-        if not self._children:
-            for child, parents in self._parents.items():
-                for parent in parents:
-                    self._children.setdefault(parent, []).append(child)
-            for member, cluster in self._cluster.items():
-                self._cluster_members.setdefault(cluster, []).append(member)
-        members = self._cluster_members.get(self.cluster(ident), [ident])
-        for source in BREADTH_ORDER:
-            counted = [m for m in members if m.startswith(source)]
-            if counted:
-                return min(len(_ancestors(self._children, m)) for m in counted)
-        return 0
-
-    def link(self, given: Key, truth: Key) -> Link | None:
-        """Synonym, broader, narrower or sibling, and which sources' hierarchies say so.
-
-        Names of one cluster are synonyms. Otherwise each source's hierarchy (ICD-10-CM's
-        included) is asked about the two clusters' concepts in it; a relation is
-        :attr:`Link.curated` when two sources state it, since any one of them holds slips
-        (MONDO has psoriatic arthritis under rheumatoid arthritis, MeSH dermatomyositis under
-        polymyositis).
-        """
-        g_tier, g_ids = self.concepts(given)
-        t_tier, t_ids = self.concepts(truth)
-        if not g_ids or not t_ids:
-            return None
-        tier = max(g_tier, t_tier)
-        g_clusters = {self.cluster(i): i for i in sorted(g_ids)}
-        for t in sorted(t_ids):
-            if self.cluster(t) in g_clusters:
-                return Link("synonym", g_clusters[self.cluster(t)], t, tier)
-        vertical = [f for f in (self._vertical("broader", sorted(g_ids), sorted(t_ids), tier),
-                                self._vertical("narrower", sorted(t_ids), sorted(g_ids), tier))
-                    if f is not None]
-        # Siblings only where no source puts one above the other: multiple inheritance makes
-        # a disease and its parent share a grandparent too.
-        found = vertical or [f for f in [self._sibling(sorted(g_ids), sorted(t_ids), tier)]
-                             if f is not None]
-        return max(found, key=lambda f: len(f.sources), default=None)
-
-    def _members(self, idents: list[str]) -> list[str]:
-        self.breadth(idents[0])  # builds the member lists
-        return sorted({m for i in idents for m in self._cluster_members.get(self.cluster(i), [i])})
-
-    def _vertical(self, kind: LinkKind, upper: list[str], lower: list[str],
-                  tier: Tier) -> Link | None:
-        up = {self.cluster(i): i for i in upper}
-        best: dict[str, tuple[int, str, str]] = {}  # source -> (distance, upper, lower)
-        for low in self._members(lower):
-            for ancestor, distance in self.ancestors(low).items():
-                top = up.get(self.cluster(ancestor))
-                source = _source(low)
-                if top is not None and distance < best.get(source, (99, "", ""))[0]:
-                    best[source] = (distance, ancestor, low)
-        if not best:
-            return None
-        distance, top, low = min(best.values())
-        pair = (top, low) if kind == "broader" else (low, top)
-        return Link(kind, *pair, tier=tier, distance=distance, sources=tuple(sorted(best)))
-
-    def _sibling(self, given: list[str], truth: list[str], tier: Tier) -> Link | None:
-        truth_parents = {self.cluster(p): t for t in self._members(truth)
-                         for p in self._parents.get(t, ())}
-        pairs: dict[str, tuple[str, str]] = {}
-        for g in self._members(given):
-            for parent in self._parents.get(g, ()):
-                if self.cluster(parent) in truth_parents:
-                    pairs.setdefault(_source(g), (g, truth_parents[self.cluster(parent)]))
-        if not pairs:
-            return None
-        g, t = pairs[min(pairs)]
-        return Link("sibling", g, t, tier, sources=tuple(sorted(pairs)))
-
-    def icd_relation(self, given: Key, truth: Key) -> str | None:
-        """How ICD-10-CM relates ``given`` to ``truth``, or None if it does not.
-
-        "same" when one code's description names both (or its description one and an
-        inclusion term the other), "included" when both are only inclusion terms of one code
-        (siblings as often as synonyms), "broader"/"narrower" when one's code is an ancestor
-        of the other's.
-        """
-        gk, tk = _joined(given), _joined(truth)
-        given_codes, truth_codes = self._codes.get(gk, set()), self._codes.get(tk, set())
-        if not given_codes or not truth_codes:
-            return None
-        shared = given_codes & truth_codes
-        if shared:
-            described = self._described.get(gk, set()) | self._described.get(tk, set())
-            return "same" if shared & described else "included"
-        if any(g in self.ancestors(t) for t in truth_codes for g in given_codes):
-            return "broader"
-        if any(t in self.ancestors(g) for g in given_codes for t in truth_codes):
-            return "narrower"
-        return None
+    words = [w for w in _drop_inducers(tokens(text)) if w not in FILLER and w not in HEDGES]
+    specific = [w for w in words if w not in GENERIC]
+    return tuple(specific or words)
 
 
-def _joined(name_key: Key) -> str:
-    """A key as the table stores it."""
-    return " ".join(sorted(name_key))
-
-
-def _source(ident: str) -> str:
-    # EFO takes its disease hierarchy from MONDO: the two are one witness, not two.
-    source = ident.split(":")[0]
-    return "MONDO" if source == "EFO" else source
-
-
-def _ancestors(parents: Mapping[str, Sequence[str]], ident: str) -> dict[str, int]:
-    out: dict[str, int] = {}
-    frontier, distance = [ident], 0
-    while frontier:
-        distance += 1
-        frontier = [p for c in frontier for p in parents.get(c, ()) if p not in out]
-        for parent in frontier:
-            out.setdefault(parent, distance)
+def _drop_inducers(words: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for word in words:
+        if word in _INDUCED and out:
+            out.pop()  # the inducing agent before "induced" / "related"
+            continue
+        out.append(word)
     return out
 
 
-@lru_cache(maxsize=1)
-def default_terminology() -> Terminology:
-    """The bundled terminology, loaded once per process."""
-    return Terminology.load()
+_INDUCED = frozenset({"induced", "related"})
+
+
+def key(text: str) -> Key:
+    """The order-free comparison key of a name."""
+    return frozenset(content(text))
+
+
+def compact(text: str) -> str:
+    """The content words run together: "post-streptococcal" and "poststreptococcal" agree."""
+    return "".join(content(text))
+
+
+_BRACKET = re.compile(r"\[([^\]]*)\]")
+_PAREN = re.compile(r"\(([^)]*)\)")
+_RANGE = re.compile(r"\([A-Z]\d\d(\.\d+)?-[A-Z]\d\d(\.\d+)?\)\s*$")
+
+
+def icd_name_forms(name: str) -> Iterator[str]:
+    """The names an ICD-10-CM description stands for.
+
+    Square brackets hold alternative names ("Osteitis deformans [Paget's disease of bone]");
+    parentheses hold non-essential words, so the name is given with and without them.
+    Residual categories ("Other ...") name no single condition and give nothing.
+    """
+    name = _RANGE.sub("", name).strip()
+    if name.lower().startswith(("other ", "unspecified ")):
+        return
+    for alt in _BRACKET.findall(name):
+        if alt.strip():
+            yield alt
+    bare = _BRACKET.sub(" ", name)
+    yield _PAREN.sub(" ", bare)
+    yield _PAREN.sub(r" \1 ", bare)
+
+
+#: Word endings of conditions ("-itis", "-oma", ...), and head nouns that always name one.
+CONDITION_SUFFIXES = ("itis", "osis", "oma", "emia", "aemia", "pathy", "plasia", "trophy",
+                       "algia", "ism", "iasis", "ectasis", "ectasia", "cele", "uria", "rrhea",
+                       "rrhoea", "penia", "cytosis", "megaly", "plegia", "paresis", "phobia",
+                       "mania", "philia", "oses", "ulcer", "fracture", "syndrome", "disease",
+                       "disorder", "deficiency", "infection", "cancer", "tumor", "carcinoma")
+
+
+def normaliser_fingerprint() -> str:
+    """A digest of everything :func:`key` depends on: keys in the table are valid while the
+    fingerprint they were built with matches."""
+    parts: list[object] = [inspect.getsource(f) for f in (
+        tokens, content, _drop_inducers, _split_compound, fold, stem, icd_name_forms)]
+    parts += [sorted(FILLER), sorted(GENERIC), sorted(HEDGES), sorted(ACRONYMS.items()),
+              sorted(WORD_FORMS.items()), sorted(ABBREVIATIONS.items()), sorted(_ROMAN.items()),
+              sorted(_AMBIGUOUS), sorted(_LETTER_HEADS), sorted(_CANCER), sorted(_INDUCED)]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .names import CONDITION_SUFFIXES, GENERIC, content, icd_name_forms, key
+from .terminology import CONDITION_SUFFIXES, GENERIC, content, icd_name_forms, key
 from .terminology_table import Row
 
 #: MeSH trees of diseases: C (all diseases) and F03 (mental disorders).
