@@ -18,8 +18,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
+# The evaluation helpers live in the repository's tools/, not in the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from pytest_agentclinic.grading.concepts import default_terminology
-from pytest_agentclinic.grading.craftmd_eval import (
+from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
+from tools.craftmd_eval import (
     EXPERIMENTS,
     KINDS,
     PAPER_MCQ,
@@ -29,7 +33,6 @@ from pytest_agentclinic.grading.craftmd_eval import (
     evaluate_shared,
     pooled,
 )
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
 
 DEFAULT_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 

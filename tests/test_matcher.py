@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_agentclinic.core.text import key_words, variants, words
 from pytest_agentclinic.grading.matcher import extract_ready_diagnosis, match_diagnosis
 from pytest_agentclinic.grading.moderator import decide
-from pytest_agentclinic.grading.normalize import key_words, variants, words
 
 
 @pytest.mark.parametrize(("given", "accepted"), [

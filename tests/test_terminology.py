@@ -11,20 +11,20 @@ import pytest
 from pytest_agentclinic.grading.concepts import Terminology, default_terminology
 from pytest_agentclinic.grading.equivalence import head, judge, qualifier_flip
 from pytest_agentclinic.grading.terminology import key, normaliser_fingerprint
-from pytest_agentclinic.grading.terminology_sources import (
-    link_clusters,
-    mesh_concepts,
-    obo_concepts,
-    table_rows,
-    usable_name,
-    usable_synonym,
-)
 from pytest_agentclinic.grading.terminology_table import (
     DATA_FILE,
     FORMAT_VERSION,
     Header,
     read_table,
     write_table,
+)
+from tools.terminology_sources import (
+    link_clusters,
+    mesh_concepts,
+    obo_concepts,
+    table_rows,
+    usable_name,
+    usable_synonym,
 )
 
 # Lay names and eponyms against the clinical name. ICD-10-CM's tabular list linked few of
@@ -232,7 +232,7 @@ def test_shipped_table_keys_match_the_normaliser() -> None:
     header, rows = read_table()
     assert header.normaliser == normaliser_fingerprint(), (
         "the name normaliser changed since the table was built: rebuild it with "
-        "python -m pytest_agentclinic.grading.build_terminology --rekey")
+        "python tools/build_terminology.py --rekey")
     sources = {row.id.split(":")[0] for row in rows}
     assert sources == {"ICD", "MESH", "DOID", "MONDO", "EFO"}
     assert DATA_FILE.stat().st_size < 4_000_000

@@ -1,7 +1,7 @@
 """The grader's disease concepts: names, synonyms and hierarchies from the bundled table.
 
 Names are compared as *keys* (see :mod:`.terminology`). Knowledge of synonyms and hierarchies
-comes from the bundled table (:mod:`.terminology_table`, built by :mod:`.build_terminology`):
+comes from the bundled table (:mod:`.terminology_table`, built by ``tools/build_terminology.py``):
 ICD-10-CM codes with their descriptions and inclusion terms, MeSH disease descriptors with
 entry terms and tree numbers, and the Disease Ontology, MONDO and EFO concepts with their
 synonyms and ``is_a`` parents.

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from ..core.text import variants
 from .concepts import Link, Terminology, default_terminology
-from .normalize import variants
 from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
 
 RelationKind = Literal["same", "synonym", "broader", "narrower", "sibling", "qualifier-flip",

