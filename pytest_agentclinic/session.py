@@ -21,6 +21,7 @@ from .encounter.transcript import Transcript
 from .llm.cache import ResponseCache
 from .llm.caller import ModelCaller
 from .llm.errors import FatalLLMError
+from .metrics.gathering import for_encounter
 from .report import gate, summary, writer
 from .report.records import ResultRecord
 from .report.tables import Table, build_tables
@@ -177,7 +178,7 @@ class AgentClinicSession:
 
         async def play() -> Transcript:
             cast = build_cast(self.config, spec.case, models, self.caller, spec.candidates,
-                              variant)
+                              variant, test_budget=settings.test_budget)
             try:
                 return await run_encounter(spec.case, cast, budget=spec.turn_budget,
                                            sample=spec.sample, bias=spec.bias,
@@ -200,7 +201,9 @@ class AgentClinicSession:
         record = ResultRecord.from_transcript(
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
             transcript_path=item.transcript_path, case_file=str(item.path),
-            difficulty=item.spec.case.difficulty)
+            difficulty=item.spec.case.difficulty,
+            measures=for_encounter(item.spec.case, transcript.utterances,
+                                   outcome=transcript.outcome, experiment=transcript.experiment))
         item.user_properties.append((RECORD_PROPERTY, record.model_dump(mode="json")))
         if self.fatal is not None:
             # The first item to meet a fatal error reports it once and stops the session;

@@ -83,6 +83,9 @@ OPTIONS: tuple[Option, ...] = (
            metavar="RUN"),
     Option("max_drop", "gate: the run fails when accuracy drops by more than D against the "
            "baseline and the drop is significant", None, "fraction", "D"),
+    Option("test_budget", "the measurement agent refuses tests that would take an encounter's "
+           "test spend (price table: metrics/data/test_prices.csv) over USD", None, "money",
+           "USD"),
     Option("gate_alpha", "gate: significance level of the baseline comparison", 0.05,
            "fraction", "P"),
 )
@@ -128,6 +131,8 @@ class Settings:
     run_name: str | None
     call: CallSettings
     gate: GateSettings
+    #: USD per encounter for tests (``--agent-test-budget``); None: no limit.
+    test_budget: float | None = None
 
     @property
     def roles(self) -> dict[str, str]:
@@ -183,6 +188,8 @@ def _convert(opt: Option, value: Any) -> Any:
             raise pytest.UsageError(
                 f"{opt.flag}: expected a fraction between 0 and 1, got {value!r}")
         return number
+    if opt.kind == "money":
+        return None if value in (None, "") else _number(opt, value, float, 0.0)
     if opt.kind == "ints":
         items = value if isinstance(value, list) else str(value).split(",")
         return tuple(_number(opt, v, int, 1) for v in items if str(v).strip())
@@ -225,7 +232,7 @@ def resolve(config: pytest.Config) -> Settings:
         call=CallSettings(api_base=v["api_base"], timeout=v["timeout"],
                           temperature=v["temperature"], max_tokens=v["max_tokens"],
                           policy=policy),
-        gate=_gate(v, root),
+        gate=_gate(v, root), test_budget=v["test_budget"],
     )
 
 

@@ -28,6 +28,7 @@ from .llm_agents import LLMDoctor, LLMMeasurement, LLMModerator, LLMPatient
 from .offline_doctor import OfflineDoctor
 from .offline_measurement import OfflineMeasurement
 from .offline_patient import OfflinePatient
+from .test_budget import BudgetedMeasurement
 
 #: Patient biases whose offline patient names a condition (the distractor) as its belief.
 _NAMES_A_BELIEF = ("patient:self_diagnosis", "patient:false_consensus")
@@ -68,8 +69,10 @@ class Variant:
 
 
 def build_cast(config: pytest.Config, case: Case, models: dict[str, str], caller: ModelCaller,
-               candidates: Sequence[str], variant: Variant = Variant()) -> Cast:
-    """The cast for ``case``; ``models`` maps each role to its configured model."""
+               candidates: Sequence[str], variant: Variant = Variant(),
+               test_budget: float | None = None) -> Cast:
+    """The cast for ``case``; ``models`` maps each role to its configured model. With
+    ``test_budget`` (USD), the measurement agent refuses tests beyond it."""
     agents: dict[str, Any] = {}
     for role, model in models.items():
         custom = config.hook.pytest_agentclinic_make_agent(role=role, model=model, case=case,
@@ -80,6 +83,8 @@ def build_cast(config: pytest.Config, case: Case, models: dict[str, str], caller
         if not isinstance(agents[role], wanted):
             raise TypeError(f"the {role} agent {agents[role]!r} does not implement "
                             f"{wanted.__name__}")
+    if test_budget is not None:
+        agents["measurement"] = BudgetedMeasurement(agents["measurement"], test_budget)
     return Cast(**agents)
 
 

@@ -7,7 +7,8 @@ Definitions (pinned by ``tests/test_gathering.py`` with hand-made transcripts):
 * *questions*: doctor turns of kind ``question``. A question is *repeated* when its tokens
   overlap an earlier question's by :data:`REPEAT_JACCARD` or more (Jaccard), *redundant*
   when its answer conveyed no new fact but did restate one already elicited.
-* *tests ordered*: doctor turns of kind ``test_request``; their spend uses the price table.
+* *tests ordered*: doctor turns of kind ``test_request``; the spend prices those the
+  measurement agent performed (not those refused under a test budget).
 * *turns to diagnosis*: the doctor turn that gave the diagnosis (None without one).
 * *premature closure*: a diagnosis given before any key fact was elicited; *missed closure*:
   no diagnosis although every key fact was elicited. Both are None when the case marks no
@@ -21,8 +22,9 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .facts import METHOD, ONE_UTTERANCE, SPREAD, Fact, conveys, tokens
-from .prices import PriceTable, default_prices
+from ..cases.models import Case
+from .facts import METHOD, ONE_UTTERANCE, SPREAD, Fact, case_facts, conveys, tokens
+from .prices import REFUSED, PriceTable, default_prices
 
 MEASURES_VERSION = 1
 REPEAT_JACCARD = 0.6
@@ -59,6 +61,8 @@ class EncounterMeasures(BaseModel):
     repeated_questions: int
     redundant_questions: int
     tests_ordered: int
+    #: Tests the measurement agent refused under ``--agent-test-budget`` (not in the spend).
+    tests_refused: int = 0
     test_spend_usd: float
     tests_unpriced: list[str] = Field(default_factory=list)
     turns_to_diagnosis: int | None = None
@@ -126,13 +130,37 @@ def _questions(utterances: Sequence[Said], elicited: dict[int, int],
     return len(asked), repeated, redundant
 
 
+def _tests(utterances: Sequence[Said]) -> tuple[list[str], int]:
+    """The tests performed (requested and not refused) and the number refused."""
+    done, refused = [], 0
+    for i, u in enumerate(utterances):
+        if u.kind != "test_request":
+            continue
+        result = next((r for r in utterances[i + 1:] if r.role == "measurement"
+                       and r.turn == u.turn), None)
+        if result is not None and result.text.startswith(REFUSED):
+            refused += 1
+        else:
+            done.append(u.detail or u.text)
+    return done, refused
+
+
+def for_encounter(case: Case, utterances: Sequence[Said], *, outcome: str | None,
+                  experiment: str | None) -> EncounterMeasures | None:
+    """The measures of a finished encounter, or None where they do not apply: errors, and
+    CRAFT-MD items other than ``multiturn`` (their conversation is the multiturn item's)."""
+    if outcome in (None, "error") or experiment not in (None, "multiturn"):
+        return None
+    return measure(case_facts(case), utterances)
+
+
 def measure(facts: Sequence[Fact], utterances: Sequence[Said],
             prices: PriceTable | None = None) -> EncounterMeasures:
     """The measures of one encounter (see the module docstring for each definition)."""
     prices = prices or default_prices()
     elicited, restated = elicitation(facts, utterances)
     questions, repeated, redundant = _questions(utterances, elicited, restated)
-    tests = [u.detail or u.text for u in utterances if u.kind == "test_request"]
+    tests, refused = _tests(utterances)
     spend, unpriced = prices.spend(tests)
     dx_turn = next((u.turn for u in utterances if u.role == "doctor" and u.kind == "diagnosis"),
                    None)
@@ -145,7 +173,8 @@ def measure(facts: Sequence[Fact], utterances: Sequence[Said],
     return EncounterMeasures(
         facts=len(facts), facts_elicited=len(elicited), key_facts=len(keys),
         key_facts_elicited=sum(i in elicited for i in keys), questions=questions,
-        repeated_questions=repeated, redundant_questions=redundant, tests_ordered=len(tests),
+        repeated_questions=repeated, redundant_questions=redundant,
+        tests_ordered=len(tests) + refused, tests_refused=refused,
         test_spend_usd=round(spend, 2), tests_unpriced=unpriced, turns_to_diagnosis=dx_turn,
         premature_closure=premature, missed_closure=missed,
         elicited_at=dict(sorted(elicited.items())))

@@ -20,6 +20,8 @@ from ..grading.normalize import words
 
 PRICE_TABLE_VERSION = 1
 UNLISTED = "unlisted test"
+#: How a measurement agent's reply starts when the test budget refused the test.
+REFUSED = "RESULTS: REFUSED"
 
 
 @dataclass(frozen=True)

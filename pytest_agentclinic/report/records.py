@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..encounter.transcript import Outcome, Perception, Transcript, Usage
+from ..metrics.gathering import EncounterMeasures
 
 RESULT_VERSION = 1
 
@@ -48,6 +49,9 @@ class ResultRecord(BaseModel):
     case_file: str | None = None
     #: The case's difficulty label, when its file gives one.
     difficulty: str | None = None
+    #: Information gathering and test spend (its own ``version``); None for errors and for
+    #: CRAFT-MD items other than multiturn.
+    measures: EncounterMeasures | None = None
 
     @property
     def doctor(self) -> str:
@@ -57,7 +61,8 @@ class ResultRecord(BaseModel):
     @classmethod
     def from_transcript(cls, t: Transcript, *, run: str, nodeid: str, expected: str,
                         transcript_path: str | None, case_file: str | None,
-                        difficulty: str | None = None) -> ResultRecord:
+                        difficulty: str | None = None,
+                        measures: EncounterMeasures | None = None) -> ResultRecord:
         """Build the record of a finished encounter."""
         protocol: Literal["agentclinic", "craftmd"] = (
             "craftmd" if t.protocol == "craftmd" else "agentclinic")
@@ -71,4 +76,4 @@ class ResultRecord(BaseModel):
                    turns_used=t.turns_used, tests_requested=t.tests_requested,
                    usage=t.usage_by_role(), started_at=t.started_at, duration_s=t.duration_s,
                    error=t.error, transcript=transcript_path, case_file=case_file,
-                   difficulty=difficulty)
+                   difficulty=difficulty, measures=measures)
