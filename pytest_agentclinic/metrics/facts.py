@@ -73,7 +73,8 @@ _FILLER = frozenset({
     "which", "who", "what", "when", "there", "these", "those", "any", "some", "very", "about",
     "clinic", "office", "visit", "physician", "doctor", "history", "since", "now", "currently",
     "but", "not", "no", "yes", "do", "does", "did", "would", "will", "can", "could", "being",
-    "otherwise", "one", "following", "deny", "denies", "denied", "endorse", "endorses", "shown", "year", "old", "ago", "time", "states", "state",
+    "otherwise", "one", "following", "deny", "denies", "denied", "endorse", "endorses",
+    "shown", "year", "old", "ago", "time", "states", "state",
     "come", "came", "because", "into", "over", "after", "before", "while", "so", "just", "like",
     "well", "get", "got", "see", "seen", "am", "im", "ive", "haven", "hasn", "t", "s", "ve",
 })

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..encounter.transcript import Transcript
+from .beyond import cost_accuracy_chart
 from .charts import SERIES_COLOURS, bar_chart, budget_chart, card, card_title, fmt, html_table, pct
 from .records import ResultRecord
 from .statistics import load_records_skipping_bad
@@ -68,6 +69,7 @@ def render_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]]
         see = "; 95% CIs in the turn-budget chart" if any("budget" in t for t in tables) else ""
         charts.append(card("Accuracy by turn budget, per doctor", budget_chart(records, colours),
                             f"Judged encounters diagnosed correctly at each budget{see}."))
+    charts.append(cost_accuracy_chart(records, colours))
     run = str(summary.get("run") or (records[0].run if records else run_dir.name))
     values = {
         "TITLE": escape(f"AgentClinic report · {run}"),
