@@ -15,6 +15,7 @@ from ..cases.models import Case
 from ..metrics.conversations import Conversation
 from ..metrics.facts import case_facts
 from ..metrics.fidelity import FidelitySummary, PatientFidelity, conversation_fidelity
+from ..llm.errors import FatalLLMError, LLMError
 from .transcript import Utterance
 
 
@@ -54,7 +55,9 @@ async def check_patient(patient_for: Callable[[Case], Agent],
                         conversations: Sequence[Conversation], cases: Mapping[str, Case],
                         concurrency: int = 8) -> tuple[FidelitySummary, list[PatientFidelity]]:
     """Put every conversation's doctor questions to a fresh patient of ``patient_for`` and
-    compare it with the recorded patient; conversations of unknown cases are skipped."""
+    compare it with the recorded patient; conversations of unknown cases are skipped, and a
+    conversation whose model calls failed is listed in ``summary.errors``, not scored. A
+    :class:`FatalLLMError` (bad key, unreachable server) propagates."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(convo: Conversation) -> tuple[PatientFidelity, PatientFidelity]:
@@ -65,8 +68,21 @@ async def check_patient(patient_for: Callable[[Case], Agent],
             return await check_conversation(patient_for(case), case,
                                             [q.text for q in questions], recorded)
 
-    pairs = await asyncio.gather(*(one(c) for c in conversations if c.case_id in cases))
+    async def guarded(convo: Conversation) -> tuple[PatientFidelity, PatientFidelity] | str:
+        try:
+            return await one(convo)
+        except FatalLLMError:
+            raise
+        except LLMError as exc:  # an infrastructure failure: reported apart, never scored
+            return f"{convo.case_id}: {type(exc).__name__}: {exc}"
+
+    outcomes = await asyncio.gather(*(guarded(c) for c in conversations if c.case_id in cases))
     summary = FidelitySummary()
-    for pair in pairs:
-        summary.add(pair)
-    return summary, [f for pair in pairs for f in pair]
+    checked: list[PatientFidelity] = []
+    for outcome in outcomes:
+        if isinstance(outcome, str):
+            summary.errors.append(outcome)
+        else:
+            summary.add(outcome)
+            checked.extend(outcome)
+    return summary, checked

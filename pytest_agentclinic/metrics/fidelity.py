@@ -124,6 +124,8 @@ class FidelitySummary:
     answers_with_added: dict[str, int] = field(default_factory=dict)
     diagnosis_leaks: dict[str, int] = field(default_factory=dict)
     exam_leaks: dict[str, int] = field(default_factory=dict)
+    #: Conversations not scored because a model call failed: ``case_id: error``.
+    errors: list[str] = field(default_factory=list)
 
     def add(self, pair: Sequence[PatientFidelity]) -> None:
         """Count one conversation, answered by each patient of ``pair``."""
