@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from ..report import writer
     from ..report.statistics import load_records, results_path
     from ..report.summary import render_text
+    from ..report.review import review_tables
     from ..report.tables import build_tables
 
     try:
@@ -47,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
                                  for k in records[0].models})
     summary["items"] = len(records)
     tables = build_tables(records, args.resamples)
+    tables += review_tables(run_dir)  # an imported expert review (agentclinic review)
     if args.no_html:
         writer.write_reports_text(run_dir, summary, tables)
     else:
