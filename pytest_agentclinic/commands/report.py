@@ -25,9 +25,9 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Rebuild and print the run's report."""
     from ..report import writer
+    from ..report.review import review_tables
     from ..report.statistics import load_records, results_path
     from ..report.summary import render_text
-    from ..report.review import review_tables
     from ..report.tables import build_tables
 
     try:

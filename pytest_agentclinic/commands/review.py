@@ -88,8 +88,7 @@ def _case_texts(picked: list[Any]) -> dict[str, str]:
         path = p.record.case_file
         if p.record.case_id in texts or not path or not Path(path).is_file():
             continue
-        for case in load_case_file(Path(path)).cases:
-            case = case[-1] if isinstance(case, tuple) else case
+        for _, case in load_case_file(Path(path)).cases:
             texts.setdefault(case.id, case.vignette or " ".join(
                 f.text for f in case_facts(case)))
     return texts

@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..agents.base import Agent, TurnView
 from ..cases.models import Case
+from ..llm.errors import FatalLLMError, LLMError
 from ..metrics.conversations import Conversation
 from ..metrics.facts import case_facts
 from ..metrics.fidelity import FidelitySummary, PatientFidelity, conversation_fidelity
-from ..llm.errors import FatalLLMError, LLMError
 from .transcript import Utterance
 
 
