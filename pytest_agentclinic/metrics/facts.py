@@ -3,11 +3,12 @@
 Matching method (``elicit-1``), stated once here and pinned by ``tests/test_facts.py``:
 
 * A text becomes *concept tokens*: words folded and plural-stemmed as everywhere in the
-  project (:func:`grading.normalize.words`), ``-ing``/``-ed`` endings cut, stopwords and
+  project (:func:`grading.normalize.words`), ``-ing``/``-ed``/``-er`` endings and a final
+  ``e`` cut, stopwords and
   case-writing filler ("patient", "presents", "reports", ...) dropped, and each word of a
   small lay-language table mapped to one concept (``sores``, ``spots``, ``lesions`` -> one
-  token; ``itchy``, ``pruritus`` -> another), because patients say in their words what
-  vignettes say in clinical ones.
+  token; ``itchy``, ``pruritus`` -> another; "high blood pressure" -> ``hypertension``),
+  because patients say in their words what vignettes say in clinical ones.
 * The *coverage* of a fact by a text is the share of the fact's tokens present in the text.
 * A fact is conveyed by one utterance when that utterance covers at least
   :data:`ONE_UTTERANCE` (half) of it, or by the dialogue so far when all the patient's and
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -74,7 +76,9 @@ _FILLER = frozenset({
     "clinic", "office", "visit", "physician", "doctor", "history", "since", "now", "currently",
     "but", "not", "no", "yes", "do", "does", "did", "would", "will", "can", "could", "being",
     "otherwise", "one", "following", "deny", "denies", "denied", "endorse", "endorses",
-    "shown", "year", "old", "ago", "time", "states", "state",
+    "shown", "year", "old", "ago", "time", "states", "state", "evaluation", "evaluate",
+    "evaluated", "check", "checked", "concern", "concerned", "think", "thinks", "thought",
+    "may", "might", "recently", "recent", "noticed", "notice", "feel", "feels", "felt",
     "come", "came", "because", "into", "over", "after", "before", "while", "so", "just", "like",
     "well", "get", "got", "see", "seen", "am", "im", "ive", "haven", "hasn", "t", "s", "ve",
 })
@@ -87,14 +91,30 @@ _CLINICAL = re.compile(
 
 
 def _cut(word: str) -> str:
-    for ending in ("ing", "ed"):
+    """A crude stem: ``-ing``/``-ed``/``-er`` and a final ``e`` cut, so "shaving" and "shave",
+    "annoyed" and "annoying", "garden" and "gardener" meet."""
+    for ending in ("ing", "ed", "er"):
         if len(word) > len(ending) + 3 and word.endswith(ending):
-            return word[: -len(ending)]
-    return word
+            word = word[: -len(ending)]
+            break
+    return word[:-1] if len(word) > 4 and word.endswith("e") else word
 
 
+#: Lay phrases replaced by the clinical word before tokenising (one concept, one token).
+_PHRASES = tuple((re.compile(rf"\b{lay}\b", re.I), clinical) for lay, clinical in (
+    ("high blood pressure", "hypertension"), ("high cholesterol", "hyperlipidemia"),
+    ("heart attack", "myocardial infarction"), ("sugar diabetes", "diabetes"),
+    ("short(?:ness)? of breath", "dyspnea"), ("throw(?:ing)? up", "vomit"),
+    ("under ?arms?", "axilla"), ("arm ?pits?", "axilla"), ("belly", "abdomen"),
+    ("stomach", "abdomen"), ("tummy", "abdomen"), ("cigarettes?", "smoke"),
+    ("smok(?:es|ed|ing|er)", "smoke"), ("pounds", "weight"), ("lbs?", "weight")))
+
+
+@lru_cache(maxsize=65536)
 def tokens(text: str) -> frozenset[str]:
     """The concept tokens of ``text`` (see the module docstring)."""
+    for pattern, clinical in _PHRASES:
+        text = pattern.sub(clinical, text)
     out = set()
     for word in words(text.replace("-", " ")):
         if word in STOPWORDS or word in _FILLER:
