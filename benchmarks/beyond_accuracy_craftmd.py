@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import math
 import statistics
 import sys
 from collections.abc import Sequence
@@ -30,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "datasets" / "craftmd"
 CONVERSATIONS = DATA / "conversations_gpt4_1106_dermatology.jsonl.gz"
 VIGNETTES = DATA / "usmle_and_derm_dataset.csv"
+AUDIT = Path(__file__).resolve().parent / "data" / "elicitation_audit.json"
 #: CRAFT-MD's expert review (Fig. 3j, Supplementary Table 18): GPT-4 conversations with the
 #: complete relevant medical history, 45 annotated conversations (three datasets).
 PAPER_COMPLETE_HISTORY = 0.7111
@@ -65,6 +68,22 @@ def gathering(conversations: Sequence, cases: dict) -> dict[str, list[float]]:
     return out
 
 
+def audit(conversations: Sequence, cases: dict) -> str:
+    """The matcher against the hand labels of ``data/elicitation_audit.json``."""
+    data = json.loads(AUDIT.read_text(encoding="utf-8"))
+    by_case = {c.case_id: c for c in conversations}
+    tally: dict[str, list[int]] = {"yes": [0, 0], "partly": [0, 0], "no": [0, 0]}
+    for item in data["items"]:
+        facts = case_facts(cases[item["case_id"]])
+        index = next(i for i, f in enumerate(facts) if f.text == item["fact"])
+        matched = index in measure(facts, by_case[item["case_id"]].lines).elicited_at
+        tally[item["conveyed"]][0] += matched
+        tally[item["conveyed"]][1] += 1
+    return ("matcher against hand labels (benchmarks/data/elicitation_audit.json): "
+            + "; ".join(f"labelled {label}: {hit}/{n} counted elicited"
+                        for label, (hit, n) in tally.items()))
+
+
 def quartiles(values: Sequence[float]) -> str:
     q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
     return (f"mean {statistics.fmean(values):.2f}  median {q[1]:.2f}  "
@@ -74,24 +93,27 @@ def quartiles(values: Sequence[float]) -> str:
 def histogram_svg(series: dict[str, list[float]], title: str) -> str:
     """Side-by-side histograms (10 bins over 0-100%) of each series, as one SVG."""
     colours = ("#2563eb", "#db2777", "#059669")
-    width, height, left, bottom, top = 640, 300, 48, 48, 40
+    width, height, left, bottom, top = 640, 320, 48, 64, 40
     pw, ph = width - left - 16, height - top - bottom
     counts = {name: [0] * 10 for name in series}
     for name, values in series.items():
         for v in values:
             counts[name][min(int(v * 10), 9)] += 1
-    peak = max(max(c) / max(len(series[n]), 1) for n, c in counts.items())
+    # y axis up to the next 10% above the tallest bar, ticks every 10%
+    peak = math.ceil(max(max(c) / max(len(series[n]), 1) for n, c in counts.items()) * 10) / 10
     bar = pw / 10 / (len(series) + 1)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
              f'font-family="sans-serif" font-size="11">',
              f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{title}</text>']
-    for frac in (0, 0.25, 0.5, 0.75, 1):
-        y = top + ph - frac * ph
+    for tick in range(round(peak * 10) + 1):
+        y = top + ph - tick / 10 / peak * ph
         parts.append(f'<path d="M{left} {y:.1f}H{left + pw}" stroke="#ddd"/><text x="{left - 4}"'
-                     f' y="{y + 4:.1f}" text-anchor="end">{frac * peak:.0%}</text>')
+                     f' y="{y + 4:.1f}" text-anchor="end">{tick * 10}%</text>')
     for b in range(11):
-        parts.append(f'<text x="{left + b * pw / 10:.1f}" y="{top + ph + 16}" '
+        parts.append(f'<text x="{left + b * pw / 10:.1f}" y="{top + ph + 14}" '
                      f'text-anchor="middle">{b * 10}%</text>')
+    parts.append(f'<text x="{left + pw / 2}" y="{top + ph + 30}" text-anchor="middle">share of '
+                 f"the vignette's facts elicited (bins of 10%; 100% in the last)</text>")
     for s, (name, c) in enumerate(counts.items()):
         n = max(len(series[name]), 1)
         for b, k in enumerate(c):
@@ -128,10 +150,13 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"relevant history)")
     args.plot.parent.mkdir(parents=True, exist_ok=True)
     args.plot.write_text(histogram_svg(
-        {k: per[k] for k in ("all facts", "history facts", "exam facts")},
+        {k: per[k] for k in ("all facts", "history facts")},
         "Vignette facts elicited per conversation: GPT-4, 317 CRAFT-MD dermatology cases"),
         encoding="utf-8")
-    print(f"  plot: {args.plot}\n")
+    print(f"  plot: {args.plot}")
+    share_75 = statistics.fmean(v >= 0.75 for v in per["history facts"])
+    print(f"  at least 75% of the history facts elicited: {share_75:.1%} of conversations")
+    print(f"  {audit(conversations, cases)}\n")
     summary, _ = asyncio.run(check_patient(lambda case: OfflineVignettePatient(),
                                            conversations, cases))
     print(f"patient fidelity over {summary.conversations} conversations, {summary.answers} "
