@@ -52,3 +52,20 @@ def test_compare_measures_finds_the_budget_cut_in_spend(
     assert spend["pairs"] == 4 and spend["mean_b"] <= 10 < spend["mean_a"]
     assert spend["ci_high"] < 0
     assert rows["questions"]["difference"] == 0 and rows["questions"]["p_bootstrap"] == 1.0
+
+
+def test_craftmd_measures_come_once_per_conversation(pytester: pytest.Pytester) -> None:
+    case = make_case(1, vignette="A 40-year-old woman has an itchy rash on her elbows for two "
+                                 "weeks. Her mother has psoriasis. On examination, silvery "
+                                 "plaques are seen.", question="What is the diagnosis?")
+    write_yaml_cases(pytester.path / "c.yaml", [case])
+    pytester.runpytest("c.yaml", "--agent-protocol", "craftmd", "--agent-run-name", "cm",
+                       "--agent-experiment", "multiturn", "--agent-experiment", "vignette")
+    run = pytester.path / "reports" / "cm"
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    with_measures = [r for r in records if r["measures"] is not None]
+    assert {r["experiment"] for r in with_measures} == {"multiturn"}
+    assert len(with_measures) == 2  # mcq and frq share the conversation
+    table = next(t for t in json.loads((run / "summary.json").read_text())["tables"]
+                 if t["title"] == "information gathering and test cost by doctor")
+    assert table["data"][0]["encounters"] == 1

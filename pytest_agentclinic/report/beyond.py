@@ -116,9 +116,21 @@ def gathering_table(records: Sequence[ResultRecord], by: Sequence[str],
     return Table(title, [*by, "n", *(m.label for m in MEASURES)], rows, data, note)
 
 
+def one_per_conversation(records: Sequence[ResultRecord]) -> list[ResultRecord]:
+    """The records with measures, one per conversation: CRAFT-MD's multiturn items of one
+    case share one conversation across answer modes, and must not count once per mode."""
+    seen: dict[tuple[object, ...], ResultRecord] = {}
+    for r in records:
+        if r.measures is not None:
+            key = (r.protocol, r.dataset, r.case_id, r.sample, tuple(sorted(r.models.items())),
+                   r.bias, r.turn_budget, r.experiment, r.image_mode)
+            seen.setdefault(key, r)
+    return list(seen.values())
+
+
 def beyond_tables(records: Sequence[ResultRecord], resamples: int) -> list[Table]:
     """The measures by doctor, and by doctor and specialty / bias when those vary."""
-    measured = [r for r in records if r.measures is not None]
+    measured = one_per_conversation(records)
     if not measured:
         return []
     tables = [gathering_table(measured, ("doctor",), resamples)]
@@ -137,7 +149,8 @@ def cost_accuracy_chart(records: Sequence[ResultRecord], colours: Mapping[str, s
         return ""
     rows = [row for row in accuracy_table(measured, ("doctor",), resamples)
             if row.accuracy is not None]
-    spend = {row.key[0]: mean_ci([r for r in measured if r.doctor == row.key[0]],
+    conversations = one_per_conversation(measured)
+    spend = {row.key[0]: mean_ci([r for r in conversations if r.doctor == row.key[0]],
                                  BY_NAME["test_spend_usd"], row.key, resamples) for row in rows}
     if not rows:
         return ""
