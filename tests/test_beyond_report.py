@@ -44,10 +44,14 @@ def test_compare_measures_finds_the_budget_cut_in_spend(
     reports = two_runs.path / "reports"
     out_json = two_runs.path / "cmp.json"
     assert main(["compare", str(reports / "free"), str(reports / "capped"), "--measures",
-                 "--resamples", "2000", "--json", str(out_json)]) == 0
+                 "--by", "specialty", "--resamples", "2000", "--json", str(out_json)]) == 0
     out = capsys.readouterr().out
     assert "beyond accuracy (paired, B - A):" in out
-    rows = {m["measure"]: m for m in json.loads(out_json.read_text())["measures"]}
+    measures = json.loads(out_json.read_text())["measures"]
+    assert {m["group"] for m in measures} == {"Dermatology", "Neurology", "all"}
+    neuro = {m["measure"] for m in measures if m["group"] == "Neurology"}
+    assert "key_fact_share" not in neuro  # the neurology case marks no key facts
+    rows = {m["measure"]: m for m in measures if m["group"] == "all"}
     spend = rows["test_spend_usd"]
     assert spend["pairs"] == 4 and spend["mean_b"] <= 10 < spend["mean_a"]
     assert spend["ci_high"] < 0

@@ -50,7 +50,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--measures", action="store_true",
                         help="also compare the information-gathering and test-cost measures "
-                             "(paired bootstrap per measure, Holm across measures)")
+                             "(paired bootstrap per measure, grouped by the last --by, Holm "
+                             "across a group's measures)")
     parser.set_defaults(run=run)
 
 
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             print(format_flips(rows[:-1], args.flips))
     print()
     print(format_flips(tables[0][-1:], args.flips))
-    measures = _measures(args, pairing)
+    measures = _measures(args, pairing, groupings[-1])
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         data = _as_json(args, pairing, groupings, tables)
@@ -90,13 +91,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _measures(args: argparse.Namespace, pairing: Pairing) -> list[MeasureDiff] | None:
-    """With ``--measures``: print and return the measures' paired differences."""
+def _measures(args: argparse.Namespace, pairing: Pairing,
+              by: Sequence[str]) -> list[MeasureDiff] | None:
+    """With ``--measures``: print and return the measures' paired differences, grouped by
+    the last ``--by``."""
     if not args.measures:
         return None
     from ..report.measure_compare import compare_measures, format_measures
 
-    rows = compare_measures(pairing.pairs, args.resamples, args.seed)
+    rows = compare_measures(pairing.pairs, by, args.resamples, args.seed)
     print()
     print("beyond accuracy (paired, B - A):" if rows else
           "beyond accuracy: no paired items carry measures")

@@ -1,7 +1,8 @@
 """Paired comparison of two runs on the beyond-accuracy measures (``compare --measures``).
 
 Pairs are those of the accuracy comparison (same case, sample and condition, errors
-dropped); each measure uses the pairs where both sides have a value. The difference B - A of
+dropped), grouped by ``--by`` as accuracy is; each measure uses the pairs where both sides
+have a value. The difference B - A of
 the means gets a paired bootstrap 95% CI resampling cases and a two-sided bootstrap p, as
 accuracy does; Holm's correction runs across the measures.
 """
@@ -16,13 +17,24 @@ import numpy as np
 
 from .beyond import MEASURES
 from .comparison import Pair, bootstrap_p, holm
-from .statistics import cluster_bootstrap, group_rng, per_case, percentile_ci
+from .comparison import _pair_group as pair_group  # the accuracy comparison's own grouping
+from .statistics import (
+    GroupKey,
+    check_fields,
+    cluster_bootstrap,
+    group_rng,
+    key_label,
+    natural_key,
+    per_case,
+    percentile_ci,
+)
 
 
 @dataclass(frozen=True)
 class MeasureDiff:
     """One measure's paired difference B - A."""
 
+    group: str
     measure: str
     label: str
     percent: bool
@@ -40,9 +52,23 @@ class MeasureDiff:
         return asdict(self)
 
 
-def compare_measures(pairs: Sequence[Pair], n_resamples: int = 10_000,
+def compare_measures(pairs: Sequence[Pair], by: Sequence[str] = (), n_resamples: int = 10_000,
                      seed: int = 0) -> list[MeasureDiff]:
-    """Every measure's paired difference (measures no pair has are left out)."""
+    """Every measure's paired difference per group of ``by`` (then over all pairs when
+    grouped); measures no pair of a group has are left out. Holm runs over one group's
+    measures."""
+    fields = check_fields(by)
+    groups: dict[GroupKey, list[Pair]] = {}
+    for pair in pairs:
+        groups.setdefault(pair_group(pair, fields), []).append(pair)
+    keys = sorted(groups, key=lambda k: tuple(natural_key(v) for v in k)) if fields else []
+    rows = [row for key in keys for row in _group(key_label(key), groups[key], n_resamples,
+                                                   seed)]
+    return rows + _group("all", pairs, n_resamples, seed)
+
+
+def _group(label: str, pairs: Sequence[Pair], n_resamples: int,
+           seed: int) -> list[MeasureDiff]:
     rows = []
     for m in MEASURES:
         values = [(ra.case_id, va, vb) for ra, rb in pairs
@@ -54,10 +80,10 @@ def compare_measures(pairs: Sequence[Pair], n_resamples: int = 10_000,
         diff = b - a
         observed = float(diff.mean())
         sums, counts = per_case([c for c, _, _ in values], diff)
-        boot = cluster_bootstrap(sums, counts, n_resamples, group_rng(seed, (m.name,)))
+        boot = cluster_bootstrap(sums, counts, n_resamples, group_rng(seed, (label, m.name)))
         low, high = percentile_ci(boot)
         p = bootstrap_p(boot, observed) if np.any(diff) else 1.0
-        rows.append(MeasureDiff(m.name, m.label, m.percent, len(values), float(a.mean()),
+        rows.append(MeasureDiff(label, m.name, m.label, m.percent, len(values), float(a.mean()),
                                 float(b.mean()), observed, low, high, p))
     adjusted = holm([r.p_bootstrap or 1.0 for r in rows])
     return [MeasureDiff(**{**asdict(r), "p_holm": p}) for r, p in zip(rows, adjusted,
@@ -73,10 +99,11 @@ def format_measures(rows: Sequence[MeasureDiff]) -> str:
             return "-"
         return f"{value:{'+' if sign else ''}.{'1%' if percent else '2f'}}"
 
-    body = [[r.label, r.pairs, num(r.mean_a, r.percent), num(r.mean_b, r.percent),
+    body = [[r.group, r.label, r.pairs, num(r.mean_a, r.percent), num(r.mean_b, r.percent),
              num(r.difference, r.percent, True),
              f"({num(r.ci_low, r.percent, True)}, {num(r.ci_high, r.percent, True)})",
              "-" if r.p_bootstrap is None else f"{r.p_bootstrap:.4f}",
              "-" if r.p_holm is None else f"{r.p_holm:.4f}"] for r in rows]
-    return tabulate(body, headers=["measure", "pairs", "mean A", "mean B", "B - A", "95% CI",
-                                   "p boot", "Holm"], tablefmt="github", disable_numparse=True)
+    headers = ["group", "measure", "pairs", "mean A", "mean B", "B - A", "95% CI", "p boot",
+               "Holm"]
+    return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
