@@ -154,3 +154,21 @@ def test_offline_patient_leaks_less_than_the_recorded_one_on_the_317(
     recorded, offline = rows["recorded GPT-4 patient-AI"], rows["offline"]
     assert int(offline[3]) == 0 < int(recorded[3])  # the offline patient invents nothing
     assert float(offline[6].strip(" %")) < float(recorded[6].strip(" %"))
+
+
+def test_the_agentclinic_patient_prompt_can_be_checked_too(
+        fake_server: Start, recorded: tuple[Path, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    prompts: list[str] = []
+
+    def patient(req: FakeRequest) -> FakeReply:
+        prompts.append(req.role)
+        return FakeReply("I don't know.")
+
+    server = fake_server(patient)
+    assert run(recorded, tmp_path, "--model", "openai/fake", "--api-base", server.url,
+               "--prompt", "agentclinic") == 0
+    assert set(prompts) == {"patient"}  # AgentClinic's patient prompt, not CRAFT-MD's
+    row = next(line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("| openai/fake"))
+    assert row.split("|")[2].strip() == "0 (0%)"  # "I don't know" conveys nothing
