@@ -111,7 +111,7 @@ def _questions(utterances: Sequence[Said], elicited: dict[int, int],
                restated: dict[int, set[int]]) -> tuple[int, int, int]:
     asked: list[frozenset[str]] = []
     repeated = redundant = 0
-    first_turn = {i: t for i, t in elicited.items()}
+    turns_with_news = set(elicited.values())
     for index, u in enumerate(utterances):
         if u.role != "doctor" or u.kind != "question":
             continue
@@ -123,9 +123,7 @@ def _questions(utterances: Sequence[Said], elicited: dict[int, int],
                        if j in restated and utterances[j].turn == u.turn), None)
         if answer is None:
             continue
-        said = restated[answer]
-        new = any(first_turn.get(i) == u.turn for i in said)
-        if said and not new:
+        if restated[answer] and u.turn not in turns_with_news:
             redundant += 1
     return len(asked), repeated, redundant
 
