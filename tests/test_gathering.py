@@ -162,3 +162,17 @@ def test_recorded_conversation_messages_become_turns() -> None:
                       {"role": "assistant", "content": "Final Diagnosis: eczema"}])
     assert [(u.turn, u.role, u.kind) for u in lines] == [
         (1, "doctor", "question"), (1, "patient", "answer"), (2, "doctor", "diagnosis")]
+
+
+def test_an_answer_completing_a_fact_told_in_pieces_is_not_redundant() -> None:
+    facts = [Fact(text="Itchy red rash on both elbows.", kind="history"),
+             Fact(text="Works night shifts at a bakery, smokes, drinks wine daily, lives alone "
+                       "with two cats.", kind="history")]
+    lines = _talk(("question", "What brings you in?", "An itchy red rash on both elbows."),
+                  ("question", "Tell me about work?", "I work night shifts at a bakery."),
+                  ("question", "Habits?", "The itchy red rash on my elbows; I smoke and drink "
+                                          "wine daily."))
+    m = measure(facts, lines)
+    # turn 2 tells a third of fact 1; turn 3 restates fact 0 and takes fact 1 over half
+    assert m.elicited_at == {0: 1, 1: 3}
+    assert m.redundant_questions == 0
