@@ -50,16 +50,16 @@ def _field(name: str) -> Callable[[ResultRecord], float | None]:
 
 
 MEASURES: tuple[Measure, ...] = (
-    Measure("fact_share", "facts elicited", _field("fact_share"), True),
-    Measure("key_fact_share", "key facts elicited", _field("key_fact_share"), True),
+    Measure("fact_share", "facts", _field("fact_share"), True),
+    Measure("key_fact_share", "key facts", _field("key_fact_share"), True),
     Measure("questions", "questions", _field("questions")),
-    Measure("repeated_questions", "repeated q.", _field("repeated_questions")),
-    Measure("redundant_questions", "redundant q.", _field("redundant_questions")),
+    Measure("repeated_questions", "repeated", _field("repeated_questions")),
+    Measure("redundant_questions", "redundant", _field("redundant_questions")),
     Measure("tests_ordered", "tests", _field("tests_ordered")),
-    Measure("test_spend_usd", "test spend $", _field("test_spend_usd")),
+    Measure("test_spend_usd", "spend $", _field("test_spend_usd")),
     Measure("turns_to_diagnosis", "turns to dx", _field("turns_to_diagnosis")),
-    Measure("premature_closure", "premature closure", _field("premature_closure"), True),
-    Measure("missed_closure", "no dx with all key facts", _field("missed_closure"), True),
+    Measure("premature_closure", "premature", _field("premature_closure"), True),
+    Measure("missed_closure", "missed", _field("missed_closure"), True),
 )
 BY_NAME = {m.name: m for m in MEASURES}
 
@@ -77,8 +77,9 @@ class MeanCI:
         """``mean [low, high]`` (percentages for shares and rates)."""
         if self.mean is None or self.low is None or self.high is None:
             return "-"
-        spec = ".0%" if percent else ".1f"
-        return f"{self.mean:{spec}} [{self.low:{spec}}, {self.high:{spec}}]"
+        if percent:
+            return f"{self.mean:.0%} [{self.low * 100:.0f}-{self.high * 100:.0f}]"
+        return f"{self.mean:.1f} [{self.low:.1f}-{self.high:.1f}]"
 
 
 def mean_ci(records: Sequence[ResultRecord], measure: Measure, key: GroupKey,
@@ -110,9 +111,12 @@ def gathering_table(records: Sequence[ResultRecord], by: Sequence[str],
                      **{m.name: {"mean": s.mean, "ci_low": s.low, "ci_high": s.high, "n": s.n}
                         for m, s in ((m, stats[m.name]) for m in MEASURES)}})
     title = "information gathering and test cost by " + " and ".join(by)
-    note = ("mean per encounter [95% CI, bootstrap over cases]; facts elicited: share of the "
-            "case's facts the patient's or measurement agent's words conveyed (method "
-            "elicit-1); closure rates only where the case marks key facts")
+    note = ("mean per encounter [95% CI, bootstrap over cases]. facts / key facts: share of "
+            "the case's (key) facts the patient's or measurement agent's words conveyed "
+            "(method elicit-1); repeated / redundant: questions; spend: tests performed, CMS "
+            "2024 prices; premature: diagnosis before any key fact; missed: no diagnosis with "
+            "every key fact (both only where the case marks key facts). "
+            "Definitions: docs/beyond-accuracy.md")
     return Table(title, [*by, "n", *(m.label for m in MEASURES)], rows, data, note)
 
 
