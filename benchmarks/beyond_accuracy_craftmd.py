@@ -2,6 +2,7 @@
 conversations; writes the README's plot ``docs/craftmd_gathering.svg``.
 
     python benchmarks/beyond_accuracy_craftmd.py [--plot docs/craftmd_gathering.svg]
+                                                 [--run-dir reports/craftmd-conversations]
 
 The facts are each vignette's sentences (the closing question excluded); a sentence with
 examination or test language is an exam fact, the others history facts. The measures and the
@@ -32,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "datasets" / "craftmd"
 CONVERSATIONS = DATA / "conversations_gpt4_1106_dermatology.jsonl.gz"
 VIGNETTES = DATA / "usmle_and_derm_dataset.csv"
+RECORDED_ANSWERS = DATA / "recorded_gpt4_1106.jsonl.gz"
 AUDIT = Path(__file__).resolve().parent / "data" / "elicitation_audit.json"
 #: CRAFT-MD's expert review (Fig. 3j, Supplementary Table 18): GPT-4 conversations with the
 #: complete relevant medical history, 45 annotated conversations (three datasets).
@@ -84,6 +86,55 @@ def audit(conversations: Sequence, cases: dict) -> str:
                         for label, (hit, n) in tally.items()))
 
 
+def write_run(run_dir: Path, conversations: Sequence, cases: dict) -> int:
+    """A run directory of the recorded multiturn FRQ answers (trial 0) of the cases that have
+    a conversation, graded by the recorded GPT-4 verdicts, each record with its
+    conversation's measures: ``agentclinic report`` and ``compare --measures`` then work on
+    it like on any run."""
+    from pytest_agentclinic.report import writer
+    from pytest_agentclinic.report.craftmd_import import read_case_table, read_recorded, to_record
+    from pytest_agentclinic.report.tables import build_tables
+
+    by_case = {c.case_id: c for c in conversations}
+    info = read_case_table(VIGNETTES)
+    skipped: list[str] = []
+    records = []
+    for line in read_recorded(RECORDED_ANSWERS, skipped):
+        if (line["experiment"], line["format"], line["trial"]) != ("multiturn", "frq", 0):
+            continue
+        convo = by_case.get(str(line["case_id"]))
+        if convo is None:
+            continue
+        record = to_record(line, info[convo.case_id], run=run_dir.name, source=RECORDED_ANSWERS)
+        facts = case_facts(cases[convo.case_id])
+        records.append(record.model_copy(update={"measures": measure(facts, convo.lines)}))
+    writer.write_results(run_dir, records)
+    summary = {"version": writer.SUMMARY_VERSION, "run": run_dir.name, "protocol": "craftmd",
+               "source": f"{RECORDED_ANSWERS.name} (multiturn FRQ, trial 0) with the measures of "
+                         f"{CONVERSATIONS.name}",
+               "roles": dict(records[0].models) if records else {}, "items": len(records)}
+    writer.write_reports(run_dir, summary, records, build_tables(records, 2000))
+    _accuracy_by_gathering(records)
+    return len(records)
+
+
+def _accuracy_by_gathering(records: Sequence) -> None:
+    """Multiturn FRQ accuracy of the conversations below and above the median fact share."""
+    shares = sorted(r.measures.fact_share for r in records)
+    median = shares[len(shares) // 2]
+    rates = []
+    for label, keep in (("below", lambda v: v < median), ("at or above", lambda v: v >= median)):
+        group = [r for r in records if keep(r.measures.fact_share)]
+        correct = sum(r.outcome == "correct" for r in group)
+        rates.append((correct / len(group), len(group)))
+        print(f"  multiturn FRQ accuracy with a fact share {label} the median ({median:.0%}): "
+              f"{correct}/{len(group)} = {correct / len(group):.1%}")
+    (p1, n1), (p2, n2) = rates
+    se = math.sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2)  # one conversation per case
+    print(f"  difference {p2 - p1:+.1%} (95% CI {p2 - p1 - 1.96 * se:+.1%} to "
+          f"{p2 - p1 + 1.96 * se:+.1%}, normal approximation); an association, not a cause")
+
+
 def quartiles(values: Sequence[float]) -> str:
     q = statistics.quantiles(values, n=4) if len(values) > 1 else [values[0]] * 3
     return (f"mean {statistics.fmean(values):.2f}  median {q[1]:.2f}  "
@@ -132,6 +183,9 @@ def histogram_svg(series: dict[str, list[float]], title: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "craftmd_gathering.svg")
+    parser.add_argument("--run-dir", type=Path, default=None, metavar="DIR",
+                        help="also write a run directory (results.jsonl with the measures, "
+                             "summary, report.html) of the recorded multiturn FRQ answers")
     args = parser.parse_args(argv)
     if not CONVERSATIONS.exists() or not VIGNETTES.exists():
         print(f"skipped: {CONVERSATIONS} or {VIGNETTES} is missing", file=sys.stderr)
@@ -157,6 +211,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     share_75 = statistics.fmean(v >= 0.75 for v in per["history facts"])
     print(f"  at least 75% of the history facts elicited: {share_75:.1%} of conversations")
     print(f"  {audit(conversations, cases)}\n")
+    if args.run_dir is not None:
+        n = write_run(args.run_dir, conversations, cases)
+        print(f"run directory: {args.run_dir} ({n} records with measures)\n")
     summary, _ = asyncio.run(check_patient(lambda case: OfflineVignettePatient(),
                                            conversations, cases))
     print(f"patient fidelity over {summary.conversations} conversations, {summary.answers} "
