@@ -131,3 +131,19 @@ def test_without_sample_or_import_it_says_what_to_give(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["review", str(make_run(tmp_path))]) == 2
     assert "give --sample N and --out DIR" in capsys.readouterr().err
+
+
+def test_two_raters_in_one_sheet_are_told_apart_by_the_rater_column(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = make_run(tmp_path)
+    assert main(["review", str(run), "--sample", "4", "--out", str(tmp_path / "rev")]) == 0
+    sheet = tmp_path / "rev" / "sheet.csv"
+    fill(sheet, tmp_path / "a.csv", "ann", lambda i, row: 1 + i)
+    fill(sheet, tmp_path / "b.csv", "bob", lambda i, row: 1 + i)
+    both = (tmp_path / "a.csv").read_text() + "".join(
+        (tmp_path / "b.csv").read_text().splitlines(keepends=True)[1:])
+    sheet.write_text(both)
+    assert main(["review", "--import", str(sheet), str(run)]) == 0
+    review = json.loads((run / "review.json").read_text())
+    assert review["raters"] == ["ann", "bob"]
+    assert review["agreement"]["diagnostic_reasoning"] == {"kappa": 1.0, "items": 4}
