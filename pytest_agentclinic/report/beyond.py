@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,7 +27,17 @@ from .statistics import (
     per_case,
     percentile_ci,
 )
-from .table import Table
+
+
+class TableParts(NamedTuple):
+    """A table's parts, in :class:`.tables.Table`'s field order (tables.py builds on this
+    module, so it makes the Table)."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    data: list[dict[str, Any]]
+    note: str
 
 
 @dataclass(frozen=True)
@@ -95,7 +106,7 @@ def mean_ci(records: Sequence[ResultRecord], measure: Measure, key: GroupKey,
 
 
 def gathering_table(records: Sequence[ResultRecord], by: Sequence[str],
-                    resamples: int) -> Table:
+                    resamples: int) -> TableParts:
     """Every measure's mean and 95% CI per group of ``by``."""
     groups: dict[GroupKey, list[ResultRecord]] = {}
     for r in records:
@@ -117,7 +128,7 @@ def gathering_table(records: Sequence[ResultRecord], by: Sequence[str],
             "2024 prices; premature: diagnosis before any key fact; missed: no diagnosis with "
             "every key fact (both only where the case marks key facts). "
             "Definitions: docs/beyond-accuracy.md")
-    return Table(title, [*by, "n", *(m.label for m in MEASURES)], rows, data, note)
+    return TableParts(title, [*by, "n", *(m.label for m in MEASURES)], rows, data, note)
 
 
 def one_per_conversation(records: Sequence[ResultRecord]) -> list[ResultRecord]:
@@ -132,7 +143,7 @@ def one_per_conversation(records: Sequence[ResultRecord]) -> list[ResultRecord]:
     return list(seen.values())
 
 
-def beyond_tables(records: Sequence[ResultRecord], resamples: int) -> list[Table]:
+def beyond_tables(records: Sequence[ResultRecord], resamples: int) -> list[TableParts]:
     """The measures by doctor, and by doctor and specialty / bias when those vary."""
     measured = one_per_conversation(records)
     if not measured:

@@ -25,7 +25,7 @@ import numpy as np
 from ..encounter.transcript import Transcript
 from .records import ResultRecord
 from .statistics import cluster_bootstrap, group_rng, per_case, percentile_ci
-from .table import Table
+from .tables import Table
 
 REVIEW_VERSION = 1
 SHEET = "sheet.csv"

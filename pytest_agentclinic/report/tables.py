@@ -8,6 +8,7 @@ specialties, biases, patient models, image modes, turn budgets, CRAFT-MD experim
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,9 +24,17 @@ from .statistics import (
     per_case,
     percentile_ci,
 )
-from .table import Table
 
-__all__ = ["Table", "build_tables"]
+
+@dataclass(frozen=True)
+class Table:
+    """A titled table: printable cells plus JSON-able rows (for summary.json and plots)."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    data: list[dict[str, Any]] = field(default_factory=list)
+    note: str = ""
 
 
 def pct(value: float | None) -> str:
@@ -238,5 +247,5 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> li
         tables.append(budget_table(records, resamples))
     if any(r.perception is not None for r in records):
         tables.append(perception_table(records, resamples))
-    tables.extend(beyond_tables(records, resamples))
+    tables.extend(Table(*parts) for parts in beyond_tables(records, resamples))
     return tables
