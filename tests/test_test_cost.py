@@ -104,3 +104,11 @@ def test_a_bad_budget_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("c.yaml", "--agent-test-budget", "cheap")
     result.stderr.fnmatch_lines(["*--agent-test-budget: expected a number >= 0.0, got 'cheap'*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_budget_has_an_ini_twin(pytester: pytest.Pytester) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    pytester.makeini("[pytest]\nagent_test_budget = 12\n")
+    pytester.runpytest("c.yaml")
+    (record,) = results(pytester.path).values()
+    assert record["measures"]["test_spend_usd"] <= 12 and record["measures"]["tests_refused"]
