@@ -24,10 +24,10 @@ from pathlib import Path
 
 from pytest_agentclinic.agents.craftmd_agents import OfflineVignettePatient
 from pytest_agentclinic.cases.convert import read_craftmd_csv
-from pytest_agentclinic.encounter.patient_check import RECORDED, check_patient
 from pytest_agentclinic.metrics.conversations import read_conversations
 from pytest_agentclinic.metrics.facts import case_facts
 from pytest_agentclinic.metrics.gathering import measure
+from pytest_agentclinic.protocols.patient_check import RECORDED, check_patient
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "datasets" / "craftmd"
@@ -91,9 +91,9 @@ def write_run(run_dir: Path, conversations: Sequence, cases: dict) -> int:
     a conversation, graded by the recorded GPT-4 verdicts, each record with its
     conversation's measures: ``agentclinic report`` and ``compare --measures`` then work on
     it like on any run."""
-    from pytest_agentclinic.report import writer
-    from pytest_agentclinic.report.craftmd_import import read_case_table, read_recorded, to_record
-    from pytest_agentclinic.report.tables import build_tables
+    from pytest_agentclinic.importers.craftmd import read_case_table, read_recorded, to_record
+    from pytest_agentclinic.protocols.registry import report_tables
+    from pytest_agentclinic.report import rundir
 
     by_case = {c.case_id: c for c in conversations}
     info = read_case_table(VIGNETTES)
@@ -108,12 +108,12 @@ def write_run(run_dir: Path, conversations: Sequence, cases: dict) -> int:
         record = to_record(line, info[convo.case_id], run=run_dir.name, source=RECORDED_ANSWERS)
         facts = case_facts(cases[convo.case_id])
         records.append(record.model_copy(update={"measures": measure(facts, convo.lines)}))
-    writer.write_results(run_dir, records)
-    summary = {"version": writer.SUMMARY_VERSION, "run": run_dir.name, "protocol": "craftmd",
+    rundir.write_results(run_dir, records)
+    summary = {"version": rundir.SUMMARY_VERSION, "run": run_dir.name, "protocol": "craftmd",
                "source": f"{RECORDED_ANSWERS.name} (multiturn FRQ, trial 0) with the measures of "
                          f"{CONVERSATIONS.name}",
                "roles": dict(records[0].models) if records else {}, "items": len(records)}
-    writer.write_reports(run_dir, summary, records, build_tables(records, 2000))
+    rundir.write_reports(run_dir, summary, records, report_tables(records, 2000))
     _accuracy_by_gathering(records)
     return len(records)
 

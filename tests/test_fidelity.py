@@ -12,9 +12,9 @@ import pytest
 from helpers import SHARED
 
 from pytest_agentclinic.cli import main
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 from pytest_agentclinic.metrics.facts import vignette_facts
 from pytest_agentclinic.metrics.fidelity import check_answer, names_diagnosis
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 VIGNETTE = ("A 30-year-old woman presents with an itchy rash on both elbows for three weeks. "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from helpers import make_case
 
-from pytest_agentclinic.cases.models import Case
+from pytest_agentclinic.core.case import Case
 from pytest_agentclinic.metrics.conversations import Line, to_lines
 from pytest_agentclinic.metrics.facts import Fact, case_facts, conveys, tokens, vignette_facts
 from pytest_agentclinic.metrics.gathering import measure

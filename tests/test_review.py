@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_agentclinic.cli import main
-from pytest_agentclinic.encounter.transcript import Transcript, Utterance
-from pytest_agentclinic.report.records import ResultRecord
+from pytest_agentclinic.core.records import ResultRecord
+from pytest_agentclinic.core.transcript import Transcript, Utterance
 from pytest_agentclinic.report.review import CRITERIA, weighted_kappa
 
 MODELS = ("openai/gpt-4o", "anthropic/claude-x")
@@ -64,7 +64,7 @@ def test_sheet_is_blinded_balanced_and_reproducible(tmp_path: Path,
     page = (tmp_path / "rev" / "sheet.html").read_text()
     for text in (sheet, page):
         assert "gpt-4o" not in text.lower() and "claude" not in text.lower()
-    assert "I am [model]." in page
+    assert "I am [model]." in page and "openai/" not in page  # the provider goes too
     for c in CRITERIA:  # every criterion with its anchors on the printable page
         assert c.anchors[0] in page and c.anchors[2] in page
     rows = list(csv.DictReader(sheet.splitlines()))

@@ -8,8 +8,8 @@ asked, so no model call is spent on it) and the doctor is told what is left. Fre
 
 from __future__ import annotations
 
+from ..core.roles import Agent, Reply, TurnView
 from ..metrics.prices import REFUSED, PriceTable, default_prices
-from .base import Agent, Reply, TurnView
 from .offline_measurement import requested_test
 
 

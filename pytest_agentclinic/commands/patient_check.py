@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ._args import count, seconds
 
 if TYPE_CHECKING:
-    from ..cases.models import Case
+    from ..core.case import Case
     from ..metrics.fidelity import FidelitySummary
 
 SHARED = Path("..") / "shared" / "datasets" / "craftmd"
@@ -59,9 +59,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     """Check; exit 0, 2 on unreadable input, 1 when the model could not be reached."""
     from ..cases.convert import read_craftmd_csv
-    from ..encounter.patient_check import check_patient
     from ..llm.errors import FatalLLMError
     from ..metrics.conversations import read_conversations
+    from ..protocols.patient_check import check_patient
 
     try:
         converted = read_craftmd_csv(args.vignettes)
@@ -116,7 +116,7 @@ def format_summary(summary: FidelitySummary, model: str) -> str:
     """The comparison table: the recorded patient-AI, then the patient under test."""
     from tabulate import tabulate
 
-    from ..encounter.patient_check import RECORDED
+    from ..protocols.patient_check import RECORDED
 
     n, facts = summary.conversations, summary.facts
     rows = []

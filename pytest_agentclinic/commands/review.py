@@ -53,9 +53,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace) -> int:
-    from ..report.html import load_transcript
     from ..report.review import Sampled, sample, write_sheet
-    from ..report.statistics import load_records, results_path
+    from ..report.rundir import load_records, read_transcript, results_path
 
     results = results_path(args.run_path)
     run_dir = results.parent
@@ -63,7 +62,7 @@ def _write(args: argparse.Namespace) -> int:
     for r in load_records(results):
         if r.outcome == "error" or r.experiment not in (None, "multiturn"):
             continue  # no conversation to rate
-        transcript, _ = load_transcript(run_dir, r)
+        transcript, _ = read_transcript(run_dir, r)
         if transcript is not None:
             candidates.append(Sampled(r, transcript))
     if not candidates:
@@ -95,8 +94,8 @@ def _case_texts(picked: list[Any]) -> dict[str, str]:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ..report.review import KEY, RESULT, read_ratings, review_tables, summarize
-    from ..report.statistics import results_path
+    from ..report.review import KEY, read_ratings, review_tables, summarize
+    from ..report.rundir import results_path, write_review
     from ..report.summary import render_table
 
     run_dir = results_path(args.run_path).parent
@@ -106,11 +105,11 @@ def _import(args: argparse.Namespace) -> int:
     if not ratings:
         raise ValueError(f"{', '.join(map(str, args.imports))}: no ratings filled in")
     review = summarize(ratings, key)
-    (run_dir / RESULT).write_text(json.dumps(review, indent=1), encoding="utf-8")
+    written = write_review(run_dir, review)
     for table in review_tables(run_dir):
         print(f"{table.title}:\n{render_table(table)}\n{table.note}\n")
     _rebuild_reports(run_dir)
-    print(f"written: {run_dir / RESULT}; summary.md, summary.json and report.html updated")
+    print(f"written: {written}; summary.md, summary.json and report.html updated")
     return 0
 
 

@@ -28,8 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..cases.models import Case
-from ..grading.normalize import STOPWORDS, sentences, words
+from ..core.case import Case
+from ..core.text import STOPWORDS, sentences, words
 
 METHOD = "elicit-1"
 ONE_UTTERANCE = 0.5

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from ..grading.normalize import key_words, sentences, variants, words
+from ..core.text import key_words, sentences, variants, words
 from .facts import ONE_UTTERANCE, SPREAD, Fact, conveys, coverage, tokens
 
 FIDELITY_VERSION = 1

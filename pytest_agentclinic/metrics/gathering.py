@@ -20,13 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from ..cases.models import Case
+from ..core.case import Case
+from ..core.measures import EncounterMeasures
 from .facts import METHOD, ONE_UTTERANCE, SPREAD, Fact, case_facts, conveys, tokens
 from .prices import REFUSED, PriceTable, default_prices
 
-MEASURES_VERSION = 1
 REPEAT_JACCARD = 0.6
 _TELLERS = (("patient", "answer"), ("measurement", "test_result"))
 
@@ -44,42 +42,6 @@ class Said(Protocol):
     def text(self) -> str: ...
     @property
     def detail(self) -> str: ...
-
-
-class EncounterMeasures(BaseModel):
-    """The beyond-accuracy measures of one encounter, as ``results.jsonl`` holds them."""
-
-    model_config = ConfigDict(frozen=True)
-
-    version: int = MEASURES_VERSION
-    method: str = METHOD
-    facts: int
-    facts_elicited: int
-    key_facts: int
-    key_facts_elicited: int
-    questions: int
-    repeated_questions: int
-    redundant_questions: int
-    tests_ordered: int
-    #: Tests the measurement agent refused under ``--agent-test-budget`` (not in the spend).
-    tests_refused: int = 0
-    test_spend_usd: float
-    tests_unpriced: list[str] = Field(default_factory=list)
-    turns_to_diagnosis: int | None = None
-    premature_closure: bool | None = None
-    missed_closure: bool | None = None
-    #: Index (into the case's fact list) of each elicited fact -> the turn that elicited it.
-    elicited_at: dict[int, int] = Field(default_factory=dict)
-
-    @property
-    def fact_share(self) -> float | None:
-        """Share of the case's facts elicited."""
-        return self.facts_elicited / self.facts if self.facts else None
-
-    @property
-    def key_fact_share(self) -> float | None:
-        """Share of the case's key facts elicited."""
-        return self.key_facts_elicited / self.key_facts if self.key_facts else None
 
 
 def elicitation(facts: Sequence[Fact], utterances: Sequence[Said]) -> tuple[dict[int, int],
@@ -169,7 +131,7 @@ def measure(facts: Sequence[Fact], utterances: Sequence[Said],
         premature = dx_turn is not None and not before
         missed = dx_turn is None and all(i in elicited for i in keys)
     return EncounterMeasures(
-        facts=len(facts), facts_elicited=len(elicited), key_facts=len(keys),
+        method=METHOD, facts=len(facts), facts_elicited=len(elicited), key_facts=len(keys),
         key_facts_elicited=sum(i in elicited for i in keys), questions=questions,
         repeated_questions=repeated, redundant_questions=redundant,
         tests_ordered=len(tests) + refused, tests_refused=refused,

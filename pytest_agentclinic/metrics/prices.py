@@ -16,7 +16,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from ..grading.normalize import words
+from ..core.text import words
 
 PRICE_TABLE_VERSION = 1
 UNLISTED = "unlisted test"

@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core.records import ResultRecord
 from .charts import SERIES_COLOURS, card
-from .records import ResultRecord
 from .statistics import (
     GROUP_FIELDS,
     GroupKey,

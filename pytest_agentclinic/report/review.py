@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from ..encounter.transcript import Transcript
-from .records import ResultRecord
+from ..core.records import ResultRecord
+from ..core.transcript import Transcript
+from .rundir import read_review
 from .statistics import cluster_bootstrap, group_rng, per_case, percentile_ci
 from .tables import Table
 
@@ -31,7 +32,6 @@ REVIEW_VERSION = 1
 SHEET = "sheet.csv"
 PAGE = "sheet.html"
 KEY = "key.json"
-RESULT = "review.json"
 
 
 @dataclass(frozen=True)
@@ -109,10 +109,11 @@ def model_codes(models: Sequence[str], seed: int) -> dict[str, str]:
 
 
 def _redact(text: str, models: Sequence[str]) -> str:
-    for model in sorted(models, key=len, reverse=True):
-        for name in {model, model.rsplit("/", 1)[-1]}:
-            if len(name) > 2:
-                text = re.sub(re.escape(name), "[model]", text, flags=re.I)
+    """``text`` with every model's name, and its name without the provider prefix, replaced;
+    longest first, so "openai/gpt-4o" goes whole rather than leaving "openai/"."""
+    names = {n for model in models for n in (model, model.rsplit("/", 1)[-1]) if len(n) > 2}
+    for name in sorted(names, key=lambda n: (-len(n), n)):
+        text = re.sub(re.escape(name), "[model]", text, flags=re.I)
     return text
 
 
@@ -274,10 +275,9 @@ def _mean_ci(pairs: Sequence[tuple[str, int]], key: tuple[str, ...],
 
 def review_tables(run_dir: Path) -> list[Table]:
     """The imported review of ``run_dir`` (``review.json``) as report tables."""
-    path = run_dir / RESULT
-    if not path.is_file():
+    review = read_review(run_dir)
+    if review is None:
         return []
-    review = json.loads(path.read_text(encoding="utf-8"))
     rows, data = [], []
     for model, stats in review["by_model"].items():
         cells = [f"{s['mean']:.2f} [{s['ci_low']:.2f}, {s['ci_high']:.2f}] n={s['n']}"

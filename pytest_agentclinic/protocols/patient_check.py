@@ -10,13 +10,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 
-from ..agents.base import Agent, TurnView
-from ..cases.models import Case
+from ..core.case import Case
+from ..core.roles import Agent, TurnView
+from ..core.transcript import Utterance
 from ..llm.errors import FatalLLMError, LLMError
 from ..metrics.conversations import Conversation
 from ..metrics.facts import case_facts
 from ..metrics.fidelity import FidelitySummary, PatientFidelity, conversation_fidelity
-from .transcript import Utterance
 
 
 async def answer_questions(patient: Agent, case: Case, questions: Sequence[str],
