@@ -35,6 +35,18 @@ def default_run_name() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
 
 
+def _items_per_conversation(settings: Settings) -> int:
+    if settings.protocol != "craftmd":
+        return 1
+    return max(1, len(settings.experiments) * len(settings.answers))
+
+
+def _llm_models(settings: Settings) -> list[str]:
+    models = [*settings.doctors, *settings.patients, settings.measurement, settings.moderator,
+              settings.summarizer]
+    return [m for m in models if m != "offline"]
+
+
 def _all_after(session: pytest.Session, item: EncounterItem) -> Sequence[pytest.Item]:
     items = session.items
     return items[items.index(item):]
@@ -54,7 +66,12 @@ class AgentClinicSession:
         self.bad_records = 0
         self.cache = ResponseCache(settings.cache_dir, settings.cache)
         self.caller = ModelCaller(settings.call, self.cache)
-        self.runner = EncounterRunner(settings.concurrency)
+        # --agent-concurrency bounds model calls in flight (in the caller); the runner only
+        # keeps enough items started to fill those slots: a CRAFT-MD item waiting on its
+        # case's shared conversation makes no call, so it must not hold one.
+        self.runner = EncounterRunner(settings.concurrency * _items_per_conversation(settings))
+        if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
+            self.caller.warm(_llm_models(settings))
         self.fatal: str | None = None
         self._tasks: dict[tuple[object, ...], Awaitable[Any]] = {}
         self.gate: gate.GateResult | None = None
@@ -91,6 +108,7 @@ class AgentClinicSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.runner.run(self.caller.aclose)
         self.runner.close()
         self.cache.close()
         if self.is_worker:

@@ -11,7 +11,8 @@ import pytest
 
 from .encounter.craftmd import ANSWERS, EXPERIMENTS
 from .llm.cache import CacheMode
-from .llm.caller import CallSettings
+from .llm.caller import TRANSPORTS, CallSettings
+from .llm.limiter import Budget
 from .llm.retry import RetryPolicy
 
 
@@ -22,7 +23,7 @@ class Option:
     name: str  # ``doctor`` -> ``--agent-doctor`` and ini ``agent_doctor``
     help: str
     default: Any
-    kind: str = "str"  # str | list | int | float | ints
+    kind: str = "str"  # str | list | int | float | ints | fraction | limit
     metavar: str = "VALUE"
 
     @property
@@ -69,6 +70,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("retries", "retries of a failed call (timeouts, 429, 5xx)", 3, "int", "N"),
     Option("backoff", "first retry delay in seconds (doubles, with jitter)", 1.0, "float", "S"),
     Option("retry_after_cap", "longest Retry-After to honour, in seconds", 30.0, "float", "S"),
+    # -- transport: rate limits, deployments, the HTTP path
+    Option("rpm", "requests per minute allowed per model (split evenly over xdist workers); "
+           "without --agent-rpm/--agent-tpm, calls in flight adapt to 429s and timeouts",
+           None, "limit", "N"),
+    Option("tpm", "tokens per minute allowed per model (split evenly over xdist workers)",
+           None, "limit", "N"),
+    Option("models", "deployments file in litellm's model_list format (model_name, "
+           "litellm_params, rpm/tpm): a role's model named there is served by litellm's Router",
+           None, metavar="FILE"),
+    Option("transport", "auto (an aiohttp fast path for openai/ and hosted_vllm/ models with "
+           "--agent-api-base, litellm otherwise) or litellm (every call through litellm)",
+           "auto", metavar="NAME"),
     Option("temperature", "sampling temperature of every LLM role", 0.7, "float", "T"),
     Option("max_tokens", "max tokens per model reply", 512, "int", "N"),
     Option("cache", "response cache mode: read-write, replay, refresh or off", "read-write",
@@ -175,6 +188,13 @@ def _convert(opt: Option, value: Any) -> Any:
         return _number(opt, value, int, 1 if opt.name != "retries" else 0)
     if opt.kind == "float":
         return _number(opt, value, float, 0.0)
+    if opt.kind == "limit":
+        if value is None:
+            return None
+        number = _number(opt, value, float, 0.0)
+        if number <= 0:
+            raise pytest.UsageError(f"{opt.flag}: expected a number > 0, got {value!r}")
+        return number
     if opt.kind == "fraction":
         if value is None:
             return None
@@ -224,9 +244,29 @@ def resolve(config: pytest.Config) -> Settings:
         report_dir=root / v["report_dir"], run_name=v["run_name"],
         call=CallSettings(api_base=v["api_base"], timeout=v["timeout"],
                           temperature=v["temperature"], max_tokens=v["max_tokens"],
-                          policy=policy),
+                          policy=policy, **_transport(config, v, root)),
         gate=_gate(v, root),
     )
+
+
+def _transport(config: pytest.Config, v: dict[str, Any], root: Path) -> dict[str, Any]:
+    """The caller's transport settings; rate limits are split over the xdist workers, so the
+    whole run stays within them (each worker gets an even share, no coordination)."""
+    from .llm.deployments import ModelsFileError, load
+
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    deployments = None
+    if v["models"]:
+        try:
+            deployments = load(root / v["models"])
+        except ModelsFileError as exc:
+            raise pytest.UsageError(f"--agent-models: {exc}") from None
+    budgets = {name: b.share(workers)
+               for name, b in (deployments.budgets if deployments else {}).items()}
+    return {"concurrency": v["concurrency"], "budget": Budget(v["rpm"], v["tpm"]).share(workers),
+            "budgets": budgets,
+            "transport": _choices("transport", (v["transport"],), TRANSPORTS)[0],
+            "model_list": deployments.model_list if deployments else ()}
 
 
 def _choices(name: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:

@@ -62,6 +62,14 @@ class EncounterRunner:
             for future in self._futures.values():
                 future.cancel()
 
+    def run(self, factory: Callable[[], Awaitable[object]], timeout: float = 10.0) -> None:
+        """Run ``factory()`` on the loop and wait for it (nothing when the loop never started),
+        e.g. to close connection pools the loop's tasks opened."""
+        if self._loop is None:
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(_await(factory), self._loop).result(timeout)
+
     def close(self) -> None:
         """Cancel what is left, wait for every task on the loop to end, stop the loop."""
         self.cancel_pending()
@@ -76,6 +84,10 @@ class EncounterRunner:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+async def _await(factory: Callable[[], Awaitable[object]]) -> None:
+    await factory()
 
 
 async def _end_tasks() -> None:
