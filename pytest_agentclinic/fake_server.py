@@ -139,8 +139,11 @@ class FakeOpenAIServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        # Stopping twice is allowed (a test may kill the server mid-run, its fixture again).
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 

@@ -11,9 +11,12 @@ from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequ
 
 Start = Callable[[Script], FakeOpenAIServer]
 
-#: Every test here runs through both transports: the aiohttp fast path and litellm.
-pytestmark = pytest.mark.parametrize("transport", ["auto", "litellm"],
-                                     ids=["aiohttp", "litellm"])
+
+@pytest.fixture(params=["auto", "litellm"], ids=["aiohttp", "litellm"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """The tests asking for it run through both transports: the aiohttp fast path (what
+    ``auto`` picks for ``openai/`` models with an api base) and litellm."""
+    return str(request.param)
 
 
 def clinic(other: str = "Condition1 disease") -> Script:
@@ -143,7 +146,7 @@ def test_unauthorised_stops_the_session_at_the_first_error(
 
 
 def test_unknown_model_is_fatal_without_network(pytester: pytest.Pytester,
-                                                fake_server: Start, transport: str) -> None:
+                                                fake_server: Start) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
     result = pytester.runpytest("c.yaml", "--agent-doctor=nosuchprovider-model-x")
     result.assert_outcomes(errors=1)
@@ -230,15 +233,14 @@ def test_errors_are_never_cached(pytester: pytest.Pytester, fake_server: Start,
 
 
 def test_llm_run_under_xdist_matches_the_single_process_run(pytester: pytest.Pytester,
-                                                            fake_server: Start,
-                                                            transport: str) -> None:
+                                                            fake_server: Start) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 5)])
     server = fake_server(clinic())
     pytester.runpytest("c.yaml", "--agent-run-name=one", "--agent-cache=off",
-                       *llm_args(server, transport=transport))
+                       *llm_args(server))
     single = server.calls
     result = pytester.runpytest("c.yaml", "-n", "2", "--agent-run-name=two", "--agent-cache=off",
-                                *llm_args(server, transport=transport))
+                                *llm_args(server))
     result.assert_outcomes(passed=1, failed=3)
     assert server.calls == 2 * single
     one = (pytester.path / "reports/one/results.jsonl").read_text().count('"outcome":"correct"')

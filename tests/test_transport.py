@@ -1,0 +1,261 @@
+"""The transport: rate limits, the shared 429 pause, adaptive concurrency, deployments through
+litellm's Router, and the connection pool's size."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers import llm_args, make_case, results, write_yaml_cases
+
+from pytest_agentclinic.fake_server import (
+    FakeOpenAIServer,
+    FakeReply,
+    FakeRequest,
+    RateLimit,
+    Script,
+)
+from pytest_agentclinic.llm.deployments import ModelsFileError, load
+from pytest_agentclinic.llm.limiter import Budget, ModelGate, wait_from_headers
+
+Start = Callable[[Script], FakeOpenAIServer]
+
+
+def diagnose(req: FakeRequest) -> FakeReply:
+    """A doctor that asks once, then concludes."""
+    if req.doctor_turn == 0:
+        return FakeReply("Where does it hurt?")
+    return FakeReply("DIAGNOSIS READY: Condition1 disease")
+
+
+# ------------------------------------------------------------------ the gate, in isolation
+
+def test_rpm_spaces_the_calls_evenly() -> None:
+    async def run() -> list[float]:
+        gate = ModelGate("m", Budget(rpm=1200), max_in_flight=8)
+        loop = asyncio.get_running_loop()
+
+        async def one() -> float:
+            started = await gate.acquire()
+            gate.release(started, used=1)
+            return loop.time()
+
+        return sorted(await asyncio.gather(*(one() for _ in range(6))))
+
+    times = asyncio.run(run())
+    # 1200 RPM at the 98% margin: starts 51 ms apart, however late a sleep wakes.
+    assert times[-1] - times[0] >= 5 * 0.051
+
+
+def test_a_429_pauses_every_call_of_the_model_and_halves_adaptive_concurrency() -> None:
+    async def run() -> tuple[float, int, int]:
+        gate = ModelGate("m", Budget(), max_in_flight=16)
+        assert gate.adaptive and gate.limit == 16
+        started = await gate.acquire()
+        gate.release(started, rate_limited=True, retry_after=0.3)
+        loop = asyncio.get_running_loop()
+        begin = loop.time()
+        other = await gate.acquire()  # another call of the model waits out the pause
+        waited = loop.time() - begin
+        gate.release(other, timed_out=True)  # a timeout backs off too
+        return waited, gate.limit, gate.stats.rate_limited
+
+    waited, limit, refused = asyncio.run(run())
+    assert waited >= 0.28
+    assert limit == 4 and refused == 1
+
+
+def test_one_wave_of_429s_halves_once_and_successes_grow_the_limit_again() -> None:
+    async def run() -> list[int]:
+        gate = ModelGate("m", Budget(), max_in_flight=8)
+        wave = [await gate.acquire() for _ in range(8)]
+        for started in wave:
+            gate.release(started, rate_limited=True, retry_after=0.0)
+        seen = [gate.limit]
+        for _ in range(4 + 5):
+            gate.release(await gate.acquire(), used=10)
+        seen.append(gate.limit)
+        return seen
+
+    assert asyncio.run(run()) == [4, 6]
+
+
+def test_calls_beyond_the_limit_wait_for_a_slot() -> None:
+    async def run() -> int:
+        gate = ModelGate("m", Budget(), max_in_flight=2)
+        peak = 0
+
+        async def one() -> None:
+            nonlocal peak
+            started = await gate.acquire()
+            peak = max(peak, gate.in_flight)
+            await asyncio.sleep(0.01)
+            gate.release(started, used=1)
+
+        await asyncio.gather(*(one() for _ in range(10)))
+        return peak
+
+    assert asyncio.run(run()) == 2
+
+
+def test_tpm_holds_calls_until_the_tokens_refill() -> None:
+    async def run() -> float:
+        gate = ModelGate("m", Budget(tpm=60000), max_in_flight=8)  # 980 tokens a second
+        loop = asyncio.get_running_loop()
+        first = await gate.acquire(58000)  # 800 of the 58800 left
+        gate.release(first, reserved=58000, used=58800)  # charged what it really used: 0 left
+        begin = loop.time()
+        second = await gate.acquire(500)
+        gate.release(second, reserved=500, used=500)
+        return loop.time() - begin
+
+    assert asyncio.run(run()) >= 0.45
+
+
+@pytest.mark.parametrize(("headers", "wait"), [
+    ({"Retry-After": "2"}, 2.0), ({"retry-after-ms": "250"}, 0.25),
+    ({"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1m30s"}, 90.0),
+    ({"llm_provider-x-ratelimit-remaining-tokens": "0",
+      "llm_provider-x-ratelimit-reset-tokens": "20ms"}, 0.02),
+    ({"x-ratelimit-remaining-requests": "5", "x-ratelimit-reset-requests": "1s"}, None),
+    ({"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"}, None), ({}, None)])
+def test_wait_from_rate_limit_headers(headers: dict[str, str], wait: float | None) -> None:
+    assert wait_from_headers(headers) == (pytest.approx(wait) if wait is not None else None)
+
+
+# --------------------------------------------------------------- against a limited server
+
+@pytest.mark.parametrize("transport", ["auto", "litellm"], ids=["aiohttp", "litellm"])
+def test_rpm_limit_keeps_the_provider_from_refusing(pytester: pytest.Pytester,
+                                                    fake_server: Start, transport: str) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 9)])
+    # A burst of 6 tolerates the bunching of this in-process server thread (it shares the GIL
+    # with the run); 8 calls at once would still be refused.
+    server = FakeOpenAIServer(diagnose, RateLimit(rpm=1200, burst=6)).__enter__()
+    try:
+        limited = pytester.runpytest("c.yaml", "--agent-rpm=1200", "--agent-concurrency=8",
+                                     *llm_args(server, ("doctor",), transport=transport))
+    finally:
+        server.__exit__(None, None, None)
+    limited.assert_outcomes(passed=1, failed=7)
+    assert server.calls == 16 and server.refused == 0
+
+
+def test_without_a_limit_429s_are_absorbed_not_errors(pytester: pytest.Pytester,
+                                                      fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 13)])
+    server = FakeOpenAIServer(diagnose, RateLimit(rpm=1200, burst=2)).__enter__()
+    try:
+        result = pytester.runpytest("c.yaml", "--agent-concurrency=12",
+                                    *llm_args(server, ("doctor",)))
+    finally:
+        server.__exit__(None, None, None)
+    # 12 calls at once against 2 allowed: refusals happen, but every encounter completes.
+    result.assert_outcomes(passed=1, failed=11)
+    assert server.refused > 0
+    assert all(r["outcome"] != "error" for r in results(pytester.path).values())
+
+
+def test_bad_limits_are_usage_errors(pytester: pytest.Pytester) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    result = pytester.runpytest("c.yaml", "--agent-rpm=0")
+    result.stderr.fnmatch_lines(["*--agent-rpm: expected a number > 0, got '0'*"])
+    result = pytester.runpytest("c.yaml", "--agent-transport=curl")
+    result.stderr.fnmatch_lines(["*--agent-transport: 'curl' is not one of: auto, litellm*"])
+
+
+# ---------------------------------------------------------------------------- deployments
+
+def models_file(path: Path, *servers: FakeOpenAIServer, rpm: int | None = None) -> Path:
+    entries = [{"model_name": "doctor-llm",
+                "litellm_params": {"model": "openai/fake", "api_base": s.url,
+                                   "api_key": "sk-fake", **({"rpm": rpm} if rpm else {})}}
+               for s in servers]
+    path.write_text(yaml.safe_dump({"model_list": entries}))
+    return path
+
+
+def test_deployments_share_the_load_and_survive_one_dying(pytester: pytest.Pytester,
+                                                          fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 13)])
+    survivor = fake_server(lambda req: diagnose(req))
+    dying: list[FakeOpenAIServer] = []
+
+    def die_after_three(req: FakeRequest) -> FakeReply:
+        if req.index == 3:  # killed mid-run, with calls in flight
+            threading.Thread(target=dying[0].__exit__, args=(None, None, None)).start()
+            return FakeReply("never sent", delay=5)
+        return diagnose(req)
+
+    dying.append(fake_server(die_after_three))
+    models_file(pytester.path / "models.yaml", survivor, dying[0])
+    result = pytester.runpytest("c.yaml", "--agent-models=models.yaml",
+                                "--agent-doctor=doctor-llm", "--agent-concurrency=4",
+                                "--agent-backoff=0.01", "--agent-timeout=10",
+                                "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=11)  # 0 lost encounters
+    assert dying[0].calls >= 4 and survivor.calls > 0
+    records = results(pytester.path).values()
+    assert all(r["outcome"] in ("correct", "incorrect") for r in records)
+    # The cache key holds the group's name: which deployment answered does not matter.
+    replay = pytester.runpytest("c.yaml", "--agent-models=models.yaml",
+                                "--agent-doctor=doctor-llm", "--agent-cache=replay",
+                                "--agent-run-name=replay", "-p", "no:cacheprovider")
+    replay.assert_outcomes(passed=1, failed=11)
+
+
+def test_models_file_problems_name_file_entry_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "models.yaml"
+    path.write_text("model_list:\n  - model_name: a\n    litellm_params: {model: openai/x}\n"
+                    "  - model_name: a\n    litellm_params: {api_base: http://h/v1}\n")
+    with pytest.raises(ModelsFileError, match=r"models.yaml: deployment 2 \(a\): field "
+                                              r"'litellm_params.model' is missing"):
+        load(path)
+    path.write_text("model_list:\n  - model_name: a\n    litellm_params: {model: m, rpm: -1}\n")
+    with pytest.raises(ModelsFileError, match=r"deployment 1 .*'rpm' must be a positive"):
+        load(path)
+    path.write_text(yaml.safe_dump({"model_list": [
+        {"model_name": "a", "litellm_params": {"model": "m", "rpm": 100}},
+        {"model_name": "a", "rpm": 50, "litellm_params": {"model": "n"}},
+        {"model_name": "b", "litellm_params": {"model": "m", "tpm": 9}},
+        {"model_name": "b", "litellm_params": {"model": "n"}}]}))
+    budgets = load(path).budgets
+    assert budgets == {"a": Budget(rpm=150.0, tpm=None), "b": Budget(rpm=None, tpm=None)}
+
+
+def test_models_file_error_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    (pytester.path / "models.yaml").write_text("model_list: [1]\n")
+    result = pytester.runpytest("c.yaml", "--agent-models=models.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--agent-models: *models.yaml: deployment 1: expected a "
+                                 "mapping*"])
+
+
+# ------------------------------------------------------------------------------- the pool
+
+def test_litellm_pool_is_at_least_the_concurrency() -> None:
+    code = ("from pytest_agentclinic.llm import client; client._load(1024); "
+            "from litellm import constants as c; "
+            "print(c.AIOHTTP_CONNECTOR_LIMIT_PER_HOST, c.AIOHTTP_CONNECTOR_LIMIT)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["1024", "2048"]
+
+
+def test_fast_path_pool_is_the_concurrency() -> None:
+    from pytest_agentclinic.llm.openai_http import OpenAIHTTP
+
+    async def run() -> int:
+        fast = OpenAIHTTP(1024)
+        limit = fast._client().connector.limit_per_host  # type: ignore[union-attr]
+        await fast.aclose()
+        return int(limit)
+
+    assert asyncio.run(run()) == 1024
