@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
 import re
+import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
@@ -38,13 +40,31 @@ def default_run_name() -> str:
 def _items_per_conversation(settings: Settings) -> int:
     if settings.protocol != "craftmd":
         return 1
-    return max(1, len(settings.experiments) * len(settings.answers))
+    return 4 * max(1, len(settings.experiments) * len(settings.answers))
 
 
 def _llm_models(settings: Settings) -> list[str]:
     models = [*settings.doctors, *settings.patients, settings.measurement, settings.moderator,
               settings.summarizer]
     return [m for m in models if m != "offline"]
+
+
+def _warm_grader() -> concurrent.futures.Future[None]:
+    """Load the offline grader's terminology in a thread now: loaded lazily by the first
+    verdict it took 2-8 s of CPU on the runner's event loop, with every call in flight
+    stalled behind it. Encounters wait for this future (without blocking the loop)."""
+    from .grading.answers import grade_frq
+
+    future: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def load() -> None:
+        # A failure here resurfaces, with its item, when grading loads the data again.
+        with contextlib.suppress(Exception):
+            asyncio.run(grade_frq("Final Diagnosis: asthma", ["asthma"]))
+        future.set_result(None)
+
+    threading.Thread(target=load, name="agentclinic-grader-warm-up", daemon=True).start()
+    return future
 
 
 def _all_after(session: pytest.Session, item: EncounterItem) -> Sequence[pytest.Item]:
@@ -66,15 +86,17 @@ class AgentClinicSession:
         self.bad_records = 0
         self.cache = ResponseCache(settings.cache_dir, settings.cache)
         self.caller = ModelCaller(settings.call, self.cache)
-        # --agent-concurrency bounds model calls in flight (in the caller); the runner only
-        # keeps enough items started to fill those slots: a CRAFT-MD item waiting on its
-        # case's shared conversation makes no call, so it must not hold one.
+        # --agent-concurrency bounds model calls in flight (in the caller, earliest items
+        # first); the runner keeps enough items started to fill those slots: CRAFT-MD items
+        # wait on their case's one conversation, a chain of calls, so a slot's worth of
+        # conversations is not enough to keep the slots busy.
         self.runner = EncounterRunner(settings.concurrency * _items_per_conversation(settings))
         if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
             self.caller.warm(_llm_models(settings))
         self.fatal: str | None = None
         self._tasks: dict[tuple[object, ...], Awaitable[Any]] = {}
         self.gate: gate.GateResult | None = None
+        self._grader_ready: concurrent.futures.Future[None] | None = None
         self.tables: list[Table] = []
 
     # ----------------------------------------------------------------- hooks
@@ -96,6 +118,9 @@ class AgentClinicSession:
         # cases from running: hide those errors from pytest's "errors during collection"
         # check, then count them again so the exit status still reports them.
         session.testsfailed -= self.bad_records
+        if not session.config.option.collectonly and any(
+                isinstance(i, EncounterItem) for i in session.items):
+            self._grader_ready = _warm_grader()
         try:
             return (yield)
         finally:
@@ -175,6 +200,7 @@ class AgentClinicSession:
 
         async def play() -> Transcript:
             summary = lambda: self._shared(("summary", *key), summarize)  # noqa: E731
+            await self._grader()
             try:
                 return await run_craftmd(craft, cast, conversation, summary)
             except FatalLLMError as exc:
@@ -194,6 +220,7 @@ class AgentClinicSession:
         variant = Variant(bias=spec.bias, image_mode=spec.image_mode)
 
         async def play() -> Transcript:
+            await self._grader()
             cast = build_cast(self.config, spec.case, models, self.caller, spec.candidates,
                               variant)
             try:
@@ -208,6 +235,10 @@ class AgentClinicSession:
                 raise
 
         return play
+
+    async def _grader(self) -> None:
+        if self._grader_ready is not None:
+            await asyncio.wrap_future(self._grader_ready)
 
     def finish_item(self, item: EncounterItem) -> None:
         """Wait for ``item``'s encounter, save its transcript and attach its result record."""

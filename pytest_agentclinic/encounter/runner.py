@@ -9,9 +9,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import itertools
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+
+from ..llm.limiter import CALL_PRIORITY
 
 T = TypeVar("T")
 
@@ -26,6 +29,7 @@ class EncounterRunner:
         self._semaphore: asyncio.Semaphore | None = None
         self._futures: dict[str, concurrent.futures.Future[object]] = {}
         self._lock = threading.Lock()
+        self._order = itertools.count()
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
@@ -36,10 +40,11 @@ class EncounterRunner:
             self._loop = loop
         return self._loop
 
-    async def _limited(self, factory: Callable[[], Awaitable[T]]) -> T:
+    async def _limited(self, factory: Callable[[], Awaitable[T]], order: int) -> T:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.concurrency)
         async with self._semaphore:
+            CALL_PRIORITY.set(order)  # this task's context: its calls queue by item order
             return await factory()
 
     def submit(self, key: str, factory: Callable[[], Awaitable[T]]) -> concurrent.futures.Future[T]:
@@ -48,7 +53,7 @@ class EncounterRunner:
             if key not in self._futures:
                 loop = self._ensure_loop()
                 future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(
-                    self._limited(factory), loop)
+                    self._limited(factory, next(self._order)), loop)
                 self._futures[key] = future  # type: ignore[assignment]
             return self._futures[key]  # type: ignore[return-value]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +11,7 @@ from ..encounter.transcript import Usage
 from . import client, openai_http
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .errors import ReplayMissError, TransientError
-from .limiter import Budget, Gates, estimate_tokens
+from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
 
 #: ``--agent-transport`` values: ``auto`` takes the aiohttp fast path where it applies,
@@ -55,11 +54,10 @@ class ModelCaller:
         self.http_attempts = 0
         self.gates = Gates(settings.budgets, settings.budget, settings.concurrency)
         self.fast = openai_http.OpenAIHTTP(settings.concurrency)
-        #: Calls in flight now (what ``--agent-concurrency`` bounds), and the seconds spent
-        #: in calls summed over calls (busy slot-seconds).
-        self.in_flight = 0
+        #: Seconds spent in calls, summed over calls (busy slot-seconds).
         self.busy_s = 0.0
-        self._slots: asyncio.Semaphore | None = None
+        #: Calls in flight (what ``--agent-concurrency`` bounds), earliest items first.
+        self.slots = PrioritySlots(settings.concurrency)
         if settings.model_list:
             client.use_deployments(list(settings.model_list))
 
@@ -112,18 +110,15 @@ class ModelCaller:
         reserved = (estimate_tokens(messages, self.settings.max_tokens)
                     if gate.budget.tpm else 0)
         started = await gate.acquire(reserved)
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.settings.concurrency)
         try:
-            async with self._slots:
-                self.http_attempts += 1
-                self.in_flight += 1
-                sent = time.perf_counter()
-                try:
-                    done = await self._transport(model, messages)
-                finally:
-                    self.in_flight -= 1
-                    self.busy_s += time.perf_counter() - sent
+            await self.slots.acquire(CALL_PRIORITY.get())
+            self.http_attempts += 1
+            sent = time.perf_counter()
+            try:
+                done = await self._transport(model, messages)
+            finally:
+                self.slots.release()
+                self.busy_s += time.perf_counter() - sent
         except TransientError as exc:
             wait = exc.retry_after
             # The model's shared pause honours Retry-After no further than a single retry does.

@@ -20,6 +20,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import contextvars
+import heapq
+import itertools
 import re
 import time
 from collections.abc import Callable
@@ -29,6 +32,49 @@ from dataclasses import dataclass
 #: requests a little bunched by the network, and 2% headroom kept refusals at 0 in the
 #: benchmark where 100% refused ~1 request in 50.
 RPM_MARGIN = 0.98
+
+
+#: The order of the item a call serves (set by whoever starts the item's task; tasks it
+#: starts inherit it): earlier items get free call slots first.
+CALL_PRIORITY: contextvars.ContextVar[int] = contextvars.ContextVar("call_priority", default=0)
+
+
+class PrioritySlots:
+    """At most ``size`` holders at once; waiters are served lowest priority number first.
+
+    The calls in flight of a process: items started ahead of time (a CRAFT-MD item waiting
+    on its case's conversation, an encounter between two calls) hold none, and when slots
+    are scarce the earliest items' calls go first, so items still finish in order.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self.held = 0
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
+
+    async def acquire(self, priority: int) -> None:
+        """Wait for a slot."""
+        if self.held < self.size and not self._waiters:
+            self.held += 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (priority, next(self._order), waiter))
+        try:
+            await waiter  # the releaser handed its slot over (``held`` unchanged)
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # a slot was handed over just before the cancel
+            raise
+
+    def release(self) -> None:
+        """Hand the slot to the first live waiter, or free it."""
+        while self._waiters:
+            _p, _n, waiter = heapq.heappop(self._waiters)
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self.held -= 1
 
 
 @dataclass(frozen=True)
