@@ -13,7 +13,7 @@ Every figure is measured in this run, against a fake OpenAI server in its own pr
 (2) N encounters x k calls, each answered after ``--delay`` s, ``--concurrency`` in flight:
     encounter wall against the ideal (ceil(N / concurrency) x k x delay), calls per second,
     CPU ms per call of the pytest process, and its peak RSS;
-(3) CRAFT-MD with an LLM doctor and patient, 16 slots: the share of slot-seconds the server
+(3) CRAFT-MD with an LLM doctor and patient, 16 and 64 slots: the share of slot-seconds the server
     spent answering (calls in flight, not items, hold the slots: target >= 90%).
 """
 
@@ -79,20 +79,21 @@ def scale(work: Path, sizes: list[int], k: int, delay: float, concurrency: int) 
               f"{run.rss_mb:.0f} MB | {run.wall:.1f} s |")
 
 
-def craftmd_slots(work: Path, n: int = 24, k: int = 3, delay: float = 0.5,
-                  concurrency: int = 16) -> None:
+def craftmd_slots(work: Path, n: int, concurrency: int, k: int = 3,
+                  delay: float = 0.5) -> None:
     write_cases(work / "craft.yaml", n, vignette=True)
     server = Server(delay=delay, k=k, mode="craftmd")
     try:
         run = pytest_run(["craft.yaml", "--agent-protocol=craftmd",
                           "--agent-doctor=openai/bench", "--agent-patient=openai/bench-patient",
                           f"--agent-api-base={server.url}", "--agent-cache=off",
-                          f"--agent-concurrency={concurrency}", "--agent-run-name=craft"], work)
+                          f"--agent-concurrency={concurrency}",
+                          f"--agent-run-name=craft{concurrency}"], work)
         stats = server.stats()
     finally:
         server.stop()
     span, busy = server_busy(stats["served"])
-    items = len(records(work / "reports" / "craft"))
+    items = len(records(work / "reports" / f"craft{concurrency}"))
     print(f"(3) CRAFT-MD, {n} cases ({items} items), {delay:g} s per call, {concurrency} slots: "
           f"{len(stats['served'])} calls in {span:.1f} s; slots busy "
           f"{busy / (concurrency * span):.0%} (target >= 90%); pytest wall {run.wall:.1f} s")
@@ -105,6 +106,7 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=3, help="calls per encounter in (2)")
     parser.add_argument("--delay", type=float, default=0.5, help="seconds per reply in (2)")
     parser.add_argument("--concurrency", type=int, default=256, help="calls in flight in (2)")
+    parser.add_argument("--craftmd-cases", type=int, default=48)
     parser.add_argument("--skip", default="", help="comma-separated: rate-limit,scale,craftmd")
     opts = parser.parse_args()
     skip = set(filter(None, opts.skip.split(",")))
@@ -113,7 +115,8 @@ def main() -> None:
         if "rate-limit" not in skip:
             rate_limit_table(work)
         if "craftmd" not in skip:
-            craftmd_slots(work)
+            for slots in (16, 64):
+                craftmd_slots(work, opts.craftmd_cases, slots)
         if "scale" not in skip:
             scale(work, opts.sizes, opts.k, opts.delay, opts.concurrency)
 

@@ -259,3 +259,69 @@ def test_fast_path_pool_is_the_concurrency() -> None:
         return int(limit)
 
     assert asyncio.run(run()) == 1024
+
+
+# ------------------------------------------------------------------ calls in flight
+
+def test_slots_go_to_the_earliest_items_first() -> None:
+    from pytest_agentclinic.llm.limiter import PrioritySlots
+
+    async def run() -> list[int]:
+        slots = PrioritySlots(1)
+        order: list[int] = []
+        await slots.acquire(0)
+
+        async def item(priority: int) -> None:
+            await slots.acquire(priority)
+            order.append(priority)
+            slots.release()
+
+        waiting = [asyncio.ensure_future(item(p)) for p in (5, 3, 9, 1)]
+        await asyncio.sleep(0.01)
+        assert order == [] and slots.held == 1
+        slots.release()
+        await asyncio.gather(*waiting)
+        assert slots.held == 0
+        return order
+
+    assert asyncio.run(run()) == [1, 3, 5, 9]
+
+
+@pytest.mark.parametrize("transport", ["auto", "litellm"], ids=["aiohttp", "litellm"])
+def test_timeouts_halve_the_calls_in_flight(fake_server: Start, tmp_path: Path,
+                                            transport: str) -> None:
+    from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
+    from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
+    from pytest_agentclinic.llm.errors import InfrastructureError
+    from pytest_agentclinic.llm.retry import RetryPolicy
+
+    server = fake_server(lambda req: FakeReply("late", delay=2.0))
+    caller = ModelCaller(CallSettings(api_base=server.url, timeout=0.3, concurrency=8,
+                                      transport=transport, policy=RetryPolicy(attempts=1)),
+                         ResponseCache(tmp_path, CacheMode.OFF))
+
+    async def run() -> list[BaseException | object]:
+        calls = [caller.complete(role="doctor", model="openai/slow", case_id=f"c{i}", sample=0,
+                                 messages=[{"role": "user", "content": "hi"}],
+                                 prompt_version="v") for i in range(8)]
+        done = await asyncio.gather(*calls, return_exceptions=True)
+        await caller.aclose()
+        return done
+
+    outcomes = asyncio.run(run())
+    assert all(isinstance(o, InfrastructureError) for o in outcomes)
+    gate = caller.gates["openai/slow"]
+    assert gate.stats.timeouts == 8 and gate.limit == 4  # one wave, one halving
+
+
+def test_xdist_workers_split_the_rate_limits() -> None:
+    from types import SimpleNamespace
+
+    from pytest_agentclinic.settings import _transport
+
+    config = SimpleNamespace(workerinput={"workercount": 4})
+    values = {"models": None, "concurrency": 16, "rpm": 600.0, "tpm": None,
+              "transport": "auto"}
+    settings = _transport(config, values, Path("."))  # type: ignore[arg-type]
+    assert settings["budget"] == Budget(rpm=150.0, tpm=None)
+    assert Budget(rpm=600, tpm=1000).share(1) == Budget(rpm=600, tpm=1000)

@@ -67,8 +67,9 @@ class ModelCaller:
                 or not openai_http.eligible(model, self.settings.api_base))
 
     def warm(self, models: list[str]) -> None:
-        """Start litellm's import now (in a thread) when any of ``models`` will need it."""
-        if any(self.uses_litellm(m) for m in models):
+        """Start litellm's import now (in a thread) when any of ``models`` will need it
+        (a replay never calls, so never imports it)."""
+        if self.cache.mode is not CacheMode.REPLAY and any(self.uses_litellm(m) for m in models):
             client.preload(self.settings.concurrency)
 
     async def aclose(self) -> None:
