@@ -109,7 +109,7 @@ def litellm_floor(url: str, n: int, k: int, concurrency: int) -> float:
     return asyncio.run(run())
 
 
-async def _cpu_per_call(call: Any, n: int, concurrency: int = 32) -> float:
+async def _cpu_per_call(call: Any, close: Any, n: int, concurrency: int = 32) -> float:
     """CPU seconds per call of this process (wall-clock rates on a shared machine measure the
     neighbours too: that is how this bench once printed negative shares)."""
     semaphore = asyncio.Semaphore(concurrency)
@@ -121,7 +121,10 @@ async def _cpu_per_call(call: Any, n: int, concurrency: int = 32) -> float:
     await call(-1)  # warm the connection pool and litellm's lazy imports
     started = time.process_time()
     await asyncio.gather(*(one(i) for i in range(n)))
-    return (time.process_time() - started) / n
+    spent = (time.process_time() - started) / n
+    if close is not None:
+        await close()
+    return spent
 
 
 def bench_overhead(work: Path, n: int) -> None:
@@ -138,7 +141,7 @@ def bench_overhead(work: Path, n: int) -> None:
         await litellm.acompletion(model="openai/x", messages=[{"role": "user", "content": f"{i}"}],
                                   api_base=server.url, api_key="k", timeout=30, max_retries=0)
 
-    def ours(mode: CacheMode, transport: str) -> Any:
+    def ours(mode: CacheMode, transport: str) -> tuple[Any, Any]:
         caller = ModelCaller(CallSettings(api_base=server.url, timeout=30, concurrency=32,
                                           transport=transport),
                              ResponseCache(work / f"overhead-{mode.value}-{transport}", mode))
@@ -147,15 +150,15 @@ def bench_overhead(work: Path, n: int) -> None:
             await caller.complete(role="doctor", model="openai/x", case_id="c", sample=0,
                                   messages=[{"role": "user", "content": f"{transport}{i}"}],
                                   prompt_version="v")
-        return call
+        return call, caller.aclose
 
     os.environ["OPENAI_API_KEY"] = "sk-bench"
     try:
-        lite = asyncio.run(_cpu_per_call(raw, n))
-        off = asyncio.run(_cpu_per_call(ours(CacheMode.OFF, "litellm"), n))
-        cached = asyncio.run(_cpu_per_call(ours(CacheMode.READ_WRITE, "litellm"), n))
-        fast = asyncio.run(_cpu_per_call(ours(CacheMode.OFF, "auto"), n))
-        fast_cached = asyncio.run(_cpu_per_call(ours(CacheMode.READ_WRITE, "auto"), n))
+        lite = asyncio.run(_cpu_per_call(raw, None, n))
+        off = asyncio.run(_cpu_per_call(*ours(CacheMode.OFF, "litellm"), n))
+        cached = asyncio.run(_cpu_per_call(*ours(CacheMode.READ_WRITE, "litellm"), n))
+        fast = asyncio.run(_cpu_per_call(*ours(CacheMode.OFF, "auto"), n))
+        fast_cached = asyncio.run(_cpu_per_call(*ours(CacheMode.READ_WRITE, "auto"), n))
     finally:
         server.stop()
     share = (off - lite) / off

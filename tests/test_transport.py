@@ -325,3 +325,62 @@ def test_xdist_workers_split_the_rate_limits() -> None:
     settings = _transport(config, values, Path("."))  # type: ignore[arg-type]
     assert settings["budget"] == Budget(rpm=150.0, tpm=None)
     assert Budget(rpm=600, tpm=1000).share(1) == Budget(rpm=600, tpm=1000)
+
+
+def busy_share(server: FakeOpenAIServer, slots: int) -> float:
+    """The share of ``slots`` x the server's busy span spent answering requests."""
+    served = server.served
+    span = max(b for _a, b in served) - min(a for a, _b in served)
+    return sum(b - a for a, b in served) / (slots * span)
+
+
+def test_craftmd_items_waiting_on_a_conversation_hold_no_slot(pytester: pytest.Pytester,
+                                                              fake_server: Start) -> None:
+    from test_craftmd_protocol import clinician, craft_case
+
+    write_yaml_cases(pytester.path / "c.yaml", [craft_case(i) for i in range(1, 5)])
+
+    def slow(req: FakeRequest) -> FakeReply:
+        reply = clinician(req)
+        return FakeReply(reply.content, delay=0.2)
+
+    server = fake_server(slow)
+    result = pytester.runpytest("c.yaml", "--agent-protocol=craftmd", "--agent-concurrency=2",
+                                "--agent-experiment=multiturn", "--agent-experiment=singleturn",
+                                "--agent-answer=frq", *llm_args(server, ("doctor", "patient")))
+    result.assert_outcomes(passed=2, failed=6)  # the script diagnoses case 1's condition
+    # Two slots, kept busy: when the slots counted items, both held one case's two items,
+    # waiting on one conversation (a chain of calls), and the slots were ~60% busy.
+    assert busy_share(server, 2) >= 0.75
+
+
+def test_litellm_import_does_not_hold_the_event_loop() -> None:
+    code = """
+import asyncio, time
+from pytest_agentclinic.llm import client
+
+async def main():
+    gaps, done = [], asyncio.Event()
+
+    async def tick():
+        last = time.perf_counter()
+        while not done.is_set():
+            await asyncio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    ticker = asyncio.ensure_future(tick())
+    started = time.perf_counter()
+    await client.aload()
+    done.set()
+    await ticker
+    print(max(gaps), time.perf_counter() - started)
+
+asyncio.run(main())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    longest, total = float(out[0]), float(out[1])
+    # The import takes seconds; the loop kept turning meanwhile (GIL switches included).
+    assert longest < total / 3, (longest, total)
