@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..agents.base import Reply
 from ..encounter.transcript import Usage
-from . import client, openai_http
+from . import client, openai_http, prices
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .errors import ReplayMissError, TransientError
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
@@ -69,8 +70,13 @@ class ModelCaller:
     def warm(self, models: list[str]) -> None:
         """Start litellm's import now (in a thread) when any of ``models`` will need it
         (a replay never calls, so never imports it)."""
-        if self.cache.mode is not CacheMode.REPLAY and any(self.uses_litellm(m) for m in models):
+        if self.cache.mode is CacheMode.REPLAY:
+            return
+        if any(self.uses_litellm(m) for m in models):
             client.preload(self.settings.concurrency)
+        if not all(self.uses_litellm(m) for m in models):
+            # The fast path's price table: parsed on the loop it stalls the first replies.
+            threading.Thread(target=prices.cost_usd, args=("", 0, 0), daemon=True).start()
 
     async def aclose(self) -> None:
         """Close the fast path's connection pool."""

@@ -214,11 +214,12 @@ class ModelGate:
     async def _wait_rpm(self) -> None:
         if not self.budget.rpm:
             return
-        now = self._clock()
-        start = max(now, self._next_start)
-        self._next_start = start + 60.0 / (self.budget.rpm * RPM_MARGIN)
-        if start > now:
-            await asyncio.sleep(start - now)
+        interval = 60.0 / (self.budget.rpm * RPM_MARGIN)
+        # Each start is spaced from the previous *actual* start: after an event-loop stall,
+        # calls whose turns passed meanwhile must not all leave together.
+        while (delay := self._next_start - self._clock()) > 0:
+            await asyncio.sleep(delay)
+        self._next_start = self._clock() + interval
 
     async def _wait_tpm(self, tokens: int) -> None:
         if not self.budget.tpm:
