@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..agents.base import Reply
 from ..encounter.transcript import Usage
@@ -14,6 +15,8 @@ from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .errors import ReplayMissError, TransientError
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
+
+T = TypeVar("T")
 
 #: ``--agent-transport`` values: ``auto`` takes the aiohttp fast path where it applies,
 #: ``litellm`` sends every call through litellm.
@@ -81,6 +84,13 @@ class ModelCaller:
     async def aclose(self) -> None:
         """Close the fast path's connection pool."""
         await self.fast.aclose()
+
+    async def closing(self, work: Awaitable[T]) -> T:
+        """Await ``work``, then close the pool (for one-loop commands: play, meld)."""
+        try:
+            return await work
+        finally:
+            await self.aclose()
 
     async def complete(self, *, role: str, model: str, messages: list[dict[str, Any]],
                        case_id: str, sample: int, prompt_version: str) -> Reply:

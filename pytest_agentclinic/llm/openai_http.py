@@ -42,10 +42,15 @@ class OpenAIHTTP:
     def __init__(self, pool: int) -> None:
         self.pool = max(pool, 1)
         self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._reached: set[str] = set()
 
     def _client(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
+        loop = asyncio.get_running_loop()
+        # A session belongs to the loop that opened it (a caller reused by a second
+        # ``asyncio.run`` gets a new one).
+        if self._session is None or self._session.closed or self._loop is not loop:
+            self._loop = loop
             connector = aiohttp.TCPConnector(limit=self.pool, limit_per_host=self.pool,
                                              keepalive_timeout=30)
             self._session = aiohttp.ClientSession(connector=connector)
