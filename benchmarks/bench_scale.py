@@ -1,127 +1,132 @@
-"""Scale benchmark: thousands of encounters, a rate-limited provider, CRAFT-MD's slots.
+"""Scale benchmark of the runner: scheduling time and peak memory against the number of items.
 
-    python benchmarks/bench_scale.py [--sizes 2000 8000] [--k 3] [--delay 0.5]
-                                     [--concurrency 256] [--skip rate-limit,scale,craftmd]
+    python benchmarks/bench_scale.py [--sizes 2000,8000]
 
-Every figure is measured in this run, against a fake OpenAI server in its own process:
-
-(1) the rate-limit table: 128 encounters x 5 calls against a server enforcing 600 requests per
-    minute (429 + Retry-After above it; a bucket of one second's requests), as
-    ``--agent-concurrency 64`` (adaptive), the default 16 (adaptive), and 64 with
-    ``--agent-rpm 600``: errored encounters, requests refused, and the server's busy span
-    against the physical minimum (every accepted request at 600 per minute, plus one reply);
-(2) N encounters x k calls, each answered after ``--delay`` s, ``--concurrency`` in flight:
-    encounter wall against the ideal (ceil(N / concurrency) x k x delay), calls per second,
-    CPU ms per call of the pytest process, and its peak RSS;
-(3) CRAFT-MD with an LLM doctor and patient, 16 and 64 slots: the share of slot-seconds the server
-    spent answering (calls in flight, not items, hold the slots: target >= 90%).
+(a) scheduling alone, in this process, on 8,000 stand-in items: the lookahead that walked the
+    rest of the session for every item (``items.index`` then a slice: O(n^2)) against the one
+    that submits everything once (O(n)); the ratio is measured in this run;
+(b) whole offline runs (``pytest cases.yaml``, one subprocess per size) of 2,000 and 8,000
+    items: wall time, time spent in the session's ``_schedule``, and peak RSS. A transcript
+    is written and released when its item is reported, so peak RSS should stay nearly flat in
+    the number of items (it grew by ~0.2 MB per encounter when all were kept to the end).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import json
+import resource
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
-from benchlib import Server, encounter_wall, pytest_run, records, server_busy, write_cases
+import yaml
 
+# Run as a child: time _schedule inside a real pytest session, print JSON on the last line.
+CHILD = """
+import json, resource, sys, time
+import pytest
+from pytest_agentclinic.plugin.session import AgentClinicSession
 
-def rate_limit_table(work: Path, n: int = 128, k: int = 5, rpm: float = 600.0,
-                     delay: float = 0.5) -> None:
-    write_cases(work / "rl.yaml", n)
-    rows = [("--agent-concurrency 64", ["--agent-concurrency=64"]),
-            ("default (16)", []),
-            ("64 + --agent-rpm 600", ["--agent-concurrency=64", f"--agent-rpm={rpm:g}"])]
-    print(f"(1) {n} encounters x {k} calls, server at {rpm:g} RPM ({delay:g} s per reply):")
-    print("| client | errored encounters | requests refused | server busy vs the physical "
-          "minimum | pytest wall |")
-    print("|---|---|---|---|---|")
-    for index, (label, extra) in enumerate(rows):
-        server = Server(delay=delay, k=k, rpm=rpm)
-        try:
-            run = pytest_run(["rl.yaml", "--agent-doctor=openai/bench",
-                              f"--agent-api-base={server.url}", "--agent-cache=off",
-                              f"--agent-run-name=rl{index}", *extra], work)
-            stats = server.stats()
-        finally:
-            server.stop()
-        errored = sum(r["outcome"] == "error" for r in records(work / "reports" / f"rl{index}"))
-        span, _busy = server_busy(stats["served"])
-        accepted = len(stats["served"])
-        minimum = max(accepted - rpm / 60, 0) / (rpm / 60) + delay
-        refused = stats["refused"] / max(stats["calls"], 1)
-        print(f"| {label} | {errored} of {n} | {stats['refused']} of {stats['calls']} "
-              f"({refused:.1%}) | {span / minimum:.2f}x ({span:.1f} s / {minimum:.1f} s) | "
-              f"{run.wall:.1f} s |")
-
-
-def scale(work: Path, sizes: list[int], k: int, delay: float, concurrency: int) -> None:
-    print(f"(2) encounters x {k} calls, {delay:g} s per call, {concurrency} in flight:")
-    print("| encounters | encounter wall / ideal | calls/s | CPU ms per call | peak RSS | "
-          "pytest wall |")
-    print("|---|---|---|---|---|---|")
-    for n in sizes:
-        write_cases(work / f"s{n}.yaml", n)
-        server = Server(delay=delay, k=k)
-        try:
-            run = pytest_run([f"s{n}.yaml", "--agent-doctor=openai/bench",
-                              f"--agent-api-base={server.url}", "--agent-cache=off",
-                              f"--agent-concurrency={concurrency}", f"--agent-run-name=s{n}"],
-                             work)
-            calls = server.calls
-        finally:
-            server.stop()
-        wall, count = encounter_wall(work / "reports" / f"s{n}")
-        ideal = math.ceil(n / concurrency) * k * delay
-        print(f"| {count} | {wall:.1f} s / {ideal:.1f} s = {wall / ideal:.2f}x | "
-              f"{calls / wall:.0f} | {run.cpu * 1000 / max(calls, 1):.2f} | "
-              f"{run.rss_mb:.0f} MB | {run.wall:.1f} s |")
-
-
-def craftmd_slots(work: Path, n: int, concurrency: int, k: int = 3,
-                  delay: float = 0.5) -> None:
-    write_cases(work / "craft.yaml", n, vignette=True)
-    server = Server(delay=delay, k=k, mode="craftmd")
+spent = [0.0]
+original = AgentClinicSession._schedule
+def timed(self, item):
+    start = time.perf_counter()
     try:
-        run = pytest_run(["craft.yaml", "--agent-protocol=craftmd",
-                          "--agent-doctor=openai/bench", "--agent-patient=openai/bench-patient",
-                          f"--agent-api-base={server.url}", "--agent-cache=off",
-                          f"--agent-concurrency={concurrency}",
-                          f"--agent-run-name=craft{concurrency}"], work)
-        stats = server.stats()
+        return original(self, item)
     finally:
-        server.stop()
-    span, busy = server_busy(stats["served"])
-    items = len(records(work / "reports" / f"craft{concurrency}"))
-    print(f"(3) CRAFT-MD, {n} cases ({items} items), {delay:g} s per call, {concurrency} slots: "
-          f"{len(stats['served'])} calls in {span:.1f} s; slots busy "
-          f"{busy / (concurrency * span):.0%} (target >= 90%); pytest wall {run.wall:.1f} s")
+        spent[0] += time.perf_counter() - start
+AgentClinicSession._schedule = timed
+start = time.perf_counter()
+status = pytest.main(sys.argv[1:])
+wall = time.perf_counter() - start
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"status": int(status), "wall": wall, "schedule": spent[0], "rss_mb": rss}))
+"""
+
+
+def case(i: int) -> dict[str, object]:
+    """A small case the offline agents can play (a few turns, one test)."""
+    return {
+        "id": f"s-{i:05d}", "specialty": "Dermatology",
+        "objective": f"Evaluate and diagnose the patient presenting with complaint {i}.",
+        "patient": {"demographics": "40-year-old woman",
+                    "history": f"I have had problem number {i} for two weeks.",
+                    "symptoms": {"primary": "Itchy rash", "secondary": ["Fatigue"]}},
+        "physical_exam": {"Skin": "Scaly plaques."},
+        "tests": {"Skin Biopsy": f"Findings typical of condition{i} disease."},
+        "diagnosis": f"Condition{i} disease",
+        "choices": [f"Condition{i} disease", "Other thing", "Third option", "Fourth one"],
+    }
+
+
+def lookahead_ratio(n: int) -> tuple[float, float]:
+    """Seconds to schedule ``n`` items with the old O(n^2) lookahead and with the new one."""
+    items = [object() for _ in range(n)]
+    submitted: set[int] = set()
+    start = time.perf_counter()
+    for item in items:  # the old lookahead: find the item, then walk everything after it
+        for upcoming in items[items.index(item):]:
+            if id(upcoming) not in submitted:
+                submitted.add(id(upcoming))
+    old = time.perf_counter() - start
+    submitted.clear()
+    start = time.perf_counter()
+    done = False
+    for item in items:  # the new one: the first item submits the rest, once
+        upcoming_items = [item] if done else items[next(
+            i for i, it in enumerate(items) if it is item):]
+        done = True
+        for upcoming in upcoming_items:
+            if id(upcoming) not in submitted:
+                submitted.add(id(upcoming))
+    return old, time.perf_counter() - start
+
+
+def whole_run(n: int, workdir: Path) -> dict[str, float]:
+    """One offline pytest run of ``n`` items in a fresh interpreter."""
+    folder = workdir / f"n{n}"
+    folder.mkdir()
+    (folder / "cases.yaml").write_text(yaml.safe_dump(
+        {"dataset": "scale", "cases": [case(i) for i in range(n)]}, sort_keys=False))
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, "cases.yaml", "-q", "-p", "no:cacheprovider",
+         "--agent-run-name=scale", "--agent-turns=4", "-x"],
+        cwd=folder, capture_output=True, text=True, check=False)
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    records = (folder / "reports" / "scale" / "results.jsonl").read_text().count("\n")
+    if result["status"] not in (0, 1) or records != n:
+        raise SystemExit(f"the {n}-item run failed (status {result['status']}, "
+                         f"{records} records):\n{out.stdout[-2000:]}")
+    return result
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 8000])
-    parser.add_argument("--k", type=int, default=3, help="calls per encounter in (2)")
-    parser.add_argument("--delay", type=float, default=0.5, help="seconds per reply in (2)")
-    parser.add_argument("--concurrency", type=int, default=256, help="calls in flight in (2)")
-    parser.add_argument("--craftmd-cases", type=int, default=48,
-                        help="CRAFT-MD cases in (3), at least 3 per slot")
-    parser.add_argument("--skip", default="", help="comma-separated: rate-limit,scale,craftmd")
-    opts = parser.parse_args()
-    skip = set(filter(None, opts.skip.split(",")))
-    with tempfile.TemporaryDirectory(prefix="agentclinic-scale-") as tmp:
-        work = Path(tmp)
-        if "rate-limit" not in skip:
-            rate_limit_table(work)
-        if "craftmd" not in skip:
-            for slots in (16, 64):
-                # Each case is a chain of ~8 sequential calls: with few cases per slot the
-                # last chains' tail is most of the run; 3 cases per slot measure the steady state.
-                craftmd_slots(work, max(opts.craftmd_cases, 3 * slots), slots)
-        if "scale" not in skip:
-            scale(work, opts.sizes, opts.k, opts.delay, opts.concurrency)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="2000,8000", help="item counts (default 2000,8000)")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+
+    old, new = lookahead_ratio(max(sizes))
+    print(f"(a) scheduling lookahead, {max(sizes)} items: O(n^2) {old:.2f} s, "
+          f"O(n) {new * 1000:.1f} ms, ratio {old / new:.0f}x")
+    print("(b) whole offline runs:")
+    print(f"{'items':>7} {'wall s':>8} {'_schedule s':>12} {'peak RSS MB':>12}")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            r = whole_run(n, Path(tmp))
+            rows.append((n, r))
+            print(f"{n:>7} {r['wall']:>8.1f} {r['schedule']:>12.3f} {r['rss_mb']:>12.0f}")
+    if len(rows) > 1:
+        (n0, r0), (n1, r1) = rows[0], rows[-1]
+        per_item = (r1["rss_mb"] - r0["rss_mb"]) / (n1 - n0) * 1024
+        print(f"peak RSS grows {per_item:.1f} KB per item from {n0} to {n1} items "
+              f"(ratio {r1['rss_mb'] / r0['rss_mb']:.2f} for {n1 / n0:.0f}x the items)")
+    print(f"this process's peak RSS: "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
 if __name__ == "__main__":

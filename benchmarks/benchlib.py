@@ -18,7 +18,7 @@ import yaml
 
 
 def _script(mode: str, k: int, delay: float) -> Any:
-    from pytest_agentclinic.fake_server import FakeReply, FakeRequest
+    from pytest_agentclinic.testing.fake_server import FakeReply, FakeRequest
 
     def agentclinic(req: FakeRequest) -> FakeReply:
         if req.role == "doctor" and req.doctor_turn >= k - 1:
@@ -41,7 +41,7 @@ def _script(mode: str, k: int, delay: float) -> Any:
 
 
 def _serve(delay: float, k: int, mode: str, rpm: float | None, queue: Any) -> None:
-    from pytest_agentclinic.fake_server import FakeOpenAIServer, RateLimit
+    from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, RateLimit
 
     if len(os.sched_getaffinity(0)) > 1:
         os.sched_setaffinity(0, {1})

@@ -20,15 +20,15 @@ import pytest
 import yaml
 from helpers import llm_args, make_case, results, write_yaml_cases
 
-from pytest_agentclinic.fake_server import (
+from pytest_agentclinic.llm.deployments import ModelsFileError, load
+from pytest_agentclinic.llm.limiter import Budget, ModelGate, wait_from_headers
+from pytest_agentclinic.testing.fake_server import (
     FakeOpenAIServer,
     FakeReply,
     FakeRequest,
     RateLimit,
     Script,
 )
-from pytest_agentclinic.llm.deployments import ModelsFileError, load
-from pytest_agentclinic.llm.limiter import Budget, ModelGate, wait_from_headers
 
 Start = Callable[[Script], FakeOpenAIServer]
 
@@ -332,7 +332,7 @@ def test_timeouts_halve_the_calls_in_flight(fake_server: Start, tmp_path: Path,
 
 
 def test_xdist_workers_split_the_rate_limits() -> None:
-    from pytest_agentclinic.settings import _transport
+    from pytest_agentclinic.plugin.settings import _transport
 
     config = SimpleNamespace(workerinput={"workercount": 4})
     values = {"models": None, "concurrency": 16, "rpm": 600.0, "tpm": None,

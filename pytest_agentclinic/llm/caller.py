@@ -8,8 +8,8 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..agents.base import Reply
-from ..encounter.transcript import Usage
+from ..core.roles import Reply
+from ..core.transcript import Usage
 from . import client, openai_http, prices
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .errors import ReplayMissError, TransientError
