@@ -93,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"agentclinic play: case {case.id} ({case.specialty}) from {args.case_file}\n"
           f"  {roles}, {args.turns} interactions\n", flush=True)
     try:
-        transcript = asyncio.run(play(case, cast, args.turns))
+        transcript = asyncio.run(caller.closing(play(case, cast, args.turns)))
     except FatalLLMError as exc:
         print(f"\nagentclinic play: model error, the encounter cannot go on: {exc}",
               file=sys.stderr)

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core.roles import Reply
 from ..core.transcript import Usage
-from . import client
+from . import client, openai_http, prices
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
-from .errors import ReplayMissError
+from .errors import ReplayMissError, TransientError
+from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
+
+T = TypeVar("T")
+
+#: ``--agent-transport`` values: ``auto`` takes the aiohttp fast path where it applies,
+#: ``litellm`` sends every call through litellm.
+TRANSPORTS = ("auto", "litellm")
 
 
 @dataclass(frozen=True)
@@ -23,6 +32,15 @@ class CallSettings:
     temperature: float = 0.7
     max_tokens: int = 512
     policy: RetryPolicy = field(default_factory=RetryPolicy)
+    #: Model calls in flight per process (``--agent-concurrency``).
+    concurrency: int = 16
+    transport: str = "auto"
+    #: ``--agent-rpm`` / ``--agent-tpm``, this process's share under xdist.
+    budget: Budget = field(default_factory=Budget)
+    #: Per-model limits from ``--agent-models`` (this process's share).
+    budgets: dict[str, Budget] = field(default_factory=dict)
+    #: ``--agent-models`` deployments, in litellm's ``model_list`` format.
+    model_list: tuple[dict[str, Any], ...] = ()
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -38,6 +56,41 @@ class ModelCaller:
         self.cache = cache
         #: Requests sent over HTTP (attempts included) by this process.
         self.http_attempts = 0
+        self.gates = Gates(settings.budgets, settings.budget, settings.concurrency)
+        self.fast = openai_http.OpenAIHTTP(settings.concurrency)
+        #: Seconds spent in calls, summed over calls (busy slot-seconds).
+        self.busy_s = 0.0
+        #: Calls in flight (what ``--agent-concurrency`` bounds), earliest items first.
+        self.slots = PrioritySlots(settings.concurrency)
+        if settings.model_list:
+            client.use_deployments(list(settings.model_list))
+
+    def uses_litellm(self, model: str) -> bool:
+        """Whether calls to ``model`` go through litellm (else the aiohttp fast path)."""
+        return (self.settings.transport == "litellm" or client.routed(model)
+                or not openai_http.eligible(model, self.settings.api_base))
+
+    def warm(self, models: list[str]) -> None:
+        """Start litellm's import now (in a thread) when any of ``models`` will need it
+        (a replay never calls, so never imports it)."""
+        if self.cache.mode is CacheMode.REPLAY:
+            return
+        if any(self.uses_litellm(m) for m in models):
+            client.preload(self.settings.concurrency)
+        if not all(self.uses_litellm(m) for m in models):
+            # The fast path's price table: parsed on the loop it stalls the first replies.
+            threading.Thread(target=prices.cost_usd, args=("", 0, 0), daemon=True).start()
+
+    async def aclose(self) -> None:
+        """Close the fast path's connection pool."""
+        await self.fast.aclose()
+
+    async def closing(self, work: Awaitable[T]) -> T:
+        """Await ``work``, then close the pool (for one-loop commands: play, meld)."""
+        try:
+            return await work
+        finally:
+            await self.aclose()
 
     async def complete(self, *, role: str, model: str, messages: list[dict[str, Any]],
                        case_id: str, sample: int, prompt_version: str) -> Reply:
@@ -57,10 +110,7 @@ class ModelCaller:
         started = time.perf_counter()
 
         async def attempt() -> client.Completion:
-            self.http_attempts += 1
-            return await client.acomplete(model, messages, api_base=self.settings.api_base,
-                                          timeout=self.settings.timeout,
-                                          params=self.settings.sampling)
+            return await self._send(model, messages)
 
         done, _attempts = await call_with_retries(attempt, self.settings.policy)
         self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
@@ -70,3 +120,42 @@ class ModelCaller:
                                       completion_tokens=done.completion_tokens,
                                       cost_usd=done.cost_usd,
                                       latency_s=time.perf_counter() - started))
+
+    async def _send(self, model: str, messages: list[dict[str, Any]]) -> client.Completion:
+        """One attempt: admitted by the model's gate, counted as a call in flight."""
+        gate = self.gates[model]
+        reserved = (estimate_tokens(messages, self.settings.max_tokens)
+                    if gate.budget.tpm else 0)
+        started = await gate.acquire(reserved)
+        try:
+            await self.slots.acquire(CALL_PRIORITY.get())
+            self.http_attempts += 1
+            sent = time.perf_counter()
+            try:
+                done = await self._transport(model, messages)
+            finally:
+                self.slots.release()
+                self.busy_s += time.perf_counter() - sent
+        except TransientError as exc:
+            wait = exc.retry_after
+            # The model's shared pause honours Retry-After no further than a single retry does.
+            policy = self.settings.policy
+            wait = policy.backoff if wait is None else min(wait, policy.retry_after_cap)
+            gate.release(started, reserved=reserved, rate_limited=exc.status == 429,
+                         timed_out=exc.status == 408, retry_after=wait)
+            raise
+        except BaseException:
+            gate.release(started, reserved=reserved)
+            raise
+        gate.release(started, reserved=reserved,
+                     used=done.prompt_tokens + done.completion_tokens)
+        return done
+
+    async def _transport(self, model: str, messages: list[dict[str, Any]]) -> client.Completion:
+        s = self.settings
+        if self.uses_litellm(model):
+            return await client.acomplete(model, messages, api_base=s.api_base,
+                                          timeout=s.timeout, params=s.sampling)
+        assert s.api_base is not None  # eligible() checked it
+        return await self.fast.acomplete(model, messages, api_base=s.api_base,
+                                         timeout=s.timeout, params=s.sampling)

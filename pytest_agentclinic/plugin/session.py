@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextlib
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
@@ -54,6 +57,36 @@ class _AllAfter:
         return items[start:]
 
 
+def _window(settings: Settings, chain: int) -> int:
+    """Items kept started: one per call slot, or 4 chains' worth per slot when items wait on
+    shared chains of calls (a CRAFT-MD conversation is ~8 calls in a row: a slot's worth of
+    conversations left the slots 46% busy)."""
+    return settings.concurrency * (1 if chain <= 1 else 4 * chain)
+
+
+def _llm_models(settings: Settings) -> list[str]:
+    models = (m.strip() for ms in settings.roles.values() for m in ms.split(","))
+    return [m for m in models if m and m != "offline"]
+
+
+def _warm_grader() -> concurrent.futures.Future[None]:
+    """Load the offline grader's terminology in a thread now: loaded lazily by the first
+    verdict it took 2-8 s of CPU on the runner's event loop, with every call in flight
+    stalled behind it. Encounters wait for this future (without blocking the loop)."""
+    from ..grading.answers import grade_frq
+
+    future: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def load() -> None:
+        # A failure here resurfaces, with its item, when grading loads the data again.
+        with contextlib.suppress(Exception):
+            asyncio.run(grade_frq("Final Diagnosis: asthma", ["asthma"]))
+        future.set_result(None)
+
+    threading.Thread(target=load, name="agentclinic-grader-warm-up", daemon=True).start()
+    return future
+
+
 class AgentClinicSession:
     """Registered as a plugin in ``pytest_configure`` and kept in ``config.stash``."""
 
@@ -68,9 +101,15 @@ class AgentClinicSession:
         self.bad_records = 0
         self.cache = ResponseCache(settings.cache_dir, settings.cache)
         self.caller = ModelCaller(settings.call, self.cache)
-        self.runner = EncounterRunner(settings.concurrency)
         self.fatal: str | None = None
         self.protocol = settings.make_protocol()
+        # --agent-concurrency bounds model calls in flight (in the caller, earliest items
+        # first); the runner keeps enough items started to fill those slots.
+        self.runner = EncounterRunner(
+            _window(settings, self.protocol.items_per_chain(settings.options)))
+        if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
+            self.caller.warm(_llm_models(settings))
+        self._grader_ready: concurrent.futures.Future[None] | None = None
         self.run_options = settings.run_options
         self.play_context = PlayContext(self.caller, self._make_agent, settings.options)
         self.gate: gate.GateResult | None = None
@@ -97,6 +136,9 @@ class AgentClinicSession:
         # cases from running: hide those errors from pytest's "errors during collection"
         # check, then count them again so the exit status still reports them.
         session.testsfailed -= self.bad_records
+        if not session.config.option.collectonly and any(
+                isinstance(i, EncounterItem) for i in session.items):
+            self._grader_ready = _warm_grader()
         try:
             return (yield)
         finally:
@@ -125,6 +167,7 @@ class AgentClinicSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.runner.run(self.caller.aclose)
         self.runner.close()
         self.cache.close()
         if self.is_worker:
@@ -170,6 +213,8 @@ class AgentClinicSession:
 
     def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
         async def play() -> Transcript:
+            if self._grader_ready is not None:
+                await asyncio.wrap_future(self._grader_ready)
             try:
                 return await self.protocol.play(item.spec, self.play_context)
             except FatalLLMError as exc:

@@ -11,7 +11,8 @@ import pytest
 
 from ..core.options import Option
 from ..llm.cache import CacheMode
-from ..llm.caller import CallSettings
+from ..llm.caller import TRANSPORTS, CallSettings
+from ..llm.limiter import Budget
 from ..llm.retry import RetryPolicy
 from ..protocols import registry
 from ..protocols.base import Protocol, RunOptions
@@ -26,13 +27,26 @@ OPTIONS: tuple[Option, ...] = (
     Option("protocol", "the benchmark protocol: agentclinic (default), craftmd, or one a plugin "
            "registers", "agentclinic", metavar="NAME"),
     Option("repeat", "samples per case (each its own item and cache entry)", 1, "int", "K"),
-    Option("concurrency", "encounters in flight per process", 16, "int", "N"),
+    Option("concurrency", "model calls in flight per process (items start ahead to fill them)",
+           16, "int", "N"),
     Option("api_base", "API base URL for every LLM role (e.g. a local vLLM/Ollama server)",
            None, metavar="URL"),
     Option("timeout", "seconds before one model call times out", 60.0, "float", "S"),
     Option("retries", "retries of a failed call (timeouts, 429, 5xx)", 3, "int", "N"),
     Option("backoff", "first retry delay in seconds (doubles, with jitter)", 1.0, "float", "S"),
     Option("retry_after_cap", "longest Retry-After to honour, in seconds", 30.0, "float", "S"),
+    # -- transport: rate limits, deployments, the HTTP path (docs/transport.md)
+    Option("rpm", "requests per minute allowed per model (split evenly over xdist workers); "
+           "without --agent-rpm/--agent-tpm, calls in flight adapt to 429s and timeouts",
+           None, "limit", "N"),
+    Option("tpm", "tokens per minute allowed per model (split evenly over xdist workers)",
+           None, "limit", "N"),
+    Option("models", "deployments file in litellm's model_list format (model_name, "
+           "litellm_params, rpm/tpm): a role's model named there is served by litellm's Router",
+           None, metavar="FILE"),
+    Option("transport", "auto (an aiohttp fast path for openai/ and hosted_vllm/ models with "
+           "--agent-api-base, litellm otherwise) or litellm (every call through litellm)",
+           "auto", metavar="NAME", choices=TRANSPORTS),
     Option("temperature", "sampling temperature of every LLM role", 0.7, "float", "T"),
     Option("max_tokens", "max tokens per model reply", 512, "int", "N"),
     Option("cache", "response cache mode: read-write, replay, refresh or off", "read-write",
@@ -148,6 +162,13 @@ def _convert(opt: Option, value: Any) -> Any:
         return _number(opt, value, int, 1 if opt.name != "retries" else 0)
     if opt.kind == "float":
         return _number(opt, value, float, 0.0)
+    if opt.kind == "limit":
+        if value is None:
+            return None
+        number = _number(opt, value, float, 0.0)
+        if number <= 0:
+            raise pytest.UsageError(f"{opt.flag}: expected a number > 0, got {value!r}")
+        return number
     if opt.kind == "fraction":
         if value is None:
             return None
@@ -221,9 +242,28 @@ def resolve(config: pytest.Config) -> Settings:
         report_dir=root / v["report_dir"], run_name=v["run_name"],
         call=CallSettings(api_base=v["api_base"], timeout=v["timeout"],
                           temperature=v["temperature"], max_tokens=v["max_tokens"],
-                          policy=policy),
+                          policy=policy, **_transport(config, v, root)),
         gate=_gate(v, root),
     )
+
+
+def _transport(config: pytest.Config, v: dict[str, Any], root: Path) -> dict[str, Any]:
+    """The caller's transport settings; rate limits are split over the xdist workers, so the
+    whole run stays within them (each worker gets an even share, no coordination)."""
+    from ..llm.deployments import ModelsFileError, load
+
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    deployments = None
+    if v["models"]:
+        try:
+            deployments = load(root / v["models"])
+        except ModelsFileError as exc:
+            raise pytest.UsageError(f"--agent-models: {exc}") from None
+    budgets = {name: b.share(workers)
+               for name, b in (deployments.budgets if deployments else {}).items()}
+    return {"concurrency": v["concurrency"], "budget": Budget(v["rpm"], v["tpm"]).share(workers),
+            "budgets": budgets, "transport": v["transport"],
+            "model_list": deployments.model_list if deployments else ()}
 
 
 def _gate(v: dict[str, Any], root: Path) -> GateSettings:

@@ -303,6 +303,10 @@ class CraftMD(base.Protocol):
                                     sample, run.turns[0], pool,
                                     Variant(experiment, answer, options))
 
+    def items_per_chain(self, options: Mapping[str, Any]) -> int:
+        """Every experiment x answer mode of a case waits on its one conversation."""
+        return max(1, len(options["experiment"]) * len(options["answer"]))
+
     def header(self, item: base.ItemSpec) -> ItemHeader:
         """The base header with the experiment and answer mode."""
         variant: Variant = item.variant
