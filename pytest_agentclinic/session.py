@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import os
 import re
 import time
@@ -20,6 +21,7 @@ from .encounter.runner import EncounterRunner
 from .encounter.transcript import Transcript
 from .llm.cache import ResponseCache
 from .llm.caller import ModelCaller
+from .junit import write_gate_testcases
 from .llm.errors import FatalLLMError
 from .report import gate, summary, writer
 from .report.records import ResultRecord
@@ -86,8 +88,8 @@ class AgentClinicSession:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, value in report.user_properties:
-            if name == RECORD_PROPERTY and isinstance(value, dict):
-                self.records[report.nodeid] = value
+            if name == RECORD_PROPERTY and isinstance(value, str):
+                self.records[report.nodeid] = json.loads(value)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -103,10 +105,13 @@ class AgentClinicSession:
             writer.write_reports(self.run_dir, summary, records, self.tables)
         if self.settings.gate.active:
             self.gate = gate.evaluate(self.settings.gate, records)
+            if self.bad_records:
+                self.gate = self.gate.with_bad_records(self.bad_records)
+            write_gate_testcases(self.config, self.gate)
             # With a gate, the gate decides the exit status; interruptions, usage and
             # internal errors keep theirs.
             if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-                passed = self.gate.passed and self.bad_records == 0
+                passed = self.gate.passed
                 session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -114,7 +119,7 @@ class AgentClinicSession:
             summary.print_summary(terminalreporter, self.settings.roles, self.tables,
                                   self.run_dir, self.bad_records)
         if self.gate is not None:
-            summary.print_gate(terminalreporter, self.gate, self.bad_records)
+            summary.print_gate(terminalreporter, self.gate)
 
     # ------------------------------------------------------------ encounters
 
@@ -201,7 +206,8 @@ class AgentClinicSession:
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
             transcript_path=item.transcript_path, case_file=str(item.path),
             difficulty=item.spec.case.difficulty)
-        item.user_properties.append((RECORD_PROPERTY, record.model_dump(mode="json")))
+        # JSON text, not a dict: JUnit XML writes a property's str(), and a dict's is a repr.
+        item.user_properties.append((RECORD_PROPERTY, record.model_dump_json()))
         if self.fatal is not None:
             # The first item to meet a fatal error reports it once and stops the session;
             # nothing else will run, so the runner's thread is ended now.

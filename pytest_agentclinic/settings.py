@@ -13,6 +13,9 @@ from .encounter.craftmd import ANSWERS, EXPERIMENTS
 from .llm.cache import CacheMode
 from .llm.caller import CallSettings
 from .llm.retry import RetryPolicy
+from .report.gate_settings import GateSettings, check_gate_on
+
+__all__ = ["GateSettings", "OPTIONS", "Option", "Settings", "add_options", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -85,22 +88,11 @@ OPTIONS: tuple[Option, ...] = (
            "baseline and the drop is significant", None, "fraction", "D"),
     Option("gate_alpha", "gate: significance level of the baseline comparison", 0.05,
            "fraction", "P"),
+    Option("gate_on", "gate: which conditions are gated, each doctor model on its own "
+           "(repeatable): default (the unbiased condition, every other varied condition), "
+           "all, pooled, or FIELD=VALUE (patient, bias, turn_budget, experiment, "
+           "answer_format)", ["default"], "list", "SPEC"),
 )
-
-
-@dataclass(frozen=True)
-class GateSettings:
-    """The CI gate; inactive when neither a minimum accuracy nor a baseline is given."""
-
-    min_accuracy: float | None = None
-    baseline: Path | None = None
-    max_drop: float = 0.0
-    alpha: float = 0.05
-
-    @property
-    def active(self) -> bool:
-        """Whether a gate decides the exit status."""
-        return self.min_accuracy is not None or self.baseline is not None
 
 
 @dataclass(frozen=True)
@@ -255,5 +247,9 @@ def _gate(v: dict[str, Any], root: Path) -> GateSettings:
     baseline = root / v["baseline"] if v["baseline"] else None
     if baseline is not None and not baseline.exists():
         raise pytest.UsageError(f"--agent-baseline: {baseline} does not exist")
+    try:
+        on = check_gate_on(v["gate_on"])
+    except ValueError as exc:
+        raise pytest.UsageError(f"--agent-gate-on: {exc}") from None
     return GateSettings(min_accuracy=v["min_accuracy"], baseline=baseline,
-                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"])
+                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"], on=on)

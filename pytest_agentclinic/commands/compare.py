@@ -108,7 +108,8 @@ def _header(args: argparse.Namespace, a: Sequence[ResultRecord], b: Sequence[Res
         f"difference = B - A; 95% CI and p boot: paired bootstrap resampling cases "
         f"({args.resamples} resamples, seed {args.seed}); p McNemar: exact; "
         f"Holm: across the groups of a table; a bootstrap p is at least "
-        f"1/(resamples + 1)",
+        f"1/(resamples + 1); p cases: two-sided sign-flip test over cases (the gate's test: "
+        f"repeats of a case count once; McNemar counts every item)",
     ])
 
 
@@ -129,14 +130,15 @@ def format_table(by: Sequence[str], rows: Sequence[ComparisonRow]) -> str:
     from tabulate import tabulate
 
     headers = [*(by or ["group"]), "pairs", "cases", "acc A", "acc B", "B - A", "95% CI",
-               "p boot", "p McNemar", "Holm boot", "Holm McNemar"]
+               "p boot", "p McNemar", "Holm boot", "Holm McNemar", "p cases"]
     body = []
     for r in rows:
         key = list(r.key) if r.key else ["all", *[""] * (max(len(by), 1) - 1)]
         body.append([*key, r.n_pairs, r.cases, f"{r.accuracy_a:.3f}", f"{r.accuracy_b:.3f}",
                      f"{r.difference:+.3f}", f"({r.ci_low:+.3f}, {r.ci_high:+.3f})",
                      p_text(r.p_bootstrap), p_exact_text(r.p_mcnemar),
-                     p_text(r.p_holm_bootstrap), p_exact_text(r.p_holm_mcnemar)])
+                     p_text(r.p_holm_bootstrap), p_exact_text(r.p_holm_mcnemar),
+                     p_text(r.p_cases)])
     return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .clustered import sign_flip_two_sided
 from .records import ResultRecord
 from .statistics import (
     FloatArray,
@@ -103,6 +104,9 @@ class ComparisonRow(_Row):
     p_mcnemar: float
     p_holm_bootstrap: float
     p_holm_mcnemar: float
+    #: Two-sided sign-flip permutation p over cases (each case's mean difference): the
+    #: gate's test, two-sided. Repeats of a case are one piece of evidence here.
+    p_cases: float
     both_correct: int
     both_wrong: int
     #: Pairs right in A and wrong in B, and the reverse.
@@ -168,11 +172,12 @@ def _compare(by: tuple[str, ...], key: GroupKey, pairs: Sequence[Pair], n_resamp
     worse, better = a & ~b, ~a & b
     p_boot = bootstrap_p(boot, observed)
     p_mcnemar = mcnemar_exact(int(worse.sum()), int(better.sum()))
+    p_cases = sign_flip_two_sided((sums / counts).tolist(), seed=seed)
     return ComparisonRow(
         by=by, key=key, n_pairs=n, cases=len(sums), accuracy_a=float(a.mean()),
         accuracy_b=float(b.mean()), difference=observed, ci_low=ci_low, ci_high=ci_high,
         p_bootstrap=p_boot, p_mcnemar=p_mcnemar, p_holm_bootstrap=p_boot,
-        p_holm_mcnemar=p_mcnemar, both_correct=int((a & b).sum()),
+        p_holm_mcnemar=p_mcnemar, p_cases=p_cases, both_correct=int((a & b).sum()),
         both_wrong=int((~a & ~b).sum()), to_wrong=int(worse.sum()), to_right=int(better.sum()),
         cases_to_wrong=_flips(case_ids, worse), cases_to_right=_flips(case_ids, better))
 
