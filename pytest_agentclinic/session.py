@@ -21,6 +21,7 @@ from .encounter.runner import EncounterRunner
 from .encounter.transcript import Transcript
 from .llm.cache import ResponseCache
 from .llm.caller import ModelCaller
+from .llm.client import key_variable, needs_placeholder_key
 from .junit import write_gate_testcases
 from .llm.errors import FatalLLMError
 from .report import gate, summary, writer
@@ -66,10 +67,21 @@ class AgentClinicSession:
 
     def pytest_report_header(self) -> list[str]:
         roles = ", ".join(f"{role}={model}" for role, model in self.settings.roles.items())
-        return [f"agentclinic: {roles}",
+        return [f"agentclinic: {roles}", *self._api_base_header(),
                 f"agentclinic: turns={','.join(map(str, self.settings.turns))} "
                 f"repeat={self.settings.repeat} cache={self.settings.cache.value} "
                 f"concurrency={self.settings.concurrency}"]
+
+    def _api_base_header(self) -> list[str]:
+        base = self.settings.call.api_base
+        if base is None:
+            return []
+        keyless = sorted({key_variable(m) for m in self.settings.llm_models
+                          if needs_placeholder_key(m, base)})
+        if not keyless:
+            return [f"agentclinic: api base {base}"]
+        return [f"agentclinic: api base {base}; no {', '.join(keyless)} in the environment: "
+                f"a placeholder key is sent (local servers need none)"]
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and re.search(r"::line-\d+$", report.nodeid):

@@ -131,6 +131,14 @@ class Settings:
                 "measurement": self.measurement, "moderator": self.moderator}
 
 
+    @property
+    def llm_models(self) -> tuple[str, ...]:
+        """Every model string of a role that is not the offline agent."""
+        models = (*self.doctors, *self.patients, self.measurement, self.moderator,
+                  self.summarizer)
+        return tuple(m for m in dict.fromkeys(models) if m != "offline")
+
+
 def add_options(parser: pytest.Parser) -> None:
     """Register the ``--agent-*`` group and the ini twins."""
     group = parser.getgroup("agentclinic", "AgentClinic encounters")
