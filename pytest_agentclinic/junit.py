@@ -32,11 +32,10 @@ class EncounterTimes:
                                                                               TestReport]:
         report = yield
         transcript = getattr(item, "transcript", None)
-        if isinstance(item, EncounterItem) and transcript is not None:
-            # The encounter's own length goes to setup (where it is awaited); the other
-            # phases keep what they measured.
-            if call.when == "setup":
-                report.duration = float(transcript.duration_s)
+        # The encounter's own length goes to setup (where it is awaited); the other phases
+        # keep what they measured.
+        if isinstance(item, EncounterItem) and transcript is not None and call.when == "setup":
+            report.duration = float(transcript.duration_s)
         return report
 
 

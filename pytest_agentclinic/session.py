@@ -7,6 +7,7 @@ import concurrent.futures
 import json
 import os
 import re
+import shlex
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
@@ -19,10 +20,10 @@ from .encounter.craftmd import CraftItem, converse, run_craftmd
 from .encounter.engine import run_encounter
 from .encounter.runner import EncounterRunner
 from .encounter.transcript import Transcript
+from .junit import write_gate_testcases
 from .llm.cache import ResponseCache
 from .llm.caller import ModelCaller
 from .llm.client import key_variable, needs_placeholder_key
-from .junit import write_gate_testcases
 from .llm.errors import FatalLLMError
 from .report import gate, summary, writer
 from .report.records import ResultRecord
@@ -36,6 +37,15 @@ Lookahead = Callable[[pytest.Session, EncounterItem], Sequence[pytest.Item]]
 def default_run_name() -> str:
     """A sortable, unique run directory name."""
     return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+
+
+def append_step_summary(summary_md: os.PathLike[str]) -> None:
+    """Append summary.md to GitHub Actions' job summary when the job provides one."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    with open(target, "a", encoding="utf-8") as out, open(summary_md, encoding="utf-8") as src:
+        out.write(src.read() + "\n")
 
 
 def _all_after(session: pytest.Session, item: EncounterItem) -> Sequence[pytest.Item]:
@@ -61,6 +71,7 @@ class AgentClinicSession:
         self.fatal: str | None = None
         self._tasks: dict[tuple[object, ...], Awaitable[Any]] = {}
         self.gate: gate.GateResult | None = None
+        self.started = time.time()
         self.tables: list[Table] = []
 
     # ----------------------------------------------------------------- hooks
@@ -110,11 +121,6 @@ class AgentClinicSession:
         if self.is_worker:
             return
         records = self._records()
-        if records:
-            writer.write_results(self.run_dir, records)
-            self.tables = build_tables(records)
-            summary = writer.run_summary(self.settings, records, self.bad_records)
-            writer.write_reports(self.run_dir, summary, records, self.tables)
         if self.settings.gate.active:
             self.gate = gate.evaluate(self.settings.gate, records)
             if self.bad_records:
@@ -125,6 +131,21 @@ class AgentClinicSession:
             if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
                 passed = self.gate.passed
                 session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+        if records:
+            writer.write_results(self.run_dir, records)
+            self.tables = build_tables(records)
+            summary = writer.run_summary(self.settings, records, self.bad_records,
+                                         self._run_info())
+            if self.gate is not None:
+                summary["gate"] = self.gate.to_dict()
+            writer.write_reports(self.run_dir, summary, records, self.tables)
+            append_step_summary(self.run_dir / "summary.md")
+
+    def _run_info(self) -> dict[str, Any]:
+        args = self.config.invocation_params.args
+        return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+                "duration_s": round(time.time() - self.started, 3),
+                "command": shlex.join(["pytest", *map(str, args)])}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.tables:

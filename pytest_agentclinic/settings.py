@@ -15,7 +15,7 @@ from .llm.caller import CallSettings
 from .llm.retry import RetryPolicy
 from .report.gate_settings import GateSettings, check_gate_on
 
-__all__ = ["GateSettings", "OPTIONS", "Option", "Settings", "add_options", "resolve"]
+__all__ = ["OPTIONS", "GateSettings", "Option", "Settings", "add_options", "resolve"]
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -94,8 +95,9 @@ def test_baseline_given_as_a_summary_uses_a_binomial_test(
     result = run(suite, monkeypatch, list(range(1, 11)),
                  "--agent-baseline=reports/base/summary.json", "--agent-max-drop=0.1")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["release: baseline 1.000 -> 0.667 *30 cases against the baseline summary's accuracy*"
-                                 "sign-flip test over cases p=*FAIL*"])
+    result.stdout.fnmatch_lines(["release: baseline 1.000 -> 0.667 *30 cases against the "
+                                 "baseline summary's accuracy*sign-flip test over cases "
+                                 "p=*FAIL*"])
 
 
 def test_errors_fail_the_gate(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -252,3 +254,50 @@ def test_gate_on_usage_error(pytester: pytest.Pytester) -> None:
                                  "pooled, or FIELD=VALUE with FIELD one of patient, bias, "
                                  "turn_budget, experiment, answer_format*"])
 
+
+
+def test_summary_says_when_what_how_and_the_verdict(suite: pytest.Pytester,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    step_summary = suite.path / "step_summary.md"
+    step_summary.write_text("earlier step\n")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
+    monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
+    result = run(suite, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
+                 "--agent-run-name=r1")
+    assert result.ret == 1
+    md = (suite.path / "reports/r1/summary.md").read_text()
+    # Reproduction: summary.md printed "- roles: {'doctor': ...}" and lists as reprs.
+    assert "{'" not in md and "['" not in md and "roles:" not in md
+    assert re.search(r"^- date: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", md, re.M)
+    assert re.search(r"^- duration: \d+\.\d s$", md, re.M)
+    assert ("- command line: `pytest c.yaml -p no:cacheprovider --agent-turns=5,20 "
+            "--agent-min-accuracy=0.4 --agent-run-name=r1 --basetemp=") in md
+    assert re.search(r"^- pytest-agentclinic: \S+$", md, re.M)
+    assert re.search(r"^- litellm: 1\.\d+\.\d+$", md, re.M)
+    assert "- turn budgets: 5, 20" in md and "- doctor model: release" in md
+    assert "**gate FAILED**" in md
+    assert ("- [FAIL] release [turn_budget=5]: accuracy 0.000 (0/30, 30 cases, 95% CI "
+            "0.000-0.114) < minimum 0.400: FAIL") in md
+    assert "## accuracy by doctor model (pooled over 2 turn_budget values)" in md
+    assert "## accuracy by condition" in md and "| release  | turn_budget=5 " in md
+    summary = json.loads((suite.path / "reports/r1/summary.json").read_text())
+    assert summary["gate"]["verdict"] == "FAILED"
+    assert [c["name"] for c in summary["gate"]["checks"]] == [
+        "release [turn_budget=5]", "release [turn_budget=20]"]
+    assert summary["conditions"][0]["condition"] == {"turn_budget": "5"}
+    assert summary["command"].startswith("pytest c.yaml") and summary["duration_s"] >= 0
+    # GitHub's job summary receives summary.md, after what earlier steps wrote.
+    assert step_summary.read_text() == "earlier step\n" + md + "\n"
+
+
+def test_a_summary_baseline_is_read_per_condition(suite: pytest.Pytester,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
+    run(suite, monkeypatch, [], "--agent-turns=5,20", "--agent-run-name=base")
+    monkeypatch.delenv("WRONG_UNDER_BUDGET")
+    result = run(suite, monkeypatch, list(range(1, 11)), "--agent-turns=5,20",
+                 "--agent-baseline=reports/base/summary.json", "--agent-max-drop=0.1")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines([
+        literal("release [turn_budget=5]: baseline 0.000 -> 0.667 (drop -0.667") + "*pass*",
+        literal("release [turn_budget=20]: baseline 1.000 -> 0.667 (drop +0.333") + "*FAIL*"])

@@ -25,6 +25,7 @@ from .gate_settings import CONDITION_FIELDS
 from .records import ResultRecord
 from .statistics import GROUP_FIELDS, natural_key
 
+
 def varied_fields(records: Sequence[ResultRecord]) -> tuple[str, ...]:
     """The condition fields with more than one value among ``records``."""
     return tuple(f for f in CONDITION_FIELDS
@@ -69,10 +70,10 @@ def _filters(on: Sequence[str], records: Sequence[ResultRecord]) -> dict[str, se
         field, sep, what = value.partition("=")
         if sep:
             wanted.setdefault(field, set()).add(what)
-    if "default" in on or not on:
-        # The unbiased condition is the release measurement; biased variants are studies.
-        if "bias" not in wanted and any(r.bias == "none" for r in records):
-            wanted["bias"] = {"none"}
+    # The unbiased condition is the release measurement; biased variants are studies.
+    if (("default" in on or not on) and "bias" not in wanted
+            and any(r.bias == "none" for r in records)):
+        wanted["bias"] = {"none"}
     return wanted
 
 

@@ -171,10 +171,10 @@ def _summary_accuracy(summary: dict[str, Any], cell: Cell) -> float | None:
             return float(row["accuracy"])
     by_doctor = summary.get("by_doctor")
     if not cell.condition and not cell.pooled and isinstance(by_doctor, dict):
-        row = by_doctor.get(cell.doctor) or (
+        mine = by_doctor.get(cell.doctor) or (
             next(iter(by_doctor.values())) if len(by_doctor) == 1 else None)
-        if isinstance(row, dict) and row.get("accuracy") is not None:
-            return float(row["accuracy"])
+        if isinstance(mine, dict) and mine.get("accuracy") is not None:
+            return float(mine["accuracy"])
     return None
 
 

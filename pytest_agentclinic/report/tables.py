@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .conditions import condition_label, gate_cells, varied_fields
 from .records import ResultRecord
 from .statistics import (
     GROUP_FIELDS,
@@ -74,8 +75,37 @@ def overview(records: Sequence[ResultRecord], resamples: int) -> Table:
                      "calls": r.calls, "cache_hits": r.cache_hits})
     headers = ["doctor", "n", "correct", "accuracy", "95% CI", "errors", "no dx", "turns",
                "tests", "tokens", "cost $", "cache hits"]
-    return Table("accuracy by doctor model", headers, rows, data,
-                 "accuracy = correct / (items - errors); errors are infrastructure failures")
+    note = "accuracy = correct / (items - errors); errors are infrastructure failures"
+    pooled = pooled_over(records)
+    return Table("accuracy by doctor model" + (f" ({pooled})" if pooled else ""), headers,
+                 rows, data, note + INTERVAL_NOTE)
+
+
+#: What every accuracy interval is (said once under the first table).
+INTERVAL_NOTE = ("; 95% CI: cluster-adjusted Wilson over cases (repeats of a case do not "
+                 "narrow it)")
+
+
+def pooled_over(records: Sequence[ResultRecord]) -> str:
+    """``pooled over 13 bias values, 2 turn_budget values``, or '' when nothing varies."""
+    parts = [f"{len({GROUP_FIELDS[f](r) for r in records})} {f} values"
+             for f in varied_fields(records)]
+    return "pooled over " + ", ".join(parts) if parts else ""
+
+
+def condition_table(records: Sequence[ResultRecord]) -> Table:
+    """Accuracy of each doctor model under each condition the run varies (the gate's cells)."""
+    rows, data = [], []
+    for c in gate_cells(records, ("all",)):
+        (row,) = accuracy_table(c.records, (), 1)
+        label = condition_label(c.condition)
+        rows.append([c.doctor, label, str(row.n), str(row.cases), pct(row.accuracy), ci(row),
+                     str(row.errors)])
+        data.append({**_plot_row(row, f"{label} | {c.doctor}"), "doctor": c.doctor,
+                     "condition": c.condition, "cases": row.cases})
+    return Table("accuracy by condition", ["doctor", "condition", "n", "cases", "accuracy",
+                                           "95% CI", "errors"], rows, data,
+                 "each doctor model under each combination of the conditions the run varied")
 
 
 def _num(value: float | None) -> str:
@@ -226,6 +256,8 @@ def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
 def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> list[Table]:
     """Every table this run calls for."""
     tables = [overview(records, resamples)]
+    if varied_fields(records):
+        tables.append(condition_table(records))
     if any(r.protocol == "craftmd" for r in records):
         tables.append(craftmd_table([r for r in records if r.protocol == "craftmd"],
                                     resamples))

@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from .. import __version__
 from ..encounter.transcript import Transcript
 from ..settings import Settings
 from .records import ResultRecord
-from .summary import render_table
+from .summary_md import render_markdown
 from .tables import Table
 
 SUMMARY_VERSION = 1
@@ -40,18 +41,32 @@ def sha256_of(path: str) -> str:
         return "unreadable"
 
 
-def run_summary(settings: Settings, records: Sequence[ResultRecord],
-                bad_records: int) -> dict[str, Any]:
-    """The run's settings and counts, as ``summary.json`` holds them (tables are added)."""
+def litellm_version() -> str | None:
+    """litellm's installed version, read from its metadata: importing it costs seconds."""
+    try:
+        return metadata.version("litellm")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def run_summary(settings: Settings, records: Sequence[ResultRecord], bad_records: int,
+                info: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The run's settings and counts, as ``summary.json`` holds them (tables are added).
+
+    ``info``: ``date`` (ISO 8601, UTC), ``duration_s`` and ``command`` of the pytest run.
+    """
     files = sorted({r.case_file for r in records if r.case_file})
     hits = sum(u.cache_hits for r in records for u in r.usage.values())
     calls = sum(u.calls for r in records for u in r.usage.values())
     return {
         "version": SUMMARY_VERSION,
+        **(info or {}),
         "plugin_version": __version__,
+        "litellm_version": litellm_version(),
+        "api_base": settings.call.api_base,
         "run": records[0].run if records else None,
         "protocol": settings.protocol,
-        "roles": settings.roles,
+        "roles": _roles(settings, records),
         "turn_budgets": list(settings.turns),
         "biases": list(settings.biases),
         "image_modes": list(settings.image_modes),
@@ -69,28 +84,32 @@ def run_summary(settings: Settings, records: Sequence[ResultRecord],
     }
 
 
+def _roles(settings: Settings, records: Sequence[ResultRecord]) -> dict[str, str]:
+    """Each role's model as the records name it (a conftest's agent names itself), else as
+    configured."""
+    roles = {}
+    for role, configured in settings.roles.items():
+        seen = sorted({r.models[role] for r in records if role in r.models})
+        roles[role] = ", ".join(seen) if seen else configured
+    return roles
+
+
 def write_reports(run_dir: Path, summary: dict[str, Any], records: Sequence[ResultRecord],
-                  tables: Sequence[Table]) -> None:
-    """(Re)write summary.json, summary.md and report.html from the tables."""
-    write_html_report(run_dir, tables, write_reports_text(run_dir, summary, tables))
+                  tables: Sequence[Table]) -> dict[str, Any]:
+    """(Re)write summary.json, summary.md and report.html from the tables; return the summary."""
+    written = write_reports_text(run_dir, summary, tables)
+    write_html_report(run_dir, tables, written)
+    return written
 
 
 def write_reports_text(run_dir: Path, summary: dict[str, Any],
                        tables: Sequence[Table]) -> dict[str, Any]:
     """(Re)write summary.json and summary.md; return the summary as written."""
+    conditions = next((t.data for t in tables if t.title == "accuracy by condition"), [])
     summary = {**summary, "by_doctor": {row["group"]: row for row in tables[0].data},
-               "tables": [asdict(t) for t in tables]}
+               "conditions": conditions, "tables": [asdict(t) for t in tables]}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    lines = [f"# agentclinic run {summary.get('run')}", "",
-             *(f"- {k}: {v}" for k, v in summary.items()
-               if k not in ("tables", "by_doctor", "case_files")),
-             "- case files: " + ", ".join(f"{k} (sha256 {v[:12]})"
-                                          for k, v in summary.get("case_files", {}).items())]
-    for table in tables:
-        lines += ["", f"## {table.title}", "", render_table(table)]
-        if table.note:
-            lines += ["", table.note]
-    (run_dir / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (run_dir / "summary.md").write_text(render_markdown(summary, tables), encoding="utf-8")
     return summary
 
 
