@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 #: Listed here, not imported, so ``--help`` does not pay numpy's import; a test keeps this in
 #: step with statistics.GROUP_FIELDS.
 FIELDS_HELP = "doctor, patient, bias, specialty, dataset, turn_budget, experiment, answer_format"
+#: comparison.CONDITION_FIELDS, listed for the same reason (a test keeps them in step).
+PAIR_DEFAULT = "bias,turn_budget,experiment,answer_format"
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -42,6 +44,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         help="keep only this doctor's items of RUN_A (for multi-doctor runs)")
     parser.add_argument("--doctor-b", default=None, metavar="MODEL",
                         help="keep only this doctor's items of RUN_B")
+    parser.add_argument("--pair-on", default=None, metavar="FIELD[,FIELD]",
+                        help=f"the condition fields items pair on besides dataset, case and "
+                             f"sample (default: {PAIR_DEFAULT}; also: patient). Leave a field "
+                             f"out to pair across it, e.g. runs with different turn budgets: "
+                             f"--pair-on bias,experiment,answer_format")
     parser.add_argument("--flips", type=positive, default=8, metavar="N",
                         help="flipped cases listed per group and direction (default 8)")
     parser.add_argument("--resamples", type=positive, default=10_000, metavar="N",
@@ -58,9 +65,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         groupings = [check_fields([f.strip() for f in spec.split(",") if f.strip()])
                      for spec in args.by] or [()]
+        on = (st.check_pair_fields([f.strip() for f in args.pair_on.split(",") if f.strip()])
+              if args.pair_on is not None else st.CONDITION_FIELDS)
         a = _load(args.run_a, args.doctor_a)
         b = _load(args.run_b, args.doctor_b)
-        pairing = st.pair_records(a, b)
+        pairing = st.pair_records(a, b, on)
+        if not pairing.pairs:
+            raise ValueError(_nothing_paired(pairing, on))
         tables = [st.compare_pairs(pairing.pairs, by, args.resamples, args.seed)
                   for by in groupings]
     except (OSError, ValueError) as exc:
@@ -81,6 +92,14 @@ def run(args: argparse.Namespace) -> int:
                              encoding="utf-8")
         print(f"\nJSON: {args.json}")
     return 0
+
+
+def _nothing_paired(pairing: Pairing, on: Sequence[str]) -> str:
+    why = "\n  ".join(pairing.why_unpaired)
+    if pairing.errors and not why:
+        why = f"every one of the {pairing.errors} common items is an error on one side"
+    return (f"no judged items pair between the two runs (pairing on dataset, case, sample"
+            f"{', ' if on else ''}{', '.join(on)}):\n  {why}")
 
 
 def _load(path: str, doctor: str | None) -> list[ResultRecord]:
@@ -105,6 +124,7 @@ def _header(args: argparse.Namespace, a: Sequence[ResultRecord], b: Sequence[Res
         f"B: {args.run_b} ({len(b)} items; doctor {_doctors(b)})",
         f"paired {len(pairing.pairs)} judged items; {pairing.only_a} only in A, "
         f"{pairing.only_b} only in B, {pairing.errors} pairs dropped for an error",
+        *(f"  not paired: {line}" for line in pairing.why_unpaired),
         f"difference = B - A; 95% CI and p boot: paired bootstrap resampling cases "
         f"({args.resamples} resamples, seed {args.seed}); p McNemar: exact; "
         f"Holm: across the groups of a table; a bootstrap p is at least "
