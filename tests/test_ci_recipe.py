@@ -40,7 +40,7 @@ def workflow_steps(workflow: dict[str, Any]) -> Iterator[tuple[str, dict[str, An
         (key, values), = matrix.items()
         for value in values:
             for step in job["steps"]:
-                text = yaml.safe_dump(step).replace("${{ matrix.%s }}" % key, str(value))
+                text = yaml.safe_dump(step).replace("${{ matrix." + key + " }}", str(value))
                 yield name, yaml.safe_load(text.replace("${{ github.run_id }}", RUN_ID))
 
 

@@ -40,6 +40,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                              f"{FIELDS_HELP}. Without --by: the overall row only")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT",
                         help="also write every table, with all flipped cases, as JSON")
+    parser.add_argument("--html", type=Path, default=None, metavar="OUT",
+                        help="also write a comparison page (differences with CIs, the "
+                             "flipped items linking to both runs' transcripts)")
     parser.add_argument("--doctor-a", default=None, metavar="MODEL",
                         help="keep only this doctor's items of RUN_A (for multi-doctor runs)")
     parser.add_argument("--doctor-b", default=None, metavar="MODEL",
@@ -91,7 +94,23 @@ def run(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps(_as_json(args, pairing, groupings, tables), indent=1),
                              encoding="utf-8")
         print(f"\nJSON: {args.json}")
+    if args.html:
+        _write_html(args, pairing, groupings, tables)
+        print(f"\nHTML: {args.html}")
     return 0
+
+
+def _write_html(args: argparse.Namespace, pairing: Pairing,
+                groupings: Sequence[Sequence[str]],
+                tables: Sequence[Sequence[ComparisonRow]]) -> None:
+    from ..report.compare_html import render_compare_html
+    from ..report.statistics import results_path
+
+    runs = (results_path(args.run_a).parent, results_path(args.run_b).parent)
+    args.html.parent.mkdir(parents=True, exist_ok=True)
+    page = render_compare_html((str(args.run_a), str(args.run_b)), runs, pairing,
+                               list(zip(groupings, tables, strict=True)), args.html)
+    args.html.write_text(page, encoding="utf-8")
 
 
 def _nothing_paired(pairing: Pairing, on: Sequence[str]) -> str:
@@ -119,12 +138,16 @@ def _doctors(records: Sequence[ResultRecord]) -> str:
 
 def _header(args: argparse.Namespace, a: Sequence[ResultRecord], b: Sequence[ResultRecord],
             pairing: Pairing) -> str:
+    from ..report.tables import pooled_over
+
+    pooled = pooled_over([ra for ra, _ in pairing.pairs])
     return "\n".join([
         f"A: {args.run_a} ({len(a)} items; doctor {_doctors(a)})",
         f"B: {args.run_b} ({len(b)} items; doctor {_doctors(b)})",
         f"paired {len(pairing.pairs)} judged items; {pairing.only_a} only in A, "
         f"{pairing.only_b} only in B, {pairing.errors} pairs dropped for an error",
         *(f"  not paired: {line}" for line in pairing.why_unpaired),
+        *([f"the all row is {pooled}"] if pooled else []),
         f"difference = B - A; 95% CI and p boot: paired bootstrap resampling cases "
         f"({args.resamples} resamples, seed {args.seed}); p McNemar: exact; "
         f"Holm: across the groups of a table; a bootstrap p is at least "

@@ -17,8 +17,8 @@ from numpy.typing import NDArray
 from .clustered import sign_flip_two_sided
 from .records import ResultRecord
 from .statistics import (
-    FloatArray,
     GROUP_FIELDS,
+    FloatArray,
     GroupKey,
     _Row,
     check_fields,

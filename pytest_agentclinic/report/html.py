@@ -23,6 +23,7 @@ from ..encounter.transcript import Transcript
 from .charts import SERIES_COLOURS, bar_chart, budget_chart, card, card_title, fmt, html_table, pct
 from .records import ResultRecord
 from .statistics import load_records_skipping_bad
+from .tables import pooled_over, usage_table
 
 REPORT_FILE = "report.html"
 TEMPLATE_FILE = "html_template.html"
@@ -33,7 +34,7 @@ RECORD_FIELDS = ("case_id", "specialty", "doctor", "outcome", "expected", "given
                  "decided_by", "turn_budget", "turns_used", "sample", "bias", "dataset",
                  "protocol", "experiment", "answer_format", "image_mode", "perception",
                  "refusals", "nodeid", "tests", "error", "models", "duration_s", "transcript",
-                 "note")
+                 "note", "patient")
 
 
 def write_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
@@ -110,7 +111,7 @@ def _data_card(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
 def _record_row(r: ResultRecord, note: str | None) -> list[Any]:
     # NaN is not JSON; a clock glitch must not cost the whole report.
     values = {**r.model_dump(include=set(RECORD_FIELDS)), "doctor": r.doctor,
-              "tests": r.tests_requested, "note": note,
+              "tests": r.tests_requested, "note": note, "patient": r.models.get("patient"),
               "duration_s": r.duration_s if math.isfinite(r.duration_s) else None}
     return [values.get(name) for name in RECORD_FIELDS]
 
@@ -137,8 +138,12 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
     """Headline numbers from the records, then the run's settings from the summary."""
     judged = [r for r in records if r.outcome != "error"]
     correct = sum(r.outcome == "correct" for r in judged)
+    doctors = len({r.doctor for r in records})
+    pooled = ", ".join(filter(None, [f"{doctors} doctor models" if doctors > 1 else "",
+                                     pooled_over(records).removeprefix("pooled over ")]))
     kpis = [("encounters", str(len(records)), ""),
-            ("accuracy", pct(correct / len(judged) if judged else None), "accent"),
+            ("accuracy" + (f", pooled over {pooled}" if pooled else ""),
+             pct(correct / len(judged) if judged else None), "accent"),
             ("correct", str(correct), "ok"),
             ("incorrect", str(sum(r.outcome == "incorrect" for r in records)), "bad"),
             ("no diagnosis", str(sum(r.outcome == "no_diagnosis" for r in records)), "warn"),
@@ -169,6 +174,23 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
     settings_html = (f'<section class="card settings"><h2>Run settings</h2><dl>{items}</dl>'
                      f"{files_html}</section>" if items or files_html else "")
     return (f'<h1>AgentClinic report <span class="run">{escape(run)}</span></h1>{warn}'
-            f'<section class="kpis">{tiles}</section>{settings_html}')
+            f'<section class="kpis">{tiles}</section>{_usage_cards(records)}{settings_html}')
+
+
+def _usage_cards(records: Sequence[ResultRecord]) -> str:
+    """One card per role and model: tokens, cost and seconds per call (the table is below)."""
+    rows = usage_table(records).data
+    if not rows:
+        return ""
+    cards = []
+    for u in rows:
+        tokens = u["prompt_tokens"] + u["completion_tokens"]
+        latency = "" if u["mean_latency_s"] is None else f" · {u['mean_latency_s']:.2f} s/call"
+        cards.append(f'<div class="kpi usage"><div class="kl">{escape(u["role"])}</div>'
+                     f'<div class="um" title="{escape(u["model"])}">{escape(u["model"])}</div>'
+                     f'<div class="uv">{tokens:,} tokens · ${u["cost_usd"]:.4f}{latency}</div>'
+                     f'<div class="kl">{u["calls"]} calls, {u["cache_hits"]} cached</div></div>')
+    return f'<section class="kpis usage-cards">{"".join(cards)}</section>'
+
 
 

@@ -249,6 +249,33 @@ def library_table(records: Sequence[ResultRecord], resamples: int) -> Table:
     return Table("case library", ["specialty", "cases", "difficulty", *doctors], rows, data)
 
 
+def usage_table(records: Sequence[ResultRecord]) -> Table:
+    """Tokens, cost and latency per role and model (errors included: they spent it too)."""
+    totals: dict[tuple[str, str], list[float]] = {}
+    for r in records:
+        for role, u in r.usage.items():
+            if not u.calls:
+                continue  # an offline agent: nothing to show
+            t = totals.setdefault((role, r.models.get(role, "?")), [0.0] * 6)
+            for k, v in enumerate((u.calls, u.cache_hits, u.prompt_tokens, u.completion_tokens,
+                                   u.cost_usd, u.latency_s)):
+                t[k] += v
+    rows, data = [], []
+    for (role, model), (calls, hits, prompt, completion, cost, latency) in sorted(totals.items()):
+        sent = calls - hits
+        mean_latency = latency / sent if sent else None
+        rows.append([role, model, str(int(calls)), str(int(hits)), str(int(prompt)),
+                     str(int(completion)), f"{cost:.4f}",
+                     "-" if mean_latency is None else f"{mean_latency:.2f}"])
+        data.append({"role": role, "model": model, "calls": int(calls), "cache_hits": int(hits),
+                     "prompt_tokens": int(prompt), "completion_tokens": int(completion),
+                     "cost_usd": cost, "mean_latency_s": mean_latency})
+    return Table("usage by role and model", ["role", "model", "calls", "cache hits",
+                                             "prompt tokens", "completion tokens", "cost $",
+                                             "s per call"], rows, data,
+                 "s per call: mean latency of the calls sent (cache hits cost no time)")
+
+
 def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
     return len({GROUP_FIELDS[field_name](r) for r in records}) > 1
 
@@ -278,4 +305,6 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> li
         tables.append(budget_table(records, resamples))
     if any(r.perception is not None for r in records):
         tables.append(perception_table(records, resamples))
+    if any(u.calls for r in records for u in r.usage.values()):
+        tables.append(usage_table(records))
     return tables
