@@ -301,3 +301,11 @@ def test_a_summary_baseline_is_read_per_condition(suite: pytest.Pytester,
     result.stdout.fnmatch_lines([
         literal("release [turn_budget=5]: baseline 0.000 -> 0.667 (drop -0.667") + "*pass*",
         literal("release [turn_budget=20]: baseline 1.000 -> 0.667 (drop +0.333") + "*FAIL*"])
+
+
+def test_failure_headers_carry_the_full_item_id(suite: pytest.Pytester,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    # Reproduction: the header read "t-01 (t)" for every variant of the case.
+    result = run(suite, monkeypatch, [1], "--agent-turns=5,20", "-k", "t-01")
+    result.stdout.fnmatch_lines(["*_ c.yaml::t-01[[]dermatology-offline-t5] _*",
+                                 "*_ c.yaml::t-01[[]dermatology-offline-t20] _*"])
