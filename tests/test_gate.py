@@ -127,6 +127,14 @@ def literal(text: str) -> str:
 
 
 @pytest.fixture
+def ten(pytester: pytest.Pytester) -> pytest.Pytester:
+    """Ten cases: enough for the per-condition checks, cheap at two budgets."""
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 11)])
+    pytester.makeconftest(ORACLE)
+    return pytester
+
+
+@pytest.fixture
 def derm(pytester: pytest.Pytester) -> pytest.Pytester:
     """The issue's example: six dermatology cases."""
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 7)])
@@ -155,36 +163,36 @@ def test_repeats_are_not_independent_evidence(derm: pytest.Pytester,
     assert p_cases >= 0.05
 
 
-def test_each_turn_budget_is_gated_on_its_own(suite: pytest.Pytester,
+def test_each_turn_budget_is_gated_on_its_own(ten: pytest.Pytester,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     # Pooled over both budgets the accuracy is 0.5 (>= 0.4): a pooled gate would pass while
     # every case fails under the short budget.
     monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
-    result = run(suite, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4")
+    result = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4")
     assert result.ret == 1
     result.stdout.fnmatch_lines([literal(
-        "release [turn_budget=5]: accuracy 0.000 (0/30, 30 cases, 95% CI 0.000-0.114) < "
+        "release [turn_budget=5]: accuracy 0.000 (0/10, 10 cases, 95% CI 0.000-0.278) < "
         "minimum 0.400: FAIL"),
-        literal("release [turn_budget=20]: accuracy 1.000 (30/30, ") + "*"])
-    chosen = run(suite, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
+        literal("release [turn_budget=20]: accuracy 1.000 (10/10, ") + "*"])
+    chosen = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
                  "--agent-gate-on=turn_budget=20")
     assert chosen.ret == 0
     assert "turn_budget=5]" not in chosen.stdout.str()
-    pooled = run(suite, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
+    pooled = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
                  "--agent-gate-on=pooled")
     assert pooled.ret == 0
     pooled.stdout.fnmatch_lines(["release (pooled over 2 turn_budget values): accuracy 0.500*"])
 
 
-def test_junit_tells_the_same_story_as_the_exit_status(suite: pytest.Pytester,
+def test_junit_tells_the_same_story_as_the_exit_status(ten: pytest.Pytester,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
     monkeypatch.setenv("DELAY", "0.2")  # every encounter takes 0.2 s, 16 at a time
-    result = run(suite, monkeypatch, [1, 2], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
+    result = run(ten, monkeypatch, [1, 2], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
                  "--junitxml=junit.xml")
     monkeypatch.delenv("DELAY")
     assert result.ret == 1
-    suite_el = ET.parse(suite.path / "junit.xml").getroot().find("testsuite")
+    suite_el = ET.parse(ten.path / "junit.xml").getroot().find("testsuite")
     assert suite_el is not None
     # Misdiagnoses are measurements (skipped as xfail); the one failure is the gate's.
     assert suite_el.get("failures") == "1" and suite_el.get("errors") == "0"
@@ -197,7 +205,7 @@ def test_junit_tells_the_same_story_as_the_exit_status(suite: pytest.Pytester,
     # Every item carries its record as JSON, and its own encounter time (before, the first
     # of each concurrent batch was charged 0.2 s and the others nothing).
     items = [c for c in suite_el.iter("testcase") if c.get("classname") == "c.yaml"]
-    assert len(items) == 60
+    assert len(items) == 20
     for item in items:
         prop = item.find("properties/property[@name='agentclinic_result']")
         assert prop is not None
@@ -205,16 +213,16 @@ def test_junit_tells_the_same_story_as_the_exit_status(suite: pytest.Pytester,
         assert record["duration_s"] >= 0.2
         assert float(item.get("time") or -1) == pytest.approx(record["duration_s"], abs=0.05)
 
-    passing = run(suite, monkeypatch, [1, 2], "--agent-min-accuracy=0.5", "--junitxml=ok.xml")
+    passing = run(ten, monkeypatch, [1, 2], "--agent-min-accuracy=0.5", "--junitxml=ok.xml")
     assert passing.ret == 0
-    ok = ET.parse(suite.path / "ok.xml").getroot().find("testsuite")
+    ok = ET.parse(ten.path / "ok.xml").getroot().find("testsuite")
     assert ok is not None and ok.get("failures") == "0"
 
 
-def test_a_gate_over_no_judged_items_says_so(suite: pytest.Pytester,
+def test_a_gate_over_no_judged_items_says_so(ten: pytest.Pytester,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OUTAGE", "t-01")
-    result = suite.runpytest("c.yaml", "-p", "no:cacheprovider", "-k", "t-01",
+    result = ten.runpytest("c.yaml", "-p", "no:cacheprovider", "-k", "t-01",
                              "--agent-min-accuracy=0.5")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["release: no judged items (1 errors): FAIL*"])
@@ -256,16 +264,16 @@ def test_gate_on_usage_error(pytester: pytest.Pytester) -> None:
 
 
 
-def test_summary_says_when_what_how_and_the_verdict(suite: pytest.Pytester,
+def test_summary_says_when_what_how_and_the_verdict(ten: pytest.Pytester,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    step_summary = suite.path / "step_summary.md"
+    step_summary = ten.path / "step_summary.md"
     step_summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
     monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
-    result = run(suite, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
+    result = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
                  "--agent-run-name=r1")
     assert result.ret == 1
-    md = (suite.path / "reports/r1/summary.md").read_text()
+    md = (ten.path / "reports/r1/summary.md").read_text()
     # Reproduction: summary.md printed "- roles: {'doctor': ...}" and lists as reprs.
     assert "{'" not in md and "['" not in md and "roles:" not in md
     assert re.search(r"^- date: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", md, re.M)
@@ -276,11 +284,11 @@ def test_summary_says_when_what_how_and_the_verdict(suite: pytest.Pytester,
     assert re.search(r"^- litellm: 1\.\d+\.\d+$", md, re.M)
     assert "- turn budgets: 5, 20" in md and "- doctor model: release" in md
     assert "**gate FAILED**" in md
-    assert ("- [FAIL] release [turn_budget=5]: accuracy 0.000 (0/30, 30 cases, 95% CI "
-            "0.000-0.114) < minimum 0.400: FAIL") in md
+    assert ("- [FAIL] release [turn_budget=5]: accuracy 0.000 (0/10, 10 cases, 95% CI "
+            "0.000-0.278) < minimum 0.400: FAIL") in md
     assert "## accuracy by doctor model (pooled over 2 turn_budget values)" in md
     assert "## accuracy by condition" in md and "| release  | turn_budget=5 " in md
-    summary = json.loads((suite.path / "reports/r1/summary.json").read_text())
+    summary = json.loads((ten.path / "reports/r1/summary.json").read_text())
     assert summary["gate"]["verdict"] == "FAILED"
     assert [c["name"] for c in summary["gate"]["checks"]] == [
         "release [turn_budget=5]", "release [turn_budget=20]"]
@@ -290,22 +298,22 @@ def test_summary_says_when_what_how_and_the_verdict(suite: pytest.Pytester,
     assert step_summary.read_text() == "earlier step\n" + md + "\n"
 
 
-def test_a_summary_baseline_is_read_per_condition(suite: pytest.Pytester,
+def test_a_summary_baseline_is_read_per_condition(ten: pytest.Pytester,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
-    run(suite, monkeypatch, [], "--agent-turns=5,20", "--agent-run-name=base")
+    run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-run-name=base")
     monkeypatch.delenv("WRONG_UNDER_BUDGET")
-    result = run(suite, monkeypatch, list(range(1, 11)), "--agent-turns=5,20",
+    result = run(ten, monkeypatch, list(range(1, 7)), "--agent-turns=5,20",
                  "--agent-baseline=reports/base/summary.json", "--agent-max-drop=0.1")
     assert result.ret == 1
     result.stdout.fnmatch_lines([
-        literal("release [turn_budget=5]: baseline 0.000 -> 0.667 (drop -0.667") + "*pass*",
-        literal("release [turn_budget=20]: baseline 1.000 -> 0.667 (drop +0.333") + "*FAIL*"])
+        literal("release [turn_budget=5]: baseline 0.000 -> 0.400 (drop -0.400") + "*pass*",
+        literal("release [turn_budget=20]: baseline 1.000 -> 0.400 (drop +0.600") + "*FAIL*"])
 
 
-def test_failure_headers_carry_the_full_item_id(suite: pytest.Pytester,
+def test_failure_headers_carry_the_full_item_id(ten: pytest.Pytester,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     # Reproduction: the header read "t-01 (t)" for every variant of the case.
-    result = run(suite, monkeypatch, [1], "--agent-turns=5,20", "-k", "t-01")
+    result = run(ten, monkeypatch, [1], "--agent-turns=5,20", "-k", "t-01")
     result.stdout.fnmatch_lines(["*_ c.yaml::t-01[[]dermatology-offline-t5] _*",
                                  "*_ c.yaml::t-01[[]dermatology-offline-t20] _*"])
