@@ -16,7 +16,7 @@ import pytest
 from _pytest.junitxml import xml_key
 from _pytest.reports import TestReport
 
-from .collect import EncounterItem
+from .encounter.transcript import Transcript
 from .report.gate import GateResult
 
 #: The file part of the gate testcases' ids (JUnit ``classname``).
@@ -32,9 +32,9 @@ class EncounterTimes:
                                                                               TestReport]:
         report = yield
         transcript = getattr(item, "transcript", None)
-        # The encounter's own length goes to setup (where it is awaited); the other phases
-        # keep what they measured.
-        if isinstance(item, EncounterItem) and transcript is not None and call.when == "setup":
+        # An encounter item's own length goes to setup (where it is awaited); the other
+        # phases keep what they measured.
+        if isinstance(transcript, Transcript) and call.when == "setup":
             report.duration = float(transcript.duration_s)
         return report
 

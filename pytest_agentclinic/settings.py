@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from .encounter.craftmd import ANSWERS, EXPERIMENTS
+from .gate_settings import GateSettings, check_gate_on
 from .llm.cache import CacheMode
 from .llm.caller import CallSettings
 from .llm.retry import RetryPolicy
-from .report.gate_settings import GateSettings, check_gate_on
 
 __all__ = ["OPTIONS", "GateSettings", "Option", "Settings", "add_options", "resolve"]
 

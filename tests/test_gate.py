@@ -10,9 +10,9 @@ import pytest
 from helpers import make_case, write_yaml_cases
 from test_statistics import rec
 
+from pytest_agentclinic.gate_settings import GateSettings
 from pytest_agentclinic.report.conditions import gate_cells
 from pytest_agentclinic.report.gate import evaluate
-from pytest_agentclinic.report.gate_settings import GateSettings
 
 # A doctor that gives the right diagnosis except on the case numbers listed in $WRONG.
 ORACLE = """

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .gate_settings import CONDITION_FIELDS
+from ..gate_settings import CONDITION_FIELDS
 from .records import ResultRecord
 from .statistics import GROUP_FIELDS, natural_key
 

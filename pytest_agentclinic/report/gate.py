@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from ..gate_settings import GateSettings
 from .clustered import cluster_wilson, sign_flip_pvalues
 from .conditions import Cell, gate_cells
-from .gate_settings import GateSettings
 from .records import ResultRecord
 from .statistics import per_case
 

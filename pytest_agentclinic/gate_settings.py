@@ -20,7 +20,7 @@ class GateSettings:
     baseline: Path | None = None
     max_drop: float = 0.0
     alpha: float = 0.05
-    #: ``--agent-gate-on`` values (see :mod:`.conditions`).
+    #: ``--agent-gate-on`` values (see :mod:`.report.conditions`).
     on: tuple[str, ...] = ("default",)
 
     @property
