@@ -317,3 +317,32 @@ def test_failure_headers_carry_the_full_item_id(ten: pytest.Pytester,
     result = run(ten, monkeypatch, [1], "--agent-turns=5,20", "-k", "t-01")
     result.stdout.fnmatch_lines(["*_ c.yaml::t-01[[]dermatology-offline-t5] _*",
                                  "*_ c.yaml::t-01[[]dermatology-offline-t20] _*"])
+
+
+def test_an_unreadable_baseline_is_one_clear_line(ten: pytest.Pytester,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run(ten, monkeypatch, [], "--agent-run-name=base").ret == 0
+    results = ten.path / "reports/base/results.jsonl"
+    lines = results.read_text().splitlines()
+    lines[2] = '{"run": "base", "nodeid": 7}'
+    results.write_text("\n".join(lines) + "\n")
+    result = run(ten, monkeypatch, [], "--agent-baseline=reports/base", "--agent-max-drop=0.1",
+                 "--agent-min-accuracy=0.5")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["the baseline cannot be read: bad result record: "
+                                 "*reports/base/results.jsonl:3: field 'nodeid': Input should "
+                                 "be a valid string (and 11 more): FAIL",
+                                 "release: accuracy 1.000 (10/10, *) >= minimum 0.500: pass",
+                                 "gate FAILED*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_baseline_that_does_not_pair_says_why(ten: pytest.Pytester,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run(ten, monkeypatch, [], "--agent-turns=10", "--agent-run-name=base").ret == 0
+    result = run(ten, monkeypatch, [], "--agent-turns=20", "--agent-baseline=reports/base",
+                 "--agent-max-drop=0.1")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["release: no case of the baseline pairs with this cell under "
+                                 "the same condition (turn_budget: only in A 10; only in B 20; "
+                                 "A is the baseline, B this run): FAIL"])

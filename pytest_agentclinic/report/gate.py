@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,10 @@ import numpy as np
 
 from ..gate_settings import GateSettings
 from .clustered import cluster_wilson, sign_flip_pvalues
+from .comparison import unpaired_reasons
 from .conditions import Cell, gate_cells
 from .records import ResultRecord
-from .statistics import per_case
+from .statistics import load_records, per_case
 
 
 @dataclass(frozen=True)
@@ -135,9 +136,13 @@ def _paired_check(cell: Cell, baseline: Sequence[ResultRecord],
                   gate: GateSettings) -> tuple[bool, str, dict[str, Any]]:
     result = paired_drop(cell.records, baseline)
     if result is None:
+        why = "; ".join(line.split("; to pair")[0] for line in unpaired_reasons(
+            baseline, cell.records, ("bias", "turn_budget", "experiment", "answer_format",
+                                     "patient"))
+                        if not line.startswith("samples"))
         return False, (f"{cell.label}: no case of the baseline pairs with this cell under the "
-                       "same condition (the baseline holds other cases, conditions or doctor "
-                       "models): FAIL"), {}
+                       f"same condition ({why or 'the baseline has no items of this doctor'}; "
+                       "A is the baseline, B this run): FAIL"), {}
     before, after, p, cases, lost, gained = result
     return _drop_verdict(cell.label, before, after, p, gate,
                          f"{cases} paired cases, {lost} lost / {gained} gained, "
@@ -199,10 +204,14 @@ def load_baseline(path: Path) -> tuple[list[ResultRecord], dict[str, Any]]:
     run_dir = path if path.is_dir() else path.parent
     results = run_dir / "results.jsonl"
     summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    summary: dict[str, Any] = {}
+    if summary_path.exists():
+        try:
+            summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{summary_path}:{exc.lineno}: not JSON ({exc.msg})") from None
     if results.exists() and (path.is_dir() or path.name == "results.jsonl" or not summary):
-        with results.open(encoding="utf-8") as fh:
-            return [ResultRecord.model_validate_json(line) for line in fh if line.strip()], summary
+        return load_records(results), summary
     return [], summary
 
 
@@ -239,7 +248,15 @@ def evaluate(gate: GateSettings, records: Sequence[ResultRecord]) -> GateResult:
         checks.append(GateCheck("infrastructure errors", False, (
             f"{errors} item(s) ended in infrastructure errors: FAIL, the measurement is "
             "incomplete",), {"errors": errors}))
-    baseline, summary = load_baseline(gate.baseline) if gate.baseline else ([], {})
+    baseline: list[ResultRecord] = []
+    summary: dict[str, Any] = {}
+    if gate.baseline is not None:
+        try:
+            baseline, summary = load_baseline(gate.baseline)
+        except (OSError, ValueError) as exc:
+            checks.append(GateCheck("baseline", False, (
+                f"the baseline cannot be read: {exc}: FAIL",), {}))
+            gate = replace(gate, baseline=None)
     cells = gate_cells(records, gate.on)
     if not cells:
         checks.append(GateCheck("no gated items", False, (

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from pydantic import ValidationError
 
 from .clustered import cluster_wilson
 from .records import ResultRecord
@@ -139,9 +140,21 @@ def _read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
                 records.append(ResultRecord.model_validate_json(line))
             except ValueError as exc:
                 if strict:
-                    raise ValueError(f"bad result record: {p}:{number}: {exc}") from None
+                    raise ValueError(f"bad result record: {p}:{number}: {_first_error(exc)}"
+                                     ) from None
                 skipped += 1
     return records, skipped
+
+
+def _first_error(exc: ValueError) -> str:
+    """One line: the first invalid field and why (pydantic lists every field, many lines)."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        more = exc.error_count() - 1
+        return (f"field '{where}': {first['msg']}" if where else first["msg"]) + (
+            f" (and {more} more)" if more else "")
+    return str(exc).splitlines()[0]
 
 
 # --- bootstrap core ------------------------------------------------------------------------
