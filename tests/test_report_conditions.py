@@ -150,3 +150,15 @@ def test_compare_html_links_both_transcripts(browser: Any, runs: Path) -> None: 
         tab.screenshot(path="/tmp/compare-800.png", full_page=True)
     finally:
         tab.close()
+
+
+def test_the_page_shows_the_gate_and_the_command_line(runs: Path) -> None:
+    from pytest_agentclinic.report.html import render_html
+
+    summary = {"command": "pytest cases --agent-min-accuracy=0.9 --agent-bias=none",
+               "gate": {"verdict": "FAILED", "checks": [
+                   {"passed": False, "lines": ["doc-a [bias=none]: accuracy 0.667 < 0.9: FAIL"]}]}}
+    page = render_html(runs / "reports" / "a", {}, summary)
+    assert '<section class="card gate failed"><h2>Gate FAILED</h2>' in page
+    assert '<li class="bad">doc-a [bias=none]: accuracy 0.667 &lt; 0.9: FAIL</li>' in page
+    assert "command line: <code>pytest cases --agent-min-accuracy=0.9 --agent-bias=none" in page

@@ -156,7 +156,8 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
         settings += [(f"{role} model", str(model)) for role, model in roles.items()]
     # The usual settings first, then keys added later (CRAFT-MD conditions, ...) if short.
     first = ("plugin_version", "turn_budgets", "repeat", "cache_mode", "temperature", "items")
-    skip = {"version", "run", "roles", "case_files", "tables", "by_doctor"}
+    skip = {"version", "run", "roles", "case_files", "tables", "by_doctor", "conditions",
+            "gate", "command"}
     for key in [*(k for k in first if k in summary), *(k for k in summary if k not in first)]:
         value = summary[key]
         if (key not in skip and value not in (None, "", []) and not isinstance(value, Mapping)
@@ -169,12 +170,29 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
         lis = "".join(f"<li><code>{escape(str(f))}</code> <span class=\"muted\">sha256 "
                       f"{escape(str(h)[:12])}</span></li>" for f, h in files.items())
         files_html = f"<details><summary>{len(files)} case files</summary><ul>{lis}</ul></details>"
+    if summary.get("command"):
+        files_html = (f'<p class="small">command line: <code>{escape(str(summary["command"]))}'
+                      f"</code></p>{files_html}")
     warn = (f'<p class="warning">{skipped} unreadable line(s) of results.jsonl were skipped.</p>'
             if skipped else "")
     settings_html = (f'<section class="card settings"><h2>Run settings</h2><dl>{items}</dl>'
                      f"{files_html}</section>" if items or files_html else "")
     return (f'<h1>AgentClinic report <span class="run">{escape(run)}</span></h1>{warn}'
-            f'<section class="kpis">{tiles}</section>{_usage_cards(records)}{settings_html}')
+            f'<section class="kpis">{tiles}</section>{_gate_card(summary.get("gate"))}'
+            f"{_usage_cards(records)}{settings_html}")
+
+
+def _gate_card(gate: Any) -> str:
+    """The gate's verdict and each check's line, when the run had a gate."""
+    if not isinstance(gate, Mapping):
+        return ""
+    verdict = str(gate.get("verdict", "?"))
+    lines = "".join(f'<li class="{"ok" if c.get("passed") else "bad"}">{escape(str(line))}</li>'
+                    for c in gate.get("checks", []) if isinstance(c, Mapping)
+                    for line in c.get("lines", []))
+    return (f'<section class="card gate {verdict.lower()}"><h2>Gate {escape(verdict)}</h2>'
+            f'<p class="muted small">The exit status is the gate\'s verdict.</p>'
+            f"<ul>{lines}</ul></section>")
 
 
 def _usage_cards(records: Sequence[ResultRecord]) -> str:
