@@ -8,7 +8,7 @@ specialties, biases, patient models, image modes, turn budgets, CRAFT-MD experim
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -86,10 +86,11 @@ INTERVAL_NOTE = ("; 95% CI: cluster-adjusted Wilson over cases (repeats of a cas
                  "narrow it)")
 
 
-def pooled_over(records: Sequence[ResultRecord]) -> str:
-    """``pooled over 13 bias values, 2 turn_budget values``, or '' when nothing varies."""
+def pooled_over(records: Sequence[ResultRecord], exclude: Sequence[str] = ()) -> str:
+    """``pooled over 13 bias values, 2 turn_budget values``, or '' when nothing varies
+    (``exclude``: fields the table shows, so does not pool)."""
     parts = [f"{len({GROUP_FIELDS[f](r) for r in records})} {f} values"
-             for f in varied_fields(records)]
+             for f in varied_fields(records) if f not in exclude]
     return "pooled over " + ", ".join(parts) if parts else ""
 
 
@@ -281,30 +282,40 @@ def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
 
 
 def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> list[Table]:
-    """Every table this run calls for."""
+    """Every table this run calls for; a table that pools conditions says so in its title."""
     tables = [overview(records, resamples)]
     if varied_fields(records):
         tables.append(condition_table(records))
     if any(r.protocol == "craftmd" for r in records):
-        tables.append(craftmd_table([r for r in records if r.protocol == "craftmd"],
-                                    resamples))
+        craft = [r for r in records if r.protocol == "craftmd"]
+        tables.append(_pooling(craftmd_table(craft, resamples), craft,
+                               ("experiment", "answer_format")))
     if _varied(records, "specialty"):
-        tables.append(pivot(records, "specialty", "accuracy by specialty", resamples))
+        tables.append(_pooling(pivot(records, "specialty", "accuracy by specialty", resamples),
+                               records))
     if _varied(records, "dataset"):
-        tables.append(pivot(records, "dataset", "accuracy by dataset", resamples))
+        tables.append(_pooling(pivot(records, "dataset", "accuracy by dataset", resamples),
+                               records))
     if any(r.difficulty for r in records):
-        tables.append(library_table(records, resamples))
+        tables.append(_pooling(library_table(records, resamples), records))
     if any(r.bias != "none" for r in records):
-        tables.append(bias_table(records, resamples))
+        tables.append(_pooling(bias_table(records, resamples), records, ("bias",)))
     if _varied(records, "patient"):
-        tables.append(pivot(records, "patient", "accuracy by patient model (doctor x patient)",
-                            resamples))
+        tables.append(_pooling(pivot(records, "patient", "accuracy by patient model (doctor x "
+                                     "patient)", resamples), records, ("patient",)))
     if any(r.image_mode for r in records):
-        tables.append(image_table(records, resamples))
+        tables.append(_pooling(image_table(records, resamples), records))
     if _varied(records, "turn_budget"):
-        tables.append(budget_table(records, resamples))
+        tables.append(_pooling(budget_table(records, resamples), records, ("turn_budget",)))
     if any(r.perception is not None for r in records):
-        tables.append(perception_table(records, resamples))
+        tables.append(_pooling(perception_table(records, resamples), records, ("bias",)))
     if any(u.calls for r in records for u in r.usage.values()):
         tables.append(usage_table(records))
     return tables
+
+
+def _pooling(table: Table, records: Sequence[ResultRecord], own: tuple[str, ...] = ()) -> Table:
+    """``table`` with "(pooled over ...)" added to its title for the varied conditions it
+    does not show."""
+    pooled = pooled_over(records, exclude=own)
+    return replace(table, title=f"{table.title} ({pooled})") if pooled else table
