@@ -34,16 +34,6 @@ DEFAULT_FLIPS = 20_000
 Z95 = 1.959963984540054
 
 
-def case_means(case_ids: Sequence[str], correct: Sequence[bool]) -> dict[str, float]:
-    """Each case's mean correctness over its items."""
-    sums: dict[str, list[float]] = {}
-    for case, ok in zip(case_ids, correct, strict=True):
-        entry = sums.setdefault(case, [0.0, 0.0])
-        entry[0] += float(ok)
-        entry[1] += 1.0
-    return {case: s / n for case, (s, n) in sums.items()}
-
-
 def _all_signs(m: int) -> FloatArray:
     """Every one of the 2^m sign vectors, as rows of +-1."""
     bits = (np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1
