@@ -14,10 +14,10 @@ import pytest
 from test_html_report import browser, encounter  # noqa: F401  (browser is a fixture)
 
 from pytest_agentclinic.cli import main
-from pytest_agentclinic.encounter.transcript import Usage
+from pytest_agentclinic.core.records import ResultRecord
+from pytest_agentclinic.core.transcript import Usage
 from pytest_agentclinic.report.charts import bar_chart
-from pytest_agentclinic.report.records import ResultRecord
-from pytest_agentclinic.report.writer import write_transcript
+from pytest_agentclinic.report.rundir import write_transcript
 
 BIASES = ("none", "doctor:recency", "doctor:confirmation")
 
@@ -153,7 +153,7 @@ def test_compare_html_links_both_transcripts(browser: Any, runs: Path) -> None: 
 
 
 def test_the_page_shows_the_gate_and_the_command_line(runs: Path) -> None:
-    from pytest_agentclinic.report.html import render_html
+    from pytest_agentclinic.report.rundir import render_html
 
     summary = {"command": "pytest cases --agent-min-accuracy=0.9 --agent-bias=none",
                "gate": {"verdict": "FAILED", "checks": [

@@ -18,7 +18,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .models import UNSPECIFIED, Case, Findings, slugify
+from ..core.case import UNSPECIFIED, Case, Findings, slugify
+from ..core.jsonl import parse_lines
 
 SIDECAR_SUFFIX = ".specialties.json"
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
@@ -172,13 +173,9 @@ def _dataset_name(path: Path) -> str:
 
 
 def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, Any | CaseError]]:
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield lineno, CaseError(path, lineno, "<json>", f"not valid JSON: {exc.msg}")
+    for line in parse_lines(text.splitlines()):
+        yield line.number, (line.value if line.error is None else CaseError(
+            path, line.number, "<json>", f"not valid JSON: {line.reason}"))
 
 
 def _load_jsonl(path: Path, text: str, loaded: LoadedFile) -> None:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from ._args import positive
 
 if TYPE_CHECKING:
+    from ..core.records import ResultRecord
     from ..report.comparison import ComparisonRow, Pairing
-    from ..report.records import ResultRecord
 
 #: Listed here, not imported, so ``--help`` does not pay numpy's import; a test keeps this in
 #: step with statistics.GROUP_FIELDS.
@@ -104,7 +104,7 @@ def _write_html(args: argparse.Namespace, pairing: Pairing,
                 groupings: Sequence[Sequence[str]],
                 tables: Sequence[Sequence[ComparisonRow]]) -> None:
     from ..report.compare_html import render_compare_html
-    from ..report.statistics import results_path
+    from ..report.rundir import results_path
 
     runs = (results_path(args.run_a).parent, results_path(args.run_b).parent)
     args.html.parent.mkdir(parents=True, exist_ok=True)
@@ -122,7 +122,7 @@ def _nothing_paired(pairing: Pairing, on: Sequence[str]) -> str:
 
 
 def _load(path: str, doctor: str | None) -> list[ResultRecord]:
-    from ..report.statistics import load_records
+    from ..report.rundir import load_records
 
     records = load_records(path)
     if doctor is not None:

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
+from ..core.records import ResultRecord
 from .charts import html_table
 from .comparison import ComparisonRow, Pair, Pairing
-from .records import ResultRecord
 
 _CSS = """
 body{margin:0;background:#f5f6f8;color:#1f2937;font:14px/1.5 system-ui,-apple-system,"Segoe UI",

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..core.records import ResultRecord
 from .clustered import sign_flip_two_sided
-from .records import ResultRecord
 from .statistics import (
     GROUP_FIELDS,
     FloatArray,

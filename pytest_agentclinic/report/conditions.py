@@ -21,9 +21,24 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..gate_settings import CONDITION_FIELDS
-from .records import ResultRecord
+from ..core.records import ResultRecord
 from .statistics import GROUP_FIELDS, natural_key
+
+#: The fields that make an item's condition (not the doctor, the case or the sample).
+CONDITION_FIELDS = ("patient", "bias", "turn_budget", "experiment", "answer_format")
+#: The keywords ``--agent-gate-on`` accepts besides ``FIELD=VALUE``.
+GATE_ON_KEYWORDS = ("default", "all", "pooled")
+
+
+def check_gate_on(values: Sequence[str]) -> tuple[str, ...]:
+    """Return ``values``; raise ValueError naming what is allowed on a bad one."""
+    for value in values:
+        field, sep, wanted = value.partition("=")
+        if value in GATE_ON_KEYWORDS or (sep and field in CONDITION_FIELDS and wanted):
+            continue
+        raise ValueError(f"{value!r} is not one of: {', '.join(GATE_ON_KEYWORDS)}, or "
+                         f"FIELD=VALUE with FIELD one of {', '.join(CONDITION_FIELDS)}")
+    return tuple(values)
 
 
 def varied_fields(records: Sequence[ResultRecord]) -> tuple[str, ...]:

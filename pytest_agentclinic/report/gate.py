@@ -18,20 +18,35 @@ The rule (stated in the README and docs/ci.md):
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..gate_settings import GateSettings
+from ..core.records import ResultRecord
 from .clustered import cluster_wilson, sign_flip_pvalues
 from .comparison import unpaired_reasons
 from .conditions import Cell, gate_cells
-from .records import ResultRecord
-from .statistics import load_records, per_case
+from .statistics import per_case
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """The CI gate; inactive when neither a minimum accuracy nor a baseline is given."""
+
+    min_accuracy: float | None = None
+    baseline: Path | None = None
+    max_drop: float = 0.0
+    alpha: float = 0.05
+    #: ``--agent-gate-on`` values (see :mod:`.report.conditions`).
+    on: tuple[str, ...] = ("default",)
+
+    @property
+    def active(self) -> bool:
+        """Whether a gate decides the exit status."""
+        return self.min_accuracy is not None or self.baseline is not None
 
 
 @dataclass(frozen=True)
@@ -149,7 +164,7 @@ def _paired_check(cell: Cell, baseline: Sequence[ResultRecord],
                          f"one-sided sign-flip test over cases p={p:.3g}")
 
 
-def _summary_check(cell: Cell, summary: dict[str, Any],
+def _summary_check(cell: Cell, summary: Mapping[str, Any],
                    gate: GateSettings) -> tuple[bool, str, dict[str, Any]]:
     before = _summary_accuracy(summary, cell)
     if before is None:
@@ -165,7 +180,7 @@ def _summary_check(cell: Cell, summary: dict[str, Any],
                          f"one-sided sign-flip test over cases p={p:.3g}")
 
 
-def _summary_accuracy(summary: dict[str, Any], cell: Cell) -> float | None:
+def _summary_accuracy(summary: Mapping[str, Any], cell: Cell) -> float | None:
     rows = [r for r in summary.get("conditions", []) if isinstance(r, dict)]
     doctors = {r.get("doctor") for r in rows}
     doctor = cell.doctor if cell.doctor in doctors else (
@@ -199,22 +214,6 @@ def _drop_verdict(label: str, before: float, after: float, p: float, gate: GateS
 
 # --- the gate ------------------------------------------------------------------------------
 
-def load_baseline(path: Path) -> tuple[list[ResultRecord], dict[str, Any]]:
-    """The baseline's records (when its results.jsonl is there) and its summary."""
-    run_dir = path if path.is_dir() else path.parent
-    results = run_dir / "results.jsonl"
-    summary_path = run_dir / "summary.json"
-    summary: dict[str, Any] = {}
-    if summary_path.exists():
-        try:
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{summary_path}:{exc.lineno}: not JSON ({exc.msg})") from None
-    if results.exists() and (path.is_dir() or path.name == "results.jsonl" or not summary):
-        return load_records(results), summary
-    return [], summary
-
-
 def _same_doctor(baseline: Sequence[ResultRecord], doctor: str) -> list[ResultRecord]:
     """The baseline items to pair with ``doctor``: its own, or those of the baseline's only
     doctor model (a new model version is compared against the previous one)."""
@@ -223,7 +222,7 @@ def _same_doctor(baseline: Sequence[ResultRecord], doctor: str) -> list[ResultRe
 
 
 def _check_cell(cell: Cell, gate: GateSettings, baseline: Sequence[ResultRecord],
-                summary: dict[str, Any]) -> GateCheck:
+                summary: Mapping[str, Any]) -> GateCheck:
     passed, lines, data = True, [], {"doctor": cell.doctor, "condition": cell.condition,
                                      "pooled_over": cell.pooled}
     if gate.min_accuracy is not None:
@@ -240,27 +239,30 @@ def _check_cell(cell: Cell, gate: GateSettings, baseline: Sequence[ResultRecord]
     return GateCheck(cell.label, passed, tuple(lines), data)
 
 
-def evaluate(gate: GateSettings, records: Sequence[ResultRecord]) -> GateResult:
-    """Apply every configured check to each gated cell."""
+def evaluate(gate: GateSettings, records: Sequence[ResultRecord],
+             baseline: tuple[Sequence[ResultRecord], Mapping[str, Any]] = ((), {}),
+             baseline_error: str | None = None) -> GateResult:
+    """Apply every configured check to each gated cell.
+
+    ``baseline`` is the baseline run's records (empty when only its summary is compared) and
+    summary, as the run directory's reader gives them; ``baseline_error`` says why it could
+    not be read (the drop checks are then replaced by one failed check saying so).
+    """
     checks: list[GateCheck] = []
     errors = sum(r.outcome == "error" for r in records)
     if errors:
         checks.append(GateCheck("infrastructure errors", False, (
             f"{errors} item(s) ended in infrastructure errors: FAIL, the measurement is "
             "incomplete",), {"errors": errors}))
-    baseline: list[ResultRecord] = []
-    summary: dict[str, Any] = {}
-    if gate.baseline is not None:
-        try:
-            baseline, summary = load_baseline(gate.baseline)
-        except (OSError, ValueError) as exc:
-            checks.append(GateCheck("baseline", False, (
-                f"the baseline cannot be read: {exc}: FAIL",), {}))
-            gate = replace(gate, baseline=None)
+    base_records, summary = baseline
+    if gate.baseline is not None and baseline_error is not None:
+        checks.append(GateCheck("baseline", False, (
+            f"the baseline cannot be read: {baseline_error}: FAIL",), {}))
+        gate = replace(gate, baseline=None)
     cells = gate_cells(records, gate.on)
     if not cells:
         checks.append(GateCheck("no gated items", False, (
             f"no item matches --agent-gate-on {', '.join(gate.on)}: FAIL, nothing was "
             "gated",), {}))
-    checks += [_check_cell(cell, gate, baseline, summary) for cell in cells]
+    checks += [_check_cell(cell, gate, base_records, summary) for cell in cells]
     return GateResult(all(c.passed for c in checks), tuple(checks))

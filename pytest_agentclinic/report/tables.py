@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.records import ResultRecord
 from .conditions import condition_label, gate_cells, varied_fields
-from .records import ResultRecord
 from .statistics import (
     GROUP_FIELDS,
     GroupRow,
@@ -281,15 +281,15 @@ def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
     return len({GROUP_FIELDS[field_name](r) for r in records}) > 1
 
 
-def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> list[Table]:
-    """Every table this run calls for; a table that pools conditions says so in its title."""
+def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
+                 protocol_tables: Sequence[Table] = ()) -> list[Table]:
+    """Every table this run calls for; ``protocol_tables`` (the protocols' own, e.g.
+    CRAFT-MD's experiment x answer mode) follow the overview and the conditions; a table
+    that pools conditions says so in its title."""
     tables = [overview(records, resamples)]
     if varied_fields(records):
         tables.append(condition_table(records))
-    if any(r.protocol == "craftmd" for r in records):
-        craft = [r for r in records if r.protocol == "craftmd"]
-        tables.append(_pooling(craftmd_table(craft, resamples), craft,
-                               ("experiment", "answer_format")))
+    tables += protocol_tables
     if _varied(records, "specialty"):
         tables.append(_pooling(pivot(records, "specialty", "accuracy by specialty", resamples),
                                records))

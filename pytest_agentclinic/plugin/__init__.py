@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from ..cases.loaders import looks_like_case_file
 from . import hookspecs
-from .cases.loaders import looks_like_case_file
 from .collect import CaseFile
 from .junit import EncounterTimes
 from .session import AgentClinicSession, default_run_name

@@ -16,8 +16,8 @@ import pytest
 from _pytest.junitxml import xml_key
 from _pytest.reports import TestReport
 
-from .encounter.transcript import Transcript
-from .report.gate import GateResult
+from ..core.transcript import Transcript
+from ..report.gate import GateResult
 
 #: The file part of the gate testcases' ids (JUnit ``classname``).
 GATE_CLASS = "agentclinic gate"

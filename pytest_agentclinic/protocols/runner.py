@@ -26,6 +26,8 @@ class EncounterRunner:
         self._semaphore: asyncio.Semaphore | None = None
         self._futures: dict[str, concurrent.futures.Future[object]] = {}
         self._lock = threading.Lock()
+        #: Keys whose result was taken and released: never scheduled again.
+        self._forgotten: set[str] = set()
 
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
@@ -54,7 +56,13 @@ class EncounterRunner:
 
     def submitted(self, key: str) -> bool:
         """Whether ``key`` was scheduled already."""
-        return key in self._futures
+        return key in self._futures or key in self._forgotten
+
+    def forget(self, key: str) -> None:
+        """Drop ``key``'s finished future, and the result it holds."""
+        with self._lock:
+            if self._futures.pop(key, None) is not None:
+                self._forgotten.add(key)
 
     def cancel_pending(self) -> None:
         """Cancel every encounter that has not finished (e.g. after a fatal error)."""
