@@ -208,9 +208,10 @@ class AgentClinicSession:
 
     def _schedule(self, item: EncounterItem) -> concurrent.futures.Future[Transcript]:
         """Submit ``item`` and the items this process runs next, so they run concurrently."""
-        for upcoming in self.lookahead(item.session, item):
-            if isinstance(upcoming, EncounterItem) and not self.runner.submitted(upcoming.nodeid):
-                self.runner.submit(upcoming.nodeid, self._encounter_factory(upcoming))
+        self.runner.submit_many([
+            (upcoming.nodeid, self._encounter_factory(upcoming))
+            for upcoming in self.lookahead(item.session, item)
+            if isinstance(upcoming, EncounterItem) and not self.runner.submitted(upcoming.nodeid)])
         return self.runner.submit(item.nodeid, self._encounter_factory(item))
 
     def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
