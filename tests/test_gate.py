@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -10,6 +12,7 @@ import pytest
 from helpers import make_case, write_yaml_cases
 from test_statistics import rec
 
+from pytest_agentclinic.cli import main
 from pytest_agentclinic.report.conditions import gate_cells
 from pytest_agentclinic.report.gate import GateSettings, evaluate
 
@@ -158,9 +161,11 @@ def test_repeats_are_not_independent_evidence(derm: pytest.Pytester,
                                  "6 paired cases, 2 lost / 0 gained, one-sided sign-flip test "
                                  "over cases p=0.25): pass, drop not significant at alpha=0.05"])
     # compare says the same on the same two runs: the case-level p is not significant either.
-    compared = derm.run("agentclinic", "compare", "reports/base", "reports/cand")
-    assert compared.ret == 0
-    row = next(line for line in compared.stdout.lines if line.startswith("| all"))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["compare", str(derm.path / "reports/base"),
+                     str(derm.path / "reports/cand")]) == 0
+    row = next(line for line in out.getvalue().splitlines() if line.startswith("| all"))
     p_cases = float(row.split("|")[-2])
     assert p_cases == pytest.approx(0.5)  # two-sided: twice the gate's one-sided 0.25
     assert p_cases >= 0.05
