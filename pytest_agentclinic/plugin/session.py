@@ -20,6 +20,7 @@ from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
 from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.errors import FatalLLMError
+from ..metrics.gathering import for_encounter
 from ..protocols.base import PlayContext
 from ..protocols.registry import report_tables
 from ..protocols.runner import EncounterRunner
@@ -239,7 +240,9 @@ class AgentClinicSession:
         record = ResultRecord.from_transcript(
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
             transcript_path=item.transcript_path, case_file=str(item.path),
-            difficulty=item.spec.case.difficulty)
+            difficulty=item.spec.case.difficulty,
+            measures=for_encounter(item.spec.case, transcript.utterances,
+                                   outcome=transcript.outcome, experiment=transcript.experiment))
         # JSON text, not a dict: JUnit XML writes a property's str(), and a dict's is a repr.
         item.user_properties.append((RECORD_PROPERTY, record.model_dump_json()))
         if self.fatal is not None:

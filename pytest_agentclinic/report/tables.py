@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core.records import ResultRecord
+from .beyond import beyond_tables
 from .conditions import condition_label, gate_cells, varied_fields
 from .statistics import (
     GROUP_FIELDS,
@@ -309,6 +310,7 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
         tables.append(_pooling(budget_table(records, resamples), records, ("turn_budget",)))
     if any(r.perception is not None for r in records):
         tables.append(_pooling(perception_table(records, resamples), records, ("bias",)))
+    tables.extend(Table(*parts) for parts in beyond_tables(records, resamples))
     if any(u.calls for r in records for u in r.usage.values()):
         tables.append(usage_table(records))
     return tables
