@@ -154,15 +154,31 @@ def test_unknown_model_is_fatal_without_network(pytester: pytest.Pytester,
 
 
 def test_missing_api_key_is_fatal(pytester: pytest.Pytester, fake_server: Start,
-                                  monkeypatch: pytest.MonkeyPatch, transport: str) -> None:
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # A hosted provider (no --agent-api-base): the key is needed; nothing is sent.
+    monkeypatch.delenv("OPENAI_API_KEY")
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    result = pytester.runpytest("c.yaml", "--agent-concurrency=1", "-p", "no:cacheprovider",
+                                "--agent-doctor=openai/fake-doctor")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*openai/fake-doctor: no API key. Set the provider's key*"])
+
+
+def test_a_local_server_needs_no_dummy_key(pytester: pytest.Pytester, fake_server: Start,
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           transport: str) -> None:
+    # Reproduction: with --agent-api-base and no key, every call failed with "no API key"
+    # unless a dummy key was exported.
     monkeypatch.delenv("OPENAI_API_KEY")
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
     server = fake_server(clinic())
-    result = pytester.runpytest("c.yaml", "--agent-concurrency=1",
-                                *llm_args(server, ("doctor",), transport=transport))
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*openai/fake-doctor: no API key. Set the provider's key*"])
-    assert server.calls == 0
+    result = pytester.runpytest("c.yaml", *llm_args(server, ("doctor",), transport=transport))
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([f"agentclinic: api base {server.url}; no OPENAI_API_KEY in "
+                                 "the environment: a placeholder key is sent (local servers "
+                                 "need none)"])
+    assert {r.headers.get("Authorization") for r in server.requests} == {
+        "Bearer sk-no-key-needed"}
 
 
 def test_unreachable_api_base_is_fatal(pytester: pytest.Pytester, fake_server: Start,

@@ -88,9 +88,9 @@ def test_a_conftest_protocol_runs_reports_compares_and_gates(
         qa: pytest.Pytester, workers: list[str]) -> None:
     run = qa.runpytest("c.yaml", "--agent-protocol=vignette-qa", "-p", "no:cacheprovider",
                        "--agent-run-name=a", "--agent-min-accuracy=0.7", *workers)
-    run.assert_outcomes(passed=3, failed=1)
+    run.assert_outcomes(passed=3, xfailed=1)  # under a gate a misdiagnosis is a measurement
     assert run.ret == 0  # the gate decides: 0.75 >= 0.7
-    run.stdout.fnmatch_lines(["*vignette QA: every answer*", "*accuracy 0.750 (3/4)*pass*"])
+    run.stdout.fnmatch_lines(["*vignette QA: every answer*", "*accuracy 0.750 (3/4,*pass*"])
     records = results(qa.path).values()
     assert {r["protocol"] for r in records} == {"vignette-qa"}
     summary = json.loads((qa.path / "reports" / "a" / "summary.json").read_text())

@@ -108,6 +108,23 @@ def _get_router(litellm: Any) -> Any:
     return _router
 
 
+#: Sent as the API key to a server given by ``--agent-api-base`` when the environment has no
+#: key for the provider: local servers (vLLM, Ollama, llama.cpp) want none, but litellm's
+#: OpenAI-compatible path refuses to call without one.
+PLACEHOLDER_KEY = "sk-no-key-needed"
+
+
+def key_variable(model: str) -> str:
+    """The environment variable litellm reads the key of ``model``'s provider from."""
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    return f"{provider.upper().replace('-', '_')}_API_KEY"
+
+
+def needs_placeholder_key(model: str, api_base: str | None) -> bool:
+    """Whether calls to ``model`` get :data:`PLACEHOLDER_KEY` (a server given, no key set)."""
+    return api_base is not None and not os.environ.get(key_variable(model))
+
+
 @dataclass(frozen=True)
 class Completion:
     """A model's reply and its cost."""
@@ -125,6 +142,8 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
     litellm = await aload()
     router = routed(model)
     where = model if router else api_base or model.split("/", 1)[0]
+    if not router and needs_placeholder_key(model, api_base) and "api_key" not in params:
+        params = {**params, "api_key": PLACEHOLDER_KEY}
     try:
         if router:
             response = await _get_router(litellm).acompletion(

@@ -19,8 +19,8 @@ from typing import Any
 
 import aiohttp
 
-from .client import Completion
-from .errors import FatalLLMError, TransientError, cannot_reach, from_status, timed_out
+from .client import PLACEHOLDER_KEY, Completion
+from .errors import TransientError, cannot_reach, from_status, timed_out
 from .limiter import wait_from_headers
 from .prices import cost_usd
 
@@ -101,12 +101,9 @@ def _key(prefix: str, model: str) -> str | None:
     variable = _KEY_VARIABLES.get(prefix)
     if variable is None:
         return None
-    key = os.environ.get(variable)
-    if not key:
-        # litellm's wording, so both paths fail alike.
-        raise FatalLLMError(f"{model}: no API key. Set the provider's key variable (e.g. "
-                            f"{variable}). Missing credentials: {variable} is not set")
-    return key
+    # The fast path always has an api base: a local server wants no key, so with none in the
+    # environment the placeholder is sent, as on litellm's path (the run header says so).
+    return os.environ.get(variable) or PLACEHOLDER_KEY
 
 
 def _message(raw: bytes) -> str:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import os
 import re
+import shlex
 import threading
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from ..core.records import ResultRecord
 from ..core.transcript import Transcript
 from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
+from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.errors import FatalLLMError
 from ..metrics.gathering import for_encounter
 from ..protocols.base import PlayContext
@@ -27,6 +30,7 @@ from ..protocols.runner import EncounterRunner
 from ..report import gate, rundir, summary
 from ..report.tables import Table
 from .collect import RECORD_PROPERTY, EncounterError, EncounterItem
+from .junit import write_gate_testcases
 from .settings import Settings
 
 #: Returns the items this process will run next (xdist workers only know their queue).
@@ -36,6 +40,15 @@ Lookahead = Callable[[pytest.Session, EncounterItem], Sequence[pytest.Item]]
 def default_run_name() -> str:
     """A sortable, unique run directory name."""
     return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+
+
+def append_step_summary(summary_md: os.PathLike[str]) -> None:
+    """Append summary.md to GitHub Actions' job summary when the job provides one."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    with open(target, "a", encoding="utf-8") as out, open(summary_md, encoding="utf-8") as src:
+        out.write(src.read() + "\n")
 
 
 class _AllAfter:
@@ -113,6 +126,7 @@ class AgentClinicSession:
         self.run_options = settings.run_options
         self.play_context = PlayContext(self.caller, self._make_agent, settings.options)
         self.gate: gate.GateResult | None = None
+        self.started_at = time.time()
         self.tables: list[Table] = []
         self.results = rundir.ResultsStream(self.run_dir)
         self.started = False
@@ -121,10 +135,21 @@ class AgentClinicSession:
 
     def pytest_report_header(self) -> list[str]:
         roles = ", ".join(f"{role}={model}" for role, model in self.settings.roles.items())
-        return [f"agentclinic: {roles}",
+        return [f"agentclinic: {roles}", *self._api_base_header(),
                 f"agentclinic: turns={','.join(map(str, self.settings.turns))} "
                 f"repeat={self.settings.repeat} cache={self.settings.cache.value} "
                 f"concurrency={self.settings.concurrency}"]
+
+    def _api_base_header(self) -> list[str]:
+        base = self.settings.call.api_base
+        if base is None:
+            return []
+        keyless = sorted({key_variable(m) for m in self.settings.llm_models
+                          if needs_placeholder_key(m, base)})
+        if not keyless:
+            return [f"agentclinic: api base {base}"]
+        return [f"agentclinic: api base {base}; no {', '.join(keyless)} in the environment: "
+                f"a placeholder key is sent (local servers need none)"]
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and re.search(r"::line-\d+$", report.nodeid):
@@ -160,10 +185,11 @@ class AgentClinicSession:
         if self.is_worker:
             return  # the controller writes results.jsonl
         for name, value in report.user_properties:
-            if (name == RECORD_PROPERTY and isinstance(value, dict)
-                    and report.nodeid not in self.records):
-                self.records[report.nodeid] = value
-                self.results.append(ResultRecord.model_validate(value))
+            if name == RECORD_PROPERTY and isinstance(value, str):
+                data = json.loads(value)
+                if report.nodeid not in self.records:
+                    self.records[report.nodeid] = data
+                    self.results.append(ResultRecord.model_validate(data))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -174,29 +200,50 @@ class AgentClinicSession:
             return
         self.results.close()
         records = self._records()
+        if self.settings.gate.active:
+            self.gate = self._evaluate_gate(records)
+            write_gate_testcases(self.config, self.gate)
+            # With a gate, the gate decides the exit status; interruptions, usage and
+            # internal errors keep theirs.
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                passed = self.gate.passed
+                session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
         if records:
             # The streamed file holds the records in finishing order; the final one is sorted.
             rundir.write_results(self.run_dir, records)
             self.tables = report_tables(records)
-            summary = rundir.run_summary(self.settings.summary_header(), records,
-                                         self.bad_records)
+            summary = rundir.run_summary({**self._run_info(), **self.settings.summary_header()},
+                                         records, self.bad_records)
+            if self.gate is not None:
+                summary["gate"] = self.gate.to_dict()
             rundir.write_reports(self.run_dir, summary, records, self.tables)
-        if self.settings.gate.active:
-            baseline = self.settings.gate.baseline
-            self.gate = gate.evaluate(self.settings.gate, records,
-                                      rundir.read_baseline(baseline) if baseline else ((), {}))
-            # With a gate, the gate decides the exit status; interruptions, usage and
-            # internal errors keep theirs.
-            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-                passed = self.gate.passed and self.bad_records == 0
-                session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+            append_step_summary(self.run_dir / "summary.md")
+
+    def _evaluate_gate(self, records: Sequence[ResultRecord]) -> gate.GateResult:
+        settings = self.settings.gate
+        baseline: tuple[Sequence[ResultRecord], Mapping[str, Any]] = ((), {})
+        error = None
+        if settings.baseline is not None:
+            try:
+                baseline = rundir.read_baseline(settings.baseline)
+            except (OSError, ValueError) as exc:
+                error = str(exc)
+        result = gate.evaluate(settings, records, baseline, error)
+        return result.with_bad_records(self.bad_records) if self.bad_records else result
+
+    def _run_info(self) -> dict[str, Any]:
+        args = self.config.invocation_params.args
+        return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started_at)),
+                "duration_s": round(time.time() - self.started_at, 3),
+                "command": shlex.join(["pytest", *map(str, args)]),
+                "api_base": self.settings.call.api_base}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.tables:
             summary.print_summary(terminalreporter, self.settings.roles, self.tables,
                                   self.run_dir, self.bad_records)
         if self.gate is not None:
-            summary.print_gate(terminalreporter, self.gate, self.bad_records)
+            summary.print_gate(terminalreporter, self.gate)
 
     # ------------------------------------------------------------ encounters
 
@@ -241,7 +288,8 @@ class AgentClinicSession:
             difficulty=item.spec.case.difficulty,
             measures=for_encounter(item.spec.case, transcript.utterances,
                                    outcome=transcript.outcome, experiment=transcript.experiment))
-        item.user_properties.append((RECORD_PROPERTY, record.model_dump(mode="json")))
+        # JSON text, not a dict: JUnit XML writes a property's str(), and a dict's is a repr.
+        item.user_properties.append((RECORD_PROPERTY, record.model_dump_json()))
         if self.fatal is not None:
             # The first item to meet a fatal error reports it once and stops the session;
             # nothing else will run, so the runner's thread is ended now.

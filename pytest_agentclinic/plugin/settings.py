@@ -16,6 +16,7 @@ from ..llm.limiter import Budget
 from ..llm.retry import RetryPolicy
 from ..protocols import registry
 from ..protocols.base import Protocol, RunOptions
+from ..report.conditions import check_gate_on
 from ..report.gate import GateSettings
 
 OPTIONS: tuple[Option, ...] = (
@@ -63,6 +64,10 @@ OPTIONS: tuple[Option, ...] = (
            "baseline and the drop is significant", None, "fraction", "D"),
     Option("gate_alpha", "gate: significance level of the baseline comparison", 0.05,
            "fraction", "P"),
+    Option("gate_on", "gate: which conditions are gated, each doctor model on its own "
+           "(repeatable): default (the unbiased condition, every other varied condition), "
+           "all, pooled, or FIELD=VALUE (patient, bias, turn_budget, experiment, "
+           "answer_format)", ["default"], "list", "SPEC"),
 )
 
 
@@ -113,6 +118,12 @@ class Settings:
     def roles(self) -> dict[str, str]:
         """Each role's model, as the summary header shows it."""
         return registry.get(self.protocol)().role_models(self.run_options)
+
+    @property
+    def llm_models(self) -> tuple[str, ...]:
+        """Every model string of a role that is not the offline agent."""
+        models = (m for joined in self.roles.values() for m in joined.split(", "))
+        return tuple(m for m in dict.fromkeys(models) if m and m != "offline")
 
 
 def add_options(parser: pytest.Parser, options: Sequence[Option] | None = None) -> None:
@@ -272,5 +283,9 @@ def _gate(v: dict[str, Any], root: Path) -> GateSettings:
     baseline = root / v["baseline"] if v["baseline"] else None
     if baseline is not None and not baseline.exists():
         raise pytest.UsageError(f"--agent-baseline: {baseline} does not exist")
+    try:
+        on = check_gate_on(v["gate_on"])
+    except ValueError as exc:
+        raise pytest.UsageError(f"--agent-gate-on: {exc}") from None
     return GateSettings(min_accuracy=v["min_accuracy"], baseline=baseline,
-                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"])
+                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"], on=on)
