@@ -36,7 +36,7 @@ OFFLINE_UNSURE = "offline (unsure)"
 # paper's grader returns "main, minor" for such answers and accepts either (measured on its
 # recorded verdicts), so a match there is right but not sure.
 _PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
-_SECONDARY_ROLES = frozenset({"concurrent", "cause"})
+_SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause"})
 
 
 @dataclass(frozen=True)
