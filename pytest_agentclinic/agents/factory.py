@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +11,6 @@ import pytest
 from ..cases.models import Case
 from ..encounter.craftmd import CraftCast
 from ..encounter.engine import Cast
-from ..grading.answers import Fallback
 from ..grading.moderator import OfflineModerator
 from ..llm.caller import ModelCaller
 from .base import OFFLINE, Agent, Moderator
@@ -24,7 +23,8 @@ from .craftmd_agents import (
     OfflineSummarizer,
     OfflineVignettePatient,
 )
-from .llm_agents import LLMDoctor, LLMMeasurement, LLMModerator, LLMPatient
+from .llm_agents import LLMDoctor, LLMMeasurement, LLMPatient
+from .llm_moderator import LLMModerator
 from .offline_doctor import OfflineDoctor
 from .offline_measurement import OfflineMeasurement
 from .offline_patient import OfflinePatient
@@ -55,8 +55,7 @@ def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[st
         return OfflinePatient(bias, belief)
     if role == "measurement":
         return OfflineMeasurement() if model == OFFLINE else LLMMeasurement(model, caller)
-    fallback = None if model == OFFLINE else LLMModerator(model, caller)
-    return OfflineModerator(fallback)
+    return OfflineModerator() if model == OFFLINE else LLMModerator(model, caller)
 
 
 @dataclass(frozen=True)
@@ -86,30 +85,22 @@ def build_cast(config: pytest.Config, case: Case, models: dict[str, str], caller
 def build_craft_cast(config: pytest.Config, case: Case, models: dict[str, str],
                      caller: ModelCaller, candidates: Sequence[str],
                      sample: int = 0) -> CraftCast:
-    """The CRAFT-MD cast: clinician, vignette patient and summarizer (a conftest may supply
-    any of them through the same hook, with role ``doctor``, ``patient`` or ``summarizer``)."""
-    offline = {"doctor": lambda: OfflineClinician(candidates),
-               "patient": OfflineVignettePatient, "summarizer": OfflineSummarizer}
-    online = {"doctor": LLMClinician, "patient": LLMVignettePatient,
-              "summarizer": LLMSummarizer}
+    """The CRAFT-MD cast: clinician, vignette patient, summarizer and moderator (a conftest
+    may supply any of them through the same hook, with role ``doctor``, ``patient``,
+    ``summarizer`` or ``moderator``)."""
+    offline: dict[str, Callable[[], Any]] = {
+        "doctor": lambda: OfflineClinician(candidates), "patient": OfflineVignettePatient,
+        "summarizer": OfflineSummarizer, "moderator": OfflineModerator}
+    online: dict[str, Callable[[str, ModelCaller], Any]] = {
+        "doctor": LLMClinician, "patient": LLMVignettePatient, "summarizer": LLMSummarizer,
+        "moderator": LLMModerator}
     agents: dict[str, Any] = {}
-    for role in ("doctor", "patient", "summarizer"):
-        model = models[role]
+    for role in ("doctor", "patient", "summarizer", "moderator"):
+        model = models.get(role, OFFLINE)
         custom = config.hook.pytest_agentclinic_make_agent(role=role, model=model, case=case,
                                                            bias="none", config=config)
         agents[role] = custom if custom is not None else (
             offline[role]() if model == OFFLINE else online[role](model, caller))
-    grader = models.get("moderator", OFFLINE)
-    fallback = (None if grader == OFFLINE
-                else _llm_fallback(LLMModerator(grader, caller), case, sample))
-    return CraftCast(**agents, fallback=fallback, grader_model=grader)
-
-
-def _llm_fallback(moderator: LLMModerator, case: Case, sample: int) -> Fallback:
-    """Ask the grader model about an extracted diagnosis the rules were unsure of."""
-
-    async def ask(extracted: str) -> tuple[bool, str, str]:
-        verdict = (await moderator.judge(case, extracted, sample)).verdict
-        return verdict.correct, verdict.decided_by, verdict.reason
-
-    return ask
+    if not isinstance(agents["moderator"], Moderator):
+        raise TypeError(f"the moderator {agents['moderator']!r} does not implement Moderator")
+    return CraftCast(**agents)

@@ -17,12 +17,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..agents.base import Agent, Reply, TurnView
+from ..agents.base import Agent, Moderator, Reply, TurnView
 from ..agents.offline_measurement import render
 from ..cases.models import Case
-from ..grading.answers import Fallback, grade_frq, grade_mcq
+from ..grading.moderator import OfflineModerator
+from ..grading.pipeline import grade_answer, grade_choice
 from .engine import settled
-from .transcript import Transcript, Utterance, Verdict
+from .transcript import Transcript, Utterance
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized", "examonly")
 ANSWERS = ("mcq", "mcq-many", "frq")
@@ -56,15 +57,15 @@ class CraftCast:
     doctor: Clinician
     patient: Agent
     summarizer: Summarizer
-    #: The grader model asked about unsure free-response verdicts, if one is configured.
-    fallback: Fallback | None = None
-    grader_model: str = "offline"
+    #: Asked about the free-response verdicts the rules are unsure of (see
+    #: :mod:`..grading.pipeline`); the offline one lets the rules' guess stand.
+    moderator: Moderator = field(default_factory=OfflineModerator)
 
     @property
     def models(self) -> dict[str, str]:
         """Each role's model name."""
         return {"doctor": self.doctor.model, "patient": self.patient.model,
-                "summarizer": self.summarizer.model, "moderator": self.grader_model}
+                "summarizer": self.summarizer.model, "moderator": self.moderator.model}
 
 
 @dataclass
@@ -172,14 +173,9 @@ async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: S
     reply = await cast.doctor.final(item.case, context, item.options or None, item.sample)
     t.utterances.append(_utter(t.turns_used + 1, "doctor", "final_answer", reply,
                                cast.doctor.model))
-    grade = (grade_mcq(reply.text, item.options, item.case.diagnosis) if item.options
-             else await grade_frq(reply.text, item.case.accepted_diagnoses, cast.fallback))
-    t.diagnosis = grade.extracted
-    if grade.extracted is None:
-        t.outcome = "no_diagnosis"
-        return
-    t.verdict = Verdict(correct=grade.correct, decided_by=grade.decided_by, reason=grade.reason)
-    t.outcome = "correct" if grade.correct else "incorrect"
+    grade = (grade_choice(reply.text, item.options, item.case.diagnosis) if item.options
+             else await grade_answer(reply.text, item.case, cast.moderator, item.sample))
+    t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
     t.utterances.append(Utterance(turn=t.turns_used, role="moderator", kind="judgement",
-                                  text=grade.reason, model=grade.decided_by,
-                                  detail=t.outcome))
+                                  text=grade.verdict.reason, model=grade.verdict.decided_by,
+                                  detail=t.outcome, usage=grade.usage))

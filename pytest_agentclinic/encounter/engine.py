@@ -12,7 +12,8 @@ from ..agents.base import Agent, Moderator, Reply, TurnView
 from ..agents.images import reference
 from ..agents.refusal import is_refusal
 from ..cases.models import Case
-from ..grading.matcher import extract_ready_diagnosis
+from ..grading.markers import after_ready
+from ..grading.pipeline import grade_answer
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
 from .transcript import Kind, Role, Transcript, Utterance
@@ -72,10 +73,10 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
     for turn in range(1, budget + 1):
         view = TurnView(case, tuple(t.utterances), incoming, budget - turn + 1, budget, sample)
         reply = await cast.doctor.respond(view)
-        diagnosis = extract_ready_diagnosis(reply.text)
-        if diagnosis is not None:
-            _say(t, turn, "doctor", "diagnosis", reply, cast.doctor.model, diagnosis)
-            t.diagnosis = diagnosis
+        final = after_ready(reply.text)
+        if final is not None:
+            stated = final.strip().splitlines()[0].strip(" .*\"'") if final.strip() else ""
+            _say(t, turn, "doctor", "diagnosis", reply, cast.doctor.model, stated)
             return
         if _IMAGES.search(reply.text):
             _say(t, turn, "doctor", "image_request", reply, cast.doctor.model)
@@ -93,6 +94,15 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
             answer = await cast.patient.respond(view)
             _say(t, turn, "patient", "answer", answer, cast.patient.model)
         incoming = answer.text
+
+
+async def _judge(t: Transcript, case: Case, cast: Cast, answer: str, sample: int) -> None:
+    """Grade the doctor's final answer through the pipeline both protocols share."""
+    grade = await grade_answer(answer, case, cast.moderator, sample)
+    t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
+    t.utterances.append(Utterance(
+        turn=t.turns_used, role="moderator", kind="judgement", text=grade.verdict.reason,
+        model=grade.verdict.decided_by, detail=grade.outcome, usage=grade.usage))
 
 
 async def _perception(t: Transcript, case: Case, cast: Cast, sample: int) -> None:
@@ -121,18 +131,12 @@ async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
                    prompt_versions=cast.prompt_versions, started_at=time.time())
     with settled(t):
         await _dialogue(t, case, cast, budget, sample)
-        if t.diagnosis is None:
+        final = next((u for u in t.utterances if u.kind == "diagnosis"), None)
+        if final is None:
             t.outcome = "no_diagnosis"
         else:
-            judgement = await cast.moderator.judge(case, t.diagnosis, sample)
-            t.verdict = judgement.verdict
-            t.utterances.append(Utterance(
-                turn=t.turns_used, role="moderator", kind="judgement",
-                text=judgement.verdict.reason, model=cast.moderator.model,
-                detail="correct" if judgement.verdict.correct else "incorrect",
-                usage=judgement.usage))
-            t.outcome = "correct" if judgement.verdict.correct else "incorrect"
-            if ask_perception:
+            await _judge(t, case, cast, final.text, sample)
+            if ask_perception and t.outcome != "no_diagnosis":
                 await _perception(t, case, cast, sample)
     t.refusals = _refusals(t)
     return t

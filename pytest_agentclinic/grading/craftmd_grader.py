@@ -96,7 +96,10 @@ class CraftMDGrader:
 
     def grade_frq(self, response: str, correct_answer: str) -> Verdict:
         """Step 1 (extract) and step 2 (equivalence) on a free-response answer."""
-        extraction = extract(response)
+        return self.grade_extraction(extract(response), correct_answer)
+
+    def grade_extraction(self, extraction: Extraction, correct_answer: str) -> Verdict:
+        """Step 2 (equivalence) on what step 1 extracted."""
         if extraction.category != "single":
             return Verdict(0, extraction.category, extraction.category, OFFLINE,
                            extraction.reason, sure=True)

@@ -272,8 +272,13 @@ _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 
 
 @lru_cache(maxsize=131072)
-def extract(response: str) -> Extraction:
-    """Step 1: the category of the answer and the diagnosis it names."""
+def extract(response: str, *, conditions_only: bool = True) -> Extraction:
+    """Step 1: the category of the answer and the diagnosis it names.
+
+    A test, treatment, drug or finding is not a diagnosis, so an answer naming only those
+    names none; ``conditions_only=False`` reads them as answers (for questions whose correct
+    answer is itself a treatment or a test, as some NEJM cases have).
+    """
     ready = ready_marker(response)
     answer = response[ready.end():] if ready is not None else response
     text = clean(strip_echoes(answer))
@@ -292,13 +297,15 @@ def extract(response: str) -> Extraction:
     for inner in parens:
         mentions.extend(_classify_paren(inner))
     found = _categorise(stmt, tuple(m for m in mentions if m.text),
-                        differential=_DIFFERENTIAL.search(text) is not None)
+                        differential=_DIFFERENTIAL.search(text) is not None,
+                        conditions_only=conditions_only)
     return replace(found, excluded=excluded) if excluded else found
 
 
-def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool) -> Extraction:
+def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool,
+                conditions_only: bool) -> Extraction:
     # Tests, treatments and drugs are not diagnoses: an answer naming only those names none.
-    mentions = tuple(m for m in found if kind(m.text) == "condition")
+    mentions = tuple(m for m in found if not conditions_only or kind(m.text) == "condition")
     main = next((m.text for m in mentions if m.role == "main"), "")
     if any(m.role == "alternative" for m in mentions):
         names = ", ".join(m.text for m in mentions if m.role in ("main", "alternative"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,13 +41,23 @@ class ModelCaller:
         self.http_attempts = 0
 
     async def complete(self, *, role: str, model: str, messages: list[dict[str, Any]],
-                       case_id: str, sample: int, prompt_version: str) -> Reply:
-        """The model's reply to ``messages``, as role ``role`` in case ``case_id``."""
-        parts = key_parts(model=model, messages=messages, params=self.settings.sampling,
+                       case_id: str, sample: int, prompt_version: str,
+                       extra: dict[str, Any] | None = None,
+                       readable: Callable[[str], bool] | None = None) -> Reply:
+        """The model's reply to ``messages``, as role ``role`` in case ``case_id``.
+
+        ``extra`` parameters (e.g. ``response_format``) are sent and keyed with the sampling
+        ones. A reply that ``readable`` rejects is returned but never cached, and a cached
+        one it rejects is asked again: an unreadable reply must not become a stored answer.
+        """
+        params = {**self.settings.sampling, **(extra or {})}
+        parts = key_parts(model=model, messages=messages, params=params,
                           role=role, case_id=case_id, sample=sample,
                           prompt_version=prompt_version)
         key = cache_key(parts)
         hit = self.cache.get(key)
+        if hit is not None and readable is not None and not readable(hit["text"]):
+            hit = None
         if hit is not None:
             return Reply(hit["text"], Usage(calls=1, cache_hits=1,
                                             prompt_tokens=hit["prompt_tokens"],
@@ -59,13 +70,13 @@ class ModelCaller:
         async def attempt() -> client.Completion:
             self.http_attempts += 1
             return await client.acomplete(model, messages, api_base=self.settings.api_base,
-                                          timeout=self.settings.timeout,
-                                          params=self.settings.sampling)
+                                          timeout=self.settings.timeout, params=params)
 
         done, _attempts = await call_with_retries(attempt, self.settings.policy)
-        self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
-                             "completion_tokens": done.completion_tokens,
-                             "cost_usd": done.cost_usd})
+        if readable is None or readable(done.text):
+            self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
+                                 "completion_tokens": done.completion_tokens,
+                                 "cost_usd": done.cost_usd})
         return Reply(done.text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
                                       completion_tokens=done.completion_tokens,
                                       cost_usd=done.cost_usd,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..grading.moderator import grader
+from ..grading.craftmd_grader import CraftMDGrader
 from ..jsonl import json_lines
 from .records import ResultRecord
 from .statistics import gc_paused
@@ -99,7 +99,7 @@ def grade_mcq(response: str, correct: str, choices: Sequence[str]) -> tuple[str 
     the paper's verbatim rule (the correct answer's text must appear in the reply)."""
     if not choices:
         return None, False  # the case is missing from the CSV: nothing to map the reply to
-    verdict = grader().grade_mcq(response, choices, correct, verbatim=True)
+    verdict = CraftMDGrader().grade_mcq(response, choices, correct, verbatim=True)
     return (None if verdict.category == "none" else verdict.extracted), bool(verdict.verdict)
 
 

@@ -1,0 +1,100 @@
+"""What the rules decide about an extracted diagnosis, and whether they are sure of it.
+
+Both protocols grade through these rules (see :mod:`.pipeline`). The rules are *sure* of:
+
+* **0** when the answer names several diagnoses or none (:mod:`.extract`);
+* **correct** when the diagnosis is the truth, one of the case's accepted names, or a synonym
+  or broader name that the terminology establishes (:mod:`.equivalence`);
+* **0** when the diagnosis is another of the case's answer choices: a case's choices are
+  distinct diagnoses by the case author's design, so naming a distractor is naming something
+  else;
+* **0** when the diagnosis is only a fragment of the true name that names no condition by
+  itself ("primary" for primary adrenal insufficiency, "bullous" for bullous pemphigoid): a
+  shared word is not a shared diagnosis;
+* **0** when the terminology knows both names as conditions and relates them in no way, and
+  they share no word.
+
+Everything else (a partial overlap, a name the terminology does not know, an ICD-10-CM
+relation that is as often a sibling as a synonym) is *unsure*: the moderator model decides
+when one is configured; otherwise the rules' best guess stands, marked unsure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .craftmd_grader import CraftMDGrader
+from .equivalence import relate, truth_forms
+from .extract import Extraction
+from .terminology import default_terminology, key
+
+#: ``decided_by`` of a verdict the rules were sure of.
+OFFLINE = "offline"
+#: ``decided_by`` of a verdict the rules were unsure of, with no model to ask.
+OFFLINE_UNSURE = "offline (unsure)"
+
+_GRADER = CraftMDGrader()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The rules' verdict on an extraction; ``sure`` False leaves it to a model."""
+
+    correct: bool
+    sure: bool
+    reason: str
+    #: How the diagnosis relates to the truth (None when no single diagnosis was named).
+    relation: str | None = None
+
+
+def decide(extraction: Extraction, accepted: Sequence[str],
+           choices: Sequence[str] = ()) -> Decision:
+    """Judge ``extraction`` against the case's accepted names and its answer choices."""
+    if extraction.category != "single":
+        return Decision(False, True, f"{extraction.category}: {extraction.reason}")
+    verdicts = [_GRADER.grade_extraction(extraction, name) for name in accepted]
+    best = max(verdicts, key=lambda v: (v.verdict, v.sure))
+    if best.verdict and best.sure:
+        return Decision(True, True, best.reason, best.relation)
+    name = extraction.diagnosis
+    distractor = _distractor(name, accepted, choices)
+    if distractor is not None:
+        return Decision(False, True, f"names another answer choice of the case: {distractor!r}",
+                        "different")
+    if _fragment(name, accepted):
+        return Decision(False, True, f"{name!r} is a fragment of the true name, not a "
+                        "condition of its own", "different")
+    if best.verdict:
+        return Decision(True, False, best.reason, best.relation)
+    return Decision(False, best.sure and _known_apart(name, accepted), best.reason,
+                    best.relation)
+
+
+def _same(given: str, other: str) -> bool:
+    return any(relate(given, form).kind in ("same", "synonym") for form in truth_forms(other))
+
+
+def _distractor(name: str, accepted: Sequence[str], choices: Sequence[str]) -> str | None:
+    """The answer choice (other than the truth) that ``name`` names, if any."""
+    for choice in choices:
+        if any(_same(choice, truth) for truth in accepted):
+            continue  # the correct option itself, or a name of it
+        if _same(name, choice):
+            return choice
+    return None
+
+
+def _fragment(name: str, accepted: Sequence[str]) -> bool:
+    """Whether ``name`` is some of the words of an accepted name and names no condition."""
+    words = key(name)
+    if not words or default_terminology().known(words):
+        return False
+    return any(words < key(form) for truth in accepted for form in truth_forms(truth))
+
+
+def _known_apart(name: str, accepted: Sequence[str]) -> bool:
+    """Whether the terminology knows ``name`` as a condition (then "no shared word" is sure)."""
+    return default_terminology().known(name) and all(
+        default_terminology().known(form) for truth in accepted for form in truth_forms(truth)[:1])
+
