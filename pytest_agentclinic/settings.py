@@ -41,7 +41,7 @@ OPTIONS: tuple[Option, ...] = (
            "item per doctor x patient pair)", ["offline"], "list", "MODEL"),
     Option("measurement", "measurement model: 'offline' or a litellm model string", "offline",
            metavar="MODEL"),
-    Option("moderator", "moderator model, asked only when the offline matcher is unsure",
+    Option("moderator", "moderator model, asked only what the grading rules cannot decide",
            "offline", metavar="MODEL"),
     Option("turns", "doctor interaction budget(s), e.g. 20 or 10,20,30", [20], "ints", "N[,N]"),
     Option("bias", "inject a bias (repeatable): doctor:recency, patient:self_diagnosis, groups "

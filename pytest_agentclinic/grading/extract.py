@@ -30,7 +30,7 @@ from .markers import (
     ready_marker,
     strip_echoes,
 )
-from .terminology import FILLER, content, tokens
+from .terminology import FILLER, GENERIC, content, tokens
 
 Category = Literal["single", "multiple", "none"]
 Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative"]
@@ -54,6 +54,8 @@ class Extraction:
     reason: str = ""
     #: Names the answer excludes ("not X", "X ruled out"); never graded.
     excluded: tuple[str, ...] = field(default=())
+    #: The diagnostic statement the mentions were read from (markers and hedges removed).
+    statement: str = ""
 
     @property
     def label(self) -> str:
@@ -160,7 +162,7 @@ _LEADING = re.compile(
     r"presentation\s+of|form\s+of|type\s+of|kind\s+of|episode\s+of|having|has|is|be|to\s+be|"
     r"could|may|might|would|appears?|seems?|suffering\s+from|suffers\s+from|resulting|"
     r"associated|concurrent|concomitant|"
-    r"coexisting|co-existing|comorbid|underlying|secondary|accompanying|subsequent|resultant|"
+    r"coexisting|co-existing|comorbid|underlying|accompanying|subsequent|resultant|"
     r"component\s+of|element\s+of|degree\s+of|"
     r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
 _SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
@@ -181,9 +183,11 @@ def _bare(phrase: str) -> str:
 
 
 def _is_condition_phrase(phrase: str) -> bool:
-    # "(possibly viral)" qualifies the diagnosis; "(possibly lupus)" names another one.
+    # "(possibly viral)" qualifies the diagnosis; "(possibly lupus)" names another one; a
+    # generic head alone ("disease", "syndrome") names none.
     words = [w for w in tokens(phrase) if w not in FILLER]
-    return bool(content(phrase)) and not (len(words) == 1 and _ADJECTIVE.match(words[0]))
+    return (bool(content(phrase)) and not set(content(phrase)) <= GENERIC
+            and not (len(words) == 1 and _ADJECTIVE.match(words[0])))
 
 
 def _parentheticals(text: str) -> tuple[str, list[str]]:
@@ -286,7 +290,8 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
         return Extraction("none", "", reason="empty answer")
     if len(_LIST_ITEM.findall(answer)) >= 2 and not _FINAL.search(text):
         return Extraction("multiple", "", reason="the answer lists several items")
-    text, excluded = drop_negations(text)
+    final = _FINAL.search(text)
+    text, excluded = drop_negations(text[final.end():] if final is not None else text)
     stmt = statement(open_alternatives(text))
     if addresses_grader(stmt):
         return Extraction("none", "", reason="the answer speaks to the grader instead of "
@@ -299,7 +304,7 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     found = _categorise(stmt, tuple(m for m in mentions if m.text),
                         differential=_DIFFERENTIAL.search(text) is not None,
                         conditions_only=conditions_only)
-    return replace(found, excluded=excluded) if excluded else found
+    return replace(found, excluded=excluded, statement=_bare(stmt))
 
 
 def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool,

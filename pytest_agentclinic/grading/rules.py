@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from .craftmd_grader import CraftMDGrader
 from .equivalence import relate, truth_forms
 from .extract import Extraction
-from .terminology import default_terminology, key
+from .terminology import CONDITION_SUFFIXES, GENERIC, default_terminology, key
 
 #: ``decided_by`` of a verdict the rules were sure of.
 OFFLINE = "offline"
@@ -53,12 +53,17 @@ def decide(extraction: Extraction, accepted: Sequence[str],
     """Judge ``extraction`` against the case's accepted names and its answer choices."""
     if extraction.category != "single":
         return Decision(False, True, f"{extraction.category}: {extraction.reason}")
+    named = next((t for t in accepted if extraction.statement and _same(extraction.statement, t)),
+                 None)
+    if named is not None:  # "Granulomatosis with polyangiitis" is one name, "with" and all
+        return Decision(True, True, f"the statement names {named!r}", "same")
     verdicts = [_GRADER.grade_extraction(extraction, name) for name in accepted]
     best = max(verdicts, key=lambda v: (v.verdict, v.sure))
     if best.verdict and best.sure:
         return Decision(True, True, best.reason, best.relation)
     name = extraction.diagnosis
-    distractor = _distractor(name, accepted, choices)
+    distractor = (_distractor(name, accepted, choices)
+                  or _distractor(extraction.statement, accepted, choices))
     if distractor is not None:
         return Decision(False, True, f"names another answer choice of the case: {distractor!r}",
                         "different")
@@ -85,10 +90,19 @@ def _distractor(name: str, accepted: Sequence[str], choices: Sequence[str]) -> s
     return None
 
 
+# Endings of words that name a condition ("-itis", "-oma", "pneumonia", "deficiency"...).
+_CONDITION_ENDINGS = (*CONDITION_SUFFIXES, "ia", "ias", "iasis", "ema", "ism", "sis")
+
+
 def _fragment(name: str, accepted: Sequence[str]) -> bool:
-    """Whether ``name`` is some of the words of an accepted name and names no condition."""
+    """Whether ``name`` is only modifiers of an accepted name ("plaque" of plaque psoriasis,
+    "drug reaction" of drug reaction with eosinophilia..., "IgA" of IgA nephropathy).
+
+    A broader name keeps a word that names a condition ("psoriasis", "lymphoma",
+    "pneumonia"); modifiers alone say which or where, not what.
+    """
     words = key(name)
-    if not words or default_terminology().known(words):
+    if not words or any(w in GENERIC or w.endswith(_CONDITION_ENDINGS) for w in words):
         return False
     return any(words < key(form) for truth in accepted for form in truth_forms(truth))
 
