@@ -56,11 +56,14 @@ _PLACEHOLDER = re.compile(
     r"[<\[{(]\s*(?:your|the|a|final|most\s+likely|specific)?\s*(?:final\s+)?"
     r"(?:diagnosis|diagnoses|answer|condition|disease)(?:\s+(?:here|name))?\s*[>\]})]", re.I)
 _OPENERS, _CLOSERS = "([{<", ")]}>"
+_ANY_BRACKET = re.compile(r"[()\[\]{}<>]")
 
 
 def strip_echoes(text: str) -> str:
     """``text`` without echoed placeholders and without unbalanced brackets."""
     text = _PLACEHOLDER.sub(" ", text)
+    if not _ANY_BRACKET.search(text):
+        return text.strip()
     keep: list[str] = []
     stack: list[int] = []
     for ch in text:
@@ -99,10 +102,14 @@ _NEGATED_ASIDES = (
                rf"({_NAME})(?=$|[.;,])", re.I),
 )
 _CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n+")
+_NEGATION_WORD = re.compile(r"\b(?:not|no|don't|ruled|exclud\w*|unlikely|rather|instead)\b",
+                            re.I)
 
 
 def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
     """``text`` without the names it excludes, and those names."""
+    if not _NEGATION_WORD.search(text):
+        return text, ()
     excluded: list[str] = []
     clauses: list[str] = []
     for clause in _CLAUSE.split(text):
@@ -153,9 +160,16 @@ _HEDGED = (
 )
 
 
+_HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|"
+                         r"should\s+not|shouldn't|possible|possibility|differential|"
+                         r"consideration|considered)\b", re.I)
+
+
 def open_alternatives(text: str) -> str:
     """``text`` with each alternative it keeps open written as "or Y"."""
     text = re.sub(r"\s*\band\s*/\s*or\b\s*", " or ", text, flags=re.I)
+    if not _HEDGE_WORD.search(text):
+        return text
     for pattern in _HEDGED:
         text = pattern.sub(lambda m: f" or {m.group(1).strip()}", text)
     return text
