@@ -6,8 +6,7 @@ from ..agents.base import Judgement
 from ..cases.models import Case
 from ..encounter.transcript import Verdict
 from .extract import extract
-from .kinds import kind
-from .rules import OFFLINE, OFFLINE_UNSURE, decide
+from .rules import OFFLINE, OFFLINE_UNSURE, asks_for_a_condition, decide
 
 VERSION = "offline-moderator-3"
 
@@ -21,7 +20,7 @@ class OfflineModerator:
 
     async def judge(self, case: Case, diagnosis: str, sample: int) -> Judgement:
         """The rules' verdict on ``diagnosis`` for ``case``."""
-        extraction = extract(diagnosis, conditions_only=kind(case.diagnosis) == "condition")
+        extraction = extract(diagnosis, conditions_only=asks_for_a_condition(case))
         decision = decide(extraction, case.accepted_diagnoses, case.choices or ())
         return Judgement(Verdict(correct=decision.correct,
                                  decided_by=OFFLINE if decision.sure else OFFLINE_UNSURE,

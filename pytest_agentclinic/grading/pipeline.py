@@ -24,9 +24,8 @@ from ..cases.models import Case
 from ..encounter.transcript import Outcome, Usage, Verdict
 from .craftmd_grader import CraftMDGrader
 from .extract import Category, extract
-from .kinds import kind
 from .moderator import OfflineModerator
-from .rules import OFFLINE, OFFLINE_UNSURE, decide
+from .rules import OFFLINE, OFFLINE_UNSURE, asks_for_a_condition, decide
 
 _GRADER = CraftMDGrader()
 
@@ -51,8 +50,7 @@ class Grade:
 
 async def grade_answer(answer: str, case: Case, moderator: Moderator, sample: int) -> Grade:
     """Grade a free-text final answer (either protocol) against ``case``."""
-    # A question whose answer is a treatment or a test takes those for answers.
-    extraction = extract(answer, conditions_only=kind(case.diagnosis) == "condition")
+    extraction = extract(answer, conditions_only=asks_for_a_condition(case))
     decision = decide(extraction, case.accepted_diagnoses, case.choices or ())
     if extraction.category != "single":
         label = "multiple" if extraction.category == "multiple" else None

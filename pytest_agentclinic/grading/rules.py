@@ -24,9 +24,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..cases.models import Case
 from .craftmd_grader import CraftMDGrader
 from .equivalence import relate, truth_forms
 from .extract import Extraction
+from .kinds import kind
 from .terminology import CONDITION_SUFFIXES, GENERIC, default_terminology, key
 
 #: ``decided_by`` of a verdict the rules were sure of.
@@ -112,3 +114,9 @@ def _known_apart(name: str, accepted: Sequence[str]) -> bool:
     return default_terminology().known(name) and all(
         default_terminology().known(form) for truth in accepted for form in truth_forms(truth)[:1])
 
+
+def asks_for_a_condition(case: Case) -> bool:
+    """Whether the case asks for a diagnosis: not when its answer or one of its choices is a
+    test, treatment, drug or finding (some NEJM questions ask for those, and then a test or a
+    treatment is an answer, not "no diagnosis")."""
+    return all(kind(name) == "condition" for name in (case.diagnosis, *case.choices))
