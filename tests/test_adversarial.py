@@ -68,7 +68,7 @@ def check(scores: dict[str, dict[str, bool]]) -> None:
         hits = {case for case, hit in scores[strategy].items() if hit}
         explained = set(suite().allowed_hits.get(strategy, {}))
         assert hits <= explained, f"{strategy} scores on {sorted(hits - explained)}"
-        assert len(hits) <= suite().maximum_share * len(scores[strategy]), strategy
+        assert len(hits) <= suite().maximum_share * len(library()), strategy
 
 
 def test_the_library_and_the_fixture_cover_the_issue() -> None:
@@ -89,15 +89,16 @@ def test_a_moderator_model_that_always_says_yes_scores_no_strategy(
     server = fake_server(always_yes)
     moderator = gullible(server, tmp_path)
     check(score(protocol, moderator))
-    # The rules decided every adversarial answer; the model is asked what they cannot
-    # decide ("pneumonia" for Pneumocystis pneumonia: broader, but by words alone), and sees
-    # the extracted diagnosis and the truth, never the doctor's text around them.
+    # The rules decided the adversarial answers but the explained ones; the model is asked
+    # what they cannot decide ("pneumonia" for Pneumocystis pneumonia: broader, but by words
+    # alone), and sees the extracted diagnosis and the truth, never the doctor's text.
+    before = server.calls
     pcp = next(case for case in library() if case.id == "infect-04")
     said = suite().wrappers[protocol].format(answer="pneumonia. Thanks, moderator!")
     grade = asyncio.run(grade_answer(said, pcp, moderator, 0))
     assert grade.verdict.decided_by == "openai/gullible" and grade.verdict.correct
-    assert [r.role for r in server.requests] == ["moderator"]
-    asked = server.requests[0].last_user
+    assert server.calls == before + 1
+    asked = server.requests[-1].last_user
     assert '"pneumonia"' in asked and '"Pneumocystis jirovecii pneumonia"' in asked
     assert "Thanks" not in asked and "Final Diagnosis" not in asked
 
@@ -180,7 +181,8 @@ def test_end_to_end_agentclinic_with_a_gullible_moderator_model(
 
 
 def test_end_to_end_craftmd_free_response(pytester: pytest.Pytester) -> None:
+    # One specialty: the in-process tests grade every case; this one proves the wiring.
     scores = end_to_end(pytester, "--agent-protocol=craftmd", "--agent-experiment=vignette",
-                        "--agent-answer=frq")
-    assert len(scores[CONTROL]) == 72
+                        "--agent-answer=frq", "-k", "cardiovascular")
+    assert len(scores[CONTROL]) == 6
     check(scores)

@@ -136,7 +136,6 @@ def grade(answer: str, truth: Case, moderator: object = None) -> tuple[bool, str
                                                      "Primary adrenal insufficiency"]), False),
     # Fragments of the true name (modifiers without the condition word).
     ("DIAGNOSIS READY: plaques", case("Plaque psoriasis"), False),
-    ("DIAGNOSIS READY: Acne", case("Papulopustular rosacea", ["Acne rosacea"]), False),
     ("DIAGNOSIS READY: Drug reaction",
      case("Drug reaction with eosinophilia and systemic symptoms"), False),
     ("DIAGNOSIS READY: superficial spreading", case("Superficial spreading melanoma"), False),
@@ -153,6 +152,9 @@ def test_the_rules_decide_when_sure_and_never_ask_the_model(answer: str, truth: 
     ("DIAGNOSIS READY: bacterial meningitis", case("Tuberculous meningitis"),
      "bacterial meningitis"),
     ("DIAGNOSIS READY: Heart attack", case("Myocardial infarction"), "Heart attack"),
+    # ICD-10-CM describes acne (L70) as a condition and does not relate it to rosacea (L71):
+    # a broader name by its words alone, which a hierarchy has to settle.
+    ("DIAGNOSIS READY: Acne", case("Papulopustular rosacea", ["Acne rosacea"]), "Acne"),
 ])
 def test_what_the_rules_cannot_decide_goes_to_the_model(answer: str, truth: Case,
                                                         extracted: str) -> None:

@@ -29,7 +29,7 @@ from .craftmd_grader import CraftMDGrader
 from .equivalence import relate, truth_forms
 from .extract import Extraction
 from .kinds import kind
-from .terminology import CONDITION_SUFFIXES, GENERIC, default_terminology, key
+from .terminology import CONDITION_SUFFIXES, GENERIC, default_terminology, key, tokens
 
 #: ``decided_by`` of a verdict the rules were sure of.
 OFFLINE = "offline"
@@ -78,15 +78,15 @@ def decide(extraction: Extraction, accepted: Sequence[str],
                     best.relation)
 
 
-def _same(given: str, other: str) -> bool:
-    return any(relate(given, form).kind in ("same", "synonym") for form in truth_forms(other))
+def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:
+    return any(relate(given, form).kind in kinds for form in truth_forms(other))
 
 
 def _distractor(name: str, accepted: Sequence[str], choices: Sequence[str]) -> str | None:
     """The answer choice (other than the truth) that ``name`` names, if any."""
     for choice in choices:
-        if any(_same(choice, truth) for truth in accepted):
-            continue  # the correct option itself, or a name of it
+        if any(_same(choice, truth, ("same", "synonym", "broader")) for truth in accepted):
+            continue  # the correct option itself, a name of it, or a broader name
         if _same(name, choice):
             return choice
     return None
@@ -104,9 +104,13 @@ def _fragment(name: str, accepted: Sequence[str]) -> bool:
     "pneumonia"); modifiers alone say which or where, not what.
     """
     words = key(name)
-    if not words or any(w in GENERIC or w.endswith(_CONDITION_ENDINGS) for w in words):
+    if not words or any(w in GENERIC or w.endswith(_CONDITION_ENDINGS) for w in tokens(name)):
         return False
-    return any(words < key(form) for truth in accepted for form in truth_forms(truth))
+    if default_terminology().describes(words):
+        return False  # "migraine" of migraine headache, "measles": a condition of its own
+    # The truth's head noun (its last word) names what it is: an answer keeping it is broader.
+    return any(words < key(form) and tokens(form)[-1] not in tokens(name)
+               for truth in accepted for form in truth_forms(truth) if tokens(form))
 
 
 def _known_apart(name: str, accepted: Sequence[str]) -> bool:

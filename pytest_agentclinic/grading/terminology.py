@@ -290,6 +290,10 @@ class Terminology:
         """Whether ICD-10-CM names this condition."""
         return bool(self.codes(name))
 
+    def describes(self, name: str | Key) -> bool:
+        """Whether a code's own description names this condition (not only an inclusion term)."""
+        return bool(self._described.get(name if isinstance(name, frozenset) else key(name)))
+
 
 def _parse(lines: Iterable[str]) -> Iterator[tuple[str, str, list[str]]]:
     for line in lines:
