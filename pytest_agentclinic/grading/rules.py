@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..cases.models import Case
-from .craftmd_grader import CraftMDGrader
-from .equivalence import relate, truth_forms
-from .extract import Extraction
+from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
+from .extract import Extraction, Mention
 from .kinds import kind
 from .terminology import CONDITION_SUFFIXES, GENERIC, default_terminology, key, tokens
 
@@ -36,7 +36,14 @@ OFFLINE = "offline"
 #: ``decided_by`` of a verdict the rules were unsure of, with no model to ask.
 OFFLINE_UNSURE = "offline (unsure)"
 
-_GRADER = CraftMDGrader()
+# The forms of a name (with and without its parentheticals), asked for again and again.
+_forms = lru_cache(maxsize=65536)(truth_forms)
+
+# Roles whose match makes the answer right. Concurrent conditions and causes count too: the
+# paper's grader returns "main, minor" for such answers and accepts either (measured on its
+# recorded verdicts), so a match there is right but not sure.
+_PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
+_SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause"})
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ class Decision:
     sure: bool
     reason: str
     #: How the diagnosis relates to the truth (None when no single diagnosis was named).
-    relation: str | None = None
+    relation: RelationKind | None = None
 
 
 def decide(extraction: Extraction, accepted: Sequence[str],
@@ -55,31 +62,57 @@ def decide(extraction: Extraction, accepted: Sequence[str],
     """Judge ``extraction`` against the case's accepted names and its answer choices."""
     if extraction.category != "single":
         return Decision(False, True, f"{extraction.category}: {extraction.reason}")
-    named = next((t for t in accepted if extraction.statement and _same(extraction.statement, t)),
-                 None)
+    # Only a statement with companions differs from its main diagnosis (checked below).
+    whole = extraction.statement if len(extraction.mentions) > 1 else ""
+    named = next((t for t in accepted if whole and _same(whole, t)), None)
     if named is not None:  # "Granulomatosis with polyangiitis" is one name, "with" and all
         return Decision(True, True, f"the statement names {named!r}", "same")
-    verdicts = [_GRADER.grade_extraction(extraction, name) for name in accepted]
-    best = max(verdicts, key=lambda v: (v.verdict, v.sure))
-    if best.verdict and best.sure:
-        return Decision(True, True, best.reason, best.relation)
+    best = max((_match(extraction, name) for name in accepted),
+               key=lambda d: (d.correct, d.sure))
+    if best.correct and best.sure:
+        return best
     name = extraction.diagnosis
     distractor = (_distractor(name, accepted, choices)
-                  or _distractor(extraction.statement, accepted, choices))
+                  or (_distractor(whole, accepted, choices) if whole else None))
     if distractor is not None:
         return Decision(False, True, f"names another answer choice of the case: {distractor!r}",
                         "different")
     if _fragment(name, accepted):
         return Decision(False, True, f"{name!r} is a fragment of the true name, not a "
                         "condition of its own", "different")
-    if best.verdict:
-        return Decision(True, False, best.reason, best.relation)
+    if best.correct:
+        return best
     return Decision(False, best.sure and _known_apart(name, accepted), best.reason,
                     best.relation)
 
 
+def _match(extraction: Extraction, truth: str) -> Decision:
+    """The equivalence of the extraction's best mention with one accepted name."""
+    matched = _best_match(extraction, truth)
+    if matched is None:
+        return Decision(False, True, "no diagnosis named matches the correct answer",
+                        "different")
+    mention, judgement = matched
+    sure = judgement.sure and (judgement.correct is False or mention.role in _PRIMARY_ROLES)
+    reason = f"{mention.role} {mention.text!r}: {judgement.relation} ({judgement.reason})"
+    return Decision(judgement.correct, sure, reason, judgement.relation)
+
+
+def _best_match(extraction: Extraction, truth: str) -> tuple[Mention, Judgement] | None:
+    """The mention that matches the truth (a primary one first), else the closest primary."""
+    judged = [(m, judge(m.text, truth)) for m in extraction.mentions
+              if m.role in _PRIMARY_ROLES or m.role in _SECONDARY_ROLES]
+    for roles in (_PRIMARY_ROLES, _SECONDARY_ROLES):
+        for mention, judgement in judged:
+            if mention.role in roles and judgement.correct:
+                return mention, judgement
+    primary = [(m, j) for m, j in judged if m.role in _PRIMARY_ROLES]
+    unsure = [(m, j) for m, j in primary if not j.sure]
+    return (unsure or primary)[0] if primary else None
+
+
 def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:
-    return any(relate(given, form).kind in kinds for form in truth_forms(other))
+    return any(relate(given, form).kind in kinds for form in _forms(other))
 
 
 def _distractor(name: str, accepted: Sequence[str], choices: Sequence[str]) -> str | None:
@@ -110,13 +143,13 @@ def _fragment(name: str, accepted: Sequence[str]) -> bool:
         return False  # "migraine" of migraine headache, "measles": a condition of its own
     # The truth's head noun (its last word) names what it is: an answer keeping it is broader.
     return any(words < key(form) and tokens(form)[-1] not in tokens(name)
-               for truth in accepted for form in truth_forms(truth) if tokens(form))
+               for truth in accepted for form in _forms(truth) if tokens(form))
 
 
 def _known_apart(name: str, accepted: Sequence[str]) -> bool:
     """Whether the terminology knows ``name`` as a condition (then "no shared word" is sure)."""
     return default_terminology().known(name) and all(
-        default_terminology().known(form) for truth in accepted for form in truth_forms(truth)[:1])
+        default_terminology().known(form) for truth in accepted for form in _forms(truth)[:1])
 
 
 def asks_for_a_condition(case: Case) -> bool:
