@@ -15,7 +15,10 @@ if TYPE_CHECKING:
 def pytest_agentclinic_make_agent(
     role: str, model: str, case: Case, bias: str, config: pytest.Config
 ) -> Agent | Moderator | None:
-    """Supply the agent for ``role`` (doctor, patient, measurement or moderator).
+    """Supply the agent for ``role`` (doctor, patient, measurement or moderator; under
+    CRAFT-MD doctor, patient, summarizer or moderator). A moderator is asked only about the
+    diagnoses the grading rules cannot decide (see docs/grading.md), with the extracted
+    diagnosis, never the doctor's whole text.
 
     ``model`` is the value configured for the role (``offline`` or a model string);
     ``bias`` is the encounter's bias variant (``none``, ``doctor:recency``, ...).
