@@ -105,10 +105,11 @@ async def _judge(t: Transcript, case: Case, cast: Cast, answer: str, sample: int
         model=grade.verdict.decided_by, detail=grade.outcome, usage=grade.usage))
 
 
-async def _perception(t: Transcript, case: Case, cast: Cast, sample: int) -> None:
-    """Ask the patient its three ratings of the doctor once the diagnosis is given."""
-    assert t.diagnosis is not None
-    ask = perception.question(t.diagnosis)
+async def _perception(t: Transcript, case: Case, cast: Cast, stated: str,
+                      sample: int) -> None:
+    """Ask the patient its three ratings of the doctor once the diagnosis is given (as the
+    doctor stated it: the patient heard the words, not the grader's reading of them)."""
+    ask = perception.question(stated)
     t.utterances.append(Utterance(turn=t.turns_used, role="system", kind="perception_request",
                                   text=ask, model="harness"))
     view = TurnView(case, tuple(t.utterances), ask, 0, t.turn_budget, sample)
@@ -137,7 +138,7 @@ async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
         else:
             await _judge(t, case, cast, final.text, sample)
             if ask_perception and t.outcome != "no_diagnosis":
-                await _perception(t, case, cast, sample)
+                await _perception(t, case, cast, final.detail or t.diagnosis or "", sample)
     t.refusals = _refusals(t)
     return t
 
