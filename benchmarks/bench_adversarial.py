@@ -21,14 +21,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from adversarial import answer, library, suite
 
-from pytest_agentclinic.agents.base import Moderator
 from pytest_agentclinic.agents.llm_moderator import LLMModerator
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply
+from pytest_agentclinic.core.roles import Moderator
 from pytest_agentclinic.grading.moderator import OfflineModerator
 from pytest_agentclinic.grading.pipeline import grade_answer
 from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
 from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
 from pytest_agentclinic.llm.retry import RetryPolicy
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply
 
 PROTOCOLS = ("agentclinic", "craftmd")
 

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from pytest_agentclinic.cases.loaders import load_case_file
-from pytest_agentclinic.cases.models import Case
+from pytest_agentclinic.core.case import Case
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "adversarial.yaml"

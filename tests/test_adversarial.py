@@ -19,14 +19,14 @@ import pytest
 from adversarial import CONTROL, answer, library, suite
 from helpers import results
 
-from pytest_agentclinic.agents.base import Moderator
 from pytest_agentclinic.agents.llm_moderator import LLMModerator
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, Script
+from pytest_agentclinic.core.roles import Moderator
 from pytest_agentclinic.grading.moderator import OfflineModerator
 from pytest_agentclinic.grading.pipeline import grade_answer
 from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
 from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
 from pytest_agentclinic.llm.retry import RetryPolicy
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 STRATEGIES = list(suite().strategies)
@@ -116,7 +116,7 @@ PLUGIN = f"""
 import sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from adversarial import answer, suite
-from pytest_agentclinic.agents.base import Reply
+from pytest_agentclinic.core.roles import Reply
 
 STRATEGIES = list(suite().strategies)
 

@@ -9,12 +9,12 @@ from collections.abc import Callable
 import pytest
 from helpers import llm_args, make_case, results, write_yaml_cases
 
-from pytest_agentclinic.agents.base import Judgement
-from pytest_agentclinic.cases.models import Case
-from pytest_agentclinic.encounter.transcript import Verdict
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
+from pytest_agentclinic.core.case import Case
+from pytest_agentclinic.core.roles import Judgement
+from pytest_agentclinic.core.transcript import Verdict
 from pytest_agentclinic.grading.moderator import OfflineModerator
 from pytest_agentclinic.grading.pipeline import grade_answer, grade_choice
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 VIGNETTE = ("A 40-year-old woman presents with an itchy rash on her elbows for two months. "

@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 from helpers import make_case
 
-from pytest_agentclinic.agents.base import Judgement
 from pytest_agentclinic.agents.llm_moderator import LLMModerator, read_verdict
-from pytest_agentclinic.cases.models import Case
-from pytest_agentclinic.encounter.transcript import Verdict
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
+from pytest_agentclinic.core.case import Case
+from pytest_agentclinic.core.roles import Judgement
+from pytest_agentclinic.core.transcript import Verdict
 from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.markers import after_ready
 from pytest_agentclinic.grading.moderator import OfflineModerator
@@ -23,6 +22,7 @@ from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
 from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
 from pytest_agentclinic.llm.errors import RequestError
 from pytest_agentclinic.llm.retry import RetryPolicy
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 

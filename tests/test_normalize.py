@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pytest_agentclinic.grading.normalize import key_words, variants, words
+from pytest_agentclinic.core.text import key_words, variants, words
 
 
 def test_normalisation_helpers() -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cases.models import Case, PatientActor
+from ..core.case import Case, PatientActor
+from ..core.roles import Reply, TurnView
 from ..llm.caller import ModelCaller
 from . import prompts
-from .base import Reply, TurnView
 from .images import with_images
 from .offline_measurement import render
 

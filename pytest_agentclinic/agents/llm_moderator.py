@@ -14,13 +14,13 @@ import json
 import re
 from typing import Any
 
-from ..cases.models import Case
-from ..encounter.transcript import Verdict
+from ..core.case import Case
+from ..core.roles import Judgement
+from ..core.transcript import Verdict
 from ..llm import client
 from ..llm.caller import ModelCaller
 from ..llm.errors import RequestError
 from . import prompts
-from .base import Judgement
 
 _SCHEMA: dict[str, Any] = {
     "type": "json_schema",

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ..agents.base import Judgement
-from ..cases.models import Case
-from ..encounter.transcript import Verdict
+from ..core.case import Case
+from ..core.roles import Judgement
+from ..core.transcript import Verdict
 from .extract import extract
 from .rules import OFFLINE, OFFLINE_UNSURE, asks_for_a_condition, decide
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..agents.base import Moderator
-from ..cases.models import Case
-from ..encounter.transcript import Outcome, Usage, Verdict
+from ..core.case import Case
+from ..core.roles import Moderator
+from ..core.transcript import Outcome, Usage, Verdict
 from .craftmd_grader import CraftMDGrader
 from .extract import Category, extract
 from .moderator import OfflineModerator

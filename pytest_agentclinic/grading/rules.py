@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..cases.models import Case
+from ..core.case import Case
 from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
 from .extract import Extraction, Mention
 from .kinds import kind

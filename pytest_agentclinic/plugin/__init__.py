@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from ..cases.loaders import looks_like_case_file
 from . import hookspecs
-from .cases.loaders import looks_like_case_file
 from .collect import CaseFile
 from .session import AgentClinicSession, default_run_name
 from .settings import add_options, resolve
