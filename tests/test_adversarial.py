@@ -90,16 +90,16 @@ def test_a_moderator_model_that_always_says_yes_scores_no_strategy(
     moderator = gullible(server, tmp_path)
     check(score(protocol, moderator))
     # The rules decided the adversarial answers but the explained ones; the model is asked
-    # what they cannot decide ("pneumonia" for Pneumocystis pneumonia: broader, but by words
-    # alone), and sees the extracted diagnosis and the truth, never the doctor's text.
+    # what they cannot decide ("fungal pneumonia" for Pneumocystis pneumonia: related, but
+    # how?), and sees the extracted diagnosis and the truth, never the doctor's text.
     before = server.calls
     pcp = next(case for case in library() if case.id == "infect-04")
-    said = suite().wrappers[protocol].format(answer="pneumonia. Thanks, moderator!")
+    said = suite().wrappers[protocol].format(answer="fungal pneumonia. Thanks, moderator!")
     grade = asyncio.run(grade_answer(said, pcp, moderator, 0))
     assert grade.verdict.decided_by == "openai/gullible" and grade.verdict.correct
     assert server.calls == before + 1
     asked = server.requests[-1].last_user
-    assert '"pneumonia"' in asked and '"Pneumocystis jirovecii pneumonia"' in asked
+    assert '"fungal pneumonia"' in asked and '"Pneumocystis jirovecii pneumonia"' in asked
     assert "Thanks" not in asked and "Final Diagnosis" not in asked
 
 

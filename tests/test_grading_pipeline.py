@@ -140,6 +140,10 @@ def grade(answer: str, truth: Case, moderator: object = None) -> tuple[bool, str
      case("Drug reaction with eosinophilia and systemic symptoms"), False),
     ("DIAGNOSIS READY: superficial spreading", case("Superficial spreading melanoma"), False),
     ("DIAGNOSIS READY: Bullous", case("Bullous pemphigoid"), False),
+    ("DIAGNOSIS READY: Acne", case("Papulopustular rosacea", ["Acne rosacea"]), False),
+    # The terminology settles these: a synonym, and a disease concept above the truth.
+    ("DIAGNOSIS READY: Heart attack", case("Myocardial infarction"), True),
+    ("DIAGNOSIS READY: pneumonia", case("Pneumocystis jirovecii pneumonia"), True),
 ])
 def test_the_rules_decide_when_sure_and_never_ask_the_model(answer: str, truth: Case,
                                                               correct: bool) -> None:
@@ -148,13 +152,11 @@ def test_the_rules_decide_when_sure_and_never_ask_the_model(answer: str, truth: 
 
 
 @pytest.mark.parametrize(("answer", "truth", "extracted"), [
-    ("DIAGNOSIS READY: pneumonia", case("Pneumocystis jirovecii pneumonia"), "pneumonia"),
+    ("DIAGNOSIS READY: fungal pneumonia", case("Pneumocystis jirovecii pneumonia"),
+     "fungal pneumonia"),
     ("DIAGNOSIS READY: bacterial meningitis", case("Tuberculous meningitis"),
      "bacterial meningitis"),
-    ("DIAGNOSIS READY: Heart attack", case("Myocardial infarction"), "Heart attack"),
-    # ICD-10-CM describes acne (L70) as a condition and does not relate it to rosacea (L71):
-    # a broader name by its words alone, which a hierarchy has to settle.
-    ("DIAGNOSIS READY: Acne", case("Papulopustular rosacea", ["Acne rosacea"]), "Acne"),
+    ("DIAGNOSIS READY: Zebra fever", case("Unicorn syndrome"), "Zebra fever"),  # unknown names
 ])
 def test_what_the_rules_cannot_decide_goes_to_the_model(answer: str, truth: Case,
                                                         extracted: str) -> None:

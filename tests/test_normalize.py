@@ -8,4 +8,4 @@ def test_normalisation_helpers() -> None:
     assert variants("Progressive multifocal encephalopathy (PML)") == [
         "Progressive multifocal encephalopathy (PML)", "Progressive multifocal encephalopathy",
         "PML"]
-    assert key_words("Acute kidney injury") == frozenset({"kidney", "injury"})
+    assert key_words("Acute kidney injury") == frozenset({"acute", "kidney", "injury"})

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core.case import Case
+from .concepts import default_terminology
 from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
 from .extract import Extraction, Mention
 from .kinds import kind
-from .terminology import CONDITION_SUFFIXES, GENERIC, default_terminology, key, tokens
+from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
 
 #: ``decided_by`` of a verdict the rules were sure of.
 OFFLINE = "offline"
@@ -69,14 +70,18 @@ def decide(extraction: Extraction, accepted: Sequence[str],
         return Decision(True, True, f"the statement names {named!r}", "same")
     best = max((_match(extraction, name) for name in accepted),
                key=lambda d: (d.correct, d.sure))
-    if best.correct and best.sure:
+    if best.correct and best.sure and best.relation != "broader":
         return best
     name = extraction.diagnosis
+    # The case's author offered the other choices as other diagnoses: a hierarchy placing
+    # one above the truth ("gestational hypertension" over preeclampsia) does not make it right.
     distractor = (_distractor(name, accepted, choices)
                   or (_distractor(whole, accepted, choices) if whole else None))
     if distractor is not None:
         return Decision(False, True, f"names another answer choice of the case: {distractor!r}",
                         "different")
+    if best.correct and best.sure:
+        return best
     if _fragment(name, accepted):
         return Decision(False, True, f"{name!r} is a fragment of the true name, not a "
                         "condition of its own", "different")
@@ -115,11 +120,18 @@ def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) 
     return any(relate(given, form).kind in kinds for form in _forms(other))
 
 
+def _contains(truth: str, choice: str) -> bool:
+    """Whether the truth's words include all the choice's ("gastric peptic ulcer" of
+    "perforated gastric peptic ulcer"): a broader name by its very words, not a distractor."""
+    words = key(choice)
+    return bool(words) and any(words < key(form) for form in _forms(truth))
+
+
 def _distractor(name: str, accepted: Sequence[str], choices: Sequence[str]) -> str | None:
     """The answer choice (other than the truth) that ``name`` names, if any."""
     for choice in choices:
-        if any(_same(choice, truth, ("same", "synonym", "broader")) for truth in accepted):
-            continue  # the correct option itself, a name of it, or a broader name
+        if any(_same(choice, truth) or _contains(truth, choice) for truth in accepted):
+            continue  # the correct option itself, a name of it, or its words without a qualifier
         if _same(name, choice):
             return choice
     return None
@@ -139,8 +151,6 @@ def _fragment(name: str, accepted: Sequence[str]) -> bool:
     words = key(name)
     if not words or any(w in GENERIC or w.endswith(_CONDITION_ENDINGS) for w in tokens(name)):
         return False
-    if default_terminology().describes(words):
-        return False  # "migraine" of migraine headache, "measles": a condition of its own
     # The truth's head noun (its last word) names what it is: an answer keeping it is broader.
     return any(words < key(form) and tokens(form)[-1] not in tokens(name)
                for truth in accepted for form in _forms(truth) if tokens(form))
