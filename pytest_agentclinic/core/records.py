@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from .measures import EncounterMeasures
 from .transcript import ItemHeader, Outcome, Transcript, Usage
 
 RESULT_VERSION = 1
@@ -33,6 +34,9 @@ class ResultRecord(ItemHeader):
     case_file: str | None = None
     #: The case's difficulty label, when its file gives one.
     difficulty: str | None = None
+    #: Information gathering and test spend (its own ``version``); None for errors and for
+    #: CRAFT-MD items other than multiturn.
+    measures: EncounterMeasures | None = None
 
     @property
     def doctor(self) -> str:
@@ -42,7 +46,8 @@ class ResultRecord(ItemHeader):
     @classmethod
     def from_transcript(cls, t: Transcript, *, run: str, nodeid: str, expected: str,
                         transcript_path: str | None, case_file: str | None,
-                        difficulty: str | None = None) -> ResultRecord:
+                        difficulty: str | None = None,
+                        measures: EncounterMeasures | None = None) -> ResultRecord:
         """The record of a finished item, whoever built its transcript (a pytest run,
         ``play``, an import): the one place a record is made from a transcript."""
         return cls(**t.header(), run=run, nodeid=nodeid, outcome=t.outcome or "error",
@@ -51,4 +56,4 @@ class ResultRecord(ItemHeader):
                    relation=t.verdict.relation if t.verdict else None,
                    turns_used=t.turns_used, tests_requested=t.tests_requested,
                    usage=t.usage_by_role(), transcript=transcript_path, case_file=case_file,
-                   difficulty=difficulty)
+                   difficulty=difficulty, measures=measures)
