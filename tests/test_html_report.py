@@ -462,7 +462,7 @@ def test_browser_click_opens_the_whole_dialogue(page: Any, plugin_run: Path) -> 
     diagnosis = panel.locator(".msg.kind-diagnosis").inner_text()
     assert "DIAGNOSIS READY: Other thing" in diagnosis
     verdict = panel.locator(".msg.kind-judgement")
-    assert "decided by offline-grader" in verdict.inner_text()
+    assert "decided by offline" in verdict.inner_text()
     assert verdict.locator(".badge.incorrect").count() == 1
     # The expected diagnosis is shown as text, markup and all, and never ran.
     assert NASTY in panel.locator(".dx.expected").inner_text()

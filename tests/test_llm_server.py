@@ -35,7 +35,8 @@ def clinic(other: str = "Condition1 disease") -> Script:
             return FakeReply("On my elbows, doctor.")
         if req.role == "measurement":
             return FakeReply("RESULTS: Skin biopsy: typical of condition1")
-        return FakeReply("Yes, the same condition.")
+        # The moderator: a different made-up condition is not the truth.
+        return FakeReply("No" if "Condition1" in req.last_user else "Yes")
 
     return script
 
@@ -49,7 +50,7 @@ def test_whole_encounter_with_all_four_roles_as_llms(pytester: pytest.Pytester,
                        ).assert_outcomes(passed=2)
     roles = [r.role for r in server.requests]
     # 3 doctor + 1 patient + 1 measurement calls per case, and the patient's ratings at the
-    # end; the moderator model is asked only for case 2, which the matcher cannot decide.
+    # end; the moderator model is asked only for case 2, which the rules cannot decide.
     assert roles.count("doctor") == 6 and roles.count("patient") == 4
     assert roles.count("measurement") == 2 and roles.count("moderator") == 1
     first = next(r for r in server.requests if r.role == "doctor")
@@ -61,7 +62,9 @@ def test_whole_encounter_with_all_four_roles_as_llms(pytester: pytest.Pytester,
                for r in server.requests)
     records = results(pytester.path)
     decided = {r["case_id"]: r["decided_by"] for r in records.values()}
-    assert decided == {"t-01": "offline-matcher", "t-02": "openai/fake-moderator"}
+    assert decided == {"t-01": "offline", "t-02": "openai/fake-moderator"}
+    # The record names the moderator configured, whoever decided.
+    assert {r["models"]["moderator"] for r in records.values()} == {"openai/fake-moderator"}
     assert all(r["usage"]["doctor"]["prompt_tokens"] == 30 for r in records.values())
     # Ratings are read only where labelled and within 1-10: 12 is recorded as missing.
     assert {str(r["perception"]) for r in records.values()} == {
@@ -208,7 +211,9 @@ def test_replay_makes_no_http_calls_and_gives_identical_verdicts(
     server = fake_server(clinic())
     pytester.runpytest("c.yaml", "--agent-run-name=first", *llm_args(server, transport=transport))
     calls = server.calls
-    assert calls == 12
+    # 6 calls per case, and the moderator asked about case 2's answer (a name the
+    # terminology does not know, so the rules cannot be sure it is wrong).
+    assert calls == 13
     replay = pytester.runpytest("c.yaml", "--agent-run-name=second", "--agent-cache=replay",
                                 *llm_args(server, transport=transport))
     assert server.calls == calls
@@ -220,7 +225,7 @@ def test_replay_makes_no_http_calls_and_gives_identical_verdicts(
         return [(r["nodeid"], r["outcome"], r["given"]) for r in map(json.loads, lines)]
 
     assert verdicts("first") == verdicts("second")
-    replay.stdout.fnmatch_lines(["| openai/fake-doctor*|*12/12*"])
+    replay.stdout.fnmatch_lines(["| openai/fake-doctor*|*13/13*"])
 
 
 def test_replay_miss_is_an_error_listing_the_key(pytester: pytest.Pytester,

@@ -47,13 +47,8 @@ class VignetteQA(api.Protocol):
             reply = await doctor.respond(view)
             t.utterances.append(api.Utterance(turn=1, role="doctor", kind="final_answer",
                                               text=reply.text, model=doctor.model))
-            grade = await api.grade_free_response(reply.text, item.case.accepted_diagnoses)
-            t.diagnosis = grade.extracted
-            if grade.extracted is None:
-                t.outcome = "no_diagnosis"
-            else:
-                t.verdict = api.Verdict(correct=grade.correct, decided_by=grade.decided_by)
-                t.outcome = "correct" if grade.correct else "incorrect"
+            grade = await api.grade_free_response(reply.text, item.case)
+            t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
         return t
 
     def tables(self, records, resamples):

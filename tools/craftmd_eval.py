@@ -131,7 +131,8 @@ def evaluate(model: str, lines: Sequence[dict[str, Any]], cases: dict[str, Case]
 
 def _grade_frq(grader: CraftMDGrader, report: Report, line: dict[str, Any],
                case: Case | None) -> None:
-    verdict = grader.grade_frq(line["response"], line["correct_answer"])
+    verdict = grader.grade_frq(line["response"], line["correct_answer"],
+                               case.choices if case else ())
     reference = int(line["grader_verdict"])
     report.answers += 1
     report.decided_by[verdict.decided_by] += 1

@@ -175,7 +175,8 @@ def build_play_cast(human_role: HumanRole, models: dict[str, str], caller: Model
     Conftest agents (the pytest hook) are not offered: there is no pytest session here.
     """
     from ..agents.human import HumanAgent
-    from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMModerator, LLMPatient
+    from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMPatient
+    from ..agents.llm_moderator import LLMModerator
     from ..agents.offline_doctor import OfflineDoctor
     from ..agents.offline_measurement import OfflineMeasurement
     from ..agents.offline_patient import OfflinePatient
@@ -193,8 +194,8 @@ def build_play_cast(human_role: HumanRole, models: dict[str, str], caller: Model
             model = models[role]
             agents[role] = offline() if model == "offline" else _Announced(llm(model), role)
     moderator = models["moderator"]
-    agents["moderator"] = OfflineModerator(
-        None if moderator == "offline" else LLMModerator(moderator, caller))
+    agents["moderator"] = (OfflineModerator() if moderator == "offline"
+                           else LLMModerator(moderator, caller))
     return Cast(**agents)
 
 

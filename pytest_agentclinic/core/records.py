@@ -24,6 +24,8 @@ class ResultRecord(ItemHeader):
     expected: str
     given: str | None
     decided_by: str | None = None
+    #: How the extracted diagnosis relates to the truth, when the rules judged it.
+    relation: str | None = None
     turns_used: int
     tests_requested: list[str] = Field(default_factory=list)
     usage: dict[str, Usage] = Field(default_factory=dict)
@@ -51,6 +53,7 @@ class ResultRecord(ItemHeader):
         return cls(**t.header(), run=run, nodeid=nodeid, outcome=t.outcome or "error",
                    expected=expected, given=t.diagnosis,
                    decided_by=t.verdict.decided_by if t.verdict else None,
+                   relation=t.verdict.relation if t.verdict else None,
                    turns_used=t.turns_used, tests_requested=t.tests_requested,
                    usage=t.usage_by_role(), transcript=transcript_path, case_file=case_file,
                    difficulty=difficulty, measures=measures)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -93,13 +93,23 @@ class ModelCaller:
             await self.aclose()
 
     async def complete(self, *, role: str, model: str, messages: list[dict[str, Any]],
-                       case_id: str, sample: int, prompt_version: str) -> Reply:
-        """The model's reply to ``messages``, as role ``role`` in case ``case_id``."""
-        parts = key_parts(model=model, messages=messages, params=self.settings.sampling,
+                       case_id: str, sample: int, prompt_version: str,
+                       extra: dict[str, Any] | None = None,
+                       readable: Callable[[str], bool] | None = None) -> Reply:
+        """The model's reply to ``messages``, as role ``role`` in case ``case_id``.
+
+        ``extra`` parameters (e.g. ``response_format``) are sent and keyed with the sampling
+        ones. A reply that ``readable`` rejects is returned but never cached, and a cached
+        one it rejects is asked again: an unreadable reply must not become a stored answer.
+        """
+        params = {**self.settings.sampling, **(extra or {})}
+        parts = key_parts(model=model, messages=messages, params=params,
                           role=role, case_id=case_id, sample=sample,
                           prompt_version=prompt_version)
         key = cache_key(parts)
         hit = self.cache.get(key)
+        if hit is not None and readable is not None and not readable(hit["text"]):
+            hit = None
         if hit is not None:
             return Reply(hit["text"], Usage(calls=1, cache_hits=1,
                                             prompt_tokens=hit["prompt_tokens"],
@@ -110,18 +120,20 @@ class ModelCaller:
         started = time.perf_counter()
 
         async def attempt() -> client.Completion:
-            return await self._send(model, messages)
+            return await self._send(model, messages, params)
 
         done, _attempts = await call_with_retries(attempt, self.settings.policy)
-        self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
-                             "completion_tokens": done.completion_tokens,
-                             "cost_usd": done.cost_usd})
+        if readable is None or readable(done.text):
+            self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
+                                 "completion_tokens": done.completion_tokens,
+                                 "cost_usd": done.cost_usd})
         return Reply(done.text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
                                       completion_tokens=done.completion_tokens,
                                       cost_usd=done.cost_usd,
                                       latency_s=time.perf_counter() - started))
 
-    async def _send(self, model: str, messages: list[dict[str, Any]]) -> client.Completion:
+    async def _send(self, model: str, messages: list[dict[str, Any]],
+                    params: dict[str, Any]) -> client.Completion:
         """One attempt: admitted by the model's gate, counted as a call in flight."""
         gate = self.gates[model]
         reserved = (estimate_tokens(messages, self.settings.max_tokens)
@@ -132,7 +144,7 @@ class ModelCaller:
             self.http_attempts += 1
             sent = time.perf_counter()
             try:
-                done = await self._transport(model, messages)
+                done = await self._transport(model, messages, params)
             finally:
                 self.slots.release()
                 self.busy_s += time.perf_counter() - sent
@@ -151,11 +163,12 @@ class ModelCaller:
                      used=done.prompt_tokens + done.completion_tokens)
         return done
 
-    async def _transport(self, model: str, messages: list[dict[str, Any]]) -> client.Completion:
+    async def _transport(self, model: str, messages: list[dict[str, Any]],
+                         params: dict[str, Any]) -> client.Completion:
         s = self.settings
         if self.uses_litellm(model):
             return await client.acomplete(model, messages, api_base=s.api_base,
-                                          timeout=s.timeout, params=s.sampling)
+                                          timeout=s.timeout, params=params)
         assert s.api_base is not None  # eligible() checked it
         return await self.fast.acomplete(model, messages, api_base=s.api_base,
-                                         timeout=s.timeout, params=s.sampling)
+                                         timeout=s.timeout, params=params)

@@ -166,6 +166,16 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
                       getattr(usage, "completion_tokens", 0) or 0, _cost(litellm, response))
 
 
+async def supports_json_schema(model: str) -> bool:
+    """Whether litellm knows ``model``'s provider to honour a JSON-schema ``response_format``
+    (litellm imported off the event loop)."""
+    litellm = await aload()
+    try:
+        return bool(litellm.supports_response_schema(model=model))
+    except Exception:  # unknown models and providers: ask for a plain one-word reply instead
+        return False
+
+
 def _cost(litellm: Any, response: Any) -> float:
     # litellm prices every response while logging it; reuse that rather than pay twice.
     hidden = getattr(response, "_hidden_params", None) or {}

@@ -86,14 +86,14 @@ def _warm_grader() -> concurrent.futures.Future[None]:
     """Load the offline grader's terminology in a thread now: loaded lazily by the first
     verdict it took 2-8 s of CPU on the runner's event loop, with every call in flight
     stalled behind it. Encounters wait for this future (without blocking the loop)."""
-    from ..grading.answers import grade_frq
+    from ..grading.concepts import default_terminology
 
     future: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def load() -> None:
         # A failure here resurfaces, with its item, when grading loads the data again.
         with contextlib.suppress(Exception):
-            asyncio.run(grade_frq("Final Diagnosis: asthma", ["asthma"]))
+            default_terminology()
         future.set_result(None)
 
     threading.Thread(target=load, name="agentclinic-grader-warm-up", daemon=True).start()
