@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-from .cases.loaders import CaseError, load_case_file
+from .cases.loaders import CaseError, LoadedFile, has_case_suffix, load_case_file
 from .cases.models import Case
 from .encounter.transcript import Transcript
 
@@ -69,9 +70,11 @@ class EncounterFailed(AssertionError):
 class CaseRecordError(pytest.Collector):
     """Stands for a bad record so its error names file, line and field, and nothing else fails."""
 
-    def __init__(self, *, error: CaseError, **kwargs: Any) -> None:
+    def __init__(self, *, error: CaseError, what: str = "bad case record",
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+        self.what = what
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:
         raise CaseLoadError(str(self.error))
@@ -80,8 +83,51 @@ class CaseRecordError(pytest.Collector):
                      style: Any = None) -> str | TerminalRepr:
         del style  # collectors format errors one way
         if isinstance(excinfo.value, CaseLoadError):
-            return f"bad case record: {excinfo.value}"
+            return f"{self.what}: {excinfo.value}"
         return super().repr_failure(excinfo)
+
+
+#: Node names of :class:`CaseRecordError` (the session counts them apart).
+ERROR_NODE = r"::(?:line|sidecar)-[\d.]+$"
+
+Origin = Literal["file", "folder"]
+_roots_key = pytest.StashKey[tuple[Path, ...]]()
+
+
+def case_roots(config: pytest.Config, ini_paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Where case files may come from: the paths on the command line, or (for a plain
+    ``pytest``) the ini option ``agent_cases``. Nothing else is ever collected as cases."""
+    if _roots_key not in config.stash:
+        if config.args_source == pytest.Config.ArgsSource.ARGS:
+            here = config.invocation_params.dir
+            roots = tuple((here / a.split("::")[0]).resolve() for a in config.args)
+        else:
+            roots = tuple(p.resolve() for p in ini_paths)
+        config.stash[_roots_key] = roots
+    return config.stash[_roots_key]
+
+
+def case_origin(config: pytest.Config, path: Path,
+                ini_paths: tuple[Path, ...]) -> Origin | None:
+    """``file`` when ``path`` was named itself, ``folder`` when it lies in a named folder,
+    None when it must not be collected as cases."""
+    if not has_case_suffix(path):
+        return None
+    resolved = path.resolve()
+    roots = case_roots(config, ini_paths)
+    if resolved in roots:
+        return "file"
+    return "folder" if any(r in resolved.parents for r in roots) else None
+
+
+def case_nodeid(config: pytest.Config, path: Path) -> str | None:
+    """The file's node id: pytest's own under the rootdir; outside it, the path relative to
+    where pytest was started (pytest would give ``""`` and two files would share ids)."""
+    try:
+        path.resolve().relative_to(config.rootpath)
+        return None
+    except ValueError:
+        return os.path.relpath(path, config.invocation_params.dir).replace(os.sep, "/")
 
 
 def _register_marker(config: pytest.Config, case: Case) -> None:
@@ -128,12 +174,34 @@ def _model_slug(model: str) -> str:
 class CaseFile(pytest.File):
     """A file of cases in any supported format."""
 
+    def __init__(self, *, origin: Origin = "folder", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.origin = origin
+
+    def _errors(self, loaded: LoadedFile) -> Iterator[CaseRecordError]:
+        """One error node per problem; its name is unique within the file."""
+        errors = [(e, "bad case record") for e in loaded.errors]
+        if loaded.not_cases is not None and not loaded.errors:
+            errors = [(CaseError(self.path, 1, "<file>", loaded.not_cases), "not a case file")]
+        if loaded.sidecar_error is not None:
+            errors.append((loaded.sidecar_error, "bad specialty sidecar (its cases run as "
+                                                 "'unspecified')"))
+        seen: set[str] = set()
+        for error, what in errors:
+            kind = "sidecar" if error.path != self.path else "line"
+            name = f"{kind}-{error.line}"
+            while name in seen:
+                name += ".1"
+            seen.add(name)
+            yield CaseRecordError.from_parent(self, name=name, error=error, what=what)
+
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from .plugin import session_of
 
         loaded = load_case_file(self.path)
-        for error in loaded.errors:
-            yield CaseRecordError.from_parent(self, name=f"line-{error.line}", error=error)
+        if loaded.not_cases is not None and self.origin == "folder" and not loaded.damaged:
+            return  # a well-formed file of another kind in a folder of cases
+        yield from self._errors(loaded)
         pool = tuple(dict.fromkeys(c.diagnosis for _, c in loaded.cases))
         craftmd = session_of(self.config).settings.protocol == "craftmd"
         by_specialty = _specialty_pools(c for _, c in loaded.cases) if craftmd else {}

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from . import hookspecs
-from .cases.loaders import looks_like_case_file
-from .collect import CaseFile
+from .collect import CaseFile, case_nodeid, case_origin
 from .session import AgentClinicSession, default_run_name
 from .settings import add_options, resolve
 
@@ -32,6 +31,12 @@ def pytest_configure(config: pytest.Config) -> None:
         run_name = workerinput.get(WORKER_KEY) or settings.run_name or default_run_name()
     else:
         run_name = settings.run_name or default_run_name()
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        # A plain `pytest`: the ini's case paths are collected too, where pytest's own
+        # search would not reach them.
+        here = [Path(a).resolve() for a in config.args]
+        config.args += [str(p) for p in settings.case_paths
+                        if not any(h == p or h in p.parents for h in here)]
     state = AgentClinicSession(config, settings, run_name)
     config.stash[session_key] = state
     config.pluginmanager.register(state, "agentclinic-session")
@@ -44,9 +49,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CaseFile | None:
-    if looks_like_case_file(file_path):
-        return CaseFile.from_parent(parent, path=file_path)
-    return None
+    config = parent.config
+    origin = case_origin(config, file_path, session_of(config).settings.case_paths)
+    if origin is None:
+        return None
+    return CaseFile.from_parent(parent, path=file_path, origin=origin,
+                                nodeid=case_nodeid(config, file_path))
 
 
 def session_of(config: pytest.Config) -> AgentClinicSession:

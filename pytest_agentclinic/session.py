@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from .agents.factory import Variant, build_cast, build_craft_cast
-from .collect import RECORD_PROPERTY, EncounterError, EncounterItem
+from .collect import ERROR_NODE, RECORD_PROPERTY, EncounterError, EncounterItem
 from .encounter.craftmd import CraftItem, converse, run_craftmd
 from .encounter.engine import run_encounter
 from .encounter.runner import EncounterRunner
@@ -21,6 +21,7 @@ from .encounter.transcript import Transcript
 from .llm.cache import ResponseCache
 from .llm.caller import ModelCaller
 from .llm.errors import FatalLLMError
+from .redact import redact, redact_data
 from .report import gate, summary, writer
 from .report.records import ResultRecord
 from .report.tables import Table, build_tables
@@ -28,6 +29,10 @@ from .settings import Settings
 
 #: Returns the items this process will run next (xdist workers only know their queue).
 Lookahead = Callable[[pytest.Session, EncounterItem], Sequence[pytest.Item]]
+
+
+#: How the error of the item that met a fatal model error begins.
+FATAL_PREFIX = "fatal model error"
 
 
 def default_run_name() -> str:
@@ -59,6 +64,7 @@ class AgentClinicSession:
         self._tasks: dict[tuple[object, ...], Awaitable[Any]] = {}
         self.gate: gate.GateResult | None = None
         self.tables: list[Table] = []
+        self._fatal_shown = False
 
     # ----------------------------------------------------------------- hooks
 
@@ -70,7 +76,7 @@ class AgentClinicSession:
                 f"concurrency={self.settings.concurrency}"]
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed and re.search(r"::line-\d+$", report.nodeid):
+        if report.failed and re.search(ERROR_NODE, report.nodeid):
             self.bad_records += 1
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -84,7 +90,13 @@ class AgentClinicSession:
         finally:
             session.testsfailed += self.bad_records
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed and FATAL_PREFIX in str(report.longrepr):
+            # Under xdist every worker meets the fatal error once: show it once.
+            if self._fatal_shown:
+                report.longrepr = f"not run: the session stopped on the {FATAL_PREFIX} above"
+            self._fatal_shown = True
         for name, value in report.user_properties:
             if name == RECORD_PROPERTY and isinstance(value, dict):
                 self.records[report.nodeid] = value
@@ -145,7 +157,8 @@ class AgentClinicSession:
         craft = CraftItem(spec.case, spec.experiment, spec.answer, spec.sample,
                           spec.turn_budget, spec.options)
         # Every experiment of a case reuses one conversation (and one summary of it).
-        key = (spec.case.dataset, spec.case.id, spec.doctor, spec.patient, spec.sample)
+        key = (str(item.path), spec.case.dataset, spec.case.id, spec.doctor, spec.patient,
+               spec.sample)
 
         def conversation() -> Awaitable[Any]:
             return self._shared(("conversation", *key), lambda: converse(
@@ -158,10 +171,10 @@ class AgentClinicSession:
         async def play() -> Transcript:
             summary = lambda: self._shared(("summary", *key), summarize)  # noqa: E731
             try:
-                return await run_craftmd(craft, cast, conversation, summary)
+                return await self._deadline(item, run_craftmd(craft, cast, conversation,
+                                                              summary))
             except FatalLLMError as exc:
-                self.fatal = self.fatal or str(exc)
-                self.runner.cancel_pending()
+                self._stop(exc)
                 raise
 
         return play
@@ -179,35 +192,53 @@ class AgentClinicSession:
             cast = build_cast(self.config, spec.case, models, self.caller, spec.candidates,
                               variant)
             try:
-                return await run_encounter(spec.case, cast, budget=spec.turn_budget,
-                                           sample=spec.sample, bias=spec.bias,
-                                           image_mode=spec.image_mode,
-                                           ask_perception=settings.perception)
+                return await self._deadline(item, run_encounter(
+                    spec.case, cast, budget=spec.turn_budget, sample=spec.sample,
+                    bias=spec.bias, image_mode=spec.image_mode,
+                    ask_perception=settings.perception))
             except FatalLLMError as exc:
-                # Stop the other encounters in flight now: they would only fail the same way.
-                self.fatal = self.fatal or str(exc)
-                self.runner.cancel_pending()
+                self._stop(exc)
                 raise
 
         return play
 
+    def _stop(self, exc: FatalLLMError) -> None:
+        # Stop the other encounters in flight now: they would only fail the same way.
+        self.fatal = self.fatal or redact(str(exc))
+        self.runner.cancel_pending()
+
+    async def _deadline(self, item: EncounterItem,
+                        encounter: Awaitable[Transcript]) -> Transcript:
+        """The encounter, or an *error* transcript once ``--agent-encounter-timeout`` passes
+        (e.g. a custom agent that never returns)."""
+        limit = self.settings.encounter_timeout
+        try:
+            return await asyncio.wait_for(encounter, limit)
+        except asyncio.TimeoutError:
+            return self._failed_transcript(
+                item, f"encounter timeout: not finished within {limit:g} s "
+                      f"(--agent-encounter-timeout)")
+
     def finish_item(self, item: EncounterItem) -> None:
         """Wait for ``item``'s encounter, save its transcript and attach its result record."""
-        transcript = self._await(item)
+        # Redacted once here, so the file, the record, the JUnit property and the terminal
+        # message all carry the same clean text.
+        transcript = Transcript.model_validate_json(redact(self._await(item).model_dump_json()))
         item.transcript = transcript
-        item.transcript_path = writer.write_transcript(self.run_dir, item.path.stem, item.name,
+        item.transcript_path = writer.write_transcript(self.run_dir, item.path, item.nodeid,
                                                        transcript)
         record = ResultRecord.from_transcript(
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
             transcript_path=item.transcript_path, case_file=str(item.path),
             difficulty=item.spec.case.difficulty)
-        item.user_properties.append((RECORD_PROPERTY, record.model_dump(mode="json")))
+        item.user_properties.append((RECORD_PROPERTY,
+                                     redact_data(record.model_dump(mode="json"))))
         if self.fatal is not None:
             # The first item to meet a fatal error reports it once and stops the session;
             # nothing else will run, so the runner's thread is ended now.
             self.runner.close()
             item.session.shouldstop = f"agentclinic: fatal model error: {self.fatal}"
-            raise EncounterError(f"fatal model error, stopping the session: {self.fatal}")
+            raise EncounterError(f"{FATAL_PREFIX}, stopping the session: {self.fatal}")
 
     def _await(self, item: EncounterItem) -> Transcript:
         if self.fatal is not None:
@@ -218,7 +249,7 @@ class AgentClinicSession:
             # ``play`` recorded a fatal error in ``self.fatal``; otherwise the session is ending.
             return self._failed_transcript(item, self.fatal or "cancelled: the session ended")
         except Exception as exc:  # a bug in a custom agent must not lose the other results
-            return self._failed_transcript(item, f"{type(exc).__name__}: {exc}")
+            return self._failed_transcript(item, redact(f"{type(exc).__name__}: {exc}"))
 
     def _failed_transcript(self, item: EncounterItem, error: str) -> Transcript:
         case = item.spec.case

@@ -13,6 +13,7 @@ from .encounter.craftmd import ANSWERS, EXPERIMENTS
 from .llm.cache import CacheMode
 from .llm.caller import CallSettings
 from .llm.retry import RetryPolicy
+from .redact import has_userinfo, redact
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("concurrency", "encounters in flight per process", 16, "int", "N"),
     Option("api_base", "API base URL for every LLM role (e.g. a local vLLM/Ollama server)",
            None, metavar="URL"),
-    Option("timeout", "seconds before one model call times out", 60.0, "float", "S"),
+    Option("timeout", "wall-clock deadline of one model call attempt, in seconds (a call past "
+           "it is a retriable timeout, never cached)", 60.0, "float", "S"),
+    Option("encounter_timeout", "wall-clock deadline of one whole encounter, in seconds (past "
+           "it the item is an error)", 900.0, "float", "S"),
     Option("retries", "retries of a failed call (timeouts, 429, 5xx)", 3, "int", "N"),
     Option("backoff", "first retry delay in seconds (doubles, with jitter)", 1.0, "float", "S"),
     Option("retry_after_cap", "longest Retry-After to honour, in seconds", 30.0, "float", "S"),
@@ -128,6 +132,10 @@ class Settings:
     run_name: str | None
     call: CallSettings
     gate: GateSettings
+    #: Deadline of one whole encounter (seconds).
+    encounter_timeout: float = 900.0
+    #: Case files and folders listed in the ini option ``agent_cases`` (absolute).
+    case_paths: tuple[Path, ...] = ()
 
     @property
     def roles(self) -> dict[str, str]:
@@ -150,6 +158,10 @@ def add_options(parser: pytest.Parser) -> None:
             parser.addini(opt.ini, opt.help, type="linelist", default=None)
         else:
             parser.addini(opt.ini, opt.help, type="string", default=None)
+    # Case files are collected only from paths given on the command line or listed here,
+    # so a plain ``pytest`` in a repository that merely uses the plugin runs no encounters.
+    parser.addini("agent_cases", "case files or folders a plain `pytest` collects (paths "
+                  "relative to the ini file)", type="paths", default=[])
 
 
 def _raw(config: pytest.Config, opt: Option) -> Any:
@@ -222,11 +234,31 @@ def resolve(config: pytest.Config) -> Settings:
         repeat=v["repeat"],
         concurrency=v["concurrency"], cache=cache, cache_dir=root / v["cache_dir"],
         report_dir=root / v["report_dir"], run_name=v["run_name"],
-        call=CallSettings(api_base=v["api_base"], timeout=v["timeout"],
+        call=CallSettings(api_base=_api_base(v["api_base"]),
+                          timeout=_positive("timeout", v["timeout"]),
                           temperature=v["temperature"], max_tokens=v["max_tokens"],
                           policy=policy),
         gate=_gate(v, root),
+        encounter_timeout=_positive("encounter_timeout", v["encounter_timeout"]),
+        case_paths=tuple(Path(p) for p in config.getini("agent_cases")),
     )
+
+
+def _positive(name: str, value: float) -> float:
+    if value <= 0:
+        raise pytest.UsageError(f"--agent-{name.replace('_', '-')}: expected a number of "
+                                f"seconds > 0, got {value!r}")
+    return value
+
+
+def _api_base(value: str | None) -> str | None:
+    """The api base; credentials in it are refused (they would be sent nowhere and could
+    leak into reports), without echoing them."""
+    if value and has_userinfo(value):
+        raise pytest.UsageError(
+            f"--agent-api-base: credentials in the URL ({redact(value)}) are not supported; "
+            "give the key through the provider's variable (e.g. OPENAI_API_KEY)")
+    return value
 
 
 def _choices(name: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..encounter.transcript import Transcript
+from ..redact import redact
 from .charts import SERIES_COLOURS, bar_chart, budget_chart, card, card_title, fmt, html_table, pct
 from .records import ResultRecord
 from .statistics import load_records_skipping_bad
@@ -40,7 +41,7 @@ def write_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
                summary: Mapping[str, Any]) -> Path:
     """Write ``run_dir/report.html`` from the run's records, transcripts and tables."""
     path = run_dir / REPORT_FILE
-    path.write_text(render_html(run_dir, tables, summary), encoding="utf-8")
+    path.write_text(redact(render_html(run_dir, tables, summary)), encoding="utf-8")
     return path
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import __version__
 from ..encounter.transcript import Transcript
+from ..redact import redact
 from ..settings import Settings
 from .records import ResultRecord
 from .summary import render_table
@@ -24,11 +25,18 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")
 
 
-def write_transcript(run_dir: Path, file_stem: str, item_name: str, t: Transcript) -> str:
-    """Save one encounter's transcript; return its path."""
-    path = run_dir / "transcripts" / f"{_safe(file_stem)}__{_safe(item_name)}.json"
+def write_transcript(run_dir: Path, case_file: str | Path, item_id: str, t: Transcript) -> str:
+    """Save one encounter's transcript (secrets redacted); return its path.
+
+    The name is readable (file stem and item name) and unique: a hash of the case file's
+    resolved path and the full item id tells ``a/derm.yaml`` from ``b/derm.yaml``.
+    """
+    source = Path(case_file)
+    digest = hashlib.sha256(f"{source.resolve()}\0{item_id}".encode()).hexdigest()[:10]
+    name = item_id.rsplit("::", 1)[-1]
+    path = run_dir / "transcripts" / f"{_safe(source.stem)}__{_safe(name)}-{digest}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(t.model_dump_json(indent=1), encoding="utf-8")
+    path.write_text(redact(t.model_dump_json(indent=1)), encoding="utf-8")
     return str(path)
 
 
@@ -80,7 +88,8 @@ def write_reports_text(run_dir: Path, summary: dict[str, Any],
     """(Re)write summary.json and summary.md; return the summary as written."""
     summary = {**summary, "by_doctor": {row["group"]: row for row in tables[0].data},
                "tables": [asdict(t) for t in tables]}
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    (run_dir / "summary.json").write_text(redact(json.dumps(summary, indent=1)),
+                                          encoding="utf-8")
     lines = [f"# agentclinic run {summary.get('run')}", "",
              *(f"- {k}: {v}" for k, v in summary.items()
                if k not in ("tables", "by_doctor", "case_files")),
@@ -90,7 +99,7 @@ def write_reports_text(run_dir: Path, summary: dict[str, Any],
         lines += ["", f"## {table.title}", "", render_table(table)]
         if table.note:
             lines += ["", table.note]
-    (run_dir / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (run_dir / "summary.md").write_text(redact("\n".join(lines) + "\n"), encoding="utf-8")
     return summary
 
 
@@ -106,4 +115,4 @@ def write_results(run_dir: Path, records: Sequence[ResultRecord]) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     with (run_dir / "results.jsonl").open("w", encoding="utf-8") as fh:
         for record in records:
-            fh.write(record.model_dump_json() + "\n")
+            fh.write(redact(record.model_dump_json()) + "\n")
