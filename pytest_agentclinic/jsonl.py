@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +30,27 @@ class Line:
     error: str | None = None
 
 
+class DamagedFile(ValueError):
+    """The file itself cannot be read to its end (a truncated gzip stream, binary data)."""
+
+
 def json_lines(path: Path) -> Iterator[Line]:
-    """Every non-blank line of a JSONL file; a line that is not JSON carries its error."""
+    """Every non-blank line of a JSONL file; a line that is not JSON carries its error.
+
+    A file that cannot be decoded (truncated or corrupt gzip, not UTF-8) raises
+    :class:`DamagedFile` naming the file and the line where reading stopped.
+    """
+    number = 0
     with open_text(path) as handle:
-        for number, text in enumerate(handle, 1):
+        lines = enumerate(handle, 1)
+        while True:
+            try:
+                number, text = next(lines)
+            except StopIteration:
+                return
+            except (EOFError, OSError, zlib.error, UnicodeDecodeError) as exc:
+                raise DamagedFile(f"{path}:{number + 1}: cannot read the file: "
+                                  f"{type(exc).__name__}: {exc}") from None
             if not text.strip():
                 continue
             try:

@@ -398,7 +398,7 @@ def load_case_file(path: Path) -> LoadedFile:
             return loaded
         converted = read_craftmd_csv(path)
         loaded.format = converted.format
-        loaded.cases = [(1, c) for c in converted.cases]
+        loaded.cases = list(zip(converted.lines, converted.cases, strict=True))
         loaded.errors = list(converted.errors)
     elif path.suffix == ".jsonl":
         _load_jsonl(path, text, loaded)

@@ -192,6 +192,12 @@ def _check_choices(case: Case, where: _Where) -> None:
 
 def _check_empty(case: Case, where: _Where) -> None:
     patient = case.patient
+    if case.vignette and not (case.physical_exam or case.tests):
+        # A CRAFT-MD vignette case: the vignette is what the protocol needs, and it has no
+        # structured sections to be empty (the exam-only experiment skips such cases).
+        if not case.question:
+            where.add(("question",), "empty: the vignette has no closing question", "warning")
+        return
     if not patient.history:
         where.add(("patient", "history"), "empty: the patient has no history to tell")
     if not patient.symptoms.primary:

@@ -53,10 +53,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         table = read_choice_table(args.cases) if args.cases else {}
         stats = _grade_file(grader, args.input, args.output, table, args.verbatim_mcq)
-    except (BadLine, OSError) as exc:
+    except (BadLine, OSError, ValueError) as exc:
         print(f"agentclinic grade: {exc}", file=sys.stderr)
         return 2
     print(_summary(stats), file=sys.stderr)
+    if not any(k.endswith(":n") for k in stats):
+        print(f"agentclinic grade: {args.input}: no lines to grade", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -106,7 +109,12 @@ def read_choice_table(path: Path) -> ChoiceTable:
     """case_id -> [choice_1, ..., choice_4] from a CRAFT-MD style case table."""
     table: ChoiceTable = {}
     with open(path, newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
+        reader = csv.DictReader(handle)
+        names = reader.fieldnames or []
+        if "case_id" not in names or not any(n.startswith("choice_") for n in names):
+            raise BadLine(f"{path}:1: the header needs case_id and choice_1..choice_4 "
+                          f"columns, found {names}")
+        for row in reader:
             columns = sorted((k for k in row if k and k.startswith("choice_")),
                              key=lambda k: int(k.split("_")[1]) if k[7:].isdigit() else 99)
             if row.get("case_id") and columns:

@@ -34,13 +34,25 @@ def run(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(f"agentclinic report: {exc}", file=sys.stderr)
         return 2
-    records = load_records(results)
+    try:
+        records = load_records(results)
+    except (ValueError, UnicodeDecodeError) as exc:
+        print(f"agentclinic report: {exc}", file=sys.stderr)
+        return 2
     if not records:
         print(f"agentclinic report: {results} holds no results", file=sys.stderr)
         return 2
     run_dir = results.parent
     summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    try:
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        if not isinstance(summary, dict):
+            raise ValueError("not a JSON object")
+    except (ValueError, UnicodeDecodeError) as exc:
+        # The summary is rebuilt from the records anyway; only its settings are lost.
+        print(f"agentclinic report: {summary_path}: unreadable, rebuilt from the records "
+              f"({type(exc).__name__})", file=sys.stderr)
+        summary = {}
     summary = {k: v for k, v in summary.items() if k not in ("tables", "by_doctor")}
     summary.setdefault("run", records[0].run)
     summary.setdefault("roles", {k: ", ".join(sorted({r.models.get(k, "?") for r in records}))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..encounter.transcript import Outcome, Perception, Transcript, Usage
 
@@ -48,6 +48,15 @@ class ResultRecord(BaseModel):
     case_file: str | None = None
     #: The case's difficulty label, when its file gives one.
     difficulty: str | None = None
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        # A newer writer's records may mean something else field by field: refuse them.
+        if not 1 <= value <= RESULT_VERSION:
+            raise ValueError(f"unknown record version {value} (this plugin reads 1.."
+                             f"{RESULT_VERSION})")
+        return value
 
     @property
     def doctor(self) -> str:

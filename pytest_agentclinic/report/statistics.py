@@ -130,7 +130,8 @@ def load_records_skipping_bad(path: str | Path) -> tuple[list[ResultRecord], int
 def _read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
     records: list[ResultRecord] = []
     skipped = 0
-    with p.open(encoding="utf-8") as fh, gc_paused():
+    # Bytes, split by hand: a damaged (non-UTF-8) line is that line's problem, not the file's.
+    with p.open("rb") as fh, gc_paused():
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -138,9 +139,21 @@ def _read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
                 records.append(ResultRecord.model_validate_json(line))
             except ValueError as exc:
                 if strict:
-                    raise ValueError(f"bad result record: {p}:{number}: {exc}") from None
+                    raise ValueError(f"bad result record: {p}:{number}: {_first_problem(exc)}"
+                                     ) from None
                 skipped += 1
     return records, skipped
+
+
+def _first_problem(exc: ValueError) -> str:
+    """One line: the first field and message of a validation error."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors) and errors():
+        first = errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "<record>"
+        more = f" (and {len(errors()) - 1} more)" if len(errors()) > 1 else ""
+        return f"field {where!r}: {first.get('msg', '')}{more}"
+    return " ".join(str(exc).split())
 
 
 # --- bootstrap core ------------------------------------------------------------------------
