@@ -163,3 +163,11 @@ def test_recursive_alias_in_a_case_file_is_a_collection_error(pytester: pytest.P
     result = pytester.runpytest("c.yaml", "-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*c.yaml:28: field 'extra[[]0[]]': recursive YAML alias*"])
     assert result.ret != 0
+
+
+def test_meld_refuses_credentials_in_the_api_base(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["meld", "--model", "openai/x", "--api-base", "http://u:PASSW0RD@h/v1", "cases"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "credentials in the URL" in err and "PASSW0RD" not in err

@@ -151,6 +151,8 @@ def _closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+# litellm's ollama module declares TypedDicts pydantic warns about on import.
+@pytest.mark.filterwarnings("ignore:Items .* are using the `ReadOnly` qualifier")
 @pytest.mark.parametrize("prefix", ["openai", "hosted_vllm", "ollama", "ollama_chat",
                                     "lm_studio"])
 def test_connection_refused_is_fatal_for_every_provider_prefix(prefix: str,
