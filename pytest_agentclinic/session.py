@@ -243,8 +243,15 @@ class AgentClinicSession:
     def _await(self, item: EncounterItem) -> Transcript:
         if self.fatal is not None:
             return self._failed_transcript(item, f"not run after a fatal error: {self.fatal}")
+        limit = self.settings.encounter_timeout
         try:
-            return self._schedule(item).result()
+            # The encounter's own deadline fires on the runner's loop; this one guards against
+            # an agent that blocks the loop itself (synchronous code that never returns).
+            return self._schedule(item).result(timeout=limit + min(60.0, limit))
+        except concurrent.futures.TimeoutError:
+            self.fatal = (f"an encounter blocked the event loop past --agent-encounter-timeout "
+                          f"({limit:g} s); a custom agent calling blocking code?")
+            return self._failed_transcript(item, self.fatal)
         except (FatalLLMError, concurrent.futures.CancelledError):
             # ``play`` recorded a fatal error in ``self.fatal``; otherwise the session is ending.
             return self._failed_transcript(item, self.fatal or "cancelled: the session ended")

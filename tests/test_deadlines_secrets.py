@@ -78,6 +78,35 @@ def pytest_agentclinic_make_agent(role, model, case, config):
                                  "(--agent-encounter-timeout)"])
 
 
+def test_an_agent_blocking_the_event_loop_stops_the_session(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest('''
+import asyncio
+import time
+
+from pytest_agentclinic.agents.base import Reply
+
+class Blocking:
+    model, prompt_version = "blocking-doctor", "1"
+    blocked = False
+    async def respond(self, view):
+        if not Blocking.blocked:
+            Blocking.blocked = True
+            time.sleep(3)  # synchronous: no deadline on the loop can fire meanwhile
+        await asyncio.sleep(0)
+        return Reply("Any fever?")
+
+def pytest_agentclinic_make_agent(role, model, case, config):
+    return Blocking() if role == "doctor" and case.id == "t-01" else None
+''')
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
+    started = time.monotonic()
+    result = pytester.runpytest("c.yaml", "--agent-encounter-timeout=1", *NO_CACHE)
+    assert time.monotonic() - started < 30
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*an encounter blocked the event loop past "
+                                 "--agent-encounter-timeout (1 s)*"])
+
+
 @pytest.mark.parametrize("value", ["0", "-1", "soon"])
 def test_bad_encounter_timeout_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
     result = pytester.runpytest(f"--agent-encounter-timeout={value}")
