@@ -19,6 +19,7 @@ import yaml
 from pydantic import ValidationError
 
 from .models import UNSPECIFIED, Case, Findings, slugify
+from .yaml_aliases import recursive_alias
 
 SIDECAR_SUFFIX = ".specialties.json"
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
@@ -271,36 +272,12 @@ def _case_lines(text: str, count: int) -> list[int]:
     return lines if len(lines) == count else [1] * count
 
 
-def _yaml_cycle(text: str) -> tuple[int, str] | None:
-    """Line and field of a recursive alias (an anchor used inside itself), if any."""
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
-    stack: list[int] = []
-
-    def walk(n: Any, where: str) -> tuple[int, str] | None:
-        if id(n) in stack:
-            return n.start_mark.line + 1, where or "<document>"
-        stack.append(id(n))
-        children: list[tuple[str, Any]] = []
-        if isinstance(n, yaml.MappingNode):
-            children = [(f"{where}.{k.value}".lstrip("."), v) for k, v in n.value]
-        elif isinstance(n, yaml.SequenceNode):
-            children = [(f"{where}[{i}]", v) for i, v in enumerate(n.value)]
-        for name, child in children:
-            found = walk(child, name)
-            if found:
-                return found
-        stack.pop()
-        return None
-
-    return walk(node, "") if node is not None else None
-
-
 def _parse_document(path: Path, text: str, loaded: LoadedFile) -> Any:
     """The parsed document, or None with the problem recorded (file, line, field)."""
     try:
         if path.suffix == ".json":
             return json.loads(text)
-        cycle = _yaml_cycle(text)
+        cycle = recursive_alias(text)
         if cycle is not None:
             loaded.errors.append(CaseError(path, cycle[0], cycle[1],
                                            "recursive YAML alias (an anchor used inside itself)"))
