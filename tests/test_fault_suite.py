@@ -109,7 +109,7 @@ class FaultyClinic:
 
 def test_fault_suite_loses_nothing_and_scores_no_fault(pytester: pytest.Pytester,
                                                        fake_server: Start) -> None:
-    n_cases = 130
+    n_cases = 120
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(n_cases)])
     clinic = FaultyClinic()
     server = fake_server(clinic)
