@@ -42,9 +42,9 @@ class FakeReply:
 #: The transport faults the server can play: ``reset`` closes the connection unanswered,
 #: ``hang`` never answers, ``trickle`` sends a valid body one byte at a time, ``truncated``
 #: stops half-way through the body, ``malformed`` / ``html`` / ``no_choices`` /
-#: ``null_content`` answer 200 with a body that is not a usable completion.
+#: ``null_content`` / ``bad_usage`` answer 200 with a body that is not a usable completion.
 FAULTS = ("reset", "hang", "trickle", "truncated", "malformed", "html", "no_choices",
-          "null_content")
+          "null_content", "bad_usage")
 
 
 @dataclass(frozen=True)
@@ -174,6 +174,8 @@ async def _fault(request: web.Request, body: dict[str, Any],
     completion = _completion(body, reply)
     if reply.fault == "no_choices":
         return web.json_response({**completion, "choices": []})
+    if reply.fault == "bad_usage":
+        return web.json_response({**completion, "usage": "lots"})
     if reply.fault == "null_content":
         completion["choices"][0]["message"]["content"] = None
         return web.json_response(completion)

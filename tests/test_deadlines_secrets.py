@@ -225,6 +225,17 @@ def test_a_lost_connection_mid_reply_is_transient(fake_server: Start) -> None:
                                      api_base=server.url, timeout=5, params={}))
 
 
+@pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")
+@pytest.mark.parametrize("prefix", ["openai", "hosted_vllm"])
+def test_a_reply_litellm_cannot_read_is_the_servers_fault(prefix: str,
+                                                          fake_server: Start) -> None:
+    # litellm raises a TypeError reading it: not to be taken for a client-side error.
+    server = fake_server(lambda req: FakeReply("hi", fault="bad_usage"))
+    with pytest.raises(TransientError):
+        asyncio.run(client.acomplete(f"{prefix}/m", [{"role": "user", "content": "hi"}],
+                                     api_base=server.url, timeout=5, params={}))
+
+
 def test_a_reply_cut_by_the_token_limit_is_an_error_not_a_diagnosis(
         pytester: pytest.Pytester, fake_server: Start) -> None:
     server = fake_server(lambda req: FakeReply("DIAGNOSIS READY: Cond", finish_reason="length"))

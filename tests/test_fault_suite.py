@@ -39,6 +39,7 @@ TRANSIENT: dict[str, FakeReply] = {
     "html": FakeReply(fault="html"),
     "no_choices": FakeReply(fault="no_choices"),
     "null_content": FakeReply(fault="null_content"),
+    "bad_usage": FakeReply(fault="bad_usage"),
     "hang": FakeReply(fault="hang"),
     "trickle": FakeReply(fault="trickle", trickle=0.05),
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,6 +126,9 @@ _DROPPED = {"ReadError", "ClientPayloadError", "ContentLengthError", "ServerDisc
 #: configuration is wrong, and no retry or other case can fix it.
 _CLIENT_SIDE = {"ValueError", "TypeError", "LocalProtocolError", "InvalidURL",
                 "UnsupportedProtocol", "InvalidURLError"}
+#: ... when raised inside the HTTP stack (a ValueError from litellm reading a malformed
+#: reply is the server's fault, and transient).
+_TRANSPORT = ("/aiohttp/", "/httpx/", "/h11/", "/yarl/", "/urllib3/", "/http/client.py")
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
@@ -134,6 +138,13 @@ def _causes(exc: BaseException) -> list[BaseException]:
         chain.append(current)
         current = current.__cause__ or current.__context__
     return chain
+
+
+def _client_side(exc: BaseException) -> bool:
+    if type(exc).__name__ not in _CLIENT_SIDE or exc.__traceback__ is None:
+        return False
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and any(t in frames[-1].filename for t in _TRANSPORT)
 
 
 def _classify(litellm: Any, exc: Exception, where: str, model: str) -> Exception:
@@ -152,7 +163,7 @@ def _classify(litellm: Any, exc: Exception, where: str, model: str) -> Exception
             return FatalLLMError(f"cannot reach {endpoint} for {model}; check the network and "
                                  f"--agent-api-base. {text}")
         return TransientError(f"{model}: cannot connect: {text}", status=status)
-    if causes & _CLIENT_SIDE:
+    if any(_client_side(c) for c in _causes(exc)):
         return FatalLLMError(f"{model}: the request could not be built (a client-side "
                              f"configuration error: check headers, api base and keys). {text}")
     if _NO_CREDENTIALS.search(str(exc)):
