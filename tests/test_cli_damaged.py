@@ -13,7 +13,7 @@ import yaml
 from helpers import make_case, write_yaml_cases
 
 from pytest_agentclinic.cli import main
-from pytest_agentclinic.report.records import ResultRecord
+from pytest_agentclinic.core.records import ResultRecord
 
 
 def _record(**over: object) -> str:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from helpers import llm_args, make_case, write_yaml_cases
 
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 from pytest_agentclinic.llm import client
 from pytest_agentclinic.llm.errors import FatalLLMError, RequestError, TransientError
 from pytest_agentclinic.redact import redact
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 NO_CACHE = ("-p", "no:cacheprovider")
@@ -83,7 +83,7 @@ def test_an_agent_blocking_the_event_loop_stops_the_session(pytester: pytest.Pyt
 import asyncio
 import time
 
-from pytest_agentclinic.agents.base import Reply
+from pytest_agentclinic.api import Reply
 
 class Blocking:
     model, prompt_version = "blocking-doctor", "1"

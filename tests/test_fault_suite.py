@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from helpers import llm_args, make_case, write_yaml_cases
 
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 

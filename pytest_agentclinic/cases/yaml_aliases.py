@@ -6,14 +6,20 @@ run time, without file or line); composing the document keeps every node's line.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 
+#: An alias token (``*name``) where YAML allows one; documents without any need no check.
+_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\[\]{}]+", re.M)
 
-def recursive_alias(text: str) -> tuple[int, str] | None:
+
+def recursive_alias(text: str, loader: Any = yaml.SafeLoader) -> tuple[int, str] | None:
     """Line and field of a recursive alias (an anchor used inside itself), if any."""
-    node = yaml.compose(text, Loader=yaml.SafeLoader)
+    if "&" not in text or not _ALIAS.search(text):
+        return None
+    node = yaml.compose(text, Loader=loader)
     open_nodes: set[int] = set()  # on the path from the root: meeting one again is a loop
     done: set[int] = set()  # walked already through another alias: an alias bomb stays linear
 

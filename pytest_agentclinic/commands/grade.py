@@ -9,7 +9,6 @@ given). Each output line is the input line plus ``extracted``, ``category``
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 from collections import Counter
@@ -17,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..jsonl import json_lines, open_text
+from ..core.jsonl import json_lines, open_text
 
 ChoiceTable = dict[str, list[str]]
 
@@ -107,19 +106,14 @@ def grade_record(grader: Any, record: dict[str, Any], table: ChoiceTable, verbat
 
 def read_choice_table(path: Path) -> ChoiceTable:
     """case_id -> [choice_1, ..., choice_4] from a CRAFT-MD style case table."""
-    table: ChoiceTable = {}
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        names = reader.fieldnames or []
-        if "case_id" not in names or not any(n.startswith("choice_") for n in names):
-            raise BadLine(f"{path}:1: the header needs case_id and choice_1..choice_4 "
-                          f"columns, found {names}")
-        for row in reader:
-            columns = sorted((k for k in row if k and k.startswith("choice_")),
-                             key=lambda k: int(k.split("_")[1]) if k[7:].isdigit() else 99)
-            if row.get("case_id") and columns:
-                table[row["case_id"]] = [row[c] for c in columns if row[c]]
-    return table
+    from ..cases.craftmd_csv import choices, read_table
+
+    table = read_table(path)
+    if "case_id" not in table.columns or not any(c.startswith("choice_") for c in table.columns):
+        raise BadLine(f"{path}:1: the header needs case_id and choice_1..choice_4 columns, "
+                      f"found {table.columns}")
+    return {row["case_id"]: list(choices(row)) for _, row in table.rows
+            if row.get("case_id") and choices(row)}
 
 
 def _read_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

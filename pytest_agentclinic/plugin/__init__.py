@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from . import hookspecs
-from .collect import CaseFile, case_nodeid, case_origin
+from .case_paths import case_nodeid, case_origin, extra_args
+from .collect import CaseFile
 from .session import AgentClinicSession, default_run_name
 from .settings import add_options, resolve
 
@@ -31,12 +32,9 @@ def pytest_configure(config: pytest.Config) -> None:
         run_name = workerinput.get(WORKER_KEY) or settings.run_name or default_run_name()
     else:
         run_name = settings.run_name or default_run_name()
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        # A plain `pytest`: the ini's case paths are collected too, where pytest's own
-        # search would not reach them.
-        here = [Path(a).resolve() for a in config.args]
-        config.args += [str(p) for p in settings.case_paths
-                        if not any(h == p or h in p.parents for h in here)]
+    # A plain `pytest`: the ini's case paths are collected too, where pytest's own search
+    # would not reach them.
+    config.args += extra_args(config, settings.case_paths)
     state = AgentClinicSession(config, settings, run_name)
     config.stash[session_key] = state
     config.pluginmanager.register(state, "agentclinic-session")

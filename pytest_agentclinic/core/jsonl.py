@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
@@ -28,6 +28,8 @@ class Line:
     number: int
     value: Any = None
     error: str | None = None
+    #: The JSON parser's own message, when the line is not JSON.
+    reason: str = ""
 
 
 class DamagedFile(ValueError):
@@ -42,18 +44,27 @@ def json_lines(path: Path) -> Iterator[Line]:
     """
     number = 0
     with open_text(path) as handle:
-        lines = enumerate(handle, 1)
+        lines = iter(handle)
+        number = 0
         while True:
             try:
-                number, text = next(lines)
+                text = next(lines)
             except StopIteration:
                 return
             except (EOFError, OSError, zlib.error, UnicodeDecodeError) as exc:
                 raise DamagedFile(f"{path}:{number + 1}: cannot read the file: "
                                   f"{type(exc).__name__}: {exc}") from None
-            if not text.strip():
-                continue
-            try:
-                yield Line(number, json.loads(text))
-            except json.JSONDecodeError as exc:
-                yield Line(number, error=f"not JSON ({exc.msg})")
+            number += 1
+            for line in parse_lines([text]):
+                yield Line(number, line.value, line.error, line.reason)
+
+
+def parse_lines(lines: Iterable[str]) -> Iterator[Line]:
+    """Every non-blank line of JSONL text already read; numbered from 1."""
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        try:
+            yield Line(number, json.loads(text))
+        except json.JSONDecodeError as exc:
+            yield Line(number, error=f"not JSON ({exc.msg})", reason=exc.msg)
