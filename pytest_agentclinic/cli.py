@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 1
     except _BAD_INPUT as exc:
-        from .redact import redact
+        from .core.redact import redact
 
         text = " ".join(str(exc).split()) or type(exc).__name__
         print(redact(f"agentclinic {args.command}: error: {type(exc).__name__}: {text}"),

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from helpers import llm_args, make_case, write_yaml_cases
 
+from pytest_agentclinic.core.redact import redact
 from pytest_agentclinic.llm import client
 from pytest_agentclinic.llm.errors import FatalLLMError, RequestError, TransientError
-from pytest_agentclinic.redact import redact
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]

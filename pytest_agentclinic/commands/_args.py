@@ -50,7 +50,7 @@ positive = count(1)
 
 def api_base(text: str) -> str:
     """An API base URL without credentials (they would leak into output and never work)."""
-    from ..redact import has_userinfo, redact
+    from ..core.redact import has_userinfo, redact
 
     if has_userinfo(text):
         raise argparse.ArgumentTypeError(

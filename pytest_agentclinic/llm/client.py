@@ -14,7 +14,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from ..redact import redact
+from ..core.redact import redact
 from .errors import FatalLLMError, RequestError, TransientError
 
 _litellm: Any = None

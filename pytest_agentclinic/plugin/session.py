@@ -14,6 +14,7 @@ import pytest
 
 from ..core.case import Case
 from ..core.records import ResultRecord
+from ..core.redact import redact, redact_data
 from ..core.transcript import Transcript
 from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
@@ -21,7 +22,6 @@ from ..llm.errors import FatalLLMError
 from ..protocols.base import PlayContext
 from ..protocols.registry import report_tables
 from ..protocols.runner import EncounterRunner
-from ..redact import redact, redact_data
 from ..report import gate, rundir, summary
 from ..report.tables import Table
 from .collect import ERROR_NODE, RECORD_PROPERTY, EncounterError, EncounterItem

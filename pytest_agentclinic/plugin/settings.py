@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from ..core.options import Option
+from ..core.redact import has_userinfo, redact
 from ..llm.cache import CacheMode
 from ..llm.caller import CallSettings
 from ..llm.retry import RetryPolicy
 from ..protocols import registry
 from ..protocols.base import Protocol, RunOptions
-from ..redact import has_userinfo, redact
 from ..report.gate import GateSettings
 
 OPTIONS: tuple[Option, ...] = (

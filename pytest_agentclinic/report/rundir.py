@@ -26,8 +26,8 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..core.records import ResultRecord
+from ..core.redact import redact
 from ..core.transcript import Transcript
-from ..redact import redact
 from .summary import render_table
 from .tables import Table
 
