@@ -181,7 +181,7 @@ def _closed_port() -> int:
 
 
 # litellm's ollama module declares TypedDicts pydantic warns about on import.
-@pytest.mark.filterwarnings("ignore:Items .* are using the `ReadOnly` qualifier")
+@pytest.mark.filterwarnings("ignore:Items? .* using the `ReadOnly` qualifier")
 @pytest.mark.parametrize("prefix", ["openai", "hosted_vllm", "ollama", "ollama_chat",
                                     "lm_studio"])
 def test_connection_refused_is_fatal_for_every_provider_prefix(prefix: str,
