@@ -4,6 +4,7 @@ import pytest
 
 from pytest_agentclinic.core.text import key_words, variants, words
 from pytest_agentclinic.grading.matcher import extract_ready_diagnosis, match_diagnosis
+from pytest_agentclinic.grading.moderator import decide
 
 
 @pytest.mark.parametrize(("given", "accepted"), [
@@ -12,7 +13,6 @@ from pytest_agentclinic.grading.matcher import extract_ready_diagnosis, match_di
     ("Progressive multifocal leukoencephalopathy", ["Progressive multifocal encephalopathy (PML)"]),
     ("I believe this is myasthenia gravis, likely autoimmune", ["Myasthenia gravis"]),
     ("Haemolytic anaemia", ["Hemolytic anemia"]),
-    ("psoriasis", ["Plaque psoriasis"]),  # broader than the truth counts
     ("Guillain\u2013Barr\u00e9 syndrome", ["Guillain-Barre syndrome"]),
 ])
 def test_accepts_equivalent_names(given: str, accepted: list[str]) -> None:
@@ -27,6 +27,33 @@ def test_rejects_other_conditions(given: str, accepted: list[str]) -> None:
     assert match_diagnosis(given, accepted).correct is False
 
 
+def test_broader_name_is_right_by_the_hierarchy_not_by_the_matcher() -> None:
+    # The matcher no longer calls a subset of the truth's words broader ("primary" for
+    # primary adrenal insufficiency was); the terminology's hierarchy decides.
+    assert match_diagnosis("psoriasis", ["Plaque psoriasis"]).correct is None
+    assert match_diagnosis("primary", ["Primary adrenal insufficiency"]).correct is None
+    assert decide("psoriasis", ["Plaque psoriasis"]).correct is True
+
+
+@pytest.mark.parametrize(("given", "truth"), [
+    ("Secondary adrenal insufficiency", "Primary adrenal insufficiency"),
+    ("Secondary polycythemia", "Polycythemia vera"),
+    ("Primary biliary cholangitis", "Primary sclerosing cholangitis"),
+    ("primary", "Primary adrenal insufficiency"),
+    ("multiple", "Multiple sclerosis"),
+    ("plaques", "Plaque psoriasis"),
+    ("Bullous", "Bullous pemphigoid"),
+    ("superficial spreading", "Superficial spreading melanoma"),
+    ("Type 1 diabetes mellitus", "Type 2 diabetes mellitus"),
+    ("Chronic pancreatitis", "Acute pancreatitis"),
+    ("Acne", "Rosacea"),
+])
+def test_offline_moderator_never_accepts_a_shared_word(given: str, truth: str) -> None:
+    # Reproductions from issue 10: each was scored correct by the 2/3 word-coverage
+    # fallback or the matcher's word-subset "broader" rule.
+    assert decide(given, [truth]).correct is not True
+
+
 def test_partial_overlap_is_undecided() -> None:
     match = match_diagnosis("bacterial meningitis", ["Tuberculous meningitis"])
     assert match.correct is None and 0 < match.coverage < 1
@@ -37,7 +64,7 @@ def test_normalisation_helpers() -> None:
     assert variants("Progressive multifocal encephalopathy (PML)") == [
         "Progressive multifocal encephalopathy (PML)", "Progressive multifocal encephalopathy",
         "PML"]
-    assert key_words("Acute kidney injury") == frozenset({"kidney", "injury"})
+    assert key_words("Acute kidney injury") == frozenset({"acute", "kidney", "injury"})
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -176,7 +176,8 @@ def disagreement_kind(verdict: Verdict, reference_extraction: str) -> str:
         return "extraction"
     if verdict.relation == "narrower":
         return "reference_narrower"
-    return "knowledge" if verdict.relation in ("different", "overlap", "related") else "other"
+    known = ("different", "related", "sibling", "qualifier-flip")
+    return "knowledge" if verdict.relation in known else "other"
 
 
 def _step2_on_reference(line: dict[str, Any]) -> int:

@@ -14,6 +14,7 @@ from ._args import positive
 if TYPE_CHECKING:
     from ..core.records import ResultRecord
     from ..report.comparison import ComparisonRow, Pairing
+    from ..report.measure_compare import MeasureDiff
 
 #: Listed here, not imported, so ``--help`` does not pay numpy's import; a test keeps this in
 #: step with statistics.GROUP_FIELDS.
@@ -47,6 +48,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--resamples", type=positive, default=10_000, metavar="N",
                         help="bootstrap resamples (default 10000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--measures", action="store_true",
+                        help="also compare the information-gathering and test-cost measures "
+                             "(paired bootstrap per measure, grouped by the last --by, Holm "
+                             "across a group's measures)")
     parser.set_defaults(run=run)
 
 
@@ -75,12 +80,32 @@ def run(args: argparse.Namespace) -> int:
             print(format_flips(rows[:-1], args.flips))
     print()
     print(format_flips(tables[0][-1:], args.flips))
+    measures = _measures(args, pairing, groupings[-1])
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(_as_json(args, pairing, groupings, tables), indent=1),
-                             encoding="utf-8")
+        data = _as_json(args, pairing, groupings, tables)
+        if measures is not None:
+            data["measures"] = [m.to_dict() for m in measures]
+        args.json.write_text(json.dumps(data, indent=1), encoding="utf-8")
         print(f"\nJSON: {args.json}")
     return 0
+
+
+def _measures(args: argparse.Namespace, pairing: Pairing,
+              by: Sequence[str]) -> list[MeasureDiff] | None:
+    """With ``--measures``: print and return the measures' paired differences, grouped by
+    the last ``--by``."""
+    if not args.measures:
+        return None
+    from ..report.measure_compare import compare_measures, format_measures
+
+    rows = compare_measures(pairing.pairs, by, args.resamples, args.seed)
+    print()
+    print("beyond accuracy (paired, B - A):" if rows else
+          "beyond accuracy: no paired items carry measures")
+    if rows:
+        print(format_measures(rows))
+    return rows
 
 
 def _load(path: str, doctor: str | None) -> list[ResultRecord]:

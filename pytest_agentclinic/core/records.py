@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
+from .measures import EncounterMeasures
 from .transcript import ItemHeader, Outcome, Transcript, Usage
 
 RESULT_VERSION = 1
@@ -31,6 +32,9 @@ class ResultRecord(ItemHeader):
     case_file: str | None = None
     #: The case's difficulty label, when its file gives one.
     difficulty: str | None = None
+    #: Information gathering and test spend (its own ``version``); None for errors and for
+    #: CRAFT-MD items other than multiturn.
+    measures: EncounterMeasures | None = None
 
     @field_validator("version")
     @classmethod
@@ -49,7 +53,8 @@ class ResultRecord(ItemHeader):
     @classmethod
     def from_transcript(cls, t: Transcript, *, run: str, nodeid: str, expected: str,
                         transcript_path: str | None, case_file: str | None,
-                        difficulty: str | None = None) -> ResultRecord:
+                        difficulty: str | None = None,
+                        measures: EncounterMeasures | None = None) -> ResultRecord:
         """The record of a finished item, whoever built its transcript (a pytest run,
         ``play``, an import): the one place a record is made from a transcript."""
         return cls(**t.header(), run=run, nodeid=nodeid, outcome=t.outcome or "error",
@@ -57,4 +62,4 @@ class ResultRecord(ItemHeader):
                    decided_by=t.verdict.decided_by if t.verdict else None,
                    turns_used=t.turns_used, tests_requested=t.tests_requested,
                    usage=t.usage_by_role(), transcript=transcript_path, case_file=case_file,
-                   difficulty=difficulty)
+                   difficulty=difficulty, measures=measures)

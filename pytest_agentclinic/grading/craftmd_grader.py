@@ -55,7 +55,8 @@ class Verdict:
     #: Whether the deterministic rules were sure (a fallback is asked only when not).
     sure: bool = True
     #: How the free-response answer's name relates to the truth ("same", "synonym",
-    #: "broader", "narrower", "related", "overlap", "different"); None when nothing was judged.
+    #: "broader", "narrower", "sibling", "qualifier-flip", "related", "different"); None when
+    #: nothing was judged.
     relation: RelationKind | None = None
 
     def record(self) -> dict[str, Any]:

@@ -149,7 +149,7 @@ _LEADING = re.compile(
     r"presentation\s+of|form\s+of|type\s+of|kind\s+of|episode\s+of|having|has|is|be|to\s+be|"
     r"could|may|might|would|appears?|seems?|suffering\s+from|suffers\s+from|resulting|"
     r"associated|concurrent|concomitant|"
-    r"coexisting|co-existing|comorbid|underlying|secondary|accompanying|subsequent|resultant|"
+    r"coexisting|co-existing|comorbid|underlying|accompanying|subsequent|resultant|"
     r"component\s+of|element\s+of|degree\s+of|"
     r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
 _SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"

@@ -34,8 +34,7 @@ def match_diagnosis(given: str, accepted: list[str]) -> Match:
     """Judge ``given`` against the accepted names.
 
     Correct when every key word of an accepted name (or of one of its parenthetical forms)
-    occurs in the answer, or when the answer names a broader form of the truth (its key words
-    are all in the truth). Wrong when they share no key word; undecided otherwise.
+    occurs in the answer. Wrong when they share no key word; undecided otherwise.
     """
     given_words = set(words(given))
     best = 0.0
@@ -47,11 +46,8 @@ def match_diagnosis(given: str, accepted: list[str]) -> Match:
             if key <= given_words:
                 return Match(True, f"answer contains every key word of {form!r}", 1.0)
             best = max(best, len(key & given_words) / len(key))
-    given_key = key_words(given)
-    for name in accepted:
-        truth_words = set(words(name))
-        if given_key and len(given_key) <= 3 and given_key <= truth_words:
-            return Match(True, f"answer is a broader form of {name!r}", best)
+    # A broader answer is judged by the terminology's hierarchy (see .equivalence), never by
+    # its words being a subset of the truth's: "primary" or "plaques" are fragments of a name.
     if best == 0.0:
         return Match(False, "answer shares no key word with any accepted name", 0.0)
     return Match(None, f"answer covers {best:.0%} of the closest accepted name", best)

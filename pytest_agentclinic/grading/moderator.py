@@ -11,9 +11,7 @@ from ..core.transcript import Verdict
 from .craftmd_grader import CraftMDGrader
 from .matcher import match_diagnosis
 
-VERSION = "offline-moderator-2"
-#: Without a moderator model, an undecided answer counts as correct from this coverage up.
-FALLBACK_COVERAGE = 2 / 3
+VERSION = "offline-moderator-3"
 
 
 @cache
@@ -70,6 +68,8 @@ class OfflineModerator:
                                      reason=decision.reason))
         if self.fallback is not None:
             return await self.fallback.judge(case, diagnosis, sample)
-        correct = decision.coverage >= FALLBACK_COVERAGE
-        return Judgement(Verdict(correct=correct, decided_by="offline (fallback)",
-                                 reason=f"{decision.reason}; threshold {FALLBACK_COVERAGE:.0%}"))
+        # No share of words makes an answer right: "Secondary polycythemia" covers two
+        # thirds of "polycythemia vera" and names another disease. Unsure is not correct.
+        return Judgement(Verdict(correct=False, decided_by="offline (unsure)",
+                                 reason=f"{decision.reason}; the rules are unsure and no "
+                                 "moderator model is configured"))

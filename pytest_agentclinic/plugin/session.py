@@ -19,6 +19,7 @@ from ..core.transcript import Transcript
 from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
 from ..llm.errors import FatalLLMError
+from ..metrics.gathering import for_encounter
 from ..protocols.base import PlayContext
 from ..protocols.registry import report_tables
 from ..protocols.runner import EncounterRunner
@@ -219,7 +220,9 @@ class AgentClinicSession:
         record = ResultRecord.from_transcript(
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
             transcript_path=item.transcript_path, case_file=str(item.path),
-            difficulty=item.spec.case.difficulty)
+            difficulty=item.spec.case.difficulty,
+            measures=for_encounter(item.spec.case, transcript.utterances,
+                                   outcome=transcript.outcome, experiment=transcript.experiment))
         item.user_properties.append((RECORD_PROPERTY,
                                      redact_data(record.model_dump(mode="json"))))
         if self.fatal is not None:

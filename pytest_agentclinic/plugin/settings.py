@@ -170,6 +170,8 @@ def _convert(opt: Option, value: Any) -> Any:
             raise pytest.UsageError(
                 f"{opt.flag}: expected a fraction between 0 and 1, got {value!r}")
         return number
+    if opt.kind == "money":
+        return None if value in (None, "") else _number(opt, value, float, 0.0)
     if opt.kind == "ints":
         items = value if isinstance(value, list) else str(value).split(",")
         return tuple(_number(opt, v, int, 1) for v in items if str(v).strip())

@@ -29,6 +29,7 @@ from ..agents.offline_doctor import OfflineDoctor
 from ..agents.offline_measurement import OfflineMeasurement
 from ..agents.offline_patient import OfflinePatient
 from ..agents.refusal import is_refusal
+from ..agents.test_budget import BudgetedMeasurement
 from ..core.case import Case
 from ..core.options import Option
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
@@ -257,6 +258,9 @@ class AgentClinic(Protocol):
                choices=("initial", "request")),
         Option("perception", "ask the patient for its 1-10 ratings after the diagnosis: yes "
                "or no", "yes", metavar="yes|no", choices=("yes", "no")),
+        Option("test_budget", "the measurement agent refuses tests that would take an "
+               "encounter's test spend (price table: metrics/data/test_prices.csv) over USD",
+               None, "money", "USD"),
     )
     roles: ClassVar[tuple[RoleSpec, ...]] = (
         RoleSpec("doctor", Agent, None, "asks, orders tests, names the diagnosis"),
@@ -304,6 +308,9 @@ class AgentClinic(Protocol):
             functools.partial(_builtin, role.name, item.models[role.name], ctx.caller,
                               item.candidates, variant, item.case))
             for role in self.roles}
+        budget_usd = ctx.options.get("test_budget")
+        if budget_usd is not None:
+            agents["measurement"] = BudgetedMeasurement(agents["measurement"], budget_usd)
         return await run_encounter(item.case, Cast(**agents), budget=item.turn_budget,
                                    sample=item.sample, bias=variant.bias,
                                    image_mode=variant.image_mode,

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript
+from .beyond import cost_accuracy_chart
 from .charts import SERIES_COLOURS, bar_chart, budget_chart, card, card_title, fmt, html_table, pct
 
 REPORT_FILE = "report.html"
@@ -57,6 +58,7 @@ def render_page(run_name: str, records: Sequence[ResultRecord],
         see = "; 95% CIs in the turn-budget chart" if any("budget" in t for t in tables) else ""
         charts.append(card("Accuracy by turn budget, per doctor", budget_chart(records, colours),
                             f"Judged encounters diagnosed correctly at each budget{see}."))
+    charts.append(cost_accuracy_chart(records, colours))
     run = str(summary.get("run") or (records[0].run if records else run_name))
     values = {
         "TITLE": escape(f"AgentClinic report · {run}"),

@@ -340,3 +340,22 @@ def write_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
     path = run_dir / REPORT_FILE
     path.write_text(redact(render_html(run_dir, tables, summary, records)), encoding="utf-8")
     return path
+
+
+REVIEW_FILE = "review.json"
+
+
+def write_review(run_dir: Path, review: Mapping[str, Any]) -> Path:
+    """Write the run's imported expert review (``agentclinic review --import``)."""
+    path = run_dir / REVIEW_FILE
+    path.write_text(json.dumps(review, indent=1), encoding="utf-8")
+    return path
+
+
+def read_review(run_dir: Path) -> dict[str, Any] | None:
+    """The run's imported expert review, or None when there is none."""
+    path = run_dir / REVIEW_FILE
+    if not path.is_file():
+        return None
+    review: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return review

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..core.records import ResultRecord
+from .beyond import beyond_tables
 from .statistics import (
     GROUP_FIELDS,
     GroupRow,
@@ -245,4 +246,5 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
         tables.append(budget_table(records, resamples))
     if any(r.perception is not None for r in records):
         tables.append(perception_table(records, resamples))
+    tables.extend(Table(*parts) for parts in beyond_tables(records, resamples))
     return tables
