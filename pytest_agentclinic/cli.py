@@ -32,10 +32,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: What damaged or unexpected input raises somewhere below a command (a truncated gzip
+#: stream, a non-UTF-8 byte, a summary.json that is a list, a YAML alias loop...).
+_BAD_INPUT = (OSError, ValueError, EOFError, LookupError, TypeError, AttributeError,
+              RecursionError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``agentclinic`` script."""
+    """Entry point of the ``agentclinic`` script.
+
+    Bad input never shows a traceback: one line on stderr naming what could not be read,
+    exit status 2.
+    """
     args = build_parser().parse_args(argv)
-    status: int = args.run(args)
+    try:
+        status: int = args.run(args)
+    except BrokenPipeError:
+        # `agentclinic validate x | head`: the reader left; nothing more to say.
+        sys.stderr.close()
+        return 1
+    except _BAD_INPUT as exc:
+        from .core.redact import redact
+
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        print(redact(f"agentclinic {args.command}: error: {type(exc).__name__}: {text}"),
+              file=sys.stderr)
+        return 2
     return status
 
 

@@ -81,12 +81,13 @@ def test_failure_message_and_run_directory(pytester: pytest.Pytester, xdist: lis
         "  given:      Abc unrelated",
         "  turns used: 16/20",
         "  tests:      Vital signs, Physical examination, Complete blood count*",
-        "  transcript: *reports/r1/transcripts/c__t-02_dermatology-offline.json",
+        "  transcript: *reports/r1/transcripts/c__t-02_dermatology-offline-*.json",
     ])
     run = pytester.path / "reports" / "r1"
     records = results(pytester.path)
     assert [r["outcome"] for r in records.values()] == ["correct", "incorrect"]
-    transcript = json.loads((run / "transcripts" / "c__t-02_dermatology-offline.json").read_text())
+    (path,) = (run / "transcripts").glob("c__t-02_dermatology-offline-*.json")
+    transcript = json.loads(path.read_text())
     assert transcript["version"] == 1 and transcript["outcome"] == "incorrect"
     kinds = [u["kind"] for u in transcript["utterances"]]
     assert kinds[-4:] == ["diagnosis", "judgement", "perception_request", "perception"]

@@ -179,7 +179,8 @@ def test_paths_that_hold_no_cases_are_errors(tmp_path: Path) -> None:
     (tmp_path / "notes.yaml").write_text("title: not a case\n")
     problems = validate_paths([tmp_path / "missing", tmp_path / "empty", tmp_path / "notes.yaml"])
     assert [p.message for p in problems] == [
-        "no such file or directory", "no case files found", "not a case file in a known format"]
+        "no such file or directory", "no case files found",
+        "not a case file: not a case document (no 'diagnosis', 'cases' or OSCE_Examination)"]
 
 
 def test_command_on_the_library_prints_one_ok_line(capsys: pytest.CaptureFixture[str]) -> None:

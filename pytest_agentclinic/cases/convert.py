@@ -39,6 +39,8 @@ class Converted:
     cases: list[Case] = field(default_factory=list)
     errors: list[CaseError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The 1-based line each case starts on (parallel to ``cases``).
+    lines: list[int] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- CRAFT-MD CSV
@@ -140,6 +142,7 @@ def _add_row(out: Converted, line: int, row: dict[str, str]) -> None:
         out.notes.append(f"{out.source}:{line}: case {case.id}: answer {case.diagnosis!r} "
                          f"is not among the choices {case.choices}")
     out.cases.append(case)
+    out.lines.append(line)
 
 
 # ---------------------------------------------------------------- any input

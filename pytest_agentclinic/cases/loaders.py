@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
 from ..core.jsonl import parse_lines
+from .yaml_aliases import recursive_alias
 
 SIDECAR_SUFFIX = ".specialties.json"
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
@@ -48,6 +49,14 @@ class LoadedFile:
     errors: list[CaseError] = field(default_factory=list)
     #: 0-based position of each case's record in the file: the key of the specialty sidecar.
     positions: dict[str, int] = field(default_factory=dict)
+    #: Why the whole file is not a case file (None when it is one): decided on a parse of the
+    #: whole file, never on its first bytes.
+    not_cases: str | None = None
+    #: A specialty sidecar that could not be read (the cases load without it).
+    sidecar_error: CaseError | None = None
+    #: Whether ``not_cases`` means damaged input (unreadable, unparsable) rather than a
+    #: well-formed file of another kind.
+    damaged: bool = False
 
 
 class _FieldError(ValueError):
@@ -77,7 +86,12 @@ def _findings(value: Any) -> Findings:
     return {"Findings": as_text(value)}
 
 
-def _required_text(record: dict[str, Any], key: str, where: str) -> str:
+def _required_text(record: dict[str, Any], key: str, where: str,
+                   scalar: bool = False) -> str:
+    if scalar and isinstance(record.get(key), (dict, list)):
+        # A mapping would flatten to text such as "a:" and be judged as a diagnosis.
+        kind = "mapping" if isinstance(record[key], dict) else "list"
+        raise _FieldError(f"{where}{key}", f"expected text, got a {kind}")
     text = as_text(record.get(key))
     if not text:
         raise _FieldError(f"{where}{key}", "missing or empty")
@@ -133,7 +147,8 @@ def _medqa_case(obj: dict[str, Any], index: int, dataset: str) -> dict[str, Any]
         },
         "physical_exam": _findings(osce.get("Physical_Examination_Findings")),
         "tests": _findings(osce.get("Test_Results")),
-        "diagnosis": _required_text(osce, "Correct_Diagnosis", "OSCE_Examination."),
+        "diagnosis": _required_text(osce, "Correct_Diagnosis", "OSCE_Examination.",
+                                    scalar=True),
     }
 
 
@@ -178,9 +193,19 @@ def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, Any | CaseError]]:
             path, line.number, "<json>", f"not valid JSON: {line.reason}"))
 
 
+_CASE_KEYS = ("OSCE_Examination", "patient_info", "answers", "diagnosis")
+
+
 def _load_jsonl(path: Path, text: str, loaded: LoadedFile) -> None:
     records = list(_iter_jsonl(path, text))
-    first = next((r for _, r in records if isinstance(r, dict)), {})
+    dicts = [r for _, r in records if isinstance(r, dict)]
+    if not any(k in r for r in dicts for k in _CASE_KEYS):
+        loaded.damaged = not dicts
+        loaded.not_cases = ("no line is a JSON object" if not dicts
+                            else "no record has a case's fields (diagnosis, OSCE_Examination, "
+                                 "answers)")
+        return
+    first = next((r for r in dicts if any(k in r for k in _CASE_KEYS)), {})
     build: Callable[[dict[str, Any], int, str], dict[str, Any]]
     if "OSCE_Examination" in first:
         loaded.format, build = "agentclinic-osce", _medqa_case
@@ -255,13 +280,43 @@ def _case_lines(text: str, count: int) -> list[int]:
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _load_document(path: Path, text: str, loaded: LoadedFile) -> None:
+def _parse_document(path: Path, text: str, loaded: LoadedFile) -> Any:
+    """The parsed document, or None with the problem recorded (file, line, field)."""
     try:
-        doc = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_YAML_LOADER)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        if path.suffix == ".json":
+            return json.loads(text)
+        cycle = recursive_alias(text, _YAML_LOADER)
+        if cycle is not None:
+            loaded.errors.append(CaseError(path, cycle[0], cycle[1],
+                                           "recursive YAML alias (an anchor used inside itself)"))
+            return None
+        return yaml.load(text, Loader=_YAML_LOADER)
+    except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         lineno = getattr(exc, "lineno", None) or (line + 1 if line is not None else 1)
-        loaded.errors.append(CaseError(path, lineno, "<document>", f"cannot parse: {exc}"))
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        loaded.errors.append(CaseError(path, lineno, "<document>", f"cannot parse: {first}"))
+        loaded.damaged = True
+        return None
+
+
+def _is_case_document(doc: Any) -> bool:
+    if isinstance(doc, dict):
+        return ("OSCE_Examination" in doc or "diagnosis" in doc
+                or isinstance(doc.get("cases"), list))
+    return isinstance(doc, list) and any(isinstance(d, dict) and "diagnosis" in d for d in doc)
+
+
+def _load_document(path: Path, text: str, loaded: LoadedFile) -> None:
+    doc = _parse_document(path, text, loaded)
+    if loaded.errors:
+        if loaded.damaged:
+            loaded.not_cases = loaded.errors[0].message
+        return
+    if not _is_case_document(doc):
+        loaded.not_cases = ("empty" if doc is None else
+                            "not a case document (no 'diagnosis', 'cases' or OSCE_Examination)")
+        loaded.damaged = doc is None
         return
     if isinstance(doc, dict) and "OSCE_Examination" in doc:
         _load_jsonl(path, json.dumps(doc), loaded)
@@ -277,22 +332,15 @@ def _load_document(path: Path, text: str, loaded: LoadedFile) -> None:
         _add_project_case(loaded, lineno, record, dataset)
 
 
+def has_case_suffix(path: Path) -> bool:
+    """Whether ``path``'s name allows it to be a case file (whether it is one is decided by
+    :func:`load_case_file` on the whole file)."""
+    return path.suffix in CASE_SUFFIXES and not path.name.endswith(SIDECAR_SUFFIX)
+
+
 def looks_like_case_file(path: Path) -> bool:
-    """True when ``path`` holds cases in a supported format (decided by its content)."""
-    if path.suffix not in CASE_SUFFIXES or path.name.endswith(SIDECAR_SUFFIX):
-        return False
-    try:
-        with path.open(encoding="utf-8") as fh:
-            head = fh.read(4096)
-    except (OSError, UnicodeDecodeError):
-        return False
-    if path.suffix == ".csv":
-        return "case_vignette" in head.splitlines()[0] if head else False
-    if path.suffix == ".jsonl":
-        return any(k in head for k in ('"OSCE_Examination"', '"patient_info"', '"diagnosis"'))
-    if path.suffix == ".json":
-        return any(k in head for k in ('"OSCE_Examination"', '"diagnosis"'))
-    return bool(re.search(r"^\s*-?\s*(diagnosis|cases)\s*:", head, re.M))
+    """True when ``path`` holds cases in a supported format (a parse of the whole file)."""
+    return has_case_suffix(path) and load_case_file(path).not_cases is None
 
 
 def _apply_sidecar(loaded: LoadedFile) -> None:
@@ -301,10 +349,12 @@ def _apply_sidecar(loaded: LoadedFile) -> None:
         return
     try:
         labels = json.loads(sidecar.read_text(encoding="utf-8")).get("cases", {})
-    except (json.JSONDecodeError, AttributeError) as exc:
-        loaded.errors.append(CaseError(sidecar, 1, "cases", f"unreadable sidecar: {exc}"))
+        by_position = {int(k): str(v.get("specialty", UNSPECIFIED)) for k, v in labels.items()}
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError, TypeError) as exc:
+        # One error for the sidecar; the cases still run, as `unspecified`.
+        line = getattr(exc, "lineno", 1)
+        loaded.sidecar_error = CaseError(sidecar, line, "cases", f"unreadable sidecar: {exc}")
         return
-    by_position = {int(k): v.get("specialty", UNSPECIFIED) for k, v in labels.items()}
     loaded.cases = [
         (line, case.model_copy(update={"specialty": by_position[loaded.positions[case.id]]}))
         if loaded.positions.get(case.id) in by_position
@@ -320,17 +370,41 @@ def load_case_file(path: Path) -> LoadedFile:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         loaded.errors.append(CaseError(path, 1, "<file>", f"cannot read: {exc}"))
+        loaded.not_cases, loaded.damaged = f"cannot read: {exc}", True
+        return loaded
+    if not text.strip():
+        loaded.not_cases, loaded.damaged = "empty", True
         return loaded
     if path.suffix == ".csv":
         from .convert import read_craftmd_csv  # convert builds on this module
 
+        if "case_vignette" not in text.splitlines()[0]:
+            loaded.not_cases = "a CSV without a case_vignette column (not CRAFT-MD cases)"
+            return loaded
         converted = read_craftmd_csv(path)
         loaded.format = converted.format
-        loaded.cases = [(1, c) for c in converted.cases]
+        loaded.cases = list(zip(converted.lines, converted.cases, strict=True))
         loaded.errors = list(converted.errors)
     elif path.suffix == ".jsonl":
         _load_jsonl(path, text, loaded)
     else:
         _load_document(path, text, loaded)
     _apply_sidecar(loaded)
+    _drop_duplicates(loaded)
     return loaded
+
+
+def _drop_duplicates(loaded: LoadedFile) -> None:
+    """A second case with an id already used in the file is an error naming both places;
+    the first keeps running (two items with one id would share one encounter)."""
+    first: dict[str, int] = {}
+    kept: list[tuple[int, Case]] = []
+    for line, case in loaded.cases:
+        if case.id in first:
+            loaded.errors.append(CaseError(
+                loaded.path, line, "id", f"duplicate case id {case.id!r}: already used at "
+                f"{loaded.path}:{first[case.id]}; ids must be unique in a file"))
+            continue
+        first[case.id] = line
+        kept.append((line, case))
+    loaded.cases = kept

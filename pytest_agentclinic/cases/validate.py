@@ -24,7 +24,7 @@ import yaml
 
 from ..core.case import Case
 from ..core.text import sentences
-from .loaders import load_case_file, looks_like_case_file
+from .loaders import has_case_suffix, load_case_file, looks_like_case_file
 from .terms import accepted_terms, find_leak, same_name
 
 Severity = Literal["error", "warning"]
@@ -192,6 +192,12 @@ def _check_choices(case: Case, where: _Where) -> None:
 
 def _check_empty(case: Case, where: _Where) -> None:
     patient = case.patient
+    if case.vignette and not (case.physical_exam or case.tests):
+        # A CRAFT-MD vignette case: the vignette is what the protocol needs, and it has no
+        # structured sections to be empty (the exam-only experiment skips such cases).
+        if not case.question:
+            where.add(("question",), "empty: the vignette has no closing question", "warning")
+        return
     if not patient.history:
         where.add(("patient", "history"), "empty: the patient has no history to tell")
     if not patient.symptoms.primary:
@@ -339,7 +345,7 @@ def _case_files(paths: Iterable[Path | str], problems: list[Problem]) -> list[Pa
                 problems.append(Problem(path, 1, "<path>", "no case files found"))
             files.update((p.resolve(), p) for p in found)
         elif path.is_file():
-            if looks_like_case_file(path):
+            if has_case_suffix(path):  # the loader says why, if it is not a case file
                 files.setdefault(path.resolve(), path)
             else:
                 problems.append(Problem(path, 1, "<file>", "not a case file in a known format"))
@@ -359,10 +365,16 @@ def validate_paths(paths: Iterable[Path | str], summary: Summary | None = None) 
     summary = summary if summary is not None else Summary()
     for path in _case_files(paths, problems):
         loaded = load_case_file(path)
+        if loaded.not_cases is not None and not loaded.errors:
+            problems.append(Problem(path, 1, "<file>", f"not a case file: {loaded.not_cases}"))
+            continue
         summary.files += 1
         summary.cases += len(loaded.cases)
         problems.extend(Problem(e.path, e.line, e.field, e.message) for e in loaded.errors)
-        nodes = _record_nodes(path)
+        if loaded.sidecar_error is not None:
+            e = loaded.sidecar_error
+            problems.append(Problem(e.path, e.line, e.field, e.message))
+        nodes = _record_nodes(path) if not loaded.errors or loaded.cases else {}
         for line, case in loaded.cases:
             same_id = nodes.get(case.id, [])
             node = same_id.pop(0) if same_id else None

@@ -46,3 +46,14 @@ def seconds(text: str) -> float:
 
 
 positive = count(1)
+
+
+def api_base(text: str) -> str:
+    """An API base URL without credentials (they would leak into output and never work)."""
+    from ..core.redact import has_userinfo, redact
+
+    if has_userinfo(text):
+        raise argparse.ArgumentTypeError(
+            f"credentials in the URL ({redact(text)}) are not supported; give the key "
+            "through the provider's variable (e.g. OPENAI_API_KEY)")
+    return text

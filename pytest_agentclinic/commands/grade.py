@@ -52,10 +52,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         table = read_choice_table(args.cases) if args.cases else {}
         stats = _grade_file(grader, args.input, args.output, table, args.verbatim_mcq)
-    except (BadLine, OSError) as exc:
+    except (BadLine, OSError, ValueError) as exc:
         print(f"agentclinic grade: {exc}", file=sys.stderr)
         return 2
     print(_summary(stats), file=sys.stderr)
+    if not any(k.endswith(":n") for k in stats):
+        print(f"agentclinic grade: {args.input}: no lines to grade", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -103,10 +106,14 @@ def grade_record(grader: Any, record: dict[str, Any], table: ChoiceTable, verbat
 
 def read_choice_table(path: Path) -> ChoiceTable:
     """case_id -> [choice_1, ..., choice_4] from a CRAFT-MD style case table."""
-    from ..cases.craftmd_csv import case_table
+    from ..cases.craftmd_csv import choices, read_table
 
-    return {case_id: list(info.choices) for case_id, info in case_table(path).items()
-            if info.choices}
+    table = read_table(path)
+    if "case_id" not in table.columns or not any(c.startswith("choice_") for c in table.columns):
+        raise BadLine(f"{path}:1: the header needs case_id and choice_1..choice_4 columns, "
+                      f"found {table.columns}")
+    return {row["case_id"]: list(choices(row)) for _, row in table.rows
+            if row.get("case_id") and choices(row)}
 
 
 def _read_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -42,6 +42,11 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"agentclinic import-craftmd: error: {exc}", file=sys.stderr)
         return 2
+    if not result.records:
+        print(f"agentclinic import-craftmd: error: {args.file}: no records to import",
+              file=sys.stderr)
+        print_problems(result.skipped, prefix="skipped: ", more="more skipped lines")
+        return 2
     _print_accuracy(result.records)
     frq = sum(r.answer_format == "frq" for r in result.records)
     print(f"wrote {len(result.records)} records ({frq} FRQ, {len(result.records) - frq} MCQ; "

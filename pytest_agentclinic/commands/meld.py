@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._args import SHOW_PROBLEMS, count, print_problems, seconds
+from ._args import SHOW_PROBLEMS, api_base, count, print_problems, seconds
 
 if TYPE_CHECKING:  # heavy imports wait for ``run`` so ``agentclinic --help`` stays instant
     from ..importers.meld import MeldResult, MeldRun
@@ -45,7 +45,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("cases", nargs="+", type=Path, metavar="CASES",
                    help="CRAFT-MD CSV or case files (YAML/JSON/JSONL)")
     p.add_argument("--model", required=True, metavar="MODEL", help="litellm model string")
-    p.add_argument("--api-base", metavar="URL", help="API base URL (e.g. a local vLLM server)")
+    p.add_argument("--api-base", metavar="URL", type=api_base,
+                   help="API base URL (e.g. a local vLLM server)")
     p.add_argument("--cache-dir", type=Path, default=Path(".agentclinic_cache"), metavar="DIR",
                    help="response cache directory (default: .agentclinic_cache)")
     p.add_argument("--cache", choices=CACHE_MODES, default="read-write", metavar="MODE",

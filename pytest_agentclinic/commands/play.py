@@ -234,7 +234,7 @@ def _save(args: argparse.Namespace, case: Case, t: Transcript) -> str:
     run_name = f"play-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     run_dir = args.report_dir / run_name
     item = f"{case.id}[{case.specialty_slug}-human_{args.role}]"
-    path = rundir.write_transcript(run_dir, args.case_file.stem, item, t)
+    path = rundir.write_transcript(run_dir, args.case_file, item, t)
     record = ResultRecord.from_transcript(t, run=run_name, nodeid=f"{args.case_file}::{item}",
                                           expected=case.diagnosis, transcript_path=path,
                                           case_file=str(args.case_file))

@@ -33,15 +33,25 @@ def run(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(f"agentclinic report: {exc}", file=sys.stderr)
         return 2
-    records = rundir.load_records(results)
+    try:
+        records = rundir.load_records(results)
+    except (ValueError, UnicodeDecodeError) as exc:
+        print(f"agentclinic report: {exc}", file=sys.stderr)
+        return 2
     if not records:
         partial = rundir.completeness(results.parent, 0)
         why = f" ({partial}: the run stopped before its first item finished)" if partial else ""
         print(f"agentclinic report: {results} holds no results{why}", file=sys.stderr)
         return 2
     run_dir = results.parent
-    summary = {k: v for k, v in rundir.read_summary(run_dir).items()
-               if k not in ("tables", "by_doctor")}
+    try:
+        summary = rundir.read_summary(run_dir)
+    except (ValueError, UnicodeDecodeError) as exc:
+        # The summary is rebuilt from the records anyway; only its settings are lost.
+        print(f"agentclinic report: {run_dir / 'summary.json'}: unreadable, rebuilt from the "
+              f"records ({type(exc).__name__})", file=sys.stderr)
+        summary = {}
+    summary = {k: v for k, v in summary.items() if k not in ("tables", "by_doctor")}
     summary.setdefault("run", records[0].run)
     summary.setdefault("roles", {k: ", ".join(sorted({r.models.get(k, "?") for r in records}))
                                  for k in records[0].models})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +32,31 @@ class Line:
     reason: str = ""
 
 
+class DamagedFile(ValueError):
+    """The file itself cannot be read to its end (a truncated gzip stream, binary data)."""
+
+
 def json_lines(path: Path) -> Iterator[Line]:
-    """Every non-blank line of a JSONL file; a line that is not JSON carries its error."""
+    """Every non-blank line of a JSONL file; a line that is not JSON carries its error.
+
+    A file that cannot be decoded (truncated or corrupt gzip, not UTF-8) raises
+    :class:`DamagedFile` naming the file and the line where reading stopped.
+    """
+    number = 0
     with open_text(path) as handle:
-        yield from parse_lines(handle)
+        lines = iter(handle)
+        number = 0
+        while True:
+            try:
+                text = next(lines)
+            except StopIteration:
+                return
+            except (EOFError, OSError, zlib.error, UnicodeDecodeError) as exc:
+                raise DamagedFile(f"{path}:{number + 1}: cannot read the file: "
+                                  f"{type(exc).__name__}: {exc}") from None
+            number += 1
+            for line in parse_lines([text]):
+                yield Line(number, line.value, line.error, line.reason)
 
 
 def parse_lines(lines: Iterable[str]) -> Iterator[Line]:

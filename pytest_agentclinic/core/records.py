@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from .measures import EncounterMeasures
 from .transcript import ItemHeader, Outcome, Transcript, Usage
@@ -37,6 +37,15 @@ class ResultRecord(ItemHeader):
     #: Information gathering and test spend (its own ``version``); None for errors and for
     #: CRAFT-MD items other than multiturn.
     measures: EncounterMeasures | None = None
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        # A newer writer's records may mean something else field by field: refuse them.
+        if not 1 <= value <= RESULT_VERSION:
+            raise ValueError(f"unknown record version {value} (this plugin reads 1.."
+                             f"{RESULT_VERSION})")
+        return value
 
     @property
     def doctor(self) -> str:

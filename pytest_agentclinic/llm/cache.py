@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import hashlib
 import json
+import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from .errors import FatalLLMError
 
 
 class CacheMode(str, enum.Enum):
@@ -54,17 +59,30 @@ class ResponseCache:
                 self._store = diskcache.Cache(str(self.directory), size_limit=2**34)
             return self._store
 
+    @contextlib.contextmanager
+    def _guarded(self) -> Iterator[None]:
+        # A damaged cache.db would fail every call the same way: one fatal error stops the
+        # session instead of one error per item.
+        try:
+            yield
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise FatalLLMError(
+                f"the response cache {self.directory} cannot be used ({type(exc).__name__}: "
+                f"{exc}); move it away or run with --agent-cache=off") from exc
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored reply, or None (always None in refresh and off modes)."""
         if self.mode in (CacheMode.REFRESH, CacheMode.OFF):
             return None
-        value = self._open().get(key)
+        with self._guarded():
+            value = self._open().get(key)
         return None if value is None else dict(value)
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Store a successful reply (errors never reach here)."""
         if self.mode in (CacheMode.READ_WRITE, CacheMode.REFRESH):
-            self._open().set(key, value)
+            with self._guarded():
+                self._open().set(key, value)
 
     def close(self) -> None:
         """Release the handle (safe to call when never opened)."""

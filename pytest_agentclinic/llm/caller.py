@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -12,7 +13,7 @@ from ..core.roles import Reply
 from ..core.transcript import Usage
 from . import client, openai_http, prices
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
-from .errors import ReplayMissError, TransientError
+from .errors import ReplayMissError, TransientError, timed_out
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
 
@@ -167,8 +168,16 @@ class ModelCaller:
                          params: dict[str, Any]) -> client.Completion:
         s = self.settings
         if self.uses_litellm(model):
-            return await client.acomplete(model, messages, api_base=s.api_base,
-                                          timeout=s.timeout, params=params)
-        assert s.api_base is not None  # eligible() checked it
-        return await self.fast.acomplete(model, messages, api_base=s.api_base,
-                                         timeout=s.timeout, params=params)
+            call = client.acomplete(model, messages, api_base=s.api_base, timeout=s.timeout,
+                                    params=params)
+        else:
+            assert s.api_base is not None  # eligible() checked it
+            call = self.fast.acomplete(model, messages, api_base=s.api_base,
+                                       timeout=s.timeout, params=params)
+        # A wall-clock deadline whatever the transport does: a transport's own timeout may
+        # bound each socket read only, and a server trickling a valid body byte by byte would
+        # hold the call for as long as it likes. Past it the call is a retriable timeout.
+        try:
+            return await asyncio.wait_for(call, s.timeout)
+        except asyncio.TimeoutError:
+            raise timed_out(model, s.timeout) from None

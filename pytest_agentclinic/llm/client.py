@@ -13,9 +13,11 @@ import gc
 import os
 import re
 import threading
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.redact import redact
 from .errors import (
     FatalLLMError,
     RequestError,
@@ -138,7 +140,8 @@ class Completion:
 async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str | None,
                     timeout: float, params: dict[str, Any]) -> Completion:
     """One chat completion through litellm (through the Router for ``--agent-models``
-    groups), failures translated into :mod:`.errors`."""
+    groups), failures translated into :mod:`.errors`. The caller holds the call to its
+    wall-clock deadline (litellm's own timeout bounds each socket read, not the call)."""
     litellm = await aload()
     router = routed(model)
     where = model if router else api_base or model.split("/", 1)[0]
@@ -156,11 +159,17 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
         raise _classify(litellm, exc, where, model, router) from exc
     _reached.add(where)
     try:
-        text = response.choices[0].message.content
+        choice = response.choices[0]
+        text = choice.message.content
     except (AttributeError, IndexError) as exc:
         raise TransientError(f"bad response from {model}: no message") from exc
     if not isinstance(text, str) or not text.strip():
         raise TransientError(f"bad response from {model}: empty message")
+    if getattr(choice, "finish_reason", None) == "length":
+        # A reply cut by the token limit ("DIAGNOSIS READY: R") is not an answer; the same
+        # request would be cut the same way, so it is not retried either.
+        raise RequestError(f"{model}: reply cut by the token limit (finish_reason=length, "
+                           f"{params.get('max_tokens')} tokens); raise --agent-max-tokens")
     usage = getattr(response, "usage", None)
     return Completion(text, getattr(usage, "prompt_tokens", 0) or 0,
                       getattr(usage, "completion_tokens", 0) or 0, _cost(litellm, response))
@@ -201,12 +210,60 @@ _NO_CREDENTIALS = re.compile(r"missing credentials|api[_ ]key (?:must be set|is 
                              r"(?:set|found|provided))|no api key", re.I)
 
 
+#: Exceptions (by class name, anywhere in the cause chain) of a connection never made:
+#: refused, DNS failure, unreachable host. Every provider's transport has its own.
+_CONNECT = {"ConnectError", "ClientConnectorError", "ClientConnectorDNSError",
+            "ConnectionRefusedError", "gaierror", "ConnectTimeout", "ServerTimeoutError"}
+_CONNECT_TEXT = re.compile(r"cannot connect to host|connection refused|name or service not "
+                           r"known|temporary failure in name resolution|nodename nor servname|"
+                           r"getaddrinfo failed|all connection attempts failed", re.I)
+#: A connection made, then lost mid-reply: the server is there, the call may succeed again.
+_DROPPED = {"ReadError", "ClientPayloadError", "ContentLengthError", "ServerDisconnectedError",
+            "RemoteProtocolError", "ClientOSError", "ReadTimeout", "TransferEncodingError"}
+#: Errors raised by our own side before a request leaves (bad headers, a bad URL): the
+#: configuration is wrong, and no retry or other case can fix it.
+_CLIENT_SIDE = {"ValueError", "TypeError", "LocalProtocolError", "InvalidURL",
+                "UnsupportedProtocol", "InvalidURLError"}
+#: ... when raised inside the HTTP stack (a ValueError from litellm reading a malformed
+#: reply is the server's fault, and transient).
+_TRANSPORT = ("/aiohttp/", "/httpx/", "/h11/", "/yarl/", "/urllib3/", "/http/client.py")
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _client_side(exc: BaseException) -> bool:
+    if type(exc).__name__ not in _CLIENT_SIDE or exc.__traceback__ is None:
+        return False
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and any(t in frames[-1].filename for t in _TRANSPORT)
+
+
 def _classify(litellm: Any, exc: Exception, where: str, model: str,
               router: bool = False) -> Exception:
+    """The :mod:`.errors` type of a litellm failure, its message redacted."""
     status = getattr(exc, "status_code", None)
-    text = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    text = redact(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    causes = {type(c).__name__ for c in _causes(exc)}
     if isinstance(exc, litellm.Timeout):
         return timed_out(model)
+    if causes & _DROPPED:
+        _reached.add(where)
+        return TransientError(f"{model}: connection lost mid-reply: {text}", status=status)
+    if causes & _CONNECT or _CONNECT_TEXT.search(str(exc)):
+        if where not in _reached and not router:
+            # Behind a Router another deployment may still answer: retried, never fatal.
+            return cannot_reach(where, model, text)
+        return TransientError(f"{model}: cannot connect: {text}", status=status)
+    if any(_client_side(c) for c in _causes(exc)):
+        return FatalLLMError(f"{model}: the request could not be built (a client-side "
+                             f"configuration error: check headers, api base and keys). {text}")
     if _NO_CREDENTIALS.search(str(exc)):
         return FatalLLMError(f"{model}: no API key. Set the provider's key variable (e.g. "
                              f"OPENAI_API_KEY). {text}")

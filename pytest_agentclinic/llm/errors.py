@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.redact import redact
+
 
 class LLMError(Exception):
     """Base of every model-call failure. Never a wrong diagnosis; never cached."""
@@ -66,11 +68,14 @@ def from_status(status: int | None, model: str, text: str,
 
 def cannot_reach(where: str, model: str, text: str) -> FatalLLMError:
     """The first call to an endpoint could not connect: no other call will."""
-    endpoint = where if "://" in where else "the provider's default endpoint"
+    endpoint = redact(where) if "://" in where else "the provider's default endpoint"
     return FatalLLMError(f"cannot reach {endpoint} for {model}; check the network and "
                          f"--agent-api-base. {text}")
 
 
-def timed_out(model: str) -> TransientError:
+def timed_out(model: str, deadline: float | None = None) -> TransientError:
     """A call that outlived its timeout (status 408, so the limiter backs off)."""
-    return TransientError(f"timeout calling {model}", status=408)
+    if deadline is None:
+        return TransientError(f"timeout calling {model}", status=408)
+    return TransientError(f"timeout calling {model}: no complete reply within the {deadline:g} s "
+                          "deadline (--agent-timeout)", status=408)

@@ -78,7 +78,7 @@ class OpenAIHTTP:
                 raw = await response.read()
                 status, reply_headers = response.status, dict(response.headers)
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
-            raise timed_out(model) from exc
+            raise timed_out(model, timeout) from exc
         except aiohttp.ClientError as exc:
             text = f"{type(exc).__name__}: {exc}"
             if api_base not in self._reached and isinstance(exc, aiohttp.ClientConnectorError):

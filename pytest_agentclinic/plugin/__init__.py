@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ..cases.loaders import looks_like_case_file
 from . import hookspecs
+from .case_paths import case_nodeid, case_origin, extra_args
 from .collect import CaseFile
 from .junit import EncounterTimes
 from .session import AgentClinicSession, default_run_name
@@ -33,6 +33,9 @@ def pytest_configure(config: pytest.Config) -> None:
         run_name = workerinput.get(WORKER_KEY) or settings.run_name or default_run_name()
     else:
         run_name = settings.run_name or default_run_name()
+    # A plain `pytest`: the ini's case paths are collected too, where pytest's own search
+    # would not reach them.
+    config.args += extra_args(config, settings.case_paths)
     state = AgentClinicSession(config, settings, run_name)
     config.stash[session_key] = state
     config.pluginmanager.register(state, "agentclinic-session")
@@ -46,9 +49,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CaseFile | None:
-    if looks_like_case_file(file_path):
-        return CaseFile.from_parent(parent, path=file_path)
-    return None
+    config = parent.config
+    origin = case_origin(config, file_path, session_of(config).settings.case_paths)
+    if origin is None:
+        return None
+    return CaseFile.from_parent(parent, path=file_path, origin=origin,
+                                nodeid=case_nodeid(config, file_path))
 
 
 def session_of(config: pytest.Config) -> AgentClinicSession:

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-from ..cases.loaders import CaseError, load_case_file
+from ..cases.loaders import CaseError, LoadedFile, load_case_file
 from ..core.case import Case
 from ..core.transcript import Transcript
 from ..protocols.base import ItemSpec
+from .case_paths import Origin
 
 RECORD_PROPERTY = "agentclinic_result"
 
@@ -43,9 +44,11 @@ class EncounterFailed(AssertionError):
 class CaseRecordError(pytest.Collector):
     """Stands for a bad record so its error names file, line and field, and nothing else fails."""
 
-    def __init__(self, *, error: CaseError, **kwargs: Any) -> None:
+    def __init__(self, *, error: CaseError, what: str = "bad case record",
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+        self.what = what
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:
         raise CaseLoadError(str(self.error))
@@ -54,8 +57,12 @@ class CaseRecordError(pytest.Collector):
                      style: Any = None) -> str | TerminalRepr:
         del style  # collectors format errors one way
         if isinstance(excinfo.value, CaseLoadError):
-            return f"bad case record: {excinfo.value}"
+            return f"{self.what}: {excinfo.value}"
         return super().repr_failure(excinfo)
+
+
+#: Node names of :class:`CaseRecordError` (the session counts them apart).
+ERROR_NODE = r"::(?:line|sidecar)-[\d.]+$"
 
 
 def _register_marker(config: pytest.Config, case: Case) -> None:
@@ -69,12 +76,33 @@ def _register_marker(config: pytest.Config, case: Case) -> None:
 class CaseFile(pytest.File):
     """A file of cases in any supported format; the run's protocol makes its items."""
 
+    def __init__(self, *, origin: Origin = "folder", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.origin = origin
+
+    def _errors(self, loaded: LoadedFile) -> Iterator[CaseRecordError]:
+        """One error node per problem; its name is unique within the file."""
+        errors = [(e, "bad case record") for e in loaded.errors]
+        if loaded.not_cases is not None and not loaded.errors:
+            errors = [(CaseError(self.path, 1, "<file>", loaded.not_cases), "not a case file")]
+        if loaded.sidecar_error is not None:
+            errors.append((loaded.sidecar_error, "bad specialty sidecar (its cases run as "
+                                                 "'unspecified')"))
+        seen: set[str] = set()
+        for error, what in errors:
+            name = f"{'sidecar' if error.path != self.path else 'line'}-{error.line}"
+            while name in seen:
+                name += ".1"
+            seen.add(name)
+            yield CaseRecordError.from_parent(self, name=name, error=error, what=what)
+
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from . import session_of
 
         loaded = load_case_file(self.path)
-        for error in loaded.errors:
-            yield CaseRecordError.from_parent(self, name=f"line-{error.line}", error=error)
+        if loaded.not_cases is not None and self.origin == "folder" and not loaded.damaged:
+            return  # a well-formed file of another kind in a folder of cases
+        yield from self._errors(loaded)
         state = session_of(self.config)
         lines = {id(case): line for line, case in loaded.cases}
         for spec in state.protocol.expand([c for _, c in loaded.cases], state.run_options):

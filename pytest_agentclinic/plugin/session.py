@@ -11,13 +11,14 @@ import re
 import shlex
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from ..core.case import Case
 from ..core.records import ResultRecord
+from ..core.redact import redact, redact_data
 from ..core.transcript import Transcript
 from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
@@ -29,11 +30,14 @@ from ..protocols.registry import report_tables
 from ..protocols.runner import EncounterRunner
 from ..report import gate, rundir, summary
 from ..report.tables import Table
-from .collect import RECORD_PROPERTY, EncounterError, EncounterItem
+from .collect import ERROR_NODE, RECORD_PROPERTY, EncounterError, EncounterItem
 from .junit import write_gate_testcases
 from .settings import Settings
 
 #: Returns the items this process will run next (xdist workers only know their queue).
+#: How the error of the item that met a fatal model error begins.
+FATAL_PREFIX = "fatal model error"
+
 Lookahead = Callable[[pytest.Session, EncounterItem], Sequence[pytest.Item]]
 
 
@@ -130,6 +134,7 @@ class AgentClinicSession:
         self.tables: list[Table] = []
         self.results = rundir.ResultsStream(self.run_dir)
         self.started = False
+        self._fatal_shown = False
 
     # ----------------------------------------------------------------- hooks
 
@@ -152,7 +157,7 @@ class AgentClinicSession:
                 f"a placeholder key is sent (local servers need none)"]
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed and re.search(r"::line-\d+$", report.nodeid):
+        if report.failed and re.search(ERROR_NODE, report.nodeid):
             self.bad_records += 1
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -181,9 +186,15 @@ class AgentClinicSession:
         self.started = True
         rundir.start_run(self.run_dir, self.run_name, planned)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return  # the controller writes results.jsonl
+        if report.failed and FATAL_PREFIX in str(report.longrepr):
+            # Under xdist every worker meets the fatal error once: show it once.
+            if self._fatal_shown:
+                report.longrepr = f"not run: the session stopped on the {FATAL_PREFIX} above"
+            self._fatal_shown = True
         for name, value in report.user_properties:
             if name == RECORD_PROPERTY and isinstance(value, str):
                 data = json.loads(value)
@@ -263,14 +274,27 @@ class AgentClinicSession:
             if self._grader_ready is not None:
                 await asyncio.wrap_future(self._grader_ready)
             try:
-                return await self.protocol.play(item.spec, self.play_context)
+                return await self._deadline(item, self.protocol.play(item.spec,
+                                                                     self.play_context))
             except FatalLLMError as exc:
                 # Stop the other encounters in flight now: they would only fail the same way.
-                self.fatal = self.fatal or str(exc)
+                self.fatal = self.fatal or redact(str(exc))
                 self.runner.cancel_pending()
                 raise
 
         return play
+
+    async def _deadline(self, item: EncounterItem,
+                        encounter: Awaitable[Transcript]) -> Transcript:
+        """The encounter, or an *error* transcript once ``--agent-encounter-timeout`` passes
+        (e.g. a custom agent that never returns)."""
+        limit = self.settings.encounter_timeout
+        try:
+            return await asyncio.wait_for(encounter, limit)
+        except asyncio.TimeoutError:
+            return self._failed_transcript(
+                item, f"encounter timeout: not finished within {limit:g} s "
+                      f"(--agent-encounter-timeout)")
 
     def _make_agent(self, role: str, model: str, case: Case, bias: str) -> object | None:
         return self.config.hook.pytest_agentclinic_make_agent(  # type: ignore[no-any-return]
@@ -278,9 +302,11 @@ class AgentClinicSession:
 
     def finish_item(self, item: EncounterItem) -> None:
         """Wait for ``item``'s encounter, save its transcript and attach its result record."""
-        transcript = self._await(item)
+        # Redacted once here, so the file, the record, the JUnit property and the terminal
+        # message all carry the same clean text.
+        transcript = Transcript.model_validate_json(redact(self._await(item).model_dump_json()))
         item.transcript = transcript
-        item.transcript_path = rundir.write_transcript(self.run_dir, item.path.stem, item.name,
+        item.transcript_path = rundir.write_transcript(self.run_dir, item.path, item.nodeid,
                                                        transcript)
         record = ResultRecord.from_transcript(
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
@@ -289,24 +315,32 @@ class AgentClinicSession:
             measures=for_encounter(item.spec.case, transcript.utterances,
                                    outcome=transcript.outcome, experiment=transcript.experiment))
         # JSON text, not a dict: JUnit XML writes a property's str(), and a dict's is a repr.
-        item.user_properties.append((RECORD_PROPERTY, record.model_dump_json()))
+        item.user_properties.append(
+            (RECORD_PROPERTY, json.dumps(redact_data(record.model_dump(mode="json")))))
         if self.fatal is not None:
             # The first item to meet a fatal error reports it once and stops the session;
             # nothing else will run, so the runner's thread is ended now.
             self.runner.close()
             item.session.shouldstop = f"agentclinic: fatal model error: {self.fatal}"
-            raise EncounterError(f"fatal model error, stopping the session: {self.fatal}")
+            raise EncounterError(f"{FATAL_PREFIX}, stopping the session: {self.fatal}")
 
     def _await(self, item: EncounterItem) -> Transcript:
         if self.fatal is not None:
             return self._failed_transcript(item, f"not run after a fatal error: {self.fatal}")
+        limit = self.settings.encounter_timeout
         try:
-            return self._schedule(item).result()
+            # The encounter's own deadline fires on the runner's loop; this one guards against
+            # an agent that blocks the loop itself (synchronous code that never returns).
+            return self._schedule(item).result(timeout=limit + min(60.0, limit))
+        except concurrent.futures.TimeoutError:
+            self.fatal = (f"an encounter blocked the event loop past --agent-encounter-timeout "
+                          f"({limit:g} s); a custom agent calling blocking code?")
+            return self._failed_transcript(item, self.fatal)
         except (FatalLLMError, concurrent.futures.CancelledError):
             # ``play`` recorded a fatal error in ``self.fatal``; otherwise the session is ending.
             return self._failed_transcript(item, self.fatal or "cancelled: the session ended")
         except Exception as exc:  # a bug in a custom agent must not lose the other results
-            return self._failed_transcript(item, f"{type(exc).__name__}: {exc}")
+            return self._failed_transcript(item, redact(f"{type(exc).__name__}: {exc}"))
         finally:
             # The transcript is saved next; the runner need not keep it for the session.
             self.runner.forget(item.nodeid)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ..core.options import Option
+from ..core.redact import has_userinfo, redact
 from ..llm.cache import CacheMode
 from ..llm.caller import TRANSPORTS, CallSettings
 from ..llm.limiter import Budget
@@ -32,7 +33,10 @@ OPTIONS: tuple[Option, ...] = (
            16, "int", "N"),
     Option("api_base", "API base URL for every LLM role (e.g. a local vLLM/Ollama server)",
            None, metavar="URL"),
-    Option("timeout", "seconds before one model call times out", 60.0, "float", "S"),
+    Option("timeout", "wall-clock deadline of one model call attempt, in seconds (a call past "
+           "it is a retriable timeout, never cached)", 60.0, "float", "S"),
+    Option("encounter_timeout", "wall-clock deadline of one whole encounter, in seconds (past "
+           "it the item is an error)", 900.0, "float", "S"),
     Option("retries", "retries of a failed call (timeouts, 429, 5xx)", 3, "int", "N"),
     Option("backoff", "first retry delay in seconds (doubles, with jitter)", 1.0, "float", "S"),
     Option("retry_after_cap", "longest Retry-After to honour, in seconds", 30.0, "float", "S"),
@@ -90,6 +94,10 @@ class Settings:
     run_name: str | None
     call: CallSettings
     gate: GateSettings
+    #: Deadline of one whole encounter (seconds).
+    encounter_timeout: float = 900.0
+    #: Case files and folders listed in the ini option ``agent_cases`` (absolute).
+    case_paths: tuple[Path, ...] = ()
 
     @property
     def run_options(self) -> RunOptions:
@@ -143,6 +151,12 @@ def add_options(parser: pytest.Parser, options: Sequence[Option] | None = None) 
             parser.addini(opt.ini, opt.help, type="linelist", default=None)
         else:
             parser.addini(opt.ini, opt.help, type="string", default=None)
+    if options is not None:
+        return
+    # Case files are collected only from paths given on the command line or listed here,
+    # so a plain ``pytest`` in a repository that merely uses the plugin runs no encounters.
+    parser.addini("agent_cases", "case files or folders a plain `pytest` collects (paths "
+                  "relative to the ini file)", type="paths", default=[])
 
 
 def _raw(config: pytest.Config, opt: Option) -> Any:
@@ -251,10 +265,13 @@ def resolve(config: pytest.Config) -> Settings:
         repeat=v["repeat"],
         concurrency=v["concurrency"], cache=cache, cache_dir=root / v["cache_dir"],
         report_dir=root / v["report_dir"], run_name=v["run_name"],
-        call=CallSettings(api_base=v["api_base"], timeout=v["timeout"],
+        call=CallSettings(api_base=_api_base(v["api_base"]),
+                          timeout=_positive("timeout", v["timeout"]),
                           temperature=v["temperature"], max_tokens=v["max_tokens"],
                           policy=policy, **_transport(config, v, root)),
         gate=_gate(v, root),
+        encounter_timeout=_positive("encounter_timeout", v["encounter_timeout"]),
+        case_paths=tuple(Path(p) for p in config.getini("agent_cases")),
     )
 
 
@@ -275,6 +292,23 @@ def _transport(config: pytest.Config, v: dict[str, Any], root: Path) -> dict[str
     return {"concurrency": v["concurrency"], "budget": Budget(v["rpm"], v["tpm"]).share(workers),
             "budgets": budgets, "transport": v["transport"],
             "model_list": deployments.model_list if deployments else ()}
+
+
+def _positive(name: str, value: float) -> float:
+    if value <= 0:
+        raise pytest.UsageError(f"--agent-{name.replace('_', '-')}: expected a number of "
+                                f"seconds > 0, got {value!r}")
+    return value
+
+
+def _api_base(value: str | None) -> str | None:
+    """The api base; credentials in it are refused (they would be sent nowhere and could
+    leak into reports), without echoing them."""
+    if value and has_userinfo(value):
+        raise pytest.UsageError(
+            f"--agent-api-base: credentials in the URL ({redact(value)}) are not supported; "
+            "give the key through the provider's variable (e.g. OPENAI_API_KEY)")
+    return value
 
 
 def _gate(v: dict[str, Any], root: Path) -> GateSettings:

@@ -138,7 +138,16 @@ async def _perception(t: Transcript, case: Case, cast: Cast, stated: str,
     t.utterances.append(Utterance(turn=t.turns_used, role="system", kind="perception_request",
                                   text=ask, model="harness"))
     view = TurnView(case, tuple(t.utterances), ask, 0, t.turn_budget, sample)
-    reply = await cast.patient.respond(view)
+    try:
+        reply = await cast.patient.respond(view)
+    except FatalLLMError:
+        raise
+    except LLMError as exc:
+        # The verdict is already decided: a failed rating call loses the ratings only.
+        t.utterances.append(Utterance(turn=t.turns_used, role="system", kind="perception",
+                                      text=f"no ratings: {type(exc).__name__}: {exc}",
+                                      model="harness"))
+        return
     _say(t, t.turns_used, "patient", "perception", reply, cast.patient.model)
     t.perception = perception.parse(reply.text)
 

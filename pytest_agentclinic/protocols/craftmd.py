@@ -293,7 +293,9 @@ class CraftMD(base.Protocol):
                 parts += [experiment, answer]
                 if run.repeat > 1:
                     parts.append(f"r{sample}")
-                key = (case.dataset, case.id, doctor, patient, sample)
+                # The case object itself, not its id or dataset: two files (a/derm.yaml,
+                # b/derm.yaml) may hold cases with equal ids and file stems.
+                key = (id(case), case.id, doctor, patient, sample)
                 self._pending[key] = self._pending.get(key, 0) + 1
                 yield base.ItemSpec(case, "-".join(parts), self.models_of(run, doctor, patient),
                                     sample, run.turns[0], pool,
@@ -322,7 +324,7 @@ class CraftMD(base.Protocol):
         cast = self._cast(item, ctx)
         craft = CraftItem(item.case, variant.experiment, variant.answer, item.sample,
                           item.turn_budget, variant.options)
-        key = (item.case.dataset, item.case.id, item.doctor, item.patient, item.sample)
+        key = (id(item.case), item.case.id, item.doctor, item.patient, item.sample)
 
         def conversation() -> Awaitable[Any]:
             return self._shared(("conversation", *key), lambda: converse(

@@ -126,7 +126,8 @@ class EncounterRunner:
             asyncio.run_coroutine_threadsafe(_end_tasks(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
-        loop.close()
+        if not thread.is_alive():  # a loop blocked by an agent cannot be closed: leave it
+            loop.close()
 
 
 async def _await(factory: Callable[[], Awaitable[object]]) -> None:

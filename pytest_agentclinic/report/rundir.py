@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..core.records import ResultRecord
+from ..core.redact import redact
 from ..core.transcript import Transcript
 from .summary_md import render_markdown
 from .tables import Table
@@ -122,7 +123,8 @@ def _first_error(exc: ValueError) -> str:
 def _read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
     records: list[ResultRecord] = []
     skipped = 0
-    with p.open(encoding="utf-8") as fh, gc_paused():
+    # Bytes, split by hand: a damaged (non-UTF-8) line is that line's problem, not the file's.
+    with p.open("rb") as fh, gc_paused():
         for number, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -130,7 +132,7 @@ def _read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
                 records.append(ResultRecord.model_validate_json(line))
             except ValueError as exc:
                 # A run killed mid-write leaves a cut last line: that is not a bad record.
-                if strict and line.endswith("\n"):
+                if strict and line.endswith(b"\n"):
                     raise ValueError(f"bad result record: {p}:{number}: {_first_error(exc)}"
                                      ) from None
                 skipped += 1
@@ -143,7 +145,7 @@ def write_results(run_dir: Path, records: Sequence[ResultRecord]) -> None:
     tmp = run_dir / f".{RESULTS}.tmp"
     with tmp.open("w", encoding="utf-8") as fh:
         for record in records:
-            fh.write(record.model_dump_json() + "\n")
+            fh.write(redact(record.model_dump_json()) + "\n")
     os.replace(tmp, run_dir / RESULTS)
 
 
@@ -163,7 +165,7 @@ class ResultsStream:
         if self._fh is None:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             self._fh = (self.run_dir / RESULTS).open("a", encoding="utf-8")
-        self._fh.write(record.model_dump_json() + "\n")
+        self._fh.write(redact(record.model_dump_json()) + "\n")
         self._fh.flush()
 
     def close(self) -> None:
@@ -213,11 +215,18 @@ def completeness(run_dir: Path, finished: int) -> str | None:
 
 # --- transcripts ---------------------------------------------------------------------------
 
-def write_transcript(run_dir: Path, file_stem: str, item_name: str, t: Transcript) -> str:
-    """Save one encounter's transcript; return its path."""
-    path = run_dir / TRANSCRIPTS / f"{_safe(file_stem)}__{_safe(item_name)}.json"
+def write_transcript(run_dir: Path, case_file: str | Path, item_id: str, t: Transcript) -> str:
+    """Save one encounter's transcript (secrets redacted); return its path.
+
+    The name is readable (file stem and item name) and unique: a hash of the case file's
+    resolved path and the full item id tells ``a/derm.yaml`` from ``b/derm.yaml``.
+    """
+    source = Path(case_file)
+    digest = hashlib.sha256(f"{source.resolve()}\0{item_id}".encode()).hexdigest()[:10]
+    name = item_id.rsplit("::", 1)[-1]
+    path = run_dir / TRANSCRIPTS / f"{_safe(source.stem)}__{_safe(name)}-{digest}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(t.model_dump_json(indent=1), encoding="utf-8")
+    path.write_text(redact(t.model_dump_json(indent=1)), encoding="utf-8")
     return str(path)
 
 
@@ -322,8 +331,9 @@ def write_reports_text(run_dir: Path, summary: dict[str, Any],
     conditions = next((t.data for t in tables if t.title == "accuracy by condition"), [])
     summary = {**summary, "by_doctor": {row["group"]: row for row in tables[0].data},
                "conditions": conditions, "tables": [asdict(t) for t in tables]}
-    (run_dir / SUMMARY).write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    (run_dir / "summary.md").write_text(render_markdown(summary, tables), encoding="utf-8")
+    (run_dir / SUMMARY).write_text(redact(json.dumps(summary, indent=1)), encoding="utf-8")
+    (run_dir / "summary.md").write_text(redact(render_markdown(summary, tables)),
+                                        encoding="utf-8")
     return summary
 
 
@@ -348,7 +358,7 @@ def write_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
     from .html import REPORT_FILE
 
     path = run_dir / REPORT_FILE
-    path.write_text(render_html(run_dir, tables, summary, records), encoding="utf-8")
+    path.write_text(redact(render_html(run_dir, tables, summary, records)), encoding="utf-8")
     return path
 
 

@@ -32,6 +32,19 @@ class FakeReply:
     delay: float = 0.0
     prompt_tokens: int = 10
     completion_tokens: int = 5
+    finish_reason: str = "stop"
+    #: A transport fault instead of a clean reply: one of :data:`FAULTS`.
+    fault: str | None = None
+    #: Seconds between the bytes of a ``trickle`` fault's (valid) body.
+    trickle: float = 0.25
+
+
+#: The transport faults the server can play: ``reset`` closes the connection unanswered,
+#: ``hang`` never answers, ``trickle`` sends a valid body one byte at a time, ``truncated``
+#: stops half-way through the body, ``malformed`` / ``html`` / ``no_choices`` /
+#: ``null_content`` / ``bad_usage`` answer 200 with a body that is not a usable completion.
+FAULTS = ("reset", "hang", "trickle", "truncated", "malformed", "html", "no_choices",
+          "null_content", "bad_usage")
 
 
 @dataclass(frozen=True)
@@ -119,6 +132,7 @@ class FakeOpenAIServer:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._runner: web.AppRunner | None = None
+        self._closing = asyncio.Event()
         self.port = 0
 
     @property
@@ -143,6 +157,7 @@ class FakeOpenAIServer:
         runner, self._runner = self._runner, None
         if runner is None:
             return
+        self._loop.call_soon_threadsafe(self._closing.set)
         asyncio.run_coroutine_threadsafe(runner.cleanup(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
@@ -173,7 +188,7 @@ class FakeOpenAIServer:
         return web.json_response({"calls": self.calls, "refused": self.refused,
                                   "served": served})
 
-    async def _handle(self, request: web.Request) -> web.Response:
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         arrived = time.monotonic()
         with self._lock:
@@ -185,6 +200,10 @@ class FakeOpenAIServer:
         reply = self.script(req)
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if reply.fault == "hang":
+            await self._closing.wait()  # until the server stops
+        if reply.fault is not None:
+            return await _fault(request, body, reply)
         if reply.status != 200:
             return _error(reply.status, reply.content, reply.headers)
         with self._lock:
@@ -197,6 +216,47 @@ def _error(status: int, message: str, headers: dict[str, str]) -> web.Response:
     return web.json_response(error, status=status, headers=headers)
 
 
+async def _fault(request: web.Request, body: dict[str, Any],
+                 reply: FakeReply) -> web.StreamResponse:
+    completion = _completion(body, reply)
+    if reply.fault == "no_choices":
+        return web.json_response({**completion, "choices": []})
+    if reply.fault == "bad_usage":
+        return web.json_response({**completion, "usage": "lots"})
+    if reply.fault == "null_content":
+        completion["choices"][0]["message"]["content"] = None
+        return web.json_response(completion)
+    if reply.fault == "html":
+        return web.Response(text="<html><body>502 Bad Gateway</body></html>",
+                            content_type="text/html")
+    if reply.fault == "malformed":
+        return web.Response(text='{"id": "chatcmpl-fake", "choices": [{"mess',
+                            content_type="application/json")
+    data = json.dumps(completion).encode()
+    if reply.fault == "reset":
+        if request.transport is not None:
+            request.transport.abort()
+        # aiohttp takes a cancelled handler for a client that went away: no error logged.
+        raise asyncio.CancelledError
+    response = web.StreamResponse(headers={"Content-Type": "application/json",
+                                           "Content-Length": str(len(data))})
+    await response.prepare(request)
+    if reply.fault == "trickle":
+        try:
+            for i in range(len(data)):
+                await response.write(data[i:i + 1])
+                await asyncio.sleep(reply.trickle)
+        except ConnectionError:
+            pass  # the client gave up, as it should
+        return response
+    if reply.fault == "truncated":
+        await response.write(data[: len(data) // 2])
+    # ``truncated`` (and ``reset``, if still open): drop the connection mid-reply.
+    if request.transport is not None:
+        request.transport.abort()
+    return response
+
+
 def _completion(body: dict[str, Any], reply: FakeReply) -> dict[str, Any]:
     return {
         "id": "chatcmpl-fake",
@@ -207,7 +267,7 @@ def _completion(body: dict[str, Any], reply: FakeReply) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": reply.content},
-                "finish_reason": "stop",
+                "finish_reason": reply.finish_reason,
             }
         ],
         "usage": {
