@@ -23,6 +23,7 @@ from .errors import (
     RequestError,
     TransientError,
     cannot_reach,
+    cut_by_token_limit,
     from_status,
     timed_out,
 )
@@ -166,10 +167,7 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
     if not isinstance(text, str) or not text.strip():
         raise TransientError(f"bad response from {model}: empty message")
     if getattr(choice, "finish_reason", None) == "length":
-        # A reply cut by the token limit ("DIAGNOSIS READY: R") is not an answer; the same
-        # request would be cut the same way, so it is not retried either.
-        raise RequestError(f"{model}: reply cut by the token limit (finish_reason=length, "
-                           f"{params.get('max_tokens')} tokens); raise --agent-max-tokens")
+        raise cut_by_token_limit(model, params.get("max_tokens"))
     usage = getattr(response, "usage", None)
     return Completion(text, getattr(usage, "prompt_tokens", 0) or 0,
                       getattr(usage, "completion_tokens", 0) or 0, _cost(litellm, response))

@@ -79,3 +79,10 @@ def timed_out(model: str, deadline: float | None = None) -> TransientError:
         return TransientError(f"timeout calling {model}", status=408)
     return TransientError(f"timeout calling {model}: no complete reply within the {deadline:g} s "
                           "deadline (--agent-timeout)", status=408)
+
+
+def cut_by_token_limit(model: str, max_tokens: object) -> RequestError:
+    """A reply cut by the token limit ("DIAGNOSIS READY: R") is not an answer; the same
+    request would be cut the same way, so it is not retried either."""
+    return RequestError(f"{model}: reply cut by the token limit (finish_reason=length, "
+                        f"{max_tokens} tokens); raise --agent-max-tokens")

@@ -19,8 +19,9 @@ from typing import Any
 
 import aiohttp
 
+from ..core.redact import redact
 from .client import PLACEHOLDER_KEY, Completion
-from .errors import TransientError, cannot_reach, from_status, timed_out
+from .errors import TransientError, cannot_reach, cut_by_token_limit, from_status, timed_out
 from .limiter import wait_from_headers
 from .prices import cost_usd
 
@@ -86,9 +87,9 @@ class OpenAIHTTP:
             raise TransientError(f"{model}: {text}") from exc
         self._reached.add(api_base)
         if status != 200:
-            raise from_status(status, model, f"HTTP {status}: {_message(raw)}",
+            raise from_status(status, model, f"HTTP {status}: {redact(_message(raw))}",
                               wait_from_headers(reply_headers))
-        return _completion(model, raw)
+        return _completion(model, raw, body.get("max_tokens"))
 
 
 @functools.lru_cache(maxsize=8)
@@ -114,14 +115,17 @@ def _message(raw: bytes) -> str:
         return raw[:200].decode("utf-8", "replace")
 
 
-def _completion(model: str, raw: bytes) -> Completion:
+def _completion(model: str, raw: bytes, max_tokens: object) -> Completion:
     try:
         data = json.loads(raw)
-        text = data["choices"][0]["message"]["content"]
+        choice = data["choices"][0]
+        text = choice["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise TransientError(f"bad response from {model}: no message") from exc
     if not isinstance(text, str) or not text.strip():
         raise TransientError(f"bad response from {model}: empty message")
+    if choice.get("finish_reason") == "length":
+        raise cut_by_token_limit(model, max_tokens)
     usage = data.get("usage") or {}
     prompt = int(usage.get("prompt_tokens") or 0)
     completion = int(usage.get("completion_tokens") or 0)
