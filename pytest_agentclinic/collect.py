@@ -21,6 +21,8 @@ from .cases.models import Case
 from .encounter.transcript import Transcript
 
 RECORD_PROPERTY = "agentclinic_result"
+#: Marks an item the run never played (it stopped starting encounters, e.g. on cost).
+UNPLAYED_PROPERTY = "agentclinic_unplayed"
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,9 @@ def pytest_configure(config: pytest.Config) -> None:
     state = AgentClinicSession(config, settings, run_name)
     config.stash[session_key] = state
     config.pluginmanager.register(state, "agentclinic-session")
+    from .operations import OperationsPlugin
+
+    config.pluginmanager.register(OperationsPlugin(state), "agentclinic-operations")
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist_hooks import XdistHooks, worker_lookahead
 

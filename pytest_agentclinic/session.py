@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from .agents.factory import Variant, build_cast, build_craft_cast
-from .collect import RECORD_PROPERTY, EncounterError, EncounterItem
+from .collect import RECORD_PROPERTY, UNPLAYED_PROPERTY, EncounterError, EncounterItem
 from .encounter.craftmd import CraftItem, converse, run_craftmd
 from .encounter.engine import run_encounter
-from .encounter.runner import EncounterRunner
+from .encounter.runner import EncounterRunner, NotPlayed
 from .encounter.transcript import Transcript
 from .llm.cache import ResponseCache
 from .llm.caller import ModelCaller
@@ -28,6 +28,8 @@ from .settings import Settings
 
 #: Returns the items this process will run next (xdist workers only know their queue).
 Lookahead = Callable[[pytest.Session, EncounterItem], Sequence[pytest.Item]]
+#: Seconds between :attr:`AgentClinicSession.on_wait` calls.
+WAIT_TICK = 0.25
 
 
 def default_run_name() -> str:
@@ -59,6 +61,10 @@ class AgentClinicSession:
         self._tasks: dict[tuple[object, ...], Awaitable[Any]] = {}
         self.gate: gate.GateResult | None = None
         self.tables: list[Table] = []
+        #: Fields the operations plugin adds to summary.json (e.g. the run stopped on cost).
+        self.summary_extra: dict[str, Any] = {}
+        #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter.
+        self.on_wait: Callable[[], None] = lambda: None
 
     # ----------------------------------------------------------------- hooks
 
@@ -100,6 +106,7 @@ class AgentClinicSession:
             writer.write_results(self.run_dir, records)
             self.tables = build_tables(records)
             summary = writer.run_summary(self.settings, records, self.bad_records)
+            summary.update(self.summary_extra)
             writer.write_reports(self.run_dir, summary, records, self.tables)
         if self.settings.gate.active:
             self.gate = gate.evaluate(self.settings.gate, records)
@@ -201,6 +208,7 @@ class AgentClinicSession:
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
             transcript_path=item.transcript_path, case_file=str(item.path),
             difficulty=item.spec.case.difficulty)
+        record.served = self.caller.served_identities(dict.fromkeys(record.models.values()))
         item.user_properties.append((RECORD_PROPERTY, record.model_dump(mode="json")))
         if self.fatal is not None:
             # The first item to meet a fatal error reports it once and stops the session;
@@ -213,7 +221,13 @@ class AgentClinicSession:
         if self.fatal is not None:
             return self._failed_transcript(item, f"not run after a fatal error: {self.fatal}")
         try:
-            return self._schedule(item).result()
+            future = self._schedule(item)
+            while not concurrent.futures.wait([future], timeout=WAIT_TICK).done:
+                self.on_wait()  # the status line, written from this (the main) thread
+            return future.result()
+        except NotPlayed as exc:
+            item.user_properties.append((UNPLAYED_PROPERTY, str(exc)))
+            pytest.skip(str(exc))
         except (FatalLLMError, concurrent.futures.CancelledError):
             # ``play`` recorded a fatal error in ``self.fatal``; otherwise the session is ending.
             return self._failed_transcript(item, self.fatal or "cancelled: the session ended")

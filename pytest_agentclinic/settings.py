@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,19 @@ OPTIONS: tuple[Option, ...] = (
            "baseline and the drop is significant", None, "fraction", "D"),
     Option("gate_alpha", "gate: significance level of the baseline comparison", 0.05,
            "fraction", "P"),
+    # Operations (many machines, progress, cost): resolved by :func:`_operations`.
+    Option("shard", "run only shard K of N (1-based), chosen by a stable hash of each case's "
+           "id, so every variant of a case lands in one shard; merge the shards' runs with "
+           "'agentclinic merge'", None, metavar="K/N"),
+    Option("progress", "status line: 'auto' (live on a terminal, a line every 30 s "
+           "otherwise), 'off', or a number of seconds between lines", "auto",
+           metavar="auto|off|S"),
+    Option("max_cost", "start no new encounter once the spent plus in-flight cost (USD) "
+           "would pass this", None, metavar="USD"),
 )
+
+
+OPTION_BY_NAME = {opt.name: opt for opt in OPTIONS}
 
 
 @dataclass(frozen=True)
@@ -101,6 +113,22 @@ class GateSettings:
     def active(self) -> bool:
         """Whether a gate decides the exit status."""
         return self.min_accuracy is not None or self.baseline is not None
+
+
+@dataclass(frozen=True)
+class Operations:
+    """Running at scale: the shard this process runs, the status line, the cost limit."""
+
+    #: (K, N): this run plays shard K of N (1-based); None runs every case.
+    shard: tuple[int, int] | None = None
+    #: Seconds between status lines; None: live on a terminal, 30 s otherwise; 0: off.
+    progress_every: float | None = None
+    max_cost_usd: float | None = None
+
+    @property
+    def shard_label(self) -> str | None:
+        """``K/N`` as given, or None."""
+        return f"{self.shard[0]}/{self.shard[1]}" if self.shard else None
 
 
 @dataclass(frozen=True)
@@ -128,6 +156,7 @@ class Settings:
     run_name: str | None
     call: CallSettings
     gate: GateSettings
+    operations: Operations = field(default_factory=Operations)
 
     @property
     def roles(self) -> dict[str, str]:
@@ -226,7 +255,34 @@ def resolve(config: pytest.Config) -> Settings:
                           temperature=v["temperature"], max_tokens=v["max_tokens"],
                           policy=policy),
         gate=_gate(v, root),
+        operations=_operations(v),
     )
+
+
+def _operations(v: dict[str, Any]) -> Operations:
+    shard = None
+    if v["shard"]:
+        k, _, n = str(v["shard"]).partition("/")
+        if not (k.strip().isdigit() and n.strip().isdigit() and 1 <= int(k) <= int(n)):
+            raise pytest.UsageError(f"--agent-shard: expected K/N with 1 <= K <= N (e.g. 2/4), "
+                                    f"got {v['shard']!r}")
+        shard = (int(k), int(n))
+    progress = str(v["progress"]).strip().lower()
+    every: float | None = None
+    if progress == "off":
+        every = 0.0
+    elif progress != "auto":
+        try:
+            every = float(progress)
+        except ValueError:
+            every = -1.0
+        if every <= 0:
+            raise pytest.UsageError(f"--agent-progress: expected auto, off or a number of "
+                                    f"seconds > 0, got {v['progress']!r}")
+    max_cost = None
+    if v["max_cost"] is not None:
+        max_cost = _number(OPTION_BY_NAME["max_cost"], v["max_cost"], float, 0.0)
+    return Operations(shard=shard, progress_every=every, max_cost_usd=max_cost)
 
 
 def _choices(name: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:

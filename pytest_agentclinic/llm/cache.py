@@ -20,11 +20,17 @@ class CacheMode(str, enum.Enum):
 
 
 def key_parts(*, model: str, messages: list[dict[str, Any]], params: dict[str, Any], role: str,
-              case_id: str, sample: int, prompt_version: str) -> dict[str, Any]:
+              case_id: str, sample: int, prompt_version: str,
+              served: str | None = None) -> dict[str, Any]:
     """What identifies a call. Never api keys, api base, timeouts or headers: those change
-    where or how a call is made, not what it answers."""
-    return {"model": model, "role": role, "case_id": case_id, "sample": sample,
-            "prompt_version": prompt_version, "params": params, "messages": messages}
+    where or how a call is made, not what it answers. ``served`` is the model a local server
+    says it serves (see :mod:`.served`): another model behind the same name is another key.
+    It is left out when unknown, so keys of hosted providers stay as they were."""
+    parts = {"model": model, "role": role, "case_id": case_id, "sample": sample,
+             "prompt_version": prompt_version, "params": params, "messages": messages}
+    if served is not None:
+        parts["served"] = served
+    return parts
 
 
 def cache_key(parts: dict[str, Any]) -> str:

@@ -41,6 +41,8 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
+    #: The server's ``system_fingerprint`` (its build and configuration), when it sends one.
+    fingerprint: str | None = None
 
 
 async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str | None,
@@ -61,8 +63,10 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
     if not isinstance(text, str) or not text.strip():
         raise TransientError(f"bad response from {model}: empty message")
     usage = getattr(response, "usage", None)
+    fingerprint = getattr(response, "system_fingerprint", None)
     return Completion(text, getattr(usage, "prompt_tokens", 0) or 0,
-                      getattr(usage, "completion_tokens", 0) or 0, _cost(litellm, response))
+                      getattr(usage, "completion_tokens", 0) or 0, _cost(litellm, response),
+                      fingerprint if isinstance(fingerprint, str) and fingerprint else None)
 
 
 def _cost(litellm: Any, response: Any) -> float:

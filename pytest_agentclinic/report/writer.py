@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import __version__
 from ..encounter.transcript import Transcript
+from ..llm.served import redact_url
 from ..settings import Settings
 from .records import ResultRecord
 from .summary import render_table
@@ -60,6 +61,11 @@ def run_summary(settings: Settings, records: Sequence[ResultRecord],
         "repeat": settings.repeat,
         "cache_mode": settings.cache.value,
         "temperature": settings.call.temperature,
+        # Where the models ran and with what: another server or max_tokens is another run.
+        "api_base": redact_url(settings.call.api_base),
+        "sampling": settings.call.sampling,
+        "served_models": served_models(records),
+        "shard": settings.operations.shard_label,
         "case_files": {f: sha256_of(f) for f in files},
         "items": len(records),
         "bad_case_records": bad_records,
@@ -67,6 +73,15 @@ def run_summary(settings: Settings, records: Sequence[ResultRecord],
         "cache_hits": hits,
         "cache_misses": calls - hits,
     }
+
+
+def served_models(records: Sequence[ResultRecord]) -> dict[str, list[str]]:
+    """model -> every served identity its records name (one, unless the server changed)."""
+    seen: dict[str, dict[str, None]] = {}
+    for record in records:
+        for model, identity in record.served.items():
+            seen.setdefault(model, {})[identity] = None
+    return {model: sorted(ids) for model, ids in sorted(seen.items())}
 
 
 def write_reports(run_dir: Path, summary: dict[str, Any], records: Sequence[ResultRecord],
