@@ -12,7 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS = ("grade", "validate", "convert", "report", "compare", "import_craftmd", "play", "meld")
+COMMANDS = ("grade", "validate", "convert", "report", "compare", "import_craftmd", "play", "meld",
+            "merge", "merge_cache")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,6 +6,8 @@ import enum
 import hashlib
 import json
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +79,37 @@ class ResponseCache:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+@dataclass(frozen=True)
+class MergeCounts:
+    """What :func:`merge_caches` did."""
+
+    copied: int
+    present: int
+    conflicts: int
+
+
+def merge_caches(sources: Sequence[Path], target: Path) -> MergeCounts:
+    """Copy every entry of the ``sources`` caches into ``target`` (kept where present).
+
+    Shards play disjoint cases, so their keys (which hold the case id) never meet; a key
+    met twice with another reply means caches of different runs were mixed.
+    """
+    import diskcache
+
+    copied = present = conflicts = 0
+    with diskcache.Cache(str(target), size_limit=2**34) as out:
+        for source in sources:
+            with diskcache.Cache(str(source)) as cache:
+                for key in cache.iterkeys():
+                    value = cache.get(key)
+                    old = out.get(key)
+                    if old is None:
+                        out.set(key, value)
+                        copied += 1
+                    elif old == value:
+                        present += 1
+                    else:
+                        conflicts += 1
+    return MergeCounts(copied, present, conflicts)

@@ -1,0 +1,80 @@
+"""``agentclinic merge RUN... --out RUN``: join the runs of several machines into one."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ._args import print_problems
+
+
+def add_parser(sub: Any) -> None:
+    """Register the ``merge`` subcommand."""
+    parser = sub.add_parser(
+        "merge", help="join shard runs (--agent-shard K/N) into one run directory",
+        description="Join the run directories of several machines (each run with "
+                    "--agent-shard K/N) into one: results.jsonl, transcripts, summary and "
+                    "report, as if one machine had run everything. Overlapping or duplicate "
+                    "shards, missing shards and runs with different settings are errors. "
+                    "With a gate option the exit status is the gate's verdict on the merged "
+                    "run.")
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run directories to merge")
+    parser.add_argument("--out", required=True, type=Path, metavar="RUN",
+                        help="the merged run directory (new, or empty)")
+    parser.add_argument("--partial", action="store_true",
+                        help="merge even when shards are missing (the summary lists the runs)")
+    parser.add_argument("--no-html", action="store_true", help="skip report.html")
+    gate = parser.add_argument_group("gate on the merged run (as the pytest options)")
+    gate.add_argument("--min-accuracy", type=float, default=None, metavar="X")
+    gate.add_argument("--baseline", type=Path, default=None, metavar="RUN")
+    gate.add_argument("--max-drop", type=float, default=None, metavar="D")
+    gate.add_argument("--gate-alpha", type=float, default=0.05, metavar="P")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Merge, write the merged run, print its tables (and gate); 2 on a refused merge."""
+    from ..report import writer
+    from ..report.merge import MergeError, check, load_part, merge
+    from ..report.summary import render_text
+    from ..report.tables import build_tables
+
+    if args.max_drop is not None and args.baseline is None:
+        print("agentclinic merge: --max-drop needs --baseline RUN", file=sys.stderr)
+        return 2
+    try:
+        parts = [load_part(p) for p in args.runs]
+        check(parts, partial=args.partial)
+        records, summary, lost = merge(parts, args.out)
+    except MergeError as exc:
+        print(f"agentclinic merge: {exc}", file=sys.stderr)
+        return 2
+    writer.write_results(args.out, records)
+    tables = build_tables(records)
+    if args.no_html:
+        writer.write_reports_text(args.out, summary, tables)
+    else:
+        writer.write_reports(args.out, summary, records, tables)
+    print("\n".join(render_text(summary.get("roles") or {}, tables)))
+    if lost:
+        print_problems([f"{lost} transcript(s) not found beside their runs; their records "
+                        "keep no transcript path"], "agentclinic merge: ")
+    print(f"\nmerged {len(parts)} runs, {len(records)} items: {args.out}")
+    return _gate(args, records)
+
+
+def _gate(args: argparse.Namespace, records: list[Any]) -> int:
+    if args.min_accuracy is None and args.baseline is None:
+        return 0
+    from ..report import gate
+    from ..settings import GateSettings
+
+    result = gate.evaluate(GateSettings(min_accuracy=args.min_accuracy, baseline=args.baseline,
+                                        max_drop=args.max_drop or 0.0, alpha=args.gate_alpha),
+                           records)
+    print("\nagentclinic gate:")
+    print("\n".join(result.lines))
+    print(f"gate {'PASSED' if result.passed else 'FAILED'}")
+    return 0 if result.passed else 1
