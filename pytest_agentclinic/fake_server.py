@@ -93,6 +93,10 @@ class FakeOpenAIServer:
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._runner: web.AppRunner | None = None
         self.port = 0
+        #: What ``GET /v1/models`` lists (None: the endpoint answers 404, as some servers do).
+        self.models: list[str] | None = ["fake"]
+        #: ``system_fingerprint`` of every reply, when set.
+        self.fingerprint: str | None = None
 
     @property
     def url(self) -> str:
@@ -123,6 +127,7 @@ class FakeOpenAIServer:
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
         app.router.add_get("/v1/_stats", self._stats)
+        app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
@@ -134,6 +139,13 @@ class FakeOpenAIServer:
 
     async def _stats(self, _request: web.Request) -> web.Response:
         return web.json_response({"calls": self.calls})
+
+    async def _models(self, _request: web.Request) -> web.Response:
+        if self.models is None:
+            return web.json_response({"error": "not found"}, status=404)
+        return web.json_response({"object": "list", "data": [
+            {"id": m, "object": "model", "created": int(time.time()), "owned_by": "fake"}
+            for m in self.models]})
 
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -147,7 +159,10 @@ class FakeOpenAIServer:
             error = {"error": {"message": reply.content, "type": "fake_error",
                                "code": reply.status}}
             return web.json_response(error, status=reply.status, headers=reply.headers)
-        return web.json_response(_completion(body, reply), headers=reply.headers)
+        completion = _completion(body, reply)
+        if self.fingerprint is not None:
+            completion["system_fingerprint"] = self.fingerprint
+        return web.json_response(completion, headers=reply.headers)
 
 
 def _completion(body: dict[str, Any], reply: FakeReply) -> dict[str, Any]:

@@ -38,8 +38,10 @@ from .session import AgentClinicSession
 PROGRESS_DIR_KEY = "agentclinic_progress_dir"
 #: Seconds between status lines when the output is not a terminal.
 LOG_EVERY = 30.0
-#: Seconds between live refreshes on a terminal, and between workers' counter files.
+#: Seconds between live refreshes on a terminal.
 LIVE_EVERY = 1.0
+#: Seconds between a worker's counter files: the other workers' cost limit reads them.
+PUBLISH_EVERY = 0.25
 
 
 @dataclass
@@ -247,7 +249,7 @@ class OperationsPlugin:
 
     def _loop(self) -> None:
         if self.files is not None:  # a worker: publish counters, the controller prints
-            while not self._stop.wait(LIVE_EVERY):
+            while not self._stop.wait(PUBLISH_EVERY):
                 with contextlib.suppress(OSError):
                     self.files.write(RunStatus.of(self.state))
             return

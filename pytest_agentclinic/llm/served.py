@@ -58,6 +58,6 @@ def redact_url(url: str | None) -> str | None:
     netloc = parts.hostname or ""
     if parts.port:
         netloc += f":{parts.port}"
-    query = urllib.parse.urlencode([(k, "***") for k, _ in
+    query = urllib.parse.urlencode([(k, "REDACTED") for k, _ in
                                     urllib.parse.parse_qsl(parts.query, keep_blank_values=True)])
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, ""))
