@@ -99,6 +99,8 @@ class RunStatus:
 
 
 def _thousands(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1e6:.1f}M"
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
