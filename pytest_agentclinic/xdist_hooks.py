@@ -30,8 +30,7 @@ class XdistHooks:
         return _encounter_scheduling(config, log, self.state.settings.concurrency)
 
 
-def is_case_item(nodeid: str) -> bool:
-    """Whether ``nodeid`` names an item of a case file."""
+def _is_case_item(nodeid: str) -> bool:
     return nodeid.split("::", 1)[0].endswith(CASE_SUFFIXES)
 
 
@@ -47,7 +46,7 @@ def _encounter_scheduling(config: pytest.Config, log: Any, depth: int) -> Any:
         def schedule(self) -> None:
             first = self.collection is None
             super().schedule()
-            if first and self.collection and any(map(is_case_item, self.collection)):
+            if first and self.collection and any(map(_is_case_item, self.collection)):
                 self.deep = True
                 for node in self.nodes:
                     self.check_schedule(node)
