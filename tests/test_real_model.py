@@ -114,7 +114,7 @@ def test_a_real_model_runs_robustly_and_replays_exactly(
     try:
         proxy.models = [m["id"] for m in _get(real_server + "/models")["data"]]
         common = ["c.yaml", "--agent-doctor=openai/smollm2", "--agent-patient=openai/smollm2",
-                  "--agent-turns=3", "--agent-max-tokens=48", "--agent-perception=no",
+                  "--agent-turns=2", "--agent-max-tokens=32", "--agent-perception=no",
                   "--agent-concurrency=1", f"--agent-timeout={CALL_TIMEOUT}",
                   "-p", "no:cacheprovider"]
         first = pytester.runpytest(*common, f"--agent-api-base={proxy.url}",
