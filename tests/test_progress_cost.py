@@ -128,3 +128,46 @@ def test_status_line_and_max_cost_hold_for_the_whole_run_under_xdist(
     # Each worker sees the other's spending; at most one encounter per worker in flight.
     assert spent <= limit + 2 * per_encounter + 1e-12
     result.stdout.fnmatch_lines(["*the run stopped on cost*"])
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.text = ""
+
+    @property
+    def width_of_current_line(self) -> int:
+        return len(self.text.rsplit("\n", 1)[-1].rsplit("\r", 1)[-1])
+
+    def write(self, text: str, flush: bool = False) -> None:
+        self.text += text
+
+    def line(self, text: str = "") -> None:
+        self.text += text + "\n"
+
+
+def test_on_a_terminal_the_line_is_rewritten_in_place_until_pytest_writes() -> None:
+    from types import SimpleNamespace
+
+    from pytest_agentclinic.encounter.runner import EncounterRunner
+    from pytest_agentclinic.llm.stats import CallStats
+    from pytest_agentclinic.operations import OperationsPlugin
+    from pytest_agentclinic.settings import Operations
+
+    tr = SimpleNamespace(_tw=_Writer(), currentfspath="c.yaml", verbosity=0, showfspath=False,
+                         isatty=lambda: True)
+    config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: tr))
+    state = SimpleNamespace(config=config, settings=SimpleNamespace(operations=Operations()),
+                            runner=EncounterRunner(2), caller=SimpleNamespace(stats=CallStats()),
+                            summary_extra={})
+    plugin = OperationsPlugin(state)  # type: ignore[arg-type]
+    plugin._every, plugin._live = plugin._cadence()
+    assert plugin._live
+    tr._tw.write("c.yaml ..")
+    plugin.total = 3
+    plugin._show()
+    state.runner.done = 1
+    plugin._show()
+    assert tr._tw.text.startswith("c.yaml ..\nagentclinic: 0/3 done")
+    assert "\ragentclinic: 1/3 done" in tr._tw.text and tr._tw.text.endswith("\x1b[K")
+    plugin._end_line("c.yaml::t-02")  # pytest is about to write: our line is ended first
+    assert tr._tw.text.endswith("\n") and tr.currentfspath is None
