@@ -36,7 +36,7 @@ SHARED = ROOT.parent / "shared" / "datasets" / "agentclinic"
 
 
 def _serve(delay: float, k: int, queue: Any) -> None:
-    from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest
+    from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest
 
     if len(os.sched_getaffinity(0)) > 1:
         os.sched_setaffinity(0, {1})

@@ -18,7 +18,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pytest_agentclinic.grading.craftmd_eval import (
+# The evaluation helpers live in the repository's tools/, not in the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.terminology import default_terminology
+from tools.craftmd_eval import (
     EXPERIMENTS,
     KINDS,
     PAPER_MCQ,
@@ -28,8 +33,6 @@ from pytest_agentclinic.grading.craftmd_eval import (
     evaluate_shared,
     pooled,
 )
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.terminology import default_terminology
 
 DEFAULT_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 

@@ -58,7 +58,8 @@ Row = tuple[str, tuple[float, float], str]
 
 def bench(out: Path) -> list[Row]:
     """Every measurement as (what, (wall s, CPU s), note)."""
-    from pytest_agentclinic.report.statistics import accuracy_table, load_records
+    from pytest_agentclinic.report.rundir import load_records
+    from pytest_agentclinic.report.statistics import accuracy_table
 
     runs = {m: out / f"craftmd-{m}" for m in MODELS}
     rows: list[Row] = []

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -8,8 +9,8 @@ import pytest
 import scipy.stats  # noqa: F401  (see below)
 from helpers import SHARED
 
-from pytest_agentclinic.fake_server import FakeOpenAIServer, Script
 from pytest_agentclinic.llm import client
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, Script
 
 # numpy (under scipy) cannot be imported twice in one process, and pytester's in-process runs
 # drop the modules a run imported: import it here, once, before any run (the gate uses it).
@@ -46,6 +47,28 @@ def fake_server(monkeypatch: pytest.MonkeyPatch,
     yield start
     for server in servers:
         server.__exit__(None, None, None)
+
+
+#: The worker arguments of a pytester run: no ``-n``, ``-n 0`` and ``-n 2``.
+XDIST_MODES = {"no-xdist": [], "n0": ["-n", "0"], "n2": ["-n", "2"]}
+#: Every ``-n 2`` variant costs two worker start-ups (~5 s); the suite runs those of the tests
+#: marked ``xdist_sample`` (one or more per area) and all of them with this set to 1.
+FULL_XDIST = os.environ.get("AGENTCLINIC_FULL_XDIST") == "1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "xdist_sample: always run this test's -n 2 variant")
+
+
+@pytest.fixture(params=list(XDIST_MODES))
+def xdist(request: pytest.FixtureRequest) -> list[str]:
+    """Run a pytester test once per worker mode (as syrupy tests itself under xdist): pass
+    ``*xdist`` to ``runpytest``. Collection, reporting and gating must not depend on it."""
+    if (request.param == "n2" and not FULL_XDIST
+            and request.node.get_closest_marker("xdist_sample") is None):
+        pytest.skip("-n 2 variant sampled out of the default suite (AGENTCLINIC_FULL_XDIST=1 "
+                    "runs it)")
+    return XDIST_MODES[request.param]
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from pytest_agentclinic.fake_server import FakeOpenAIServer
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 ALL_LLM = ("doctor", "patient", "measurement", "moderator")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from helpers import llm_args, make_case, results, write_yaml_cases
 
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, Script
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 

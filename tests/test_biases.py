@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from pytest_agentclinic.agents import biases as b
-from pytest_agentclinic.agents.base import TurnView
 from pytest_agentclinic.agents.offline_doctor import HISTORY, plan
 from pytest_agentclinic.agents.offline_patient import OfflinePatient
 from pytest_agentclinic.agents.refusal import is_refusal
 from pytest_agentclinic.cases.loaders import load_case_file
-from pytest_agentclinic.cases.models import Case
-from pytest_agentclinic.grading.normalize import content_words, fold
+from pytest_agentclinic.core.case import Case
+from pytest_agentclinic.core.roles import TurnView
+from pytest_agentclinic.core.text import content_words, fold
 
 # The specification, written out independently of the module under test.
 DOCTOR = ("recency", "frequency", "false_consensus", "confirmation", "status_quo", "gender",

@@ -17,7 +17,7 @@ from test_statistics import rec
 
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.commands.compare import FIELDS_HELP
-from pytest_agentclinic.report.records import ResultRecord
+from pytest_agentclinic.core.records import ResultRecord
 from pytest_agentclinic.report.statistics import GROUP_FIELDS
 
 SPECIALTIES = {"Cardiovascular System", "Dermatology", "Endocrinology",

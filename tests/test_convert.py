@@ -16,8 +16,8 @@ from pytest_agentclinic.cases.convert import (
     split_question,
 )
 from pytest_agentclinic.cases.loaders import load_case_file
-from pytest_agentclinic.cases.models import Case
 from pytest_agentclinic.cli import main
+from pytest_agentclinic.core.case import Case
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 HEADER = ["", "case_vignette", "choice_1", "choice_2", "choice_3", "choice_4", "answer",

@@ -12,15 +12,6 @@ from pathlib import Path
 import pytest
 
 from pytest_agentclinic.commands import grade as grade_command
-from pytest_agentclinic.grading.craftmd_eval import (
-    EXPERIMENTS,
-    KINDS,
-    PAPER_MCQ,
-    Report,
-    disagreement_kind,
-    evaluate_shared,
-    pooled,
-)
 from pytest_agentclinic.grading.craftmd_grader import (
     OFFLINE,
     OFFLINE_UNSURE,
@@ -31,6 +22,15 @@ from pytest_agentclinic.grading.craftmd_grader import (
 from pytest_agentclinic.grading.equivalence import given_names
 from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.mcq import choose
+from tools.craftmd_eval import (
+    EXPERIMENTS,
+    KINDS,
+    PAPER_MCQ,
+    Report,
+    disagreement_kind,
+    evaluate_shared,
+    pooled,
+)
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 GRADER = CraftMDGrader()

@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 
 from pytest_agentclinic.cli import main
-from pytest_agentclinic.report.craftmd_import import (
+from pytest_agentclinic.core.records import ResultRecord
+from pytest_agentclinic.importers.craftmd import (
     GRADER,
     grade_mcq,
     import_craftmd,
 )
-from pytest_agentclinic.report.records import ResultRecord
-from pytest_agentclinic.report.statistics import accuracy_table, load_records
+from pytest_agentclinic.report.rundir import load_records
+from pytest_agentclinic.report.statistics import accuracy_table
 
 CRAFTMD = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "craftmd"
 MODELS = {"gpt4": "gpt4_1106", "gpt3": "gpt3_1106"}

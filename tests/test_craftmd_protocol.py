@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 from helpers import llm_args, make_case, results, write_yaml_cases
 
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 from pytest_agentclinic.grading.answers import grade_frq, grade_mcq
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 VIGNETTE = ("A 40-year-old woman presents with an itchy rash on her elbows for two months. "

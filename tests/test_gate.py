@@ -8,7 +8,7 @@ from helpers import make_case, write_yaml_cases
 # A doctor that gives the right diagnosis except on the case numbers listed in $WRONG.
 ORACLE = """
 import os
-from pytest_agentclinic.agents.base import Reply
+from pytest_agentclinic.core.roles import Reply
 from pytest_agentclinic.llm.errors import InfrastructureError
 
 class Doctor:
@@ -39,17 +39,20 @@ def run(p: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, wrong: list[int],
     return p.runpytest("c.yaml", "-p", "no:cacheprovider", *args)
 
 
+
 def test_without_a_gate_pytest_exit_status_stands(suite: pytest.Pytester,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    result = run(suite, monkeypatch, [1])
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   xdist: list[str]) -> None:
+    result = run(suite, monkeypatch, [1], *xdist)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "agentclinic gate" not in result.stdout.str()
 
 
+@pytest.mark.xdist_sample
 @pytest.mark.parametrize(("minimum", "status"), [("0.9", 0), ("0.99", 1)])
-def test_min_accuracy(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, minimum: str,
-                      status: int) -> None:
-    result = run(suite, monkeypatch, [1, 2], f"--agent-min-accuracy={minimum}")
+def test_min_accuracy(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                      xdist: list[str], minimum: str, status: int) -> None:
+    result = run(suite, monkeypatch, [1, 2], f"--agent-min-accuracy={minimum}", *xdist)
     result.assert_outcomes(passed=28, failed=2)  # misdiagnoses still show as failed items
     assert result.ret == status
     verdict = "pass" if status == 0 else "FAIL"
@@ -63,28 +66,30 @@ def test_min_accuracy(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, m
     ([1], 0, "drop within the allowed margin"),  # drop 0.033 <= 0.05
 ])
 def test_baseline_drop_must_be_larger_than_allowed_and_significant(
-        suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, wrong: list[int], status: int,
-        why: str) -> None:
-    assert run(suite, monkeypatch, [], "--agent-run-name=base").ret == 0
+        suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str],
+        wrong: list[int], status: int, why: str) -> None:
+    assert run(suite, monkeypatch, [], "--agent-run-name=base", *xdist).ret == 0
     result = run(suite, monkeypatch, wrong, "--agent-baseline=reports/base",
-                 "--agent-max-drop=0.05")
+                 "--agent-max-drop=0.05", *xdist)
     assert result.ret == status
     result.stdout.fnmatch_lines([f"release: baseline 1.000 -> * (drop *; 30 paired items, "
                                  f"{len(wrong)} lost / 0 gained, exact McNemar p=*): *, {why}"])
 
 
 def test_baseline_given_as_a_summary_uses_a_binomial_test(
-        suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    run(suite, monkeypatch, [], "--agent-run-name=base")
+        suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]) -> None:
+    run(suite, monkeypatch, [], "--agent-run-name=base", *xdist)
     result = run(suite, monkeypatch, list(range(1, 11)),
-                 "--agent-baseline=reports/base/summary.json", "--agent-max-drop=0.1")
+                 "--agent-baseline=reports/base/summary.json", "--agent-max-drop=0.1", *xdist)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["release: baseline 1.000 -> 0.667 *one-sided binomial p=*FAIL*"])
 
 
-def test_errors_fail_the_gate(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.xdist_sample
+def test_errors_fail_the_gate(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                              xdist: list[str]) -> None:
     monkeypatch.setenv("OUTAGE", "t-03")
-    result = run(suite, monkeypatch, [], "--agent-min-accuracy=0.5")
+    result = run(suite, monkeypatch, [], "--agent-min-accuracy=0.5", *xdist)
     result.assert_outcomes(passed=29, errors=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["1 item(s) ended in infrastructure errors: FAIL*",

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from helpers import make_case, write_yaml_cases
 
-from pytest_agentclinic.encounter.transcript import Perception, Transcript, Utterance, Verdict
-from pytest_agentclinic.report.html import bar_chart, budget_chart, render_html, write_html
-from pytest_agentclinic.report.records import ResultRecord
-from pytest_agentclinic.report.writer import write_transcript
+from pytest_agentclinic.core.records import ResultRecord
+from pytest_agentclinic.core.transcript import Perception, Transcript, Utterance, Verdict
+from pytest_agentclinic.report.charts import bar_chart, budget_chart
+from pytest_agentclinic.report.rundir import render_html, write_html, write_transcript
 
 NASTY = "IgA <nephropathy> & </script><script>window.pwned=1</script>"
 IMAGE = "https://example.invalid/biopsy.png"

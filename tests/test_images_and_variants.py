@@ -9,8 +9,8 @@ from collections.abc import Callable
 import pytest
 from helpers import llm_args, make_case, results, write_yaml_cases
 
-from pytest_agentclinic.encounter.perception import parse
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
+from pytest_agentclinic.protocols.perception import parse
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/"

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_agentclinic.core.text import key_words, variants, words
 from pytest_agentclinic.grading.matcher import extract_ready_diagnosis, match_diagnosis
-from pytest_agentclinic.grading.normalize import key_words, variants, words
 
 
 @pytest.mark.parametrize(("given", "accepted"), [

@@ -13,14 +13,14 @@ from helpers import make_case, osce_line, write_yaml_cases
 
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.commands.meld import CACHE_MODES
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
-from pytest_agentclinic.llm.cache import CacheMode
-from pytest_agentclinic.report.meld import (
+from pytest_agentclinic.importers.meld import (
     PROMPT_VERSION,
     read_csv_cases,
     score,
     split_vignette,
 )
+from pytest_agentclinic.llm.cache import CacheMode
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 

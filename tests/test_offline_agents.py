@@ -5,12 +5,12 @@ import asyncio
 import pytest
 from helpers import make_case
 
-from pytest_agentclinic.agents.base import TurnView
 from pytest_agentclinic.agents.offline_doctor import HISTORY, OfflineDoctor, choose, plan
 from pytest_agentclinic.agents.offline_measurement import NORMAL, OfflineMeasurement
 from pytest_agentclinic.agents.offline_patient import NO_INFO, OfflinePatient
-from pytest_agentclinic.cases.models import Case
-from pytest_agentclinic.encounter.transcript import Utterance
+from pytest_agentclinic.core.case import Case
+from pytest_agentclinic.core.roles import TurnView
+from pytest_agentclinic.core.transcript import Utterance
 
 
 def case(**over: object) -> Case:

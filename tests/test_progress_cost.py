@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import make_case, write_yaml_cases
 
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 #: A priced model (litellm's cost map) behind the fake server: 1000 + 1000 tokens a call.
@@ -148,10 +148,10 @@ class _Writer:
 def test_on_a_terminal_the_line_is_rewritten_in_place_until_pytest_writes() -> None:
     from types import SimpleNamespace
 
-    from pytest_agentclinic.encounter.runner import EncounterRunner
     from pytest_agentclinic.llm.stats import CallStats
-    from pytest_agentclinic.operations import OperationsPlugin
-    from pytest_agentclinic.settings import Operations
+    from pytest_agentclinic.plugin.operations import OperationsPlugin
+    from pytest_agentclinic.plugin.settings import Operations
+    from pytest_agentclinic.protocols.runner import EncounterRunner
 
     tr = SimpleNamespace(_tw=_Writer(), currentfspath="c.yaml", verbosity=0, showfspath=False,
                          isatty=lambda: True)

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from helpers import make_case, write_yaml_cases
 
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, FakeRequest
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest
 
 MODEL_ENV, SERVER_ENV = "AGENTCLINIC_REAL_MODEL", "AGENTCLINIC_REAL_SERVER"
 #: Seconds for llama.cpp to load the model, and for one reply on a busy CPU.

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from helpers import llm_args, make_case, results, write_yaml_cases
 
-from pytest_agentclinic.fake_server import FakeOpenAIServer, FakeReply, Script
 from pytest_agentclinic.llm.served import identity_from_listing, redact_url
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
 

@@ -9,21 +9,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_agentclinic.encounter.transcript import Usage
+from pytest_agentclinic.core.records import ResultRecord
+from pytest_agentclinic.core.transcript import Usage
 from pytest_agentclinic.report.comparison import (
     bootstrap_p,
     mcnemar_exact,
     pair_records,
     paired_comparison,
 )
-from pytest_agentclinic.report.records import ResultRecord
+from pytest_agentclinic.report.rundir import load_records, results_path
 from pytest_agentclinic.report.statistics import (
     GROUP_FIELDS,
     accuracy_table,
     cluster_bootstrap,
-    load_records,
     per_case,
-    results_path,
 )
 
 

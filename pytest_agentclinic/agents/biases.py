@@ -54,7 +54,7 @@ from typing import Any, Literal
 
 import yaml
 
-from ..grading.normalize import fold, key_words, sentences
+from ..core.text import fold, key_words, sentences
 
 Side = Literal["doctor", "patient"]
 Kind = Literal["cognitive", "implicit"]

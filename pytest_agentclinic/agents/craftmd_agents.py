@@ -8,10 +8,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..cases.models import Case
-from ..grading.normalize import content_words, sentences
+from ..core.case import Case
+from ..core.roles import Reply, TurnView
+from ..core.text import content_words, sentences
 from . import prompts
-from .base import Reply, TurnView
 from .llm_agents import _ModelAgent
 from .offline_doctor import HISTORY, choose
 

@@ -18,9 +18,9 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal, NoReturn
 
-from ..encounter.transcript import Utterance
+from ..core.roles import Reply, TurnView
+from ..core.transcript import Utterance
 from ..grading.matcher import extract_ready_diagnosis
-from .base import Reply, TurnView
 from .llm_agents import patient_sheet
 
 VERSION = "human-1"

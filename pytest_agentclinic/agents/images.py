@@ -7,7 +7,7 @@ import mimetypes
 from pathlib import Path
 from typing import Any
 
-from ..cases.models import Image
+from ..core.case import Image
 from ..llm.errors import RequestError
 
 

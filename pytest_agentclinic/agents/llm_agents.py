@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..cases.models import Case, PatientActor
-from ..encounter.transcript import Verdict
+from ..core.case import Case, PatientActor
+from ..core.roles import Judgement, Reply, TurnView
+from ..core.transcript import Verdict
 from ..llm.caller import ModelCaller
 from ..llm.errors import RequestError
 from . import prompts
-from .base import Judgement, Reply, TurnView
 from .images import with_images
 from .offline_measurement import render
 

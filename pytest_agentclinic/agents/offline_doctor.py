@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..grading.normalize import key_words, words
-from .base import Reply, TurnView
+from ..core.roles import Reply, TurnView
+from ..core.text import key_words, words
 from .biases import OFFLINE_BIAS_VERSION, adjust_plan, anchored_choice, offline_doctor_adjustment
 
 VERSION = "offline-doctor-1"

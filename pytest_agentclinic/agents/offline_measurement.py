@@ -6,9 +6,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..cases.models import Case
-from ..grading.normalize import STOPWORDS, words
-from .base import Reply, TurnView
+from ..core.case import Case
+from ..core.roles import Reply, TurnView
+from ..core.text import STOPWORDS, words
 
 VERSION = "offline-measurement-1"
 NORMAL = "RESULTS: NORMAL READINGS"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ..cases.models import Case, PatientActor
-from ..grading.normalize import content_words, fold, sentences
-from .base import Reply, TurnView
+from ..core.case import Case, PatientActor
+from ..core.roles import Reply, TurnView
+from ..core.text import content_words, fold, sentences
 from .biases import BIASES, DEFAULT_BELIEF, OFFLINE_BIAS_VERSION, offline_patient_answer
 
 VERSION = "offline-patient-1"

@@ -8,7 +8,6 @@ objects: :func:`round_trip_problems` checks exactly that for every file written.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -19,9 +18,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from ..grading.normalize import sentences
+from ..core.case import UNSPECIFIED, Case, slugify
+from ..core.text import sentences
+from .craftmd_csv import read_table
 from .loaders import CaseError, load_case_file, looks_like_case_file
-from .models import UNSPECIFIED, Case, slugify
 from .terms import Term, accepted_terms, find_leak
 
 CRAFTMD_COLUMNS = ("case_vignette", "choice_1", "choice_2", "choice_3", "choice_4", "answer",
@@ -118,16 +118,13 @@ def _craftmd_case(row: dict[str, str], default_dataset: str) -> Case:
 def read_craftmd_csv(path: Path) -> Converted:
     """Read a CRAFT-MD vignette CSV; a bad row becomes a :class:`CaseError` naming its line."""
     out = Converted(path, "craftmd-csv")
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh, restval="")  # a short row reads as empty fields
-        missing = [c for c in CRAFTMD_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            out.errors.append(CaseError(path, 1, "<header>", f"missing columns: {missing}"))
-            return out
-        start = reader.line_num + 1
-        for row in reader:
-            _add_row(out, start, row)
-            start = reader.line_num + 1  # rows may span several lines
+    table = read_table(path)
+    missing = [c for c in CRAFTMD_COLUMNS if c not in table.columns]
+    if missing:
+        out.errors.append(CaseError(path, 1, "<header>", f"missing columns: {missing}"))
+        return out
+    for line, row in table.rows:
+        _add_row(out, line, row)
     return out
 
 

@@ -18,7 +18,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .models import UNSPECIFIED, Case, Findings, slugify
+from ..core.case import UNSPECIFIED, Case, Findings, slugify
+from ..core.jsonl import parse_lines
 
 SIDECAR_SUFFIX = ".specialties.json"
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
@@ -172,13 +173,9 @@ def _dataset_name(path: Path) -> str:
 
 
 def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, Any | CaseError]]:
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield lineno, CaseError(path, lineno, "<json>", f"not valid JSON: {exc.msg}")
+    for line in parse_lines(text.splitlines()):
+        yield line.number, (line.value if line.error is None else CaseError(
+            path, line.number, "<json>", f"not valid JSON: {line.reason}"))
 
 
 def _load_jsonl(path: Path, text: str, loaded: LoadedFile) -> None:
@@ -243,13 +240,24 @@ def _add_project_case(loaded: LoadedFile, lineno: int, record: Any, dataset: str
 def _case_lines(text: str, count: int) -> list[int]:
     """Best-effort 1-based start lines of the cases of a YAML/JSON document."""
     starts = [m.start() for m in re.finditer(r'^\s*-?\s*"?id"?\s*:', text, re.M)]
-    lines = [text.count("\n", 0, s) + 1 for s in starts]
+    # Counted on from the previous start: counting from the top each time was O(n^2) in the
+    # file's size (20 s for 8,000 cases).
+    lines, line, last = [], 1, 0
+    for start in starts:
+        line += text.count("\n", last, start)
+        last = start
+        lines.append(line)
     return lines if len(lines) == count else [1] * count
+
+
+#: libyaml's safe loader when PyYAML has it: the pure-Python one takes ~15 ms per case, 2
+#: minutes for an 8,000-case file. Both accept the same documents and raise the same errors.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _load_document(path: Path, text: str, loaded: LoadedFile) -> None:
     try:
-        doc = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        doc = json.loads(text) if path.suffix == ".json" else yaml.load(text, Loader=_YAML_LOADER)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         lineno = getattr(exc, "lineno", None) or (line + 1 if line is not None else 1)

@@ -16,8 +16,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..grading.normalize import fold, variants
-from .models import Case
+from ..core.case import Case
+from ..core.text import fold, variants
 
 _TOKEN = re.compile(r"[A-Za-z0-9]+")
 _POSSESSIVE = re.compile(r"['\u2019]s\b")

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 import yaml
 
-from ..grading.normalize import sentences
+from ..core.case import Case
+from ..core.text import sentences
 from .loaders import load_case_file, looks_like_case_file
-from .models import Case
 from .terms import accepted_terms, find_leak, same_name
 
 Severity = Literal["error", "warning"]

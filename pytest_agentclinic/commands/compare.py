@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from ._args import positive
 
 if TYPE_CHECKING:
+    from ..core.records import ResultRecord
     from ..report.comparison import ComparisonRow, Pairing
-    from ..report.records import ResultRecord
 
 #: Listed here, not imported, so ``--help`` does not pay numpy's import; a test keeps this in
 #: step with statistics.GROUP_FIELDS.
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _load(path: str, doctor: str | None) -> list[ResultRecord]:
-    from ..report.statistics import load_records
+    from ..report.rundir import load_records
 
     records = load_records(path)
     if doctor is not None:

@@ -9,7 +9,6 @@ given). Each output line is the input line plus ``extracted``, ``category``
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 from collections import Counter
@@ -17,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..jsonl import json_lines, open_text
+from ..core.jsonl import json_lines, open_text
 
 ChoiceTable = dict[str, list[str]]
 
@@ -104,14 +103,10 @@ def grade_record(grader: Any, record: dict[str, Any], table: ChoiceTable, verbat
 
 def read_choice_table(path: Path) -> ChoiceTable:
     """case_id -> [choice_1, ..., choice_4] from a CRAFT-MD style case table."""
-    table: ChoiceTable = {}
-    with open(path, newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            columns = sorted((k for k in row if k and k.startswith("choice_")),
-                             key=lambda k: int(k.split("_")[1]) if k[7:].isdigit() else 99)
-            if row.get("case_id") and columns:
-                table[row["case_id"]] = [row[c] for c in columns if row[c]]
-    return table
+    from ..cases.craftmd_csv import case_table
+
+    return {case_id: list(info.choices) for case_id, info in case_table(path).items()
+            if info.choices}
 
 
 def _read_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

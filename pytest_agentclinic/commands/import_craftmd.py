@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ._args import print_problems
 
 if TYPE_CHECKING:
-    from ..report.records import ResultRecord
+    from ..core.records import ResultRecord
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -34,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     """Import; exit 0, 1 when lines were skipped (the rest is written), 2 on failure."""
-    from ..report.craftmd_import import import_craftmd
+    from ..importers.craftmd import import_craftmd
 
     try:
         result = import_craftmd(args.file, out=args.out, dataset_csv=args.dataset_csv,

@@ -1,6 +1,6 @@
 """``agentclinic meld --model MODEL CASES...``: is a model reciting the vignettes it is tested on?
 
-The MELD contamination check of CRAFT-MD (rules in :mod:`pytest_agentclinic.report.meld`):
+The MELD contamination check of CRAFT-MD (rules in :mod:`pytest_agentclinic.importers.meld`):
 the model is given the first half of each vignette and asked to continue it verbatim; its
 continuation is scored against the real second half by length-normalised Levenshtein
 similarity, and a case with similarity >= 0.95 counts as likely memorised.
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 from ._args import SHOW_PROBLEMS, count, print_problems, seconds
 
 if TYPE_CHECKING:  # heavy imports wait for ``run`` so ``agentclinic --help`` stays instant
+    from ..importers.meld import MeldResult, MeldRun
     from ..llm.caller import ModelCaller
-    from ..report.meld import MeldResult, MeldRun
 
 OK, NOT_ALL_MEASURED, USAGE_ERROR, FATAL = 0, 1, 2, 3
 #: The values of llm.cache.CacheMode, listed so ``--help`` imports nothing.
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the check, print the tables, write --out; return the exit status."""
     import asyncio
 
-    from ..report.meld import MeldInputError, read_inputs, run_meld, write_jsonl
+    from ..importers.meld import MeldInputError, read_inputs, run_meld, write_jsonl
 
     try:
         cases, problems = read_inputs(args.cases)
@@ -121,7 +121,7 @@ def _caller(args: argparse.Namespace) -> ModelCaller:
 
 def format_report(args: argparse.Namespace, meld_run: MeldRun) -> str:
     """Header, summary table, top cases, and the first errors."""
-    from ..report.meld import PROMPT_VERSION, THRESHOLD, top_cases
+    from ..importers.meld import PROMPT_VERSION, THRESHOLD, top_cases
 
     results = meld_run.results
     files = len({r.case.file for r in results})

@@ -36,10 +36,10 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Merge, write the merged run, print its tables (and gate); 2 on a refused merge."""
-    from ..report import writer
+    from ..protocols.registry import report_tables
+    from ..report import rundir
     from ..report.merge import MergeError, check, load_part, merge
     from ..report.summary import render_text
-    from ..report.tables import build_tables
 
     if args.max_drop is not None and args.baseline is None:
         print("agentclinic merge: --max-drop needs --baseline RUN", file=sys.stderr)
@@ -51,12 +51,12 @@ def run(args: argparse.Namespace) -> int:
     except MergeError as exc:
         print(f"agentclinic merge: {exc}", file=sys.stderr)
         return 2
-    writer.write_results(args.out, records)
-    tables = build_tables(records)
+    rundir.write_results(args.out, records)
+    tables = report_tables(records)
     if args.no_html:
-        writer.write_reports_text(args.out, summary, tables)
+        rundir.write_reports_text(args.out, summary, tables)
     else:
-        writer.write_reports(args.out, summary, records, tables)
+        rundir.write_reports(args.out, summary, records, tables)
     print("\n".join(render_text(summary.get("roles") or {}, tables)))
     if lost:
         print_problems([f"{lost} transcript(s) not found beside their runs; their records "
@@ -68,12 +68,13 @@ def run(args: argparse.Namespace) -> int:
 def _gate(args: argparse.Namespace, records: list[Any]) -> int:
     if args.min_accuracy is None and args.baseline is None:
         return 0
-    from ..report import gate
-    from ..settings import GateSettings
+    from ..report import gate, rundir
 
-    result = gate.evaluate(GateSettings(min_accuracy=args.min_accuracy, baseline=args.baseline,
-                                        max_drop=args.max_drop or 0.0, alpha=args.gate_alpha),
-                           records)
+    baseline = rundir.read_baseline(args.baseline) if args.baseline else ((), {})
+    result = gate.evaluate(gate.GateSettings(min_accuracy=args.min_accuracy,
+                                             baseline=args.baseline,
+                                             max_drop=args.max_drop or 0.0,
+                                             alpha=args.gate_alpha), records, baseline)
     print("\nagentclinic gate:")
     print("\n".join(result.lines))
     print(f"gate {'PASSED' if result.passed else 'FAILED'}")

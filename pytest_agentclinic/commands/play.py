@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any
 from ._args import positive
 
 if TYPE_CHECKING:  # the heavy imports wait for ``run`` so ``agentclinic --help`` stays instant
-    from ..agents.base import Agent, Reply, TurnView
     from ..agents.human import HumanRole
-    from ..cases.models import Case
-    from ..encounter.engine import Cast
-    from ..encounter.transcript import Transcript
+    from ..core.case import Case
+    from ..core.roles import Agent, Reply, TurnView
+    from ..core.transcript import Transcript
     from ..llm.caller import ModelCaller
+    from ..protocols.agentclinic import Cast
 
 AGENT_ROLES = ("doctor", "patient", "measurement", "moderator")
 USAGE_ERROR, ENCOUNTER_ERROR, INTERRUPTED = 2, 3, 130
@@ -179,8 +179,8 @@ def build_play_cast(human_role: HumanRole, models: dict[str, str], caller: Model
     from ..agents.offline_doctor import OfflineDoctor
     from ..agents.offline_measurement import OfflineMeasurement
     from ..agents.offline_patient import OfflinePatient
-    from ..encounter.engine import Cast
     from ..grading.moderator import OfflineModerator
+    from ..protocols.agentclinic import Cast
 
     builders: dict[str, tuple[Callable[[], Any], Callable[[str], Any]]] = {
         "doctor": (lambda: OfflineDoctor(candidates), lambda m: LLMDoctor(m, caller)),
@@ -204,8 +204,8 @@ def build_play_cast(human_role: HumanRole, models: dict[str, str], caller: Model
 async def play(case: Case, cast: Cast, budget: int) -> Transcript:
     """Run the encounter through the engine; a person who leaves still gets a transcript."""
     from ..agents.human import EncounterAbandoned
-    from ..encounter.engine import run_encounter
-    from ..encounter.transcript import Transcript
+    from ..core.transcript import Transcript
+    from ..protocols.agentclinic import run_encounter
 
     started_at, started = time.time(), time.perf_counter()
     try:
@@ -227,17 +227,17 @@ async def play(case: Case, cast: Cast, budget: int) -> Transcript:
 
 def _save(args: argparse.Namespace, case: Case, t: Transcript) -> str:
     """Write the transcript and a one-record ``results.jsonl``; return the transcript's path."""
-    from ..report import writer
-    from ..report.records import ResultRecord
+    from ..core.records import ResultRecord
+    from ..report import rundir
 
     run_name = f"play-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
     run_dir = args.report_dir / run_name
     item = f"{case.id}[{case.specialty_slug}-human_{args.role}]"
-    path = writer.write_transcript(run_dir, args.case_file.stem, item, t)
+    path = rundir.write_transcript(run_dir, args.case_file.stem, item, t)
     record = ResultRecord.from_transcript(t, run=run_name, nodeid=f"{args.case_file}::{item}",
                                           expected=case.diagnosis, transcript_path=path,
                                           case_file=str(args.case_file))
-    (run_dir / "results.jsonl").write_text(record.model_dump_json() + "\n", encoding="utf-8")
+    rundir.write_results(run_dir, [record])
     return path
 
 

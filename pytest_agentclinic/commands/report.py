@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -24,33 +23,39 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Rebuild and print the run's report."""
-    from ..report import writer
-    from ..report.statistics import load_records, results_path
+    from ..protocols.registry import report_tables
+    from ..report import rundir
     from ..report.summary import render_text
-    from ..report.tables import build_tables
 
     try:
-        results = results_path(args.run_path)
+        results = rundir.results_path(args.run_path)
     except FileNotFoundError as exc:
         print(f"agentclinic report: {exc}", file=sys.stderr)
         return 2
-    records = load_records(results)
+    records = rundir.load_records(results)
     if not records:
-        print(f"agentclinic report: {results} holds no results", file=sys.stderr)
+        partial = rundir.completeness(results.parent, 0)
+        why = f" ({partial}: the run stopped before its first item finished)" if partial else ""
+        print(f"agentclinic report: {results} holds no results{why}", file=sys.stderr)
         return 2
     run_dir = results.parent
-    summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
-    summary = {k: v for k, v in summary.items() if k not in ("tables", "by_doctor")}
+    summary = {k: v for k, v in rundir.read_summary(run_dir).items()
+               if k not in ("tables", "by_doctor")}
     summary.setdefault("run", records[0].run)
     summary.setdefault("roles", {k: ", ".join(sorted({r.models.get(k, "?") for r in records}))
                                  for k in records[0].models})
     summary["items"] = len(records)
-    tables = build_tables(records, args.resamples)
+    partial = rundir.completeness(run_dir, len(records))
+    if partial:
+        # A killed or interrupted run: its finished items are reported, and it says so.
+        summary["partial"] = partial
+    tables = report_tables(records, args.resamples)
     if args.no_html:
-        writer.write_reports_text(run_dir, summary, tables)
+        rundir.write_reports_text(run_dir, summary, tables)
     else:
-        writer.write_reports(run_dir, summary, records, tables)
+        rundir.write_reports(run_dir, summary, records, tables)
+    if partial:
+        print(f"{partial} (the run did not finish)")
     print("\n".join(render_text(summary["roles"], tables)))
     print(f"\nwritten: {run_dir}/summary.json, summary.md"
           f"{'' if args.no_html else ', report.html'}")

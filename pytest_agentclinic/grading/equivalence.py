@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from .normalize import variants
+from ..core.text import variants
 from .terminology import Key, Terminology, compact, content, default_terminology, key
 
 RelationKind = Literal["same", "synonym", "broader", "narrower", "related", "overlap", "different"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .normalize import key_words, variants, words
+from ..core.text import key_words, variants, words
 
 _READY = re.compile(r"diagnosis\s+ready\s*[:\-]?\s*", re.I)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from ..agents.base import Judgement, Moderator
-from ..cases.models import Case
-from ..encounter.transcript import Verdict
+from ..core.case import Case
+from ..core.roles import Judgement, Moderator
+from ..core.transcript import Verdict
 from .craftmd_grader import CraftMDGrader
 from .matcher import match_diagnosis
 

@@ -5,7 +5,7 @@ spellings folded, possessives and plurals dropped, abbreviations expanded, Roman
 Arabic). Knowledge of synonyms and of the disease hierarchy comes from ICD-10-CM: every code's
 description, its bracketed alternative names and its inclusion terms name that code, and a
 code's ancestors are broader conditions. The table is generated at build time from the
-``simple-icd-10-cm`` package (see :mod:`.build_terminology`).
+``simple-icd-10-cm`` package (see ``tools/build_terminology.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
-from .normalize import ABBREVIATIONS, fold, stem
+from ..core.text import ABBREVIATIONS, fold, stem
 
 DATA_FILE = Path(__file__).with_name("data") / "icd10cm_terms.tsv.gz"
 

@@ -7,8 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..agents.base import Reply
-from ..encounter.transcript import Usage
+from ..core.roles import Reply
+from ..core.transcript import Usage
 from . import client, served
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .errors import ReplayMissError, TransientError

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from .records import ResultRecord
+from ..core.records import ResultRecord
 
 SERIES_COLOURS = ("#2563eb", "#db2777", "#059669", "#d97706", "#7c3aed", "#0891b2",
                    "#dc2626", "#4b5563")

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .records import ResultRecord
+from ..core.records import ResultRecord
 from .statistics import (
     FloatArray,
     GroupKey,

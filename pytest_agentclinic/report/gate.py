@@ -15,14 +15,27 @@ The rule (stated in the README):
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..settings import GateSettings
+from ..core.records import ResultRecord
 from .comparison import mcnemar_exact, pair_key
-from .records import ResultRecord
+
+
+@dataclass(frozen=True)
+class GateSettings:
+    """The CI gate; inactive when neither a minimum accuracy nor a baseline is given."""
+
+    min_accuracy: float | None = None
+    baseline: Path | None = None
+    max_drop: float = 0.0
+    alpha: float = 0.05
+
+    @property
+    def active(self) -> bool:
+        """Whether a gate decides the exit status."""
+        return self.min_accuracy is not None or self.baseline is not None
 
 
 @dataclass(frozen=True)
@@ -36,17 +49,6 @@ class GateResult:
 def _accuracy(records: Sequence[ResultRecord]) -> tuple[int, int]:
     judged = [r for r in records if r.outcome != "error"]
     return sum(r.outcome == "correct" for r in judged), len(judged)
-
-
-def _load_baseline(path: Path) -> tuple[list[ResultRecord], dict[str, object]]:
-    run_dir = path if path.is_dir() else path.parent
-    results = run_dir / "results.jsonl"
-    summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
-    if results.exists() and (path.is_dir() or path.name == "results.jsonl" or not summary):
-        with results.open(encoding="utf-8") as fh:
-            return [ResultRecord.model_validate_json(line) for line in fh if line.strip()], summary
-    return [], summary
 
 
 def _same_doctor(baseline: Sequence[ResultRecord], doctor: str) -> list[ResultRecord]:
@@ -74,7 +76,7 @@ def _paired_check(doctor: str, current: Sequence[ResultRecord],
                          f"exact McNemar p={p:.4g}")
 
 
-def _summary_check(doctor: str, current: Sequence[ResultRecord], summary: dict[str, object],
+def _summary_check(doctor: str, current: Sequence[ResultRecord], summary: Mapping[str, object],
                    gate: GateSettings) -> tuple[bool, str]:
     from scipy.stats import binomtest
 
@@ -103,8 +105,14 @@ def _drop_verdict(doctor: str, before: float, after: float, p: float, gate: Gate
             f"max {gate.max_drop:.3f}; {detail}): {'FAIL' if failed else 'pass'}, {why}")
 
 
-def evaluate(gate: GateSettings, records: Sequence[ResultRecord]) -> GateResult:
-    """Apply every configured check to each doctor model's records."""
+def evaluate(gate: GateSettings, records: Sequence[ResultRecord],
+             baseline: tuple[Sequence[ResultRecord], Mapping[str, object]] = ((), {}),
+             ) -> GateResult:
+    """Apply every configured check to each doctor model's records.
+
+    ``baseline`` is the baseline run's records (empty when only its summary is compared)
+    and summary, as the run directory's reader gives them.
+    """
     lines: list[str] = []
     passed = True
     errors = sum(r.outcome == "error" for r in records)
@@ -112,7 +120,7 @@ def evaluate(gate: GateSettings, records: Sequence[ResultRecord]) -> GateResult:
         passed = False
         lines.append(f"{errors} item(s) ended in infrastructure errors: FAIL, "
                      "the measurement is incomplete")
-    baseline, summary = _load_baseline(gate.baseline) if gate.baseline else ([], {})
+    base_records, summary = baseline
     for doctor in sorted({r.doctor for r in records}):
         mine = [r for r in records if r.doctor == doctor]
         if gate.min_accuracy is not None:
@@ -124,8 +132,8 @@ def evaluate(gate: GateSettings, records: Sequence[ResultRecord]) -> GateResult:
                          f"{'>=' if ok else '<'} minimum {gate.min_accuracy:.3f}: "
                          f"{'pass' if ok else 'FAIL'}")
         if gate.baseline is not None:
-            ok, line = (_paired_check(doctor, mine, _same_doctor(baseline, doctor), gate)
-                        if baseline else _summary_check(doctor, mine, summary, gate))
+            ok, line = (_paired_check(doctor, mine, _same_doctor(base_records, doctor), gate)
+                        if base_records else _summary_check(doctor, mine, summary, gate))
             passed &= ok
             lines.append(line)
     return GateResult(passed, tuple(lines))

@@ -14,15 +14,11 @@ import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from ..encounter.transcript import Transcript
+from ..core.records import ResultRecord
+from ..core.transcript import Transcript
 from .charts import SERIES_COLOURS, bar_chart, budget_chart, card, card_title, fmt, html_table, pct
-from .records import ResultRecord
-from .statistics import load_records_skipping_bad
 
 REPORT_FILE = "report.html"
 TEMPLATE_FILE = "html_template.html"
@@ -36,27 +32,20 @@ RECORD_FIELDS = ("case_id", "specialty", "doctor", "outcome", "expected", "given
                  "note")
 
 
-def write_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
-               summary: Mapping[str, Any]) -> Path:
-    """Write ``run_dir/report.html`` from the run's records, transcripts and tables."""
-    path = run_dir / REPORT_FILE
-    path.write_text(render_html(run_dir, tables, summary), encoding="utf-8")
-    return path
+def render_page(run_name: str, records: Sequence[ResultRecord],
+                transcripts: Sequence[tuple[Transcript | None, str | None]],
+                tables: Mapping[str, Sequence[Mapping[str, Any]]],
+                summary: Mapping[str, Any], skipped: int = 0) -> str:
+    """The report page as one string, from the records and transcripts given.
 
-
-def render_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
-                summary: Mapping[str, Any]) -> str:
-    """The report page for ``run_dir`` as one string.
-
-    ``tables`` maps a title ("by doctor", "accuracy by specialty", ...) to rows with ``group``,
-    ``n``, ``correct``, ``accuracy``, ``ci_low``, ``ci_high`` (95% CI) and ``errors``; each
-    becomes a bar chart (rows without ``accuracy`` become a plain table). Records come from
-    ``run_dir/results.jsonl``, transcripts from the paths the records name.
+    ``transcripts`` pairs each record with its transcript, or None and a note saying why
+    there is none. ``tables`` maps a title ("by doctor", "accuracy by specialty", ...) to rows
+    with ``group``, ``n``, ``correct``, ``accuracy``, ``ci_low``, ``ci_high`` (95% CI) and
+    ``errors``; each becomes a bar chart (rows without ``accuracy`` become a plain table).
+    ``skipped`` counts unreadable record lines, for a warning.
     """
-    records, skipped = load_records_skipping_bad(run_dir)
-    loaded = [(r, *load_transcript(run_dir, r)) for r in records]
-    rows = [_record_row(r, note) for r, _, note in loaded]
-    transcripts = [_transcript_data(t) if t else None for _, t, _ in loaded]
+    rows = [_record_row(r, note) for r, (_, note) in zip(records, transcripts, strict=True)]
+    transcript_data = [_transcript_data(t) if t else None for t, _ in transcripts]
     doctors = sorted({r.doctor for r in records}
                      | {str(row["doctor"]) for t in tables.values() for row in t
                         if row.get("doctor") is not None})
@@ -68,35 +57,17 @@ def render_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]]
         see = "; 95% CIs in the turn-budget chart" if any("budget" in t for t in tables) else ""
         charts.append(card("Accuracy by turn budget, per doctor", budget_chart(records, colours),
                             f"Judged encounters diagnosed correctly at each budget{see}."))
-    run = str(summary.get("run") or (records[0].run if records else run_dir.name))
+    run = str(summary.get("run") or (records[0].run if records else run_name))
     values = {
         "TITLE": escape(f"AgentClinic report · {run}"),
         "HEADER": _header(run, summary, records, skipped),
         "CHARTS": "\n".join(charts) or '<p class="muted">No accuracy tables were given.</p>',
         "RECORDS_JSON": _script_json({"fields": list(RECORD_FIELDS), "rows": rows}),
-        "TRANSCRIPTS_JSON": _script_json(transcripts),
+        "TRANSCRIPTS_JSON": _script_json(transcript_data),
     }
     template = resources.files(__package__).joinpath(TEMPLATE_FILE).read_text(encoding="utf-8")
     # One pass over the template only, so placeholder-like text inside the data stays as is.
     return re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], template)
-
-
-def load_transcript(run_dir: Path, record: ResultRecord) -> tuple[Transcript | None, str | None]:
-    """The record's transcript, or ``None`` and a note saying why there is none."""
-    if not record.transcript:
-        return None, "No transcript was saved for this encounter (e.g. an imported run)."
-    ref = Path(record.transcript)
-    # Paths are written as the run saw them; a moved or copied run directory still holds the
-    # file under transcripts/, so look there too.
-    candidates = [ref] if ref.is_absolute() else [Path.cwd() / ref, run_dir / ref]
-    candidates.append(run_dir / "transcripts" / ref.name)
-    for candidate in candidates:
-        if candidate.is_file():
-            try:
-                return Transcript.model_validate_json(candidate.read_bytes()), None
-            except (OSError, ValidationError) as exc:
-                return None, f"Transcript {candidate} could not be read: {type(exc).__name__}."
-    return None, f"Transcript file not found: {record.transcript}"
 
 
 def _data_card(title: str, rows: Sequence[Mapping[str, Any]]) -> str:

@@ -9,15 +9,13 @@ counts, and runs whose settings differ (another model, budget, sampling...).
 
 from __future__ import annotations
 
-import json
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .records import ResultRecord
-from .statistics import load_records, results_path
+from ..core.records import ResultRecord
+from . import rundir
 
 #: Summary fields that must be equal in every merged run: they decide what was measured.
 MUST_AGREE = ("protocol", "roles", "turn_budgets", "biases", "image_modes", "experiments",
@@ -51,13 +49,11 @@ class RunPart:
 def load_part(path: str | Path) -> RunPart:
     """Read one run (a directory, its results.jsonl or summary.json)."""
     try:
-        results = results_path(path)
-        records = load_records(results)
+        results = rundir.results_path(path)
+        records = rundir.load_records(results)
     except (FileNotFoundError, ValueError) as exc:
         raise MergeError(str(exc)) from None
-    summary_file = results.parent / "summary.json"
-    summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
-    return RunPart(results.parent, records, summary)
+    return RunPart(results.parent, records, rundir.read_summary(results.parent))
 
 
 def check(parts: Sequence[RunPart], *, partial: bool = False) -> None:
@@ -114,32 +110,18 @@ def _check_shards(parts: Sequence[RunPart], partial: bool) -> None:
                          f"(--partial merges what there is)")
 
 
-def _copy_transcript(record: ResultRecord, part: RunPart, out: Path) -> str | None:
-    """Copy the record's transcript into ``out``; its new path, or None when lost."""
-    if not record.transcript:
-        return None
-    name = Path(record.transcript).name
-    # The shard's directory may have moved (a CI artifact): look beside its results first.
-    for source in (part.directory / "transcripts" / name, Path(record.transcript)):
-        if source.is_file():
-            target = out / "transcripts" / name
-            shutil.copyfile(source, target)
-            return str(target)
-    return None
-
-
 def merge(parts: Sequence[RunPart], out: Path,
           ) -> tuple[list[ResultRecord], dict[str, Any], int]:
     """Copy the parts' transcripts into ``out``; return the merged records (sorted by node
     id, as a run writes them), the merged summary, and the transcripts not found."""
     if out.exists() and any(out.iterdir()):
         raise MergeError(f"{out} exists and is not empty; give a new directory")
-    (out / "transcripts").mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     records: list[ResultRecord] = []
     lost = 0
     for part in parts:
         for record in part.records:
-            path = _copy_transcript(record, part, out)
+            path = rundir.copy_transcript(part.directory, record, out)
             lost += record.transcript is not None and path is None
             records.append(record.model_copy(update={"run": out.name, "transcript": path}))
     records.sort(key=lambda r: r.nodeid)

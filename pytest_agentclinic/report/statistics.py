@@ -10,21 +10,18 @@ case's items together, so an interval does not shrink merely because a case was 
 
 from __future__ import annotations
 
-import gc
 import re
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .records import ResultRecord
+from ..core.records import ResultRecord
 
 FloatArray = NDArray[np.float64]
 GroupKey = tuple[str, ...]
@@ -70,77 +67,6 @@ def key_label(key: GroupKey) -> str:
 def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
     """Sort key putting ``case_2`` before ``case_10``."""
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", text) if p)
-
-
-# --- loading -------------------------------------------------------------------------------
-
-def results_path(path: str | Path) -> Path:
-    """``results.jsonl`` of a run given as its directory, the file, or ``summary.json``."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "results.jsonl"
-    elif p.name == "summary.json":
-        p = p.with_name("results.jsonl")
-    if not p.is_file():
-        raise FileNotFoundError(f"no results file at {p} (give a run directory, its "
-                                f"results.jsonl, or the summary.json beside it)")
-    return p
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many records.
-
-    Records hold no reference cycles, but each one is a few tracked containers: while tens
-    of thousands accumulate, the collector's full passes over the growing heap cost more
-    than parsing them (measured: 40,000 records load 2-3x faster with it paused).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def load_records(path: str | Path) -> list[ResultRecord]:
-    """Read a run's ``results.jsonl``; a bad line raises ValueError naming file and line.
-
-    pydantic's JSON validation runs in Rust and reads 40,000 lines in about half a second,
-    so the records are validated rather than trusted.
-    """
-    records, _ = _read_records(results_path(path), strict=True)
-    return records
-
-
-def load_records_skipping_bad(path: str | Path) -> tuple[list[ResultRecord], int]:
-    """Like :func:`load_records`, but skip unreadable lines and count them (none: no file).
-
-    For views of a run (the HTML page), where one damaged line from a crashed writer should
-    not cost the whole report.
-    """
-    try:
-        p = results_path(path)
-    except FileNotFoundError:
-        return [], 0
-    return _read_records(p, strict=False)
-
-
-def _read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
-    records: list[ResultRecord] = []
-    skipped = 0
-    with p.open(encoding="utf-8") as fh, gc_paused():
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(ResultRecord.model_validate_json(line))
-            except ValueError as exc:
-                if strict:
-                    raise ValueError(f"bad result record: {p}:{number}: {exc}") from None
-                skipped += 1
-    return records, skipped
 
 
 # --- bootstrap core ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .records import ResultRecord
+from ..core.records import ResultRecord
 from .statistics import (
     GROUP_FIELDS,
     GroupRow,
@@ -223,12 +223,11 @@ def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
     return len({GROUP_FIELDS[field_name](r) for r in records}) > 1
 
 
-def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> list[Table]:
-    """Every table this run calls for."""
-    tables = [overview(records, resamples)]
-    if any(r.protocol == "craftmd" for r in records):
-        tables.append(craftmd_table([r for r in records if r.protocol == "craftmd"],
-                                    resamples))
+def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
+                 protocol_tables: Sequence[Table] = ()) -> list[Table]:
+    """Every table this run calls for; ``protocol_tables`` (the protocols' own, e.g.
+    CRAFT-MD's experiment x answer mode) follow the overview."""
+    tables = [overview(records, resamples), *protocol_tables]
     if _varied(records, "specialty"):
         tables.append(pivot(records, "specialty", "accuracy by specialty", resamples))
     if _varied(records, "dataset"):

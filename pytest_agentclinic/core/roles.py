@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from ..cases.models import Case
-from ..encounter.transcript import Usage, Utterance, Verdict
+from .case import Case
+from .transcript import Usage, Utterance, Verdict
 
 ROLES: tuple[str, ...] = ("doctor", "patient", "measurement", "moderator")
 OFFLINE = "offline"
@@ -68,3 +68,9 @@ class Moderator(Protocol):
     async def judge(self, case: Case, diagnosis: str, sample: int) -> Judgement:
         """Judge ``diagnosis`` against ``case``'s accepted diagnoses."""
         ...
+
+
+#: Asks the user's code for an agent: ``(role, model, case, bias) -> agent or None``. The
+#: pytest layer answers it with the ``pytest_agentclinic_make_agent`` hook; None means the
+#: built-in agent for the role.
+MakeAgent = Callable[[str, str, Case, str], object | None]

@@ -1,6 +1,6 @@
 """Build the bundled ICD-10-CM terminology table from the ``simple-icd-10-cm`` package.
 
-Run at build time only (``python -m pytest_agentclinic.grading.build_terminology``): the
+Run at build time only (``python tools/build_terminology.py``): the
 grader reads the generated ``data/icd10cm_terms.tsv.gz`` and never imports the package, whose
 import alone parses a 10 MB XML file (about 2 s). ICD-10-CM is a US government work in the
 public domain; ``simple-icd-10-cm`` (MIT) ships the official CMS tabular release.
@@ -19,7 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-DEFAULT_OUTPUT = Path(__file__).with_name("data") / "icd10cm_terms.tsv.gz"
+# The table ships with the runtime package; this script does not.
+DEFAULT_OUTPUT = (Path(__file__).resolve().parents[1] / "pytest_agentclinic" / "grading" / "data"
+                  / "icd10cm_terms.tsv.gz")
 
 
 def _rows(cm: Any) -> Iterator[tuple[str, str, list[str]]]:

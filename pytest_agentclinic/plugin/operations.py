@@ -31,8 +31,8 @@ from typing import Any
 
 import pytest
 
-from .cases.loaders import CASE_SUFFIXES
-from .cases.shard import shard_of
+from ..cases.loaders import CASE_SUFFIXES
+from ..cases.shard import shard_of
 from .collect import UNPLAYED_PROPERTY, EncounterItem
 from .session import AgentClinicSession
 

@@ -7,7 +7,6 @@ MCQ lines carry no choices: they are joined from the case table on ``case_id``.
 
 from __future__ import annotations
 
-import csv
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -15,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..jsonl import json_lines
-from .craftmd_grader import CraftMDGrader, Verdict
-from .equivalence import judge
+from pytest_agentclinic.cases.craftmd_csv import read_table
+from pytest_agentclinic.core.jsonl import json_lines
+from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader, Verdict
+from pytest_agentclinic.grading.equivalence import judge
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized")
 #: Table 1 of the CRAFT-MD paper: four-choice MCQ accuracy per experiment.
@@ -39,9 +39,9 @@ class Case:
 
 def load_cases(path: Path) -> dict[str, Case]:
     """case_id -> choices and specialty, from ``usmle_and_derm_dataset.csv``."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        return {row["case_id"]: Case([row[f"choice_{i}"] for i in range(1, 5)], row["category"])
-                for row in csv.DictReader(handle)}
+    return {row["case_id"]: Case([row.get(f"choice_{i}", "") for i in range(1, 5)],
+                                 row["category"])
+            for _, row in read_table(path).rows}
 
 
 def load_recorded(path: Path) -> list[dict[str, Any]]:

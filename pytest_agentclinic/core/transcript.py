@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,10 +75,11 @@ class Verdict(BaseModel):
     reason: str = ""
 
 
-class Transcript(BaseModel):
-    """A whole encounter: written to ``reports/<run>/transcripts/``."""
+class ItemHeader(BaseModel):
+    """What identifies an item and the conditions it ran under; both the transcript and the
+    result record are this header plus their own fields, so the two cannot drift apart."""
 
-    version: int = TRANSCRIPT_VERSION
+    #: The protocol that played the item (``agentclinic``, ``craftmd``, or a plugin's).
     protocol: str = "agentclinic"
     case_id: str
     dataset: str
@@ -86,7 +87,9 @@ class Transcript(BaseModel):
     models: dict[str, str]
     sample: int
     turn_budget: int
+    #: CRAFT-MD conditions: vignette / multiturn / singleturn / summarized / examonly.
     experiment: str | None = None
+    #: CRAFT-MD answer mode: mcq / mcq-many / frq.
     answer_format: str | None = None
     bias: str = "none"
     image_mode: str | None = None
@@ -95,14 +98,29 @@ class Transcript(BaseModel):
     perception: Perception | None = None
     #: Roles whose model visibly refused to play its bias.
     refusals: list[str] = Field(default_factory=list)
+    error: str | None = None
+    #: Wall-clock start (epoch seconds) and length of the encounter.
+    started_at: float = 0.0
+    duration_s: float = 0.0
+
+    def header(self) -> dict[str, Any]:
+        """The header's fields only (what a result record copies)."""
+        values = self.__dict__  # pydantic keeps the fields here; 40,000 imports read them
+        return {name: values[name] for name in _HEADER_FIELDS}
+
+
+_HEADER_FIELDS = tuple(ItemHeader.model_fields)
+
+
+class Transcript(ItemHeader):
+    """A whole encounter: written to ``reports/<run>/transcripts/``."""
+
+    version: int = TRANSCRIPT_VERSION
     prompt_versions: dict[str, str] = Field(default_factory=dict)
     utterances: list[Utterance] = Field(default_factory=list)
     diagnosis: str | None = None
     verdict: Verdict | None = None
     outcome: Outcome | None = None
-    error: str | None = None
-    started_at: float = 0.0
-    duration_s: float = 0.0
 
     @property
     def turns_used(self) -> int:

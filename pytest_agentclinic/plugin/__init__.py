@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from ..cases.loaders import looks_like_case_file
 from . import hookspecs
-from .cases.loaders import looks_like_case_file
 from .collect import CaseFile
+from .operations import OperationsPlugin
 from .session import AgentClinicSession, default_run_name
 from .settings import add_options, resolve
 
@@ -35,8 +36,6 @@ def pytest_configure(config: pytest.Config) -> None:
     state = AgentClinicSession(config, settings, run_name)
     config.stash[session_key] = state
     config.pluginmanager.register(state, "agentclinic-session")
-    from .operations import OperationsPlugin
-
     config.pluginmanager.register(OperationsPlugin(state), "agentclinic-operations")
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist_hooks import XdistHooks, worker_lookahead

@@ -38,8 +38,9 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
+from ..cases.craftmd_csv import read_table
 from ..cases.loaders import CASE_SUFFIXES, load_case_file
-from ..cases.models import Case
+from ..core.case import Case
 from ..llm.caller import ModelCaller
 from ..llm.errors import FatalLLMError, LLMError
 
@@ -161,17 +162,15 @@ def case_vignette(case: Case) -> tuple[str, str]:
 def read_csv_cases(path: Path) -> list[MeldCase]:
     """The vignettes of a CRAFT-MD CSV (``case_vignette``; ids from ``case_id``, else row)."""
     try:
-        with path.open(encoding="utf-8", newline="") as fh:
-            reader = csv.DictReader(fh)
-            if CSV_COLUMN not in (reader.fieldnames or ()):
-                raise MeldInputError(f"{path}: no {CSV_COLUMN!r} column "
-                                     f"(columns: {', '.join(reader.fieldnames or ()) or 'none'})")
-            # Row numbers count the header as line 1, as an editor shows them.
-            return [MeldCase(str(path), (row.get("case_id") or "").strip() or f"row-{line}",
-                             row[CSV_COLUMN] or "", CSV_COLUMN)
-                    for line, row in enumerate(reader, start=2)]
+        table = read_table(path)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise MeldInputError(f"{path}: cannot read: {exc}") from exc
+    if CSV_COLUMN not in table.columns:
+        raise MeldInputError(f"{path}: no {CSV_COLUMN!r} column "
+                             f"(columns: {', '.join(table.columns) or 'none'})")
+    # Row numbers count the header as line 1, as an editor shows them.
+    return [MeldCase(str(path), row.get("case_id", "").strip() or f"row-{line}",
+                     row[CSV_COLUMN], CSV_COLUMN) for line, row in table.rows]
 
 
 def read_case_file(path: Path, problems: list[str]) -> list[MeldCase]:

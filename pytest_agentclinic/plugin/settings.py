@@ -2,65 +2,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .encounter.craftmd import ANSWERS, EXPERIMENTS
-from .llm.cache import CacheMode
-from .llm.caller import CallSettings
-from .llm.retry import RetryPolicy
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option: its CLI flag, ini twin, type and default."""
-
-    name: str  # ``doctor`` -> ``--agent-doctor`` and ini ``agent_doctor``
-    help: str
-    default: Any
-    kind: str = "str"  # str | list | int | float | ints
-    metavar: str = "VALUE"
-
-    @property
-    def flag(self) -> str:
-        return "--agent-" + self.name.replace("_", "-")
-
-    @property
-    def ini(self) -> str:
-        return "agent_" + self.name
-
+from ..core.options import Option
+from ..llm.cache import CacheMode
+from ..llm.caller import CallSettings
+from ..llm.retry import RetryPolicy
+from ..llm.served import redact_url
+from ..protocols import registry
+from ..protocols.base import Protocol, RunOptions
+from ..report.gate import GateSettings
 
 OPTIONS: tuple[Option, ...] = (
     Option("doctor", "doctor model: 'offline' or a litellm model string (repeatable)",
            ["offline"], "list", "MODEL"),
     Option("patient", "patient model: 'offline' or a litellm model string (repeatable: one "
            "item per doctor x patient pair)", ["offline"], "list", "MODEL"),
-    Option("measurement", "measurement model: 'offline' or a litellm model string", "offline",
-           metavar="MODEL"),
-    Option("moderator", "moderator model, asked only when the offline matcher is unsure",
-           "offline", metavar="MODEL"),
     Option("turns", "doctor interaction budget(s), e.g. 20 or 10,20,30", [20], "ints", "N[,N]"),
-    Option("bias", "inject a bias (repeatable): doctor:recency, patient:self_diagnosis, groups "
-           "doctor:all, patient:implicit, cognitive, all...; 'none' adds the unbiased variant",
-           [], "list", "BIAS"),
-    Option("images", "image cases: 'initial' (with the doctor's first message) or 'request' "
-           "(after REQUEST IMAGES); repeatable", ["initial"], "list", "MODE"),
-    Option("perception", "ask the patient for its 1-10 ratings after the diagnosis: yes or no",
-           "yes", metavar="yes|no"),
-    Option("protocol", "agentclinic (default) or craftmd", "agentclinic", metavar="NAME"),
-    Option("experiment", "CRAFT-MD experiments (repeatable): vignette, multiturn, singleturn, "
-           "summarized, examonly", ["vignette", "multiturn", "singleturn", "summarized"],
-           "list", "NAME"),
-    Option("answer", "CRAFT-MD answer modes (repeatable): mcq, mcq-many, frq", ["mcq", "frq"],
-           "list", "MODE"),
-    Option("many_choices", "options of a many-choice MCQ (pooled from the same specialty)", 10,
-           "int", "N"),
-    Option("summarizer", "CRAFT-MD summarizer model: 'offline' or a litellm model string",
-           "offline", metavar="MODEL"),
+    Option("protocol", "the benchmark protocol: agentclinic (default), craftmd, or one a plugin "
+           "registers", "agentclinic", metavar="NAME"),
     Option("repeat", "samples per case (each its own item and cache entry)", 1, "int", "K"),
     Option("concurrency", "encounters in flight per process", 16, "int", "N"),
     Option("api_base", "API base URL for every LLM role (e.g. a local vLLM/Ollama server)",
@@ -101,21 +66,6 @@ OPTION_BY_NAME = {opt.name: opt for opt in OPTIONS}
 
 
 @dataclass(frozen=True)
-class GateSettings:
-    """The CI gate; inactive when neither a minimum accuracy nor a baseline is given."""
-
-    min_accuracy: float | None = None
-    baseline: Path | None = None
-    max_drop: float = 0.0
-    alpha: float = 0.05
-
-    @property
-    def active(self) -> bool:
-        """Whether a gate decides the exit status."""
-        return self.min_accuracy is not None or self.baseline is not None
-
-
-@dataclass(frozen=True)
 class Operations:
     """Running at scale: the shard this process runs, the status line, the cost limit."""
 
@@ -137,17 +87,11 @@ class Settings:
 
     doctors: tuple[str, ...]
     patients: tuple[str, ...]
-    measurement: str
-    moderator: str
     turns: tuple[int, ...]
-    biases: tuple[str, ...]
-    image_modes: tuple[str, ...]
+    #: The protocol's name (see :mod:`..protocols.registry`).
     protocol: str
-    experiments: tuple[str, ...]
-    answers: tuple[str, ...]
-    many_choices: int
-    summarizer: str
-    perception: bool
+    #: The values of the protocol's own options (its conditions and role models).
+    options: Mapping[str, Any]
     repeat: int
     concurrency: int
     cache: CacheMode
@@ -159,19 +103,48 @@ class Settings:
     operations: Operations = field(default_factory=Operations)
 
     @property
+    def run_options(self) -> RunOptions:
+        """What the protocol expands cases with."""
+        return RunOptions(doctors=self.doctors, patients=self.patients, turns=self.turns,
+                          repeat=self.repeat, options=self.options)
+
+    def make_protocol(self) -> Protocol:
+        """A fresh instance of the run's protocol (one per session)."""
+        return registry.get(self.protocol)()
+
+    def summary_header(self) -> dict[str, Any]:
+        """The settings that ``summary.json`` records, in its order."""
+        protocol = registry.get(self.protocol)()
+        return {
+            "protocol": self.protocol,
+            "roles": self.roles,
+            "turn_budgets": list(self.turns),
+            **protocol.summary_fields(self.options),
+            "repeat": self.repeat,
+            "cache_mode": self.cache.value,
+            "temperature": self.call.temperature,
+            # Where the models ran and with what: another server or max_tokens is another run.
+            "api_base": redact_url(self.call.api_base),
+            "sampling": self.call.sampling,
+            "shard": self.operations.shard_label,
+        }
+
+    @property
     def roles(self) -> dict[str, str]:
         """Each role's model, as the summary header shows it."""
-        if self.protocol == "craftmd":
-            return {"doctor": ", ".join(self.doctors), "patient": ", ".join(self.patients),
-                    "summarizer": self.summarizer, "grader": self.moderator}
-        return {"doctor": ", ".join(self.doctors), "patient": ", ".join(self.patients),
-                "measurement": self.measurement, "moderator": self.moderator}
+        return registry.get(self.protocol)().role_models(self.run_options)
 
 
-def add_options(parser: pytest.Parser) -> None:
-    """Register the ``--agent-*`` group and the ini twins."""
+def add_options(parser: pytest.Parser, options: Sequence[Option] | None = None) -> None:
+    """Register the ``--agent-*`` group and the ini twins: the run's options and every
+    registered protocol's (or only ``options``, for a protocol registered later)."""
     group = parser.getgroup("agentclinic", "AgentClinic encounters")
-    for opt in OPTIONS:
+    # A protocol registered by an earlier import (a conftest seen before) is already here.
+    added = {name for argument in group.options for name in argument.names()}
+    for opt in options if options is not None else (*OPTIONS, *registry.all_options()):
+        if opt.flag in added:
+            continue
+        added.add(opt.flag)
         action = "append" if opt.kind == "list" else "store"
         group.addoption(opt.flag, action=action, dest="agent_" + opt.name, default=None,
                         metavar=opt.metavar, help=f"{opt.help} (ini: {opt.ini})")
@@ -182,10 +155,15 @@ def add_options(parser: pytest.Parser) -> None:
 
 
 def _raw(config: pytest.Config, opt: Option) -> Any:
-    cli = config.getoption("agent_" + opt.name)
+    try:
+        cli = config.getoption("agent_" + opt.name)
+        ini = config.getini(opt.ini)
+    except ValueError:
+        # A protocol registered after the options were added, whose conftest did not add its
+        # options (``api.add_protocol_options``): its defaults apply.
+        return opt.default
     if cli is not None:
         return cli
-    ini = config.getini(opt.ini)
     return ini if ini not in (None, "", []) else opt.default
 
 
@@ -223,12 +201,40 @@ def _convert(opt: Option, value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
+def _checked(opt: Option, value: Any) -> Any:
+    """The converted value, within the option's choices and through its own check."""
+    value = _convert(opt, value)
+    if opt.choices is not None:
+        for v in value if isinstance(value, tuple) else (value,):
+            if v not in opt.choices:
+                raise pytest.UsageError(f"{opt.flag}: {v!r} is not one of: "
+                                        f"{', '.join(opt.choices)}")
+    if opt.check is not None:
+        try:
+            value = opt.check(value)
+        except ValueError as exc:
+            raise pytest.UsageError(f"{opt.flag}: {exc}") from None
+    return value
+
+
+def _protocol(config: pytest.Config, name: str) -> tuple[str, dict[str, Any]]:
+    """The protocol's name and its option values; unknown names are usage errors."""
+    try:
+        protocol = registry.get(name)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--agent-protocol: {exc}") from None
+    options = {opt.name: _checked(opt, _raw(config, opt)) for opt in protocol.options}
+    for role in protocol.roles:
+        if role.option is not None and not options.get(role.option):
+            raise pytest.UsageError(f"--agent-{role.option.replace('_', '-')}: give "
+                                    "'offline' or a litellm model string")
+    return protocol.name, options
+
+
 def resolve(config: pytest.Config) -> Settings:
     """Resolve CLI > ini > default once; bad values raise :class:`pytest.UsageError`."""
-    v = {opt.name: _convert(opt, _raw(config, opt)) for opt in OPTIONS}
-    for role in ("measurement", "moderator"):
-        if not v[role]:
-            raise pytest.UsageError(f"--agent-{role}: give 'offline' or a litellm model string")
+    v = {opt.name: _checked(opt, _raw(config, opt)) for opt in OPTIONS}
+    protocol, options = _protocol(config, v["protocol"])
     try:
         cache = CacheMode(v["cache"])
     except ValueError:
@@ -240,14 +246,8 @@ def resolve(config: pytest.Config) -> Settings:
     policy = RetryPolicy(attempts=v["retries"] + 1, backoff=v["backoff"],
                          retry_after_cap=v["retry_after_cap"])
     return Settings(
-        doctors=v["doctor"], patients=v["patient"], measurement=v["measurement"],
-        moderator=v["moderator"], turns=v["turns"], biases=_biases(v["bias"]),
-        image_modes=_choices("images", v["images"], ("initial", "request")),
-        perception=_choices("perception", (v["perception"],), ("yes", "no")) == ("yes",),
-        protocol=_choices("protocol", (v["protocol"],), ("agentclinic", "craftmd"))[0],
-        experiments=_choices("experiment", v["experiment"], EXPERIMENTS),
-        answers=_choices("answer", v["answer"], ANSWERS), many_choices=v["many_choices"],
-        summarizer=v["summarizer"],
+        doctors=v["doctor"], patients=v["patient"], turns=v["turns"], protocol=protocol,
+        options=options,
         repeat=v["repeat"],
         concurrency=v["concurrency"], cache=cache, cache_dir=root / v["cache_dir"],
         report_dir=root / v["report_dir"], run_name=v["run_name"],
@@ -283,26 +283,6 @@ def _operations(v: dict[str, Any]) -> Operations:
     if v["max_cost"] is not None:
         max_cost = _number(OPTION_BY_NAME["max_cost"], v["max_cost"], float, 0.0)
     return Operations(shard=shard, progress_every=every, max_cost_usd=max_cost)
-
-
-def _choices(name: str, values: tuple[str, ...], allowed: tuple[str, ...]) -> tuple[str, ...]:
-    for value in values:
-        if value not in allowed:
-            raise pytest.UsageError(f"--agent-{name}: {value!r} is not one of: "
-                                    f"{', '.join(allowed)}")
-    return tuple(values)
-
-
-def _biases(values: tuple[str, ...]) -> tuple[str, ...]:
-    """Expand bias names and groups; no ``--agent-bias`` means the unbiased run only."""
-    if not values:
-        return ("none",)
-    from .agents.biases import resolve_biases
-
-    try:
-        return resolve_biases(values)
-    except ValueError as exc:
-        raise pytest.UsageError(f"--agent-bias: {exc}") from None
 
 
 def _gate(v: dict[str, Any], root: Path) -> GateSettings:

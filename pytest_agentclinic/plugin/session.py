@@ -2,28 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import pytest
 
-from .agents.factory import Variant, build_cast, build_craft_cast
+from ..core.case import Case
+from ..core.records import ResultRecord
+from ..core.transcript import Transcript
+from ..llm.cache import ResponseCache
+from ..llm.caller import ModelCaller
+from ..llm.errors import FatalLLMError
+from ..protocols.base import PlayContext
+from ..protocols.registry import report_tables
+from ..protocols.runner import EncounterRunner, NotPlayed
+from ..report import gate, rundir, summary
+from ..report.tables import Table
 from .collect import RECORD_PROPERTY, UNPLAYED_PROPERTY, EncounterError, EncounterItem
-from .encounter.craftmd import CraftItem, converse, run_craftmd
-from .encounter.engine import run_encounter
-from .encounter.runner import EncounterRunner, NotPlayed
-from .encounter.transcript import Transcript
-from .llm.cache import ResponseCache
-from .llm.caller import ModelCaller
-from .llm.errors import FatalLLMError
-from .report import gate, summary, writer
-from .report.records import ResultRecord
-from .report.tables import Table, build_tables
 from .settings import Settings
 
 #: Returns the items this process will run next (xdist workers only know their queue).
@@ -37,9 +36,23 @@ def default_run_name() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
 
 
-def _all_after(session: pytest.Session, item: EncounterItem) -> Sequence[pytest.Item]:
-    items = session.items
-    return items[items.index(item):]
+class _AllAfter:
+    """Without xdist a process runs every item: the first item submits them all, once.
+
+    Looking the item up and walking the rest again for every item made scheduling O(n^2)
+    (13 s at 8,000 items); remembering that everything is submitted keeps it O(n).
+    """
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def __call__(self, session: pytest.Session, item: EncounterItem) -> Sequence[pytest.Item]:
+        if self.done:
+            return [item]
+        self.done = True
+        items = session.items
+        start = next(i for i, it in enumerate(items) if it is item)
+        return items[start:]
 
 
 class AgentClinicSession:
@@ -51,20 +64,24 @@ class AgentClinicSession:
         self.run_name = run_name
         self.run_dir = settings.report_dir / run_name
         self.is_worker = hasattr(config, "workerinput")
-        self.lookahead: Lookahead = _all_after
+        self.lookahead: Lookahead = _AllAfter()
         self.records: dict[str, dict[str, Any]] = {}
         self.bad_records = 0
         self.cache = ResponseCache(settings.cache_dir, settings.cache)
         self.caller = ModelCaller(settings.call, self.cache)
         self.runner = EncounterRunner(settings.concurrency)
         self.fatal: str | None = None
-        self._tasks: dict[tuple[object, ...], Awaitable[Any]] = {}
+        self.protocol = settings.make_protocol()
+        self.run_options = settings.run_options
+        self.play_context = PlayContext(self.caller, self._make_agent, settings.options)
         self.gate: gate.GateResult | None = None
         self.tables: list[Table] = []
         #: Fields the operations plugin adds to summary.json (e.g. the run stopped on cost).
         self.summary_extra: dict[str, Any] = {}
         #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter.
         self.on_wait: Callable[[], None] = lambda: None
+        self.results = rundir.ResultsStream(self.run_dir)
+        self.started = False
 
     # ----------------------------------------------------------------- hooks
 
@@ -90,10 +107,26 @@ class AgentClinicSession:
         finally:
             session.testsfailed += self.bad_records
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.is_worker:  # under xdist the controller hears of collection from a node
+            self.start_run(sum(isinstance(i, EncounterItem) for i in session.items))
+
+    def start_run(self, planned: int) -> None:
+        """Write the run's manifest before the first item runs (once; not when no encounter
+        is planned or only collecting)."""
+        if self.started or planned == 0 or self.config.option.collectonly:
+            return
+        self.started = True
+        rundir.start_run(self.run_dir, self.run_name, planned)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return  # the controller writes results.jsonl
         for name, value in report.user_properties:
-            if name == RECORD_PROPERTY and isinstance(value, dict):
+            if (name == RECORD_PROPERTY and isinstance(value, dict)
+                    and report.nodeid not in self.records):
                 self.records[report.nodeid] = value
+                self.results.append(ResultRecord.model_validate(value))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -101,15 +134,20 @@ class AgentClinicSession:
         self.cache.close()
         if self.is_worker:
             return
+        self.results.close()
         records = self._records()
         if records:
-            writer.write_results(self.run_dir, records)
-            self.tables = build_tables(records)
-            summary = writer.run_summary(self.settings, records, self.bad_records)
+            # The streamed file holds the records in finishing order; the final one is sorted.
+            rundir.write_results(self.run_dir, records)
+            self.tables = report_tables(records)
+            summary = rundir.run_summary(self.settings.summary_header(), records,
+                                         self.bad_records)
             summary.update(self.summary_extra)
-            writer.write_reports(self.run_dir, summary, records, self.tables)
+            rundir.write_reports(self.run_dir, summary, records, self.tables)
         if self.settings.gate.active:
-            self.gate = gate.evaluate(self.settings.gate, records)
+            baseline = self.settings.gate.baseline
+            self.gate = gate.evaluate(self.settings.gate, records,
+                                      rundir.read_baseline(baseline) if baseline else ((), {}))
             # With a gate, the gate decides the exit status; interruptions, usage and
             # internal errors keep theirs.
             if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
@@ -130,66 +168,16 @@ class AgentClinicSession:
 
     def _schedule(self, item: EncounterItem) -> concurrent.futures.Future[Transcript]:
         """Submit ``item`` and the items this process runs next, so they run concurrently."""
-        for upcoming in self.lookahead(item.session, item):
-            if isinstance(upcoming, EncounterItem) and not self.runner.submitted(upcoming.nodeid):
-                self.runner.submit(upcoming.nodeid, self._encounter_factory(upcoming))
+        self.runner.submit_many([
+            (upcoming.nodeid, self._encounter_factory(upcoming))
+            for upcoming in self.lookahead(item.session, item)
+            if isinstance(upcoming, EncounterItem) and not self.runner.submitted(upcoming.nodeid)])
         return self.runner.submit(item.nodeid, self._encounter_factory(item))
 
-    def _shared(self, key: tuple[object, ...],
-                 factory: Callable[[], Awaitable[Any]]) -> Awaitable[Any]:
-        """One task per key, awaited by every item that needs it (runs on the runner's loop)."""
-        if key not in self._tasks:
-            self._tasks[key] = asyncio.ensure_future(factory())
-        return self._tasks[key]
-
-    def _craftmd_factory(self, item: EncounterItem) -> Callable[[], Any]:
-        spec, s = item.spec, self.settings
-        assert spec.experiment is not None and spec.answer is not None
-        models = {"doctor": spec.doctor, "patient": spec.patient, "summarizer": s.summarizer,
-                  "moderator": s.moderator}
-        cast = build_craft_cast(self.config, spec.case, models, self.caller, spec.candidates,
-                                spec.sample)
-        craft = CraftItem(spec.case, spec.experiment, spec.answer, spec.sample,
-                          spec.turn_budget, spec.options)
-        # Every experiment of a case reuses one conversation (and one summary of it).
-        key = (spec.case.dataset, spec.case.id, spec.doctor, spec.patient, spec.sample)
-
-        def conversation() -> Awaitable[Any]:
-            return self._shared(("conversation", *key), lambda: converse(
-                spec.case, cast, spec.turn_budget, spec.sample))
-
-        async def summarize() -> Any:
-            convo = await conversation()
-            return await cast.summarizer.summarize(spec.case, convo.statements, spec.sample)
-
-        async def play() -> Transcript:
-            summary = lambda: self._shared(("summary", *key), summarize)  # noqa: E731
-            try:
-                return await run_craftmd(craft, cast, conversation, summary)
-            except FatalLLMError as exc:
-                self.fatal = self.fatal or str(exc)
-                self.runner.cancel_pending()
-                raise
-
-        return play
-
     def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
-        if item.spec.experiment is not None:
-            return self._craftmd_factory(item)
-        spec, settings = item.spec, self.settings
-        models = {"doctor": spec.doctor, "patient": spec.patient,
-                  "measurement": settings.measurement, "moderator": settings.moderator}
-
-        variant = Variant(bias=spec.bias, image_mode=spec.image_mode)
-
         async def play() -> Transcript:
-            cast = build_cast(self.config, spec.case, models, self.caller, spec.candidates,
-                              variant)
             try:
-                return await run_encounter(spec.case, cast, budget=spec.turn_budget,
-                                           sample=spec.sample, bias=spec.bias,
-                                           image_mode=spec.image_mode,
-                                           ask_perception=settings.perception)
+                return await self.protocol.play(item.spec, self.play_context)
             except FatalLLMError as exc:
                 # Stop the other encounters in flight now: they would only fail the same way.
                 self.fatal = self.fatal or str(exc)
@@ -198,11 +186,15 @@ class AgentClinicSession:
 
         return play
 
+    def _make_agent(self, role: str, model: str, case: Case, bias: str) -> object | None:
+        return self.config.hook.pytest_agentclinic_make_agent(  # type: ignore[no-any-return]
+            role=role, model=model, case=case, bias=bias, config=self.config)
+
     def finish_item(self, item: EncounterItem) -> None:
         """Wait for ``item``'s encounter, save its transcript and attach its result record."""
         transcript = self._await(item)
         item.transcript = transcript
-        item.transcript_path = writer.write_transcript(self.run_dir, item.path.stem, item.name,
+        item.transcript_path = rundir.write_transcript(self.run_dir, item.path.stem, item.name,
                                                        transcript)
         record = ResultRecord.from_transcript(
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
@@ -222,9 +214,15 @@ class AgentClinicSession:
             return self._failed_transcript(item, f"not run after a fatal error: {self.fatal}")
         try:
             future = self._schedule(item)
-            while not concurrent.futures.wait([future], timeout=WAIT_TICK).done:
-                self.on_wait()  # the status line, written from this (the main) thread
-            return future.result()
+            while True:
+                # Not concurrent.futures.wait(): it never sees a future cancelled before it
+                # ran (the runner's futures are plain ones, cancelled on a fatal error).
+                try:
+                    return future.result(timeout=WAIT_TICK)
+                except concurrent.futures.TimeoutError:
+                    if future.done():
+                        raise  # the encounter's own timeout error
+                    self.on_wait()  # the status line, written from this (the main) thread
         except NotPlayed as exc:
             item.user_properties.append((UNPLAYED_PROPERTY, str(exc)))
             pytest.skip(str(exc))
@@ -233,11 +231,12 @@ class AgentClinicSession:
             return self._failed_transcript(item, self.fatal or "cancelled: the session ended")
         except Exception as exc:  # a bug in a custom agent must not lose the other results
             return self._failed_transcript(item, f"{type(exc).__name__}: {exc}")
+        finally:
+            # The transcript is saved next; the runner need not keep it for the session.
+            self.runner.forget(item.nodeid)
 
     def _failed_transcript(self, item: EncounterItem, error: str) -> Transcript:
-        case = item.spec.case
-        return Transcript(case_id=case.id, dataset=case.dataset, specialty=case.specialty,
-                          models={**self.settings.roles, "doctor": item.spec.doctor,
-                                  "patient": item.spec.patient},
-                          sample=item.spec.sample, turn_budget=item.spec.turn_budget,
-                          outcome="error", error=error)
+        # The protocol's own header: an item that could not be played still carries its
+        # conditions (a CRAFT-MD error keeps its experiment, so tables and pairing see it).
+        header = self.protocol.header(item.spec)
+        return Transcript(**{**header.header(), "outcome": "error", "error": error})

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from .cases.loaders import CASE_SUFFIXES
+from ..cases.loaders import CASE_SUFFIXES
 from .session import AgentClinicSession
 
 WORKER_KEY = "agentclinic_run_name"
@@ -22,6 +22,11 @@ class XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_KEY] = self.state.run_name
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        # Every node collects the same items; the first to finish tells the plan.
+        self.state.start_run(sum(map(_is_case_item, ids)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

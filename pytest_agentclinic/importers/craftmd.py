@@ -18,19 +18,25 @@ each reply to the option it chose, with the paper's verbatim rule (:func:`grade_
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..cases.craftmd_csv import CaseInfo, case_table
+from ..core.jsonl import json_lines
+from ..core.records import ResultRecord
+from ..core.transcript import Transcript, Verdict
 from ..grading.moderator import grader
-from ..jsonl import json_lines
-from .records import ResultRecord
-from .statistics import gc_paused
-from .tables import craftmd_table, overview
-from .writer import SUMMARY_VERSION, sha256_of, write_reports_text, write_results
+from ..report.rundir import (
+    SUMMARY_VERSION,
+    gc_paused,
+    sha256_of,
+    write_reports_text,
+    write_results,
+)
+from ..report.tables import craftmd_table, overview
 
 #: Bootstrap resamples of the tables written at import (the report command uses 10,000).
 IMPORT_RESAMPLES = 2_000
@@ -39,15 +45,6 @@ GRADER = "gpt-4 grader (recorded)"
 MCQ_GRADER = "offline option mapping (verbatim rule)"
 DEFAULT_CSV = "usmle_and_derm_dataset.csv"
 _REQUIRED = ("model", "case_id", "trial", "experiment", "format", "correct_answer", "response")
-
-
-@dataclass(frozen=True)
-class CaseInfo:
-    """What the dataset CSV says about a case."""
-
-    specialty: str
-    dataset: str
-    choices: tuple[str, ...] = ()
 
 
 @dataclass
@@ -63,11 +60,7 @@ class ImportResult:
 
 def read_case_table(path: str | Path) -> dict[str, CaseInfo]:
     """Specialty (``category``), dataset and answer choices per ``case_id``."""
-    with Path(path).open(encoding="utf-8", newline="") as fh:
-        return {row["case_id"]: CaseInfo(
-            specialty=row["category"], dataset=row["dataset"],
-            choices=tuple(row[f"choice_{i}"] for i in range(1, 5) if row.get(f"choice_{i}")))
-            for row in csv.DictReader(fh)}
+    return case_table(Path(path))
 
 
 def read_recorded(path: Path, skipped: list[str]) -> Iterator[dict[str, Any]]:
@@ -116,15 +109,20 @@ def to_record(line: dict[str, Any], case: CaseInfo, *, run: str,
                                    case.choices)
         judge = MCQ_GRADER
     model = str(line["model"])
-    return ResultRecord(
-        run=run, protocol="craftmd", case_id=str(line["case_id"]),
-        nodeid=f"{source.name}::{line['case_id']}[{line['experiment']}-{fmt}-t{line['trial']}]",
-        dataset=case.dataset, specialty=case.specialty, sample=int(line["trial"]),
+    # A transcript of what the recorded line holds (no dialogue: the paper did not publish
+    # it), so the record comes from the one builder every run uses.
+    t = Transcript(
+        protocol="craftmd", case_id=str(line["case_id"]), dataset=case.dataset,
+        specialty=case.specialty, sample=int(line["trial"]),
         models={"doctor": model, "patient": model, "measurement": "none", "moderator": GRADER},
         turn_budget=0, experiment=str(line["experiment"]), answer_format=fmt,
-        outcome="correct" if correct else "incorrect", expected=str(line["correct_answer"]),
-        given=None if given is None else str(given), decided_by=judge, turns_used=0,
-        duration_s=0.0, case_file=str(source))
+        diagnosis=None if given is None else str(given),
+        verdict=Verdict(correct=bool(correct), decided_by=judge),
+        outcome="correct" if correct else "incorrect")
+    return ResultRecord.from_transcript(
+        t, run=run, expected=str(line["correct_answer"]), transcript_path=None,
+        nodeid=f"{source.name}::{line['case_id']}[{line['experiment']}-{fmt}-t{line['trial']}]",
+        case_file=str(source))
 
 
 def convert(lines: Sequence[dict[str, Any]], cases: dict[str, CaseInfo], *, run: str,
@@ -148,7 +146,7 @@ def convert(lines: Sequence[dict[str, Any]], cases: dict[str, CaseInfo], *, run:
 
 
 def craftmd_summary(result: ImportResult, files: Sequence[Path]) -> dict[str, Any]:
-    """``summary.json`` in :func:`..writer.run_summary`'s shape, plus where it came from."""
+    """``summary.json`` in :func:`..report.rundir.run_summary`'s shape, plus where it came from."""
     records = result.records
     return {
         "version": SUMMARY_VERSION,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..agents import prompts
-from .transcript import Perception
+from ..core.transcript import Perception
 
 LABELS = {"confidence": "confiden", "compliance": "complian", "consultation": "consult"}
 

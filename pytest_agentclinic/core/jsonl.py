@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
@@ -27,15 +27,22 @@ class Line:
     number: int
     value: Any = None
     error: str | None = None
+    #: The JSON parser's own message, when the line is not JSON.
+    reason: str = ""
 
 
 def json_lines(path: Path) -> Iterator[Line]:
     """Every non-blank line of a JSONL file; a line that is not JSON carries its error."""
     with open_text(path) as handle:
-        for number, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            try:
-                yield Line(number, json.loads(text))
-            except json.JSONDecodeError as exc:
-                yield Line(number, error=f"not JSON ({exc.msg})")
+        yield from parse_lines(handle)
+
+
+def parse_lines(lines: Iterable[str]) -> Iterator[Line]:
+    """Every non-blank line of JSONL text already read; numbered from 1."""
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        try:
+            yield Line(number, json.loads(text))
+        except json.JSONDecodeError as exc:
+            yield Line(number, error=f"not JSON ({exc.msg})", reason=exc.msg)

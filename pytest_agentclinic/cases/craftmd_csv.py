@@ -1,0 +1,57 @@
+"""The one reader of CRAFT-MD's case table (``usmle_and_derm_dataset.csv`` and files shaped
+like it): the converter, the importer, ``grade``, ``meld`` and the evaluation tools all read
+it here."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class CsvTable:
+    """A CSV file's columns and rows, each row with the line it starts on (header = 1)."""
+
+    path: Path
+    columns: list[str] = field(default_factory=list)
+    rows: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+
+
+def read_table(path: Path) -> CsvTable:
+    """Every row; a short row reads as empty fields. A row may span several lines (quoted
+    newlines), so its number is the line it starts on. Raises OSError, UnicodeDecodeError
+    or csv.Error for the caller to name the file."""
+    table = CsvTable(path)
+    # utf-8-sig: spreadsheet exports start with a byte-order mark.
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.DictReader(fh, restval="")
+        table.columns = list(reader.fieldnames or [])
+        start = reader.line_num + 1
+        for row in reader:
+            table.rows.append((start, {k: v or "" for k, v in row.items() if k is not None}))
+            start = reader.line_num + 1
+    return table
+
+
+def choices(row: dict[str, str]) -> tuple[str, ...]:
+    """The row's answer choices (``choice_1``, ``choice_2``, ... in order), empty ones left out."""
+    numbered = sorted((k for k in row if k.startswith("choice_") and k[7:].isdigit()),
+                      key=lambda k: int(k[7:]))
+    return tuple(row[k] for k in numbered if row[k])
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    """What the case table says about one case."""
+
+    specialty: str
+    dataset: str
+    choices: tuple[str, ...] = ()
+
+
+def case_table(path: Path) -> dict[str, CaseInfo]:
+    """``case_id`` -> specialty (``category``), dataset and answer choices."""
+    return {row["case_id"]: CaseInfo(row.get("category", ""), row.get("dataset", ""),
+                                     choices(row))
+            for _, row in read_table(path).rows if row.get("case_id")}

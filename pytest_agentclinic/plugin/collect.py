@@ -1,0 +1,150 @@
+"""Collection: a case file becomes one item per case and variant (the protocol's expansion)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+from ..cases.loaders import CaseError, load_case_file
+from ..core.case import Case
+from ..core.transcript import Transcript
+from ..protocols.base import ItemSpec
+
+RECORD_PROPERTY = "agentclinic_result"
+#: Marks an item the run never played (it stopped starting encounters, e.g. on cost).
+UNPLAYED_PROPERTY = "agentclinic_unplayed"
+
+
+class _Message(TerminalRepr):
+    """Plain lines in place of a traceback."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.text.splitlines():
+            tw.line(line)
+
+
+class CaseLoadError(Exception):
+    """A case record that could not be read; shown as a collection error for its line."""
+
+
+class EncounterError(Exception):
+    """The encounter ended in an infrastructure failure: the item's outcome is *error*."""
+
+
+class EncounterFailed(AssertionError):
+    """The moderator judged the diagnosis wrong, or none was given."""
+
+
+class CaseRecordError(pytest.Collector):
+    """Stands for a bad record so its error names file, line and field, and nothing else fails."""
+
+    def __init__(self, *, error: CaseError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        raise CaseLoadError(str(self.error))
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException],
+                     style: Any = None) -> str | TerminalRepr:
+        del style  # collectors format errors one way
+        if isinstance(excinfo.value, CaseLoadError):
+            return f"bad case record: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+
+def _register_marker(config: pytest.Config, case: Case) -> None:
+    # Specialties come from data, so their markers are registered as they are met
+    # (keeps ``--strict-markers`` runs working).
+    known = config.getini("markers")
+    if not any(m.split(":")[0] == case.specialty_marker for m in known):
+        config.addinivalue_line("markers", f"{case.specialty_marker}: {case.specialty} cases")
+
+
+class CaseFile(pytest.File):
+    """A file of cases in any supported format; the run's protocol makes its items."""
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        from . import session_of
+
+        loaded = load_case_file(self.path)
+        for error in loaded.errors:
+            yield CaseRecordError.from_parent(self, name=f"line-{error.line}", error=error)
+        state = session_of(self.config)
+        lines = {id(case): line for line, case in loaded.cases}
+        for spec in state.protocol.expand([c for _, c in loaded.cases], state.run_options):
+            case = spec.case
+            _register_marker(self.config, case)
+            item = EncounterItem.from_parent(self, name=f"{case.id}[{spec.label}]", spec=spec,
+                                             line=lines[id(case)])
+            item.add_marker(case.specialty_marker)
+            yield item
+
+
+class EncounterItem(pytest.Item):
+    """One encounter; passes when the moderator judges the diagnosis correct."""
+
+    def __init__(self, *, spec: ItemSpec, line: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec = spec
+        self.line = line
+        self.transcript: Transcript | None = None
+        self.transcript_path: str | None = None
+
+    def setup(self) -> None:
+        """Obtain the encounter's result (run concurrently by the session's runner).
+
+        An infrastructure failure raises here so pytest reports an *error*, not a failure.
+        """
+        from . import session_of
+
+        session_of(self.config).finish_item(self)
+        t = self.transcript
+        assert t is not None
+        if t.outcome == "error":
+            raise EncounterError(f"{t.error}\ntranscript: {self.transcript_path}")
+
+    def teardown(self) -> None:
+        """Release the transcript: it is saved, and 8,000 of them would not fit in memory."""
+        self.transcript = None
+
+    def runtest(self) -> None:
+        """Assert the verdict."""
+        t = self.transcript
+        assert t is not None
+        if t.outcome == "correct":
+            return
+        tests = ", ".join(t.tests_requested) or "none"
+        given = t.diagnosis if t.outcome == "incorrect" else "no diagnosis"
+        reason = f" ({t.verdict.decided_by}: {t.verdict.reason})" if t.verdict else ""
+        raise EncounterFailed(
+            f"{'misdiagnosis' if t.outcome == 'incorrect' else 'no diagnosis'}{reason}\n"
+            f"  expected:   {self.spec.case.diagnosis}\n"
+            f"  given:      {given}\n"
+            f"  turns used: {t.turns_used}/{t.turn_budget}\n"
+            f"  tests:      {tests}\n"
+            f"  transcript: {self.transcript_path}")
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException],
+                     style: Any = None) -> str | TerminalRepr:
+        if isinstance(excinfo.value, (EncounterFailed, EncounterError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(self, excinfo: ExceptionInfo[BaseException],
+                         style: Any = None) -> TerminalRepr:
+        # pytest formats setup errors here rather than in repr_failure; an encounter's
+        # infrastructure error is a message, not a traceback into the harness.
+        if isinstance(excinfo.value, EncounterError):
+            return _Message(str(excinfo.value))
+        return super()._repr_failure_py(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.line - 1, f"{self.spec.case.id} ({self.spec.case.dataset})"
