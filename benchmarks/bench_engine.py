@@ -4,10 +4,13 @@
 
 (a) wall time of the 107-case AgentClinic-MedQA offline run (needs ../shared);
 (b) N encounters, each scripted to exactly k doctor calls, against a local server that
-    answers every call after 1 s, 64 encounters in flight: wall time / ideal (2 x k s);
-    beside it, the floor: the same calls made by litellm alone, no harness, same load;
-(c) model calls per second on one core against a server that answers at once: litellm
-    alone, and through our caller (cache off, then cache on), and our share of the time;
+    answers every call after 1 s, 64 encounters in flight: encounter wall / ideal
+    (N / 64 x k s) through the aiohttp fast path and through litellm, interleaved A/B runs
+    (medians), with the pytest process's CPU per call; beside it, the floor: the same calls
+    made by litellm alone, no harness, same load;
+(c) CPU time per model call against a server that answers at once (CPU, not wall-clock
+    rates: on a shared machine those measure the neighbours): litellm alone, our caller on
+    litellm (cache off, then on), our caller on the fast path; the calls/s ceiling of a core;
 (d) run (b) again, fully cached: wall time and HTTP calls made.
 
 The server runs in a separate process pinned to the other core, so it does not compete
@@ -18,71 +21,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import multiprocessing as mp
 import os
-import subprocess
-import sys
+import statistics
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
-import yaml
+from benchlib import Server, encounter_wall, pytest_run, write_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "datasets" / "agentclinic"
-
-
-def _serve(delay: float, k: int, queue: Any) -> None:
-    from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest
-
-    if len(os.sched_getaffinity(0)) > 1:
-        os.sched_setaffinity(0, {1})
-
-    def script(req: FakeRequest) -> FakeReply:
-        if req.role == "doctor" and req.doctor_turn >= k - 1:
-            return FakeReply("DIAGNOSIS READY: Condition disease", delay=delay)
-        return FakeReply("Tell me more about it.", delay=delay)
-
-    with FakeOpenAIServer(script) as server:
-        queue.put(server.url)
-        time.sleep(3600)
-
-
-class Server:
-    """A fake OpenAI server in its own process."""
-
-    def __init__(self, delay: float, k: int = 1) -> None:
-        queue: Any = mp.get_context("fork").Queue()
-        self.process = mp.get_context("fork").Process(target=_serve, args=(delay, k, queue),
-                                                      daemon=True)
-        self.process.start()
-        self.url: str = queue.get(timeout=30)
-
-    @property
-    def calls(self) -> int:
-        with urllib.request.urlopen(self.url + "/_stats", timeout=10) as response:
-            return int(json.load(response)["calls"])
-
-    def stop(self) -> None:
-        self.process.kill()
-
-
-def pytest_run(args: list[str], cwd: Path) -> float:
-    env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                   cwd=cwd, env=env, stdout=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - started
-
-
-def encounter_wall(run_dir: Path) -> tuple[float, int]:
-    records = [json.loads(line) for line in (run_dir / "results.jsonl").open()]
-    start = min(r["started_at"] for r in records)
-    end = max(r["started_at"] + r["duration_s"] for r in records)
-    return end - start, len(records)
 
 
 def bench_offline(work: Path) -> None:
@@ -90,41 +39,44 @@ def bench_offline(work: Path) -> None:
     if not path.exists():
         print(f"(a) skipped: {path} not found")
         return
-    wall = pytest_run([str(path), "--agent-run-name=a"], work)
+    wall = pytest_run([str(path), "--agent-run-name=a"], work).wall
     encounters, n = encounter_wall(work / "reports" / "a")
     print(f"(a) offline AgentClinic-MedQA: {n} encounters, pytest wall {wall:.2f} s "
           f"(encounters themselves {encounters:.2f} s)")
 
 
-def write_cases(path: Path, n: int) -> None:
-    case = {"specialty": "Other", "objective": "Evaluate the patient with a cough.",
-            "patient": {"history": "I cough."}, "diagnosis": "Condition disease"}
-    path.write_text(yaml.safe_dump({"dataset": "bench",
-                                    "cases": [{"id": f"b-{i:03d}", **case} for i in range(n)]}))
-
-
-def bench_concurrency(work: Path, n: int, k: int, concurrency: int) -> None:
+def bench_concurrency(work: Path, n: int, k: int, concurrency: int, rounds: int) -> None:
     write_cases(work / "bench.yaml", n)
     server = Server(delay=1.0, k=k)
     args = ["bench.yaml", "--agent-doctor=openai/bench", f"--agent-api-base={server.url}",
             f"--agent-concurrency={concurrency}", "--agent-cache-dir=cache"]
+    ideal = (n / concurrency) * k * 1.0
+    ratios: dict[str, list[float]] = {"auto": [], "litellm": []}
+    cpu: dict[str, list[float]] = {"auto": [], "litellm": []}
     try:
-        wall = pytest_run([*args, "--agent-run-name=b"], work)
-        calls = server.calls
-        encounters, count = encounter_wall(work / "reports" / "b")
-        ideal = (n / concurrency) * k * 1.0
+        # A/B interleaved, so both transports see the same machine load.
+        for index in range(rounds):
+            for transport in ratios:
+                name = f"b-{transport}-{index}"
+                run = pytest_run([*args, f"--agent-transport={transport}", "--agent-cache=off",
+                                  f"--agent-run-name={name}"], work)
+                encounters, _count = encounter_wall(work / "reports" / name)
+                ratios[transport].append(encounters / ideal)
+                cpu[transport].append(run.cpu * 1000 / (n * k))
+        print(f"(b) {n} encounters x {k} calls, 1 s per call, {concurrency} in flight, "
+              f"ideal {ideal:.0f} s; medians of {rounds} interleaved runs (target <= 1.15):")
+        for transport, label in (("auto", "aiohttp fast path"), ("litellm", "litellm")):
+            ratio = statistics.median(ratios[transport])
+            runs = ", ".join(f"{r:.3f}" for r in ratios[transport])
+            print(f"    {label:18} encounter wall / ideal {ratio:.3f} (runs: {runs}); "
+                  f"pytest CPU {statistics.median(cpu[transport]):.2f} ms per call")
         floor = litellm_floor(server.url, n, k, concurrency)
-        print(f"(b) {count} encounters x {k} calls, 1 s per call, {concurrency} in flight: "
-              f"encounter wall {encounters:.2f} s / ideal {ideal:.0f} s = "
-              f"{encounters / ideal:.3f} (target <= 1.15; includes litellm's one-time import); "
-              f"pytest wall {wall:.2f} s = {wall / ideal:.3f}; HTTP calls {calls} "
-              f"(expected {n * k})\n"
-              f"    floor, litellm alone (already imported) under the same load: {floor:.2f} s "
-              f"= {floor / ideal:.3f}; the harness's encounter wall / floor = "
-              f"{encounters / floor:.3f}")
+        print(f"    floor, litellm alone (already imported) under the same load: {floor:.2f} s "
+              f"= {floor / ideal:.3f}")
+        run = pytest_run([*args, "--agent-run-name=d-seed"], work)
         before = server.calls
-        wall = pytest_run([*args, "--agent-run-name=d"], work)
-        print(f"(d) same run again, fully cached: pytest wall {wall:.2f} s (target <= 5 s), "
+        run = pytest_run([*args, "--agent-run-name=d"], work)
+        print(f"(d) same run again, fully cached: pytest wall {run.wall:.2f} s (target <= 5 s), "
               f"HTTP calls made {server.calls - before} (target 0)")
     finally:
         server.stop()
@@ -157,7 +109,9 @@ def litellm_floor(url: str, n: int, k: int, concurrency: int) -> float:
     return asyncio.run(run())
 
 
-async def _rate(call: Any, n: int, concurrency: int = 32) -> float:
+async def _cpu_per_call(call: Any, close: Any, n: int, concurrency: int = 32) -> float:
+    """CPU seconds per call of this process (wall-clock rates on a shared machine measure the
+    neighbours too: that is how this bench once printed negative shares)."""
     semaphore = asyncio.Semaphore(concurrency)
 
     async def one(i: int) -> None:
@@ -165,9 +119,12 @@ async def _rate(call: Any, n: int, concurrency: int = 32) -> float:
             await call(i)
 
     await call(-1)  # warm the connection pool and litellm's lazy imports
-    started = time.perf_counter()
+    started = time.process_time()
     await asyncio.gather(*(one(i) for i in range(n)))
-    return n / (time.perf_counter() - started)
+    spent = (time.process_time() - started) / n
+    if close is not None:
+        await close()
+    return spent
 
 
 def bench_overhead(work: Path, n: int) -> None:
@@ -184,28 +141,35 @@ def bench_overhead(work: Path, n: int) -> None:
         await litellm.acompletion(model="openai/x", messages=[{"role": "user", "content": f"{i}"}],
                                   api_base=server.url, api_key="k", timeout=30, max_retries=0)
 
-    def ours(mode: CacheMode) -> Any:
-        caller = ModelCaller(CallSettings(api_base=server.url, timeout=30),
-                             ResponseCache(work / f"overhead-{mode.value}", mode))
+    def ours(mode: CacheMode, transport: str) -> tuple[Any, Any]:
+        caller = ModelCaller(CallSettings(api_base=server.url, timeout=30, concurrency=32,
+                                          transport=transport),
+                             ResponseCache(work / f"overhead-{mode.value}-{transport}", mode))
 
         async def call(i: int) -> None:
             await caller.complete(role="doctor", model="openai/x", case_id="c", sample=0,
-                                  messages=[{"role": "user", "content": f"{i}"}],
+                                  messages=[{"role": "user", "content": f"{transport}{i}"}],
                                   prompt_version="v")
-        return call
+        return call, caller.aclose
 
     os.environ["OPENAI_API_KEY"] = "sk-bench"
     try:
-        lite = asyncio.run(_rate(raw, n))
-        off = asyncio.run(_rate(ours(CacheMode.OFF), n))
-        cached = asyncio.run(_rate(ours(CacheMode.READ_WRITE), n))
+        lite = asyncio.run(_cpu_per_call(raw, None, n))
+        off = asyncio.run(_cpu_per_call(*ours(CacheMode.OFF, "litellm"), n))
+        cached = asyncio.run(_cpu_per_call(*ours(CacheMode.READ_WRITE, "litellm"), n))
+        fast = asyncio.run(_cpu_per_call(*ours(CacheMode.OFF, "auto"), n))
+        fast_cached = asyncio.run(_cpu_per_call(*ours(CacheMode.READ_WRITE, "auto"), n))
     finally:
         server.stop()
-    share = (1 / off - 1 / lite) / (1 / off)
-    print(f"(c) one core, instant server: litellm alone {lite:.0f} calls/s; through our "
-          f"caller {off:.0f} calls/s (cache off), {cached:.0f} calls/s (cache on, all misses); "
-          f"our share of the per-call time {max(share, 0.0):.1%} "
-          f"({(1 / off - 1 / lite) * 1000:.2f} ms of {1000 / off:.2f} ms)")
+    share = (off - lite) / off
+    print(f"(c) CPU per call, instant server (this process; ceiling = calls/s one core "
+          f"sustains):\n"
+          f"    litellm alone {lite * 1000:.2f} ms ({1 / lite:.0f} calls/s); our caller on "
+          f"litellm {off * 1000:.2f} ms ({1 / off:.0f} calls/s), with the cache "
+          f"{cached * 1000:.2f} ms; our share {share:.1%} ({(off - lite) * 1000:.2f} ms)\n"
+          f"    our caller on the aiohttp fast path {fast * 1000:.2f} ms ({1 / fast:.0f} "
+          f"calls/s), with the cache {fast_cached * 1000:.2f} ms "
+          f"({1 / fast_cached:.0f} calls/s)")
 
 
 def main() -> None:
@@ -215,11 +179,12 @@ def main() -> None:
     parser.add_argument("--encounters", type=int, default=128)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--calls", type=int, default=1000, help="calls per rate in (c)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved A/B rounds in (b)")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agentclinic-bench-") as tmp:
         work = Path(tmp)
         bench_offline(work)
-        bench_concurrency(work, opts.encounters, opts.k, opts.concurrency)
+        bench_concurrency(work, opts.encounters, opts.k, opts.concurrency, opts.rounds)
         bench_overhead(work, opts.calls)
 
 

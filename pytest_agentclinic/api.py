@@ -34,7 +34,8 @@ from .core.options import Option
 from .core.records import ResultRecord
 from .core.roles import OFFLINE, Agent, Judgement, Moderator, Reply, TurnView
 from .core.transcript import ItemHeader, Transcript, Usage, Utterance, Verdict
-from .grading.answers import Grade, grade_frq, grade_mcq
+from .grading.moderator import OfflineModerator
+from .grading.pipeline import Grade, grade_answer, grade_choice
 from .plugin.settings import add_options
 from .protocols.agentclinic import settled
 from .protocols.base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions
@@ -51,11 +52,16 @@ __all__ = [
     "register_protocol", "role_interfaces", "settled",
 ]
 
-#: Grade a free-text answer against the accepted diagnoses (extraction, synonyms, broader
-#: and narrower names; an unsure verdict may go to an async fallback).
-grade_free_response = grade_frq
 #: Grade a multiple-choice answer (letter, option text or paraphrase) against the truth.
-grade_multiple_choice = grade_mcq
+grade_multiple_choice = grade_choice
+
+
+async def grade_free_response(answer: str, case: Case, moderator: Moderator | None = None,
+                              sample: int = 0) -> Grade:
+    """Grade a free-text final answer against ``case`` through the pipeline both built-in
+    protocols use: extraction (single / multiple / none), the rules, and ``moderator`` (a
+    model, or a conftest's) for what the rules cannot decide; offline by default."""
+    return await grade_answer(answer, case, moderator or OfflineModerator(), sample)
 
 
 def role_interfaces(protocol: str) -> dict[str, type]:

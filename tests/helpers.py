@@ -78,11 +78,12 @@ def write_yaml_cases(path: Path, cases: list[dict[str, Any]]) -> Path:
 
 
 def llm_args(server: FakeOpenAIServer, roles: tuple[str, ...] = ALL_LLM,
-             *extra: str) -> list[str]:
-    """Command-line options pointing ``roles`` at the fake server, fast retries."""
+             *extra: str, transport: str = "auto") -> list[str]:
+    """Command-line options pointing ``roles`` at the fake server, fast retries; ``auto``
+    takes the aiohttp fast path (an api base and ``openai/`` models), ``litellm`` litellm."""
     args = [f"--agent-{role}=openai/fake-{role}" for role in roles]
     return [*args, f"--agent-api-base={server.url}", "--agent-backoff=0.01",
-            "-p", "no:cacheprovider", *extra]
+            f"--agent-transport={transport}", "-p", "no:cacheprovider", *extra]
 
 
 def results(run_root: Path) -> dict[str, dict[str, Any]]:

@@ -18,7 +18,7 @@ PYTEST_LAYER = "plugin"
 #: Bottom to top: a part may import only parts listed before it (``core`` imports nothing).
 LAYERS = (
     ("core",),
-    ("llm", "cases", "grading"),
+    ("llm", "cases", "grading", "metrics"),
     ("agents", "report"),
     ("protocols",),
     ("importers", "testing"),

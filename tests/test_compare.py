@@ -126,3 +126,50 @@ def test_command_line_errors_exit_2(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "agentclinic compare: error: no results file at" in proc.stderr
+
+
+def test_pair_on_pairs_runs_with_different_turn_budgets(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    short = write_run(tmp_path / "t10", [rec(f"c{i}", "incorrect" if i < 3 else "correct",
+                                             turn_budget=10) for i in range(8)])
+    long = write_run(tmp_path / "t20", [rec(f"c{i}", "correct", turn_budget=20, doctor="m")
+                                        for i in range(8)])
+    # Reproduction: nothing paired, and the message blamed "cases or doctor models".
+    assert run_cli(["compare", str(short), str(long)])[0] == 2
+    err = capsys.readouterr().err
+    assert ("no judged items pair between the two runs (pairing on dataset, case, sample, "
+            "bias, turn_budget, experiment, answer_format):") in err
+    assert ("turn_budget: only in A 10; only in B 20; to pair across turn_budget, leave it "
+            "out: --pair-on bias,experiment,answer_format") in err
+    status, text = run_cli(["compare", str(short), str(long), "--pair-on",
+                            "bias,experiment,answer_format", "--by", "turn_budget"])
+    assert status == 0
+    assert "paired 8 judged items; 0 only in A, 0 only in B" in text
+    assert "| 10 vs 20 " in text and "+0.375" in text
+
+
+def test_unpaired_items_are_explained(tmp_path: Path) -> None:
+    a = write_run(tmp_path / "a", [rec(f"c{i}", "correct") for i in range(5)])
+    b = write_run(tmp_path / "b", [rec(f"c{i}", "correct", doctor="m") for i in range(2, 7)])
+    status, text = run_cli(["compare", str(a), str(b)])
+    assert status == 0
+    assert "  not paired: cases: only in A c0, c1; only in B c5, c6" in text
+
+
+def test_duplicates_name_the_field_they_differ_in(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    both = [rec("c1", "correct", models={"doctor": "m", "patient": p}) for p in ("p1", "p2")]
+    run = write_run(tmp_path / "run", both)
+    assert run_cli(["compare", str(run), str(run)])[0] == 2
+    assert "they differ in patient; keep one doctor" in capsys.readouterr().err
+    status, _ = run_cli(["compare", str(run), str(run), "--pair-on",
+                         "bias,turn_budget,experiment,answer_format,patient"])
+    assert status == 0
+
+
+def test_pair_default_is_in_step_with_the_library() -> None:
+    from pytest_agentclinic.commands.compare import PAIR_DEFAULT
+    from pytest_agentclinic.report.comparison import CONDITION_FIELDS
+
+    assert PAIR_DEFAULT.split(",") == list(CONDITION_FIELDS)
+    assert run_cli(["compare", "a", "b", "--pair-on", "colour"])[0] == 2

@@ -154,12 +154,12 @@ def test_slash_names_share_their_head_or_modifier() -> None:
 
 def test_verdict_says_who_decided_and_whether_sure() -> None:
     sure = GRADER.grade_frq("Psoriasis", "psoriasis")
-    unsure = GRADER.grade_frq("Hepatitis A", "hepatitis B")
+    unsure = GRADER.grade_frq("Bacterial meningitis", "tuberculous meningitis")
     assert (sure.decided_by, sure.sure) == (OFFLINE, True)
     assert (unsure.decided_by, unsure.sure) == (OFFLINE_UNSURE, False)
     assert set(sure.record()) == {"verdict", "extracted", "category", "decided_by", "reason",
                                   "relation"}
-    assert (sure.relation, unsure.relation) == ("same", "overlap")
+    assert (sure.relation, unsure.relation) == ("same", "related")
 
 
 # --- fallback -------------------------------------------------------------------------------
@@ -174,17 +174,18 @@ def test_fallback_is_asked_only_when_unsure() -> None:
 
     grader = CraftMDGrader(fallback=fallback)
     sure = asyncio.run(grader.agrade("Psoriasis", "psoriasis"))
-    unsure = asyncio.run(grader.agrade("Hepatitis A", "hepatitis B"))
+    unsure = asyncio.run(grader.agrade("Bacterial meningitis", "tuberculous meningitis"))
     assert sure.decided_by == OFFLINE
     assert (unsure.verdict, unsure.decided_by) == (1, "gpt-4o")
-    assert [q.response for q in asked] == ["Hepatitis A"]
+    assert [q.response for q in asked] == ["Bacterial meningitis"]
 
 
 def test_fallback_may_abstain() -> None:
     async def abstain(question: Question) -> Verdict | None:
         return None
 
-    verdict = asyncio.run(CraftMDGrader(fallback=abstain).agrade("Hepatitis A", "hepatitis B"))
+    verdict = asyncio.run(CraftMDGrader(fallback=abstain).agrade("Bacterial meningitis",
+                                                                 "tuberculous meningitis"))
     assert verdict.decided_by == OFFLINE_UNSURE and "abstained" in verdict.reason
 
 
@@ -294,7 +295,7 @@ def test_grade_command_names_a_bad_line(tmp_path: Path,
 #: Acceptance floors from the issue, pooled over both models' free-response answers.
 AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
 #: What the grader reaches today (benchmarks/bench_grader.py), kept as regression floors.
-REGRESSION = {"gpt4": (0.918, 0.800), "gpt3": (0.929, 0.788)}
+REGRESSION = {"gpt4": (0.922, 0.811), "gpt3": (0.929, 0.789)}
 
 
 @pytest.fixture(scope="session")
@@ -313,7 +314,7 @@ def test_agreement_does_not_regress(reports: dict[str, Report], model: str) -> N
     assert reports[model].frq.kappa >= kappa
 
 
-@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.925 (kappa ~0.80); the "
+@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.926 (kappa ~0.80); the "
                           "benchmark's anatomy of the disagreements says why", strict=True)
 def test_agreement_meets_acceptance_floor(reports: dict[str, Report]) -> None:
     total = pooled(reports.values())

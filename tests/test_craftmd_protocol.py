@@ -9,7 +9,11 @@ from collections.abc import Callable
 import pytest
 from helpers import llm_args, make_case, results, write_yaml_cases
 
-from pytest_agentclinic.grading.answers import grade_frq, grade_mcq
+from pytest_agentclinic.core.case import Case
+from pytest_agentclinic.core.roles import Judgement
+from pytest_agentclinic.core.transcript import Verdict
+from pytest_agentclinic.grading.moderator import OfflineModerator
+from pytest_agentclinic.grading.pipeline import grade_answer, grade_choice
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]
@@ -117,23 +121,39 @@ OPTIONS = ["Lymphogranuloma venereum", "Herpes", "Chancroid", "Syphilis"]
     ("I think it's chancroid.\nFinal Diagnosis: Chancroid", "Chancroid"),
     ("Final Diagnosis: I cannot choose without more information.", None)])
 def test_mcq_mapping(reply: str, chosen: str | None) -> None:
-    grade = grade_mcq(reply, OPTIONS, "Chancroid")
-    assert grade.extracted == chosen and grade.correct is (chosen == "Chancroid")
+    grade = grade_choice(reply, OPTIONS, "Chancroid")
+    assert grade.extracted == chosen and grade.verdict.correct is (chosen == "Chancroid")
+
+
+def frq_case(diagnosis: str, synonyms: list[str]) -> Case:
+    return Case.model_validate({**make_case(1, diagnosis=diagnosis, synonyms=synonyms,
+                                            choices=[]), "dataset": "t"})
 
 
 def test_frq_grades_the_final_diagnosis_with_synonyms() -> None:
-    grade = asyncio.run(grade_frq("**Final Diagnosis:** Enteric fever", ["Typhoid fever",
-                                                                         "Enteric fever"]))
-    assert grade.correct and grade.extracted.lower() == "enteric fever"
+    grade = asyncio.run(grade_answer("**Final Diagnosis:** Enteric fever",
+                                     frq_case("Typhoid fever", ["Enteric fever"]),
+                                     OfflineModerator(), 0))
+    assert grade.verdict.correct and (grade.extracted or "").lower() == "enteric fever"
 
 
-def test_unsure_free_response_goes_to_the_fallback() -> None:
-    asked: list[str] = []
+class Grader:
+    """A moderator from a conftest: records what it is asked."""
 
-    async def fallback(extracted: str) -> tuple[bool, str, str]:
-        asked.append(extracted)
-        return True, "openai/grader", "same condition"
+    model = "openai/grader"
+    prompt_version = "grader-1"
 
-    grade = asyncio.run(grade_frq("Final Diagnosis: bacterial meningitis",
-                                  ["Tuberculous meningitis"], fallback))
-    assert asked == ["bacterial meningitis"] and grade.decided_by == "openai/grader"
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def judge(self, case: Case, diagnosis: str, sample: int) -> Judgement:
+        self.asked.append(diagnosis)
+        return Judgement(Verdict(correct=True, decided_by=self.model, reason="same"))
+
+
+def test_unsure_free_response_goes_to_the_moderator() -> None:
+    grader = Grader()
+    grade = asyncio.run(grade_answer("Final Diagnosis: bacterial meningitis",
+                                     frq_case("Tuberculous meningitis", []), grader, 0))
+    assert grader.asked == ["bacterial meningitis"]
+    assert grade.verdict.decided_by == "openai/grader"

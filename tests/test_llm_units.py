@@ -64,7 +64,7 @@ def test_retries_stop_after_the_bound() -> None:
         nonlocal calls
         calls += 1
         if calls < 3:
-            raise TransientError("429", status=429, retry_after=0.0)
+            raise TransientError("503", status=503, retry_after=0.0)
         return "ok"
 
     policy = RetryPolicy(attempts=3, backoff=0.001)
@@ -72,6 +72,16 @@ def test_retries_stop_after_the_bound() -> None:
     calls = -10
     with pytest.raises(InfrastructureError, match="gave up after 3 attempts"):
         asyncio.run(call_with_retries(flaky, policy))
+
+
+def test_429s_have_a_larger_bound_than_failures() -> None:
+    async def limited() -> str:
+        raise TransientError("429", status=429, retry_after=0.0)
+
+    with pytest.raises(InfrastructureError, match="gave up after 12 attempts"):
+        asyncio.run(call_with_retries(limited, RetryPolicy(attempts=3, backoff=0.001)))
+    with pytest.raises(InfrastructureError, match="gave up after 1 attempts"):
+        asyncio.run(call_with_retries(limited, RetryPolicy(attempts=1)))
 
 
 def test_replay_miss_lists_the_key_parts() -> None:

@@ -76,7 +76,7 @@ def test_failure_message_and_run_directory(pytester: pytest.Pytester, xdist: lis
     result = pytester.runpytest("c.yaml", "--agent-run-name=r1", *xdist)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
-        "misdiagnosis (offline-grader: *)",
+        "misdiagnosis (offline: *)",
         "  expected:   Condition2 disease",
         "  given:      Abc unrelated",
         "  turns used: 16/20",

@@ -100,7 +100,7 @@ def test_max_cost_stops_starting_encounters(pytester: pytest.Pytester,
     result = pytester.runpytest(*_args(server, "--agent-concurrency=1",
                                        f"--agent-max-cost={limit}",
                                        "--agent-min-accuracy=0.5"))
-    result.assert_outcomes(passed=1, failed=1, skipped=3)
+    result.assert_outcomes(passed=1, xfailed=1, skipped=3)  # under a gate a miss is xfailed
     assert result.ret == 0  # the gate judged the two played items; unplayed are not judged
     result.stdout.fnmatch_lines(["*the run stopped on cost: 3 item(s) not played*",
                                  "*gate PASSED*"])

@@ -47,13 +47,8 @@ class VignetteQA(api.Protocol):
             reply = await doctor.respond(view)
             t.utterances.append(api.Utterance(turn=1, role="doctor", kind="final_answer",
                                               text=reply.text, model=doctor.model))
-            grade = await api.grade_free_response(reply.text, item.case.accepted_diagnoses)
-            t.diagnosis = grade.extracted
-            if grade.extracted is None:
-                t.outcome = "no_diagnosis"
-            else:
-                t.verdict = api.Verdict(correct=grade.correct, decided_by=grade.decided_by)
-                t.outcome = "correct" if grade.correct else "incorrect"
+            grade = await api.grade_free_response(reply.text, item.case)
+            t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
         return t
 
     def tables(self, records, resamples):
@@ -88,9 +83,9 @@ def test_a_conftest_protocol_runs_reports_compares_and_gates(
         qa: pytest.Pytester, workers: list[str]) -> None:
     run = qa.runpytest("c.yaml", "--agent-protocol=vignette-qa", "-p", "no:cacheprovider",
                        "--agent-run-name=a", "--agent-min-accuracy=0.7", *workers)
-    run.assert_outcomes(passed=3, failed=1)
+    run.assert_outcomes(passed=3, xfailed=1)  # under a gate a misdiagnosis is a measurement
     assert run.ret == 0  # the gate decides: 0.75 >= 0.7
-    run.stdout.fnmatch_lines(["*vignette QA: every answer*", "*accuracy 0.750 (3/4)*pass*"])
+    run.stdout.fnmatch_lines(["*vignette QA: every answer*", "*accuracy 0.750 (3/4,*pass*"])
     records = results(qa.path).values()
     assert {r["protocol"] for r in records} == {"vignette-qa"}
     summary = json.loads((qa.path / "reports" / "a" / "summary.json").read_text())

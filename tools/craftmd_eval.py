@@ -131,7 +131,8 @@ def evaluate(model: str, lines: Sequence[dict[str, Any]], cases: dict[str, Case]
 
 def _grade_frq(grader: CraftMDGrader, report: Report, line: dict[str, Any],
                case: Case | None) -> None:
-    verdict = grader.grade_frq(line["response"], line["correct_answer"])
+    verdict = grader.grade_frq(line["response"], line["correct_answer"],
+                               case.choices if case else ())
     reference = int(line["grader_verdict"])
     report.answers += 1
     report.decided_by[verdict.decided_by] += 1
@@ -176,7 +177,8 @@ def disagreement_kind(verdict: Verdict, reference_extraction: str) -> str:
         return "extraction"
     if verdict.relation == "narrower":
         return "reference_narrower"
-    return "knowledge" if verdict.relation in ("different", "overlap", "related") else "other"
+    known = ("different", "related", "sibling", "qualifier-flip")
+    return "knowledge" if verdict.relation in known else "other"
 
 
 def _step2_on_reference(line: dict[str, Any]) -> int:

@@ -20,7 +20,7 @@ from typing import Literal, NoReturn
 
 from ..core.roles import Reply, TurnView
 from ..core.transcript import Utterance
-from ..grading.matcher import extract_ready_diagnosis
+from ..grading.markers import after_ready
 from .llm_agents import patient_sheet
 
 VERSION = "human-1"
@@ -206,7 +206,8 @@ class HumanAgent:
         if self.role != "doctor":
             return None
         lowered = text.lower()
-        if "diagnosis ready" in lowered and extract_ready_diagnosis(text) is None:
+        answer = after_ready(text)
+        if "diagnosis ready" in lowered and not (answer or "").strip(" .*:\n"):
             return "(name the diagnosis: DIAGNOSIS READY: <diagnosis>)"
         if _TEST_WORDS.match(text) and not _TEST_REQUEST.search(text):
             # The engine would pass this to the patient as a question, not order a test.

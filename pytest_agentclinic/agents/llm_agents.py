@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..core.case import Case, PatientActor
-from ..core.roles import Judgement, Reply, TurnView
-from ..core.transcript import Verdict
+from ..core.roles import Reply, TurnView
 from ..llm.caller import ModelCaller
-from ..llm.errors import RequestError
 from . import prompts
 from .images import with_images
 from .offline_measurement import render
@@ -135,31 +132,3 @@ class LLMMeasurement(_ModelAgent):
         system = prompts.load("measurement").render(record=record_sheet(view.case))
         return await self._call(view, [{"role": "system", "content": system},
                                        {"role": "user", "content": view.incoming}])
-
-
-_YES = re.compile(r"^\W*(yes|correct|same)\b", re.I)
-_NO = re.compile(r"^\W*(no|incorrect|different|not)\b", re.I)
-
-
-class LLMModerator(_ModelAgent):
-    """Asks a model whether the diagnosis names the case's diagnosis."""
-
-    role = "moderator"
-    templates = ("moderator",)
-
-    async def judge(self, case: Case, diagnosis: str, sample: int) -> Judgement:
-        """The model's Yes/No, as a verdict decided by this model."""
-        prompt = prompts.load("moderator").render(truth=case.diagnosis,
-                                                  synonyms=", ".join(case.synonyms) or "none",
-                                                  given=diagnosis)
-        view = TurnView(case, (), diagnosis, 0, 0, sample)
-        reply = await self._call(view, [{"role": "user", "content": prompt}])
-        if _YES.search(reply.text):
-            correct = True
-        elif _NO.search(reply.text):
-            correct = False
-        else:
-            raise RequestError(f"moderator {self.model} answered neither Yes nor No: "
-                               f"{reply.text[:120]!r}")
-        return Judgement(Verdict(correct=correct, decided_by=self.model,
-                                 reason=reply.text.strip()[:200]), reply.usage)

@@ -14,10 +14,13 @@ from ._args import positive
 if TYPE_CHECKING:
     from ..core.records import ResultRecord
     from ..report.comparison import ComparisonRow, Pairing
+    from ..report.measure_compare import MeasureDiff
 
 #: Listed here, not imported, so ``--help`` does not pay numpy's import; a test keeps this in
 #: step with statistics.GROUP_FIELDS.
 FIELDS_HELP = "doctor, patient, bias, specialty, dataset, turn_budget, experiment, answer_format"
+#: comparison.CONDITION_FIELDS, listed for the same reason (a test keeps them in step).
+PAIR_DEFAULT = "bias,turn_budget,experiment,answer_format"
 
 
 def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,15 +41,27 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                              f"{FIELDS_HELP}. Without --by: the overall row only")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT",
                         help="also write every table, with all flipped cases, as JSON")
+    parser.add_argument("--html", type=Path, default=None, metavar="OUT",
+                        help="also write a comparison page (differences with CIs, the "
+                             "flipped items linking to both runs' transcripts)")
     parser.add_argument("--doctor-a", default=None, metavar="MODEL",
                         help="keep only this doctor's items of RUN_A (for multi-doctor runs)")
     parser.add_argument("--doctor-b", default=None, metavar="MODEL",
                         help="keep only this doctor's items of RUN_B")
+    parser.add_argument("--pair-on", default=None, metavar="FIELD[,FIELD]",
+                        help=f"the condition fields items pair on besides dataset, case and "
+                             f"sample (default: {PAIR_DEFAULT}; also: patient). Leave a field "
+                             f"out to pair across it, e.g. runs with different turn budgets: "
+                             f"--pair-on bias,experiment,answer_format")
     parser.add_argument("--flips", type=positive, default=8, metavar="N",
                         help="flipped cases listed per group and direction (default 8)")
     parser.add_argument("--resamples", type=positive, default=10_000, metavar="N",
                         help="bootstrap resamples (default 10000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--measures", action="store_true",
+                        help="also compare the information-gathering and test-cost measures "
+                             "(paired bootstrap per measure, grouped by the last --by, Holm "
+                             "across a group's measures)")
     parser.set_defaults(run=run)
 
 
@@ -58,9 +73,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         groupings = [check_fields([f.strip() for f in spec.split(",") if f.strip()])
                      for spec in args.by] or [()]
+        on = (st.check_pair_fields([f.strip() for f in args.pair_on.split(",") if f.strip()])
+              if args.pair_on is not None else st.CONDITION_FIELDS)
         a = _load(args.run_a, args.doctor_a)
         b = _load(args.run_b, args.doctor_b)
-        pairing = st.pair_records(a, b)
+        pairing = st.pair_records(a, b, on)
+        if not pairing.pairs:
+            raise ValueError(_nothing_paired(pairing, on))
         tables = [st.compare_pairs(pairing.pairs, by, args.resamples, args.seed)
                   for by in groupings]
     except (OSError, ValueError) as exc:
@@ -75,12 +94,56 @@ def run(args: argparse.Namespace) -> int:
             print(format_flips(rows[:-1], args.flips))
     print()
     print(format_flips(tables[0][-1:], args.flips))
+    measures = _measures(args, pairing, groupings[-1])
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(_as_json(args, pairing, groupings, tables), indent=1),
-                             encoding="utf-8")
+        data = _as_json(args, pairing, groupings, tables)
+        if measures is not None:
+            data["measures"] = [m.to_dict() for m in measures]
+        args.json.write_text(json.dumps(data, indent=1), encoding="utf-8")
         print(f"\nJSON: {args.json}")
+    if args.html:
+        _write_html(args, pairing, groupings, tables)
+        print(f"\nHTML: {args.html}")
     return 0
+
+
+def _write_html(args: argparse.Namespace, pairing: Pairing,
+                groupings: Sequence[Sequence[str]],
+                tables: Sequence[Sequence[ComparisonRow]]) -> None:
+    from ..report.compare_html import render_compare_html
+    from ..report.rundir import results_path
+
+    runs = (results_path(args.run_a).parent, results_path(args.run_b).parent)
+    args.html.parent.mkdir(parents=True, exist_ok=True)
+    page = render_compare_html((str(args.run_a), str(args.run_b)), runs, pairing,
+                               list(zip(groupings, tables, strict=True)), args.html)
+    args.html.write_text(page, encoding="utf-8")
+
+
+def _nothing_paired(pairing: Pairing, on: Sequence[str]) -> str:
+    why = "\n  ".join(pairing.why_unpaired)
+    if pairing.errors and not why:
+        why = f"every one of the {pairing.errors} common items is an error on one side"
+    return (f"no judged items pair between the two runs (pairing on dataset, case, sample"
+            f"{', ' if on else ''}{', '.join(on)}):\n  {why}")
+
+
+def _measures(args: argparse.Namespace, pairing: Pairing,
+              by: Sequence[str]) -> list[MeasureDiff] | None:
+    """With ``--measures``: print and return the measures' paired differences, grouped by
+    the last ``--by``."""
+    if not args.measures:
+        return None
+    from ..report.measure_compare import compare_measures, format_measures
+
+    rows = compare_measures(pairing.pairs, by, args.resamples, args.seed)
+    print()
+    print("beyond accuracy (paired, B - A):" if rows else
+          "beyond accuracy: no paired items carry measures")
+    if rows:
+        print(format_measures(rows))
+    return rows
 
 
 def _load(path: str, doctor: str | None) -> list[ResultRecord]:
@@ -100,15 +163,21 @@ def _doctors(records: Sequence[ResultRecord]) -> str:
 
 def _header(args: argparse.Namespace, a: Sequence[ResultRecord], b: Sequence[ResultRecord],
             pairing: Pairing) -> str:
+    from ..report.tables import pooled_over
+
+    pooled = pooled_over([ra for ra, _ in pairing.pairs])
     return "\n".join([
         f"A: {args.run_a} ({len(a)} items; doctor {_doctors(a)})",
         f"B: {args.run_b} ({len(b)} items; doctor {_doctors(b)})",
         f"paired {len(pairing.pairs)} judged items; {pairing.only_a} only in A, "
         f"{pairing.only_b} only in B, {pairing.errors} pairs dropped for an error",
+        *(f"  not paired: {line}" for line in pairing.why_unpaired),
+        *([f"the all row is {pooled}"] if pooled else []),
         f"difference = B - A; 95% CI and p boot: paired bootstrap resampling cases "
         f"({args.resamples} resamples, seed {args.seed}); p McNemar: exact; "
         f"Holm: across the groups of a table; a bootstrap p is at least "
-        f"1/(resamples + 1)",
+        f"1/(resamples + 1); p cases: two-sided sign-flip test over cases (the gate's test: "
+        f"repeats of a case count once; McNemar counts every item)",
     ])
 
 
@@ -129,14 +198,15 @@ def format_table(by: Sequence[str], rows: Sequence[ComparisonRow]) -> str:
     from tabulate import tabulate
 
     headers = [*(by or ["group"]), "pairs", "cases", "acc A", "acc B", "B - A", "95% CI",
-               "p boot", "p McNemar", "Holm boot", "Holm McNemar"]
+               "p boot", "p McNemar", "Holm boot", "Holm McNemar", "p cases"]
     body = []
     for r in rows:
         key = list(r.key) if r.key else ["all", *[""] * (max(len(by), 1) - 1)]
         body.append([*key, r.n_pairs, r.cases, f"{r.accuracy_a:.3f}", f"{r.accuracy_b:.3f}",
                      f"{r.difference:+.3f}", f"({r.ci_low:+.3f}, {r.ci_high:+.3f})",
                      p_text(r.p_bootstrap), p_exact_text(r.p_mcnemar),
-                     p_text(r.p_holm_bootstrap), p_exact_text(r.p_holm_mcnemar)])
+                     p_text(r.p_holm_bootstrap), p_exact_text(r.p_holm_mcnemar),
+                     p_text(r.p_cases)])
     return tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
 
 

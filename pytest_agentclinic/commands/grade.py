@@ -96,7 +96,7 @@ def grade_record(grader: Any, record: dict[str, Any], table: ChoiceTable, verbat
         # An MCQ line without its choices can only be read as free text; the summary says
         # how many were, so the MCQ accuracy is not silently missing.
         fmt = "frq" if fmt == "frq" else "mcq-as-frq"
-        verdict = grader.grade_frq(record["response"], record["correct_answer"])
+        verdict = grader.grade_frq(record["response"], record["correct_answer"], choices or ())
     kept = {"recorded_extracted": record["extracted"]} if "extracted" in record else {}
     return fmt, {**record, **kept, **verdict.record()}
 

@@ -93,7 +93,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"agentclinic play: case {case.id} ({case.specialty}) from {args.case_file}\n"
           f"  {roles}, {args.turns} interactions\n", flush=True)
     try:
-        transcript = asyncio.run(play(case, cast, args.turns))
+        transcript = asyncio.run(caller.closing(play(case, cast, args.turns)))
     except FatalLLMError as exc:
         print(f"\nagentclinic play: model error, the encounter cannot go on: {exc}",
               file=sys.stderr)
@@ -175,7 +175,8 @@ def build_play_cast(human_role: HumanRole, models: dict[str, str], caller: Model
     Conftest agents (the pytest hook) are not offered: there is no pytest session here.
     """
     from ..agents.human import HumanAgent
-    from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMModerator, LLMPatient
+    from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMPatient
+    from ..agents.llm_moderator import LLMModerator
     from ..agents.offline_doctor import OfflineDoctor
     from ..agents.offline_measurement import OfflineMeasurement
     from ..agents.offline_patient import OfflinePatient
@@ -193,8 +194,8 @@ def build_play_cast(human_role: HumanRole, models: dict[str, str], caller: Model
             model = models[role]
             agents[role] = offline() if model == "offline" else _Announced(llm(model), role)
     moderator = models["moderator"]
-    agents["moderator"] = OfflineModerator(
-        None if moderator == "offline" else LLMModerator(moderator, caller))
+    agents["moderator"] = (OfflineModerator() if moderator == "offline"
+                           else LLMModerator(moderator, caller))
     return Cast(**agents)
 
 

@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     """Rebuild and print the run's report."""
     from ..protocols.registry import report_tables
     from ..report import rundir
+    from ..report.review import review_tables
     from ..report.summary import render_text
 
     try:
@@ -50,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         # A killed or interrupted run: its finished items are reported, and it says so.
         summary["partial"] = partial
     tables = report_tables(records, args.resamples)
+    tables += review_tables(run_dir)  # an imported expert review (agentclinic review)
     if args.no_html:
         rundir.write_reports_text(run_dir, summary, tables)
     else:

@@ -93,6 +93,9 @@ class Case(_Strict):
     images: list[Image] = Field(default_factory=list)
     vignette: str = ""
     question: str = ""
+    #: Facts the diagnosis hinges on (phrases of the case's own text); they mark *key* facts
+    #: for the information-gathering measures (premature closure, share of key facts).
+    key_facts: list[str] = Field(default_factory=list)
 
     @field_validator("id", "objective", "diagnosis")
     @classmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from .measures import EncounterMeasures
 from .transcript import ItemHeader, Outcome, Transcript, Usage
 
 RESULT_VERSION = 1
@@ -23,6 +24,8 @@ class ResultRecord(ItemHeader):
     expected: str
     given: str | None
     decided_by: str | None = None
+    #: How the extracted diagnosis relates to the truth, when the rules judged it.
+    relation: str | None = None
     turns_used: int
     tests_requested: list[str] = Field(default_factory=list)
     usage: dict[str, Usage] = Field(default_factory=dict)
@@ -34,6 +37,9 @@ class ResultRecord(ItemHeader):
     #: model -> what its ``--agent-api-base`` server said it serves (``/v1/models`` id and
     #: any ``system_fingerprint``): a name alone does not tell which weights answered.
     served: dict[str, str] = Field(default_factory=dict)
+    #: Information gathering and test spend (its own ``version``); None for errors and for
+    #: CRAFT-MD items other than multiturn.
+    measures: EncounterMeasures | None = None
 
     @property
     def doctor(self) -> str:
@@ -43,12 +49,14 @@ class ResultRecord(ItemHeader):
     @classmethod
     def from_transcript(cls, t: Transcript, *, run: str, nodeid: str, expected: str,
                         transcript_path: str | None, case_file: str | None,
-                        difficulty: str | None = None) -> ResultRecord:
+                        difficulty: str | None = None,
+                        measures: EncounterMeasures | None = None) -> ResultRecord:
         """The record of a finished item, whoever built its transcript (a pytest run,
         ``play``, an import): the one place a record is made from a transcript."""
         return cls(**t.header(), run=run, nodeid=nodeid, outcome=t.outcome or "error",
                    expected=expected, given=t.diagnosis,
                    decided_by=t.verdict.decided_by if t.verdict else None,
+                   relation=t.verdict.relation if t.verdict else None,
                    turns_used=t.turns_used, tests_requested=t.tests_requested,
                    usage=t.usage_by_role(), transcript=transcript_path, case_file=case_file,
-                   difficulty=difficulty)
+                   difficulty=difficulty, measures=measures)

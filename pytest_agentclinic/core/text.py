@@ -10,12 +10,14 @@ from functools import lru_cache
 STOPWORDS = frozenset({
     "a", "an", "the", "of", "and", "or", "with", "without", "in", "on", "to", "for", "from",
     "by", "at", "as", "is", "are", "be", "was", "were", "this", "that", "it", "its", "their",
-    "his", "her", "your", "my", "our", "due", "secondary", "likely", "most", "probable",
-    "possible", "consistent", "suggestive", "diagnosis", "diagnosed", "dx", "acute", "chronic",
-    "type", "disease", "disorder", "syndrome", "condition",
+    "his", "her", "your", "my", "our", "due", "likely", "most", "probable",
+    "possible", "consistent", "suggestive", "diagnosis", "diagnosed", "dx",
+    "disease", "disorder", "syndrome", "condition",
 })
-# Qualifiers that do not change what a diagnosis names, only how it is phrased.
-_SOFT = frozenset({"acute", "chronic", "type", "disease", "disorder", "syndrome", "condition"})
+# Qualifiers that change what a diagnosis names (primary/secondary, acute/chronic, type 1/2)
+# are never stopwords: "secondary X" is not "X" with a word dropped.
+# Head words that do not change what a diagnosis names, only how it is phrased.
+_SOFT = frozenset({"disease", "disorder", "syndrome", "condition"})
 
 #: Clinical abbreviations, expanded before comparison (tests and diagnoses alike).
 #: Ones that are also common words ("all", "us", "cat") are left out on purpose.

@@ -73,6 +73,9 @@ class Verdict(BaseModel):
     correct: bool
     decided_by: str
     reason: str = ""
+    #: How the extracted diagnosis relates to the truth ("same", "synonym", "broader", ...)
+    #: when the rules judged it; None when a model or a conftest's moderator decided alone.
+    relation: str | None = None
 
 
 class ItemHeader(BaseModel):

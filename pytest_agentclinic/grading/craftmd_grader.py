@@ -21,23 +21,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
-from .equivalence import Judgement, RelationKind, judge
-from .extract import Category, Extraction, Mention, extract
+from .equivalence import RelationKind
+from .extract import Category, extract
 from .mcq import Choice, choose, clean_option, is_correct
+from .rules import OFFLINE, OFFLINE_UNSURE, decide
 
 Format = Literal["frq", "mcq"]
-
-#: ``decided_by`` of a verdict the rules were sure of.
-OFFLINE = "offline"
-#: ``decided_by`` of a verdict the rules were unsure of and nobody else was asked about.
-OFFLINE_UNSURE = "offline (unsure)"
-
-# Roles whose match makes the answer right. Concurrent conditions and causes count too: the
-# paper's grader returns "main, minor" for such answers and accepts either (measured on its
-# recorded verdicts), so a match there is right but not sure.
-_PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
-_SECONDARY_ROLES = frozenset({"concurrent", "cause"})
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -55,7 +44,8 @@ class Verdict:
     #: Whether the deterministic rules were sure (a fallback is asked only when not).
     sure: bool = True
     #: How the free-response answer's name relates to the truth ("same", "synonym",
-    #: "broader", "narrower", "related", "overlap", "different"); None when nothing was judged.
+    #: "broader", "narrower", "sibling", "qualifier-flip", "related", "different"); None when
+    #: nothing was judged.
     relation: RelationKind | None = None
 
     def record(self) -> dict[str, Any]:
@@ -94,23 +84,15 @@ class CraftMDGrader:
             return self.grade_mcq(response, choices, correct_answer)
         return self.grade_frq(response, correct_answer)
 
-    def grade_frq(self, response: str, correct_answer: str) -> Verdict:
-        """Step 1 (extract) and step 2 (equivalence) on a free-response answer."""
+    def grade_frq(self, response: str, correct_answer: str,
+                  choices: Sequence[str] = ()) -> Verdict:
+        """Step 1 (extract) and step 2 (the rules of :mod:`.rules`, the pipeline both
+        protocols grade with) on a free-response answer; ``choices`` are the case's options."""
         extraction = extract(response)
-        if extraction.category != "single":
-            return Verdict(0, extraction.category, extraction.category, OFFLINE,
-                           extraction.reason, sure=True)
-        matched = _best_match(extraction, correct_answer)
-        if matched is None:
-            return Verdict(0, extraction.diagnosis, "single", OFFLINE,
-                           "no diagnosis named matches the correct answer", sure=True,
-                           relation="different")
-        mention, judgement = matched
-        sure = judgement.sure and (judgement.correct is False or mention.role in _PRIMARY_ROLES)
-        reason = f"{mention.role} {mention.text!r}: {judgement.relation} ({judgement.reason})"
-        return Verdict(int(judgement.correct), extraction.diagnosis, "single",
-                       OFFLINE if sure else OFFLINE_UNSURE, reason, sure=sure,
-                       relation=judgement.relation)
+        decision = decide(extraction, [correct_answer], choices)
+        return Verdict(int(decision.correct), extraction.label, extraction.category,
+                       OFFLINE if decision.sure else OFFLINE_UNSURE, decision.reason,
+                       sure=decision.sure, relation=decision.relation)
 
     def grade_mcq(self, response: str, choices: Sequence[str], correct_answer: str, *,
                   verbatim: bool = False) -> Verdict:
@@ -138,19 +120,6 @@ class CraftMDGrader:
         if decided is None:
             return replace(offline, reason=f"{offline.reason}; the fallback abstained")
         return decided
-
-
-def _best_match(extraction: Extraction, truth: str) -> tuple[Mention, Judgement] | None:
-    """The mention that matches the truth (a primary one first), else the closest primary."""
-    judged = [(m, judge(m.text, truth)) for m in extraction.mentions
-              if m.role in _PRIMARY_ROLES or m.role in _SECONDARY_ROLES]
-    for roles in (_PRIMARY_ROLES, _SECONDARY_ROLES):
-        for mention, judgement in judged:
-            if mention.role in roles and judgement.correct:
-                return mention, judgement
-    primary = [(m, j) for m, j in judged if m.role in _PRIMARY_ROLES]
-    unsure = [(m, j) for m, j in primary if not j.sure]
-    return (unsure or primary)[0] if primary else None
 
 
 def _mcq_verdict(choice: Choice, choices: Sequence[str], correct: bool) -> Verdict:

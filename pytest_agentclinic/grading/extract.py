@@ -18,15 +18,22 @@ concurrent one accompanies it. This module does the same with rules on the answe
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
 from .kinds import kind
-from .terminology import FILLER, content, tokens
+from .markers import (
+    addresses_grader,
+    drop_negations,
+    open_alternatives,
+    ready_marker,
+    strip_echoes,
+)
+from .terminology import FILLER, GENERIC, content, tokens
 
 Category = Literal["single", "multiple", "none"]
-Role = Literal["main", "alias", "refinement", "concurrent", "cause", "alternative"]
+Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,10 @@ class Extraction:
     diagnosis: str
     mentions: tuple[Mention, ...] = field(default=())
     reason: str = ""
+    #: Names the answer excludes ("not X", "X ruled out"); never graded.
+    excluded: tuple[str, ...] = field(default=())
+    #: The diagnostic statement the mentions were read from (markers and hedges removed).
+    statement: str = ""
 
     @property
     def label(self) -> str:
@@ -63,6 +74,8 @@ _LEADS = re.compile(
     r"|\b(?:consistent|compatible)\s+with\s+|\bsuggestive\s+of\s+|\bindicative\s+of\s+"
     r"|\bsuggests?\s+(?:a\s+diagnosis\s+of\s+)?|\bsuffering\s+from\s+|\bsounds?\s+like\s+(?:a\s+case\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
     r"|\b(?:most\s+)?likely\s+(?:has|have|suffers\s+from|is\s+suffering\s+from)\s+"
+    r"|\b(?:think|believe|suspect|feel)\s+(?:that\s+)?(?:it\s+is|it's|this\s+is|(?:the\s+)?"
+    r"(?:patient|she|he)\s+has)\s+"
     r"|\b(?:is|are)\s+(?:most\s+)?(?:likely|probably)\s+(?:to\s+be\s+|having\s+|due\s+to\s+)?",
     re.I)
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)\.(?=\s|$)|\n|;\s")
@@ -149,7 +162,7 @@ _LEADING = re.compile(
     r"presentation\s+of|form\s+of|type\s+of|kind\s+of|episode\s+of|having|has|is|be|to\s+be|"
     r"could|may|might|would|appears?|seems?|suffering\s+from|suffers\s+from|resulting|"
     r"associated|concurrent|concomitant|"
-    r"coexisting|co-existing|comorbid|underlying|secondary|accompanying|subsequent|resultant|"
+    r"coexisting|co-existing|comorbid|underlying|accompanying|subsequent|resultant|"
     r"component\s+of|element\s+of|degree\s+of|"
     r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
 _SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
@@ -170,9 +183,11 @@ def _bare(phrase: str) -> str:
 
 
 def _is_condition_phrase(phrase: str) -> bool:
-    # "(possibly viral)" qualifies the diagnosis; "(possibly lupus)" names another one.
+    # "(possibly viral)" qualifies the diagnosis; "(possibly lupus)" names another one; a
+    # generic head alone ("disease", "syndrome") names none.
     words = [w for w in tokens(phrase) if w not in FILLER]
-    return bool(content(phrase)) and not (len(words) == 1 and _ADJECTIVE.match(words[0]))
+    return (bool(content(phrase)) and not set(content(phrase)) <= GENERIC
+            and not (len(words) == 1 and _ADJECTIVE.match(words[0])))
 
 
 def _parentheticals(text: str) -> tuple[str, list[str]]:
@@ -228,7 +243,8 @@ def _marker(tail: str) -> tuple[Role, str]:
         return ("refinement" if specific is not None else "alternative"), rest
     concurrent = _CONCURRENT.match(tail)
     if concurrent is not None:
-        return "concurrent", tail[concurrent.end():]
+        listed = concurrent.group().strip() in (",", ";")
+        return ("listed" if listed else "concurrent"), tail[concurrent.end():]
     return "concurrent", tail
 
 
@@ -260,32 +276,67 @@ _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 
 
 @lru_cache(maxsize=131072)
-def extract(response: str) -> Extraction:
-    """Step 1: the category of the answer and the diagnosis it names."""
-    text = clean(response)
+def extract(response: str, *, conditions_only: bool = True) -> Extraction:
+    """Step 1: the category of the answer and the diagnosis it names.
+
+    A test, treatment, drug or finding is not a diagnosis, so an answer naming only those
+    names none; ``conditions_only=False`` reads them as answers (for questions whose correct
+    answer is itself a treatment or a test, as some NEJM cases have).
+    """
+    ready = ready_marker(response)
+    answer = response[ready.end():] if ready is not None else response
+    text = clean(strip_echoes(answer))
     if not text:
         return Extraction("none", "", reason="empty answer")
-    if len(_LIST_ITEM.findall(response)) >= 2 and not _FINAL.search(text):
+    if len(_LIST_ITEM.findall(answer)) >= 2 and not _FINAL.search(text):
         return Extraction("multiple", "", reason="the answer lists several items")
-    stmt = statement(text)
+    final = _FINAL.search(text)
+    text, excluded = drop_negations(text[final.end():] if final is not None else text)
+    stmt = statement(open_alternatives(text))
+    if addresses_grader(stmt):
+        return Extraction("none", "", reason="the answer speaks to the grader instead of "
+                          "naming a diagnosis", excluded=excluded)
     body, parens = _parentheticals(stmt)
     head, tail = _next_segment(_cut_context(_bare(body)))
     mentions = [*_split(head, "main"), *_tail_mentions(tail)]
     for inner in parens:
         mentions.extend(_classify_paren(inner))
-    return _categorise(stmt, tuple(m for m in mentions if m.text))
+    found = _categorise(stmt, tuple(m for m in mentions if m.text),
+                        differential=_DIFFERENTIAL.search(text) is not None,
+                        conditions_only=conditions_only)
+    return replace(found, excluded=excluded, statement=_bare(stmt))
 
 
-def _categorise(stmt: str, found: tuple[Mention, ...]) -> Extraction:
+def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool,
+                conditions_only: bool) -> Extraction:
     # Tests, treatments and drugs are not diagnoses: an answer naming only those names none.
-    mentions = tuple(m for m in found if kind(m.text) == "condition")
+    mentions = tuple(m for m in found if not conditions_only or kind(m.text) == "condition")
     main = next((m.text for m in mentions if m.role == "main"), "")
     if any(m.role == "alternative" for m in mentions):
         names = ", ".join(m.text for m in mentions if m.role in ("main", "alternative"))
         return Extraction("multiple", "", mentions, f"alternatives: {names}")
+    if _is_list(mentions, differential):
+        names = ", ".join(m.text for m in mentions if m.role in _LISTED)
+        return Extraction("multiple", "", mentions, f"a list of diagnoses: {names}")
     if not main or (is_refusal(stmt) and not _named_before_refusal(stmt, main)):
         return Extraction("none", "", mentions, "the answer names no diagnosis")
     return Extraction("single", main, mentions, "one diagnosis named")
+
+
+_LISTED = ("main", "listed", "concurrent")
+_DIFFERENTIAL = re.compile(r"\bdifferentials?\b|\bddx\b", re.I)
+
+
+def _is_list(mentions: tuple[Mention, ...], differential: bool) -> bool:
+    """Whether the statement lists diagnoses rather than naming one (with its companions).
+
+    "X, Y, Z" (three names, commas between) or a "differential" of two or more is a list;
+    "X with Y", "X complicated by Y", "X and Y" name a main diagnosis and a companion.
+    """
+    if not any(m.role == "listed" for m in mentions):
+        return False
+    count = sum(m.role in _LISTED for m in mentions)
+    return count >= 3 or (count >= 2 and differential)
 
 
 def _named_before_refusal(stmt: str, main: str) -> bool:

@@ -1,25 +1,21 @@
-"""Clinical terminology for the CRAFT-MD grader: normalised names, ICD-10-CM synonyms and hierarchy.
+"""Clinical terminology for the grader: disease names as comparison keys.
 
-Names are compared as *keys*: the set of their normalised content words (accents and British
-spellings folded, possessives and plurals dropped, abbreviations expanded, Roman numerals made
-Arabic). Knowledge of synonyms and of the disease hierarchy comes from ICD-10-CM: every code's
-description, its bracketed alternative names and its inclusion terms name that code, and a
-code's ancestors are broader conditions. The table is generated at build time from the
-``simple-icd-10-cm`` package (see ``tools/build_terminology.py``).
+A name's *key* is the set of its normalised content words: accents and British spellings
+folded, possessives and plurals dropped, abbreviations expanded, Roman numerals made Arabic,
+filler, hedges and generic head words left out. The bundled table of disease concepts
+(:mod:`.concepts`) stores each name's key computed here, with :func:`normaliser_fingerprint`
+to tell when they went stale.
 """
 
 from __future__ import annotations
 
-import gzip
+import hashlib
+import inspect
 import re
-from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
-from pathlib import Path
 
 from ..core.text import ABBREVIATIONS, fold, stem
-
-DATA_FILE = Path(__file__).with_name("data") / "icd10cm_terms.tsv.gz"
 
 Key = frozenset[str]
 
@@ -180,15 +176,6 @@ def compact(text: str) -> str:
 
 
 _BRACKET = re.compile(r"\[([^\]]*)\]")
-_SITE_PHRASE = re.compile(r"\b(?:of|in)\s+((?:the\s+)?"
-                          r"(?:right|left|bilateral|unspecified|upper|lower)?"
-                          r"\s*[a-z]+(?:\s+[a-z]+)?)")
-_SIDED = re.compile(r"\b(?:right|left|bilateral)\s+([a-z]+(?:\s+[a-z]+)?)")
-# Injuries, poisonings, external causes and encounter reasons say "of" of substances,
-# vehicles and places: their phrases teach nothing about body sites.
-_NOT_ANATOMY_CHAPTERS = tuple("STVWXYZ")
-SITE_MIN_USES = 5
-SITE_SHARE = 0.15
 _PAREN = re.compile(r"\(([^)]*)\)")
 _RANGE = re.compile(r"\([A-Z]\d\d(\.\d+)?-[A-Z]\d\d(\.\d+)?\)\s*$")
 
@@ -211,92 +198,6 @@ def icd_name_forms(name: str) -> Iterator[str]:
     yield _PAREN.sub(r" \1 ", bare)
 
 
-class Terminology:
-    """ICD-10-CM names indexed by key, with the code hierarchy."""
-
-    def __init__(self, rows: Iterable[tuple[str, str, list[str]]]) -> None:
-        self._codes: dict[Key, set[str]] = {}
-        #: Keys that name a code by its description (the rest are inclusion terms, which
-        #: ICD-10-CM lists under a code without making them synonyms of it).
-        self._described: dict[Key, set[str]] = {}
-        self._parent: dict[str, str] = {}
-        sites: Counter[str] = Counter()
-        uses: Counter[str] = Counter()
-        for code, parent, names in rows:
-            if parent:
-                self._parent[code] = parent
-            for position, name in enumerate(names):
-                uses.update(content(name))
-                lowered = name.lower()
-                phrases = _SIDED.findall(lowered)
-                if not code.startswith(_NOT_ANATOMY_CHAPTERS):
-                    phrases += _SITE_PHRASE.findall(lowered)
-                for site in phrases:
-                    sites.update(w for w in content(site) if not _is_condition_word(w))
-                for form in icd_name_forms(name):
-                    form_key = key(form)
-                    if form_key:
-                        self._codes.setdefault(form_key, set()).add(code)
-                        if position == 0:
-                            self._described.setdefault(form_key, set()).add(code)
-        #: Words ICD-10-CM mostly uses for *where* a condition is ("... of lip", "of knee"):
-        #: an answer adding only such words to the truth names the truth at a site.
-        self.site_words = frozenset(w for w, n in sites.items()
-                                    if n >= SITE_MIN_USES and n >= SITE_SHARE * uses[w])
-
-    @classmethod
-    def load(cls, path: Path = DATA_FILE) -> Terminology:
-        """Read the bundled table (empty terminology when the file is absent)."""
-        if not path.exists():
-            return cls(())
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
-            return cls(_parse(handle))
-
-    def codes(self, name: str | Key) -> frozenset[str]:
-        """The ICD-10-CM codes a name denotes (empty when unknown)."""
-        name_key = name if isinstance(name, frozenset) else key(name)
-        return frozenset(self._codes.get(name_key, ()))
-
-    def ancestors(self, code: str) -> list[str]:
-        """The codes above ``code``, nearest first."""
-        out: list[str] = []
-        while code in self._parent and self._parent[code] not in out:  # no cycles
-            code = self._parent[code]
-            out.append(code)
-        return out
-
-    def relation(self, given: Key, truth: Key) -> str | None:
-        """How ICD-10-CM relates ``given`` to ``truth``, or None if it does not.
-
-        "same" when one code's description names both (or its description one and an
-        inclusion term the other), "included" when both are only inclusion terms of one code
-        (siblings as often as synonyms), "broader"/"narrower" when one's code is an ancestor
-        of the other's.
-        """
-        given_codes, truth_codes = self.codes(given), self.codes(truth)
-        if not given_codes or not truth_codes:
-            return None
-        shared = given_codes & truth_codes
-        if shared:
-            described = self._described.get(given, set()) | self._described.get(truth, set())
-            return "same" if shared & described else "included"
-        if any(g in self.ancestors(t) for t in truth_codes for g in given_codes):
-            return "broader"
-        if any(t in self.ancestors(g) for g in given_codes for t in truth_codes):
-            return "narrower"
-        return None
-
-    def known(self, name: str | Key) -> bool:
-        """Whether ICD-10-CM names this condition."""
-        return bool(self.codes(name))
-
-
-def _parse(lines: Iterable[str]) -> Iterator[tuple[str, str, list[str]]]:
-    for line in lines:
-        code, parent, names = line.rstrip("\n").split("\t")
-        yield code, parent, names.split(" | ")
-
-
 #: Word endings of conditions ("-itis", "-oma", ...), and head nouns that always name one.
 CONDITION_SUFFIXES = ("itis", "osis", "oma", "emia", "aemia", "pathy", "plasia", "trophy",
                        "algia", "ism", "iasis", "ectasis", "ectasia", "cele", "uria", "rrhea",
@@ -305,11 +206,12 @@ CONDITION_SUFFIXES = ("itis", "osis", "oma", "emia", "aemia", "pathy", "plasia",
                        "disorder", "deficiency", "infection", "cancer", "tumor", "carcinoma")
 
 
-def _is_condition_word(word: str) -> bool:
-    return word in GENERIC or (len(word) > 4 and word.endswith(CONDITION_SUFFIXES))
-
-
-@lru_cache(maxsize=1)
-def default_terminology() -> Terminology:
-    """The bundled ICD-10-CM terminology, loaded once per process."""
-    return Terminology.load()
+def normaliser_fingerprint() -> str:
+    """A digest of everything :func:`key` depends on: keys in the table are valid while the
+    fingerprint they were built with matches."""
+    parts: list[object] = [inspect.getsource(f) for f in (
+        tokens, content, _drop_inducers, _split_compound, fold, stem, icd_name_forms)]
+    parts += [sorted(FILLER), sorted(GENERIC), sorted(HEDGES), sorted(ACRONYMS.items()),
+              sorted(WORD_FORMS.items()), sorted(ABBREVIATIONS.items()), sorted(_ROMAN.items()),
+              sorted(_AMBIGUOUS), sorted(_LETTER_HEADS), sorted(_CANCER), sorted(_INDUCED)]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]

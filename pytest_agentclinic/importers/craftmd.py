@@ -28,7 +28,7 @@ from ..cases.craftmd_csv import CaseInfo, case_table
 from ..core.jsonl import json_lines
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript, Verdict
-from ..grading.moderator import grader
+from ..grading.craftmd_grader import CraftMDGrader
 from ..report.rundir import (
     SUMMARY_VERSION,
     gc_paused,
@@ -92,7 +92,7 @@ def grade_mcq(response: str, correct: str, choices: Sequence[str]) -> tuple[str 
     the paper's verbatim rule (the correct answer's text must appear in the reply)."""
     if not choices:
         return None, False  # the case is missing from the CSV: nothing to map the reply to
-    verdict = grader().grade_mcq(response, choices, correct, verbatim=True)
+    verdict = CraftMDGrader().grade_mcq(response, choices, correct, verbatim=True)
     return (None if verdict.category == "none" else verdict.extracted), bool(verdict.verdict)
 
 

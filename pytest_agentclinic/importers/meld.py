@@ -272,7 +272,8 @@ async def run_meld(cases: Sequence[MeldCase], caller: ModelCaller, model: str,
                    concurrency: int) -> MeldRun:
     """Ask ``model`` to complete every case, at most ``concurrency`` calls in flight."""
     gate, stop = asyncio.Semaphore(concurrency), _Stop()
-    results = await asyncio.gather(*(_measure(c, caller, model, gate, stop) for c in cases))
+    results = await caller.closing(
+        asyncio.gather(*(_measure(c, caller, model, gate, stop) for c in cases)))
     return MeldRun(list(results), fatal=stop.reason, http_attempts=caller.http_attempts)
 
 

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core.roles import Reply
 from ..core.transcript import Usage
-from . import client, served
+from . import client, openai_http, prices, served
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .errors import ReplayMissError, TransientError
+from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
 from .stats import CallStats
+
+T = TypeVar("T")
+
+#: ``--agent-transport`` values: ``auto`` takes the aiohttp fast path where it applies,
+#: ``litellm`` sends every call through litellm.
+TRANSPORTS = ("auto", "litellm")
 
 
 @dataclass(frozen=True)
@@ -25,6 +34,15 @@ class CallSettings:
     temperature: float = 0.7
     max_tokens: int = 512
     policy: RetryPolicy = field(default_factory=RetryPolicy)
+    #: Model calls in flight per process (``--agent-concurrency``).
+    concurrency: int = 16
+    transport: str = "auto"
+    #: ``--agent-rpm`` / ``--agent-tpm``, this process's share under xdist.
+    budget: Budget = field(default_factory=Budget)
+    #: Per-model limits from ``--agent-models`` (this process's share).
+    budgets: dict[str, Budget] = field(default_factory=dict)
+    #: ``--agent-models`` deployments, in litellm's ``model_list`` format.
+    model_list: tuple[dict[str, Any], ...] = ()
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -40,6 +58,14 @@ class ModelCaller:
         self.cache = cache
         #: Requests sent over HTTP (attempts included) by this process.
         self.http_attempts = 0
+        self.gates = Gates(settings.budgets, settings.budget, settings.concurrency)
+        self.fast = openai_http.OpenAIHTTP(settings.concurrency)
+        #: Seconds spent in calls, summed over calls (busy slot-seconds).
+        self.busy_s = 0.0
+        #: Calls in flight (what ``--agent-concurrency`` bounds), earliest items first.
+        self.slots = PrioritySlots(settings.concurrency)
+        if settings.model_list:
+            client.use_deployments(list(settings.model_list))
         self.stats = CallStats()
         #: What the api base serves under each model name (None: it does not say).
         self._served: dict[str, asyncio.Future[str | None]] = {}
@@ -86,15 +112,52 @@ class ModelCaller:
         if fingerprint:
             self.fingerprints.setdefault(model, set()).add(fingerprint)
 
+    def uses_litellm(self, model: str) -> bool:
+        """Whether calls to ``model`` go through litellm (else the aiohttp fast path)."""
+        return (self.settings.transport == "litellm" or client.routed(model)
+                or not openai_http.eligible(model, self.settings.api_base))
+
+    def warm(self, models: list[str]) -> None:
+        """Start litellm's import now (in a thread) when any of ``models`` will need it
+        (a replay never calls, so never imports it)."""
+        if self.cache.mode is CacheMode.REPLAY:
+            return
+        if any(self.uses_litellm(m) for m in models):
+            client.preload(self.settings.concurrency)
+        if not all(self.uses_litellm(m) for m in models):
+            # The fast path's price table: parsed on the loop it stalls the first replies.
+            threading.Thread(target=prices.cost_usd, args=("", 0, 0), daemon=True).start()
+
+    async def aclose(self) -> None:
+        """Close the fast path's connection pool."""
+        await self.fast.aclose()
+
+    async def closing(self, work: Awaitable[T]) -> T:
+        """Await ``work``, then close the pool (for one-loop commands: play, meld)."""
+        try:
+            return await work
+        finally:
+            await self.aclose()
+
     async def complete(self, *, role: str, model: str, messages: list[dict[str, Any]],
-                       case_id: str, sample: int, prompt_version: str) -> Reply:
-        """The model's reply to ``messages``, as role ``role`` in case ``case_id``."""
-        parts = key_parts(model=model, messages=messages, params=self.settings.sampling,
+                       case_id: str, sample: int, prompt_version: str,
+                       extra: dict[str, Any] | None = None,
+                       readable: Callable[[str], bool] | None = None) -> Reply:
+        """The model's reply to ``messages``, as role ``role`` in case ``case_id``.
+
+        ``extra`` parameters (e.g. ``response_format``) are sent and keyed with the sampling
+        ones. A reply that ``readable`` rejects is returned but never cached, and a cached
+        one it rejects is asked again: an unreadable reply must not become a stored answer.
+        """
+        params = {**self.settings.sampling, **(extra or {})}
+        parts = key_parts(model=model, messages=messages, params=params,
                           role=role, case_id=case_id, sample=sample,
                           prompt_version=prompt_version, served=await self.served_model(model))
         key = cache_key(parts)
         hit = self.cache.get(key)
         stats = self.stats
+        if hit is not None and readable is not None and not readable(hit["text"]):
+            hit = None
         if hit is not None:
             stats.calls += 1
             stats.cache_hits += 1
@@ -113,18 +176,12 @@ class ModelCaller:
         async def attempt() -> client.Completion:
             nonlocal tries
             tries += 1
-            self.http_attempts += 1
             stats.retries += tries > 1
-            stats.in_flight += 1
             try:
-                return await client.acomplete(model, messages, api_base=self.settings.api_base,
-                                              timeout=self.settings.timeout,
-                                              params=self.settings.sampling)
+                return await self._send(model, messages, params)
             except TransientError as exc:
                 stats.rate_limited += exc.status == 429
                 raise
-            finally:
-                stats.in_flight -= 1
 
         stats.calls += 1
         done, _attempts = await call_with_retries(attempt, self.settings.policy)
@@ -133,10 +190,54 @@ class ModelCaller:
         stats.prompt_tokens += done.prompt_tokens
         stats.completion_tokens += done.completion_tokens
         self._note_fingerprint(model, done.fingerprint)
-        self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
-                             "completion_tokens": done.completion_tokens,
-                             "cost_usd": done.cost_usd, "fingerprint": done.fingerprint})
+        if readable is None or readable(done.text):
+            self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
+                                 "completion_tokens": done.completion_tokens,
+                                 "cost_usd": done.cost_usd, "fingerprint": done.fingerprint})
         return Reply(done.text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
                                       completion_tokens=done.completion_tokens,
                                       cost_usd=done.cost_usd,
                                       latency_s=time.perf_counter() - started))
+
+    async def _send(self, model: str, messages: list[dict[str, Any]],
+                    params: dict[str, Any]) -> client.Completion:
+        """One attempt: admitted by the model's gate, counted as a call in flight."""
+        gate = self.gates[model]
+        reserved = (estimate_tokens(messages, self.settings.max_tokens)
+                    if gate.budget.tpm else 0)
+        started = await gate.acquire(reserved)
+        try:
+            await self.slots.acquire(CALL_PRIORITY.get())
+            self.http_attempts += 1
+            self.stats.in_flight += 1
+            sent = time.perf_counter()
+            try:
+                done = await self._transport(model, messages, params)
+            finally:
+                self.stats.in_flight -= 1
+                self.slots.release()
+                self.busy_s += time.perf_counter() - sent
+        except TransientError as exc:
+            wait = exc.retry_after
+            # The model's shared pause honours Retry-After no further than a single retry does.
+            policy = self.settings.policy
+            wait = policy.backoff if wait is None else min(wait, policy.retry_after_cap)
+            gate.release(started, reserved=reserved, rate_limited=exc.status == 429,
+                         timed_out=exc.status == 408, retry_after=wait)
+            raise
+        except BaseException:
+            gate.release(started, reserved=reserved)
+            raise
+        gate.release(started, reserved=reserved,
+                     used=done.prompt_tokens + done.completion_tokens)
+        return done
+
+    async def _transport(self, model: str, messages: list[dict[str, Any]],
+                         params: dict[str, Any]) -> client.Completion:
+        s = self.settings
+        if self.uses_litellm(model):
+            return await client.acomplete(model, messages, api_base=s.api_base,
+                                          timeout=s.timeout, params=params)
+        assert s.api_base is not None  # eligible() checked it
+        return await self.fast.acomplete(model, messages, api_base=s.api_base,
+                                         timeout=s.timeout, params=params)

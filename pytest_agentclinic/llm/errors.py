@@ -49,3 +49,28 @@ class ReplayMissError(LLMError):
 def _short(value: Any, limit: int = 200) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def from_status(status: int | None, model: str, text: str,
+                retry_after: float | None = None) -> LLMError:
+    """The error an HTTP status means, the same for every transport: 401/403 and 404 stop the
+    session, 429, 408 and 5xx (or no status at all) are retried, any other 4xx fails the call."""
+    if status in (401, 403):
+        return FatalLLMError(f"{model}: not authorised ({status}). Check the API key. {text}")
+    if status == 404:
+        return FatalLLMError(f"{model}: unknown model or endpoint (404). {text}")
+    if status is None or status in (408, 429) or status >= 500:
+        return TransientError(f"{model}: {text}", status=status, retry_after=retry_after)
+    return RequestError(f"{model}: {text}")
+
+
+def cannot_reach(where: str, model: str, text: str) -> FatalLLMError:
+    """The first call to an endpoint could not connect: no other call will."""
+    endpoint = where if "://" in where else "the provider's default endpoint"
+    return FatalLLMError(f"cannot reach {endpoint} for {model}; check the network and "
+                         f"--agent-api-base. {text}")
+
+
+def timed_out(model: str) -> TransientError:
+    """A call that outlived its timeout (status 408, so the limiter backs off)."""
+    return TransientError(f"timeout calling {model}", status=408)

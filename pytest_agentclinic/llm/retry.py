@@ -22,6 +22,13 @@ class RetryPolicy:
     max_backoff: float = 30.0
     retry_after_cap: float = 30.0
 
+    @property
+    def rate_limited_attempts(self) -> int:
+        """Attempts a call may spend on 429s: those are the provider pacing us (the model's
+        gate pauses and slows down on each), not the call failing, so the bound is 4x larger
+        (unless retries are off)."""
+        return self.attempts if self.attempts == 1 else 4 * self.attempts
+
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
         if retry_after is not None:
@@ -35,16 +42,23 @@ async def call_with_retries(call: Callable[[], Awaitable[T]], policy: RetryPolic
                             rng: random.Random | None = None) -> tuple[T, int]:
     """Run ``call`` until it succeeds; return its result and the attempts it took.
 
-    Only :class:`TransientError` is retried; when the attempts run out it becomes an
-    :class:`InfrastructureError` (the item's outcome is *error*).
+    Only :class:`TransientError` is retried, up to ``policy.attempts`` failures, or
+    ``policy.rate_limited_attempts`` 429s; then it becomes an :class:`InfrastructureError`
+    (the item's outcome is *error*).
     """
     rng = rng or random.Random()
-    for attempt in range(1, policy.attempts + 1):
+    failed = limited = 0
+    while True:
         try:
-            return await call(), attempt
+            return await call(), failed + limited + 1
         except TransientError as exc:
-            if attempt == policy.attempts:
-                raise InfrastructureError(f"{exc} (gave up after {attempt} attempts)",
-                                          attempts=attempt) from exc
-            await asyncio.sleep(policy.delay(attempt, exc.retry_after, rng))
-    raise AssertionError("unreachable: attempts must be >= 1")
+            if exc.status == 429:
+                limited += 1
+            else:
+                failed += 1
+            if failed >= policy.attempts or limited >= policy.rate_limited_attempts:
+                attempts = failed + limited
+                raise InfrastructureError(f"{exc} (gave up after {attempts} attempts)",
+                                          attempts=attempts) from exc
+            await asyncio.sleep(policy.delay(max(failed, 1) if exc.status != 429 else limited,
+                                             exc.retry_after, rng))

@@ -9,6 +9,7 @@ import pytest
 from ..cases.loaders import looks_like_case_file
 from . import hookspecs
 from .collect import CaseFile
+from .junit import EncounterTimes
 from .operations import OperationsPlugin
 from .session import AgentClinicSession, default_run_name
 from .settings import add_options, resolve
@@ -36,6 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     state = AgentClinicSession(config, settings, run_name)
     config.stash[session_key] = state
     config.pluginmanager.register(state, "agentclinic-session")
+    config.pluginmanager.register(EncounterTimes(), "agentclinic-encounter-times")
     config.pluginmanager.register(OperationsPlugin(state), "agentclinic-operations")
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist_hooks import XdistHooks, worker_lookahead

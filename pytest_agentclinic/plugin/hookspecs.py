@@ -25,6 +25,9 @@ def pytest_agentclinic_make_agent(
 
     - agentclinic: doctor, patient, measurement -> ``Agent``; moderator -> ``Moderator``
     - craftmd: doctor -> ``Clinician`` (an ``Agent`` with ``final``); patient -> ``Agent``;
-      summarizer -> ``Summarizer``; moderator -> ``Moderator`` (the grader's fallback)
+      summarizer -> ``Summarizer``; moderator -> ``Moderator``
     - a registered protocol: its ``roles`` (``pytest_agentclinic.api.role_interfaces``)
+
+    A moderator (either protocol) is asked only about the diagnoses the grading rules cannot
+    decide (see docs/grading.md), with the extracted diagnosis, never the doctor's text.
     """

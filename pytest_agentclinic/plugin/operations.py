@@ -5,10 +5,11 @@
 * The status line: encounters done / in flight / total, calls, cache hits, retries, 429s,
   tokens, cost so far and an ETA. On a terminal it is rewritten in place every second while
   nothing else is printed; otherwise (CI logs) it is a line every 30 s (``--agent-progress``).
-* ``--agent-max-cost USD``: no new encounter starts once the spent cost, plus the calls in
-  flight at the running mean cost per call, plus one more encounter at the running mean cost
-  per encounter, would pass the limit. Finished encounters are kept; unplayed items are
-  skipped, not judged, and the summary says the run stopped on cost.
+* ``--agent-max-cost USD``: no new encounter starts once the spent cost, plus the running
+  encounters at the running mean cost per encounter (at least their calls in flight at the
+  mean cost per call), plus one more encounter, would pass the limit. Finished encounters
+  are kept; unplayed items are skipped, not judged, and the summary says the run stopped on
+  cost.
 
 Under pytest-xdist every worker writes its counters to a small JSON file in a directory the
 controller creates; the controller sums them for the line, and each worker sums them to
@@ -77,11 +78,17 @@ class RunStatus:
                    calls_in_flight=stats.in_flight)
 
     def projected_usd(self) -> float:
-        """Spent, plus the calls in flight at the mean cost per call, plus one more encounter
-        at the mean cost per finished encounter: what starting one more could bring."""
+        """Spent, plus what the running encounters may still cost, plus one more encounter
+        at the mean cost per finished encounter: what starting one more could bring.
+
+        The running encounters count at the mean cost per encounter (more are started than
+        calls are in flight when items chain many calls, e.g. CRAFT-MD conversations), and
+        at least at their calls in flight at the mean cost per call (before any finished).
+        """
         per_call = self.spent_usd / self.paid_calls if self.paid_calls else 0.0
         per_encounter = self.spent_usd / self.done if self.done else 0.0
-        return self.spent_usd + self.calls_in_flight * per_call + per_encounter
+        running = max(self.calls_in_flight * per_call, self.in_flight * per_encounter)
+        return self.spent_usd + running + per_encounter
 
     def line(self, total: int | None, elapsed: float) -> str:
         """The status line."""

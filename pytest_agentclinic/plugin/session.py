@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import contextlib
+import json
 import os
 import re
+import shlex
+import threading
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -16,13 +21,18 @@ from ..core.records import ResultRecord
 from ..core.transcript import Transcript
 from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
+from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.errors import FatalLLMError
+from ..llm.served import redact_url
+from ..metrics.gathering import for_encounter
 from ..protocols.base import PlayContext
 from ..protocols.registry import report_tables
 from ..protocols.runner import EncounterRunner, NotPlayed
 from ..report import gate, rundir, summary
+from ..report.summary_md import append_step_summary
 from ..report.tables import Table
 from .collect import RECORD_PROPERTY, UNPLAYED_PROPERTY, EncounterError, EncounterItem
+from .junit import write_gate_testcases
 from .settings import Settings
 
 #: Returns the items this process will run next (xdist workers only know their queue).
@@ -55,6 +65,36 @@ class _AllAfter:
         return items[start:]
 
 
+def _window(settings: Settings, chain: int) -> int:
+    """Items kept started: one per call slot, or 4 chains' worth per slot when items wait on
+    shared chains of calls (a CRAFT-MD conversation is ~8 calls in a row: a slot's worth of
+    conversations left the slots 46% busy)."""
+    return settings.concurrency * (1 if chain <= 1 else 4 * chain)
+
+
+def _llm_models(settings: Settings) -> list[str]:
+    models = (m.strip() for ms in settings.roles.values() for m in ms.split(","))
+    return [m for m in models if m and m != "offline"]
+
+
+def _warm_grader() -> concurrent.futures.Future[None]:
+    """Load the offline grader's terminology in a thread now: loaded lazily by the first
+    verdict it took 2-8 s of CPU on the runner's event loop, with every call in flight
+    stalled behind it. Encounters wait for this future (without blocking the loop)."""
+    from ..grading.concepts import default_terminology
+
+    future: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def load() -> None:
+        # A failure here resurfaces, with its item, when grading loads the data again.
+        with contextlib.suppress(Exception):
+            default_terminology()
+        future.set_result(None)
+
+    threading.Thread(target=load, name="agentclinic-grader-warm-up", daemon=True).start()
+    return future
+
+
 class AgentClinicSession:
     """Registered as a plugin in ``pytest_configure`` and kept in ``config.stash``."""
 
@@ -69,12 +109,19 @@ class AgentClinicSession:
         self.bad_records = 0
         self.cache = ResponseCache(settings.cache_dir, settings.cache)
         self.caller = ModelCaller(settings.call, self.cache)
-        self.runner = EncounterRunner(settings.concurrency)
         self.fatal: str | None = None
         self.protocol = settings.make_protocol()
+        # --agent-concurrency bounds model calls in flight (in the caller, earliest items
+        # first); the runner keeps enough items started to fill those slots.
+        self.runner = EncounterRunner(
+            _window(settings, self.protocol.items_per_chain(settings.options)))
+        if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
+            self.caller.warm(_llm_models(settings))
+        self._grader_ready: concurrent.futures.Future[None] | None = None
         self.run_options = settings.run_options
         self.play_context = PlayContext(self.caller, self._make_agent, settings.options)
         self.gate: gate.GateResult | None = None
+        self.started_at = time.time()
         self.tables: list[Table] = []
         #: Fields the operations plugin adds to summary.json (e.g. the run stopped on cost).
         self.summary_extra: dict[str, Any] = {}
@@ -87,10 +134,21 @@ class AgentClinicSession:
 
     def pytest_report_header(self) -> list[str]:
         roles = ", ".join(f"{role}={model}" for role, model in self.settings.roles.items())
-        return [f"agentclinic: {roles}",
+        return [f"agentclinic: {roles}", *self._api_base_header(),
                 f"agentclinic: turns={','.join(map(str, self.settings.turns))} "
                 f"repeat={self.settings.repeat} cache={self.settings.cache.value} "
                 f"concurrency={self.settings.concurrency}"]
+
+    def _api_base_header(self) -> list[str]:
+        base = self.settings.call.api_base
+        if base is None:
+            return []
+        keyless = sorted({key_variable(m) for m in self.settings.llm_models
+                          if needs_placeholder_key(m, base)})
+        if not keyless:
+            return [f"agentclinic: api base {base}"]
+        return [f"agentclinic: api base {base}; no {', '.join(keyless)} in the environment: "
+                f"a placeholder key is sent (local servers need none)"]
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and re.search(r"::line-\d+$", report.nodeid):
@@ -102,6 +160,9 @@ class AgentClinicSession:
         # cases from running: hide those errors from pytest's "errors during collection"
         # check, then count them again so the exit status still reports them.
         session.testsfailed -= self.bad_records
+        if not session.config.option.collectonly and any(
+                isinstance(i, EncounterItem) for i in session.items):
+            self._grader_ready = _warm_grader()
         try:
             return (yield)
         finally:
@@ -123,43 +184,66 @@ class AgentClinicSession:
         if self.is_worker:
             return  # the controller writes results.jsonl
         for name, value in report.user_properties:
-            if (name == RECORD_PROPERTY and isinstance(value, dict)
-                    and report.nodeid not in self.records):
-                self.records[report.nodeid] = value
-                self.results.append(ResultRecord.model_validate(value))
+            if name == RECORD_PROPERTY and isinstance(value, str):
+                data = json.loads(value)
+                if report.nodeid not in self.records:
+                    self.records[report.nodeid] = data
+                    self.results.append(ResultRecord.model_validate(data))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.runner.run(self.caller.aclose)
         self.runner.close()
         self.cache.close()
         if self.is_worker:
             return
         self.results.close()
         records = self._records()
+        if self.settings.gate.active:
+            self.gate = self._evaluate_gate(records)
+            write_gate_testcases(self.config, self.gate)
+            # With a gate, the gate decides the exit status; interruptions, usage and
+            # internal errors keep theirs.
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+                passed = self.gate.passed
+                session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
         if records:
             # The streamed file holds the records in finishing order; the final one is sorted.
             rundir.write_results(self.run_dir, records)
             self.tables = report_tables(records)
-            summary = rundir.run_summary(self.settings.summary_header(), records,
-                                         self.bad_records)
+            summary = rundir.run_summary({**self._run_info(), **self.settings.summary_header()},
+                                         records, self.bad_records)
             summary.update(self.summary_extra)
+            if self.gate is not None:
+                summary["gate"] = self.gate.to_dict()
             rundir.write_reports(self.run_dir, summary, records, self.tables)
-        if self.settings.gate.active:
-            baseline = self.settings.gate.baseline
-            self.gate = gate.evaluate(self.settings.gate, records,
-                                      rundir.read_baseline(baseline) if baseline else ((), {}))
-            # With a gate, the gate decides the exit status; interruptions, usage and
-            # internal errors keep theirs.
-            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-                passed = self.gate.passed and self.bad_records == 0
-                session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+            append_step_summary(self.run_dir / "summary.md")
+
+    def _evaluate_gate(self, records: Sequence[ResultRecord]) -> gate.GateResult:
+        settings = self.settings.gate
+        baseline: tuple[Sequence[ResultRecord], Mapping[str, Any]] = ((), {})
+        error = None
+        if settings.baseline is not None:
+            try:
+                baseline = rundir.read_baseline(settings.baseline)
+            except (OSError, ValueError) as exc:
+                error = str(exc)
+        result = gate.evaluate(settings, records, baseline, error)
+        return result.with_bad_records(self.bad_records) if self.bad_records else result
+
+    def _run_info(self) -> dict[str, Any]:
+        args = self.config.invocation_params.args
+        return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started_at)),
+                "duration_s": round(time.time() - self.started_at, 3),
+                "command": shlex.join(["pytest", *map(str, args)]),
+                "api_base": redact_url(self.settings.call.api_base)}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.tables:
             summary.print_summary(terminalreporter, self.settings.roles, self.tables,
                                   self.run_dir, self.bad_records)
         if self.gate is not None:
-            summary.print_gate(terminalreporter, self.gate, self.bad_records)
+            summary.print_gate(terminalreporter, self.gate)
 
     # ------------------------------------------------------------ encounters
 
@@ -176,6 +260,8 @@ class AgentClinicSession:
 
     def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
         async def play() -> Transcript:
+            if self._grader_ready is not None:
+                await asyncio.wrap_future(self._grader_ready)
             try:
                 return await self.protocol.play(item.spec, self.play_context)
             except FatalLLMError as exc:
@@ -199,9 +285,12 @@ class AgentClinicSession:
         record = ResultRecord.from_transcript(
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
             transcript_path=item.transcript_path, case_file=str(item.path),
-            difficulty=item.spec.case.difficulty)
+            difficulty=item.spec.case.difficulty,
+            measures=for_encounter(item.spec.case, transcript.utterances,
+                                   outcome=transcript.outcome, experiment=transcript.experiment))
         record.served = self.caller.served_identities(dict.fromkeys(record.models.values()))
-        item.user_properties.append((RECORD_PROPERTY, record.model_dump(mode="json")))
+        # JSON text, not a dict: JUnit XML writes a property's str(), and a dict's is a repr.
+        item.user_properties.append((RECORD_PROPERTY, record.model_dump_json()))
         if self.fatal is not None:
             # The first item to meet a fatal error reports it once and stops the session;
             # nothing else will run, so the runner's thread is ended now.

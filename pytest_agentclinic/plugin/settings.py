@@ -11,11 +11,13 @@ import pytest
 
 from ..core.options import Option
 from ..llm.cache import CacheMode
-from ..llm.caller import CallSettings
+from ..llm.caller import TRANSPORTS, CallSettings
+from ..llm.limiter import Budget
 from ..llm.retry import RetryPolicy
 from ..llm.served import redact_url
 from ..protocols import registry
 from ..protocols.base import Protocol, RunOptions
+from ..report.conditions import check_gate_on
 from ..report.gate import GateSettings
 
 OPTIONS: tuple[Option, ...] = (
@@ -27,13 +29,26 @@ OPTIONS: tuple[Option, ...] = (
     Option("protocol", "the benchmark protocol: agentclinic (default), craftmd, or one a plugin "
            "registers", "agentclinic", metavar="NAME"),
     Option("repeat", "samples per case (each its own item and cache entry)", 1, "int", "K"),
-    Option("concurrency", "encounters in flight per process", 16, "int", "N"),
+    Option("concurrency", "model calls in flight per process (items start ahead to fill them)",
+           16, "int", "N"),
     Option("api_base", "API base URL for every LLM role (e.g. a local vLLM/Ollama server)",
            None, metavar="URL"),
     Option("timeout", "seconds before one model call times out", 60.0, "float", "S"),
     Option("retries", "retries of a failed call (timeouts, 429, 5xx)", 3, "int", "N"),
     Option("backoff", "first retry delay in seconds (doubles, with jitter)", 1.0, "float", "S"),
     Option("retry_after_cap", "longest Retry-After to honour, in seconds", 30.0, "float", "S"),
+    # -- transport: rate limits, deployments, the HTTP path (docs/transport.md)
+    Option("rpm", "requests per minute allowed per model (split evenly over xdist workers); "
+           "without --agent-rpm/--agent-tpm, calls in flight adapt to 429s and timeouts",
+           None, "limit", "N"),
+    Option("tpm", "tokens per minute allowed per model (split evenly over xdist workers)",
+           None, "limit", "N"),
+    Option("models", "deployments file in litellm's model_list format (model_name, "
+           "litellm_params, rpm/tpm): a role's model named there is served by litellm's Router",
+           None, metavar="FILE"),
+    Option("transport", "auto (an aiohttp fast path for openai/ and hosted_vllm/ models with "
+           "--agent-api-base, litellm otherwise) or litellm (every call through litellm)",
+           "auto", metavar="NAME", choices=TRANSPORTS),
     Option("temperature", "sampling temperature of every LLM role", 0.7, "float", "T"),
     Option("max_tokens", "max tokens per model reply", 512, "int", "N"),
     Option("cache", "response cache mode: read-write, replay, refresh or off", "read-write",
@@ -50,6 +65,10 @@ OPTIONS: tuple[Option, ...] = (
            "baseline and the drop is significant", None, "fraction", "D"),
     Option("gate_alpha", "gate: significance level of the baseline comparison", 0.05,
            "fraction", "P"),
+    Option("gate_on", "gate: which conditions are gated, each doctor model on its own "
+           "(repeatable): default (the unbiased condition, every other varied condition), "
+           "all, pooled, or FIELD=VALUE (patient, bias, turn_budget, experiment, "
+           "answer_format)", ["default"], "list", "SPEC"),
     # Operations (many machines, progress, cost): resolved by :func:`_operations`.
     Option("shard", "run only shard K of N (1-based), chosen by a stable hash of each case's "
            "id, so every variant of a case lands in one shard; merge the shards' runs with "
@@ -134,6 +153,12 @@ class Settings:
         """Each role's model, as the summary header shows it."""
         return registry.get(self.protocol)().role_models(self.run_options)
 
+    @property
+    def llm_models(self) -> tuple[str, ...]:
+        """Every model string of a role that is not the offline agent."""
+        models = (m for joined in self.roles.values() for m in joined.split(", "))
+        return tuple(m for m in dict.fromkeys(models) if m and m != "offline")
+
 
 def add_options(parser: pytest.Parser, options: Sequence[Option] | None = None) -> None:
     """Register the ``--agent-*`` group and the ini twins: the run's options and every
@@ -182,6 +207,13 @@ def _convert(opt: Option, value: Any) -> Any:
         return _number(opt, value, int, 1 if opt.name != "retries" else 0)
     if opt.kind == "float":
         return _number(opt, value, float, 0.0)
+    if opt.kind == "limit":
+        if value is None:
+            return None
+        number = _number(opt, value, float, 0.0)
+        if number <= 0:
+            raise pytest.UsageError(f"{opt.flag}: expected a number > 0, got {value!r}")
+        return number
     if opt.kind == "fraction":
         if value is None:
             return None
@@ -190,6 +222,8 @@ def _convert(opt: Option, value: Any) -> Any:
             raise pytest.UsageError(
                 f"{opt.flag}: expected a fraction between 0 and 1, got {value!r}")
         return number
+    if opt.kind == "money":
+        return None if value in (None, "") else _number(opt, value, float, 0.0)
     if opt.kind == "ints":
         items = value if isinstance(value, list) else str(value).split(",")
         return tuple(_number(opt, v, int, 1) for v in items if str(v).strip())
@@ -253,7 +287,7 @@ def resolve(config: pytest.Config) -> Settings:
         report_dir=root / v["report_dir"], run_name=v["run_name"],
         call=CallSettings(api_base=v["api_base"], timeout=v["timeout"],
                           temperature=v["temperature"], max_tokens=v["max_tokens"],
-                          policy=policy),
+                          policy=policy, **_transport(config, v, root)),
         gate=_gate(v, root),
         operations=_operations(v),
     )
@@ -285,11 +319,34 @@ def _operations(v: dict[str, Any]) -> Operations:
     return Operations(shard=shard, progress_every=every, max_cost_usd=max_cost)
 
 
+def _transport(config: pytest.Config, v: dict[str, Any], root: Path) -> dict[str, Any]:
+    """The caller's transport settings; rate limits are split over the xdist workers, so the
+    whole run stays within them (each worker gets an even share, no coordination)."""
+    from ..llm.deployments import ModelsFileError, load
+
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    deployments = None
+    if v["models"]:
+        try:
+            deployments = load(root / v["models"])
+        except ModelsFileError as exc:
+            raise pytest.UsageError(f"--agent-models: {exc}") from None
+    budgets = {name: b.share(workers)
+               for name, b in (deployments.budgets if deployments else {}).items()}
+    return {"concurrency": v["concurrency"], "budget": Budget(v["rpm"], v["tpm"]).share(workers),
+            "budgets": budgets, "transport": v["transport"],
+            "model_list": deployments.model_list if deployments else ()}
+
+
 def _gate(v: dict[str, Any], root: Path) -> GateSettings:
     if v["max_drop"] is not None and v["baseline"] is None:
         raise pytest.UsageError("--agent-max-drop needs --agent-baseline RUN")
     baseline = root / v["baseline"] if v["baseline"] else None
     if baseline is not None and not baseline.exists():
         raise pytest.UsageError(f"--agent-baseline: {baseline} does not exist")
+    try:
+        on = check_gate_on(v["gate_on"])
+    except ValueError as exc:
+        raise pytest.UsageError(f"--agent-gate-on: {exc}") from None
     return GateSettings(min_accuracy=v["min_accuracy"], baseline=baseline,
-                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"])
+                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"], on=on)

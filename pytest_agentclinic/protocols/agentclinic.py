@@ -24,17 +24,20 @@ from ..agents.biases import (
     resolve_biases,
 )
 from ..agents.images import reference
-from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMModerator, LLMPatient
+from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMPatient
+from ..agents.llm_moderator import LLMModerator
 from ..agents.offline_doctor import OfflineDoctor
 from ..agents.offline_measurement import OfflineMeasurement
 from ..agents.offline_patient import OfflinePatient
 from ..agents.refusal import is_refusal
+from ..agents.test_budget import BudgetedMeasurement
 from ..core.case import Case
 from ..core.options import Option
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
 from ..core.transcript import ItemHeader, Kind, Role, Transcript, Utterance
-from ..grading.matcher import extract_ready_diagnosis
+from ..grading.markers import after_ready
 from ..grading.moderator import OfflineModerator
+from ..grading.pipeline import grade_answer
 from ..llm.caller import ModelCaller
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
@@ -95,10 +98,10 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
     for turn in range(1, budget + 1):
         view = TurnView(case, tuple(t.utterances), incoming, budget - turn + 1, budget, sample)
         reply = await cast.doctor.respond(view)
-        diagnosis = extract_ready_diagnosis(reply.text)
-        if diagnosis is not None:
-            _say(t, turn, "doctor", "diagnosis", reply, cast.doctor.model, diagnosis)
-            t.diagnosis = diagnosis
+        final = after_ready(reply.text)
+        if final is not None:
+            stated = final.strip().splitlines()[0].strip(" .*\"'") if final.strip() else ""
+            _say(t, turn, "doctor", "diagnosis", reply, cast.doctor.model, stated)
             return
         if _IMAGES.search(reply.text):
             _say(t, turn, "doctor", "image_request", reply, cast.doctor.model)
@@ -118,10 +121,20 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
         incoming = answer.text
 
 
-async def _perception(t: Transcript, case: Case, cast: Cast, sample: int) -> None:
-    """Ask the patient its three ratings of the doctor once the diagnosis is given."""
-    assert t.diagnosis is not None
-    ask = perception.question(t.diagnosis)
+async def _judge(t: Transcript, case: Case, cast: Cast, answer: str, sample: int) -> None:
+    """Grade the doctor's final answer through the pipeline both protocols share."""
+    grade = await grade_answer(answer, case, cast.moderator, sample)
+    t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
+    t.utterances.append(Utterance(
+        turn=t.turns_used, role="moderator", kind="judgement", text=grade.verdict.reason,
+        model=grade.verdict.decided_by, detail=grade.outcome, usage=grade.usage))
+
+
+async def _perception(t: Transcript, case: Case, cast: Cast, stated: str,
+                      sample: int) -> None:
+    """Ask the patient its three ratings of the doctor once the diagnosis is given (as the
+    doctor stated it: the patient heard the words, not the grader's reading of them)."""
+    ask = perception.question(stated)
     t.utterances.append(Utterance(turn=t.turns_used, role="system", kind="perception_request",
                                   text=ask, model="harness"))
     view = TurnView(case, tuple(t.utterances), ask, 0, t.turn_budget, sample)
@@ -144,19 +157,13 @@ async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
                    prompt_versions=cast.prompt_versions, started_at=time.time())
     with settled(t):
         await _dialogue(t, case, cast, budget, sample)
-        if t.diagnosis is None:
+        final = next((u for u in t.utterances if u.kind == "diagnosis"), None)
+        if final is None:
             t.outcome = "no_diagnosis"
         else:
-            judgement = await cast.moderator.judge(case, t.diagnosis, sample)
-            t.verdict = judgement.verdict
-            t.utterances.append(Utterance(
-                turn=t.turns_used, role="moderator", kind="judgement",
-                text=judgement.verdict.reason, model=cast.moderator.model,
-                detail="correct" if judgement.verdict.correct else "incorrect",
-                usage=judgement.usage))
-            t.outcome = "correct" if judgement.verdict.correct else "incorrect"
-            if ask_perception:
-                await _perception(t, case, cast, sample)
+            await _judge(t, case, cast, final.text, sample)
+            if ask_perception and t.outcome != "no_diagnosis":
+                await _perception(t, case, cast, final.detail or t.diagnosis or "", sample)
     t.refusals = _refusals(t)
     return t
 
@@ -227,8 +234,7 @@ def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[st
         return OfflinePatient(bias, belief)
     if role == "measurement":
         return OfflineMeasurement() if model == OFFLINE else LLMMeasurement(model, caller)
-    fallback = None if model == OFFLINE else LLMModerator(model, caller)
-    return OfflineModerator(fallback)
+    return OfflineModerator() if model == OFFLINE else LLMModerator(model, caller)
 
 
 class AgentClinic(Protocol):
@@ -238,7 +244,7 @@ class AgentClinic(Protocol):
     options: ClassVar[tuple[Option, ...]] = (
         Option("measurement", "measurement model: 'offline' or a litellm model string",
                "offline", metavar="MODEL"),
-        Option("moderator", "moderator model, asked only when the offline matcher is unsure",
+        Option("moderator", "moderator model, asked only what the grading rules cannot decide",
                "offline", metavar="MODEL"),
         Option("bias", "inject a bias (repeatable): doctor:recency, patient:self_diagnosis, "
                "groups doctor:all, patient:implicit, cognitive, all...; 'none' adds the "
@@ -248,6 +254,9 @@ class AgentClinic(Protocol):
                choices=("initial", "request")),
         Option("perception", "ask the patient for its 1-10 ratings after the diagnosis: yes "
                "or no", "yes", metavar="yes|no", choices=("yes", "no")),
+        Option("test_budget", "the measurement agent refuses tests that would take an "
+               "encounter's test spend (price table: metrics/data/test_prices.csv) over USD",
+               None, "money", "USD"),
     )
     roles: ClassVar[tuple[RoleSpec, ...]] = (
         RoleSpec("doctor", Agent, None, "asks, orders tests, names the diagnosis"),
@@ -295,6 +304,9 @@ class AgentClinic(Protocol):
             functools.partial(_builtin, role.name, item.models[role.name], ctx.caller,
                               item.candidates, variant, item.case))
             for role in self.roles}
+        budget_usd = ctx.options.get("test_budget")
+        if budget_usd is not None:
+            agents["measurement"] = BudgetedMeasurement(agents["measurement"], budget_usd)
         return await run_encounter(item.case, Cast(**agents), budget=item.turn_budget,
                                    sample=item.sample, bias=variant.bias,
                                    image_mode=variant.image_mode,

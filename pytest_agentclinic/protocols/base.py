@@ -106,6 +106,13 @@ class Protocol(ABC):
     async def play(self, item: ItemSpec, ctx: PlayContext) -> Transcript:
         """Play one item into its transcript (outcome set; model failures as ``error``)."""
 
+    def items_per_chain(self, options: Mapping[str, Any]) -> int:
+        """How many items wait on one shared chain of model calls (1: every item makes its
+        own calls). The runner keeps that many more items started per call slot, so items
+        waiting on a chain do not leave the slots idle."""
+        del options
+        return 1
+
     def header(self, item: ItemSpec) -> ItemHeader:
         """The item's header; also what an item that could not be played is recorded with."""
         case = item.case

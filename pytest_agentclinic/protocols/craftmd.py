@@ -29,14 +29,15 @@ from ..agents.craftmd_agents import (
     OfflineSummarizer,
     OfflineVignettePatient,
 )
-from ..agents.llm_agents import LLMModerator
+from ..agents.llm_moderator import LLMModerator
 from ..agents.offline_measurement import render
 from ..core.case import Case
 from ..core.options import Option
 from ..core.records import ResultRecord
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
-from ..core.transcript import ItemHeader, Transcript, Utterance, Verdict
-from ..grading.answers import Fallback, grade_frq, grade_mcq
+from ..core.transcript import ItemHeader, Transcript, Utterance
+from ..grading.moderator import OfflineModerator
+from ..grading.pipeline import grade_answer, grade_choice
 from ..report.tables import Table, craftmd_table
 from . import base
 from .agentclinic import settled
@@ -75,15 +76,15 @@ class CraftCast:
     doctor: Clinician
     patient: Agent
     summarizer: Summarizer
-    #: The grader model asked about unsure free-response verdicts, if one is configured.
-    fallback: Fallback | None = None
-    grader_model: str = "offline"
+    #: Asked about the free-response verdicts the rules are unsure of (see
+    #: :mod:`..grading.pipeline`); the offline one lets the rules' guess stand.
+    moderator: Moderator = field(default_factory=OfflineModerator)
 
     @property
     def models(self) -> dict[str, str]:
         """Each role's model name."""
         return {"doctor": self.doctor.model, "patient": self.patient.model,
-                "summarizer": self.summarizer.model, "moderator": self.grader_model}
+                "summarizer": self.summarizer.model, "moderator": self.moderator.model}
 
 
 @dataclass
@@ -191,17 +192,12 @@ async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: S
     reply = await cast.doctor.final(item.case, context, item.options or None, item.sample)
     t.utterances.append(_utter(t.turns_used + 1, "doctor", "final_answer", reply,
                                cast.doctor.model))
-    grade = (grade_mcq(reply.text, item.options, item.case.diagnosis) if item.options
-             else await grade_frq(reply.text, item.case.accepted_diagnoses, cast.fallback))
-    t.diagnosis = grade.extracted
-    if grade.extracted is None:
-        t.outcome = "no_diagnosis"
-        return
-    t.verdict = Verdict(correct=grade.correct, decided_by=grade.decided_by, reason=grade.reason)
-    t.outcome = "correct" if grade.correct else "incorrect"
+    grade = (grade_choice(reply.text, item.options, item.case.diagnosis) if item.options
+             else await grade_answer(reply.text, item.case, cast.moderator, item.sample))
+    t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
     t.utterances.append(Utterance(turn=t.turns_used, role="moderator", kind="judgement",
-                                  text=grade.reason, model=grade.decided_by,
-                                  detail=t.outcome))
+                                  text=grade.verdict.reason, model=grade.verdict.decided_by,
+                                  detail=t.outcome, usage=grade.usage))
 
 
 # --- the protocol: options, roles, items, the shared conversation ----------------------------
@@ -263,7 +259,7 @@ class CraftMD(base.Protocol):
                "specialty)", 10, "int", "N"),
         Option("summarizer", "CRAFT-MD summarizer model: 'offline' or a litellm model string",
                "offline", metavar="MODEL"),
-        Option("moderator", "moderator model, asked only when the offline matcher is unsure",
+        Option("moderator", "moderator model, asked only what the grading rules cannot decide",
                "offline", metavar="MODEL"),
     )
     roles: ClassVar[tuple[base.RoleSpec, ...]] = (
@@ -302,6 +298,10 @@ class CraftMD(base.Protocol):
                 yield base.ItemSpec(case, "-".join(parts), self.models_of(run, doctor, patient),
                                     sample, run.turns[0], pool,
                                     Variant(experiment, answer, options))
+
+    def items_per_chain(self, options: Mapping[str, Any]) -> int:
+        """Every experiment x answer mode of a case waits on its one conversation."""
+        return max(1, len(options["experiment"]) * len(options["answer"]))
 
     def header(self, item: base.ItemSpec) -> ItemHeader:
         """The base header with the experiment and answer mode."""
@@ -351,8 +351,9 @@ class CraftMD(base.Protocol):
             self._tasks.pop(("summary", *key), None)
 
     def _cast(self, item: base.ItemSpec, ctx: base.PlayContext) -> CraftCast:
-        """The clinician, vignette patient and summarizer (the user's first), and the grader's
-        fallback: the user's moderator, or the configured model, or none (offline)."""
+        """The clinician, vignette patient and summarizer (the user's first), and the
+        moderator asked what the grading rules cannot decide: the user's, or the configured
+        model, or the offline one (the rules' guess stands)."""
         m, case, caller = item.models, item.case, ctx.caller
         offline: dict[str, Callable[[], object]] = {
             "doctor": lambda: OfflineClinician(item.candidates),
@@ -369,10 +370,8 @@ class CraftMD(base.Protocol):
             raise TypeError(f"the moderator agent {custom!r} does not implement Moderator "
                             f"(protocol {self.name})")
         judge = custom if custom is not None else (
-            None if grader == OFFLINE else LLMModerator(grader, caller))
-        fallback = None if judge is None else _fallback(judge, case, item.sample)
-        return CraftCast(**agents, fallback=fallback,
-                         grader_model=judge.model if judge is not None else grader)
+            OfflineModerator() if grader == OFFLINE else LLMModerator(grader, caller))
+        return CraftCast(**agents, moderator=judge)
 
     def tables(self, records: Sequence[ResultRecord], resamples: int) -> list[Table]:
         """The paper's shape: experiments as rows, answer modes as columns, per model."""
@@ -388,13 +387,3 @@ class CraftMD(base.Protocol):
         roles = super().role_models(run)
         roles["grader"] = roles.pop("moderator")
         return roles
-
-
-def _fallback(moderator: Moderator, case: Case, sample: int) -> Fallback:
-    """Ask the grader model about an extracted diagnosis the rules were unsure of."""
-
-    async def ask(extracted: str) -> tuple[bool, str, str]:
-        verdict = (await moderator.judge(case, extracted, sample)).verdict
-        return verdict.correct, verdict.decided_by, verdict.reason
-
-    return ask

@@ -10,9 +10,12 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
+import itertools
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
+
+from ..llm.limiter import CALL_PRIORITY
 
 T = TypeVar("T")
 
@@ -40,6 +43,7 @@ class EncounterRunner:
         self.in_flight = 0
         self.done = 0
         self.unplayed = 0
+        self._order = itertools.count()
         #: Keys whose result was taken and released: never scheduled again.
         self._forgotten: set[str] = set()
 
@@ -52,10 +56,11 @@ class EncounterRunner:
             self._loop = loop
         return self._loop
 
-    async def _limited(self, factory: Callable[[], Awaitable[T]]) -> T:
+    async def _limited(self, factory: Callable[[], Awaitable[T]], order: int) -> T:
         if self._semaphore is None:
             self._semaphore = asyncio.Semaphore(self.concurrency)
         async with self._semaphore:
+            CALL_PRIORITY.set(order)  # this task's context: its calls queue by item order
             self.refused = self.refused or self.admit()
             if self.refused is not None:
                 self.unplayed += 1
@@ -73,7 +78,7 @@ class EncounterRunner:
             if key not in self._futures:
                 loop = self._ensure_loop()
                 future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(
-                    self._limited(factory), loop)
+                    self._limited(factory, next(self._order)), loop)
                 self._futures[key] = future  # type: ignore[assignment]
             return self._futures[key]  # type: ignore[return-value]
 
@@ -89,20 +94,20 @@ class EncounterRunner:
             if not new:
                 return
             loop = self._ensure_loop()
-            started: list[tuple[concurrent.futures.Future[object], Callable[[], Any]]] = []
+            started: list[tuple[concurrent.futures.Future[object], Callable[[], Any], int]] = []
             for key, factory in new:
                 future: concurrent.futures.Future[object] = concurrent.futures.Future()
                 self._futures[key] = future
-                started.append((future, factory))
+                started.append((future, factory, next(self._order)))
         loop.call_soon_threadsafe(self._start_all, loop, started)
 
     def _start_all(self, loop: asyncio.AbstractEventLoop,
-                   jobs: list[tuple[concurrent.futures.Future[object], Callable[[], Any]]],
+                   jobs: list[tuple[concurrent.futures.Future[object], Callable[[], Any], int]],
                    ) -> None:
-        for future, factory in jobs:
+        for future, factory, order in jobs:
             if future.cancelled():
                 continue  # cancelled (a fatal error) before the loop got to it
-            task = loop.create_task(self._limited(factory))
+            task = loop.create_task(self._limited(factory, order))
             task.add_done_callback(functools.partial(_settle, future))
             future.add_done_callback(functools.partial(_cancel_task, loop, task))
 
@@ -122,6 +127,14 @@ class EncounterRunner:
             for future in self._futures.values():
                 future.cancel()
 
+    def run(self, factory: Callable[[], Awaitable[object]], timeout: float = 10.0) -> None:
+        """Run ``factory()`` on the loop and wait for it (nothing when the loop never started),
+        e.g. to close connection pools the loop's tasks opened."""
+        if self._loop is None:
+            return
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(_await(factory), self._loop).result(timeout)
+
     def close(self) -> None:
         """Cancel what is left, wait for every task on the loop to end, stop the loop."""
         self.cancel_pending()
@@ -136,6 +149,10 @@ class EncounterRunner:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
         loop.close()
+
+
+async def _await(factory: Callable[[], Awaitable[object]]) -> None:
+    await factory()
 
 
 def _settle(future: concurrent.futures.Future[object], task: asyncio.Task[object]) -> None:

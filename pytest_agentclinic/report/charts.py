@@ -28,7 +28,10 @@ def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
     placed, legend = _bar_rows(rows, colours)
     # The viewBox is about the card's width in the two-column grid, so text is drawn ~1:1.
     label_w = min(220, 20 + 7 * max((len(label) for label, *_ in placed), default=8))
-    width, text_w, row_h = 600, 112, 28
+    values = [_value_label(row) for *_, row, _ in placed]
+    # Wide enough for the longest value label ("36.3% · 29076/80000"): never clipped.
+    width, row_h = 600, 28
+    text_w = max(112, 16 + round(7.6 * max((len(v) for v in values), default=0)))
     plot_w = width - label_w - text_w
     top, bottom = (placed[0][3], placed[-1][3] + row_h) if placed else (8, 8)
     parts = [_svg_open(width, bottom + 30, title), _x_grid(label_w, plot_w, top, bottom)]
@@ -53,7 +56,7 @@ def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
             x1, x2 = label_w + low * plot_w, label_w + high * plot_w
             parts.append(f'<path class="ci" d="M{x1:.1f} {mid:.1f}H{x2:.1f}'
                          f'M{x1:.1f} {mid - 6:.1f}v12M{x2:.1f} {mid - 6:.1f}v12"/>')
-        value = f"{acc:.1%} · {row.get('correct', '?')}/{row.get('n', '?')}"
+        value = _value_label(row)
         parts.append(f'<text class="value" x="{label_w + plot_w + 10}" y="{mid + 4:.1f}">'
                      f"{escape(value)}</text></g>")
     parts.append("</svg>")
@@ -63,6 +66,13 @@ def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
 
 
 _Placed = tuple[str, str | None, Mapping[str, Any], int]
+
+
+def _value_label(row: Mapping[str, Any]) -> str:
+    acc = _num(row.get("accuracy"))
+    if acc is None:
+        return ""
+    return f"{acc:.1%} · {row.get('correct', '?')}/{row.get('n', '?')}"
 
 
 def _bar_rows(rows: Sequence[Mapping[str, Any]],

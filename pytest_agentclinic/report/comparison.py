@@ -15,7 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.records import ResultRecord
+from .clustered import sign_flip_two_sided
 from .statistics import (
+    GROUP_FIELDS,
     FloatArray,
     GroupKey,
     _Row,
@@ -30,18 +32,29 @@ from .statistics import (
 
 # --- paired comparison ---------------------------------------------------------------------
 
-#: Fields that name an item's condition independently of the doctor: items of runs A and B
-#: pair when case, sample and all of these agree.
-CONDITION_FIELDS = ("bias", "turn_budget", "experiment", "answer_format", "dataset")
+#: Fields that name an item's condition independently of the doctor: by default items of
+#: runs A and B pair when dataset, case, sample and all of these agree. ``--pair-on`` picks a
+#: subset, e.g. to pair runs made with different turn budgets.
+CONDITION_FIELDS = ("bias", "turn_budget", "experiment", "answer_format")
+#: What ``--pair-on`` may name (the patient model too, for runs that vary it).
+PAIR_FIELDS = (*CONDITION_FIELDS, "patient")
 
-PairKey = tuple[str, int, str, int, str | None, str | None, str]
+PairKey = tuple[str, ...]
 Pair = tuple[ResultRecord, ResultRecord]
 
 
-def pair_key(r: ResultRecord) -> PairKey:
-    """Case, sample and condition of an item."""
-    return (r.case_id, r.sample, r.bias, r.turn_budget, r.experiment, r.answer_format,
-            r.dataset)
+def check_pair_fields(fields: Sequence[str]) -> tuple[str, ...]:
+    """Return ``fields``; raise ValueError naming the allowed ones on a bad one."""
+    bad = [f for f in fields if f not in PAIR_FIELDS]
+    if bad:
+        raise ValueError(f"--pair-on: unknown field(s) {', '.join(bad)}; choose from "
+                         f"{', '.join(PAIR_FIELDS)} (dataset, case and sample always pair)")
+    return tuple(fields)
+
+
+def pair_key(r: ResultRecord, on: Sequence[str] = CONDITION_FIELDS) -> PairKey:
+    """Dataset, case, sample and the ``on`` fields of an item."""
+    return (r.dataset, r.case_id, str(r.sample), *(GROUP_FIELDS[f](r) for f in on))
 
 
 @dataclass(frozen=True)
@@ -53,16 +66,19 @@ class Pairing:
     only_b: int
     #: Pairs dropped because either side is an error (no verdict to compare).
     errors: int
+    #: Why items did not pair: one line per field whose values differ between the runs.
+    why_unpaired: tuple[str, ...] = ()
 
 
-def pair_records(a_records: Iterable[ResultRecord],
-                 b_records: Iterable[ResultRecord]) -> Pairing:
-    """Pair the items of two runs by :func:`pair_key`.
+def pair_records(a_records: Iterable[ResultRecord], b_records: Iterable[ResultRecord],
+                 on: Sequence[str] = CONDITION_FIELDS) -> Pairing:
+    """Pair the items of two runs by :func:`pair_key` over the ``on`` fields.
 
-    Raises ValueError when a run holds one key twice (e.g. several doctors in one run):
-    such a pairing would be ambiguous, so filter the run to one doctor first.
+    Raises ValueError when a run holds one key twice (e.g. several doctors in one run),
+    naming the field the duplicates differ in: such a pairing would be ambiguous.
     """
-    a, b = _index(a_records, "A"), _index(b_records, "B")
+    a_list, b_list = list(a_records), list(b_records)
+    a, b = _index(a_list, "A", on), _index(b_list, "B", on)
     pairs: list[Pair] = []
     errors = 0
     for key, ra in a.items():
@@ -74,16 +90,54 @@ def pair_records(a_records: Iterable[ResultRecord],
         else:
             pairs.append((ra, rb))
     common = len(pairs) + errors
-    return Pairing(pairs, only_a=len(a) - common, only_b=len(b) - common, errors=errors)
+    why = unpaired_reasons(a_list, b_list, on) if common < max(len(a), len(b)) else ()
+    return Pairing(pairs, only_a=len(a) - common, only_b=len(b) - common, errors=errors,
+                   why_unpaired=why)
 
 
-def _index(records: Iterable[ResultRecord], name: str) -> dict[PairKey, ResultRecord]:
+def _values(records: Sequence[ResultRecord], field: str) -> set[str]:
+    return {GROUP_FIELDS[field](r) if field in GROUP_FIELDS else str(getattr(r, field))
+            for r in records}
+
+
+def _show(values: set[str], limit: int = 4) -> str:
+    shown = sorted(values, key=natural_key)
+    return ", ".join(shown[:limit]) + (f" (+{len(shown) - limit} more)" if len(shown) > limit
+                                       else "")
+
+
+def unpaired_reasons(a: Sequence[ResultRecord], b: Sequence[ResultRecord],
+                     on: Sequence[str]) -> tuple[str, ...]:
+    """One line per pairing field whose values differ between the runs, saying how."""
+    lines = []
+    for field in ("case_id", "sample", *on):
+        va, vb = _values(a, field), _values(b, field)
+        if va == vb:
+            continue
+        name = {"case_id": "cases", "sample": "samples"}.get(field, field)
+        hint = (f"; to pair across {field}, leave it out: --pair-on "
+                f"{','.join(f for f in on if f != field) or '(none)'}"
+                if field in on else "")
+        lines.append(f"{name}: only in A {_show(va - vb) or '-'}; only in B "
+                     f"{_show(vb - va) or '-'}{hint}")
+    return tuple(lines)
+
+
+def _index(records: Iterable[ResultRecord], name: str,
+           on: Sequence[str]) -> dict[PairKey, ResultRecord]:
     index: dict[PairKey, ResultRecord] = {}
     for r in records:
-        key = pair_key(r)
+        key = pair_key(r, on)
         if key in index:
-            raise ValueError(f"run {name} has several items for case {key[0]} sample {key[1]} "
-                             f"({r.nodeid}); compare runs with one doctor each")
+            other = index[key]
+            differ = [f for f in ("doctor", *PAIR_FIELDS, "image_mode")
+                      if _values([r], f) != _values([other], f)]
+            how = (f"they differ in {', '.join(differ)}" if differ
+                   else "they are the same item twice")
+            raise ValueError(
+                f"run {name} has several items for case {r.case_id} sample {r.sample} "
+                f"({other.nodeid} and {r.nodeid}): {how}; keep one doctor with "
+                f"--doctor-a/--doctor-b, or pair on the field with --pair-on")
         index[key] = r
     return index
 
@@ -103,6 +157,9 @@ class ComparisonRow(_Row):
     p_mcnemar: float
     p_holm_bootstrap: float
     p_holm_mcnemar: float
+    #: Two-sided sign-flip permutation p over cases (each case's mean difference): the
+    #: gate's test, two-sided. Repeats of a case are one piece of evidence here.
+    p_cases: float
     both_correct: int
     both_wrong: int
     #: Pairs right in A and wrong in B, and the reverse.
@@ -136,8 +193,8 @@ def compare_pairs(pairs: Sequence[Pair], by: Sequence[str] = (), n_resamples: in
                   seed: int = 0) -> list[ComparisonRow]:
     """:func:`paired_comparison` over already paired items."""
     if not pairs:
-        raise ValueError("no judged items pair between the two runs (same case, sample, "
-                         "bias, turn budget, experiment, answer format and dataset)")
+        raise ValueError("no judged items pair between the two runs (same dataset, case, "
+                         "sample and --pair-on fields)")
     fields = check_fields(by)
     groups: dict[GroupKey, list[Pair]] = {}
     for pair in pairs:
@@ -168,11 +225,12 @@ def _compare(by: tuple[str, ...], key: GroupKey, pairs: Sequence[Pair], n_resamp
     worse, better = a & ~b, ~a & b
     p_boot = bootstrap_p(boot, observed)
     p_mcnemar = mcnemar_exact(int(worse.sum()), int(better.sum()))
+    p_cases = sign_flip_two_sided((sums / counts).tolist(), seed=seed)
     return ComparisonRow(
         by=by, key=key, n_pairs=n, cases=len(sums), accuracy_a=float(a.mean()),
         accuracy_b=float(b.mean()), difference=observed, ci_low=ci_low, ci_high=ci_high,
         p_bootstrap=p_boot, p_mcnemar=p_mcnemar, p_holm_bootstrap=p_boot,
-        p_holm_mcnemar=p_mcnemar, both_correct=int((a & b).sum()),
+        p_holm_mcnemar=p_mcnemar, p_cases=p_cases, both_correct=int((a & b).sum()),
         both_wrong=int((~a & ~b).sum()), to_wrong=int(worse.sum()), to_right=int(better.sum()),
         cases_to_wrong=_flips(case_ids, worse), cases_to_right=_flips(case_ids, better))
 

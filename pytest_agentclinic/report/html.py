@@ -18,7 +18,9 @@ from typing import Any
 
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript
+from .beyond import cost_accuracy_chart
 from .charts import SERIES_COLOURS, bar_chart, budget_chart, card, card_title, fmt, html_table, pct
+from .tables import pooled_over, usage_table
 
 REPORT_FILE = "report.html"
 TEMPLATE_FILE = "html_template.html"
@@ -29,7 +31,7 @@ RECORD_FIELDS = ("case_id", "specialty", "doctor", "outcome", "expected", "given
                  "decided_by", "turn_budget", "turns_used", "sample", "bias", "dataset",
                  "protocol", "experiment", "answer_format", "image_mode", "perception",
                  "refusals", "nodeid", "tests", "error", "models", "duration_s", "transcript",
-                 "note")
+                 "note", "patient")
 
 
 def render_page(run_name: str, records: Sequence[ResultRecord],
@@ -57,6 +59,7 @@ def render_page(run_name: str, records: Sequence[ResultRecord],
         see = "; 95% CIs in the turn-budget chart" if any("budget" in t for t in tables) else ""
         charts.append(card("Accuracy by turn budget, per doctor", budget_chart(records, colours),
                             f"Judged encounters diagnosed correctly at each budget{see}."))
+    charts.append(cost_accuracy_chart(records, colours))
     run = str(summary.get("run") or (records[0].run if records else run_name))
     values = {
         "TITLE": escape(f"AgentClinic report · {run}"),
@@ -81,7 +84,7 @@ def _data_card(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
 def _record_row(r: ResultRecord, note: str | None) -> list[Any]:
     # NaN is not JSON; a clock glitch must not cost the whole report.
     values = {**r.model_dump(include=set(RECORD_FIELDS)), "doctor": r.doctor,
-              "tests": r.tests_requested, "note": note,
+              "tests": r.tests_requested, "note": note, "patient": r.models.get("patient"),
               "duration_s": r.duration_s if math.isfinite(r.duration_s) else None}
     return [values.get(name) for name in RECORD_FIELDS]
 
@@ -108,8 +111,12 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
     """Headline numbers from the records, then the run's settings from the summary."""
     judged = [r for r in records if r.outcome != "error"]
     correct = sum(r.outcome == "correct" for r in judged)
+    doctors = len({r.doctor for r in records})
+    pooled = ", ".join(filter(None, [f"{doctors} doctor models" if doctors > 1 else "",
+                                     pooled_over(records).removeprefix("pooled over ")]))
     kpis = [("encounters", str(len(records)), ""),
-            ("accuracy", pct(correct / len(judged) if judged else None), "accent"),
+            ("accuracy" + (f", pooled over {pooled}" if pooled else ""),
+             pct(correct / len(judged) if judged else None), "accent"),
             ("correct", str(correct), "ok"),
             ("incorrect", str(sum(r.outcome == "incorrect" for r in records)), "bad"),
             ("no diagnosis", str(sum(r.outcome == "no_diagnosis" for r in records)), "warn"),
@@ -122,7 +129,8 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
         settings += [(f"{role} model", str(model)) for role, model in roles.items()]
     # The usual settings first, then keys added later (CRAFT-MD conditions, ...) if short.
     first = ("plugin_version", "turn_budgets", "repeat", "cache_mode", "temperature", "items")
-    skip = {"version", "run", "roles", "case_files", "tables", "by_doctor"}
+    skip = {"version", "run", "roles", "case_files", "tables", "by_doctor", "conditions",
+            "gate", "command"}
     for key in [*(k for k in first if k in summary), *(k for k in summary if k not in first)]:
         value = summary[key]
         if (key not in skip and value not in (None, "", []) and not isinstance(value, Mapping)
@@ -135,11 +143,45 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
         lis = "".join(f"<li><code>{escape(str(f))}</code> <span class=\"muted\">sha256 "
                       f"{escape(str(h)[:12])}</span></li>" for f, h in files.items())
         files_html = f"<details><summary>{len(files)} case files</summary><ul>{lis}</ul></details>"
+    if summary.get("command"):
+        files_html = (f'<p class="small">command line: <code>{escape(str(summary["command"]))}'
+                      f"</code></p>{files_html}")
     warn = (f'<p class="warning">{skipped} unreadable line(s) of results.jsonl were skipped.</p>'
             if skipped else "")
     settings_html = (f'<section class="card settings"><h2>Run settings</h2><dl>{items}</dl>'
                      f"{files_html}</section>" if items or files_html else "")
     return (f'<h1>AgentClinic report <span class="run">{escape(run)}</span></h1>{warn}'
-            f'<section class="kpis">{tiles}</section>{settings_html}')
+            f'<section class="kpis">{tiles}</section>{_gate_card(summary.get("gate"))}'
+            f"{_usage_cards(records)}{settings_html}")
+
+
+def _gate_card(gate: Any) -> str:
+    """The gate's verdict and each check's line, when the run had a gate."""
+    if not isinstance(gate, Mapping):
+        return ""
+    verdict = str(gate.get("verdict", "?"))
+    lines = "".join(f'<li class="{"ok" if c.get("passed") else "bad"}">{escape(str(line))}</li>'
+                    for c in gate.get("checks", []) if isinstance(c, Mapping)
+                    for line in c.get("lines", []))
+    return (f'<section class="card gate {verdict.lower()}"><h2>Gate {escape(verdict)}</h2>'
+            f'<p class="muted small">The exit status is the gate\'s verdict.</p>'
+            f"<ul>{lines}</ul></section>")
+
+
+def _usage_cards(records: Sequence[ResultRecord]) -> str:
+    """One card per role and model: tokens, cost and seconds per call (the table is below)."""
+    rows = usage_table(records).data
+    if not rows:
+        return ""
+    cards = []
+    for u in rows:
+        tokens = u["prompt_tokens"] + u["completion_tokens"]
+        latency = "" if u["mean_latency_s"] is None else f" · {u['mean_latency_s']:.2f} s/call"
+        cards.append(f'<div class="kpi usage"><div class="kl">{escape(u["role"])}</div>'
+                     f'<div class="um" title="{escape(u["model"])}">{escape(u["model"])}</div>'
+                     f'<div class="uv">{tokens:,} tokens · ${u["cost_usd"]:.4f}{latency}</div>'
+                     f'<div class="kl">{u["calls"]} calls, {u["cache_hits"]} cached</div></div>')
+    return f'<section class="kpis usage-cards">{"".join(cards)}</section>'
+
 
 

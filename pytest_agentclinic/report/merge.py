@@ -130,8 +130,18 @@ def merge(parts: Sequence[RunPart], out: Path,
 
 def merged_summary(parts: Sequence[RunPart], run: str, items: int) -> dict[str, Any]:
     """The first part's settings, with counts summed and lists joined."""
-    summary = {k: v for k, v in parts[0].summary.items() if k not in ("tables", "by_doctor")}
+    # Tables, the conditions and the gate are the merged records' (a shard's gate judged a
+    # shard); the date is the earliest start, the duration the longest machine's.
+    summary = {k: v for k, v in parts[0].summary.items()
+               if k not in ("tables", "by_doctor", "conditions", "gate")}
     summary.update(run=run, items=items, shard=None)
+    dates = [str(p.summary["date"]) for p in parts if p.summary.get("date")]
+    durations = [float(p.summary["duration_s"]) for p in parts
+                 if isinstance(p.summary.get("duration_s"), (int, float))]
+    if dates:
+        summary["date"] = min(dates)
+    if durations:
+        summary["duration_s"] = max(durations)
     for key in SUMMED:
         summary[key] = sum(int(p.summary.get(key) or 0) for p in parts)
     files: dict[str, str] = {}
@@ -147,5 +157,6 @@ def merged_summary(parts: Sequence[RunPart], run: str, items: int) -> dict[str, 
         int(s.get("unplayed_items") or 0) for s in stopped)} if stopped else None)
     summary["merged_from"] = [{"run": p.summary.get("run") or p.directory.name,
                                "directory": str(p.directory), "shard": p.summary.get("shard"),
+                               "command": p.summary.get("command"),
                                "items": len(p.records)} for p in parts]
     return summary

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,7 +29,7 @@ from pydantic import ValidationError
 from .. import __version__
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript
-from .summary import render_table
+from .summary_md import render_markdown
 from .tables import Table
 
 SUMMARY_VERSION = 1
@@ -108,6 +109,17 @@ def load_records_skipping_bad(path: str | Path) -> tuple[list[ResultRecord], int
     return _read_records(p, strict=False)
 
 
+def _first_error(exc: ValueError) -> str:
+    """One line: the first invalid field and why (pydantic lists every field, many lines)."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        more = exc.error_count() - 1
+        return (f"field '{where}': {first['msg']}" if where else first["msg"]) + (
+            f" (and {more} more)" if more else "")
+    return str(exc).splitlines()[0]
+
+
 def _read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
     records: list[ResultRecord] = []
     skipped = 0
@@ -120,7 +132,8 @@ def _read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
             except ValueError as exc:
                 # A run killed mid-write leaves a cut last line: that is not a bad record.
                 if strict and line.endswith("\n"):
-                    raise ValueError(f"bad result record: {p}:{number}: {exc}") from None
+                    raise ValueError(f"bad result record: {p}:{number}: {_first_error(exc)}"
+                                     ) from None
                 skipped += 1
     return records, skipped
 
@@ -251,7 +264,10 @@ def read_summary(path: Path) -> dict[str, Any]:
     summary_path = run_dir / SUMMARY
     if not summary_path.exists():
         return {}
-    data = json.loads(summary_path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(summary_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{summary_path}:{exc.lineno}: not JSON ({exc.msg})") from None
     return data if isinstance(data, dict) else {}
 
 
@@ -266,6 +282,25 @@ def read_baseline(path: Path) -> tuple[list[ResultRecord], dict[str, Any]]:
     return [], summary
 
 
+def litellm_version() -> str | None:
+    """litellm's installed version, read from its metadata: importing it costs seconds."""
+    try:
+        return metadata.version("litellm")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def record_roles(configured: Mapping[str, str],
+                 records: Sequence[ResultRecord]) -> dict[str, str]:
+    """Each role's model as the records name it (a conftest's agent names itself), else as
+    configured."""
+    roles = {}
+    for role, model in configured.items():
+        seen = sorted({r.models[role] for r in records if role in r.models})
+        roles[role] = ", ".join(seen) if seen else model
+    return roles
+
+
 def run_summary(header: Mapping[str, Any], records: Sequence[ResultRecord],
                 bad_records: int) -> dict[str, Any]:
     """``summary.json``'s fields: the run's settings (``header``) and the records' counts."""
@@ -275,8 +310,10 @@ def run_summary(header: Mapping[str, Any], records: Sequence[ResultRecord],
     return {
         "version": SUMMARY_VERSION,
         "plugin_version": __version__,
+        "litellm_version": litellm_version(),
         "run": records[0].run if records else None,
         **header,
+        "roles": record_roles(header.get("roles") or {}, records),
         "case_files": {f: sha256_of(f) for f in files},
         "items": len(records),
         "bad_case_records": bad_records,
@@ -297,29 +334,23 @@ def served_models(records: Sequence[ResultRecord]) -> dict[str, list[str]]:
 
 
 def write_reports(run_dir: Path, summary: dict[str, Any], records: Sequence[ResultRecord],
-                  tables: Sequence[Table]) -> None:
-    """(Re)write summary.json, summary.md and report.html from the records and tables."""
+                  tables: Sequence[Table]) -> dict[str, Any]:
+    """(Re)write summary.json, summary.md and report.html from the records and tables;
+    return the summary as written."""
     written = write_reports_text(run_dir, summary, tables)
     write_html(run_dir, {t.title: t.data for t in tables}, written, records)
+    return written
 
 
 def write_reports_text(run_dir: Path, summary: dict[str, Any],
                        tables: Sequence[Table]) -> dict[str, Any]:
     """(Re)write summary.json and summary.md; return the summary as written."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    conditions = next((t.data for t in tables if t.title == "accuracy by condition"), [])
     summary = {**summary, "by_doctor": {row["group"]: row for row in tables[0].data},
-               "tables": [asdict(t) for t in tables]}
+               "conditions": conditions, "tables": [asdict(t) for t in tables]}
     (run_dir / SUMMARY).write_text(json.dumps(summary, indent=1), encoding="utf-8")
-    lines = [f"# agentclinic run {summary.get('run')}", "",
-             *(f"- {k}: {v}" for k, v in summary.items()
-               if k not in ("tables", "by_doctor", "case_files")),
-             "- case files: " + ", ".join(f"{k} (sha256 {v[:12]})"
-                                          for k, v in summary.get("case_files", {}).items())]
-    for table in tables:
-        lines += ["", f"## {table.title}", "", render_table(table)]
-        if table.note:
-            lines += ["", table.note]
-    (run_dir / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (run_dir / "summary.md").write_text(render_markdown(summary, tables), encoding="utf-8")
     return summary
 
 
@@ -346,3 +377,22 @@ def write_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
     path = run_dir / REPORT_FILE
     path.write_text(render_html(run_dir, tables, summary, records), encoding="utf-8")
     return path
+
+
+REVIEW_FILE = "review.json"
+
+
+def write_review(run_dir: Path, review: Mapping[str, Any]) -> Path:
+    """Write the run's imported expert review (``agentclinic review --import``)."""
+    path = run_dir / REVIEW_FILE
+    path.write_text(json.dumps(review, indent=1), encoding="utf-8")
+    return path
+
+
+def read_review(run_dir: Path) -> dict[str, Any] | None:
+    """The run's imported expert review, or None when there is none."""
+    path = run_dir / REVIEW_FILE
+    if not path.is_file():
+        return None
+    review: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return review

@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.records import ResultRecord
+from .clustered import cluster_wilson
 
 FloatArray = NDArray[np.float64]
 GroupKey = tuple[str, ...]
@@ -157,18 +158,21 @@ def accuracy_table(records: Iterable[ResultRecord], by: Sequence[str] = (),
                    n_resamples: int = 10_000, seed: int = 0) -> list[GroupRow]:
     """One row per group of ``by`` (one ``all`` row when ``by`` is empty), sorted by key.
 
-    The 95% interval is a percentile bootstrap over cases (seeded, deterministic).
+    The 95% interval is a cluster-adjusted Wilson interval over cases (see
+    :mod:`.clustered`): it never collapses at 0%, 100% or small n, and repeats of a case do
+    not shrink it. ``n_resamples`` and ``seed`` are kept for callers' signatures (the
+    interval no longer resamples).
     """
     fields = check_fields(by)
     groups: dict[GroupKey, list[ResultRecord]] = {}
     for r in records:
         groups.setdefault(group_key(r, fields), []).append(r)
-    return [_group_row(fields, key, groups[key], n_resamples, seed)
+    del n_resamples, seed
+    return [_group_row(fields, key, groups[key])
             for key in sorted(groups, key=lambda k: tuple(natural_key(v) for v in k))]
 
 
-def _group_row(by: tuple[str, ...], key: GroupKey, rows: Sequence[ResultRecord],
-               n_resamples: int, seed: int) -> GroupRow:
+def _group_row(by: tuple[str, ...], key: GroupKey, rows: Sequence[ResultRecord]) -> GroupRow:
     judged = [r for r in rows if r.outcome != "error"]
     n = len(judged)
     correct = np.fromiter((r.outcome == "correct" for r in judged), dtype=np.float64, count=n)
@@ -178,8 +182,7 @@ def _group_row(by: tuple[str, ...], key: GroupKey, rows: Sequence[ResultRecord],
         accuracy = float(correct.mean())
         sums, counts = per_case([r.case_id for r in judged], correct)
         cases = len(sums)
-        boot = cluster_bootstrap(sums, counts, n_resamples, group_rng(seed, key))
-        ci_low, ci_high = percentile_ci(boot)
+        ci_low, ci_high = cluster_wilson(sums, counts)
     tokens, cost, calls, hits = _usage(rows)
     return GroupRow(
         by=by, key=key, n=n, correct=int(correct.sum()), accuracy=accuracy,

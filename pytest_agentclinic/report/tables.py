@@ -8,12 +8,14 @@ specialties, biases, patient models, image modes, turn budgets, CRAFT-MD experim
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from ..core.records import ResultRecord
+from .beyond import beyond_tables
+from .conditions import condition_label, gate_cells, varied_fields
 from .statistics import (
     GROUP_FIELDS,
     GroupRow,
@@ -74,8 +76,38 @@ def overview(records: Sequence[ResultRecord], resamples: int) -> Table:
                      "calls": r.calls, "cache_hits": r.cache_hits})
     headers = ["doctor", "n", "correct", "accuracy", "95% CI", "errors", "no dx", "turns",
                "tests", "tokens", "cost $", "cache hits"]
-    return Table("accuracy by doctor model", headers, rows, data,
-                 "accuracy = correct / (items - errors); errors are infrastructure failures")
+    note = "accuracy = correct / (items - errors); errors are infrastructure failures"
+    pooled = pooled_over(records)
+    return Table("accuracy by doctor model" + (f" ({pooled})" if pooled else ""), headers,
+                 rows, data, note + INTERVAL_NOTE)
+
+
+#: What every accuracy interval is (said once under the first table).
+INTERVAL_NOTE = ("; 95% CI: cluster-adjusted Wilson over cases (repeats of a case do not "
+                 "narrow it)")
+
+
+def pooled_over(records: Sequence[ResultRecord], exclude: Sequence[str] = ()) -> str:
+    """``pooled over 13 bias values, 2 turn_budget values``, or '' when nothing varies
+    (``exclude``: fields the table shows, so does not pool)."""
+    parts = [f"{len({GROUP_FIELDS[f](r) for r in records})} {f} values"
+             for f in varied_fields(records) if f not in exclude]
+    return "pooled over " + ", ".join(parts) if parts else ""
+
+
+def condition_table(records: Sequence[ResultRecord]) -> Table:
+    """Accuracy of each doctor model under each condition the run varies (the gate's cells)."""
+    rows, data = [], []
+    for c in gate_cells(records, ("all",)):
+        (row,) = accuracy_table(c.records, (), 1)
+        label = condition_label(c.condition)
+        rows.append([c.doctor, label, str(row.n), str(row.cases), pct(row.accuracy), ci(row),
+                     str(row.errors)])
+        data.append({**_plot_row(row, f"{label} | {c.doctor}"), "doctor": c.doctor,
+                     "condition": c.condition, "cases": row.cases})
+    return Table("accuracy by condition", ["doctor", "condition", "n", "cases", "accuracy",
+                                           "95% CI", "errors"], rows, data,
+                 "each doctor model under each combination of the conditions the run varied")
 
 
 def _num(value: float | None) -> str:
@@ -219,6 +251,33 @@ def library_table(records: Sequence[ResultRecord], resamples: int) -> Table:
     return Table("case library", ["specialty", "cases", "difficulty", *doctors], rows, data)
 
 
+def usage_table(records: Sequence[ResultRecord]) -> Table:
+    """Tokens, cost and latency per role and model (errors included: they spent it too)."""
+    totals: dict[tuple[str, str], list[float]] = {}
+    for r in records:
+        for role, u in r.usage.items():
+            if not u.calls:
+                continue  # an offline agent: nothing to show
+            t = totals.setdefault((role, r.models.get(role, "?")), [0.0] * 6)
+            for k, v in enumerate((u.calls, u.cache_hits, u.prompt_tokens, u.completion_tokens,
+                                   u.cost_usd, u.latency_s)):
+                t[k] += v
+    rows, data = [], []
+    for (role, model), (calls, hits, prompt, completion, cost, latency) in sorted(totals.items()):
+        sent = calls - hits
+        mean_latency = latency / sent if sent else None
+        rows.append([role, model, str(int(calls)), str(int(hits)), str(int(prompt)),
+                     str(int(completion)), f"{cost:.4f}",
+                     "-" if mean_latency is None else f"{mean_latency:.2f}"])
+        data.append({"role": role, "model": model, "calls": int(calls), "cache_hits": int(hits),
+                     "prompt_tokens": int(prompt), "completion_tokens": int(completion),
+                     "cost_usd": cost, "mean_latency_s": mean_latency})
+    return Table("usage by role and model", ["role", "model", "calls", "cache hits",
+                                             "prompt tokens", "completion tokens", "cost $",
+                                             "s per call"], rows, data,
+                 "s per call: mean latency of the calls sent (cache hits cost no time)")
+
+
 def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
     return len({GROUP_FIELDS[field_name](r) for r in records}) > 1
 
@@ -226,23 +285,39 @@ def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
 def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
                  protocol_tables: Sequence[Table] = ()) -> list[Table]:
     """Every table this run calls for; ``protocol_tables`` (the protocols' own, e.g.
-    CRAFT-MD's experiment x answer mode) follow the overview."""
-    tables = [overview(records, resamples), *protocol_tables]
+    CRAFT-MD's experiment x answer mode) follow the overview and the conditions; a table
+    that pools conditions says so in its title."""
+    tables = [overview(records, resamples)]
+    if varied_fields(records):
+        tables.append(condition_table(records))
+    tables += protocol_tables
     if _varied(records, "specialty"):
-        tables.append(pivot(records, "specialty", "accuracy by specialty", resamples))
+        tables.append(_pooling(pivot(records, "specialty", "accuracy by specialty", resamples),
+                               records))
     if _varied(records, "dataset"):
-        tables.append(pivot(records, "dataset", "accuracy by dataset", resamples))
+        tables.append(_pooling(pivot(records, "dataset", "accuracy by dataset", resamples),
+                               records))
     if any(r.difficulty for r in records):
-        tables.append(library_table(records, resamples))
+        tables.append(_pooling(library_table(records, resamples), records))
     if any(r.bias != "none" for r in records):
-        tables.append(bias_table(records, resamples))
+        tables.append(_pooling(bias_table(records, resamples), records, ("bias",)))
     if _varied(records, "patient"):
-        tables.append(pivot(records, "patient", "accuracy by patient model (doctor x patient)",
-                            resamples))
+        tables.append(_pooling(pivot(records, "patient", "accuracy by patient model (doctor x "
+                                     "patient)", resamples), records, ("patient",)))
     if any(r.image_mode for r in records):
-        tables.append(image_table(records, resamples))
+        tables.append(_pooling(image_table(records, resamples), records))
     if _varied(records, "turn_budget"):
-        tables.append(budget_table(records, resamples))
+        tables.append(_pooling(budget_table(records, resamples), records, ("turn_budget",)))
     if any(r.perception is not None for r in records):
-        tables.append(perception_table(records, resamples))
+        tables.append(_pooling(perception_table(records, resamples), records, ("bias",)))
+    tables.extend(Table(*parts) for parts in beyond_tables(records, resamples))
+    if any(u.calls for r in records for u in r.usage.values()):
+        tables.append(usage_table(records))
     return tables
+
+
+def _pooling(table: Table, records: Sequence[ResultRecord], own: tuple[str, ...] = ()) -> Table:
+    """``table`` with "(pooled over ...)" added to its title for the varied conditions it
+    does not show."""
+    pooled = pooled_over(records, exclude=own)
+    return replace(table, title=f"{table.title} ({pooled})") if pooled else table

@@ -81,12 +81,39 @@ class FakeRequest:
 Script = Callable[[FakeRequest], FakeReply]
 
 
+class RateLimit:
+    """A provider's requests-per-minute limit, as a token bucket holding one second's worth:
+    a request that finds it empty is refused with 429 and a Retry-After saying when the next
+    token comes (fractional seconds, as some providers send)."""
+
+    def __init__(self, rpm: float, burst: float | None = None) -> None:
+        self.rate = rpm / 60.0
+        self.capacity = burst if burst is not None else max(1.0, self.rate)
+        self._tokens = self.capacity
+        self._at = time.monotonic()
+        self.refused = 0
+
+    def admit(self) -> float | None:
+        """None when the request may pass, else the seconds until it could."""
+        now = time.monotonic()
+        self._tokens = min(self.capacity, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return None
+        self.refused += 1
+        return (1.0 - self._tokens) / self.rate
+
+
 class FakeOpenAIServer:
     """Runs in a background thread with its own event loop; use as a context manager."""
 
-    def __init__(self, script: Script | None = None) -> None:
+    def __init__(self, script: Script | None = None, rate_limit: RateLimit | None = None) -> None:
         self.script: Script = script or (lambda _req: FakeReply())
+        self.rate_limit = rate_limit
         self.requests: list[FakeRequest] = []
+        #: ``(arrived, answered)`` monotonic times of every request answered 200.
+        self.served: list[tuple[float, float]] = []
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -116,8 +143,11 @@ class FakeOpenAIServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        # Stopping twice is allowed (a test may kill the server mid-run, its fixture again).
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
 
@@ -137,8 +167,16 @@ class FakeOpenAIServer:
         self._ready.set()
         self._loop.run_forever()
 
+    @property
+    def refused(self) -> int:
+        """Requests refused by the rate limit."""
+        return self.rate_limit.refused if self.rate_limit else 0
+
     async def _stats(self, _request: web.Request) -> web.Response:
-        return web.json_response({"calls": self.calls})
+        with self._lock:
+            served = list(self.served)
+        return web.json_response({"calls": self.calls, "refused": self.refused,
+                                  "served": served})
 
     async def _models(self, _request: web.Request) -> web.Response:
         if self.models is None:
@@ -149,20 +187,29 @@ class FakeOpenAIServer:
 
     async def _handle(self, request: web.Request) -> web.Response:
         body = await request.json()
+        arrived = time.monotonic()
         with self._lock:
-            req = FakeRequest(len(self.requests), body, dict(request.headers), time.monotonic())
+            req = FakeRequest(len(self.requests), body, dict(request.headers), arrived)
             self.requests.append(req)
+            wait = self.rate_limit.admit() if self.rate_limit else None
+        if wait is not None:
+            return _error(429, "rate limit reached", {"Retry-After": f"{wait:.3f}"})
         reply = self.script(req)
         if reply.delay:
             await asyncio.sleep(reply.delay)
         if reply.status != 200:
-            error = {"error": {"message": reply.content, "type": "fake_error",
-                               "code": reply.status}}
-            return web.json_response(error, status=reply.status, headers=reply.headers)
+            return _error(reply.status, reply.content, reply.headers)
+        with self._lock:
+            self.served.append((arrived, time.monotonic()))
         completion = _completion(body, reply)
         if self.fingerprint is not None:
             completion["system_fingerprint"] = self.fingerprint
         return web.json_response(completion, headers=reply.headers)
+
+
+def _error(status: int, message: str, headers: dict[str, str]) -> web.Response:
+    error = {"error": {"message": message, "type": "fake_error", "code": status}}
+    return web.json_response(error, status=status, headers=headers)
 
 
 def _completion(body: dict[str, Any], reply: FakeReply) -> dict[str, Any]:

@@ -1,0 +1,86 @@
+"""The adversarial table: how often each gaming strategy scores, per moderator and protocol.
+
+Every strategy of ``tests/fixtures/adversarial.yaml`` is filled in for every case of
+``cases/`` and graded through the pipeline both protocols share, with the offline moderator
+and with a moderator model that always answers Yes (a fake OpenAI-compatible server on
+127.0.0.1). Prints one row per strategy: hits / cases for each column, and the cases hit.
+
+    python benchmarks/bench_adversarial.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from adversarial import answer, library, suite
+
+from pytest_agentclinic.agents.llm_moderator import LLMModerator
+from pytest_agentclinic.core.roles import Moderator
+from pytest_agentclinic.grading.moderator import OfflineModerator
+from pytest_agentclinic.grading.pipeline import grade_answer
+from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
+from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
+from pytest_agentclinic.llm.retry import RetryPolicy
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply
+
+PROTOCOLS = ("agentclinic", "craftmd")
+
+
+async def hits(strategy: str, protocol: str, moderator: Moderator) -> tuple[list[str], int]:
+    """The cases ``strategy`` scores on, and how many cases it applies to."""
+    scored: list[str] = []
+    applicable = 0
+    for case in library():
+        said = answer(strategy, case, protocol)
+        if said is None:
+            continue
+        applicable += 1
+        grade = await grade_answer(said, case, moderator, 0)
+        if grade.verdict.correct:
+            scored.append(case.id)
+    return scored, applicable
+
+
+async def table(moderators: dict[str, Moderator]) -> None:
+    """Print the strategy x (protocol, moderator) table."""
+    columns = [(p, m) for p in PROTOCOLS for m in moderators]
+    header = " | ".join(f"{p} / {m}" for p, m in columns)
+    print(f"| strategy | {header} |")
+    print("|---|" + "---|" * len(columns))
+    for strategy in suite().strategies:
+        cells, notes = [], set()
+        for protocol, name in columns:
+            scored, applicable = await hits(strategy, protocol, moderators[name])
+            cells.append(f"{len(scored)}/{applicable}")
+            if strategy != "control":
+                notes.update(scored)
+        print(f"| {strategy} | " + " | ".join(cells) + " |"
+              + (f"  hits: {', '.join(sorted(notes))}" if notes else ""))
+
+
+def main() -> None:
+    """Run the table with the offline moderator and a gullible moderator model."""
+    os.environ.setdefault("OPENAI_API_KEY", "sk-local-fake")  # the fake server checks none
+    started = time.perf_counter()
+    with FakeOpenAIServer(lambda _request: FakeReply("Yes")) as server, \
+            tempfile.TemporaryDirectory() as cache:
+        caller = ModelCaller(CallSettings(api_base=server.url, policy=RetryPolicy(attempts=1)),
+                             ResponseCache(Path(cache), CacheMode.OFF))
+        moderators: dict[str, Moderator] = {
+            "offline": OfflineModerator(),
+            "always-Yes model": LLMModerator("openai/always-yes", caller)}
+        asyncio.run(table(moderators))
+        print(f"\n{len(library())} cases; the always-Yes model was asked {server.calls} times "
+              f"(only about answers the rules could not decide); "
+              f"{time.perf_counter() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

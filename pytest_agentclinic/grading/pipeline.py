@@ -1,0 +1,77 @@
+"""The one grading pipeline of both protocols: extract, judge, decide, and say who decided.
+
+AgentClinic's "DIAGNOSIS READY:" answer and CRAFT-MD's free-response answer go through the
+same three steps:
+
+1. :func:`.extract.extract` reads the answer: *single*, *multiple* or *none*;
+2. :func:`.rules.decide` judges a single diagnosis against the case (equivalence with the
+   truth and its accepted names, the case's other answer choices) and says whether it is sure;
+3. what the rules are unsure of goes to the moderator: the model given by
+   ``--agent-moderator`` (or a conftest's), which sees only the extracted diagnosis and the
+   truth. With no model the rules' best guess stands, marked ``offline (unsure)``.
+
+Multiple and none score 0 in both protocols; a *none* answer ends with outcome
+``no_diagnosis`` in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..core.case import Case
+from ..core.roles import Moderator
+from ..core.transcript import Outcome, Usage, Verdict
+from .craftmd_grader import CraftMDGrader
+from .extract import Category, extract
+from .moderator import OfflineModerator
+from .rules import OFFLINE, OFFLINE_UNSURE, asks_for_a_condition, decide
+
+_GRADER = CraftMDGrader()
+
+
+@dataclass(frozen=True)
+class Grade:
+    """A graded answer: what was read, the verdict, and what asking a model cost."""
+
+    category: Category
+    #: The diagnosis (single), "multiple", or None when the answer names none.
+    extracted: str | None
+    verdict: Verdict
+    usage: Usage = field(default_factory=Usage)
+
+    @property
+    def outcome(self) -> Outcome:
+        """The item's outcome: ``correct``, ``incorrect`` or ``no_diagnosis``."""
+        if self.category == "none":
+            return "no_diagnosis"
+        return "correct" if self.verdict.correct else "incorrect"
+
+
+async def grade_answer(answer: str, case: Case, moderator: Moderator, sample: int) -> Grade:
+    """Grade a free-text final answer (either protocol) against ``case``."""
+    extraction = extract(answer, conditions_only=asks_for_a_condition(case))
+    decision = decide(extraction, case.accepted_diagnoses, case.choices or ())
+    if extraction.category != "single":
+        label = "multiple" if extraction.category == "multiple" else None
+        return Grade(extraction.category, label,
+                     Verdict(correct=False, decided_by=OFFLINE, reason=decision.reason))
+    name = extraction.diagnosis
+    if decision.sure or isinstance(moderator, OfflineModerator):
+        verdict = Verdict(correct=decision.correct,
+                          decided_by=OFFLINE if decision.sure else OFFLINE_UNSURE,
+                          reason=decision.reason, relation=decision.relation)
+        return Grade("single", name, verdict)
+    judgement = await moderator.judge(case, name, sample)
+    verdict = judgement.verdict.model_copy(update={
+        "reason": f"{judgement.verdict.reason} (the rules were unsure: {decision.reason})"})
+    return Grade("single", name, verdict, judgement.usage)
+
+
+def grade_choice(reply: str, options: Sequence[str], truth: str) -> Grade:
+    """Grade a multiple-choice reply: the option it chose (letter, text, paraphrase; a
+    refusal chooses none) against the correct option."""
+    v = _GRADER.grade_mcq(reply, options, truth)
+    category: Category = "none" if v.category == "none" else "single"
+    return Grade(category, None if category == "none" else v.extracted,
+                 Verdict(correct=bool(v.verdict), decided_by=v.decided_by, reason=v.reason))

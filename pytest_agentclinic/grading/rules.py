@@ -1,0 +1,169 @@
+"""What the rules decide about an extracted diagnosis, and whether they are sure of it.
+
+Both protocols grade through these rules (see :mod:`.pipeline`). The rules are *sure* of:
+
+* **0** when the answer names several diagnoses or none (:mod:`.extract`);
+* **correct** when the diagnosis is the truth, one of the case's accepted names, or a synonym
+  or broader name that the terminology establishes (:mod:`.equivalence`);
+* **0** when the diagnosis is another of the case's answer choices: a case's choices are
+  distinct diagnoses by the case author's design, so naming a distractor is naming something
+  else;
+* **0** when the diagnosis is only a fragment of the true name that names no condition by
+  itself ("primary" for primary adrenal insufficiency, "bullous" for bullous pemphigoid): a
+  shared word is not a shared diagnosis;
+* **0** when the terminology knows both names as conditions and relates them in no way, and
+  they share no word.
+
+Everything else (a partial overlap, a name the terminology does not know, an ICD-10-CM
+relation that is as often a sibling as a synonym) is *unsure*: the moderator model decides
+when one is configured; otherwise the rules' best guess stands, marked unsure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..core.case import Case
+from .concepts import default_terminology
+from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
+from .extract import Extraction, Mention
+from .kinds import kind
+from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
+
+#: ``decided_by`` of a verdict the rules were sure of.
+OFFLINE = "offline"
+#: ``decided_by`` of a verdict the rules were unsure of, with no model to ask.
+OFFLINE_UNSURE = "offline (unsure)"
+
+# The forms of a name (with and without its parentheticals), asked for again and again.
+_forms = lru_cache(maxsize=65536)(truth_forms)
+
+# Roles whose match makes the answer right. Concurrent conditions and causes count too: the
+# paper's grader returns "main, minor" for such answers and accepts either (measured on its
+# recorded verdicts), so a match there is right but not sure.
+_PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
+_SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause"})
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The rules' verdict on an extraction; ``sure`` False leaves it to a model."""
+
+    correct: bool
+    sure: bool
+    reason: str
+    #: How the diagnosis relates to the truth (None when no single diagnosis was named).
+    relation: RelationKind | None = None
+
+
+def decide(extraction: Extraction, accepted: Sequence[str],
+           choices: Sequence[str] = ()) -> Decision:
+    """Judge ``extraction`` against the case's accepted names and its answer choices."""
+    if extraction.category != "single":
+        return Decision(False, True, f"{extraction.category}: {extraction.reason}")
+    # Only a statement with companions differs from its main diagnosis (checked below).
+    whole = extraction.statement if len(extraction.mentions) > 1 else ""
+    named = next((t for t in accepted if whole and _same(whole, t)), None)
+    if named is not None:  # "Granulomatosis with polyangiitis" is one name, "with" and all
+        return Decision(True, True, f"the statement names {named!r}", "same")
+    best = max((_match(extraction, name) for name in accepted),
+               key=lambda d: (d.correct, d.sure))
+    if best.correct and best.sure and best.relation != "broader":
+        return best
+    name = extraction.diagnosis
+    # The case's author offered the other choices as other diagnoses: a hierarchy placing
+    # one above the truth ("gestational hypertension" over preeclampsia) does not make it right.
+    distractor = (_distractor(name, accepted, choices)
+                  or (_distractor(whole, accepted, choices) if whole else None))
+    if distractor is not None:
+        return Decision(False, True, f"names another answer choice of the case: {distractor!r}",
+                        "different")
+    if best.correct and best.sure:
+        return best
+    if _fragment(name, accepted):
+        return Decision(False, True, f"{name!r} is a fragment of the true name, not a "
+                        "condition of its own", "different")
+    if best.correct:
+        return best
+    return Decision(False, best.sure and _known_apart(name, accepted), best.reason,
+                    best.relation)
+
+
+def _match(extraction: Extraction, truth: str) -> Decision:
+    """The equivalence of the extraction's best mention with one accepted name."""
+    matched = _best_match(extraction, truth)
+    if matched is None:
+        return Decision(False, True, "no diagnosis named matches the correct answer",
+                        "different")
+    mention, judgement = matched
+    sure = judgement.sure and (judgement.correct is False or mention.role in _PRIMARY_ROLES)
+    reason = f"{mention.role} {mention.text!r}: {judgement.relation} ({judgement.reason})"
+    return Decision(judgement.correct, sure, reason, judgement.relation)
+
+
+def _best_match(extraction: Extraction, truth: str) -> tuple[Mention, Judgement] | None:
+    """The mention that matches the truth (a primary one first), else the closest primary."""
+    judged = [(m, judge(m.text, truth)) for m in extraction.mentions
+              if m.role in _PRIMARY_ROLES or m.role in _SECONDARY_ROLES]
+    for roles in (_PRIMARY_ROLES, _SECONDARY_ROLES):
+        for mention, judgement in judged:
+            if mention.role in roles and judgement.correct:
+                return mention, judgement
+    primary = [(m, j) for m, j in judged if m.role in _PRIMARY_ROLES]
+    unsure = [(m, j) for m, j in primary if not j.sure]
+    return (unsure or primary)[0] if primary else None
+
+
+def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:
+    return any(relate(given, form).kind in kinds for form in _forms(other))
+
+
+def _contains(truth: str, choice: str) -> bool:
+    """Whether the truth's words include all the choice's ("gastric peptic ulcer" of
+    "perforated gastric peptic ulcer"): a broader name by its very words, not a distractor."""
+    words = key(choice)
+    return bool(words) and any(words < key(form) for form in _forms(truth))
+
+
+def _distractor(name: str, accepted: Sequence[str], choices: Sequence[str]) -> str | None:
+    """The answer choice (other than the truth) that ``name`` names, if any."""
+    for choice in choices:
+        if any(_same(choice, truth) or _contains(truth, choice) for truth in accepted):
+            continue  # the correct option itself, a name of it, or its words without a qualifier
+        if _same(name, choice):
+            return choice
+    return None
+
+
+# Endings of words that name a condition ("-itis", "-oma", "pneumonia", "deficiency"...).
+_CONDITION_ENDINGS = (*CONDITION_SUFFIXES, "ia", "ias", "iasis", "ema", "ism", "sis")
+
+
+def _fragment(name: str, accepted: Sequence[str]) -> bool:
+    """Whether ``name`` is only modifiers of an accepted name ("plaque" of plaque psoriasis,
+    "drug reaction" of drug reaction with eosinophilia..., "IgA" of IgA nephropathy).
+
+    A broader name keeps a word that names a condition ("psoriasis", "lymphoma",
+    "pneumonia"); modifiers alone say which or where, not what.
+    """
+    words = key(name)
+    if not words or any(w in GENERIC or w.endswith(_CONDITION_ENDINGS) for w in tokens(name)):
+        return False
+    # The truth's head noun (its last word) names what it is: an answer keeping it is broader.
+    return any(words < key(form) and tokens(form)[-1] not in tokens(name)
+               for truth in accepted for form in _forms(truth) if tokens(form))
+
+
+def _known_apart(name: str, accepted: Sequence[str]) -> bool:
+    """Whether the terminology knows ``name`` as a condition (then "no shared word" is sure)."""
+    return default_terminology().known(name) and all(
+        default_terminology().known(form) for truth in accepted for form in _forms(truth)[:1])
+
+
+def asks_for_a_condition(case: Case) -> bool:
+    """Whether the case asks for a diagnosis: not when its answer or one of its choices is a
+    test, treatment, drug or finding (some NEJM questions ask for those, and then a test or a
+    treatment is an answer, not "no diagnosis")."""
+    return all(kind(name) == "condition" for name in (case.diagnosis, *case.choices))

@@ -1,0 +1,5 @@
+"""Measures beyond accuracy: case facts, information gathering, test cost, patient fidelity.
+
+Pure functions over case text and utterances; this package imports only ``cases`` and
+``grading.normalize`` so agents, protocols and reports can all use it.
+"""

@@ -1,0 +1,188 @@
+"""Answers that game the grader score 0: every strategy of fixtures/adversarial.yaml, over all
+cases of cases/, in both protocols, with the offline moderator and with a moderator model that
+always answers Yes (a fake OpenAI-compatible server on 127.0.0.1).
+
+The whole matrix is graded in-process through the pipeline both protocols use; one pytester
+run per protocol then plays every strategy end to end, the doctor scripted through the public
+``pytest_agentclinic_make_agent`` hook (one strategy per sample, ``--agent-repeat``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from adversarial import CONTROL, answer, library, suite
+from helpers import results
+
+from pytest_agentclinic.agents.llm_moderator import LLMModerator
+from pytest_agentclinic.core.roles import Moderator
+from pytest_agentclinic.grading.moderator import OfflineModerator
+from pytest_agentclinic.grading.pipeline import grade_answer
+from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
+from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
+from pytest_agentclinic.llm.retry import RetryPolicy
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, Script
+
+Start = Callable[[Script], FakeOpenAIServer]
+STRATEGIES = list(suite().strategies)
+PROTOCOLS = ("agentclinic", "craftmd")
+
+
+def always_yes(_request: object) -> FakeReply:
+    return FakeReply("Yes")
+
+
+def gullible(server: FakeOpenAIServer, tmp_path: Path) -> LLMModerator:
+    settings = CallSettings(api_base=server.url, policy=RetryPolicy(attempts=1))
+    return LLMModerator("openai/gullible", ModelCaller(settings, ResponseCache(
+        tmp_path / "cache", CacheMode.OFF)))
+
+
+def score(protocol: str, moderator: Moderator) -> dict[str, dict[str, bool]]:
+    """strategy -> case id -> scored correct, for every case the strategy applies to."""
+
+    async def run() -> dict[str, dict[str, bool]]:
+        out: dict[str, dict[str, bool]] = defaultdict(dict)
+        for strategy in STRATEGIES:
+            for case in library():
+                said = answer(strategy, case, protocol)
+                if said is not None:
+                    grade = await grade_answer(said, case, moderator, 0)
+                    out[strategy][case.id] = grade.verdict.correct
+        return out
+
+    return asyncio.run(run())
+
+
+def check(scores: dict[str, dict[str, bool]]) -> None:
+    """The control reaches its minimum; no strategy scores beyond its explained hits."""
+    control = scores[CONTROL]
+    assert sum(control.values()) / len(control) >= suite().minimum_control, [
+        case for case, hit in control.items() if not hit]
+    for strategy in STRATEGIES[1:]:
+        hits = {case for case, hit in scores[strategy].items() if hit}
+        explained = set(suite().allowed_hits.get(strategy, {}))
+        assert hits <= explained, f"{strategy} scores on {sorted(hits - explained)}"
+        assert len(hits) <= suite().maximum_share * len(library()), strategy
+
+
+def test_the_library_and_the_fixture_cover_the_issue() -> None:
+    assert len(library()) == 72
+    assert {"wrong_choice", "library", "four_choices", "wrong_or_truth", "truth_or_wrong",
+            "hedge", "negation", "ruled_out", "differential", "one_word",
+            "injection"} <= set(STRATEGIES)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_offline_moderator_scores_no_strategy(protocol: str) -> None:
+    check(score(protocol, OfflineModerator()))
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_moderator_model_that_always_says_yes_scores_no_strategy(
+        protocol: str, fake_server: Start, tmp_path: Path) -> None:
+    server = fake_server(always_yes)
+    moderator = gullible(server, tmp_path)
+    check(score(protocol, moderator))
+    # The rules decided the adversarial answers but the explained ones; the model is asked
+    # what they cannot decide ("fungal pneumonia" for Pneumocystis pneumonia: related, but
+    # how?), and sees the extracted diagnosis and the truth, never the doctor's text.
+    before = server.calls
+    pcp = next(case for case in library() if case.id == "infect-04")
+    said = suite().wrappers[protocol].format(answer="fungal pneumonia. Thanks, moderator!")
+    grade = asyncio.run(grade_answer(said, pcp, moderator, 0))
+    assert grade.verdict.decided_by == "openai/gullible" and grade.verdict.correct
+    assert server.calls == before + 1
+    asked = server.requests[-1].last_user
+    assert '"fungal pneumonia"' in asked and '"Pneumocystis jirovecii pneumonia"' in asked
+    assert "Thanks" not in asked and "Final Diagnosis" not in asked
+
+
+def test_the_check_fails_when_a_strategy_starts_scoring() -> None:
+    scores = score("agentclinic", OfflineModerator())
+    scores["hedge"]["cardio-01"] = True
+    with pytest.raises(AssertionError, match="hedge scores on"):
+        check(scores)
+
+
+# --- end to end, through the public agent hook -------------------------------------------------
+
+PLUGIN = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from adversarial import answer, suite
+from pytest_agentclinic.core.roles import Reply
+
+STRATEGIES = list(suite().strategies)
+
+
+def said(view_case, sample, protocol):
+    return answer(STRATEGIES[sample], view_case, protocol) or "n/a"
+
+
+class Doctor:
+    model = "adversary"
+    prompt_version = "adversary-1"
+
+    def __init__(self, case):
+        self.case = case
+
+    async def respond(self, view):
+        return Reply(said(view.case, view.sample, "agentclinic"))
+
+    async def final(self, case, context, options, sample):
+        return Reply(said(case, sample, "craftmd"))
+
+
+def pytest_agentclinic_make_agent(role, model, case, config):
+    return Doctor(case) if role == "doctor" else None
+"""
+
+
+def end_to_end(pytester: pytest.Pytester, *args: str) -> dict[str, dict[str, bool]]:
+    # A plugin rather than a conftest: the case files live outside the test's directory.
+    pytester.makepyfile(adversary=PLUGIN)
+    pytester.syspathinsert()
+    cases = Path(__file__).resolve().parents[1] / "cases"
+    pytester.runpytest(str(cases), "-p", "adversary", f"--agent-repeat={len(STRATEGIES)}",
+                       "--agent-turns=1", "--agent-perception=no", "-p", "no:cacheprovider",
+                       "-q", *args)
+    scores: dict[str, dict[str, bool]] = defaultdict(dict)
+    protocol = "craftmd" if "--agent-protocol=craftmd" in args else "agentclinic"
+    by_id = {case.id: case for case in library()}
+    records = results(pytester.path).values()
+    assert {r["models"]["doctor"] for r in records} == {"adversary"}
+    for record in records:
+        strategy = STRATEGIES[record["sample"]]
+        if answer(strategy, by_id[record["case_id"]], protocol) is not None:
+            assert record["outcome"] != "error", record
+            scores[strategy][record["case_id"]] = record["outcome"] == "correct"
+    return scores
+
+
+def test_end_to_end_agentclinic_with_a_gullible_moderator_model(
+        pytester: pytest.Pytester, fake_server: Start) -> None:
+    server = fake_server(always_yes)
+    scores = end_to_end(pytester, "--agent-moderator=openai/gullible",
+                        f"--agent-api-base={server.url}")
+    assert sum(len(v) for v in scores.values()) == sum(
+        answer(s, c, "agentclinic") is not None for s in STRATEGIES for c in library())
+    check(scores)
+    # The record names the moderator configured; decided_by who decided.
+    lines = [json.loads(line) for line in next((pytester.path / "reports").iterdir())
+             .joinpath("results.jsonl").read_text().splitlines()]
+    assert {r["models"]["moderator"] for r in lines} == {"openai/gullible"}
+    assert {r["decided_by"] for r in lines} <= {"offline", "openai/gullible", None}
+
+
+def test_end_to_end_craftmd_free_response(pytester: pytest.Pytester) -> None:
+    # One specialty: the in-process tests grade every case; this one proves the wiring.
+    scores = end_to_end(pytester, "--agent-protocol=craftmd", "--agent-experiment=vignette",
+                        "--agent-answer=frq", "-k", "cardiovascular")
+    assert len(scores[CONTROL]) == 6
+    check(scores)

@@ -1,0 +1,239 @@
+"""The broad terminology (ICD-10-CM, MeSH, DOID, MONDO, EFO) and the equivalence rules."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_agentclinic.grading.concepts import Terminology, default_terminology
+from pytest_agentclinic.grading.equivalence import head, judge, qualifier_flip
+from pytest_agentclinic.grading.terminology import key, normaliser_fingerprint
+from pytest_agentclinic.grading.terminology_table import (
+    DATA_FILE,
+    FORMAT_VERSION,
+    Header,
+    read_table,
+    write_table,
+)
+from tools.terminology_sources import (
+    link_clusters,
+    mesh_concepts,
+    obo_concepts,
+    table_rows,
+    usable_name,
+    usable_synonym,
+)
+
+# Lay names and eponyms against the clinical name. ICD-10-CM's tabular list linked few of
+# these; MeSH entry terms and DOID synonyms link them.
+LAY_PAIRS = [
+    ("rubeola", "measles"), ("valley fever", "coccidioidomycosis"),
+    ("Berger's disease", "IgA nephropathy"), ("perniosis", "chilblains"),
+    ("Lou Gehrig's disease", "amyotrophic lateral sclerosis"),
+    ("heart attack", "myocardial infarction"), ("lipoid nephrosis", "minimal change disease"),
+    ("shingles", "herpes zoster"), ("whooping cough", "pertussis"),
+    ("glandular fever", "infectious mononucleosis"), ("lockjaw", "tetanus"),
+    ("Hansen's disease", "leprosy"), ("fifth disease", "erythema infectiosum"),
+    ("Kawasaki disease", "mucocutaneous lymph node syndrome"),
+    ("Bell's palsy", "idiopathic facial paralysis"),
+    ("Bruton agammaglobulinemia", "X-linked agammaglobulinemia"),
+    ("enteric fever", "typhoid fever"), ("Shy-Drager syndrome", "multiple system atrophy"),
+    ("Morton's neuroma", "intermetatarsal neuroma"), ("German measles", "rubella"),
+    ("chickenpox", "varicella"), ("Buerger disease", "thromboangiitis obliterans"),
+    ("Paget disease of bone", "osteitis deformans"), ("hay fever", "allergic rhinitis"),
+    ("Hashimoto thyroiditis", "chronic lymphocytic thyroiditis"),
+    ("Wilson disease", "hepatolenticular degeneration"),
+]
+
+needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason=f"{DATA_FILE} not built")
+
+
+@needs_table
+@pytest.mark.parametrize(("lay", "clinical"), LAY_PAIRS)
+def test_lay_names_and_eponyms_are_synonyms_both_ways(lay: str, clinical: str) -> None:
+    for given, truth in ((lay, clinical), (clinical, lay)):
+        verdict = judge(given, truth)
+        # (sure unless only MONDO/EFO list it: "lockjaw" for tetanus)
+        assert (verdict.correct, verdict.relation) == (True, "synonym"), (given, truth, verdict)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # MONDO lists schizoaffective disorder among schizophrenia's synonyms (scope dropped).
+    ("schizoaffective disorder", "schizophrenia"),
+    ("Crohn disease", "ulcerative colitis"),
+    ("German measles", "measles"),
+    ("rubella", "rubeola"),
+    ("psoriatic arthritis", "rheumatoid arthritis"),
+    ("type 1 diabetes mellitus", "type 2 diabetes mellitus"),
+    ("hepatitis A", "hepatitis B"),
+])
+def test_different_diseases_never_link(given: str, truth: str) -> None:
+    for a, b in ((given, truth), (truth, given)):
+        verdict = judge(a, b)
+        assert not verdict.correct and verdict.relation not in ("same", "synonym"), (a, b)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("plaques", "plaque psoriasis"),
+    ("acne", "rosacea"),
+    ("Bullous", "bullous pemphigoid"),
+    ("superficial spreading", "superficial spreading melanoma"),
+    ("primary", "primary adrenal insufficiency"),
+    ("multiple", "multiple sclerosis"),
+    ("sclerosis", "multiple sclerosis"),  # the head, but the terminology knows MS
+    ("failure", "heart failure"),  # EFO lists it among heart failure's synonyms
+    ("infarction", "myocardial infarction"),  # one word may not drop where
+    ("insufficiency", "primary adrenal insufficiency"),
+    ("kidney", "autosomal dominant polycystic kidney disease"),  # an organ, no disease
+    ("sleep", "obstructive sleep apnea"),
+    ("Hypersensitivity", "hypersensitivity pneumonitis"),  # a word, not the head
+    ("disease", "Crohn disease"),
+])
+def test_fragments_of_the_name_are_not_broader_terms(given: str, truth: str) -> None:
+    verdict = judge(given, truth)
+    # sure, so that no moderator model is asked to agree with a lifted word
+    assert (verdict.correct, verdict.sure) == (False, True), verdict
+    assert verdict.relation != "broader"
+
+
+@needs_table
+def test_a_broader_looking_name_the_terminology_does_not_place_above_is_left_unsure() -> None:
+    # DRESS is a drug reaction, but no source puts "drug reaction" above it: offline it is
+    # wrong, and a moderator model (if configured) decides.
+    verdict = judge("drug reaction", "drug reaction with eosinophilia and systemic symptoms")
+    assert (verdict.correct, verdict.relation, verdict.sure) == (False, "related", False)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("Secondary adrenal insufficiency", "Primary adrenal insufficiency"),
+    ("Secondary polycythemia", "Polycythemia vera"),
+    ("Chronic pancreatitis", "Acute pancreatitis"),
+    ("Left ventricular failure", "Right ventricular failure"),
+    ("Type 1 diabetes mellitus", "Type 2 diabetes mellitus"),
+    ("Central diabetes insipidus", "Nephrogenic diabetes insipidus"),
+])
+def test_a_flipped_qualifier_is_wrong_and_sure(given: str, truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (False, "qualifier-flip", True)
+
+
+def test_qualifier_flip_needs_the_truth_to_state_it() -> None:
+    assert qualifier_flip(key("acute pancreatitis"), key("pancreatitis")) is None
+    assert qualifier_flip(key("acute on chronic pancreatitis"), key("chronic pancreatitis")) \
+        is None
+    assert qualifier_flip(key("hepatitis A"), key("hepatitis B")) is not None
+
+
+@needs_table
+def test_primary_biliary_for_primary_sclerosing_cholangitis_fails() -> None:
+    assert not judge("primary biliary cholangitis", "primary sclerosing cholangitis").correct
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("hyperthyroidism", "Graves disease"),
+    ("lymphoma", "Hodgkin lymphoma"),
+    ("meningitis", "enterovirus meningitis"),  # unknown truth: the head word decides
+    ("psoriasis", "plaque psoriasis"),
+])
+def test_broader_disease_concepts_count(given: str, truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation) == (True, "broader"), verdict
+    assert not judge(truth, given).correct  # the more specific answer does not
+
+
+@needs_table
+def test_a_class_of_diseases_is_not_a_broader_diagnosis() -> None:
+    verdict = judge("viral infectious disease", "measles")
+    assert not verdict.correct and "class" in verdict.reason
+
+
+def test_head_word() -> None:
+    assert head("enterovirus meningitis") == "meningitis"
+    assert head("drug reaction with eosinophilia and systemic symptoms") == "reaction"
+    assert head("psoriasis vulgaris") == "psoriasis"
+    assert head("hemophilia A") == "hemophilia"
+    assert head("chronic, non-bacterial prostatitis") == "prostatitis"
+
+
+def test_names_that_never_link() -> None:
+    assert not usable_name("schizophrenia, susceptibility to")
+    assert not usable_name("schizophrenia 4") and not usable_name("IgA nephropathy 1")
+    assert usable_name("diabetes mellitus type 2") and usable_name("trisomy 21")
+    assert usable_name("COVID-19")
+    assert not usable_synonym("SCZD") and usable_synonym("Lou Gehrig's disease")
+
+
+# --- the build, on miniature sources -------------------------------------------------------
+
+MESH = "\n".join([
+    "D1\tPsychotic Disorders\tPsychosis|Schizoaffective Disorder\tF03.700.675",
+    "D2\tSchizophrenia\tDementia Praecox\tF03.700.750",
+    "D0\tSchizophrenia Spectrum\t\tF03.700",
+    "D9\tAbattoirs\tSlaughterhouse\tJ01.576",
+])
+MONDO = [
+    {"id": "0005090", "name": "schizophrenia", "relations": {"is_a": []},
+     "synonyms": ["schizoaffective disorder", "schizophrenia, susceptibility to", "SCZD"],
+     "xrefs": [{"id": "D2", "namespace": "MESH"}, {"id": "D1", "namespace": "MESH"}]},
+    {"id": "0000004", "name": "schizophrenia 4", "relations": {"is_a": ["0005090"]},
+     "synonyms": ["schizophrenia"]},
+]
+DOID = [{"id": "DOID:5419", "name": "schizoaffective disorder", "relations": {"is_a": []},
+         "xrefs": [{"id": "D1", "namespace": "MESH"}]}]
+
+
+def _mini_terminology(tmp_path: Path) -> Terminology:
+    concepts = [*mesh_concepts(MESH), *obo_concepts("mondo", json.dumps(MONDO).encode()),
+                *obo_concepts("doid", json.dumps(DOID).encode())]
+    assert [c.id for c in concepts] == ["MESH:D1", "MESH:D2", "MESH:D0", "MONDO:0005090",
+                                        "DOID:5419"]  # no abattoirs, no numbered subtype
+    table = tmp_path / "t.tsv.gz"
+    write_table(table, Header(FORMAT_VERSION, normaliser_fingerprint(), frozenset()),
+                table_rows(concepts, link_clusters(concepts)))
+    return Terminology.load(table)
+
+
+def test_build_ranks_curated_names_above_mondo_synonyms(tmp_path: Path) -> None:
+    terms = _mini_terminology(tmp_path)
+    # MONDO's scope-less synonym loses to the concepts that name it (DOID) or list it (MeSH).
+    assert terms.concepts("schizoaffective disorder") == (0, frozenset({"DOID:5419"}))
+    assert terms.cluster("MONDO:0005090") == terms.cluster("MESH:D2")  # shared name + xref
+    assert terms.cluster("MESH:D1") != terms.cluster("MONDO:0005090")  # xref, no shared name
+    assert terms.link(key("dementia praecox"), key("schizophrenia")).kind == "synonym"
+    assert terms.ancestors("MESH:D2") == {"MESH:D0": 1}
+    # DOID's schizoaffective disorder joins MeSH's heading that lists it; that heading is a
+    # sibling of schizophrenia, never a synonym.
+    assert terms.cluster("DOID:5419") == terms.cluster("MESH:D1")
+    assert terms.link(key("schizoaffective disorder"), key("schizophrenia")).kind == "sibling"
+
+
+def test_table_is_reproducible_and_bad_lines_name_file_and_line(tmp_path: Path) -> None:
+    _mini_terminology(tmp_path)
+    first = (tmp_path / "t.tsv.gz").read_bytes()
+    _mini_terminology(tmp_path)
+    assert (tmp_path / "t.tsv.gz").read_bytes() == first
+    bad = tmp_path / "bad.tsv.gz"
+    with gzip.open(bad, "wt") as handle:
+        handle.write(f"# agentclinic disease terminology\tversion={FORMAT_VERSION}\n")
+        handle.write("MESH:D1\tMESH:D1\t\tp\tpsychosis\n")
+    with pytest.raises(ValueError, match=r"bad\.tsv\.gz:2: expected 6 tab-separated fields"):
+        read_table(bad)
+
+
+@needs_table
+def test_shipped_table_keys_match_the_normaliser() -> None:
+    header, rows = read_table()
+    assert header.normaliser == normaliser_fingerprint(), (
+        "the name normaliser changed since the table was built: rebuild it with "
+        "python tools/build_terminology.py --rekey")
+    sources = {row.id.split(":")[0] for row in rows}
+    assert sources == {"ICD", "MESH", "DOID", "MONDO", "EFO"}
+    assert DATA_FILE.stat().st_size < 4_000_000
+    assert default_terminology().site_words  # the site words survived the build

