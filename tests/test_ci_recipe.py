@@ -9,6 +9,7 @@ fake server for OpenAI (``PYTEST_ADDOPTS=--agent-api-base``), ``$GITHUB_RUN_ID``
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -39,9 +40,23 @@ def workflow_steps(workflow: dict[str, Any]) -> Iterator[tuple[str, dict[str, An
         matrix = job.get("strategy", {}).get("matrix", {"": [""]})
         (key, values), = matrix.items()
         for value in values:
+            fill = {"${{ matrix." + key + " }}": str(value), "${{ github.run_id }}": RUN_ID}
             for step in job["steps"]:
-                text = yaml.safe_dump(step).replace("${{ matrix." + key + " }}", str(value))
-                yield name, yaml.safe_load(text.replace("${{ github.run_id }}", RUN_ID))
+                yield name, _filled(step, fill)
+
+
+def _filled(node: Any, fill: dict[str, str]) -> Any:
+    """``node`` with every expression of ``fill`` replaced in its strings (a dump and reload
+    would not do: the dump folds long strings, splitting an expression over two lines)."""
+    if isinstance(node, str):
+        for expression, value in fill.items():
+            node = node.replace(expression, value)
+        return node
+    if isinstance(node, dict):
+        return {k: _filled(v, fill) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_filled(v, fill) for v in node]
+    return node
 
 
 def commands(language: str, text: str) -> Iterator[tuple[str, str | None]]:
@@ -121,4 +136,11 @@ def test_the_sharded_workflow_runs_as_written(project: Path, fake_server: Start)
         pytest.skip("this checkout has no 'agentclinic merge' (the shard recipe needs it)")
     server = fake_server(clinic())
     run_recipe(project, server.url, only="jobs:\n  shard:")
-    assert (project / "reports/merged/summary.md").is_file()
+    merged = (project / "reports/merged/summary.md").read_text()
+    assert "**gate PASSED**" in merged and "sign-flip test over cases" in merged
+    assert "- merged from: shard-1 (shard 1/3, " in merged
+    summary = json.loads((project / "reports/merged/summary.json").read_text())
+    assert summary["items"] == 6 and [m["shard"] for m in summary["merged_from"]] == [
+        "1/3", "2/3", "3/3"]
+    # The merge job's verdict reaches the job summary, after the shards' own.
+    assert (project / "step_summary.md").read_text().rstrip().endswith(merged.rstrip())

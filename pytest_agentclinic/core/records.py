@@ -34,6 +34,9 @@ class ResultRecord(ItemHeader):
     case_file: str | None = None
     #: The case's difficulty label, when its file gives one.
     difficulty: str | None = None
+    #: model -> what its ``--agent-api-base`` server said it serves (``/v1/models`` id and
+    #: any ``system_fingerprint``): a name alone does not tell which weights answered.
+    served: dict[str, str] = Field(default_factory=dict)
     #: Information gathering and test spend (its own ``version``); None for errors and for
     #: CRAFT-MD items other than multiturn.
     measures: EncounterMeasures | None = None

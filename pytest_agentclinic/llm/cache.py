@@ -8,7 +8,8 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,17 @@ class CacheMode(str, enum.Enum):
 
 
 def key_parts(*, model: str, messages: list[dict[str, Any]], params: dict[str, Any], role: str,
-              case_id: str, sample: int, prompt_version: str) -> dict[str, Any]:
+              case_id: str, sample: int, prompt_version: str,
+              served: str | None = None) -> dict[str, Any]:
     """What identifies a call. Never api keys, api base, timeouts or headers: those change
-    where or how a call is made, not what it answers."""
-    return {"model": model, "role": role, "case_id": case_id, "sample": sample,
-            "prompt_version": prompt_version, "params": params, "messages": messages}
+    where or how a call is made, not what it answers. ``served`` is the model a local server
+    says it serves (see :mod:`.served`): another model behind the same name is another key.
+    It is left out when unknown, so keys of hosted providers stay as they were."""
+    parts = {"model": model, "role": role, "case_id": case_id, "sample": sample,
+             "prompt_version": prompt_version, "params": params, "messages": messages}
+    if served is not None:
+        parts["served"] = served
+    return parts
 
 
 def cache_key(parts: dict[str, Any]) -> str:
@@ -89,3 +96,37 @@ class ResponseCache:
         if self._store is not None:
             self._store.close()
             self._store = None
+
+
+@dataclass(frozen=True)
+class MergeCounts:
+    """What :func:`merge_caches` did."""
+
+    copied: int
+    present: int
+    conflicts: int
+
+
+def merge_caches(sources: Sequence[Path], target: Path) -> MergeCounts:
+    """Copy every entry of the ``sources`` caches into ``target`` (kept where present).
+
+    Shards play disjoint cases, so their keys (which hold the case id) never meet; a key
+    met twice with another reply means caches of different runs were mixed.
+    """
+    import diskcache
+
+    copied = present = conflicts = 0
+    with diskcache.Cache(str(target), size_limit=2**34) as out:
+        for source in sources:
+            with diskcache.Cache(str(source)) as cache:
+                for key in cache.iterkeys():
+                    value = cache.get(key)
+                    old = out.get(key)
+                    if old is None:
+                        out.set(key, value)
+                        copied += 1
+                    elif old == value:
+                        present += 1
+                    else:
+                        conflicts += 1
+    return MergeCounts(copied, present, conflicts)

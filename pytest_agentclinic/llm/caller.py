@@ -11,11 +11,12 @@ from typing import Any, TypeVar
 
 from ..core.roles import Reply
 from ..core.transcript import Usage
-from . import client, openai_http, prices
+from . import client, openai_http, prices, served
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .errors import ReplayMissError, TransientError, timed_out
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
+from .stats import CallStats
 
 T = TypeVar("T")
 
@@ -65,6 +66,51 @@ class ModelCaller:
         self.slots = PrioritySlots(settings.concurrency)
         if settings.model_list:
             client.use_deployments(list(settings.model_list))
+        self.stats = CallStats()
+        #: What the api base serves under each model name (None: it does not say).
+        self._served: dict[str, asyncio.Future[str | None]] = {}
+        #: ``system_fingerprint`` values seen per model (replies and cache hits).
+        self.fingerprints: dict[str, set[str]] = {}
+
+    async def served_model(self, model: str) -> str | None:
+        """The served identity of ``model`` behind ``--agent-api-base`` (None without one).
+
+        Asked once per model and process. A replay never asks (it may have no server): it
+        uses the identity the recording run stored beside its replies.
+        """
+        if self.settings.api_base is None:
+            return None
+        if model not in self._served:
+            self._served[model] = asyncio.ensure_future(self._identify(model))
+        return await self._served[model]
+
+    async def _identify(self, model: str) -> str | None:
+        stored_key = f"served\x1f{model}"
+        if self.cache.mode is CacheMode.REPLAY:
+            stored = self.cache.get(stored_key)
+            return None if stored is None else stored.get("served")
+        assert self.settings.api_base is not None
+        identity = await served.probe(self.settings.api_base, model)
+        if identity is not None:
+            self.cache.put(stored_key, {"served": identity})
+        return identity
+
+    def served_identities(self, models: Any) -> dict[str, str]:
+        """``model -> identity`` for the ``models`` whose identity this process learned."""
+        out: dict[str, str] = {}
+        for model in models:
+            future = self._served.get(model)
+            identity = future.result() if future is not None and future.done() else None
+            prints = sorted(self.fingerprints.get(model, ()))
+            if identity is None and not prints:
+                continue
+            text = identity or "unknown"
+            out[model] = text + (f" (fingerprint {', '.join(prints)})" if prints else "")
+        return out
+
+    def _note_fingerprint(self, model: str, fingerprint: str | None) -> None:
+        if fingerprint:
+            self.fingerprints.setdefault(model, set()).add(fingerprint)
 
     def uses_litellm(self, model: str) -> bool:
         """Whether calls to ``model`` go through litellm (else the aiohttp fast path)."""
@@ -106,12 +152,18 @@ class ModelCaller:
         params = {**self.settings.sampling, **(extra or {})}
         parts = key_parts(model=model, messages=messages, params=params,
                           role=role, case_id=case_id, sample=sample,
-                          prompt_version=prompt_version)
+                          prompt_version=prompt_version, served=await self.served_model(model))
         key = cache_key(parts)
         hit = self.cache.get(key)
+        stats = self.stats
         if hit is not None and readable is not None and not readable(hit["text"]):
             hit = None
         if hit is not None:
+            stats.calls += 1
+            stats.cache_hits += 1
+            stats.prompt_tokens += hit["prompt_tokens"]
+            stats.completion_tokens += hit["completion_tokens"]
+            self._note_fingerprint(model, hit.get("fingerprint"))
             return Reply(hit["text"], Usage(calls=1, cache_hits=1,
                                             prompt_tokens=hit["prompt_tokens"],
                                             completion_tokens=hit["completion_tokens"],
@@ -119,15 +171,29 @@ class ModelCaller:
         if self.cache.mode is CacheMode.REPLAY:
             raise ReplayMissError(parts)
         started = time.perf_counter()
+        tries = 0
 
         async def attempt() -> client.Completion:
-            return await self._send(model, messages, params)
+            nonlocal tries
+            tries += 1
+            stats.retries += tries > 1
+            try:
+                return await self._send(model, messages, params)
+            except TransientError as exc:
+                stats.rate_limited += exc.status == 429
+                raise
 
+        stats.calls += 1
         done, _attempts = await call_with_retries(attempt, self.settings.policy)
+        stats.paid_calls += 1
+        stats.spent_usd += done.cost_usd
+        stats.prompt_tokens += done.prompt_tokens
+        stats.completion_tokens += done.completion_tokens
+        self._note_fingerprint(model, done.fingerprint)
         if readable is None or readable(done.text):
             self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
                                  "completion_tokens": done.completion_tokens,
-                                 "cost_usd": done.cost_usd})
+                                 "cost_usd": done.cost_usd, "fingerprint": done.fingerprint})
         return Reply(done.text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
                                       completion_tokens=done.completion_tokens,
                                       cost_usd=done.cost_usd,
@@ -143,10 +209,12 @@ class ModelCaller:
         try:
             await self.slots.acquire(CALL_PRIORITY.get())
             self.http_attempts += 1
+            self.stats.in_flight += 1
             sent = time.perf_counter()
             try:
                 done = await self._transport(model, messages, params)
             finally:
+                self.stats.in_flight -= 1
                 self.slots.release()
                 self.busy_s += time.perf_counter() - sent
         except TransientError as exc:

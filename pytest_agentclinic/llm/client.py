@@ -136,6 +136,8 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
+    #: The server's ``system_fingerprint`` (its build and configuration), when it sends one.
+    fingerprint: str | None = None
 
 
 async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str | None,
@@ -169,8 +171,10 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
     if getattr(choice, "finish_reason", None) == "length":
         raise cut_by_token_limit(model, params.get("max_tokens"))
     usage = getattr(response, "usage", None)
+    fingerprint = getattr(response, "system_fingerprint", None)
     return Completion(text, getattr(usage, "prompt_tokens", 0) or 0,
-                      getattr(usage, "completion_tokens", 0) or 0, _cost(litellm, response))
+                      getattr(usage, "completion_tokens", 0) or 0, _cost(litellm, response),
+                      fingerprint if isinstance(fingerprint, str) and fingerprint else None)
 
 
 async def supports_json_schema(model: str) -> bool:

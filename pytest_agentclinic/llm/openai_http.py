@@ -129,4 +129,6 @@ def _completion(model: str, raw: bytes, max_tokens: object) -> Completion:
     usage = data.get("usage") or {}
     prompt = int(usage.get("prompt_tokens") or 0)
     completion = int(usage.get("completion_tokens") or 0)
-    return Completion(text, prompt, completion, cost_usd(model, prompt, completion))
+    fingerprint = data.get("system_fingerprint")
+    return Completion(text, prompt, completion, cost_usd(model, prompt, completion),
+                      fingerprint if isinstance(fingerprint, str) and fingerprint else None)

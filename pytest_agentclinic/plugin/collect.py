@@ -16,6 +16,8 @@ from ..protocols.base import ItemSpec
 from .case_paths import Origin
 
 RECORD_PROPERTY = "agentclinic_result"
+#: Marks an item the run never played (it stopped starting encounters, e.g. on cost).
+UNPLAYED_PROPERTY = "agentclinic_unplayed"
 
 
 class _Message(TerminalRepr):

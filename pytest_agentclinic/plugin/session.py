@@ -24,13 +24,15 @@ from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
 from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.errors import FatalLLMError
+from ..llm.served import redact_url
 from ..metrics.gathering import for_encounter
 from ..protocols.base import PlayContext
 from ..protocols.registry import report_tables
-from ..protocols.runner import EncounterRunner
+from ..protocols.runner import EncounterRunner, NotPlayed
 from ..report import gate, rundir, summary
+from ..report.summary_md import append_step_summary
 from ..report.tables import Table
-from .collect import ERROR_NODE, RECORD_PROPERTY, EncounterError, EncounterItem
+from .collect import ERROR_NODE, RECORD_PROPERTY, UNPLAYED_PROPERTY, EncounterError, EncounterItem
 from .junit import write_gate_testcases
 from .settings import Settings
 
@@ -39,20 +41,13 @@ from .settings import Settings
 FATAL_PREFIX = "fatal model error"
 
 Lookahead = Callable[[pytest.Session, EncounterItem], Sequence[pytest.Item]]
+#: Seconds between :attr:`AgentClinicSession.on_wait` calls.
+WAIT_TICK = 0.25
 
 
 def default_run_name() -> str:
     """A sortable, unique run directory name."""
     return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
-
-
-def append_step_summary(summary_md: os.PathLike[str]) -> None:
-    """Append summary.md to GitHub Actions' job summary when the job provides one."""
-    target = os.environ.get("GITHUB_STEP_SUMMARY")
-    if not target:
-        return
-    with open(target, "a", encoding="utf-8") as out, open(summary_md, encoding="utf-8") as src:
-        out.write(src.read() + "\n")
 
 
 class _AllAfter:
@@ -132,6 +127,10 @@ class AgentClinicSession:
         self.gate: gate.GateResult | None = None
         self.started_at = time.time()
         self.tables: list[Table] = []
+        #: Fields the operations plugin adds to summary.json (e.g. the run stopped on cost).
+        self.summary_extra: dict[str, Any] = {}
+        #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter.
+        self.on_wait: Callable[[], None] = lambda: None
         self.results = rundir.ResultsStream(self.run_dir)
         self.started = False
         self._fatal_shown = False
@@ -225,6 +224,7 @@ class AgentClinicSession:
             self.tables = report_tables(records)
             summary = rundir.run_summary({**self._run_info(), **self.settings.summary_header()},
                                          records, self.bad_records)
+            summary.update(self.summary_extra)
             if self.gate is not None:
                 summary["gate"] = self.gate.to_dict()
             rundir.write_reports(self.run_dir, summary, records, self.tables)
@@ -247,7 +247,7 @@ class AgentClinicSession:
         return {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started_at)),
                 "duration_s": round(time.time() - self.started_at, 3),
                 "command": shlex.join(["pytest", *map(str, args)]),
-                "api_base": self.settings.call.api_base}
+                "api_base": redact_url(self.settings.call.api_base)}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.tables:
@@ -314,6 +314,7 @@ class AgentClinicSession:
             difficulty=item.spec.case.difficulty,
             measures=for_encounter(item.spec.case, transcript.utterances,
                                    outcome=transcript.outcome, experiment=transcript.experiment))
+        record.served = self.caller.served_identities(dict.fromkeys(record.models.values()))
         # JSON text, not a dict: JUnit XML writes a property's str(), and a dict's is a repr.
         item.user_properties.append(
             (RECORD_PROPERTY, json.dumps(redact_data(record.model_dump(mode="json")))))
@@ -329,13 +330,27 @@ class AgentClinicSession:
             return self._failed_transcript(item, f"not run after a fatal error: {self.fatal}")
         limit = self.settings.encounter_timeout
         try:
+            future = self._schedule(item)
             # The encounter's own deadline fires on the runner's loop; this one guards against
             # an agent that blocks the loop itself (synchronous code that never returns).
-            return self._schedule(item).result(timeout=limit + min(60.0, limit))
-        except concurrent.futures.TimeoutError:
-            self.fatal = (f"an encounter blocked the event loop past --agent-encounter-timeout "
-                          f"({limit:g} s); a custom agent calling blocking code?")
-            return self._failed_transcript(item, self.fatal)
+            deadline = time.monotonic() + limit + min(60.0, limit)
+            while True:
+                # Not concurrent.futures.wait(): it never sees a future cancelled before it
+                # ran (the runner's futures are plain ones, cancelled on a fatal error).
+                try:
+                    return future.result(timeout=WAIT_TICK)
+                except concurrent.futures.TimeoutError:
+                    if future.done():
+                        raise  # the encounter's own timeout error
+                    if time.monotonic() > deadline:
+                        self.fatal = (f"an encounter blocked the event loop past "
+                                      f"--agent-encounter-timeout ({limit:g} s); a custom agent "
+                                      f"calling blocking code?")
+                        return self._failed_transcript(item, self.fatal)
+                    self.on_wait()  # the status line, written from this (the main) thread
+        except NotPlayed as exc:
+            item.user_properties.append((UNPLAYED_PROPERTY, str(exc)))
+            pytest.skip(str(exc))
         except (FatalLLMError, concurrent.futures.CancelledError):
             # ``play`` recorded a fatal error in ``self.fatal``; otherwise the session is ending.
             return self._failed_transcript(item, self.fatal or "cancelled: the session ended")

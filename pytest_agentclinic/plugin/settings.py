@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from ..llm.cache import CacheMode
 from ..llm.caller import TRANSPORTS, CallSettings
 from ..llm.limiter import Budget
 from ..llm.retry import RetryPolicy
+from ..llm.served import redact_url
 from ..protocols import registry
 from ..protocols.base import Protocol, RunOptions
 from ..report.conditions import check_gate_on
@@ -72,7 +73,35 @@ OPTIONS: tuple[Option, ...] = (
            "(repeatable): default (the unbiased condition, every other varied condition), "
            "all, pooled, or FIELD=VALUE (patient, bias, turn_budget, experiment, "
            "answer_format)", ["default"], "list", "SPEC"),
+    # Operations (many machines, progress, cost): resolved by :func:`_operations`.
+    Option("shard", "run only shard K of N (1-based), chosen by a stable hash of each case's "
+           "id, so every variant of a case lands in one shard; merge the shards' runs with "
+           "'agentclinic merge'", None, metavar="K/N"),
+    Option("progress", "status line: 'auto' (live on a terminal, a line every 30 s "
+           "otherwise), 'off', or a number of seconds between lines", "auto",
+           metavar="auto|off|S"),
+    Option("max_cost", "start no new encounter once the spent plus in-flight cost (USD) "
+           "would pass this", None, metavar="USD"),
 )
+
+
+OPTION_BY_NAME = {opt.name: opt for opt in OPTIONS}
+
+
+@dataclass(frozen=True)
+class Operations:
+    """Running at scale: the shard this process runs, the status line, the cost limit."""
+
+    #: (K, N): this run plays shard K of N (1-based); None runs every case.
+    shard: tuple[int, int] | None = None
+    #: Seconds between status lines; None: live on a terminal, 30 s otherwise; 0: off.
+    progress_every: float | None = None
+    max_cost_usd: float | None = None
+
+    @property
+    def shard_label(self) -> str | None:
+        """``K/N`` as given, or None."""
+        return f"{self.shard[0]}/{self.shard[1]}" if self.shard else None
 
 
 @dataclass(frozen=True)
@@ -98,6 +127,7 @@ class Settings:
     encounter_timeout: float = 900.0
     #: Case files and folders listed in the ini option ``agent_cases`` (absolute).
     case_paths: tuple[Path, ...] = ()
+    operations: Operations = field(default_factory=Operations)
 
     @property
     def run_options(self) -> RunOptions:
@@ -120,6 +150,10 @@ class Settings:
             "repeat": self.repeat,
             "cache_mode": self.cache.value,
             "temperature": self.call.temperature,
+            # Where the models ran and with what: another server or max_tokens is another run.
+            "api_base": redact_url(self.call.api_base),
+            "sampling": self.call.sampling,
+            "shard": self.operations.shard_label,
         }
 
     @property
@@ -272,7 +306,34 @@ def resolve(config: pytest.Config) -> Settings:
         gate=_gate(v, root),
         encounter_timeout=_positive("encounter_timeout", v["encounter_timeout"]),
         case_paths=tuple(Path(p) for p in config.getini("agent_cases")),
+        operations=_operations(v),
     )
+
+
+def _operations(v: dict[str, Any]) -> Operations:
+    shard = None
+    if v["shard"]:
+        k, _, n = str(v["shard"]).partition("/")
+        if not (k.strip().isdigit() and n.strip().isdigit() and 1 <= int(k) <= int(n)):
+            raise pytest.UsageError(f"--agent-shard: expected K/N with 1 <= K <= N (e.g. 2/4), "
+                                    f"got {v['shard']!r}")
+        shard = (int(k), int(n))
+    progress = str(v["progress"]).strip().lower()
+    every: float | None = None
+    if progress == "off":
+        every = 0.0
+    elif progress != "auto":
+        try:
+            every = float(progress)
+        except ValueError:
+            every = -1.0
+        if every <= 0:
+            raise pytest.UsageError(f"--agent-progress: expected auto, off or a number of "
+                                    f"seconds > 0, got {v['progress']!r}")
+    max_cost = None
+    if v["max_cost"] is not None:
+        max_cost = _number(OPTION_BY_NAME["max_cost"], v["max_cost"], float, 0.0)
+    return Operations(shard=shard, progress_every=every, max_cost_usd=max_cost)
 
 
 def _transport(config: pytest.Config, v: dict[str, Any], root: Path) -> dict[str, Any]:

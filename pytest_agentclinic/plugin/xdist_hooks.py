@@ -60,7 +60,9 @@ def _encounter_scheduling(config: pytest.Config, log: Any, depth: int) -> Any:
             if not self.deep or node.shutting_down:
                 super().check_schedule(node, duration)
             elif self.pending:
-                missing = depth - len(self.node2pending[node])
+                # A worker runs an item only once it holds the next one (pytest's
+                # ``nextitem``): with one item queued it would wait for ever.
+                missing = max(depth, 2) - len(self.node2pending[node])
                 if missing > 0:
                     self._send_tests(node, min(missing, len(self.pending)))
             else:

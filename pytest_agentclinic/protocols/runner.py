@@ -19,6 +19,13 @@ from ..llm.limiter import CALL_PRIORITY
 
 T = TypeVar("T")
 
+#: Decides whether one more encounter may start: None, or why not (e.g. the cost limit).
+Admission = Callable[[], "str | None"]
+
+
+class NotPlayed(Exception):
+    """The encounter was never started (the run stopped starting new ones)."""
+
 
 class EncounterRunner:
     """A FIFO of coroutine factories, at most ``concurrency`` running at once."""
@@ -30,6 +37,12 @@ class EncounterRunner:
         self._semaphore: asyncio.Semaphore | None = None
         self._futures: dict[str, concurrent.futures.Future[object]] = {}
         self._lock = threading.Lock()
+        #: Asked before each encounter starts; the first refusal stops all later starts.
+        self.admit: Admission = lambda: None
+        self.refused: str | None = None
+        self.in_flight = 0
+        self.done = 0
+        self.unplayed = 0
         self._order = itertools.count()
         #: Keys whose result was taken and released: never scheduled again.
         self._forgotten: set[str] = set()
@@ -48,7 +61,16 @@ class EncounterRunner:
             self._semaphore = asyncio.Semaphore(self.concurrency)
         async with self._semaphore:
             CALL_PRIORITY.set(order)  # this task's context: its calls queue by item order
-            return await factory()
+            self.refused = self.refused or self.admit()
+            if self.refused is not None:
+                self.unplayed += 1
+                raise NotPlayed(self.refused)
+            self.in_flight += 1
+            try:
+                return await factory()
+            finally:
+                self.in_flight -= 1
+                self.done += 1
 
     def submit(self, key: str, factory: Callable[[], Awaitable[T]]) -> concurrent.futures.Future[T]:
         """Schedule ``factory()`` once per ``key``; later calls return the same future."""

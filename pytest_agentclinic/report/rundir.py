@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -234,18 +235,34 @@ def read_transcript(run_dir: Path, record: ResultRecord) -> tuple[Transcript | N
     """The record's transcript, or ``None`` and a note saying why there is none."""
     if not record.transcript:
         return None, "No transcript was saved for this encounter (e.g. an imported run)."
-    ref = Path(record.transcript)
+    candidate = _transcript_file(run_dir, Path(record.transcript))
+    if candidate is None:
+        return None, f"Transcript file not found: {record.transcript}"
+    try:
+        return Transcript.model_validate_json(candidate.read_bytes()), None
+    except (OSError, ValidationError) as exc:
+        return None, f"Transcript {candidate} could not be read: {type(exc).__name__}."
+
+
+def _transcript_file(run_dir: Path, ref: Path) -> Path | None:
+    """Where the transcript ``ref`` of a run in ``run_dir`` is now, if anywhere."""
     # Paths are written as the run saw them; a moved or copied run directory still holds the
     # file under transcripts/, so look there too.
     candidates = [ref] if ref.is_absolute() else [Path.cwd() / ref, run_dir / ref]
     candidates.append(run_dir / TRANSCRIPTS / ref.name)
-    for candidate in candidates:
-        if candidate.is_file():
-            try:
-                return Transcript.model_validate_json(candidate.read_bytes()), None
-            except (OSError, ValidationError) as exc:
-                return None, f"Transcript {candidate} could not be read: {type(exc).__name__}."
-    return None, f"Transcript file not found: {record.transcript}"
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def copy_transcript(run_dir: Path, record: ResultRecord, target_dir: Path) -> str | None:
+    """Copy the record's transcript into run ``target_dir``; its new path, or None when the
+    record has none or the file is gone (a merge of runs that moved)."""
+    source = _transcript_file(run_dir, Path(record.transcript)) if record.transcript else None
+    if source is None:
+        return None
+    target = target_dir / TRANSCRIPTS / source.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    return str(target)
 
 
 # --- summary and reports -------------------------------------------------------------------
@@ -312,7 +329,17 @@ def run_summary(header: Mapping[str, Any], records: Sequence[ResultRecord],
         "model_calls": calls,
         "cache_hits": hits,
         "cache_misses": calls - hits,
+        "served_models": served_models(records),
     }
+
+
+def served_models(records: Sequence[ResultRecord]) -> dict[str, list[str]]:
+    """model -> every served identity its records name (one, unless the server changed)."""
+    seen: dict[str, dict[str, None]] = {}
+    for record in records:
+        for model, identity in record.served.items():
+            seen.setdefault(model, {})[identity] = None
+    return {model: sorted(ids) for model, ids in sorted(seen.items())}
 
 
 def write_reports(run_dir: Path, summary: dict[str, Any], records: Sequence[ResultRecord],

@@ -5,6 +5,7 @@ Everything is rendered as text or markdown tables: no Python reprs of dicts or l
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,6 +20,8 @@ SETTING_LABELS = (
     ("image_modes", "image modes"), ("experiments", "CRAFT-MD experiments"),
     ("answer_modes", "CRAFT-MD answer modes"), ("repeat", "repeats per case"),
     ("cache_mode", "cache mode"), ("temperature", "temperature"), ("api_base", "api base"),
+    ("sampling", "sampling"), ("served_models", "served models"), ("shard", "shard"),
+    ("stopped_on_cost", "stopped on cost"),
     ("items", "items"), ("bad_case_records", "bad case records"),
     ("model_calls", "model calls"), ("cache_hits", "cache hits"),
 )
@@ -50,6 +53,11 @@ def _settings(summary: Mapping[str, Any]) -> list[str]:
             lines.append(f"- {label}: `{value}`")
         else:
             lines.append(f"- {label}: {text(value)}")
+    parts = summary.get("merged_from")
+    if isinstance(parts, list) and parts:
+        lines.append("- merged from: " + ", ".join(
+            f"{p.get('run')} ({'shard ' + str(p['shard']) + ', ' if p.get('shard') else ''}"
+            f"{p.get('items')} items)" for p in parts if isinstance(p, Mapping)))
     files = summary.get("case_files")
     if isinstance(files, Mapping) and files:
         lines.append("- case files: " + ", ".join(f"{k} (sha256 {str(v)[:12]})"
@@ -78,3 +86,12 @@ def render_markdown(summary: Mapping[str, Any], tables: Sequence[Table]) -> str:
         if table.note:
             lines += ["", table.note]
     return "\n".join(lines) + "\n"
+
+
+def append_step_summary(summary_md: os.PathLike[str]) -> None:
+    """Append summary.md to GitHub Actions' job summary when the job provides one."""
+    target = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return
+    with open(target, "a", encoding="utf-8") as out, open(summary_md, encoding="utf-8") as src:
+        out.write(src.read() + "\n")

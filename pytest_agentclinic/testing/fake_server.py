@@ -134,6 +134,10 @@ class FakeOpenAIServer:
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
         self.port = 0
+        #: What ``GET /v1/models`` lists (None: the endpoint answers 404, as some servers do).
+        self.models: list[str] | None = ["fake"]
+        #: ``system_fingerprint`` of every reply, when set.
+        self.fingerprint: str | None = None
 
     @property
     def url(self) -> str:
@@ -168,6 +172,7 @@ class FakeOpenAIServer:
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_post("/chat/completions", self._handle)
         app.router.add_get("/v1/_stats", self._stats)
+        app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
@@ -187,6 +192,13 @@ class FakeOpenAIServer:
             served = list(self.served)
         return web.json_response({"calls": self.calls, "refused": self.refused,
                                   "served": served})
+
+    async def _models(self, _request: web.Request) -> web.Response:
+        if self.models is None:
+            return web.json_response({"error": "not found"}, status=404)
+        return web.json_response({"object": "list", "data": [
+            {"id": m, "object": "model", "created": int(time.time()), "owned_by": "fake"}
+            for m in self.models]})
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
@@ -208,7 +220,10 @@ class FakeOpenAIServer:
             return _error(reply.status, reply.content, reply.headers)
         with self._lock:
             self.served.append((arrived, time.monotonic()))
-        return web.json_response(_completion(body, reply), headers=reply.headers)
+        completion = _completion(body, reply)
+        if self.fingerprint is not None:
+            completion["system_fingerprint"] = self.fingerprint
+        return web.json_response(completion, headers=reply.headers)
 
 
 def _error(status: int, message: str, headers: dict[str, str]) -> web.Response:

@@ -1,0 +1,36 @@
+"""``agentclinic merge-cache CACHE... --out DIR``: join the response caches of shards."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    """Register the ``merge-cache`` subcommand."""
+    parser = sub.add_parser(
+        "merge-cache", help="copy the response caches of several machines into one",
+        description="Copy every entry of each CACHE directory (--agent-cache-dir of a shard) "
+                    "into OUT, so a rerun or a replay of the merged run finds every reply. "
+                    "An entry already in OUT is kept; a different reply under the same key "
+                    "is counted as a conflict (OUT's is kept) and makes the exit status 1.")
+    parser.add_argument("caches", nargs="+", type=Path, metavar="CACHE")
+    parser.add_argument("--out", required=True, type=Path, metavar="DIR")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Merge the caches; print what was copied."""
+    from ..llm.cache import merge_caches
+
+    missing = [c for c in args.caches if not (c / "cache.db").is_file()]
+    if missing:
+        print(f"agentclinic merge-cache: {missing[0]}: not a response cache (no cache.db)",
+              file=sys.stderr)
+        return 2
+    counts = merge_caches(args.caches, args.out)
+    print(f"merged {len(args.caches)} caches into {args.out}: {counts.copied} copied, "
+          f"{counts.present} already there, {counts.conflicts} conflicting (kept {args.out}'s)")
+    return 1 if counts.conflicts else 0

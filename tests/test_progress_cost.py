@@ -1,0 +1,173 @@
+"""The status line and --agent-max-cost, in one process and under xdist."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import make_case, write_yaml_cases
+
+from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
+
+Start = Callable[[Script], FakeOpenAIServer]
+#: A priced model (litellm's cost map) behind the fake server: 1000 + 1000 tokens a call.
+PRICED = "openai/gpt-4o-mini"
+STATUS = re.compile(r"agentclinic: (\d+)/(\d+) done, (\d+) in flight \| (\d+) calls "
+                    r"\((\d+) cached\) \| (\d+) retries, (\d+) x 429 \| \S+ tokens, \$([\d.]+)")
+
+
+def _args(server: FakeOpenAIServer, *extra: str) -> list[str]:
+    return ["c.yaml", f"--agent-doctor={PRICED}", f"--agent-api-base={server.url}",
+            "--agent-backoff=0.01", "--agent-perception=no", "-p", "no:cacheprovider",
+            "--agent-cache=off", *extra]
+
+
+def _doctor(delay: float = 0.0, refuse_first: bool = False) -> Script:
+    """Asks once, then diagnoses; each reply costs 1000 prompt + 1000 completion tokens."""
+
+    def script(req: FakeRequest) -> FakeReply:
+        if refuse_first and req.index == 0:
+            return FakeReply("slow down", status=429, headers={"Retry-After": "0"})
+        text = "Where?" if req.doctor_turn == 0 else "DIAGNOSIS READY: Condition1 disease"
+        return FakeReply(text, delay=delay, prompt_tokens=1000, completion_tokens=1000)
+
+    return script
+
+
+def _summary(root: Path) -> dict[str, object]:
+    (run,) = (root / "reports").iterdir()
+    return dict(json.loads((run / "summary.json").read_text()))
+
+
+def _spent(root: Path) -> tuple[float, int]:
+    (run,) = (root / "reports").iterdir()
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    return sum(u["cost_usd"] for r in records for u in r["usage"].values()), len(records)
+
+
+def _status_lines(result: pytest.RunResult, total: int) -> list[re.Match[str]]:
+    status = [m for m in map(STATUS.search, result.outlines) if m]
+    assert status, result.stdout.str()
+    assert {int(m.group(2)) for m in status} == {total}
+    assert any(int(m.group(3)) > 0 for m in status)  # encounters seen in flight
+    assert any(float(m.group(8)) > 0 for m in status)  # cost so far
+    return status
+
+
+def test_status_line_counts_encounters_calls_retries_and_cost(
+        pytester: pytest.Pytester, fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 5)])
+    server = fake_server(_doctor(delay=0.3, refuse_first=True))
+    result = pytester.runpytest(*_args(server, "--agent-progress=0.2",
+                                       "--agent-concurrency=2"))
+    result.assert_outcomes(passed=1, failed=3)
+    status = _status_lines(result, 4)
+    # Printed while items wait: never more than the run's 8 calls + 1 refused attempt.
+    assert all(int(m.group(1)) <= 4 and int(m.group(4)) <= 8 for m in status)
+    # The 429 on the first call is counted, with its retry.
+    assert any(int(m.group(6)) == 1 and int(m.group(7)) == 1 for m in status)
+    assert int(status[0].group(1)) <= int(status[-1].group(1))
+
+
+def test_no_status_line_when_off_or_fast(pytester: pytest.Pytester, fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
+    server = fake_server(_doctor(delay=0.2))
+    for extra in (["--agent-progress=off"], []):  # the default: a line every 30 s in a log
+        result = pytester.runpytest(*_args(server, *extra))
+        assert not any(STATUS.search(line) for line in result.outlines)
+    result = pytester.runpytest(*_args(server, "--agent-progress=soon"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--agent-progress: expected auto, off or a number*"])
+
+
+def test_max_cost_stops_starting_encounters(pytester: pytest.Pytester,
+                                            fake_server: Start) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 6)])
+    server = fake_server(_doctor())
+    result = pytester.runpytest(*_args(server, "--agent-concurrency=1"))  # priced at all?
+    per_encounter, played = _spent(pytester.path)
+    per_encounter /= played
+    assert per_encounter > 0, "litellm has no price for the model: the test cannot work"
+    for run in (pytester.path / "reports").iterdir():
+        import shutil
+
+        shutil.rmtree(run)
+    # Two encounters fit under 2.5 encounters' cost; a third would pass it.
+    limit = 2.5 * per_encounter
+    result = pytester.runpytest(*_args(server, "--agent-concurrency=1",
+                                       f"--agent-max-cost={limit}",
+                                       "--agent-min-accuracy=0.5"))
+    result.assert_outcomes(passed=1, xfailed=1, skipped=3)  # under a gate a miss is xfailed
+    assert result.ret == 0  # the gate judged the two played items; unplayed are not judged
+    result.stdout.fnmatch_lines(["*the run stopped on cost: 3 item(s) not played*",
+                                 "*gate PASSED*"])
+    spent, records = _spent(pytester.path)
+    assert records == 2 and spent <= limit
+    stopped = _summary(pytester.path)["stopped_on_cost"]
+    assert isinstance(stopped, dict) and stopped["unplayed_items"] == 3
+    assert stopped["max_cost_usd"] == pytest.approx(limit)
+
+
+def test_status_line_and_max_cost_hold_for_the_whole_run_under_xdist(
+        pytester: pytest.Pytester, fake_server: Start) -> None:
+    """Also the reproduction of a hang: with ``--agent-concurrency=1`` under xdist a worker
+    was sent one item at a time and waited for ever for the next."""
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 9)])
+    server = fake_server(_doctor(delay=0.3))
+    per_encounter = 2 * (1000 * 0.15 + 1000 * 0.6) / 1e6  # gpt-4o-mini's price, two calls
+    limit = 3.5 * per_encounter
+    result = pytester.runpytest(*_args(server, "-n", "2", "--agent-concurrency=1",
+                                       f"--agent-max-cost={limit}", "--agent-progress=0.3"))
+    _status_lines(result, 8)
+    outcomes = result.parseoutcomes()
+    spent, played = _spent(pytester.path)
+    assert outcomes.get("skipped", 0) == 8 - played > 0
+    # Each worker sees the other's spending; at most one encounter per worker in flight.
+    assert spent <= limit + 2 * per_encounter + 1e-12
+    result.stdout.fnmatch_lines(["*the run stopped on cost*"])
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.text = ""
+
+    @property
+    def width_of_current_line(self) -> int:
+        return len(self.text.rsplit("\n", 1)[-1].rsplit("\r", 1)[-1])
+
+    def write(self, text: str, flush: bool = False) -> None:
+        self.text += text
+
+    def line(self, text: str = "") -> None:
+        self.text += text + "\n"
+
+
+def test_on_a_terminal_the_line_is_rewritten_in_place_until_pytest_writes() -> None:
+    from types import SimpleNamespace
+
+    from pytest_agentclinic.llm.stats import CallStats
+    from pytest_agentclinic.plugin.operations import OperationsPlugin
+    from pytest_agentclinic.plugin.settings import Operations
+    from pytest_agentclinic.protocols.runner import EncounterRunner
+
+    tr = SimpleNamespace(_tw=_Writer(), currentfspath="c.yaml", verbosity=0, showfspath=False,
+                         isatty=lambda: True)
+    config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: tr))
+    state = SimpleNamespace(config=config, settings=SimpleNamespace(operations=Operations()),
+                            runner=EncounterRunner(2), caller=SimpleNamespace(stats=CallStats()),
+                            summary_extra={})
+    plugin = OperationsPlugin(state)  # type: ignore[arg-type]
+    plugin._every, plugin._live = plugin._cadence()
+    assert plugin._live
+    tr._tw.write("c.yaml ..")
+    plugin.total = 3
+    plugin._show()
+    state.runner.done = 1
+    plugin._show()
+    assert tr._tw.text.startswith("c.yaml ..\nagentclinic: 0/3 done")
+    assert "\ragentclinic: 1/3 done" in tr._tw.text and tr._tw.text.endswith("\x1b[K")
+    plugin._end_line("c.yaml::t-02")  # pytest is about to write: our line is ended first
+    assert tr._tw.text.endswith("\n") and tr.currentfspath is None
