@@ -100,7 +100,11 @@ class ModelCaller:
         out: dict[str, str] = {}
         for model in models:
             future = self._served.get(model)
-            identity = future.result() if future is not None and future.done() else None
+            identity = None
+            # A probe that failed (e.g. a damaged cache, already a fatal error) names nothing.
+            if (future is not None and future.done() and not future.cancelled()
+                    and future.exception() is None):
+                identity = future.result()
             prints = sorted(self.fingerprints.get(model, ()))
             if identity is None and not prints:
                 continue
