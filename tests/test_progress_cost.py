@@ -171,3 +171,18 @@ def test_on_a_terminal_the_line_is_rewritten_in_place_until_pytest_writes() -> N
     assert "\ragentclinic: 1/3 done" in tr._tw.text and tr._tw.text.endswith("\x1b[K")
     plugin._end_line("c.yaml::t-02")  # pytest is about to write: our line is ended first
     assert tr._tw.text.endswith("\n") and tr.currentfspath is None
+
+
+def test_a_run_without_encounters_prints_no_status_line(pytester: pytest.Pytester) -> None:
+    # Reproduction: a project's own test suite under -n 2 (the plugin installed, no case
+    # files) printed "agentclinic: 0 done, 0 in flight ..." every 30 s.
+    pytester.makepyfile(test_plain="""
+import time
+
+def test_slow():
+    time.sleep(1.5)
+""")
+    result = pytester.runpytest("-n", "2", "--agent-progress=0.2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert not any(re.search(r"agentclinic: \d+(/\d+)? done", line)
+                   for line in result.outlines), result.outlines

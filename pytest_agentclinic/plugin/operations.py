@@ -262,7 +262,9 @@ class OperationsPlugin:
                     self.files.write(RunStatus.of(self.state))
             return
         while not self._stop.wait(self._every):
-            if self.total is not None:  # xdist has finished its own startup lines
+            # None: xdist has not finished its own startup lines; 0: a run of no encounters
+            # (e.g. a project's own test suite with the plugin installed) has no status.
+            if self.total:
                 self._show()
 
     def _tick(self) -> None:
