@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,17 +107,10 @@ def _command_line(args: argparse.Namespace) -> str:
 def _gate(args: argparse.Namespace, records: list[Any],
           on: tuple[str, ...]) -> GateResult | None:
     """The gate's verdict on the merged records, as pytest's gate reaches it (None: no gate)."""
-    from ..report import gate, rundir
+    from ..report import gate
 
     settings = gate.GateSettings(min_accuracy=args.min_accuracy, baseline=args.baseline,
                                  max_drop=args.max_drop or 0.0, alpha=args.gate_alpha, on=on)
     if not settings.active:
         return None
-    baseline: tuple[Sequence[Any], Mapping[str, Any]] = ((), {})
-    error = None
-    if settings.baseline is not None:
-        try:
-            baseline = rundir.read_baseline(settings.baseline)
-        except (OSError, ValueError) as exc:
-            error = str(exc)
-    return gate.evaluate(settings, records, baseline, error)
+    return gate.judge(settings, records)

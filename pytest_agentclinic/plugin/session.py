@@ -11,7 +11,7 @@ import re
 import shlex
 import threading
 import time
-from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
 
 import pytest
@@ -231,15 +231,7 @@ class AgentClinicSession:
             append_step_summary(self.run_dir / "summary.md")
 
     def _evaluate_gate(self, records: Sequence[ResultRecord]) -> gate.GateResult:
-        settings = self.settings.gate
-        baseline: tuple[Sequence[ResultRecord], Mapping[str, Any]] = ((), {})
-        error = None
-        if settings.baseline is not None:
-            try:
-                baseline = rundir.read_baseline(settings.baseline)
-            except (OSError, ValueError) as exc:
-                error = str(exc)
-        result = gate.evaluate(settings, records, baseline, error)
+        result = gate.judge(self.settings.gate, records)
         return result.with_bad_records(self.bad_records) if self.bad_records else result
 
     def _run_info(self) -> dict[str, Any]:
