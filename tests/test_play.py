@@ -82,7 +82,10 @@ def test_doctor_asks_tests_and_diagnoses_correctly(tmp_path: Path, case_file: Pa
                                           "REQUEST TEST: skin biopsy",
                                           "DIAGNOSIS READY: Condition1 disease"]
     results = next((tmp_path / "reports").iterdir()) / "results.jsonl"
-    assert json.loads(results.read_text())["outcome"] == "correct"
+    record = json.loads(results.read_text())
+    assert record["outcome"] == "correct"
+    # The same record as a pytest run's: information-gathering measures included.
+    assert record["measures"]["tests_ordered"] == 1 and record["measures"]["questions"] == 1
 
 
 def test_doctor_wrong_diagnosis_of_a_chosen_case(tmp_path: Path, case_file: Path) -> None:

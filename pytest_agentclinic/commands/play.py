@@ -229,6 +229,7 @@ async def play(case: Case, cast: Cast, budget: int) -> Transcript:
 def _save(args: argparse.Namespace, case: Case, t: Transcript) -> str:
     """Write the transcript and a one-record ``results.jsonl``; return the transcript's path."""
     from ..core.records import ResultRecord
+    from ..metrics.gathering import for_encounter
     from ..report import rundir
 
     run_name = f"play-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
@@ -237,7 +238,11 @@ def _save(args: argparse.Namespace, case: Case, t: Transcript) -> str:
     path = rundir.write_transcript(run_dir, args.case_file, item, t)
     record = ResultRecord.from_transcript(t, run=run_name, nodeid=f"{args.case_file}::{item}",
                                           expected=case.diagnosis, transcript_path=path,
-                                          case_file=str(args.case_file))
+                                          case_file=str(args.case_file),
+                                          difficulty=case.difficulty,
+                                          measures=for_encounter(case, t.utterances,
+                                                                 outcome=t.outcome,
+                                                                 experiment=t.experiment))
     rundir.write_results(run_dir, [record])
     return path
 
