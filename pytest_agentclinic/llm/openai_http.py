@@ -69,7 +69,7 @@ class OpenAIHTTP:
         """One chat completion; failures are the same :mod:`.errors` as litellm's path."""
         prefix, name = model.split("/", 1)
         params = dict(params)
-        key = params.pop("api_key", None) or _key(prefix, model)
+        key = params.pop("api_key", None) or _key(prefix)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         url = api_base.rstrip("/") + "/chat/completions"
         body = {"model": name, "messages": messages, **params}
@@ -98,7 +98,7 @@ def _timeout(seconds: float) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(total=seconds)
 
 
-def _key(prefix: str, model: str) -> str | None:
+def _key(prefix: str) -> str | None:
     variable = _KEY_VARIABLES.get(prefix)
     if variable is None:
         return None
