@@ -174,6 +174,16 @@ def test_credentials_in_the_api_base_are_a_usage_error_never_echoed(
 # ------------------------------------------------------------------ errors that stop a session
 
 
+def _fatal_blocks(out: str) -> int:
+    """How many error blocks carry the fatal message, whatever the terminal width.
+
+    The short summary repeats each error's first line cut to the terminal's width, so
+    counting over the whole output would depend on COLUMNS; the ERRORS section does not.
+    """
+    errors = out.split("short test summary info")[0]
+    return errors.count("fatal model error, stopping the session")
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -206,7 +216,7 @@ def test_unreachable_hosted_vllm_stops_the_session_once(pytester: pytest.Pyteste
                                 f"--agent-api-base=http://127.0.0.1:{_closed_port()}/v1",
                                 "--agent-concurrency=1", *NO_CACHE)
     result.assert_outcomes(errors=1)
-    assert result.stdout.str().count("fatal model error, stopping the session") == 1
+    assert _fatal_blocks(result.stdout.str()) == 1
 
 
 def test_a_client_side_configuration_error_is_not_retried(fake_server: Start) -> None:
@@ -288,7 +298,7 @@ def test_a_missing_key_under_xdist_prints_one_fatal_block(pytester: pytest.Pytes
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(6)])
     result = pytester.runpytest("c.yaml", "-n", "2", "--agent-doctor=openai/x", *NO_CACHE)
     out = result.stdout.str() + result.stderr.str()
-    assert out.count("fatal model error, stopping the session") == 1, out
+    assert _fatal_blocks(out) == 1, out
     assert "no API key" in out and "never awaited" not in out
     assert result.ret != 0
 
