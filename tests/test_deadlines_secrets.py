@@ -246,6 +246,24 @@ def test_a_reply_litellm_cannot_read_is_the_servers_fault(prefix: str,
                                      api_base=server.url, timeout=5, params={}))
 
 
+def test_the_fast_path_reads_a_bad_usage_block_as_the_servers_fault(fake_server: Start) -> None:
+    # It raised a bare AttributeError: never retried, and the item's error named no model.
+    from pytest_agentclinic.llm.openai_http import OpenAIHTTP
+
+    server = fake_server(lambda req: FakeReply("hi", fault="bad_usage"))
+
+    async def call() -> None:
+        fast = OpenAIHTTP(4)
+        try:
+            await fast.acomplete("openai/m", [{"role": "user", "content": "hi"}],
+                                 api_base=server.url, timeout=5, params={})
+        finally:
+            await fast.aclose()
+
+    with pytest.raises(TransientError, match="bad response from openai/m: unreadable usage"):
+        asyncio.run(call())
+
+
 def test_a_reply_cut_by_the_token_limit_is_an_error_not_a_diagnosis(
         pytester: pytest.Pytester, fake_server: Start) -> None:
     server = fake_server(lambda req: FakeReply("DIAGNOSIS READY: Cond", finish_reason="length"))

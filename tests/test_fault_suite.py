@@ -116,9 +116,11 @@ def test_fault_suite_loses_nothing_and_scores_no_fault(pytester: pytest.Pytester
     server = fake_server(clinic)
     # The deadline is far above a healthy call's latency here, so only hang and trickle
     # faults meet it (a healthy call timed out would be answered, yet failed).
-    common = ("c.yaml", "--agent-timeout=1", "--agent-backoff=0", "--agent-concurrency=16",
-              "--agent-cache-dir=cache", *llm_args(server, ("doctor", "patient",
-                                                           "measurement")))
+    # No backoff: placed after llm_args' own (the last value wins), or a call that meets a
+    # 429 on every attempt would sleep its exponential backoff, 0.01 s doubling 15 times.
+    common = ("c.yaml", *llm_args(server, ("doctor", "patient", "measurement")),
+              "--agent-timeout=1", "--agent-backoff=0", "--agent-concurrency=16",
+              "--agent-cache-dir=cache")
     first = pytester.runpytest(*common, "--agent-run-name=faulty")
     outcomes = first.parseoutcomes()
     records = _records(pytester.path / "reports" / "faulty")
@@ -134,6 +136,10 @@ def test_fault_suite_loses_nothing_and_scores_no_fault(pytester: pytest.Pytester
     assert set(by_outcome) <= {"correct", "error"}, by_outcome
     assert by_outcome["error"] == outcomes.get("errors", 0) > 0
     assert all(r["error"] for r in records.values() if r["outcome"] == "error")
+    # Every error is one the client classified (given up after retries, or a request no
+    # retry fixes), never a bare exception from reading a damaged reply.
+    kinds = Counter(r["error"].split(":")[0] for r in records.values() if r["error"])
+    assert set(kinds) <= {"InfrastructureError", "RequestError"}, kinds
 
     # The rerun, faults gone, makes again only the calls that never got an answer.
     answered_before = set(clinic.answered)

@@ -126,9 +126,14 @@ def _completion(model: str, raw: bytes, max_tokens: object) -> Completion:
         raise TransientError(f"bad response from {model}: empty message")
     if choice.get("finish_reason") == "length":
         raise cut_by_token_limit(model, max_tokens)
-    usage = data.get("usage") or {}
-    prompt = int(usage.get("prompt_tokens") or 0)
-    completion = int(usage.get("completion_tokens") or 0)
+    try:
+        usage = data.get("usage") or {}
+        prompt = int(usage.get("prompt_tokens") or 0)
+        completion = int(usage.get("completion_tokens") or 0)
+    except (AttributeError, TypeError, ValueError) as exc:
+        # A usage block we cannot read is the server's fault, as on litellm's path: retried,
+        # never a crash of the item with a bare AttributeError.
+        raise TransientError(f"bad response from {model}: unreadable usage") from exc
     fingerprint = data.get("system_fingerprint")
     return Completion(text, prompt, completion, cost_usd(model, prompt, completion),
                       fingerprint if isinstance(fingerprint, str) and fingerprint else None)
