@@ -20,6 +20,10 @@ from pytest_agentclinic.commands.compare import FIELDS_HELP
 from pytest_agentclinic.core.records import ResultRecord
 from pytest_agentclinic.report.statistics import GROUP_FIELDS
 
+# Both modules read the same import of the recorded runs (import_recorded): under
+# `-n 2 --dist loadgroup` one worker makes it once instead of each making its own.
+pytestmark = pytest.mark.xdist_group("craftmd_recorded")
+
 SPECIALTIES = {"Cardiovascular System", "Dermatology", "Endocrinology",
                "Gastrointestinal System", "Hematology and Oncology", "Infectious Diseases",
                "Neurology", "Obstetrics and Gynecology", "Other", "Pediatrics and Neonatology",

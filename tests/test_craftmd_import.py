@@ -26,6 +26,9 @@ from pytest_agentclinic.report.statistics import accuracy_table
 
 CRAFTMD = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "craftmd"
 MODELS = {"gpt4": "gpt4_1106", "gpt3": "gpt3_1106"}
+# Both modules read the same import of the recorded runs (import_recorded): under
+# `-n 2 --dist loadgroup` one worker makes it once instead of each making its own.
+pytestmark = pytest.mark.xdist_group("craftmd_recorded")
 #: Supplementary Table 4 of the CRAFT-MD paper: FRQ accuracy.
 PAPER_FRQ = {
     "gpt4": {"vignette": 0.486, "multiturn": 0.264, "singleturn": 0.133, "summarized": 0.272},
