@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from ..core.heap import gc_paused
 from .terminology import Key, key, normaliser_fingerprint
 from .terminology_table import DATA_FILE, Row, read_table
 
@@ -110,8 +111,10 @@ class Terminology:
         """
         if not path.exists():
             return cls(())
-        header, rows = read_table(path)
-        return cls(rows, header.site_words, rekey=header.normaliser != normaliser_fingerprint())
+        with gc_paused():
+            header, rows = read_table(path)
+            return cls(rows, header.site_words,
+                       rekey=header.normaliser != normaliser_fingerprint())
 
     def concepts(self, name: str | Key) -> tuple[Tier, frozenset[str]]:
         """The tier and the concepts a name denotes (empty when unknown)."""
