@@ -102,6 +102,35 @@ def test_fragments_of_the_name_are_not_broader_terms(given: str, truth: str) -> 
 
 
 @needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("Serotonin", "serotonin syndrome"),
+    ("Graves", "Graves disease"),
+    ("Lyme", "Lyme disease"),
+    ("Nightmares", "nightmare disorder"),
+    ("Norovirus", "norovirus infection"),
+])
+def test_a_name_without_its_head_word_is_no_diagnosis(given: str, truth: str) -> None:
+    # The key drops "syndrome" and "disease" from both names, so they share it; a bare
+    # modifier or eponym that no source uses alone still names no disease.
+    assert key(given) == key(truth)
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (False, "different", True)
+    assert "without its head word" in verdict.reason
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("Graves'", "Graves disease"),  # the possessive is the usual short form of the name
+    ("Crohn\u2019s", "Crohn disease"),
+    ("Kawasaki", "Kawasaki disease"),  # a source names the disease with this word alone
+    ("Lyme disease", "Lyme disease"),
+    ("serotonin syndrome", "Serotonin syndrome"),
+])
+def test_the_short_forms_of_a_name_still_match(given: str, truth: str) -> None:
+    assert judge(given, truth).correct
+
+
+@needs_table
 def test_a_broader_looking_name_the_terminology_does_not_place_above_is_left_unsure() -> None:
     # DRESS is a drug reaction, but no source puts "drug reaction" above it: offline it is
     # wrong, and a moderator model (if configured) decides.

@@ -74,8 +74,10 @@ def scores(candidates: Sequence[str], evidence: str) -> dict[str, float]:
 
     def score(name: str) -> float:
         key = keys[name]
-        total = sum(idf[w] for w in key) or 1.0
-        return sum(idf[w] for w in key if w in seen) / total
+        # fsum: exact whatever the set's (hash-seeded) order, so equal scores tie exactly
+        # and ties go alphabetically in every process.
+        total = math.fsum(idf[w] for w in key) or 1.0
+        return math.fsum(idf[w] for w in key if w in seen) / total
 
     return {c: score(c) for c in keys}
 

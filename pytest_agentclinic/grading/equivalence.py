@@ -134,6 +134,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if not g or not t:
         return Relation("different", "nothing to compare")
     if g == t or compact(given) == compact(truth):
+        if _without_head(given, truth, g, terms):
+            return Relation("different", f"{given!r} is {truth!r} without its head word, and "
+                            "no disease name on its own")
         return Relation("same", "same name")
     if g <= GENERIC:
         return Relation("different", f"{given!r} names no disease")
@@ -202,6 +205,20 @@ def _names_a_disease(word: str, terms: Terminology) -> bool:
     ("sleep") or an agent ("Plasmodium", "serotonin") lacks the head word that made the
     name ("kidney disease", "serotonin syndrome")."""
     return terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES)
+
+
+def _without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:
+    """Whether ``given`` is the truth's name with its generic head dropped and names no disease
+    by itself: "Serotonin" for serotonin syndrome, "Lyme" for Lyme disease, "Nightmares" for
+    nightmare disorder. The key drops the head word of both, so their keys agree. An eponym in
+    the possessive ("Crohn's", "Graves'") is the usual short form of the disease's name."""
+    if len(g) != 1 or GENERIC & set(tokens(given)) or not GENERIC & set(tokens(truth)):
+        return False
+    return (not _POSSESSIVE_END.search(given.strip())
+            and not _names_a_disease(next(iter(g)), terms))
+
+
+_POSSESSIVE_END = re.compile(r"['\u2019]s?$")
 
 
 def _hierarchy(link: Link, terms: Terminology) -> Relation:
@@ -362,14 +379,15 @@ def _words(words: Key) -> str:
 
 def judge(given: str, truth: str) -> Judgement:
     """Step 2 for one extracted name (any of its names) against the correct answer (any form)."""
-    best = Relation("different", "no shared word")
+    best: Relation | None = None
     for name in given_names(given):
         for form in truth_forms(truth):
             relation = relate(name, form)
             if relation.kind in _RIGHT:
                 return Judgement(True, relation.kind, relation.reason, relation.sure)
-            if _RANK[relation.kind] > _RANK[best.kind]:
+            if best is None or _RANK[relation.kind] > _RANK[best.kind]:
                 best = relation
+    best = best or Relation("different", "no shared word")
     return Judgement(False, best.kind, best.reason, best.sure)
 
 

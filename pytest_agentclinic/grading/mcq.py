@@ -165,5 +165,8 @@ def is_correct(choice: Choice, options: Sequence[str], correct_answer: str, *,
     """
     if choice.index is None:
         return False
-    right = tokens(clean_option(options[choice.index])) == tokens(clean_option(correct_answer))
+    # Case aside: datasets lower-case the answer ("toxic epidermal necrolysis (ten)"), and
+    # "ten" is then no acronym to expand where the option's "TEN" is.
+    right = (tokens(clean_option(options[choice.index]).lower())
+             == tokens(clean_option(correct_answer).lower()))
     return right and (not verbatim or correct_answer.lower() in response.lower())
