@@ -17,6 +17,7 @@ import pytest
 from helpers import make_case, write_yaml_cases
 
 from pytest_agentclinic.core.records import ResultRecord
+from pytest_agentclinic.core.redact import redact
 from pytest_agentclinic.core.transcript import Perception, Transcript, Utterance, Verdict
 from pytest_agentclinic.report.charts import bar_chart, budget_chart
 from pytest_agentclinic.report.rundir import render_html, write_html, write_transcript
@@ -286,11 +287,19 @@ def test_moved_run_finds_transcripts_and_bad_lines_are_counted(
     assert "1 unreadable line(s) of results.jsonl were skipped" in html
 
 
-def test_write_html_writes_report_html(small_run: tuple[Path, list[ResultRecord]]) -> None:
+def test_write_html_writes_report_html(small_run: tuple[Path, list[ResultRecord]],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
     run_dir, records = small_run
-    path = write_html(run_dir, tables_for(records), SUMMARY)
+    monkeypatch.setenv("PAGE_API_KEY", "tok-12345678")
+    summary = {**SUMMARY, "command": "pytest --agent-key tok-12345678"}
+    path = write_html(run_dir, tables_for(records), summary)
     assert path == run_dir / "report.html"
-    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    page = path.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>")
+    # Written a transcript at a time, it is the page made as one string, redacted.
+    assert page == redact(render_html(run_dir, tables_for(records), summary))
+    assert "tok-12345678" not in page and "--agent-key ***" in page
+    assert [p.name for p in run_dir.glob(".*")] == []  # no temporary file left
 
 
 def test_empty_run_directory_still_renders(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
 from ..core.jsonl import parse_lines
+from . import yaml_stream
 from .yaml_aliases import recursive_alias
 
 SIDECAR_SUFFIX = ".specialties.json"
@@ -275,22 +276,17 @@ def _case_lines(text: str, count: int) -> list[int]:
     return lines if len(lines) == count else [1] * count
 
 
-#: libyaml's safe loader when PyYAML has it: the pure-Python one takes ~15 ms per case, 2
-#: minutes for an 8,000-case file. Both accept the same documents and raise the same errors.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def _parse_document(path: Path, text: str, loaded: LoadedFile) -> Any:
     """The parsed document, or None with the problem recorded (file, line, field)."""
     try:
         if path.suffix == ".json":
             return json.loads(text)
-        cycle = recursive_alias(text, _YAML_LOADER)
+        cycle = recursive_alias(text, yaml_stream.WHOLE_LOADER)
         if cycle is not None:
             loaded.errors.append(CaseError(path, cycle[0], cycle[1],
                                            "recursive YAML alias (an anchor used inside itself)"))
             return None
-        return yaml.load(text, Loader=_YAML_LOADER)
+        return yaml_stream.load(text)
     except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         lineno = getattr(exc, "lineno", None) or (line + 1 if line is not None else 1)

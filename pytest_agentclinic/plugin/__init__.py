@@ -8,7 +8,7 @@ import pytest
 
 from . import hookspecs
 from .case_paths import case_nodeid, case_origin, extra_args
-from .collect import CaseFile
+from .collect import CaseFile, ReleaseReported
 from .junit import EncounterTimes
 from .operations import OperationsPlugin
 from .session import AgentClinicSession, default_run_name
@@ -41,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[session_key] = state
     config.pluginmanager.register(state, "agentclinic-session")
     config.pluginmanager.register(EncounterTimes(), "agentclinic-encounter-times")
+    config.pluginmanager.register(ReleaseReported(), "agentclinic-release-reported")
     config.pluginmanager.register(OperationsPlugin(state), "agentclinic-operations")
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist_hooks import XdistHooks, worker_lookahead

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -121,10 +121,25 @@ class EncounterItem(pytest.Item):
 
     def __init__(self, *, spec: ItemSpec, line: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.spec = spec
+        self._spec: ItemSpec | None = spec
         self.line = line
         self.transcript: Transcript | None = None
         self.transcript_path: str | None = None
+
+    @property
+    def spec(self) -> ItemSpec:
+        """The case and the conditions the item plays (until it is reported: :meth:`release`)."""
+        if self._spec is None:
+            raise AttributeError(f"{self.nodeid}: the item's spec is released once it is "
+                                 f"reported (its record is in results.jsonl)")
+        return self._spec
+
+    def release(self) -> None:
+        """Let go of what only playing and reporting the item needed, once its last report is
+        logged: its case (~4 KB, with the conditions) and its result record's property (~2 KB
+        of JSON; results.jsonl holds the record). 8,000 items held them to the end."""
+        self._spec = None
+        self.user_properties[:] = _without_record(self.user_properties)
 
     def setup(self) -> None:
         """Obtain the encounter's result (run concurrently by the session's runner).
@@ -185,3 +200,36 @@ class EncounterItem(pytest.Item):
         # The full item id: the variants of one case (bias, experiment, budget, sample) must
         # be told apart in failure headers.
         return self.path, self.line - 1, self.nodeid
+
+
+class ReleaseReported:
+    """Drops what an item and its reports carried only to be reported, once they are logged.
+
+    The record's property carries the record from a worker to the controller and into the
+    JUnit file, which takes it when the teardown report is logged; pytest keeps every report
+    (and item) for its summary. Registered in every process.
+    """
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        """The report's copy of the record, once every plugin has seen the report."""
+        try:
+            return (yield)
+        finally:
+            if any(name == RECORD_PROPERTY for name, _ in report.user_properties):
+                # A new list rather than the old one emptied: should a report share its
+                # item's list, the item's later reports still need the record.
+                report.user_properties = _without_record(report.user_properties)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        """The item's own state, once its last report is logged."""
+        try:
+            return (yield)
+        finally:
+            if isinstance(item, EncounterItem):
+                item.release()
+
+
+def _without_record(properties: list[tuple[str, object]]) -> list[tuple[str, object]]:
+    return [(name, value) for name, value in properties if name != RECORD_PROPERTY]

@@ -5,6 +5,8 @@
 * An item's time is its own encounter's time. Encounters run concurrently, so the first
   item's setup waits for the whole batch: without this, JUnit (and ``--durations``) would
   charge every encounter to the first item.
+* An item's ``agentclinic_result`` property (its record as JSON) is in the JUnit file; it is
+  dropped from the item and its reports once they are logged (see ``collect.ReleaseReported``).
 """
 
 from __future__ import annotations

@@ -36,10 +36,10 @@ from .collect import ERROR_NODE, RECORD_PROPERTY, UNPLAYED_PROPERTY, EncounterEr
 from .junit import write_gate_testcases
 from .settings import Settings
 
-#: Returns the items this process will run next (xdist workers only know their queue).
 #: How the error of the item that met a fatal model error begins.
 FATAL_PREFIX = "fatal model error"
 
+#: Returns the items this process will run next (xdist workers only know their queue).
 Lookahead = Callable[[pytest.Session, EncounterItem], Sequence[pytest.Item]]
 #: Seconds between :attr:`AgentClinicSession.on_wait` calls.
 WAIT_TICK = 0.25
@@ -50,23 +50,48 @@ def default_run_name() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
 
 
-class _AllAfter:
-    """Without xdist a process runs every item: the first item submits them all, once.
+#: How many windows of items (see :func:`_window`) a process submits ahead of the item pytest
+#: waits on. A finished encounter waits in the runner until its item takes it: with every
+#: item submitted at once, the offline runner finished all 8,000 while pytest reported the
+#: first 1,000, and held every transcript (~30 KB each). Four windows keep the slots full
+#: unless one item takes as long as four windows' worth of its neighbours.
+LEAD_WINDOWS = 4
 
-    Looking the item up and walking the rest again for every item made scheduling O(n^2)
-    (13 s at 8,000 items); remembering that everything is submitted keeps it O(n).
+
+def _read_error(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
+class _Ahead:
+    """Without xdist a process runs its items in order: the items up to ``lead`` places
+    after the current one are submitted, each once, half a lead at a time.
+
+    The item is found from where the last one was: looking it up from the start for every
+    item made scheduling O(n^2) (13 s at 8,000 items); this keeps it O(n).
     """
 
-    def __init__(self) -> None:
-        self.done = False
+    def __init__(self, lead: int) -> None:
+        self.lead = lead
+        self._next = 0  # where the next item is expected
+        self._end = 0  # the items before this index were handed out already
 
     def __call__(self, session: pytest.Session, item: EncounterItem) -> Sequence[pytest.Item]:
-        if self.done:
-            return [item]
-        self.done = True
         items = session.items
-        start = next(i for i, it in enumerate(items) if it is item)
-        return items[start:]
+        start = self._find(items, item)
+        if start is None:
+            return [item]  # not in the session's list (a plugin ran it): nothing to look at
+        self._next = start + 1
+        if self._end > start + self.lead // 2:
+            return []  # enough are submitted ahead (the session submits the item itself)
+        begin, self._end = max(start, self._end), start + 1 + self.lead
+        return items[begin:self._end]
+
+    def _find(self, items: Sequence[pytest.Item], item: pytest.Item) -> int | None:
+        for guess in (self._next, self._next - 1):  # the next one, or the same one again
+            if 0 <= guess < len(items) and items[guess] is item:
+                return guess
+        return next((i for i, it in enumerate(items) if it is item), None)
 
 
 def _window(settings: Settings, chain: int) -> int:
@@ -108,8 +133,6 @@ class AgentClinicSession:
         self.run_name = run_name
         self.run_dir = settings.report_dir / run_name
         self.is_worker = hasattr(config, "workerinput")
-        self.lookahead: Lookahead = _AllAfter()
-        self.records: dict[str, dict[str, Any]] = {}
         self.bad_records = 0
         self.cache = ResponseCache(settings.cache_dir, settings.cache)
         self.caller = ModelCaller(settings.call, self.cache)
@@ -117,8 +140,9 @@ class AgentClinicSession:
         self.protocol = settings.make_protocol()
         # --agent-concurrency bounds model calls in flight (in the caller, earliest items
         # first); the runner keeps enough items started to fill those slots.
-        self.runner = EncounterRunner(
-            _window(settings, self.protocol.items_per_chain(settings.options)))
+        window = _window(settings, self.protocol.items_per_chain(settings.options))
+        self.runner = EncounterRunner(window)
+        self.lookahead: Lookahead = _Ahead(LEAD_WINDOWS * window)
         if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
             self.caller.warm(_llm_models(settings))
         self._grader_ready: concurrent.futures.Future[None] | None = None
@@ -195,11 +219,10 @@ class AgentClinicSession:
                 report.longrepr = f"not run: the session stopped on the {FATAL_PREFIX} above"
             self._fatal_shown = True
         for name, value in report.user_properties:
-            if name == RECORD_PROPERTY and isinstance(value, str):
-                data = json.loads(value)
-                if report.nodeid not in self.records:
-                    self.records[report.nodeid] = data
-                    self.results.append(ResultRecord.model_validate(data))
+            # Each of the item's reports (setup, call, teardown) carries the record: once.
+            if (name == RECORD_PROPERTY and isinstance(value, str)
+                    and report.nodeid not in self.results):
+                self.results.append(ResultRecord.model_validate(json.loads(value)))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -208,8 +231,9 @@ class AgentClinicSession:
         self.cache.close()
         if self.is_worker:
             return
-        self.results.close()
-        records = self._records()
+        # Read back from results.jsonl, sorted: kept in memory through the run, the records
+        # were the largest thing that grew with the items.
+        records = self.results.finish()
         if self.settings.gate.active:
             self.gate = self._evaluate_gate(records)
             write_gate_testcases(self.config, self.gate)
@@ -219,8 +243,6 @@ class AgentClinicSession:
                 passed = self.gate.passed
                 session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
         if records:
-            # The streamed file holds the records in finishing order; the final one is sorted.
-            rundir.write_results(self.run_dir, records)
             self.tables = report_tables(records)
             summary = rundir.run_summary({**self._run_info(), **self.settings.summary_header()},
                                          records, self.bad_records)
@@ -250,9 +272,6 @@ class AgentClinicSession:
 
     # ------------------------------------------------------------ encounters
 
-    def _records(self) -> list[ResultRecord]:
-        return [ResultRecord.model_validate(v) for _, v in sorted(self.records.items())]
-
     def _schedule(self, item: EncounterItem) -> concurrent.futures.Future[Transcript]:
         """Submit ``item`` and the items this process runs next, so they run concurrently."""
         self.runner.submit_many([
@@ -281,8 +300,15 @@ class AgentClinicSession:
         """The encounter, or an *error* transcript once ``--agent-encounter-timeout`` passes
         (e.g. a custom agent that never returns)."""
         limit = self.settings.encounter_timeout
+        # The task wait_for would make, made here to read its error: a fatal error cancels
+        # every encounter, this one's waiter too, and wait_for then leaves the error (the
+        # session's fatal error, reported already) unread. asyncio logged it, traceback and
+        # all, whenever the task was collected: once inside pytest's own traceback
+        # formatting, which CPython 3.11 cannot re-enter (an internal error).
+        task = asyncio.ensure_future(encounter)
+        task.add_done_callback(_read_error)
         try:
-            return await asyncio.wait_for(encounter, limit)
+            return await asyncio.wait_for(task, limit)
         except asyncio.TimeoutError:
             return self._failed_transcript(
                 item, f"encounter timeout: not finished within {limit:g} s "

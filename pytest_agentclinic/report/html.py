@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from html import escape
 from importlib import resources
 from typing import Any
@@ -34,20 +34,45 @@ RECORD_FIELDS = ("case_id", "specialty", "doctor", "outcome", "expected", "given
                  "note", "patient")
 
 
-def render_page(run_name: str, records: Sequence[ResultRecord],
-                transcripts: Sequence[tuple[Transcript | None, str | None]],
-                tables: Mapping[str, Sequence[Mapping[str, Any]]],
-                summary: Mapping[str, Any], skipped: int = 0) -> str:
-    """The report page as one string, from the records and transcripts given.
+def write_page(write: Callable[[str], object], run_name: str,
+               records: Sequence[ResultRecord],
+               transcripts: Iterable[tuple[Transcript | None, str | None]],
+               tables: Mapping[str, Sequence[Mapping[str, Any]]],
+               summary: Mapping[str, Any], skipped: int = 0) -> None:
+    """Write the report page piece by piece to ``write``, from the records and transcripts.
 
     ``transcripts`` pairs each record with its transcript, or None and a note saying why
-    there is none. ``tables`` maps a title ("by doctor", "accuracy by specialty", ...) to rows
-    with ``group``, ``n``, ``correct``, ``accuracy``, ``ci_low``, ``ci_high`` (95% CI) and
+    there is none; it is consumed one transcript at a time, each written and let go, so the
+    page costs memory for its records, not for its transcripts (an 8,000-item page built as
+    one string held every transcript at once). Each piece passed to ``write`` is whole: a
+    part of the template, a chart, one transcript or one record row.
+
+    ``tables`` maps a title ("by doctor", "accuracy by specialty", ...) to rows with
+    ``group``, ``n``, ``correct``, ``accuracy``, ``ci_low``, ``ci_high`` (95% CI) and
     ``errors``; each becomes a bar chart (rows without ``accuracy`` become a plain table).
     ``skipped`` counts unreadable record lines, for a warning.
     """
-    rows = [_record_row(r, note) for r, (_, note) in zip(records, transcripts, strict=True)]
-    transcript_data = [_transcript_data(t) if t else None for t, _ in transcripts]
+    run = str(summary.get("run") or (records[0].run if records else run_name))
+    notes: list[str | None] = []
+    values: dict[str, Callable[[], Iterable[str]]] = {
+        "TITLE": lambda: [escape(f"AgentClinic report · {run}")],
+        "HEADER": lambda: [_header(run, summary, records, skipped)],
+        "CHARTS": lambda: [_charts(records, tables)],
+        # The template puts the transcripts first: each record's row carries the note left
+        # by reading its transcript.
+        "TRANSCRIPTS_JSON": lambda: _transcripts_json(transcripts, notes),
+        "RECORDS_JSON": lambda: _records_json(records, notes),
+    }
+    template = resources.files(__package__).joinpath(TEMPLATE_FILE).read_text(encoding="utf-8")
+    # Placeholders are found in the template only, so placeholder-like text inside the data
+    # stays as it is.
+    for i, part in enumerate(re.split(r"\{\{([A-Z_]+)\}\}", template)):
+        for piece in values[part]() if i % 2 else [part]:
+            write(piece)
+
+
+def _charts(records: Sequence[ResultRecord],
+            tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
     doctors = sorted({r.doctor for r in records}
                      | {str(row["doctor"]) for t in tables.values() for row in t
                         if row.get("doctor") is not None})
@@ -60,17 +85,26 @@ def render_page(run_name: str, records: Sequence[ResultRecord],
         charts.append(card("Accuracy by turn budget, per doctor", budget_chart(records, colours),
                             f"Judged encounters diagnosed correctly at each budget{see}."))
     charts.append(cost_accuracy_chart(records, colours))
-    run = str(summary.get("run") or (records[0].run if records else run_name))
-    values = {
-        "TITLE": escape(f"AgentClinic report · {run}"),
-        "HEADER": _header(run, summary, records, skipped),
-        "CHARTS": "\n".join(charts) or '<p class="muted">No accuracy tables were given.</p>',
-        "RECORDS_JSON": _script_json({"fields": list(RECORD_FIELDS), "rows": rows}),
-        "TRANSCRIPTS_JSON": _script_json(transcript_data),
-    }
-    template = resources.files(__package__).joinpath(TEMPLATE_FILE).read_text(encoding="utf-8")
-    # One pass over the template only, so placeholder-like text inside the data stays as is.
-    return re.sub(r"\{\{([A-Z_]+)\}\}", lambda m: values[m.group(1)], template)
+    return "\n".join(charts) or '<p class="muted">No accuracy tables were given.</p>'
+
+
+def _transcripts_json(transcripts: Iterable[tuple[Transcript | None, str | None]],
+                      notes: list[str | None]) -> Iterator[str]:
+    """The transcripts' JSON array, an element at a time; each one's note goes to ``notes``."""
+    yield "["
+    for i, (transcript, note) in enumerate(transcripts):
+        notes.append(note)
+        data = _transcript_data(transcript) if transcript else None
+        yield ("," if i else "") + _script_json(data)
+    yield "]"
+
+
+def _records_json(records: Sequence[ResultRecord], notes: Sequence[str | None]) -> Iterator[str]:
+    """``{"fields": [...], "rows": [...]}``, a row at a time."""
+    yield '{"fields":' + _script_json(list(RECORD_FIELDS)) + ',"rows":['
+    for i, (record, note) in enumerate(zip(records, notes, strict=True)):
+        yield ("," if i else "") + _script_json(_record_row(record, note))
+    yield "]}"
 
 
 def _data_card(title: str, rows: Sequence[Mapping[str, Any]]) -> str:

@@ -5,24 +5,23 @@ A run directory holds ``run.json`` (the manifest: how many items the run planned
 finishes, so a killed run keeps what it finished), ``transcripts/``, and the reports built
 from the records (``summary.json``, ``summary.md``, ``report.html``). Everything that reads or
 writes those files (the pytest session, ``play``, ``import-craftmd``, ``report``, ``compare``,
-the gate's baseline and the HTML page) goes through this module.
+the gate's baseline and the HTML page) goes through this module; results.jsonl's lines are
+read and written by :mod:`.results_jsonl`, for this module only.
 """
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import os
 import re
 import shutil
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -30,12 +29,16 @@ from .. import __version__
 from ..core.records import ResultRecord
 from ..core.redact import redact
 from ..core.transcript import Transcript
+from .results_jsonl import RESULTS as RESULTS
+from .results_jsonl import ResultsStream as ResultsStream
+from .results_jsonl import gc_paused as gc_paused
+from .results_jsonl import read_records
+from .results_jsonl import write_results as write_results
 from .summary_md import render_markdown
 from .tables import Table
 
 SUMMARY_VERSION = 1
 MANIFEST_VERSION = 1
-RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
 MANIFEST = "run.json"
 TRANSCRIPTS = "transcripts"
@@ -55,7 +58,6 @@ def results_path(path: str | Path) -> Path:
                                 f"results.jsonl, or the summary.json beside it)")
     return p
 
-
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")
 
@@ -70,30 +72,13 @@ def sha256_of(path: str) -> str:
 
 # --- records -------------------------------------------------------------------------------
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many records.
-
-    Records hold no reference cycles, but each one is a few tracked containers: while tens
-    of thousands accumulate, the collector's full passes over the growing heap cost more
-    than parsing them (measured: 40,000 records load 2-3x faster with it paused).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def load_records(path: str | Path) -> list[ResultRecord]:
     """Read a run's ``results.jsonl``; a bad line raises ValueError naming file and line.
 
     pydantic's JSON validation runs in Rust and reads 40,000 lines in about half a second,
     so the records are validated rather than trusted.
     """
-    records, _ = _read_records(results_path(path), strict=True)
+    records, _ = read_records(results_path(path), strict=True)
     return records
 
 
@@ -107,73 +92,7 @@ def load_records_skipping_bad(path: str | Path) -> tuple[list[ResultRecord], int
         p = results_path(path)
     except FileNotFoundError:
         return [], 0
-    return _read_records(p, strict=False)
-
-
-def _first_error(exc: ValueError) -> str:
-    """One line: the first invalid field and why (pydantic lists every field, many lines)."""
-    if isinstance(exc, ValidationError) and exc.errors():
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
-        more = exc.error_count() - 1
-        return (f"field '{where}': {first['msg']}" if where else first["msg"]) + (
-            f" (and {more} more)" if more else "")
-    return str(exc).splitlines()[0]
-
-
-def _read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
-    records: list[ResultRecord] = []
-    skipped = 0
-    # Bytes, split by hand: a damaged (non-UTF-8) line is that line's problem, not the file's.
-    with p.open("rb") as fh, gc_paused():
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(ResultRecord.model_validate_json(line))
-            except ValueError as exc:
-                # A run killed mid-write leaves a cut last line: that is not a bad record.
-                if strict and line.endswith(b"\n"):
-                    raise ValueError(f"bad result record: {p}:{number}: {_first_error(exc)}"
-                                     ) from None
-                skipped += 1
-    return records, skipped
-
-
-def write_results(run_dir: Path, records: Sequence[ResultRecord]) -> None:
-    """(Re)write ``results.jsonl`` with ``records``, atomically (a reader never sees half)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / f".{RESULTS}.tmp"
-    with tmp.open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(redact(record.model_dump_json()) + "\n")
-    os.replace(tmp, run_dir / RESULTS)
-
-
-class ResultsStream:
-    """Appends each record to ``results.jsonl`` as its item finishes, flushed at once.
-
-    The process that owns the run (the pytest controller under xdist) is the one writer, so
-    lines never interleave. A flushed line survives the process being killed.
-    """
-
-    def __init__(self, run_dir: Path) -> None:
-        self.run_dir = run_dir
-        self._fh: IO[str] | None = None
-
-    def append(self, record: ResultRecord) -> None:
-        """Add one finished item's record."""
-        if self._fh is None:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            self._fh = (self.run_dir / RESULTS).open("a", encoding="utf-8")
-        self._fh.write(redact(record.model_dump_json()) + "\n")
-        self._fh.flush()
-
-    def close(self) -> None:
-        """Close the file (the records stay)."""
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+    return read_records(p, strict=False)
 
 
 # --- manifest ------------------------------------------------------------------------------
@@ -367,26 +286,44 @@ def write_reports_text(run_dir: Path, summary: dict[str, Any],
 def render_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
                 summary: Mapping[str, Any],
                 records: Sequence[ResultRecord] | None = None) -> str:
-    """The HTML page of a run: ``records`` as given (read from the run when None), with
-    the transcripts they name."""
-    from .html import render_page  # the page's template is read only when a page is made
-
-    skipped = 0
-    if records is None:
-        records, skipped = load_records_skipping_bad(run_dir)
-    transcripts = [read_transcript(run_dir, r) for r in records]
-    return render_page(run_dir.name, records, transcripts, tables, summary, skipped)
+    """The HTML page of a run as one string (see :func:`write_html`; not redacted)."""
+    pieces: list[str] = []
+    _page(pieces.append, run_dir, tables, summary, records)
+    return "".join(pieces)
 
 
 def write_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
                summary: Mapping[str, Any],
                records: Sequence[ResultRecord] | None = None) -> Path:
-    """Write ``run_dir/report.html`` (see :func:`render_html`)."""
+    """Write ``run_dir/report.html``: ``records`` as given (read from the run when None),
+    with the transcripts they name.
+
+    The page is written as it is made, a transcript at a time, to a temporary file that
+    replaces the page once whole.
+    """
     from .html import REPORT_FILE
 
     path = run_dir / REPORT_FILE
-    path.write_text(redact(render_html(run_dir, tables, summary, records)), encoding="utf-8")
+    tmp = run_dir / f".{REPORT_FILE}.tmp"
+    with tmp.open("w", encoding="utf-8") as fh:
+        # Each piece is whole (a transcript, a row, a part of the template): no secret
+        # spans two of them.
+        _page(lambda piece: fh.write(redact(piece)), run_dir, tables, summary, records)
+    os.replace(tmp, path)
     return path
+
+
+def _page(write: Callable[[str], object], run_dir: Path,
+          tables: Mapping[str, Sequence[Mapping[str, Any]]], summary: Mapping[str, Any],
+          records: Sequence[ResultRecord] | None) -> None:
+    from .html import write_page  # the page's template is read only when a page is made
+
+    skipped = 0
+    if records is None:
+        records, skipped = load_records_skipping_bad(run_dir)
+    # A generator: each transcript is read when the page reaches it, and let go after.
+    transcripts = (read_transcript(run_dir, r) for r in records)
+    write_page(write, run_dir.name, records, transcripts, tables, summary, skipped)
 
 
 REVIEW_FILE = "review.json"

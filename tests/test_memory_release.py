@@ -1,0 +1,168 @@
+"""What a run lets go of as it goes, and that what it keeps is the same.
+
+Peak memory is measured by ``benchmarks/bench_scale.py``; these tests prove that the ways
+memory is saved (records read back from results.jsonl, shared parts of loaded records, case
+files built a case at a time, items submitted a bounded lead ahead, items and reports
+released once logged) leave the results as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import yaml
+from helpers import make_case, write_yaml_cases
+
+from pytest_agentclinic.cases import yaml_stream
+from pytest_agentclinic.core.records import ResultRecord
+from pytest_agentclinic.core.transcript import Perception, Usage
+from pytest_agentclinic.plugin.session import _Ahead
+from pytest_agentclinic.report.rundir import ResultsStream, load_records, write_results
+
+
+def record(case: str, **over: Any) -> ResultRecord:
+    fields: dict[str, Any] = dict(
+        run="r", nodeid=f"f.yaml::{case}[x]", case_id=case, dataset="d", specialty="Neurology",
+        models={"doctor": "offline", "patient": "offline"}, sample=0, turn_budget=20,
+        outcome="correct", expected="x", given="x", turns_used=4, duration_s=1.0,
+        usage={"doctor": Usage(calls=1, prompt_tokens=5), "patient": Usage()},
+        perception=Perception(confidence=5))
+    fields.update(over)
+    return ResultRecord(**fields)
+
+
+# --- results.jsonl -----------------------------------------------------------------------
+
+def test_the_stream_gives_back_its_records_in_item_order(tmp_path: Path) -> None:
+    (tmp_path / "results.jsonl").write_text(record("old").model_dump_json() + "\n")
+    stream = ResultsStream(tmp_path)
+    written = [record(c) for c in ("c", "a", "b")]
+    for r in written:
+        stream.append(r)
+    assert written[0].nodeid in stream and "f.yaml::d[x]" not in stream
+    back = stream.finish()
+    assert back == sorted(written, key=lambda r: r.nodeid)
+    # The file is rewritten in item order with this run's records only (a reused run name).
+    assert load_records(tmp_path) == back
+    assert ResultsStream(tmp_path / "none").finish() == []
+
+
+def test_loaded_records_that_share_equal_parts_stay_independent(tmp_path: Path) -> None:
+    written = [record("a"), record("b", usage={"doctor": Usage(calls=2), "patient": Usage()})]
+    write_results(tmp_path, written)
+    first, second = load_records(tmp_path)
+    assert [first, second] == written
+    first.given = "changed"
+    first.usage["patient"] = Usage(calls=9)
+    assert second == written[1] and second.usage["patient"] == Usage()
+    alone = ResultRecord.model_validate_json(written[1].model_dump_json())
+    assert second.model_fields_set == alone.model_fields_set
+    copy = second.model_copy(update={"given": "y"})
+    assert copy.given == "y" and second.given == "x"
+    assert [r.model_dump_json() for r in load_records(tmp_path)] == [
+        r.model_dump_json() for r in written]
+
+
+# --- case files --------------------------------------------------------------------------
+
+DOCUMENTS = {
+    "cases": "dataset: d\ncases:\n  - {id: a, tests: [x, y]}\n  - id: b\n",
+    "a list": "- {id: a}\n- [1, 2]\n",
+    "anchors across cases": "cases:\n - &c {id: a, d: [1]}\n - *c\n - {<<: *c, id: b}\nlast: *c\n",
+    "a merge key at the top": "base: &b {x: 1}\n<<: *b\ncases: [1, 2]\n",
+    "an anchored list": "cases: &l [1, 2]\nagain: *l\n",
+    "a repeated key": "cases: [1]\ncases: [2, 3]\n",
+    "tags": "one: !!set {a, b}\ntwo: !!omap [{a: 1}]\nthree: !!seq [1]\n",
+    "a tagged top": "!!omap\n- a: 1\n",
+    "keys of other types": "1: [a]\ntrue: [b]\n'cases': [c]\n",
+    "a scalar": "hello\n",
+    "empty": "",
+    "comments only": "# nothing\n",
+}
+
+
+@pytest.mark.parametrize("text", DOCUMENTS.values(), ids=DOCUMENTS.keys())
+def test_case_files_are_built_as_yaml_load_builds_them(text: str) -> None:
+    assert yaml_stream.load(text) == yaml.load(text, Loader=yaml.SafeLoader)
+
+
+@pytest.mark.parametrize("text", ["a: 1\n---\nb: 2\n", "cases:\n - [1,\n - 2\n"])
+def test_a_bad_case_file_raises_what_yaml_load_raises(text: str) -> None:
+    with pytest.raises(yaml.YAMLError) as expected:
+        yaml.load(text, Loader=yaml.SafeLoader)
+    with pytest.raises(yaml.YAMLError) as got:
+        yaml_stream.load(text)
+    assert str(got.value).splitlines()[0] == str(expected.value).splitlines()[0]
+    assert got.value.problem_mark.line == expected.value.problem_mark.line  # type: ignore[attr-defined]
+
+
+# --- scheduling --------------------------------------------------------------------------
+
+def test_each_item_is_submitted_once_and_a_bounded_lead_ahead() -> None:
+    items = [object() for _ in range(50)]
+    session = SimpleNamespace(items=items)
+    ahead = _Ahead(lead=8)
+    handed: list[object] = []
+    for i, item in enumerate(items):
+        handed += ahead(session, item)  # type: ignore[arg-type]
+        later = len(handed) - i - 1  # submitted, not run yet
+        assert min(4, len(items) - i - 1) <= later <= 8
+    assert handed == items
+    assert ahead(session, items[-1]) == []  # the same item again (a rerun): nothing new
+    stranger = object()
+    assert ahead(session, stranger) == [stranger]  # type: ignore[arg-type]
+
+
+# --- items and reports -------------------------------------------------------------------
+
+#: Writes, per process, what the items and the reports still hold once the session ends.
+HOLDINGS = """
+import json, os
+from pytest_agentclinic.plugin.collect import EncounterItem
+
+def released(item):
+    try:
+        item.spec
+    except AttributeError:
+        return True
+    return False
+
+def pytest_sessionfinish(session):
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    reports = [r for rs in (tr.stats.values() if tr else []) for r in rs
+               if hasattr(r, "user_properties")]
+    items = [i for i in session.items if isinstance(i, EncounterItem)]
+    name = getattr(session.config, "workerinput", {}).get("workerid", "main")
+    with open(f"holdings-{name}.json", "w") as fh:
+        json.dump({"reports": len(reports),
+                   "reports_with_record": sum(any(n == "agentclinic_result"
+                                                  for n, _ in r.user_properties)
+                                              for r in reports),
+                   "items": len(items), "released": sum(map(released, items)),
+                   "items_with_record": sum(bool(i.user_properties) for i in items)}, fh)
+"""
+
+
+@pytest.mark.xdist_sample
+def test_items_and_reports_let_the_record_go_once_logged_and_junit_keeps_it(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    pytester.makeconftest(HOLDINGS)
+    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=rel",
+                       "--junitxml=j.xml", *xdist).assert_outcomes(passed=3)
+    holdings = {p.stem: json.loads(p.read_text()) for p in pytester.path.glob("holdings-*.json")}
+    # Under xdist every worker collects every item and runs its share.
+    assert sum(h["released"] for h in holdings.values()) == 3
+    assert sum(h["items_with_record"] + h["reports_with_record"]
+               for h in holdings.values()) == 0
+    assert holdings["holdings-main"]["reports"] == 9  # pytest keeps every report
+    lines = (pytester.path / "reports" / "rel" / "results.jsonl").read_text().splitlines()
+    properties = [p.get("value") for p in ET.parse(pytester.path / "j.xml").iter("property")
+                  if p.get("name") == "agentclinic_result"]
+    assert sorted(json.loads(v)["nodeid"] for v in properties if v) == [
+        json.loads(line)["nodeid"] for line in lines]
