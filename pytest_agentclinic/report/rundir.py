@@ -26,12 +26,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import __version__
+from ..core.heap import gc_paused as gc_paused
 from ..core.records import ResultRecord
 from ..core.redact import redact
 from ..core.transcript import Transcript
 from .results_jsonl import RESULTS as RESULTS
 from .results_jsonl import ResultsStream as ResultsStream
-from .results_jsonl import gc_paused as gc_paused
 from .results_jsonl import read_records
 from .results_jsonl import write_results as write_results
 from .summary_md import render_markdown
