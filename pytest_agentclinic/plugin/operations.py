@@ -5,6 +5,7 @@
 * The status line: encounters done / in flight / total, calls, cache hits, retries, 429s,
   tokens, cost so far and an ETA. On a terminal it is rewritten in place every second while
   nothing else is printed; otherwise (CI logs) it is a line every 30 s (``--agent-progress``).
+  A run that showed the line ends with it once more, with the run's totals.
 * ``--agent-max-cost USD``: no new encounter starts once the spent cost, plus the running
   encounters at the running mean cost per encounter (at least their calls in flight at the
   mean cost per call), plus one more encounter, would pass the limit. Finished encounters
@@ -157,6 +158,8 @@ class OperationsPlugin:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._line_is_last = False
+        #: Whether a status line was printed: then the run ends with one more, of its totals.
+        self._shown = False
         self._every, self._live, self._last = 0.0, False, 0.0
         self._own_dir: Path | None = None
         workerinput = getattr(state.config, "workerinput", None)
@@ -244,6 +247,10 @@ class OperationsPlugin:
                 self._thread.join(5)
             if self.files is not None:
                 self.files.write(RunStatus.of(self.state))
+            elif self._shown:
+                # The last tick may predate the last encounters (or the cost-limit skips that
+                # end a run quickly): a log that showed progress ends on the run's totals.
+                self._show()
 
     def _cadence(self) -> tuple[float, bool]:
         """Seconds between lines and whether to rewrite one line in place (0: no line)."""
@@ -290,7 +297,7 @@ class OperationsPlugin:
                 tr._tw.write(line, flush=True)
                 # pytest starts its next result on a new line (see the logreport wrapper).
                 tr.currentfspath = None
-            self._line_is_last = True
+            self._line_is_last = self._shown = True
 
     def _end_line(self, nodeid: str) -> None:
         """Before pytest writes a result: put it on a line of its own, under ours."""
