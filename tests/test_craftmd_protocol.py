@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
 from helpers import llm_args, make_case, results, write_yaml_cases
@@ -31,11 +32,11 @@ def craft(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-def test_items_per_experiment_and_answer_mode(craft: pytest.Pytester) -> None:
+def test_items_per_experiment_and_answer_mode(craft: pytest.Pytester, xdist: list[str]) -> None:
     result = craft.runpytest("c.yaml", "--agent-protocol=craftmd", "--collect-only", "-q",
                              "--agent-experiment=vignette", "--agent-experiment=multiturn",
                              "--agent-experiment=examonly", "--agent-answer=mcq",
-                             "--agent-answer=frq", "--agent-answer=mcq-many")
+                             "--agent-answer=frq", "--agent-answer=mcq-many", *xdist)
     result.stdout.fnmatch_lines([
         "c.yaml::t-01[[]dermatology-offline-vignette-mcq[]]",
         "c.yaml::t-01[[]dermatology-offline-vignette-frq[]]",
@@ -61,12 +62,14 @@ def clinician(req: FakeRequest) -> FakeReply:
 
 
 def test_one_conversation_serves_every_experiment(pytester: pytest.Pytester,
-                                                  fake_server: Start) -> None:
+                                                  fake_server: Start, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [craft_case(1)])
     server = fake_server(clinician)
+    # No cache: the conversation is shared, not replayed from the cache (under xdist a
+    # second worker playing it again could find the first's replies there).
     result = pytester.runpytest("c.yaml", "--agent-protocol=craftmd",
-                                "--agent-summarizer=openai/fake-summarizer",
-                                *llm_args(server, ("doctor", "patient")))
+                                "--agent-summarizer=openai/fake-summarizer", "--agent-cache=off",
+                                *llm_args(server, ("doctor", "patient")), *xdist)
     result.assert_outcomes(passed=8)  # 4 experiments x (MCQ, FRQ)
     system = [r.system for r in server.requests]
     # The conversation: opening + 1 answer from the patient, 2 doctor turns; once, not 8 times.
@@ -87,8 +90,55 @@ def test_one_conversation_serves_every_experiment(pytester: pytest.Pytester,
         for a in ("mcq", "frq")}
 
 
+class _Node:
+    """A stand-in for an xdist worker: records what it is sent."""
+
+    def __init__(self, name: str) -> None:
+        self.gateway = SimpleNamespace(id=name)
+        self.sent: list[int] = []
+        self.shutting_down = False
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent.extend(indices)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_load_scheduling_keeps_each_case_on_one_worker() -> None:
+    """xdist's load scheduling split a case's experiments over both workers, and each played
+    the case's conversation (the -n 2 run of the test above made 4 patient calls, not 2)."""
+    from pytest_agentclinic.plugin.xdist_hooks import _encounter_scheduling
+
+    options: dict[str, object] = {"tx": ["2*popen"], "maxschedchunk": None}
+    config = SimpleNamespace(getvalue=options.get, getoption=options.get)
+    # Five cases' items, the case varying fastest: no two items of a case side by side.
+    collection = [f"c.yaml::t-{case:02d}[dermatology-offline-{experiment}-{answer}]"
+                  for experiment in ("vignette", "multiturn") for answer in ("mcq", "frq")
+                  for case in range(1, 6)]
+    scheduler = _encounter_scheduling(config, None, 2, True)  # type: ignore[arg-type]
+    nodes = [_Node("gw0"), _Node("gw1")]
+    for node in nodes:
+        scheduler.add_node(node)
+    for node in nodes:
+        scheduler.add_node_collection(node, collection)
+    scheduler.schedule()
+    while any(scheduler.node2pending[node] for node in nodes):  # each worker runs its queue
+        for node in nodes:
+            if scheduler.node2pending[node]:
+                scheduler.mark_test_complete(node, scheduler.node2pending[node][0])
+    assert sorted(i for node in nodes for i in node.sent) == list(range(len(collection)))
+    owner: dict[str, int] = {}
+    for worker, node in enumerate(nodes):
+        for index in node.sent:
+            assert owner.setdefault(collection[index].split("[")[0], worker) == worker
+    assert sorted(owner) == [f"c.yaml::t-{case:02d}" for case in range(1, 6)]
+    assert all(node.sent for node in nodes)  # both workers had cases to play
+
+
 def test_turn_cap_ends_a_runaway_dialogue_as_no_diagnosis(pytester: pytest.Pytester,
-                                                          fake_server: Start) -> None:
+                                                          fake_server: Start,
+                                                          xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [craft_case(1)])
     server = fake_server(lambda req: FakeReply("And what else?") if "physician" in req.system
                          and "Final Diagnosis: <" not in req.last_user
@@ -96,15 +146,16 @@ def test_turn_cap_ends_a_runaway_dialogue_as_no_diagnosis(pytester: pytest.Pytes
                          if "physician" in req.system else FakeReply("Nothing else."))
     result = pytester.runpytest("c.yaml", "--agent-protocol=craftmd", "--agent-turns=3",
                                 "--agent-experiment=multiturn", "--agent-experiment=singleturn",
-                                "--agent-answer=mcq", *llm_args(server, ("doctor",)))
+                                "--agent-answer=mcq", *llm_args(server, ("doctor",)), *xdist)
     result.assert_outcomes(passed=1, failed=1)
     outcomes = {r["experiment"]: r["outcome"] for r in results(pytester.path).values()}
     assert outcomes == {"multiturn": "no_diagnosis", "singleturn": "correct"}
 
 
-def test_offline_run_records_a_dialogue_without_the_diagnosis(craft: pytest.Pytester) -> None:
+def test_offline_run_records_a_dialogue_without_the_diagnosis(craft: pytest.Pytester,
+                                                              xdist: list[str]) -> None:
     craft.runpytest("c.yaml", "--agent-protocol=craftmd", "--agent-experiment=multiturn",
-                    "--agent-answer=frq", "--agent-run-name=r")
+                    "--agent-answer=frq", "--agent-run-name=r", *xdist)
     transcript = json.loads(next((craft.path / "reports/r/transcripts").glob("c__t-01*"))
                             .read_text())
     said = [u["text"] for u in transcript["utterances"] if u["role"] == "patient"]

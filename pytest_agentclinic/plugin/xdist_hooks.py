@@ -32,21 +32,57 @@ class XdistHooks:
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         if config.getvalue("dist") != "load":
             return None  # the user chose a distribution mode: keep it
-        return _encounter_scheduling(config, log, self.state.settings.concurrency)
+        settings = self.state.settings
+        chains = self.state.protocol.items_per_chain(settings.options) > 1
+        return _encounter_scheduling(config, log, settings.concurrency, chains)
 
 
 def _is_case_item(nodeid: str) -> bool:
     return nodeid.split("::", 1)[0].endswith(CASE_SUFFIXES)
 
 
-def _encounter_scheduling(config: pytest.Config, log: Any, depth: int) -> Any:
+def case_of(nodeid: str) -> str:
+    """The case an item plays (``c.yaml::t-01`` of ``c.yaml::t-01[...]``); any other test
+    is its own."""
+    if _is_case_item(nodeid) and nodeid.endswith("]"):
+        return nodeid.rsplit("[", 1)[0]
+    return nodeid
+
+
+def _encounter_scheduling(config: pytest.Config, log: Any, depth: int, chains: bool) -> Any:
     """xdist's load scheduling, but with ``depth`` items queued on each worker when the run
     holds encounters: a worker runs its queue concurrently, and xdist's default of a few
-    items at a time would leave it one or two encounters in flight."""
+    items at a time would leave it one or two encounters in flight.
+
+    With ``chains`` (a protocol whose items share a chain of model calls, e.g. a CRAFT-MD
+    case's experiments one conversation) a case's items all go to one worker: split over
+    two, each worker played the conversation again (twice the calls, and with a sampling
+    model the experiments of one case rested on different conversations).
+    """
     from xdist.scheduler import LoadScheduling
 
     class EncounterScheduling(LoadScheduling):  # type: ignore[misc]
         deep = False
+        #: Each collected item's case, by index (``chains`` only; built on the first send).
+        case_at: list[str] | None = None
+
+        def _send_tests(self, node: Any, num: int) -> None:
+            if chains and self.collection:
+                if self.case_at is None:
+                    # The first send, with every item pending: put each case's items next
+                    # to each other (cases in their first item's order, items in theirs).
+                    cases = self.case_at = [case_of(nodeid) for nodeid in self.collection]
+                    first: dict[str, int] = {}
+                    for index in self.pending:
+                        first.setdefault(cases[index], index)
+                    self.pending.sort(key=lambda index: first[cases[index]])
+                # Never split a case: the batch runs to the end of its last case.
+                pending, case_at = self.pending, self.case_at
+                if 0 < num < len(pending):
+                    last = case_at[pending[num - 1]]
+                    while num < len(pending) and case_at[pending[num]] == last:
+                        num += 1
+            super()._send_tests(node, num)
 
         def schedule(self) -> None:
             first = self.collection is None

@@ -109,7 +109,8 @@ class Protocol(ABC):
     def items_per_chain(self, options: Mapping[str, Any]) -> int:
         """How many items wait on one shared chain of model calls (1: every item makes its
         own calls). The runner keeps that many more items started per call slot, so items
-        waiting on a chain do not leave the slots idle."""
+        waiting on a chain do not leave the slots idle. A chain is shared by items of one
+        case: above 1, xdist's load scheduling sends all items of a case to one worker."""
         del options
         return 1
 
