@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -51,24 +50,33 @@ def fake_server(monkeypatch: pytest.MonkeyPatch,
 
 #: The worker arguments of a pytester run: no ``-n``, ``-n 0`` and ``-n 2``.
 XDIST_MODES = {"no-xdist": [], "n0": ["-n", "0"], "n2": ["-n", "2"]}
-#: Every ``-n 2`` variant costs two worker start-ups (~5 s); the suite runs those of the tests
-#: marked ``xdist_sample`` (one or more per area) and all of them with this set to 1.
-FULL_XDIST = os.environ.get("AGENTCLINIC_FULL_XDIST") == "1"
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "xdist_sample: always run this test's -n 2 variant")
 
 
 @pytest.fixture(params=list(XDIST_MODES))
 def xdist(request: pytest.FixtureRequest) -> list[str]:
     """Run a pytester test once per worker mode (as syrupy tests itself under xdist): pass
-    ``*xdist`` to ``runpytest``. Collection, reporting and gating must not depend on it."""
-    if (request.param == "n2" and not FULL_XDIST
-            and request.node.get_closest_marker("xdist_sample") is None):
-        pytest.skip("-n 2 variant sampled out of the default suite (AGENTCLINIC_FULL_XDIST=1 "
-                    "runs it)")
-    return XDIST_MODES[request.param]
+    ``*xdist`` to every ``runpytest`` of the test. Collection, reporting and gating must not
+    depend on it: every pytester test of them takes this fixture, where output differs
+    legitimately (the order of lines, what only the controller prints) its assertions hold
+    in every mode.
+
+    The tests that run pytest without it, and why:
+
+    * worker mode is the point of the test itself:
+      ``test_progress_cost.py::test_status_line_and_max_cost_hold_for_the_whole_run_under_xdist``
+      and ``::test_a_run_without_encounters_prints_no_status_line`` (each runs ``-n 2`` for
+      what only xdist does);
+      ``test_streamed_results.py::test_a_killed_run_keeps_its_finished_records`` (kills a
+      ``python -m pytest`` subprocess mid-run, itself parametrized over no ``-n`` and
+      ``-n 2``);
+    * about the transport and the LLM client, not collection, reporting or gating:
+      ``test_llm_server.py``, ``test_transport.py``, ``test_deadlines_secrets.py``,
+      ``test_served_model.py``, ``test_fault_suite.py``, ``test_real_model.py``;
+    * a run that is the input of other tests, or a recipe run as written:
+      ``test_html_report.py``'s ``plugin_run`` fixture (the browser tests' run) and
+      ``test_ci_recipe.py`` (the documented CI workflows).
+    """
+    return XDIST_MODES[str(request.param)]
 
 
 @pytest.fixture

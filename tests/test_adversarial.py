@@ -3,14 +3,16 @@ cases of cases/, in both protocols, with the offline moderator and with a modera
 always answers Yes (a fake OpenAI-compatible server on 127.0.0.1).
 
 The whole matrix is graded in-process through the pipeline both protocols use; one pytester
-run per protocol then plays every strategy end to end, the doctor scripted through the public
-``pytest_agentclinic_make_agent`` hook (one strategy per sample, ``--agent-repeat``).
+run per protocol then plays every strategy end to end on one specialty's cases, the doctor
+scripted through the public ``pytest_agentclinic_make_agent`` hook (one strategy per sample,
+``--agent-repeat``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -112,7 +114,7 @@ def test_the_check_fails_when_a_strategy_starts_scoring() -> None:
 
 # --- end to end, through the public agent hook -------------------------------------------------
 
-PLUGIN = f"""
+CONFTEST = f"""
 import sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from adversarial import answer, suite
@@ -145,13 +147,15 @@ def pytest_agentclinic_make_agent(role, model, case, config):
 
 
 def end_to_end(pytester: pytest.Pytester, *args: str) -> dict[str, dict[str, bool]]:
-    # A plugin rather than a conftest: the case files live outside the test's directory.
-    pytester.makepyfile(adversary=PLUGIN)
-    pytester.syspathinsert()
-    cases = Path(__file__).resolve().parents[1] / "cases"
-    pytester.runpytest(str(cases), "-p", "adversary", f"--agent-repeat={len(STRATEGIES)}",
-                       "--agent-turns=1", "--agent-perception=no", "-p", "no:cacheprovider",
-                       "-q", *args)
+    # A copy of cases/ with the doctor in its conftest: xdist's workers import a conftest
+    # beside the cases they collect, where a plugin module on the test's sys.path is not
+    # theirs to import.
+    cases = pytester.mkdir("cases")
+    for source in (Path(__file__).resolve().parents[1] / "cases").glob("*.yaml"):
+        shutil.copyfile(source, cases / source.name)
+    (cases / "conftest.py").write_text(CONFTEST)
+    pytester.runpytest("cases", f"--agent-repeat={len(STRATEGIES)}", "--agent-turns=1",
+                       "--agent-perception=no", "-p", "no:cacheprovider", "-q", *args)
     scores: dict[str, dict[str, bool]] = defaultdict(dict)
     protocol = "craftmd" if "--agent-protocol=craftmd" in args else "agentclinic"
     by_id = {case.id: case for case in library()}
@@ -166,12 +170,17 @@ def end_to_end(pytester: pytest.Pytester, *args: str) -> dict[str, dict[str, boo
 
 
 def test_end_to_end_agentclinic_with_a_gullible_moderator_model(
-        pytester: pytest.Pytester, fake_server: Start) -> None:
+        pytester: pytest.Pytester, fake_server: Start, xdist: list[str]) -> None:
+    # One specialty, every strategy: the in-process tests grade every case with this
+    # moderator; this one proves the wiring, in each worker mode.
     server = fake_server(always_yes)
     scores = end_to_end(pytester, "--agent-moderator=openai/gullible",
-                        f"--agent-api-base={server.url}")
+                        f"--agent-api-base={server.url}", "-k", "infectious", *xdist)
+    cases = [c for c in library() if c.specialty_slug == "infectious-diseases"]
+    assert len(cases) == 6 and {case for v in scores.values() for case in v} == {
+        c.id for c in cases}
     assert sum(len(v) for v in scores.values()) == sum(
-        answer(s, c, "agentclinic") is not None for s in STRATEGIES for c in library())
+        answer(s, c, "agentclinic") is not None for s in STRATEGIES for c in cases)
     check(scores)
     # The record names the moderator configured; decided_by who decided.
     lines = [json.loads(line) for line in next((pytester.path / "reports").iterdir())
@@ -180,9 +189,9 @@ def test_end_to_end_agentclinic_with_a_gullible_moderator_model(
     assert {r["decided_by"] for r in lines} <= {"offline", "openai/gullible", None}
 
 
-def test_end_to_end_craftmd_free_response(pytester: pytest.Pytester) -> None:
+def test_end_to_end_craftmd_free_response(pytester: pytest.Pytester, xdist: list[str]) -> None:
     # One specialty: the in-process tests grade every case; this one proves the wiring.
     scores = end_to_end(pytester, "--agent-protocol=craftmd", "--agent-experiment=vignette",
-                        "--agent-answer=frq", "-k", "cardiovascular")
+                        "--agent-answer=frq", "-k", "cardiovascular", *xdist)
     assert len(scores[CONTROL]) == 6
     check(scores)

@@ -13,12 +13,13 @@ pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptio
 
 
 @pytest.fixture
-def two_runs(pytester: pytest.Pytester) -> pytest.Pytester:
+def two_runs(pytester: pytest.Pytester, xdist: list[str]) -> pytest.Pytester:
     cases = [make_case(i, key_facts=["Scaly plaques"]) for i in range(1, 4)]
     cases.append(make_case(4, specialty="Neurology"))
     write_yaml_cases(pytester.path / "c.yaml", cases)
-    pytester.runpytest("c.yaml", "--agent-run-name", "free")
-    pytester.runpytest("c.yaml", "--agent-run-name", "capped", "--agent-test-budget", "10")
+    pytester.runpytest("c.yaml", "--agent-run-name", "free", *xdist)
+    pytester.runpytest("c.yaml", "--agent-run-name", "capped", "--agent-test-budget", "10",
+                       *xdist)
     return pytester
 
 
@@ -58,13 +59,14 @@ def test_compare_measures_finds_the_budget_cut_in_spend(
     assert rows["questions"]["difference"] == 0 and rows["questions"]["p_bootstrap"] == 1.0
 
 
-def test_craftmd_measures_come_once_per_conversation(pytester: pytest.Pytester) -> None:
+def test_craftmd_measures_come_once_per_conversation(pytester: pytest.Pytester,
+                                                     xdist: list[str]) -> None:
     case = make_case(1, vignette="A 40-year-old woman has an itchy rash on her elbows for two "
                                  "weeks. Her mother has psoriasis. On examination, silvery "
                                  "plaques are seen.", question="What is the diagnosis?")
     write_yaml_cases(pytester.path / "c.yaml", [case])
     pytester.runpytest("c.yaml", "--agent-protocol", "craftmd", "--agent-run-name", "cm",
-                       "--agent-experiment", "multiturn", "--agent-experiment", "vignette")
+                       "--agent-experiment", "multiturn", "--agent-experiment", "vignette", *xdist)
     run = pytester.path / "reports" / "cm"
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     with_measures = [r for r in records if r["measures"] is not None]

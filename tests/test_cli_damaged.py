@@ -157,10 +157,11 @@ def test_validate_reports_csv_rows_at_their_own_lines(tmp_path: Path,
     assert "empty section" not in out and ":1: error" not in out
 
 
-def test_recursive_alias_in_a_case_file_is_a_collection_error(pytester: pytest.Pytester) -> None:
+def test_recursive_alias_in_a_case_file_is_a_collection_error(pytester: pytest.Pytester,
+                                                              xdist: list[str]) -> None:
     (pytester.path / "c.yaml").write_text(yaml.safe_dump({"cases": [make_case(1)]}) +
                                           "extra: &a [*a]\n")
-    result = pytester.runpytest("c.yaml", "-p", "no:cacheprovider")
+    result = pytester.runpytest("c.yaml", "-p", "no:cacheprovider", *xdist)
     result.stdout.fnmatch_lines(["*c.yaml:28: field 'extra[[]0[]]': recursive YAML alias*"])
     assert result.ret != 0
 

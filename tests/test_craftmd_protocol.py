@@ -61,9 +61,9 @@ def clinician(req: FakeRequest) -> FakeReply:
     return FakeReply("Where is the rash?" if turn == 0 else "Final Diagnosis: Condition1 disease")
 
 
-@pytest.mark.xdist_sample  # its -n 2 variant is the split-case regression test
 def test_one_conversation_serves_every_experiment(pytester: pytest.Pytester,
                                                   fake_server: Start, xdist: list[str]) -> None:
+    """Under -n 2 also the regression test of a case split over two workers."""
     write_yaml_cases(pytester.path / "c.yaml", [craft_case(1)])
     server = fake_server(clinician)
     # No cache: the conversation is shared, not replayed from the cache (under xdist a

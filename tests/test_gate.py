@@ -62,7 +62,6 @@ def test_without_a_gate_pytest_exit_status_stands(suite: pytest.Pytester,
     assert "agentclinic gate" not in result.stdout.str()
 
 
-@pytest.mark.xdist_sample
 @pytest.mark.parametrize(("minimum", "status"), [("0.9", 0), ("0.99", 1)])
 def test_min_accuracy(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                       xdist: list[str], minimum: str, status: int) -> None:
@@ -104,7 +103,6 @@ def test_baseline_given_as_a_summary_uses_a_binomial_test(
                                  "p=*FAIL*"])
 
 
-@pytest.mark.xdist_sample
 def test_errors_fail_the_gate(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                               xdist: list[str]) -> None:
     monkeypatch.setenv("OUTAGE", "t-03")
@@ -121,8 +119,9 @@ def test_errors_fail_the_gate(suite: pytest.Pytester, monkeypatch: pytest.Monkey
     (["--agent-baseline=nowhere"], "*--agent-baseline: */nowhere does not exist*"),
     (["--agent-min-accuracy=1.5"], "*--agent-min-accuracy: expected a fraction between 0 and 1*"),
 ])
-def test_gate_usage_errors(pytester: pytest.Pytester, args: list[str], message: str) -> None:
-    result = pytester.runpytest(*args)
+def test_gate_usage_errors(pytester: pytest.Pytester, args: list[str], message: str,
+                           xdist: list[str]) -> None:
+    result = pytester.runpytest(*args, *xdist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
 
@@ -149,13 +148,14 @@ def derm(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def test_repeats_are_not_independent_evidence(derm: pytest.Pytester,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              xdist: list[str]) -> None:
     # Reproduction: baseline with 10 repeats, then a doctor losing 2 of the 6 cases on every
     # repeat. The old gate counted 20 lost items (exact McNemar p=1.9e-06: FAIL); two cases are
     # two pieces of evidence: p = 1/4 with a sign-flip over cases, not significant.
-    assert run(derm, monkeypatch, [], "--agent-repeat=10", "--agent-run-name=base").ret == 0
+    assert run(derm, monkeypatch, [], "--agent-repeat=10", "--agent-run-name=base", *xdist).ret == 0
     result = run(derm, monkeypatch, [1, 2], "--agent-repeat=10", "--agent-run-name=cand",
-                 "--agent-baseline=reports/base", "--agent-max-drop=0.05")
+                 "--agent-baseline=reports/base", "--agent-max-drop=0.05", *xdist)
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["release: baseline 1.000 -> 0.667 (drop +0.333, max 0.050; "
                                  "6 paired cases, 2 lost / 0 gained, one-sided sign-flip test "
@@ -172,32 +172,34 @@ def test_repeats_are_not_independent_evidence(derm: pytest.Pytester,
 
 
 def test_each_turn_budget_is_gated_on_its_own(ten: pytest.Pytester,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              xdist: list[str]) -> None:
     # Pooled over both budgets the accuracy is 0.5 (>= 0.4): a pooled gate would pass while
     # every case fails under the short budget.
     monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
-    result = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4")
+    result = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4", *xdist)
     assert result.ret == 1
     result.stdout.fnmatch_lines([literal(
         "release [turn_budget=5]: accuracy 0.000 (0/10, 10 cases, 95% CI 0.000-0.278) < "
         "minimum 0.400: FAIL"),
         literal("release [turn_budget=20]: accuracy 1.000 (10/10, ") + "*"])
     chosen = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
-                 "--agent-gate-on=turn_budget=20")
+                 "--agent-gate-on=turn_budget=20", *xdist)
     assert chosen.ret == 0
     assert "turn_budget=5]" not in chosen.stdout.str()
     pooled = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
-                 "--agent-gate-on=pooled")
+                 "--agent-gate-on=pooled", *xdist)
     assert pooled.ret == 0
     pooled.stdout.fnmatch_lines(["release (pooled over 2 turn_budget values): accuracy 0.500*"])
 
 
 def test_junit_tells_the_same_story_as_the_exit_status(ten: pytest.Pytester,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       xdist: list[str]) -> None:
     monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
     monkeypatch.setenv("DELAY", "0.2")  # every encounter takes 0.2 s, 16 at a time
     result = run(ten, monkeypatch, [1, 2], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
-                 "--junitxml=junit.xml")
+                 "--junitxml=junit.xml", *xdist)
     monkeypatch.delenv("DELAY")
     assert result.ret == 1
     suite_el = ET.parse(ten.path / "junit.xml").getroot().find("testsuite")
@@ -221,17 +223,18 @@ def test_junit_tells_the_same_story_as_the_exit_status(ten: pytest.Pytester,
         assert record["duration_s"] >= 0.2
         assert float(item.get("time") or -1) == pytest.approx(record["duration_s"], abs=0.05)
 
-    passing = run(ten, monkeypatch, [1, 2], "--agent-min-accuracy=0.5", "--junitxml=ok.xml")
+    passing = run(ten, monkeypatch, [1, 2], "--agent-min-accuracy=0.5", "--junitxml=ok.xml", *xdist)
     assert passing.ret == 0
     ok = ET.parse(ten.path / "ok.xml").getroot().find("testsuite")
     assert ok is not None and ok.get("failures") == "0"
 
 
 def test_a_gate_over_no_judged_items_says_so(ten: pytest.Pytester,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            xdist: list[str]) -> None:
     monkeypatch.setenv("OUTAGE", "t-01")
     result = ten.runpytest("c.yaml", "-p", "no:cacheprovider", "-k", "t-01",
-                             "--agent-min-accuracy=0.5")
+                             "--agent-min-accuracy=0.5", *xdist)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["release: no judged items (1 errors): FAIL*"])
     assert "(0/0)" not in result.stdout.str()
@@ -263,8 +266,8 @@ def test_craftmd_cells_are_each_experiment_and_answer_mode() -> None:
                       "model-a [experiment=vignette, answer_format=mcq]"]
 
 
-def test_gate_on_usage_error(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--agent-gate-on=colour=red")
+def test_gate_on_usage_error(pytester: pytest.Pytester, xdist: list[str]) -> None:
+    result = pytester.runpytest("--agent-gate-on=colour=red", *xdist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--agent-gate-on: 'colour=red' is not one of: default, all, "
                                  "pooled, or FIELD=VALUE with FIELD one of patient, bias, "
@@ -273,21 +276,23 @@ def test_gate_on_usage_error(pytester: pytest.Pytester) -> None:
 
 
 def test_summary_says_when_what_how_and_the_verdict(ten: pytest.Pytester,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    xdist: list[str]) -> None:
     step_summary = ten.path / "step_summary.md"
     step_summary.write_text("earlier step\n")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step_summary))
     monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
     result = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
-                 "--agent-run-name=r1")
+                 "--agent-run-name=r1", *xdist)
     assert result.ret == 1
     md = (ten.path / "reports/r1/summary.md").read_text()
     # Reproduction: summary.md printed "- roles: {'doctor': ...}" and lists as reprs.
     assert "{'" not in md and "['" not in md and "roles:" not in md
     assert re.search(r"^- date: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", md, re.M)
     assert re.search(r"^- duration: \d+\.\d s$", md, re.M)
-    assert ("- command line: `pytest c.yaml -p no:cacheprovider --agent-turns=5,20 "
-            "--agent-min-accuracy=0.4 --agent-run-name=r1 --basetemp=") in md
+    command = " ".join(["pytest c.yaml -p no:cacheprovider --agent-turns=5,20",
+                        "--agent-min-accuracy=0.4 --agent-run-name=r1", *xdist, "--basetemp="])
+    assert f"- command line: `{command}" in md
     assert re.search(r"^- pytest-agentclinic: \S+$", md, re.M)
     assert re.search(r"^- litellm: 1\.\d+\.\d+$", md, re.M)
     assert "- turn budgets: 5, 20" in md and "- doctor model: release" in md
@@ -307,12 +312,13 @@ def test_summary_says_when_what_how_and_the_verdict(ten: pytest.Pytester,
 
 
 def test_a_summary_baseline_is_read_per_condition(ten: pytest.Pytester,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  xdist: list[str]) -> None:
     monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
-    run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-run-name=base")
+    run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-run-name=base", *xdist)
     monkeypatch.delenv("WRONG_UNDER_BUDGET")
     result = run(ten, monkeypatch, list(range(1, 7)), "--agent-turns=5,20",
-                 "--agent-baseline=reports/base/summary.json", "--agent-max-drop=0.1")
+                 "--agent-baseline=reports/base/summary.json", "--agent-max-drop=0.1", *xdist)
     assert result.ret == 1
     result.stdout.fnmatch_lines([
         literal("release [turn_budget=5]: baseline 0.000 -> 0.400 (drop -0.400") + "*pass*",
@@ -320,22 +326,24 @@ def test_a_summary_baseline_is_read_per_condition(ten: pytest.Pytester,
 
 
 def test_failure_headers_carry_the_full_item_id(ten: pytest.Pytester,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                xdist: list[str]) -> None:
     # Reproduction: the header read "t-01 (t)" for every variant of the case.
-    result = run(ten, monkeypatch, [1], "--agent-turns=5,20", "-k", "t-01")
-    result.stdout.fnmatch_lines(["*_ c.yaml::t-01[[]dermatology-offline-t5] _*",
-                                 "*_ c.yaml::t-01[[]dermatology-offline-t20] _*"])
+    result = run(ten, monkeypatch, [1], "--agent-turns=5,20", "-k", "t-01", *xdist)
+    for budget in (5, 20):  # each on its own: xdist reports failures in finishing order
+        result.stdout.fnmatch_lines([f"*_ c.yaml::t-01[[]dermatology-offline-t{budget}] _*"])
 
 
 def test_an_unreadable_baseline_is_one_clear_line(ten: pytest.Pytester,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    assert run(ten, monkeypatch, [], "--agent-run-name=base").ret == 0
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  xdist: list[str]) -> None:
+    assert run(ten, monkeypatch, [], "--agent-run-name=base", *xdist).ret == 0
     results = ten.path / "reports/base/results.jsonl"
     lines = results.read_text().splitlines()
     lines[2] = '{"run": "base", "nodeid": 7}'
     results.write_text("\n".join(lines) + "\n")
     result = run(ten, monkeypatch, [], "--agent-baseline=reports/base", "--agent-max-drop=0.1",
-                 "--agent-min-accuracy=0.5")
+                 "--agent-min-accuracy=0.5", *xdist)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["the baseline cannot be read: bad result record: "
                                  "*reports/base/results.jsonl:3: field '*': * (and * more): "
@@ -346,10 +354,11 @@ def test_an_unreadable_baseline_is_one_clear_line(ten: pytest.Pytester,
 
 
 def test_a_baseline_that_does_not_pair_says_why(ten: pytest.Pytester,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    assert run(ten, monkeypatch, [], "--agent-turns=10", "--agent-run-name=base").ret == 0
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                xdist: list[str]) -> None:
+    assert run(ten, monkeypatch, [], "--agent-turns=10", "--agent-run-name=base", *xdist).ret == 0
     result = run(ten, monkeypatch, [], "--agent-turns=20", "--agent-baseline=reports/base",
-                 "--agent-max-drop=0.1")
+                 "--agent-max-drop=0.1", *xdist)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["release: no case of the baseline pairs with this cell under "
                                  "the same condition (turn_budget: only in A 10; only in B 20; "

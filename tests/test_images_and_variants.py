@@ -40,10 +40,11 @@ def parts(message: dict[str, object]) -> list[str]:
 
 
 def test_initial_mode_sends_images_with_the_first_message(image_case: pytest.Pytester,
-                                                          fake_server: Start) -> None:
+                                                          fake_server: Start,
+                                                          xdist: list[str]) -> None:
     server = fake_server(doctor_asks_for_images)
-    image_case.runpytest("c.yaml", *llm_args(server, ("doctor",))).assert_outcomes(passed=1,
-                                                                                   failed=2)
+    result = image_case.runpytest("c.yaml", *llm_args(server, ("doctor",)), *xdist)
+    result.assert_outcomes(passed=1, failed=2)
     by_case = {r.system.split("complaint ")[1][0]: r for r in server.requests}
     local = parts(by_case["1"].messages[1])
     assert local[0] == "text" and local[1] == "data:image/png;base64," + base64.b64encode(
@@ -56,9 +57,9 @@ def test_initial_mode_sends_images_with_the_first_message(image_case: pytest.Pyt
 
 
 def test_request_mode_sends_images_only_when_asked(image_case: pytest.Pytester,
-                                                   fake_server: Start) -> None:
+                                                   fake_server: Start, xdist: list[str]) -> None:
     server = fake_server(doctor_asks_for_images)
-    image_case.runpytest("c.yaml", "--agent-images=request", *llm_args(server, ("doctor",)))
+    image_case.runpytest("c.yaml", "--agent-images=request", *llm_args(server, ("doctor",)), *xdist)
     first = [r for r in server.requests if "complaint 1" in r.system]
     assert len(first) == 2 and isinstance(first[0].messages[1]["content"], str)
     assert parts(first[1].messages[-1])[1].startswith("data:image/png;base64,")
@@ -69,19 +70,20 @@ def test_request_mode_sends_images_only_when_asked(image_case: pytest.Pytester,
 
 
 def test_an_image_that_cannot_be_loaded_is_an_error_naming_it(pytester: pytest.Pytester,
-                                                              fake_server: Start) -> None:
+                                                              fake_server: Start,
+                                                              xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1, images=[{"path": "gone.png"}])])
     server = fake_server(doctor_asks_for_images)
-    result = pytester.runpytest("c.yaml", *llm_args(server, ("doctor",)))
+    result = pytester.runpytest("c.yaml", *llm_args(server, ("doctor",)), *xdist)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines([f"*cannot load image {pytester.path}/gone.png*"])
     assert server.calls == 0
 
 
 def test_both_image_modes_are_variants_and_the_offline_doctor_asks(
-        image_case: pytest.Pytester) -> None:
+        image_case: pytest.Pytester, xdist: list[str]) -> None:
     result = image_case.runpytest("c.yaml", "--agent-images=initial", "--agent-images=request",
-                                  "-p", "no:cacheprovider")
+                                  "-p", "no:cacheprovider", *xdist)
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 5  # 2 + 2 + 1
     records = results(image_case.path)
@@ -91,11 +93,12 @@ def test_both_image_modes_are_variants_and_the_offline_doctor_asks(
 
 
 def test_patient_models_multiply_items_and_are_recorded(pytester: pytest.Pytester,
-                                                        fake_server: Start) -> None:
+                                                        fake_server: Start,
+                                                        xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
     server = fake_server(lambda req: FakeReply("It itches."))
     result = pytester.runpytest("c.yaml", "--agent-patient=offline", "--agent-patient=openai/pt",
-                                *llm_args(server, ()))
+                                *llm_args(server, ()), *xdist)
     result.assert_outcomes(passed=2)
     pairs = sorted((r["models"]["doctor"], r["models"]["patient"])
                    for r in results(pytester.path).values())
@@ -115,8 +118,8 @@ def test_perception_ratings_are_parsed_without_guessing(text: str,
     assert (p.confidence, p.compliance, p.consultation) == expected
 
 
-def test_no_perception_when_disabled(pytester: pytest.Pytester) -> None:
+def test_no_perception_when_disabled(pytester: pytest.Pytester, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
-    pytester.runpytest("c.yaml", "--agent-perception=no", "-p", "no:cacheprovider")
+    pytester.runpytest("c.yaml", "--agent-perception=no", "-p", "no:cacheprovider", *xdist)
     (record,) = results(pytester.path).values()
     assert record["perception"] is None

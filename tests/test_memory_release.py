@@ -148,7 +148,6 @@ def pytest_sessionfinish(session):
 """
 
 
-@pytest.mark.xdist_sample
 def test_items_and_reports_let_the_record_go_once_logged_and_junit_keeps_it(
         pytester: pytest.Pytester, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])

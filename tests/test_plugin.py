@@ -24,7 +24,6 @@ def library(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-@pytest.mark.xdist_sample
 def test_collects_every_format_with_ids_that_carry_dataset_case_and_specialty(
         library: pytest.Pytester, xdist: list[str]) -> None:
     result = library.runpytest("cases", "--collect-only", "-q", *xdist)
@@ -45,20 +44,22 @@ def test_select_by_specialty_keyword_and_marker(library: pytest.Pytester,
     by_k.assert_outcomes(passed=2)
     by_m = library.runpytest("cases", "-m", "infectious_diseases", "--strict-markers", *xdist)
     by_m.assert_outcomes(passed=1)
-    by_id = library.runpytest("cases", "-k", "medqa-0001", *xdist)
+    by_id = library.runpytest("cases", "-k", "medqa-0001", "--agent-run-name=by-id", *xdist)
     by_id.assert_outcomes(passed=1)
+    ran = (library.path / "reports/by-id/results.jsonl").read_text().splitlines()
+    assert [json.loads(line)["nodeid"] for line in ran] == [
+        "cases/upstream_medqa.jsonl::medqa-0001[unspecified-offline]"]
     if xdist != ["-n", "2"]:  # xdist's controller does not count its workers' deselections
         assert by_id.parseoutcomes()["deselected"] == 5
 
 
-@pytest.mark.xdist_sample
 def test_broken_line_is_one_collection_error_and_the_rest_run(pytester: pytest.Pytester,
                                                               xdist: list[str]) -> None:
     bad = json.loads(osce_line(1))
     bad["OSCE_Examination"]["Objective_for_Doctor"] = ""
     path = pytester.path / "mixed.jsonl"
     path.write_text("\n".join([osce_line(0), json.dumps(bad), osce_line(2)]) + "\n")
-    result = pytester.runpytest(str(path), *xdist)
+    result = pytester.runpytest(str(path), "--agent-run-name=r", *xdist)
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines([
         f"bad case record: {path}:2: field 'OSCE_Examination.Objective_for_Doctor': "
@@ -66,9 +67,11 @@ def test_broken_line_is_one_collection_error_and_the_rest_run(pytester: pytest.P
         "ERROR mixed.jsonl::line-2*",
     ])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+    # Counted once, also when every worker met it.
+    summary = json.loads((pytester.path / "reports/r/summary.json").read_text())
+    assert summary["bad_case_records"] == 1 and summary["items"] == 2
 
 
-@pytest.mark.xdist_sample
 def test_failure_message_and_run_directory(pytester: pytest.Pytester, xdist: list[str]) -> None:
     wrong = make_case(2, choices=["Abc unrelated", "Condition2 disease"],
                       tests={"Skin Biopsy": "Unremarkable."})
@@ -121,12 +124,12 @@ def test_repeats_and_budgets_multiply_items(pytester: pytest.Pytester,
                                  "4 tests collected*"])
 
 
-def test_ini_twins_and_cli_precedence(pytester: pytest.Pytester) -> None:
+def test_ini_twins_and_cli_precedence(pytester: pytest.Pytester, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
     pytester.makeini("[pytest]\nagent_turns = 3\nagent_run_name = from-ini\n")
-    pytester.runpytest("c.yaml").assert_outcomes(passed=1)
+    pytester.runpytest("c.yaml", *xdist).assert_outcomes(passed=1)
     assert results(pytester.path)["c.yaml::t-01[dermatology-offline]"]["turn_budget"] == 3
-    pytester.runpytest("c.yaml", "--agent-turns=5", "--agent-run-name=from-cli")
+    pytester.runpytest("c.yaml", "--agent-turns=5", "--agent-run-name=from-cli", *xdist)
     budgets = json.loads((pytester.path / "reports/from-cli/results.jsonl").read_text())
     assert budgets["turn_budget"] == 5
 
@@ -137,14 +140,14 @@ def test_ini_twins_and_cli_precedence(pytester: pytest.Pytester) -> None:
     ("--agent-turns=0", "*--agent-turns: expected a number >= 1, got '0'*"),
     ("--agent-concurrency=many", "*--agent-concurrency: expected a number >= 1, got 'many'*"),
 ])
-def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, option: str,
-                                            message: str) -> None:
-    result = pytester.runpytest(option)
+def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, xdist: list[str],
+                                            option: str, message: str) -> None:
+    result = pytester.runpytest(option, *xdist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
 
 
-def test_conftest_can_supply_an_agent(pytester: pytest.Pytester) -> None:
+def test_conftest_can_supply_an_agent(pytester: pytest.Pytester, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
     pytester.makeconftest("""
         from pytest_agentclinic.core.roles import Reply
@@ -158,14 +161,13 @@ def test_conftest_can_supply_an_agent(pytester: pytest.Pytester) -> None:
         def pytest_agentclinic_make_agent(role, model, case, config):
             return Oracle() if role == "doctor" else None
     """)
-    result = pytester.runpytest("c.yaml")
+    result = pytester.runpytest("c.yaml", *xdist)
     result.assert_outcomes(passed=1, failed=1)
     records = results(pytester.path)
     assert {r["models"]["doctor"] for r in records.values()} == {"oracle-for-case-1"}
     assert {r["turns_used"] for r in records.values()} == {1}
 
 
-@pytest.mark.xdist_sample
 def test_same_aggregate_with_and_without_xdist(library: pytest.Pytester,
                                                xdist: list[str]) -> None:
     result = library.runpytest("cases", "-p", "xdist", *xdist)

@@ -5,6 +5,7 @@ its protocol's conditions."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from helpers import make_case, results, write_yaml_cases
@@ -78,11 +79,10 @@ def test_the_toy_protocol_is_short() -> None:
     assert len(VIGNETTE_QA.strip().splitlines()) < 80
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["no-xdist", "n2"])
 def test_a_conftest_protocol_runs_reports_compares_and_gates(
-        qa: pytest.Pytester, workers: list[str]) -> None:
+        qa: pytest.Pytester, xdist: list[str]) -> None:
     run = qa.runpytest("c.yaml", "--agent-protocol=vignette-qa", "-p", "no:cacheprovider",
-                       "--agent-run-name=a", "--agent-min-accuracy=0.7", *workers)
+                       "--agent-run-name=a", "--agent-min-accuracy=0.7", *xdist)
     run.assert_outcomes(passed=3, xfailed=1)  # under a gate a misdiagnosis is a measurement
     assert run.ret == 0  # the gate decides: 0.75 >= 0.7
     run.stdout.fnmatch_lines(["*vignette QA: every answer*", "*accuracy 0.750 (3/4,*pass*"])
@@ -94,7 +94,7 @@ def test_a_conftest_protocol_runs_reports_compares_and_gates(
     assert "vignette QA: every answer" in [t["title"] for t in summary["tables"]]
 
     failing = qa.runpytest("c.yaml", "--agent-protocol=vignette-qa", "-p", "no:cacheprovider",
-                           "--agent-run-name=b", "--agent-min-accuracy=0.8")
+                           "--agent-run-name=b", "--agent-min-accuracy=0.8", *xdist)
     assert failing.ret == 1
     assert main(["report", str(qa.path / "reports" / "b"), "--resamples=100"]) == 0
     assert (qa.path / "reports" / "b" / "report.html").is_file()
@@ -102,43 +102,54 @@ def test_a_conftest_protocol_runs_reports_compares_and_gates(
                  "--resamples=100"]) == 0
 
 
-def test_the_protocol_option_is_resolved_and_checked(qa: pytest.Pytester) -> None:
+def test_the_protocol_option_is_resolved_and_checked(qa: pytest.Pytester, xdist: list[str]) -> None:
     run = qa.runpytest("c.yaml", "--agent-protocol=vignette-qa", "-p", "no:cacheprovider",
-                       "--agent-qa-prompt=Name it.", "--agent-run-name=q")
+                       "--agent-qa-prompt=Name it.", "--agent-run-name=q", *xdist)
     run.assert_outcomes(passed=3, failed=1)
     transcript = next((qa.path / "reports" / "q" / "transcripts").glob("*t-01*"))
     assert "Name it." not in transcript.read_text()  # the question is not an utterance
-    bad = qa.runpytest("c.yaml", "--agent-protocol=nope", "-p", "no:cacheprovider")
+    bad = qa.runpytest("c.yaml", "--agent-protocol=nope", "-p", "no:cacheprovider", *xdist)
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     bad.stderr.fnmatch_lines(["*--agent-protocol: 'nope' is not one of: agentclinic, craftmd, "
                               "vignette-qa*"])
 
 
-ROLES = [("agentclinic", role, "Moderator" if role == "moderator" else "Agent")
-         for role in ("doctor", "patient", "measurement", "moderator")]
-ROLES += [("craftmd", "doctor", "Clinician"), ("craftmd", "patient", "Agent"),
-          ("craftmd", "summarizer", "Summarizer"), ("craftmd", "moderator", "Moderator")]
+#: An item's error block in pytest's report: its case id and its text.
+ERROR_BLOCK = r"_ ERROR at setup of c\.yaml::(t-\d+)\[.*?\] _+\n(.*?)(?=\n_+ |\n=+ )"
+#: The roles each protocol asks a conftest's agents for, and the interface each must implement.
+ROLES = {"agentclinic": {"doctor": "Agent", "patient": "Agent", "measurement": "Agent",
+                         "moderator": "Moderator"},
+         "craftmd": {"doctor": "Clinician", "patient": "Agent", "summarizer": "Summarizer",
+                     "moderator": "Moderator"}}
 
 
-@pytest.mark.parametrize(("protocol", "role", "interface"), ROLES)
+@pytest.mark.parametrize("protocol", list(ROLES))
 def test_every_role_of_every_protocol_is_checked(pytester: pytest.Pytester, protocol: str,
-                                                 role: str, interface: str) -> None:
-    write_yaml_cases(pytester.path / "c.yaml", [make_case(1, vignette="A rash for a week.")])
+                                                 xdist: list[str]) -> None:
+    # One case per role: each case's items get a non-agent for that role only.
+    roles = ROLES[protocol]
+    bad = {f"t-{i:02d}": role for i, role in enumerate(roles, 1)}
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i, vignette="A rash for a week.")
+                                                for i in range(1, len(roles) + 1)])
     pytester.makeconftest(f"""
         def pytest_agentclinic_make_agent(role, model, case, bias, config):
-            return "not an agent" if role == {role!r} else None
+            return "not an agent" if {bad!r}[case.id] == role else None
     """)
     # The CRAFT-MD summarizer and moderator are asked for only where they are used.
     extra = ["--agent-experiment=summarized", "--agent-answer=frq"] if protocol == "craftmd" else []
     run = pytester.runpytest("c.yaml", f"--agent-protocol={protocol}", "-p", "no:cacheprovider",
-                             *extra)
-    run.assert_outcomes(errors=1)
-    run.stdout.fnmatch_lines([f"*the {role} agent 'not an agent' does not implement "
-                              f"{interface} (protocol {protocol})*"])
+                             *extra, *xdist)
+    run.assert_outcomes(errors=len(roles))
+    # Each item's error block (in finishing order under xdist) names its own case's role.
+    blocks = dict(re.findall(ERROR_BLOCK, run.stdout.str(), re.S))
+    assert sorted(blocks) == sorted(bad)
+    for case_id, role in bad.items():
+        assert (f"TypeError: the {role} agent 'not an agent' does not implement {roles[role]} "
+                f"(protocol {protocol})") in blocks[case_id]
 
 
 def test_an_item_that_could_not_be_played_keeps_its_conditions(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
     """It used to lose its protocol, experiment and answer mode: left out of the CRAFT-MD
     table and impossible to pair in a comparison."""
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1, vignette="A rash for a week.")])
@@ -155,7 +166,7 @@ def test_an_item_that_could_not_be_played_keeps_its_conditions(
             return Broken() if role == "doctor" else None
     """)
     run = pytester.runpytest("c.yaml", "--agent-protocol=craftmd", "-p", "no:cacheprovider",
-                             "--agent-experiment=vignette", "--agent-answer=frq")
+                             "--agent-experiment=vignette", "--agent-answer=frq", *xdist)
     run.assert_outcomes(errors=1)
     (record,) = results(pytester.path).values()
     assert record["outcome"] == "error"

@@ -32,11 +32,11 @@ def _case(nodeid: str) -> str:
 
 
 def test_shards_partition_the_cases_and_keep_every_variant_of_a_case_together(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
     _cases(pytester.path)
-    everything = _collected(pytester, "c.yaml")
+    everything = _collected(pytester, "c.yaml", *xdist)
     assert len(everything) == 24  # 12 cases x 2 turn budgets
-    shards = [_collected(pytester, "c.yaml", f"--agent-shard={k}/3") for k in (1, 2, 3)]
+    shards = [_collected(pytester, "c.yaml", f"--agent-shard={k}/3", *xdist) for k in (1, 2, 3)]
     assert sorted(n for shard in shards for n in shard) == sorted(everything)
     assert all(shards), "a hash that empties a shard of 12 cases is suspicious"
     owner = {}
@@ -45,14 +45,15 @@ def test_shards_partition_the_cases_and_keep_every_variant_of_a_case_together(
             assert owner.setdefault(_case(nodeid), k) == k  # both budgets in one shard
     # Another machine gives other files, in another order: the case keeps its shard.
     write_yaml_cases(pytester.path / "b.yaml", [make_case(i, id=f"b-{i}") for i in range(5)])
-    again = _collected(pytester, "b.yaml", "c.yaml", "--agent-shard=2/3")
+    again = _collected(pytester, "b.yaml", "c.yaml", "--agent-shard=2/3", *xdist)
     assert [n for n in again if n.startswith("c.yaml")] == shards[1]
 
 
 @pytest.mark.parametrize("value", ["0/3", "4/3", "3", "a/b", "1/0"])
-def test_bad_shard_is_a_usage_error(pytester: pytest.Pytester, value: str) -> None:
+def test_bad_shard_is_a_usage_error(pytester: pytest.Pytester, value: str,
+                                    xdist: list[str]) -> None:
     _cases(pytester.path, 1)
-    result = pytester.runpytest("c.yaml", f"--agent-shard={value}")
+    result = pytester.runpytest("c.yaml", f"--agent-shard={value}", *xdist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--agent-shard: expected K/N with 1 <= K <= N*"])
 
@@ -68,11 +69,12 @@ def _records(run: Path) -> dict[str, dict[str, object]]:
 
 
 def test_merged_shards_equal_the_unsharded_run_and_the_gate_judges_them(
-        pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+        pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str], xdist: list[str]) -> None:
     _cases(pytester.path)
     for k in (1, 2, 3):
-        pytester.runpytest("c.yaml", *OFFLINE, f"--agent-shard={k}/3", f"--agent-run-name=s{k}")
-    pytester.runpytest("c.yaml", *OFFLINE, "--agent-run-name=whole")
+        pytester.runpytest("c.yaml", *OFFLINE, f"--agent-shard={k}/3", f"--agent-run-name=s{k}",
+                           *xdist)
+    pytester.runpytest("c.yaml", *OFFLINE, "--agent-run-name=whole", *xdist)
     reports = pytester.path / "reports"
     shards = [str(reports / f"s{k}") for k in (1, 2, 3)]
     assert cli.main(["merge", *shards, "--out", str(reports / "merged")]) == 0
@@ -97,7 +99,7 @@ def test_merged_shards_equal_the_unsharded_run_and_the_gate_judges_them(
                      "--min-accuracy", high]) == 1
     assert "gate FAILED" in capsys.readouterr().out
     later = pytester.runpytest("c.yaml", *OFFLINE, f"--agent-baseline={reports / 'merged'}",
-                               "--agent-max-drop=0")
+                               "--agent-max-drop=0", *xdist)
     assert later.ret == 0
     # The gate judges each turn budget on its own, paired case by case with the merged run.
     later.stdout.fnmatch_lines(["*turn_budget=5*12 paired cases*pass*",
@@ -106,12 +108,13 @@ def test_merged_shards_equal_the_unsharded_run_and_the_gate_judges_them(
 
 
 def test_bad_merges_are_refused_with_one_line(pytester: pytest.Pytester,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+                                              capsys: pytest.CaptureFixture[str],
+                                              xdist: list[str]) -> None:
     _cases(pytester.path, 6)
     for name, extra in (("s1", "--agent-shard=1/2"), ("s2", "--agent-shard=2/2"),
                         ("s2b", "--agent-shard=2/2"), ("whole", "--agent-turns=5,10"),
                         ("t1", "--agent-shard=2/2 --agent-turns=7")):
-        pytester.runpytest("c.yaml", *OFFLINE, *extra.split(), f"--agent-run-name={name}")
+        pytester.runpytest("c.yaml", *OFFLINE, *extra.split(), f"--agent-run-name={name}", *xdist)
     r = pytester.path / "reports"
     cases = {
         (r / "s1", r / "s1"): "is given twice",
@@ -132,10 +135,11 @@ def test_bad_merges_are_refused_with_one_line(pytester: pytest.Pytester,
 
 
 def test_missing_shards_need_partial(pytester: pytest.Pytester,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+                                     capsys: pytest.CaptureFixture[str], xdist: list[str]) -> None:
     _cases(pytester.path, 6)
     for k in (1, 3):
-        pytester.runpytest("c.yaml", *OFFLINE, f"--agent-shard={k}/3", f"--agent-run-name=s{k}")
+        pytester.runpytest("c.yaml", *OFFLINE, f"--agent-shard={k}/3", f"--agent-run-name=s{k}",
+                           *xdist)
     r = pytester.path / "reports"
     runs = [str(r / "s1"), str(r / "s3")]
     assert cli.main(["merge", *runs, "--out", str(r / "m")]) == 2

@@ -12,8 +12,9 @@ from helpers import results
                                              ("agentclinic_nejm.jsonl", 15),
                                              ("agentclinic_nejm_extended.jsonl", 120)])
 def test_upstream_file_runs_offline(pytester: pytest.Pytester, shared: Path, name: str,
-                                    count: int) -> None:
-    result = pytester.runpytest(str(shared / "agentclinic" / name), "-p", "no:cacheprovider")
+                                    count: int, xdist: list[str]) -> None:
+    result = pytester.runpytest(str(shared / "agentclinic" / name), "-p", "no:cacheprovider",
+                                *xdist)
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == count
     assert "errors" not in outcomes
@@ -25,7 +26,8 @@ def test_upstream_file_runs_offline(pytester: pytest.Pytester, shared: Path, nam
     assert 0.05 < accuracy < 0.6
 
 
-def test_medqa_sidecar_gives_specialties(pytester: pytest.Pytester, shared: Path) -> None:
+def test_medqa_sidecar_gives_specialties(pytester: pytest.Pytester, shared: Path,
+                                         xdist: list[str]) -> None:
     path = shared / "agentclinic" / "agentclinic_medqa.jsonl"
-    result = pytester.runpytest(str(path), "-k", "dermatology", "--collect-only", "-q")
+    result = pytester.runpytest(str(path), "-k", "dermatology", "--collect-only", "-q", *xdist)
     result.stdout.fnmatch_lines(["*medqa-0*[[]dermatology-offline[]]", "10/107 tests collected*"])

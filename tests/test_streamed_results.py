@@ -73,10 +73,10 @@ def test_a_killed_run_keeps_its_finished_records(tmp_path: Path, workers: list[s
 
 
 def test_a_finished_run_is_not_partial_and_its_records_are_sorted(
-        pytester: pytest.Pytester) -> None:
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 5)])
     pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=done",
-                       "-k", "not t-03").assert_outcomes(passed=3)
+                       "-k", "not t-03", *xdist).assert_outcomes(passed=3)
     run_dir = pytester.path / "reports" / "done"
     # Deselected items are not planned: the run is complete.
     assert json.loads((run_dir / "run.json").read_text())["planned_items"] == 3
@@ -88,9 +88,9 @@ def test_a_finished_run_is_not_partial_and_its_records_are_sorted(
     assert "partial" not in json.loads((run_dir / "summary.json").read_text())
 
 
-def test_collect_only_writes_no_run_directory(pytester: pytest.Pytester) -> None:
+def test_collect_only_writes_no_run_directory(pytester: pytest.Pytester, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
-    pytester.runpytest("c.yaml", "--collect-only", "-p", "no:cacheprovider")
+    pytester.runpytest("c.yaml", "--collect-only", "-p", "no:cacheprovider", *xdist)
     assert not (pytester.path / "reports").exists()
 
 

@@ -83,15 +83,16 @@ def test_budget_refuses_a_test_that_would_exceed_it_without_asking_the_agent() -
     assert lab.asked == 3 and budgeted.spent == 11
 
 
-def test_spend_is_in_every_record_and_the_budget_caps_it(pytester: pytest.Pytester) -> None:
+def test_spend_is_in_every_record_and_the_budget_caps_it(pytester: pytest.Pytester,
+                                                         xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
-    pytester.runpytest("c.yaml", "--agent-run-name", "free")
+    pytester.runpytest("c.yaml", "--agent-run-name", "free", *xdist)
     free = results(pytester.path)
     spend = [r["measures"]["test_spend_usd"] for r in free.values()]
     assert all(s > 30 for s in spend)
     for old in (pytester.path / "reports").iterdir():
         old.rename(pytester.path / f"old-{old.name}")
-    pytester.runpytest("c.yaml", "--agent-test-budget", "30")
+    pytester.runpytest("c.yaml", "--agent-test-budget", "30", *xdist)
     capped = results(pytester.path)
     for r in capped.values():
         m = r["measures"]
@@ -99,16 +100,16 @@ def test_spend_is_in_every_record_and_the_budget_caps_it(pytester: pytest.Pytest
         assert m["version"] == 1 and m["method"] == "elicit-1"
 
 
-def test_a_bad_budget_is_a_usage_error(pytester: pytest.Pytester) -> None:
+def test_a_bad_budget_is_a_usage_error(pytester: pytest.Pytester, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
-    result = pytester.runpytest("c.yaml", "--agent-test-budget", "cheap")
+    result = pytester.runpytest("c.yaml", "--agent-test-budget", "cheap", *xdist)
     result.stderr.fnmatch_lines(["*--agent-test-budget: expected a number >= 0.0, got 'cheap'*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
-def test_the_budget_has_an_ini_twin(pytester: pytest.Pytester) -> None:
+def test_the_budget_has_an_ini_twin(pytester: pytest.Pytester, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
     pytester.makeini("[pytest]\nagent_test_budget = 12\n")
-    pytester.runpytest("c.yaml")
+    pytester.runpytest("c.yaml", *xdist)
     (record,) = results(pytester.path).values()
     assert record["measures"]["test_spend_usd"] <= 12 and record["measures"]["tests_refused"]

@@ -129,8 +129,9 @@ class ModelCaller:
         if any(self.uses_litellm(m) for m in models):
             client.preload(self.settings.concurrency)
         if not all(self.uses_litellm(m) for m in models):
-            # The fast path's price table: parsed on the loop it stalls the first replies.
-            threading.Thread(target=prices.cost_usd, args=("", 0, 0), daemon=True).start()
+            # The fast path's price table and aiohttp: loaded on the loop they would stall
+            # the first replies.
+            threading.Thread(target=_warm_fast_path, daemon=True).start()
 
     async def aclose(self) -> None:
         """Close the fast path's connection pool."""
@@ -253,3 +254,9 @@ class ModelCaller:
             return await asyncio.wait_for(call, s.timeout)
         except asyncio.TimeoutError:
             raise timed_out(model, s.timeout) from None
+
+
+def _warm_fast_path() -> None:
+    """Import aiohttp and parse the price table (in a warm-up thread)."""
+    openai_http.preload()
+    prices.cost_usd("", 0, 0)

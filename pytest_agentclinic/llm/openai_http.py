@@ -7,6 +7,10 @@ litellm's 1.84x. This path serves ``openai/...`` and ``hosted_vllm/...`` models 
 format, so there is nothing for litellm to translate. Everything else (OpenAI's own API,
 whose newer models need litellm's parameter mapping, and every other provider) stays on
 litellm. Errors, usage and the cache key are the same on both paths.
+
+aiohttp is imported on first use (:func:`preload` starts it in a thread when a run will use
+this path): every process that loads the plugin, each xdist worker included, would otherwise
+pay its ~0.15 s of import CPU, offline runs too.
 """
 
 from __future__ import annotations
@@ -15,9 +19,7 @@ import asyncio
 import functools
 import json
 import os
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from ..core.redact import redact
 from .client import PLACEHOLDER_KEY, Completion
@@ -25,11 +27,19 @@ from .errors import TransientError, cannot_reach, cut_by_token_limit, from_statu
 from .limiter import wait_from_headers
 from .prices import cost_usd
 
+if TYPE_CHECKING:
+    import aiohttp
+
 #: Model prefixes whose servers speak the OpenAI chat API as is.
 PREFIXES = ("openai", "hosted_vllm")
 #: Key variables per prefix; ``None``: the server needs no key (litellm sends none either).
 _KEY_VARIABLES: dict[str, str | None] = {"openai": "OPENAI_API_KEY",
                                          "hosted_vllm": None}
+
+
+def preload() -> None:
+    """Import aiohttp now (called from a warm-up thread: not on the loop, at the first call)."""
+    import aiohttp  # noqa: F401
 
 
 def eligible(model: str, api_base: str | None) -> bool:
@@ -48,6 +58,8 @@ class OpenAIHTTP:
         self._reached: set[str] = set()
 
     def _client(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         loop = asyncio.get_running_loop()
         # A session belongs to the loop that opened it (a caller reused by a second
         # ``asyncio.run`` gets a new one).
@@ -67,6 +79,8 @@ class OpenAIHTTP:
     async def acomplete(self, model: str, messages: list[dict[str, Any]], *, api_base: str,
                         timeout: float, params: dict[str, Any]) -> Completion:
         """One chat completion; failures are the same :mod:`.errors` as litellm's path."""
+        import aiohttp
+
         prefix, name = model.split("/", 1)
         params = dict(params)
         key = params.pop("api_key", None) or _key(prefix)
@@ -95,6 +109,8 @@ class OpenAIHTTP:
 @functools.lru_cache(maxsize=8)
 def _timeout(seconds: float) -> aiohttp.ClientTimeout:
     # One object per value: building it took 3% of a 4,500-call run's samples.
+    import aiohttp
+
     return aiohttp.ClientTimeout(total=seconds)
 
 

@@ -343,8 +343,9 @@ class CraftMD(base.Protocol):
             self._release(key)
 
     def _release(self, key: tuple[object, ...]) -> None:
-        """Forget a conversation once its last item has played (a worker of ``-n`` that
-        plays only some of them keeps it to the end, as it cannot tell)."""
+        """Forget a conversation once its last item has played (under a ``--dist`` mode
+        that splits a case over workers, a worker playing only some keeps it to the end, as
+        it cannot tell; the default load scheduling keeps a case on one worker)."""
         left = self._pending.get(key, 0) - 1
         self._pending[key] = left
         if left <= 0:
