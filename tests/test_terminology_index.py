@@ -187,6 +187,18 @@ def test_unwritable_cache_falls_back_to_memory(tmp_path: Path) -> None:
     assert list(read_only.iterdir()) in ([], [*read_only.glob("*.sqlite")])
 
 
+def test_a_build_removes_only_abandoned_temporary_files(tmp_path: Path) -> None:
+    table = _mini_table(tmp_path / "t.tsv.gz")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    old, fresh = cache / ".terminology-x.sqlite.1.tmp", cache / ".terminology-x.sqlite.2.tmp"
+    for leftover in (old, fresh):
+        leftover.write_bytes(b"partial")
+    os.utime(old, (0, 0))
+    assert open_index(table, cache) is not None
+    assert not old.exists() and fresh.exists()  # fresh: maybe another process's build
+
+
 def test_a_ready_index_is_opened_not_rebuilt(tmp_path: Path) -> None:
     table = _mini_table(tmp_path / "t.tsv.gz")
     first = open_index(table, tmp_path / "cache")

@@ -22,11 +22,13 @@ open) switches that process to the in-memory table: answers never change, only t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -116,6 +118,7 @@ def build_index(table: Path, path: Path, stamp: Stamp) -> None:
     with gc_paused():
         memory = MemoryIndex(rows, header.site_words, rekey=header.normaliser != stamp.normaliser)
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned(path.parent)
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     temporary = Path(name)
@@ -125,6 +128,14 @@ def build_index(table: Path, path: Path, stamp: Stamp) -> None:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _remove_abandoned(directory: Path, age: float = 3600.0) -> None:
+    """Delete temporary files of builds killed midway (an hour old: no build takes that)."""
+    for leftover in directory.glob(".terminology-*.tmp"):
+        with contextlib.suppress(OSError):  # another process may remove it first
+            if time.time() - leftover.stat().st_mtime > age:
+                leftover.unlink()
 
 
 def _write(path: Path, memory: MemoryIndex, meta: dict[str, str]) -> None:
