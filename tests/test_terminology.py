@@ -226,7 +226,7 @@ def _mini_terminology(tmp_path: Path) -> Terminology:
     table = tmp_path / "t.tsv.gz"
     write_table(table, Header(FORMAT_VERSION, normaliser_fingerprint(), frozenset()),
                 table_rows(concepts, link_clusters(concepts)))
-    return Terminology.load(table)
+    return Terminology.load(table, cache=tmp_path / "index")
 
 
 def test_build_ranks_curated_names_above_mondo_synonyms(tmp_path: Path) -> None:

@@ -5,26 +5,31 @@ comes from the bundled table (:mod:`.terminology_table`, built by ``tools/build_
 ICD-10-CM codes with their descriptions and inclusion terms, MeSH disease descriptors with
 entry terms and tree numbers, and the Disease Ontology, MONDO and EFO concepts with their
 synonyms and ``is_a`` parents.
+
+:class:`Terminology` asks a :class:`Backend` for each lookup: by default the table's SQLite
+index in a per-user cache (:mod:`.terminology_index`; ``AGENTCLINIC_TERMINOLOGY_CACHE`` names
+the directory, ``off`` disables it), opened in milliseconds; else the table read into dicts
+(:mod:`.terminology_memory`), 0.7 s and 120 MB per process. Both give the same answers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
-from ..core.heap import gc_paused
-from .terminology import Key, key, normaliser_fingerprint
-from .terminology_table import DATA_FILE, Row, read_table
+from .terminology import Key, key
+from .terminology_index import cache_dir, open_index
+from .terminology_memory import TIERS, MemoryIndex, Tier, joined, load_memory, reach
+from .terminology_table import DATA_FILE, Row
 
-Tier = int
+__all__ = ["BREADTH_ORDER", "SOURCES", "TIERS", "Backend", "Link", "LinkKind", "Terminology",
+           "Tier", "default_terminology"]
+
 LinkKind = Literal["synonym", "broader", "narrower", "sibling"]
-#: How firmly a grade of name denotes its concept; lower is firmer (see
-#: :mod:`.terminology_table`): preferred names, curated synonyms, ICD-10-CM inclusion terms,
-#: then synonyms of unknown scope (MONDO, EFO).
-TIERS: dict[str, Tier] = {"p": 0, "s": 1, "i": 2, "r": 3}
 #: Where a concept's breadth is counted: MeSH first, the clinicians' thesaurus.
 BREADTH_ORDER = ("MESH:", "DOID:", "MONDO:", "EFO:")
 SOURCES = {"ICD": "ICD-10-CM", "MESH": "MeSH", "DOID": "Disease Ontology", "MONDO": "MONDO",
@@ -51,6 +56,25 @@ class Link:
         return self.kind == "synonym" or len(self.sources) >= 2
 
 
+class Backend(Protocol):
+    """Where a :class:`Terminology` looks things up: :class:`.MemoryIndex` (the table in
+    dicts) or :class:`.SqliteIndex` (the per-user index file), which answer alike. Keys are
+    passed as the table stores them (:func:`.joined`); each lookup is documented on
+    :class:`.MemoryIndex`."""
+
+    site_words: frozenset[str]
+
+    def concepts_of(self, name_key: str) -> tuple[Tier, frozenset[str]]: ...
+    def is_single(self, name_key: str) -> bool: ...
+    def icd_codes(self, name_key: str) -> AbstractSet[str]: ...
+    def icd_described(self, name_key: str) -> AbstractSet[str]: ...
+    def parents_of(self, ident: str) -> tuple[str, ...]: ...
+    def cluster_of(self, ident: str) -> str: ...
+    def label_of(self, ident: str) -> str: ...
+    def members_of(self, cluster: str) -> tuple[str, ...]: ...
+    def below(self, ident: str) -> int: ...
+
+
 class Terminology:
     """Disease names indexed by key: their concepts, clusters and hierarchies.
 
@@ -59,72 +83,41 @@ class Terminology:
     outranks the concept that has the name as its own.
     """
 
-    def __init__(self, rows: Iterable[Row], site_words: frozenset[str] = frozenset(),
-                 rekey: bool = False) -> None:
-        # Indexed by the key as stored (sorted words, space-joined): building a frozenset for
-        # each of the table's names would double the load time.
-        self._home: dict[str, tuple[Tier, list[str]]] = {}
-        #: ICD-10-CM only: every code a key names, and the codes it describes (the rest are
-        #: inclusion terms, which ICD-10-CM lists under a code without making them synonyms).
-        self._codes: dict[str, set[str]] = {}
-        self._described: dict[str, set[str]] = {}
-        self._parents: dict[str, tuple[str, ...]] = {}
-        self._cluster: dict[str, str] = {}
-        self._label: dict[str, str] = {}
-        #: Keys of names that are one word as written ("Malaria", not "kidney disease").
-        self._single: set[str] = set()
-        # Built on first use (see :meth:`breadth`).
-        self._children: dict[str, list[str]] = {}
-        self._cluster_members: dict[str, list[str]] = {}
-        home = self._home
-        for row in rows:
-            ident = row.id
-            self._parents[ident] = row.parents
-            self._cluster[ident] = row.cluster
-            self._label[ident] = row.names[0]
-            keys = [_joined(key(n)) for n in row.names] if rekey else row.keys
-            is_icd = ident.startswith("ICD:")
-            self._single.update(k for k, n in zip(keys, row.names, strict=True)
-                                if " " not in n)
-            for grade, name_key in zip(row.grades, keys, strict=True):
-                tier = TIERS[grade]
-                best = home.get(name_key)
-                if best is None or tier < best[0]:
-                    home[name_key] = (tier, [ident])
-                elif tier == best[0]:
-                    best[1].append(ident)
-                if is_icd:
-                    self._codes.setdefault(name_key, set()).add(ident)
-                    if tier == 0:
-                        self._described.setdefault(name_key, set()).add(ident)
-        home.pop("", None)
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
         #: Words ICD-10-CM mostly uses for *where* a condition is ("... of lip", "of knee"):
         #: an answer adding only such words to the truth names the truth at a site.
-        self.site_words = site_words
+        self.site_words = backend.site_words
 
     @classmethod
-    def load(cls, path: Path = DATA_FILE) -> Terminology:
-        """Read the bundled table (empty terminology when the file is absent).
+    def from_rows(cls, rows: Iterable[Row], site_words: frozenset[str] = frozenset(),
+                  rekey: bool = False) -> Terminology:
+        """A terminology of these rows, in memory (``rekey``: recompute the stored keys)."""
+        return cls(MemoryIndex(rows, site_words, rekey))
 
-        The keys were computed when the table was built; if the normaliser changed since,
-        they are recomputed from the stored names (slower, never wrong).
+    @classmethod
+    def load(cls, path: Path = DATA_FILE,
+             cache: Path | Literal["default"] | None = "default") -> Terminology:
+        """Read a table: through its SQLite index in ``cache`` (by default the per-user
+        directory of :func:`.terminology_index.cache_dir`), built there on first use, or, with
+        ``cache=None`` or when the index cannot be built or opened, into memory (empty
+        terminology when the file is absent). Both answer alike.
         """
-        if not path.exists():
-            return cls(())
-        with gc_paused():
-            header, rows = read_table(path)
-            return cls(rows, header.site_words,
-                       rekey=header.normaliser != normaliser_fingerprint())
+        directory = cache_dir() if cache == "default" else cache
+        if directory is not None and path.exists():
+            index = open_index(path, directory)
+            if index is not None:
+                return cls(index)
+        return cls(load_memory(path))
 
     def concepts(self, name: str | Key) -> tuple[Tier, frozenset[str]]:
         """The tier and the concepts a name denotes (empty when unknown)."""
-        name_key = _joined(name if isinstance(name, frozenset) else key(name))
-        tier, idents = self._home.get(name_key, (4, []))
-        return tier, frozenset(idents)
+        return self.backend.concepts_of(joined(name if isinstance(name, frozenset)
+                                               else key(name)))
 
     def one_word_name(self, word: str) -> bool:
         """Whether some source names a disease with this one (normalised) word alone."""
-        return word in self._single
+        return self.backend.is_single(word)
 
     def known(self, name: str | Key) -> bool:
         """Whether some source names this condition."""
@@ -132,31 +125,25 @@ class Terminology:
 
     def label(self, ident: str) -> str:
         """A concept's preferred name with its source ("MeSH: Measles")."""
-        return f"{SOURCES.get(ident.split(':')[0], ident)}: {self._label.get(ident, ident)}"
+        return f"{SOURCES.get(ident.split(':')[0], ident)}: {self.backend.label_of(ident)}"
 
     def cluster(self, ident: str) -> str:
         """The cluster of concepts of several sources that are one disease."""
-        return self._cluster.get(ident, ident)
+        return self.backend.cluster_of(ident)
 
     def ancestors(self, ident: str) -> dict[str, int]:
         """The concepts above ``ident`` in its own source, with their distance."""
-        return _ancestors(self._parents, ident)
+        return reach(self.backend.parents_of, ident)
 
     def breadth(self, ident: str) -> int:
         """How many concepts lie below a concept, counted in the first source of its cluster
         in :data:`BREADTH_ORDER` (sources split diseases unevenly: MONDO into hundreds of
         genetic subtypes, EFO hardly at all, ICD-10-CM by coding convention)."""
-        if not self._children:
-            for child, parents in self._parents.items():
-                for parent in parents:
-                    self._children.setdefault(parent, []).append(child)
-            for member, cluster in self._cluster.items():
-                self._cluster_members.setdefault(cluster, []).append(member)
-        members = self._cluster_members.get(self.cluster(ident), [ident])
+        members = self.backend.members_of(self.cluster(ident)) or (ident,)
         for source in BREADTH_ORDER:
             counted = [m for m in members if m.startswith(source)]
             if counted:
-                return min(len(_ancestors(self._children, m)) for m in counted)
+                return min(self.backend.below(m) for m in counted)
         return 0
 
     def link(self, given: Key, truth: Key) -> Link | None:
@@ -187,8 +174,8 @@ class Terminology:
         return max(found, key=lambda f: len(f.sources), default=None)
 
     def _members(self, idents: list[str]) -> list[str]:
-        self.breadth(idents[0])  # builds the member lists
-        return sorted({m for i in idents for m in self._cluster_members.get(self.cluster(i), [i])})
+        return sorted({m for i in idents
+                       for m in self.backend.members_of(self.cluster(i)) or (i,)})
 
     def _vertical(self, kind: LinkKind, upper: list[str], lower: list[str],
                   tier: Tier) -> Link | None:
@@ -208,10 +195,10 @@ class Terminology:
 
     def _sibling(self, given: list[str], truth: list[str], tier: Tier) -> Link | None:
         truth_parents = {self.cluster(p): t for t in self._members(truth)
-                         for p in self._parents.get(t, ())}
+                         for p in self.backend.parents_of(t)}
         pairs: dict[str, tuple[str, str]] = {}
         for g in self._members(given):
-            for parent in self._parents.get(g, ()):
+            for parent in self.backend.parents_of(g):
                 if self.cluster(parent) in truth_parents:
                     pairs.setdefault(_source(g), (g, truth_parents[self.cluster(parent)]))
         if not pairs:
@@ -227,13 +214,13 @@ class Terminology:
         (siblings as often as synonyms), "broader"/"narrower" when one's code is an ancestor
         of the other's.
         """
-        gk, tk = _joined(given), _joined(truth)
-        given_codes, truth_codes = self._codes.get(gk, set()), self._codes.get(tk, set())
+        gk, tk = joined(given), joined(truth)
+        given_codes, truth_codes = self.backend.icd_codes(gk), self.backend.icd_codes(tk)
         if not given_codes or not truth_codes:
             return None
         shared = given_codes & truth_codes
         if shared:
-            described = self._described.get(gk, set()) | self._described.get(tk, set())
+            described = self.backend.icd_described(gk) | self.backend.icd_described(tk)
             return "same" if shared & described else "included"
         if any(g in self.ancestors(t) for t in truth_codes for g in given_codes):
             return "broader"
@@ -242,26 +229,10 @@ class Terminology:
         return None
 
 
-def _joined(name_key: Key) -> str:
-    """A key as the table stores it."""
-    return " ".join(sorted(name_key))
-
-
 def _source(ident: str) -> str:
     # EFO takes its disease hierarchy from MONDO: the two are one witness, not two.
     source = ident.split(":")[0]
     return "MONDO" if source == "EFO" else source
-
-
-def _ancestors(parents: Mapping[str, Sequence[str]], ident: str) -> dict[str, int]:
-    out: dict[str, int] = {}
-    frontier, distance = [ident], 0
-    while frontier:
-        distance += 1
-        frontier = [p for c in frontier for p in parents.get(c, ()) if p not in out]
-        for parent in frontier:
-            out.setdefault(parent, distance)
-    return out
 
 
 @lru_cache(maxsize=1)
