@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -8,11 +9,19 @@ import pytest
 import scipy.stats  # noqa: F401  (see below)
 from helpers import SHARED
 
+from pytest_agentclinic.grading import terminology_index
 from pytest_agentclinic.llm import client
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, Script
 
 # numpy (under scipy) cannot be imported twice in one process, and pytester's in-process runs
 # drop the modules a run imported: import it here, once, before any run (the gate uses it).
+
+# pytester points HOME at each test's own directory, so every run (and each of its -n 2
+# workers) would build the terminology's index again (~2 s). Every run of the session uses
+# the index of the user's cache, as a user's runs do.
+_index_dir = terminology_index.cache_dir()
+if _index_dir is not None:
+    os.environ.setdefault(terminology_index.ENV, str(_index_dir))
 
 
 @pytest.fixture(scope="session")

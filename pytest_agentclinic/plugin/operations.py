@@ -126,13 +126,16 @@ class CounterFiles:
     def __init__(self, directory: Path, me: str) -> None:
         self.directory = directory
         self.me = me
+        # The publishing thread and the runner's admissions both write this process's file.
+        self._lock = threading.Lock()
 
     def write(self, status: RunStatus) -> None:
         """Replace this process's file atomically (readers never see half a file)."""
         path = self.directory / f"{self.me}.json"
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(status)), encoding="utf-8")
-        os.replace(tmp, path)
+        with self._lock:
+            tmp.write_text(json.dumps(asdict(status)), encoding="utf-8")
+            os.replace(tmp, path)
 
     def read(self, skip_me: bool = False) -> RunStatus:
         """The sum of every process's last counters."""
@@ -206,9 +209,22 @@ class OperationsPlugin:
         status = self.status()
         projected = status.projected_usd()
         if projected <= limit:
+            self._publish(started=1)
             return None
+        self._publish()
         return (f"not played: --agent-max-cost ${limit:g} reached (spent "
                 f"${status.spent_usd:.4f}, ${projected:.4f} with the encounters in flight)")
+
+    def _publish(self, started: int = 0) -> None:
+        """Under xdist, write this worker's counters now, counting the encounter it starts:
+        the timer alone let every worker start what fits the limit by itself before the
+        others' spending showed, when encounters take less than its period."""
+        if self.files is None:
+            return
+        mine = RunStatus.of(self.state)
+        mine.in_flight += started
+        with contextlib.suppress(OSError):
+            self.files.write(mine)
 
     # ------------------------------------------------------------ status line
 

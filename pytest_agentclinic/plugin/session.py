@@ -107,9 +107,10 @@ def _llm_models(settings: Settings) -> list[str]:
 
 
 def _warm_grader() -> concurrent.futures.Future[None]:
-    """Load the offline grader's terminology in a thread now: loaded lazily by the first
-    verdict it took 2-8 s of CPU on the runner's event loop, with every call in flight
-    stalled behind it. Encounters wait for this future (without blocking the loop)."""
+    """Open the offline grader's terminology in a thread now: the first use on a machine
+    builds its index (~2 s of CPU; the in-memory fallback takes as long in every process),
+    which, left to the first verdict, ran on the runner's event loop with every call in
+    flight stalled behind it. Encounters wait for this future (without blocking the loop)."""
     from ..grading.concepts import default_terminology
 
     future: concurrent.futures.Future[None] = concurrent.futures.Future()
