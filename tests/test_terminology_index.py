@@ -184,7 +184,8 @@ def test_unwritable_cache_falls_back_to_memory(tmp_path: Path) -> None:
             continue  # root writes anywhere: the path under a file covers the fallback
         assert isinstance(terms.backend, MemoryIndex)
         assert _answers(terms) == expected
-    assert list(read_only.iterdir()) in ([], [*read_only.glob("*.sqlite")])
+    # Nothing there, or (as root) the index and its build lock.
+    assert {p.suffix for p in read_only.iterdir()} in (set(), {".sqlite", ".lock"})
 
 
 def test_a_build_removes_only_abandoned_temporary_files(tmp_path: Path) -> None:
@@ -257,10 +258,15 @@ import json, sys
 from pathlib import Path
 from pytest_agentclinic.grading.concepts import Terminology
 from pytest_agentclinic.grading.terminology import key
+from pytest_agentclinic.grading import terminology_index
+built = []
+build = terminology_index.build_index
+terminology_index.build_index = lambda *args: built.append(1) or build(*args)
 terms = Terminology.load(cache=Path(sys.argv[1]))
 print(json.dumps([type(terms.backend).__name__, str(getattr(terms.backend, "path", "")),
                   sorted(terms.concepts("heart attack")[1]),
-                  terms.link(key("heart attack"), key("myocardial infarction")).kind]))
+                  terms.link(key("heart attack"), key("myocardial infarction")).kind,
+                  len(built)]))
 """
 
 
@@ -280,10 +286,13 @@ def test_two_processes_building_at_once_both_get_the_index(
         tmp_path: Path, two_builds: list[subprocess.Popen[str]]) -> None:
     outputs = [json.loads(p.communicate(timeout=120)[0]) for p in two_builds]
     assert [p.returncode for p in two_builds] == [0, 0]
+    # One built it; the other waited for that build (not two builds of one file).
+    assert sorted(out.pop() for out in outputs) == [0, 1]
     assert outputs[0] == outputs[1]
     kind, path, concepts, link = outputs[0]
     assert kind == "SqliteIndex" and concepts and link == "synonym"
     cache = tmp_path / "cache"
-    assert [p.name for p in cache.iterdir()] == [Path(path).name]  # no temporary file left
+    lock = f".{Path(path).name}.lock"
+    assert sorted(p.name for p in cache.iterdir()) == sorted([Path(path).name, lock])
     assert Path(path).name == Stamp.of(DATA_FILE).file_name()
     assert open_index(DATA_FILE, cache) is not None

@@ -13,11 +13,12 @@ fingerprint, so a changed table, schema or normaliser gets a new file (old ones 
 removed by hand: other checkouts may still use them).
 
 The first process to need a missing file builds it (about 2 s) into a temporary file in the
-same directory and renames it into place, so processes starting at once each build a whole
-file and none ever opens a partial one. A file that is truncated or carries the wrong stamp
-is rebuilt; when the directory is not writable or SQLite fails, :func:`open_index` returns
-None and the caller loads the table into memory. A query failing later (the file damaged while
-open) switches that process to the in-memory table: answers never change, only their cost.
+same directory and renames it into place, so none ever opens a partial one; processes
+starting at once wait on a lock file for that one build. A file that is truncated or
+carries the wrong stamp is rebuilt; when the directory is not writable or SQLite fails,
+:func:`open_index` returns None and the caller loads the table into memory. A query failing
+later (the file damaged while open) switches that process to the in-memory table: answers
+never change, only their cost.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import sys
 import tempfile
 import threading
 import time
@@ -104,12 +106,40 @@ def open_index(table: Path, directory: Path) -> SqliteIndex | None:
         path = directory / stamp.file_name()
         index = _open_valid(path, stamp, table)
         if index is None:
-            build_index(table, path, stamp)
-            index = _open_valid(path, stamp, table)
+            with _one_builder(path):
+                index = _open_valid(path, stamp, table)  # another process built it meanwhile?
+                if index is None:
+                    build_index(table, path, stamp)
+                    index = _open_valid(path, stamp, table)
         return index
     except (OSError, sqlite3.Error, ValueError):
         # ValueError: a malformed table, which the in-memory load then reports itself.
         return None
+
+
+@contextlib.contextmanager
+def _one_builder(path: Path, patience: float = 120.0) -> Iterator[None]:
+    """Hold the index's build lock: xdist workers starting together on a fresh machine wait
+    for the first one's build instead of each spending ~2 s of CPU and ~160 MB on the same
+    file. Past ``patience`` (a stuck builder) or where there is no ``flock``, go ahead
+    unlocked: the rename keeps concurrent builds correct, only wasteful."""
+    if sys.platform == "win32":
+        yield
+        return
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "a") as handle:
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        yield  # the lock goes with the file's closing (and with the process, if it dies)
 
 
 def build_index(table: Path, path: Path, stamp: Stamp) -> None:
