@@ -18,8 +18,8 @@ from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, Script
 
 # pytester points HOME at each test's own directory, so every run (and each of its -n 2
 # workers) would build the terminology's index again (~2 s). Every run of the session uses
-# the index of the user's cache, as a user's runs do.
-_index_dir = terminology_index.cache_dir()
+# the index where a user's runs find it.
+_index_dir = terminology_index.writable_cache_dir()
 if _index_dir is not None:
     os.environ.setdefault(terminology_index.ENV, str(_index_dir))
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,8 +146,40 @@ def test_the_cache_directory_follows_the_environment(monkeypatch: pytest.MonkeyP
     assert terminology_index.cache_dir() == tmp_path / ".cache" / "pytest-agentclinic"
     monkeypatch.setenv(terminology_index.ENV, str(tmp_path / "mine"))
     assert terminology_index.cache_dir() == tmp_path / "mine"
+    assert terminology_index.cache_dirs() == [tmp_path / "mine"]  # configured: that one only
     monkeypatch.setenv(terminology_index.ENV, "off")
-    assert terminology_index.cache_dir() is None
+    assert terminology_index.cache_dir() is None and terminology_index.cache_dirs() == []
+
+
+def test_a_read_only_home_builds_in_a_private_temporary_directory(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    table = _mini_table(tmp_path / "t.tsv.gz")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.delenv(terminology_index.ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker / "cache"))  # cannot be created
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    private = terminology_index.private_temp_dir()
+    assert private.parent == tmp_path / "tmp"
+    assert terminology_index.writable_cache_dir() == private
+    terms = Terminology.load(table)
+    assert isinstance(terms.backend, SqliteIndex) and terms.backend.path.parent == private
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert _answers(terms) == _answers(Terminology.load(table, cache=None))
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="making a directory another user's takes root")
+def test_a_temporary_directory_of_another_user_is_never_read(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    table = _mini_table(tmp_path / "t.tsv.gz")
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    private = terminology_index.private_temp_dir()
+    assert isinstance(Terminology.load(table, cache=private).backend, SqliteIndex)
+    os.chown(private, 4242, -1)  # planted by another user: its index could change verdicts
+    assert isinstance(Terminology.load(table, cache=private).backend, MemoryIndex)
 
 
 def test_default_load_builds_in_the_configured_directory(monkeypatch: pytest.MonkeyPatch,

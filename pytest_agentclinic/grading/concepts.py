@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from .terminology import Key, key
-from .terminology_index import cache_dir, open_index
+from .terminology_index import cache_dirs, open_index
 from .terminology_memory import TIERS, MemoryIndex, Tier, joined, load_memory, reach
 from .terminology_table import DATA_FILE, Row
 
@@ -99,12 +99,12 @@ class Terminology:
     def load(cls, path: Path = DATA_FILE,
              cache: Path | Literal["default"] | None = "default") -> Terminology:
         """Read a table: through its SQLite index in ``cache`` (by default the per-user
-        directory of :func:`.terminology_index.cache_dir`), built there on first use, or, with
+        directories of :func:`.terminology_index.cache_dirs`), built there on first use, or, with
         ``cache=None`` or when the index cannot be built or opened, into memory (empty
         terminology when the file is absent). Both answer alike.
         """
-        directory = cache_dir() if cache == "default" else cache
-        if directory is not None and path.exists():
+        directories = cache_dirs() if cache == "default" else [] if cache is None else [cache]
+        for directory in directories if path.exists() else []:
             index = open_index(path, directory)
             if index is not None:
                 return cls(index)

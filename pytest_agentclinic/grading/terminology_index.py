@@ -7,7 +7,8 @@ that a process opens read-only and queries per lookup: a few milliseconds and me
 
 Where: ``$AGENTCLINIC_TERMINOLOGY_CACHE`` if set (``off`` disables the index: every process
 loads the table into memory), else ``$XDG_CACHE_HOME/pytest-agentclinic/``, else
-``~/.cache/pytest-agentclinic/``. The file name carries the table's sha256, the table's
+``~/.cache/pytest-agentclinic/``, and where that cannot be written (a read-only home) a
+private ``pytest-agentclinic-<uid>`` in the temporary directory. The file name carries the table's sha256, the table's
 :data:`~.terminology_table.FORMAT_VERSION`, :data:`INDEX_VERSION` and the name normaliser's
 fingerprint, so a changed table, schema or normaliser gets a new file (old ones stay until
 removed by hand: other checkouts may still use them).
@@ -27,6 +28,7 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import stat
 import sys
 import tempfile
 import threading
@@ -75,6 +77,45 @@ def cache_dir() -> Path | None:
     return Path(base) / "pytest-agentclinic"
 
 
+def cache_dirs() -> list[Path]:
+    """Where to look for (and build) the index, in order: :func:`cache_dir`, then, unless
+    the directory was configured, a private one in the system's temporary directory. A
+    read-only home (some CI runners have one) would otherwise cost every process the
+    in-memory load."""
+    preferred = cache_dir()
+    if preferred is None or os.environ.get(ENV):
+        return [] if preferred is None else [preferred]
+    return [preferred, private_temp_dir()]
+
+
+def private_temp_dir() -> Path:
+    """``pytest-agentclinic-<uid>`` in the temporary directory (checked by :func:`_private`
+    before use: other users can write there, and an index decides verdicts)."""
+    owner = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    return Path(tempfile.gettempdir()) / f"pytest-agentclinic-{owner}"
+
+
+def writable_cache_dir() -> Path | None:
+    """The first of :func:`cache_dirs` where an index can be built (created if need be)."""
+    for directory in cache_dirs():
+        with contextlib.suppress(OSError):
+            directory.mkdir(parents=True, exist_ok=True)
+            if os.access(directory, os.W_OK) and _private_enough(directory):
+                return directory
+    return None
+
+
+def _private_enough(directory: Path) -> bool:
+    """The temporary-directory fallback must be ours and closed to others (another user
+    could otherwise plant an index there); other directories are the user's own choice."""
+    if directory != private_temp_dir() or not hasattr(os, "getuid"):
+        return True
+    directory.mkdir(mode=0o700, exist_ok=True)
+    directory.chmod(0o700)  # fails (OSError) unless it is ours
+    info = directory.lstat()
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+
+
 @dataclass(frozen=True)
 class Stamp:
     """What an index was built from; a file answers only for the exact same."""
@@ -102,6 +143,8 @@ def open_index(table: Path, directory: Path) -> SqliteIndex | None:
     """The index of ``table`` in ``directory``, built first if missing or damaged; None when
     it can be neither built nor opened (the caller then loads the table into memory)."""
     try:
+        if not _private_enough(directory):
+            return None
         stamp = Stamp.of(table)
         path = directory / stamp.file_name()
         index = _open_valid(path, stamp, table)
