@@ -8,10 +8,10 @@ that a process opens read-only and queries per lookup: a few milliseconds and me
 Where: ``$AGENTCLINIC_TERMINOLOGY_CACHE`` if set (``off`` disables the index: every process
 loads the table into memory), else ``$XDG_CACHE_HOME/pytest-agentclinic/``, else
 ``~/.cache/pytest-agentclinic/``, and where that cannot be written (a read-only home) a
-private ``pytest-agentclinic-<uid>`` in the temporary directory. The file name carries the table's sha256, the table's
-:data:`~.terminology_table.FORMAT_VERSION`, :data:`INDEX_VERSION` and the name normaliser's
-fingerprint, so a changed table, schema or normaliser gets a new file (old ones stay until
-removed by hand: other checkouts may still use them).
+private ``pytest-agentclinic-<uid>`` in the temporary directory. The file name carries the
+table's sha256, the table's :data:`~.terminology_table.FORMAT_VERSION`, :data:`INDEX_VERSION`
+and the name normaliser's fingerprint, so a changed table, schema or normaliser gets a new
+file (old ones stay until removed by hand: other checkouts may still use them).
 
 The first process to need a missing file builds it (about 2 s) into a temporary file in the
 same directory and renames it into place, so none ever opens a partial one; processes
