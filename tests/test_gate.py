@@ -229,6 +229,34 @@ def test_junit_tells_the_same_story_as_the_exit_status(ten: pytest.Pytester,
     assert ok is not None and ok.get("failures") == "0"
 
 
+# Writes what pytest would print for each gated miss (its report's long form), per process.
+LONGREPR_PROBE = """
+def pytest_runtest_logreport(report):
+    if report.when == "call" and hasattr(report, "wasxfail"):
+        with open(f"longrepr-{os.getpid()}.txt", "a") as fh:
+            fh.write(report.longreprtext + "\\n---\\n")
+"""
+
+
+def test_a_gated_miss_is_its_message_not_a_traceback(pytester: pytest.Pytester,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     xdist: list[str]) -> None:
+    """pytest formatted the traceback of every gated miss (an xfail no one sees): ~0.15 s of
+    parsing the frames' sources apiece, most of a gated run's time."""
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 5)])
+    pytester.makeconftest(ORACLE + LONGREPR_PROBE)
+    result = run(pytester, monkeypatch, [1, 2], "--agent-min-accuracy=0.5", *xdist)
+    result.assert_outcomes(passed=2, xfailed=2)
+    written = "".join(p.read_text() for p in pytester.path.glob("longrepr-*.txt"))
+    # (on the xdist controller, after the line naming the worker)
+    reprs = [re.sub(r"^\[gw\d+\] .*\n", "", r.strip()) for r in written.split("---")
+             if r.strip()]
+    assert len(reprs) >= 2  # each miss, in the process that ran it (and the controller)
+    for text in reprs:
+        assert text.startswith("misdiagnosis") and "expected:" in text, text
+        assert "def runtest" not in text and "collect.py" not in text, text
+
+
 def test_a_gate_over_no_judged_items_says_so(ten: pytest.Pytester,
                                             monkeypatch: pytest.MonkeyPatch,
                                             xdist: list[str]) -> None:
