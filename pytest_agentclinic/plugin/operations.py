@@ -281,8 +281,7 @@ class OperationsPlugin:
     def _loop(self) -> None:
         if self.files is not None:  # a worker: publish counters, the controller prints
             while not self._stop.wait(PUBLISH_EVERY):
-                with contextlib.suppress(OSError):
-                    self.files.write(RunStatus.of(self.state))
+                self._publish()
             return
         while not self._stop.wait(self._every):
             # None: xdist has not finished its own startup lines; 0: a run of no encounters
