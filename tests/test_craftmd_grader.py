@@ -123,6 +123,22 @@ def test_parentheticals(response: str, truth: str) -> None:
     assert GRADER.grade_frq(response, truth).verdict == 1
 
 
+def test_every_form_of_the_truth_is_asked() -> None:
+    # The whole truth with its abbreviation makes the answer "broader, unsure"; the form
+    # without the parenthesis makes it the same name, and sure.
+    verdict = GRADER.grade_frq("Discoid lupus erythematosus", "discoid lupus erythematosus (dle)")
+    assert (verdict.verdict, verdict.relation, verdict.decided_by) == (1, "same", OFFLINE)
+
+
+@pytest.mark.parametrize(("response", "truth"), [
+    ("Hemophilia A", "hemophilia B"),  # one letter, but a short name: another disease
+    ("Bipolar III disorder", "bipolar II disorder"),
+    ("Hypothyroidism", "hyperthyroidism"),
+])
+def test_a_slip_never_joins_two_diseases(response: str, truth: str) -> None:
+    assert GRADER.grade_frq(response, truth).verdict == 0
+
+
 @pytest.mark.parametrize(("response", "truth"), [
     ("Paget's disease of bone", "osteitis deformans"),  # ICD-10-CM: bracketed synonym
     ("Onychomycosis", "tinea unguium"),  # ICD-10-CM: inclusion term of the code
@@ -130,6 +146,13 @@ def test_parentheticals(response: str, truth: str) -> None:
     ("Haemolytic anaemia", "hemolytic anemia"),  # spelling variants
     ("Guillain\u2013Barr\u00e9 syndrome", "Guillain-Barre syndrome"),
     ("Central retinal artery occlusion", "central retinal artery occulsion"),  # a typo
+    ("Pityriasis rubra pilaris", "pityriasis ruba pilaris"),  # a slip in a long name
+    ("Dermatographia", "dermatographism"),  # one root, two nouns
+    ("Roseola", "roseola infantum"),  # only an age: the words are sure, whatever MONDO says
+    ("Migraine", "migraine headache"),  # MeSH lists it, though one word of the truth
+    ("Alpha-1 antitrypsin deficiency", "\u03b11-antitrypsin deficiency"),  # Greek spelled out
+    ("Multiple endocrine neoplasia type 2A", "multiple endocrine neoplasia (MEN) IIa"),
+    ("Multiple endocrine neoplasia type 2", "multiple endocrine neoplasia (MEN) IIa"),  # broader
 ])
 def test_synonyms_and_spelling(response: str, truth: str) -> None:
     assert GRADER.grade_frq(response, truth).verdict == 1

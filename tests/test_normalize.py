@@ -48,6 +48,18 @@ def test_agents_and_grader_fold_stem_and_expand_alike(given: str, expected: tupl
     assert key_words(given) == key(given)
 
 
+@pytest.mark.parametrize(("given", "expected"), [
+    ("\u03b2-thalassemia", ("beta", "thalassemia")),  # the ASCII fold used to drop it
+    ("\u03b11-antitrypsin", ("alpha", "1", "antitrypsin")),
+    ("\u00b5 chain disease", ("mu", "chain", "disease")),  # the micro sign is a mu
+    ("MEN IIa", ("men", "2", "a_")),  # a numbered subtype with its letter
+    ("type 2B", ("type", "2", "b_")),
+    ("id reaction", ("id", "reaction")),  # a word, not type 1d
+])
+def test_greek_letters_and_lettered_subtypes(given: str, expected: tuple[str, ...]) -> None:
+    assert tokens(given) == expected
+
+
 @pytest.mark.parametrize(("abbreviation", "expansion"), [
     ("echo", "echocardiogram"), ("hr", "heart rate"), ("temp", "temperature"),
     ("PE", "pulmonary embolism"), ("MS", "multiple sclerosis"),

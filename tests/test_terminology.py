@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentclinic.grading.concepts import Terminology, default_terminology
-from pytest_agentclinic.grading.equivalence import head, judge, qualifier_flip
+from pytest_agentclinic.grading.equivalence import judge
 from pytest_agentclinic.grading.terminology import key, normaliser_fingerprint
 from pytest_agentclinic.grading.terminology_table import (
     DATA_FILE,
@@ -18,6 +18,7 @@ from pytest_agentclinic.grading.terminology_table import (
     read_table,
     write_table,
 )
+from pytest_agentclinic.grading.wording import head, qualifier_flip
 from tools.terminology_sources import (
     link_clusters,
     mesh_concepts,
@@ -70,6 +71,8 @@ def test_lay_names_and_eponyms_are_synonyms_both_ways(lay: str, clinical: str) -
     ("psoriatic arthritis", "rheumatoid arthritis"),
     ("type 1 diabetes mellitus", "type 2 diabetes mellitus"),
     ("hepatitis A", "hepatitis B"),
+    ("\u03b1-thalassemia", "\u03b2-thalassemia"),  # once both read "thalassemia"
+    ("MEN 2B", "multiple endocrine neoplasia (MEN) IIa"),  # once a synonym of its "(MEN)"
 ])
 def test_different_diseases_never_link(given: str, truth: str) -> None:
     for a, b in ((given, truth), (truth, given)):
@@ -88,6 +91,7 @@ def test_different_diseases_never_link(given: str, truth: str) -> None:
     ("sclerosis", "multiple sclerosis"),  # the head, but the terminology knows MS
     ("failure", "heart failure"),  # EFO lists it among heart failure's synonyms
     ("infarction", "myocardial infarction"),  # one word may not drop where
+    ("hemorrhage", "subarachnoid hemorrhage"),  # MeSH places it above; a process, not a disease
     ("insufficiency", "primary adrenal insufficiency"),
     ("kidney", "autosomal dominant polycystic kidney disease"),  # an organ, no disease
     ("sleep", "obstructive sleep apnea"),
@@ -99,6 +103,20 @@ def test_fragments_of_the_name_are_not_broader_terms(given: str, truth: str) -> 
     # sure, so that no moderator model is asked to agree with a lifted word
     assert (verdict.correct, verdict.sure) == (False, True), verdict
     assert verdict.relation != "broader"
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("Melanoma", "superficial spreading melanoma"),  # MONDO alone places it above
+    ("Lymphoma", "nodular lymphocyte-predominant Hodgkin lymphoma"),
+    ("Bipolar disorder", "bipolar II disorder"),
+])
+def test_a_disease_that_heads_the_truth_and_is_above_it_is_broader(given: str,
+                                                                   truth: str) -> None:
+    # One word of the name, but the truth's head, a disease of the Disease Ontology, and one
+    # hierarchy places it above the truth: the paper's "broader" rule, not a lifted fragment.
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation) == (True, "broader"), verdict
 
 
 @needs_table

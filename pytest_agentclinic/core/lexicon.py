@@ -130,6 +130,12 @@ WORD_FORMS: dict[str, str] = {
     "hypothyroid": "hypothyroidism", "hyperthyroid": "hyperthyroidism",
 }
 
+#: Greek letters spelled out, as names also write them ("β-thalassemia", "beta thalassemia"):
+#: the ASCII fold would drop them and make alpha- and beta-thalassemia one name.
+GREEK = {"\u03b1": "alpha", "\u03b2": "beta", "\u03b3": "gamma", "\u03b4": "delta",
+         "\u03b5": "epsilon", "\u03ba": "kappa", "\u03bb": "lambda", "\u03bc": "mu"}
+#: Greek letters as words: like a number, they name a subtype (alpha / beta thalassemia).
+GREEK_SUBTYPES = frozenset(GREEK.values())
 #: Roman numerals as they number types and classes ("type II", "factor V").
 ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
 #: Words after which a single letter names a subtype ("hepatitis B", "hemophilia A").

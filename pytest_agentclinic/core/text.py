@@ -33,6 +33,7 @@ from .lexicon import (
     COMPOUND_HEADS,
     FILLER,
     GENERIC,
+    GREEK,
     HEDGES,
     INDUCED,
     LETTER_HEADS,
@@ -56,14 +57,26 @@ _WORD = re.compile(r"[a-z0-9]+")
 _CASED_WORD = re.compile(r"[A-Za-z0-9]+")
 _POSSESSIVE = re.compile(r"(?<=[A-Za-z])'[sS]?(?![A-Za-z])")
 _PAREN_WORD = re.compile(r"\(\s*[A-Za-z]+\s*\)")
+_GREEK = re.compile(f"[{''.join(GREEK)}{''.join(GREEK).upper()}\u00b5]")
+# A numbered subtype with its letter ("type IIa", "MEN 2A"): the number, then the letter.
+# "ic" and "id" are words of their own (interstitial cystitis, the id reaction).
+_NUMBERED = re.compile(r"(\d{1,2}|i{1,3})([a-d])")
 # "non-Hodgkin" is one word: split, "non" would leave "Hodgkin" to match Hodgkin.
 _NON = re.compile(r"\bnon[\s-]+(?=[a-z])", re.IGNORECASE)
 
 
 def _ascii(text: str) -> str:
-    # Dashes outside ASCII would vanish in the ASCII fold and glue words together.
+    # Dashes outside ASCII would vanish in the ASCII fold and glue words together; so would
+    # Greek letters, which name subtypes.
     text = _DASHES.sub("-", text)
+    if not text.isascii():
+        text = _GREEK.sub(_greek, text)
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+def _greek(letter: re.Match[str]) -> str:
+    # NFKC makes the micro sign the Greek mu.
+    return f" {GREEK[unicodedata.normalize('NFKC', letter.group(0)).lower()]} "
 
 
 def _spell(text: str) -> str:
@@ -119,6 +132,10 @@ def tokens(text: str, *, expand_ambiguous: bool = False,
     for raw, word in _folded_words(text):
         if name_forms:
             word = ROMAN.get(word, word)
+            numbered = _NUMBERED.fullmatch(word)
+            if numbered and word not in ("ic", "id"):
+                out += [ROMAN.get(numbered[1], numbered[1]), numbered[2] + "_"]
+                continue
         if len(word) == 1 and word.isalpha() and out and out[-1] in LETTER_HEADS:
             out.append(word + "_")  # a subtype letter, not the article "a"
             continue
@@ -231,8 +248,9 @@ def normaliser_fingerprint() -> str:
     parts: list[object] = [inspect.getsource(f) for f in (
         _ascii, _spell, stem, tokens, _folded_words, _expand, _split_compound, _append,
         content, _drop_inducers)]
-    parts += [p.pattern for p in (_DASHES, _WORD, _CASED_WORD, _POSSESSIVE, _PAREN_WORD, _NON)]
-    parts += [sorted(SPELLINGS.items()),
+    parts += [p.pattern for p in (_DASHES, _WORD, _CASED_WORD, _POSSESSIVE, _PAREN_WORD, _NON,
+                                  _GREEK, _NUMBERED)]
+    parts += [sorted(GREEK.items()), sorted(SPELLINGS.items()),
               sorted(ABBREVIATIONS.items()), sorted(AMBIGUOUS), sorted(WORDLIKE),
               sorted(WORD_FORMS.items()), sorted(ROMAN.items()), sorted(LETTER_HEADS),
               sorted(CANCER), COMPOUND_HEADS, sorted(FILLER), sorted(GENERIC),

@@ -5,9 +5,9 @@ truth is correct (the truth is a subtype of it); an answer *more specific* than 
 not, since the model may have leapt to a subtype the case does not support.
 
 Names are compared by their keys (see :mod:`.terminology`), word by word with tolerance for
-spelling slips, then by ICD-10-CM: names of the same code are synonyms, a code's ancestors are
-broader. The result says which relation decided, so a caller can tell a sure verdict from a
-guess and ask a model about the latter.
+spelling slips (:mod:`.wording`), then by the terminology (:mod:`.concepts`): names of one
+concept are synonyms, a concept's ancestors are broader. The result says which relation
+decided, so a caller can tell a sure verdict from a guess and ask a model about the latter.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ from typing import Literal
 from ..core.text import variants
 from .concepts import Link, Terminology, default_terminology
 from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
+from .wording import covered, keeps_head, listed, qualifier_flip, slipped
+
+__all__ = ["Judgement", "Relation", "RelationKind", "given_names", "judge", "relate",
+           "truth_forms"]
 
 RelationKind = Literal["same", "synonym", "broader", "narrower", "sibling", "qualifier-flip",
                        "related", "different"]
@@ -62,56 +66,14 @@ class Judgement:
     sure: bool = True
 
 
-def _similar(a: str, b: str) -> bool:
-    """Two normalised words are the same word, allowing a slip or an adjectival ending."""
-    if a == b:
-        return True
-    if min(len(a), len(b)) < 5:
-        return False
-    if _root(a) == _root(b):
-        return True  # "myeloid"/"myelogenous", "placenta"/"placental"
-    # One slip ("occulsion", "scholein") in a long word; short words are too close to others
-    # ("rubeola", "rubella"), and a digit is never a slip (type 1 / type 2, HIV1 / HIV2).
-    if any(c.isdigit() for c in a + b):
-        return False
-    return min(len(a), len(b)) >= 8 and _edit_distance_at_most_one(a, b)
-
-
-# Endings that turn one root into its adjective or noun without changing what it names.
-_ENDINGS = ("ogenous", "genous", "ical", "ive", "ion", "ous", "oid", "eal", "ial", "ic", "al",
-            "ar", "ary", "ia", "a", "us", "um", "y", "e")
-
-
-@lru_cache(maxsize=65536)
-def _root(word: str) -> str:
-    for ending in _ENDINGS:
-        if word.endswith(ending) and len(word) - len(ending) >= 4:
-            return word[: -len(ending)]
-    return word
-
-
-def _edit_distance_at_most_one(a: str, b: str) -> bool:
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) > len(b):
-        a, b = b, a
-    i = 0
-    while i < len(a) and a[i] == b[i]:
-        i += 1
-    if len(a) == len(b):
-        return a[i + 1:] == b[i + 1:] or (  # one substitution or one transposition
-            i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:])
-    return a[i:] == b[i + 1:]  # one insertion
-
-
-def _covered(words: Key, by: Key) -> frozenset[str]:
-    """The words of ``words`` that some word of ``by`` matches."""
-    return frozenset(w for w in words if any(_similar(w, v) for v in by))
-
-
 def truth_forms(truth: str) -> list[str]:
-    """The truth, its form without parentheses and each parenthetical ("... (VSD)")."""
-    return [f for f in variants(truth.strip().strip("\"'").strip()) if content(f)]
+    """The truth, its form without parentheses and, when one ends it, each parenthetical
+    ("ventricular septal defect (VSD)"). A parenthetical inside the name abbreviates the words
+    before it, not the truth: "MEN" of "multiple endocrine neoplasia (MEN) IIa" is no name of
+    type IIa."""
+    name = truth.strip().strip("\"'").strip()
+    forms = variants(name)
+    return [f for f in (forms if name.endswith(")") else forms[:2]) if content(f)]
 
 
 @dataclass(frozen=True)
@@ -140,21 +102,28 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return Relation("same", "same name")
     if g <= GENERIC:
         return Relation("different", f"{given!r} names no disease")
-    if len(g) == 1 and not GENERIC & set(tokens(given)):
-        # A bare word, without a head such as "disease" or "syndrome" to make it a name.
-        if not _names_a_disease(next(iter(g)), terms):
-            return Relation("different", f"{given!r} is no disease name on its own")
-        if len(t) > 1 and _covered(g, t) and not _keeps_head(g, truth):
-            return Relation("related", f"{given!r} is a word of the truth's name, not its head")
+    bare = len(g) == 1 and not GENERIC & set(tokens(given))
+    # A bare word, without a head such as "disease" or "syndrome" to make it a name.
+    if bare and not _names_a_disease(next(iter(g)), terms):
+        return Relation("different", f"{given!r} is no disease name on its own")
     flip = qualifier_flip(g, t)
     if flip is not None:
         return Relation("qualifier-flip", flip)
+    if slipped(compact(given), compact(truth)):
+        return Relation("same", "the same name but for a one-letter slip")
     link = terms.link(g, t)
-    if link is not None and link.kind == "synonym":
+    if link is not None and link.kind == "synonym" and link.tier < 3:
+        # A name a source lists for the truth ("migraine" for migraine headache), even
+        # when it is one word of the truth's own name.
         return _synonym(link, terms)
+    if bare and len(t) > 1 and covered(g, t) and not keeps_head(g, truth):
+        return Relation("related", f"{given!r} is a word of the truth's name, not its head")
     words = _word_relation(g, t, terms)
     if words is not None and words.kind == "same":
+        # Before a synonym of unknown scope: the words themselves are sure.
         return words
+    if link is not None and link.kind == "synonym":
+        return _synonym(link, terms)
     if link is not None and link.curated:
         return _hierarchy(link, terms)
     if words is not None:
@@ -175,7 +144,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
             # Wrong either way: a source may misplace a disease, but not below its own kin.
             return Relation(link.kind, reason)
         return Relation("related", reason, sure=False)
-    shared = _covered(g, t)
+    shared = covered(g, t)
     if shared:
         return Relation("related", f"shared words: {' '.join(sorted(shared))}", sure=False)
     return Relation("different", "no shared word")
@@ -248,11 +217,13 @@ def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
     "superficial spreading" for that melanoma).
     """
     g_known, t_known = terms.known(g), terms.known(t)
-    has_head = _keeps_head(g, truth)
-    # Words and one source's hierarchy agreeing make a broader name of two words or more; a
-    # single word needs two sources (MeSH alone has "infarction" above myocardial infarction).
-    if (words.kind == "broader" and has_head and len(g) > 1 and link is not None
-            and link.kind == "broader" and _hierarchy(link, terms).kind == "broader"):
+    has_head = keeps_head(g, truth)
+    # Words and one source's hierarchy agreeing make a broader name of two words or more, or
+    # of one word that the Disease Ontology names as a disease (MeSH alone has "infarction"
+    # above myocardial infarction).
+    if (words.kind == "broader" and has_head and (len(g) > 1 or _disease_word(g, terms))
+            and link is not None and link.kind == "broader"
+            and _hierarchy(link, terms).kind == "broader"):
         return Relation("broader", f"{words.reason}; {terms.label(link.given)} is above "
                         f"{terms.label(link.truth)} ({', '.join(link.sources)})")
     # One word lifted from a name the terminology knows is no diagnosis unless a hierarchy
@@ -283,35 +254,11 @@ def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
                     "name above the truth", sure=False)
 
 
-def _keeps_head(g: Key, truth: str) -> bool:
-    # A comma may close the name before a specifier ("social anxiety disorder, performance
-    # only") or sit inside it ("chronic, non-bacterial prostatitis"): either head will do.
-    heads = {head(truth), head(truth.split(",")[0])} - {""}
-    return any(_similar(h, w) for h in heads for w in g)
-
-
-def head(name: str) -> str:
-    """The head word of a disease name: its last content word before a post-modifier, or the
-    noun before a Latin adjective or a subtype ("psoriasis vulgaris", "hemophilia A")."""
-    before = re.split(r"\b(?:with|of|in|due to|secondary to|from|caused by)\b|[(;]",
-                      name.lower(), maxsplit=1)[0]
-    words = list(content(before) or content(name))
-    while len(words) > 1 and (words[-1] in LATIN_ADJECTIVES or words[-1] in _COUNTERS
-                              or _subtypes(frozenset(words[-1:]))):
-        words.pop()
-    return words[-1] if words else ""
-
-
-#: Words that count subtypes ("autism spectrum disorder, level 1"): never a head.
-_COUNTERS = frozenset({"level", "type", "grade", "stage", "class", "group"})
-#: Latin adjectives that follow the noun they qualify in disease names.
-LATIN_ADJECTIVES = frozenset({
-    "vulgaris", "vera", "pedis", "capitis", "corporis", "cruris", "manuum", "unguium", "faciei",
-    "barbae", "versicolor", "nodosum", "multiforme", "migrans", "gravis", "tarda", "perstans",
-    "chronica", "acuta", "congenita", "neonatorum", "infantum", "gravidarum", "simplex",
-    "annulare", "planus", "rubra", "alba", "nigricans", "areata", "universalis", "totalis",
-    "cutanea", "cutis", "lata", "tropica", "minor", "major",
-})
+def _disease_word(g: Key, terms: Terminology) -> bool:
+    """Whether a one-word name is a disease of the Disease Ontology ("melanoma", "lymphoma"),
+    which keeps out processes and findings that MeSH files among diseases ("infarction",
+    "hemorrhage"): only such a word, heading the truth, is broader by one source's say."""
+    return any(i.startswith("DOID:") for i in terms.concepts(g)[1])
 
 
 def _word_relation(g: Key, t: Key, terms: Terminology) -> Relation | None:
@@ -322,59 +269,19 @@ def _word_relation(g: Key, t: Key, terms: Terminology) -> Relation | None:
         # where: "infarction" names no disease without the heart, "insufficiency" none
         # without the adrenals.
         soft = SOFT_QUALIFIERS - PLACES
-    g_in_t, t_in_g = _covered(g, t), _covered(t, g)
+    g_in_t, t_in_g = covered(g, t), covered(t, g)
     g_extra, t_extra = g - g_in_t, t - t_in_g
     if not g_extra and not t_extra:
         return Relation("same", "same words up to spelling")
     if not g_extra:
         if t_extra <= soft:
-            return Relation("same", f"the truth only adds {_words(t_extra)}")
-        return Relation("broader", f"the truth adds {_words(t_extra)}", sure=False)
+            return Relation("same", f"the truth only adds {listed(t_extra)}")
+        return Relation("broader", f"the truth adds {listed(t_extra)}", sure=False)
     if not t_extra:
         if g_extra <= soft:
-            return Relation("same", f"the answer only adds {_words(g_extra)}")
-        return Relation("narrower", f"the answer adds {_words(g_extra)}", sure=False)
+            return Relation("same", f"the answer only adds {listed(g_extra)}")
+        return Relation("narrower", f"the answer adds {listed(g_extra)}", sure=False)
     return None
-
-
-#: Qualifiers that split a disease into kinds that exclude each other: an answer stating one
-#: where the truth states another names a different disease, however many words they share.
-OPPOSITES: tuple[tuple[frozenset[str], ...], ...] = tuple(
-    tuple(frozenset(side.split()) for side in pair) for pair in (
-        ("primary vera essential", "secondary"), ("acute", "chronic"), ("left", "right"),
-        ("benign", "malignant cancer"), ("congenital", "acquired"), ("upper", "lower"),
-        ("anterior", "posterior"), ("proximal", "distal"), ("internal", "external"),
-        ("superior", "inferior"), ("central", "peripheral nephrogenic obstructive"),
-        ("open", "closed closure"), ("unilateral", "bilateral"), ("active", "latent"),
-        ("dry", "wet"), ("systolic", "diastolic"), ("ischemic", "hemorrhagic"),
-        ("complete", "incomplete partial"), ("small", "nonsmall large"),
-    )
-)
-
-
-def qualifier_flip(g: Key, t: Key) -> str | None:
-    """The qualifier the answer flips against the truth ("secondary" for "primary"), if any.
-
-    Numbers and subtype letters count as qualifiers too: type 1 is not type 2, hepatitis A
-    is not hepatitis B.
-    """
-    for side_a, side_b in OPPOSITES:
-        for mine, theirs in ((side_a, side_b), (side_b, side_a)):
-            if g & mine and t & theirs and not (g & theirs):
-                return f"the answer says {_words(g & mine)} where the truth says " \
-                       f"{_words(t & theirs)}"
-    g_sub, t_sub = _subtypes(g), _subtypes(t)
-    if g_sub and t_sub and not g_sub & t_sub:
-        return f"the answer names subtype {_words(g_sub)} where the truth names {_words(t_sub)}"
-    return None
-
-
-def _subtypes(words: Key) -> frozenset[str]:
-    return frozenset(w for w in words if w.isdigit() or (w.endswith("_") and len(w) == 2))
-
-
-def _words(words: Key) -> str:
-    return " ".join(sorted(words))
 
 
 def judge(given: str, truth: str) -> Judgement:
@@ -383,12 +290,19 @@ def judge(given: str, truth: str) -> Judgement:
     for name in given_names(given):
         for form in truth_forms(truth):
             relation = relate(name, form)
-            if relation.kind in _RIGHT:
-                return Judgement(True, relation.kind, relation.reason, relation.sure)
-            if best is None or _RANK[relation.kind] > _RANK[best.kind]:
+            if relation.kind in _RIGHT and relation.sure and relation.kind != "broader":
+                return Judgement(True, relation.kind, relation.reason, True)
+            # Every form is asked: "DLE" for "discoid lupus erythematosus (DLE)" is broader
+            # than the whole but the same as the form without the parenthesis.
+            if best is None or _order(relation) > _order(best):
                 best = relation
     best = best or Relation("different", "no shared word")
-    return Judgement(False, best.kind, best.reason, best.sure)
+    return Judgement(best.kind in _RIGHT, best.kind, best.reason, best.sure)
+
+
+def _order(relation: Relation) -> tuple[bool, bool, int]:
+    # Right before wrong, then sure before unsure, then the closer relation.
+    return (relation.kind in _RIGHT, relation.sure, _RANK[relation.kind])
 
 
 def given_names(given: str) -> list[str]:
@@ -417,5 +331,5 @@ def given_names(given: str) -> list[str]:
 
 _RIGHT = frozenset({"same", "synonym", "broader"})
 _RANK: dict[RelationKind, int] = {"different": 0, "qualifier-flip": 1, "sibling": 1,
-                                  "narrower": 1, "related": 3, "same": 4, "synonym": 4,
-                                  "broader": 4}
+                                  "narrower": 1, "related": 3, "broader": 4, "same": 5,
+                                  "synonym": 5}

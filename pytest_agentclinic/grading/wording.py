@@ -1,0 +1,162 @@
+"""How two disease names compare word by word: spelling slips, shared roots, head words and
+qualifiers that split a disease into kinds.
+
+The word-level half of :mod:`.equivalence`, which adds the terminology's knowledge on top.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ..core.lexicon import GREEK_SUBTYPES
+from .terminology import Key, content
+
+__all__ = ["LATIN_ADJECTIVES", "OPPOSITES", "SLIP_LENGTH", "covered", "head", "keeps_head",
+           "letters", "listed", "numbers", "qualifier_flip", "root", "similar", "slipped",
+           "subtypes"]
+
+
+def similar(a: str, b: str) -> bool:
+    """Two normalised words are the same word, allowing a slip or an adjectival ending."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 5:
+        return False
+    if root(a) == root(b):
+        return True  # "myeloid"/"myelogenous", "placenta"/"placental"
+    # One slip ("occulsion", "scholein") in a long word; short words are too close to others
+    # ("rubeola", "rubella"), and a digit is never a slip (type 1 / type 2, HIV1 / HIV2).
+    if any(c.isdigit() for c in a + b):
+        return False
+    return min(len(a), len(b)) >= 8 and _one_edit(a, b)
+
+
+# Endings that turn one root into its adjective or noun without changing what it names.
+_ENDINGS = ("ogenous", "genous", "ical", "ism", "ive", "ion", "ous", "oid", "eal", "ial", "ic",
+            "al", "ar", "ary", "ia", "a", "us", "um", "y", "e")
+
+
+@lru_cache(maxsize=65536)
+def root(word: str) -> str:
+    """The word without an adjectival or noun ending, if a root of four letters is left."""
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 4:
+            return word[: -len(ending)]
+    return word
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1:] == b[i + 1:] or (  # one substitution or one transposition
+            i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:])
+    return a[i:] == b[i + 1:]  # one insertion
+
+
+#: A name this long (its content words run together) stays itself through a one-letter slip
+#: anywhere ("pityriasis ruba pilaris"); shorter ones may become another ("hemophilia b").
+SLIP_LENGTH = 15
+
+
+def slipped(a: str, b: str) -> bool:
+    """Two long names, run together, that differ by one letter (never a digit)."""
+    return (min(len(a), len(b)) >= SLIP_LENGTH and not any(c.isdigit() for c in a + b)
+            and _one_edit(a, b))
+
+
+def covered(words: Key, by: Key) -> frozenset[str]:
+    """The words of ``words`` that some word of ``by`` matches."""
+    return frozenset(w for w in words if any(similar(w, v) for v in by))
+
+
+def keeps_head(g: Key, truth: str) -> bool:
+    # A comma may close the name before a specifier ("social anxiety disorder, performance
+    # only") or sit inside it ("chronic, non-bacterial prostatitis"): either head will do.
+    heads = {head(truth), head(truth.split(",")[0])} - {""}
+    return any(similar(h, w) for h in heads for w in g)
+
+
+def head(name: str) -> str:
+    """The head word of a disease name: its last content word before a post-modifier, or the
+    noun before a Latin adjective or a subtype ("psoriasis vulgaris", "hemophilia A")."""
+    before = re.split(r"\b(?:with|of|in|due to|secondary to|from|caused by)\b|[(;]",
+                      name.lower(), maxsplit=1)[0]
+    words = list(content(before) or content(name))
+    while len(words) > 1 and (words[-1] in LATIN_ADJECTIVES or words[-1] in _COUNTERS
+                              or subtypes(frozenset(words[-1:]))):
+        words.pop()
+    return words[-1] if words else ""
+
+
+#: Words that count subtypes ("autism spectrum disorder, level 1"): never a head.
+_COUNTERS = frozenset({"level", "type", "grade", "stage", "class", "group"})
+#: Latin adjectives that follow the noun they qualify in disease names.
+LATIN_ADJECTIVES = frozenset({
+    "vulgaris", "vera", "pedis", "capitis", "corporis", "cruris", "manuum", "unguium", "faciei",
+    "barbae", "versicolor", "nodosum", "multiforme", "migrans", "gravis", "tarda", "perstans",
+    "chronica", "acuta", "congenita", "neonatorum", "infantum", "gravidarum", "simplex",
+    "annulare", "planus", "rubra", "alba", "nigricans", "areata", "universalis", "totalis",
+    "cutanea", "cutis", "lata", "tropica", "minor", "major",
+})
+
+
+#: Qualifiers that split a disease into kinds that exclude each other: an answer stating one
+#: where the truth states another names a different disease, however many words they share.
+OPPOSITES: tuple[tuple[frozenset[str], ...], ...] = tuple(
+    tuple(frozenset(side.split()) for side in pair) for pair in (
+        ("primary vera essential", "secondary"), ("acute", "chronic"), ("left", "right"),
+        ("benign", "malignant cancer"), ("congenital", "acquired"), ("upper", "lower"),
+        ("anterior", "posterior"), ("proximal", "distal"), ("internal", "external"),
+        ("superior", "inferior"), ("central", "peripheral nephrogenic obstructive"),
+        ("open", "closed closure"), ("unilateral", "bilateral"), ("active", "latent"),
+        ("dry", "wet"), ("systolic", "diastolic"), ("ischemic", "hemorrhagic"),
+        ("complete", "incomplete partial"), ("small", "nonsmall large"),
+    )
+)
+
+
+def qualifier_flip(g: Key, t: Key) -> str | None:
+    """The qualifier the answer flips against the truth ("secondary" for "primary"), if any.
+
+    Numbers and subtype letters count as qualifiers too: type 1 is not type 2, hepatitis A
+    is not hepatitis B.
+    """
+    for side_a, side_b in OPPOSITES:
+        for mine, theirs in ((side_a, side_b), (side_b, side_a)):
+            if g & mine and t & theirs and not (g & theirs):
+                return f"the answer says {listed(g & mine)} where the truth says " \
+                       f"{listed(t & theirs)}"
+    # Numbers and letters apart: type 2A is not type 2B, though both are type 2.
+    for g_sub, t_sub in ((numbers(g), numbers(t)), (letters(g), letters(t))):
+        if g_sub and t_sub and not g_sub & t_sub:
+            return (f"the answer names subtype {listed(g_sub)} where the truth names "
+                    f"{listed(t_sub)}")
+    return None
+
+
+def subtypes(words: Key) -> frozenset[str]:
+    """The words of a key that number or letter a subtype ("2", "b_", "beta")."""
+    return numbers(words) | letters(words)
+
+
+def numbers(words: Key) -> frozenset[str]:
+    """The numbers of a key ("type II" is 2)."""
+    return frozenset(w for w in words if w.isdigit())
+
+
+def letters(words: Key) -> frozenset[str]:
+    """The subtype letters of a key, Latin ("hepatitis B": "b_") or Greek ("beta")."""
+    return frozenset(w for w in words if (w.endswith("_") and len(w) == 2)
+                     or w in GREEK_SUBTYPES)
+
+
+def listed(words: Key) -> str:
+    """Words of a key in a stable order, for reasons."""
+    return " ".join(sorted(words))
