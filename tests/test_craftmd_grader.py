@@ -318,7 +318,7 @@ def test_grade_command_names_a_bad_line(tmp_path: Path,
 #: Acceptance floors from the issue, pooled over both models' free-response answers.
 AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
 #: What the grader reaches today (benchmarks/bench_grader.py), kept as regression floors.
-REGRESSION = {"gpt4": (0.922, 0.811), "gpt3": (0.929, 0.789)}
+REGRESSION = {"gpt4": (0.924, 0.815), "gpt3": (0.930, 0.794)}
 
 
 @pytest.fixture(scope="session")
@@ -337,7 +337,7 @@ def test_agreement_does_not_regress(reports: dict[str, Report], model: str) -> N
     assert reports[model].frq.kappa >= kappa
 
 
-@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.926 (kappa ~0.80); the "
+@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.928 (kappa ~0.81); the "
                           "benchmark's anatomy of the disagreements says why", strict=True)
 def test_agreement_meets_acceptance_floor(reports: dict[str, Report]) -> None:
     total = pooled(reports.values())
