@@ -73,6 +73,12 @@ def test_lay_names_and_eponyms_are_synonyms_both_ways(lay: str, clinical: str) -
     ("hepatitis A", "hepatitis B"),
     ("\u03b1-thalassemia", "\u03b2-thalassemia"),  # once both read "thalassemia"
     ("MEN 2B", "multiple endocrine neoplasia (MEN) IIa"),  # once a synonym of its "(MEN)"
+    # One letter apart, but each a word of a disease name: no slip of the pen.
+    ("entropion", "ectropion"),
+    ("esotropia", "exotropia"),
+    ("cicatricial entropion", "cicatricial ectropion"),
+    ("ethanol poisoning", "methanol poisoning"),
+    ("osteogenesis imperfecta type VII", "osteogenesis imperfecta type VIII"),
 ])
 def test_different_diseases_never_link(given: str, truth: str) -> None:
     for a, b in ((given, truth), (truth, given)):

@@ -71,6 +71,8 @@ def test_every_lookup_answers_as_in_memory(both: tuple[Terminology, Terminology]
         assert indexed.known(name) == memory.known(name), name
         for word in name.lower().split():
             assert indexed.one_word_name(word) == memory.one_word_name(word), word
+        for word in key(name):
+            assert indexed.is_word(word) == memory.is_word(word), word
     for ident in _idents(rows):
         for method in ("label", "cluster", "ancestors", "breadth"):
             assert getattr(indexed, method)(ident) == getattr(memory, method)(ident), (
@@ -111,6 +113,7 @@ def test_backend_lookups_match(both: tuple[Terminology, Terminology]) -> None:
             assert s.icd_codes(name_key) == m.icd_codes(name_key)
             assert s.icd_described(name_key) == m.icd_described(name_key)
             assert s.is_single(name_key) == m.is_single(name_key)
+            assert all(s.is_word(w) == m.is_word(w) for w in name_key.split())
         for ident in (row.id, *row.parents):
             assert s.parents_of(ident) == m.parents_of(ident)
             assert sorted(s.members_of(row.cluster)) == sorted(m.members_of(row.cluster))

@@ -137,7 +137,8 @@ GREEK = {"\u03b1": "alpha", "\u03b2": "beta", "\u03b3": "gamma", "\u03b4": "delt
 #: Greek letters as words: like a number, they name a subtype (alpha / beta thalassemia).
 GREEK_SUBTYPES = frozenset(GREEK.values())
 #: Roman numerals as they number types and classes ("type II", "factor V").
-ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6"}
+ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5", "vi": "6", "vii": "7",
+         "viii": "8", "ix": "9", "xi": "11", "xii": "12", "xiii": "13"}  # "X" is a letter too
 #: Words after which a single letter names a subtype ("hepatitis B", "hemophilia A").
 LETTER_HEADS = frozenset({"hepatitis", "hemophilia", "influenza", "vitamin", "type", "group",
                           "factor", "class", "protein", "men", "c", "niemann", "pick"})

@@ -66,6 +66,7 @@ class Backend(Protocol):
 
     def concepts_of(self, name_key: str) -> tuple[Tier, frozenset[str]]: ...
     def is_single(self, name_key: str) -> bool: ...
+    def is_word(self, word: str) -> bool: ...
     def icd_codes(self, name_key: str) -> AbstractSet[str]: ...
     def icd_described(self, name_key: str) -> AbstractSet[str]: ...
     def parents_of(self, ident: str) -> tuple[str, ...]: ...
@@ -118,6 +119,11 @@ class Terminology:
     def one_word_name(self, word: str) -> bool:
         """Whether some source names a disease with this one (normalised) word alone."""
         return self.backend.is_single(word)
+
+    def is_word(self, word: str) -> bool:
+        """Whether a normalised word is a word of some concept's preferred name (a slip of
+        the pen makes a word that is none: "scholein", not "entropion")."""
+        return self.backend.is_word(word)
 
     def known(self, name: str | Key) -> bool:
         """Whether some source names this condition."""

@@ -109,14 +109,15 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     flip = qualifier_flip(g, t)
     if flip is not None:
         return Relation("qualifier-flip", flip)
-    if slipped(compact(given), compact(truth)):
+    if slipped(g, t, terms.is_word):
         return Relation("same", "the same name but for a one-letter slip")
     link = terms.link(g, t)
     if link is not None and link.kind == "synonym" and link.tier < 3:
         # A name a source lists for the truth ("migraine" for migraine headache), even
         # when it is one word of the truth's own name.
         return _synonym(link, terms)
-    if bare and len(t) > 1 and covered(g, t) and not keeps_head(g, truth):
+    if (bare and len(t) > 1 and covered(g, t, terms.is_word)
+            and not keeps_head(g, truth, terms.is_word)):
         return Relation("related", f"{given!r} is a word of the truth's name, not its head")
     words = _word_relation(g, t, terms)
     if words is not None and words.kind == "same":
@@ -144,7 +145,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
             # Wrong either way: a source may misplace a disease, but not below its own kin.
             return Relation(link.kind, reason)
         return Relation("related", reason, sure=False)
-    shared = covered(g, t)
+    shared = covered(g, t, terms.is_word)
     if shared:
         return Relation("related", f"shared words: {' '.join(sorted(shared))}", sure=False)
     return Relation("different", "no shared word")
@@ -217,7 +218,7 @@ def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
     "superficial spreading" for that melanoma).
     """
     g_known, t_known = terms.known(g), terms.known(t)
-    has_head = keeps_head(g, truth)
+    has_head = keeps_head(g, truth, terms.is_word)
     # Words and one source's hierarchy agreeing make a broader name of two words or more, or
     # of one word that the Disease Ontology names as a disease (MeSH alone has "infarction"
     # above myocardial infarction).
@@ -269,7 +270,7 @@ def _word_relation(g: Key, t: Key, terms: Terminology) -> Relation | None:
         # where: "infarction" names no disease without the heart, "insufficiency" none
         # without the adrenals.
         soft = SOFT_QUALIFIERS - PLACES
-    g_in_t, t_in_g = covered(g, t), covered(t, g)
+    g_in_t, t_in_g = covered(g, t, terms.is_word), covered(t, g, terms.is_word)
     g_extra, t_extra = g - g_in_t, t - t_in_g
     if not g_extra and not t_extra:
         return Relation("same", "same words up to spelling")

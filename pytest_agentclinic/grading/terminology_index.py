@@ -47,7 +47,7 @@ from .terminology_table import FORMAT_VERSION, read_table
 #: The environment variable naming the cache directory (``off``: no index).
 ENV = "AGENTCLINIC_TERMINOLOGY_CACHE"
 #: Bumped whenever the schema or what it stores changes.
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 _SEP = "\t"  # joins identifiers in one column; the table's fields never contain a tab
 _SCHEMA = """
 PRAGMA journal_mode = OFF;
@@ -59,6 +59,7 @@ CREATE TABLE name (key TEXT PRIMARY KEY, tier INTEGER, idents TEXT NOT NULL,
 CREATE TABLE concept (id TEXT PRIMARY KEY, cluster TEXT NOT NULL, label TEXT NOT NULL,
                       parents TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE below (id TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE word (word TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -223,6 +224,7 @@ def _write(path: Path, memory: MemoryIndex, meta: dict[str, str]) -> None:
             (i, memory.clusters[i], memory.labels[i], _SEP.join(memory.parents[i]))
             for i in sorted(memory.parents)))
         conn.executemany("INSERT INTO below VALUES (?, ?)", sorted(memory.below_counts().items()))
+        conn.executemany("INSERT INTO word VALUES (?)", ((w,) for w in sorted(memory.words)))
         conn.execute("CREATE INDEX concept_cluster ON concept (cluster)")
         conn.executemany("INSERT INTO meta VALUES (?, ?)", sorted(meta.items()))
         conn.commit()
@@ -309,6 +311,7 @@ class SqliteIndex:
         self._concept = lru_cache(maxsize=1 << 16)(self._query_concept)
         self.members_of = lru_cache(maxsize=1 << 14)(self._query_members)
         self.below = lru_cache(maxsize=1 << 14)(self._query_below)
+        self.is_word = lru_cache(maxsize=1 << 16)(self._query_word)
 
     @property
     def degraded(self) -> bool:
@@ -380,6 +383,12 @@ class SqliteIndex:
         if rows is None:
             return self._memory().below(ident)
         return int(rows[0][0]) if rows else 0
+
+    def _query_word(self, word: str) -> bool:
+        rows = self._fetch("SELECT 1 FROM word WHERE word = ?", word)
+        if rows is None:
+            return self._memory().is_word(word)
+        return bool(rows)
 
     def _fetch(self, sql: str, arg: str) -> list[Any] | None:
         """The rows, or None once any query failed (then :meth:`_memory` answers)."""

@@ -44,6 +44,8 @@ class MemoryIndex:
         self.labels: dict[str, str] = {}
         #: Keys of names that are one word as written ("Malaria", not "kidney disease").
         self.single: set[str] = set()
+        #: Every word of the preferred names' keys (see :meth:`is_word`).
+        self.words: set[str] = set()
         #: Words ICD-10-CM mostly uses for *where* a condition is (see
         #: :attr:`.concepts.Terminology.site_words`).
         self.site_words = site_words
@@ -53,6 +55,10 @@ class MemoryIndex:
         for row in rows:
             self._add(row, rekey)
         self.home.pop("", None)
+        # Of preferred names only: sources list misspellings among synonyms ("polycythemia
+        # ruba vera" in MeSH), which would make a slip a word.
+        self.words = {w for name_key, (tier, _) in self.home.items() if tier == 0
+                      for w in name_key.split()}
 
     def _add(self, row: Row, rekey: bool) -> None:
         ident, home = row.id, self.home
@@ -84,6 +90,10 @@ class MemoryIndex:
     def is_single(self, name_key: str) -> bool:
         """Whether some name with this key is one word as written."""
         return name_key in self.single
+
+    def is_word(self, word: str) -> bool:
+        """Whether the word is a word of some concept's preferred name."""
+        return word in self.words
 
     def icd_codes(self, name_key: str) -> AbstractSet[str]:
         """The ICD-10-CM codes naming a key."""

@@ -7,18 +7,31 @@ The word-level half of :mod:`.equivalence`, which adds the terminology's knowled
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from ..core.lexicon import GREEK_SUBTYPES
 from .terminology import Key, content
 
-__all__ = ["LATIN_ADJECTIVES", "OPPOSITES", "SLIP_LENGTH", "covered", "head", "keeps_head",
-           "letters", "listed", "numbers", "qualifier_flip", "root", "similar", "slipped",
-           "subtypes"]
+__all__ = ["LATIN_ADJECTIVES", "OPPOSITES", "SLIP_LENGTH", "Vocabulary", "covered", "head",
+           "keeps_head", "letters", "listed", "numbers", "qualifier_flip", "root", "similar",
+           "slipped", "subtypes"]
 
 
-def similar(a: str, b: str) -> bool:
-    """Two normalised words are the same word, allowing a slip or an adjectival ending."""
+#: Whether a normalised word is a word of some disease name the terminology knows.
+Vocabulary = Callable[[str], bool]
+
+
+def _knows_nothing(word: str) -> bool:
+    return False
+
+
+def similar(a: str, b: str, known: Vocabulary = _knows_nothing) -> bool:
+    """Two normalised words are the same word, allowing a slip or an adjectival ending.
+
+    A slip makes a word that is no word: two words the ``known`` vocabulary both knows are
+    two words, however close ("entropion" / "ectropion", "esotropia" / "exotropia").
+    """
     if a == b:
         return True
     if min(len(a), len(b)) < 5:
@@ -29,7 +42,7 @@ def similar(a: str, b: str) -> bool:
     # ("rubeola", "rubella"), and a digit is never a slip (type 1 / type 2, HIV1 / HIV2).
     if any(c.isdigit() for c in a + b):
         return False
-    return min(len(a), len(b)) >= 8 and _one_edit(a, b)
+    return min(len(a), len(b)) >= 8 and _one_edit(a, b) and not (known(a) and known(b))
 
 
 # Endings that turn one root into its adjective or noun without changing what it names.
@@ -61,26 +74,32 @@ def _one_edit(a: str, b: str) -> bool:
 
 
 #: A name this long (its content words run together) stays itself through a one-letter slip
-#: anywhere ("pityriasis ruba pilaris"); shorter ones may become another ("hemophilia b").
+#: in a short word ("pityriasis ruba pilaris"); shorter ones may become another.
 SLIP_LENGTH = 15
 
 
-def slipped(a: str, b: str) -> bool:
-    """Two long names, run together, that differ by one letter (never a digit)."""
-    return (min(len(a), len(b)) >= SLIP_LENGTH and not any(c.isdigit() for c in a + b)
-            and _one_edit(a, b))
+def slipped(g: Key, t: Key, known: Vocabulary = _knows_nothing) -> bool:
+    """Two long names of the same words but one pair, a slip of one letter, of four letters or
+    more and no digit or subtype letter, where one of the two is no known word."""
+    g_only, t_only = g - t, t - g
+    if len(g_only) != 1 or len(t_only) != 1 or not g & t:
+        return False
+    a, b = next(iter(g_only)), next(iter(t_only))
+    return (sum(map(len, g)) >= SLIP_LENGTH and min(len(a), len(b)) >= 4 and a.isalpha()
+            and b.isalpha() and _one_edit(a, b) and not (known(a) and known(b)))
 
 
-def covered(words: Key, by: Key) -> frozenset[str]:
+def covered(words: Key, by: Key, known: Vocabulary = _knows_nothing) -> frozenset[str]:
     """The words of ``words`` that some word of ``by`` matches."""
-    return frozenset(w for w in words if any(similar(w, v) for v in by))
+    return frozenset(w for w in words if any(similar(w, v, known) for v in by))
 
 
-def keeps_head(g: Key, truth: str) -> bool:
+def keeps_head(g: Key, truth: str, known: Vocabulary = _knows_nothing) -> bool:
+    """Whether the answer's words keep the head word of the truth's name."""
     # A comma may close the name before a specifier ("social anxiety disorder, performance
     # only") or sit inside it ("chronic, non-bacterial prostatitis"): either head will do.
     heads = {head(truth), head(truth.split(",")[0])} - {""}
-    return any(similar(h, w) for h in heads for w in g)
+    return any(similar(h, w, known) for h in heads for w in g)
 
 
 def head(name: str) -> str:
