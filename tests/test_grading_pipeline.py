@@ -42,6 +42,11 @@ Start = Callable[[Script], FakeOpenAIServer]
     ("Final Diagnosis: not lupus; I think it is rosacea", "rosacea"),
     ("DIAGNOSIS READY: Rosacea (lupus ruled out)", "Rosacea"),
     ("DIAGNOSIS READY: Rosacea, not lupus", "Rosacea"),
+    ("The patient has Friedreich's ataxia.", "Friedreich's ataxia"),  # was "none"
+    ("A. Asthma", "Asthma"),  # an enumerator, not a sentence ending at "A"
+    ("Intertrigo possibly complicated by candidiasis.", "Intertrigo"),  # a hedged complication
+    ("Inflammatory bowel disease (possible Crohn's disease)", "Inflammatory bowel disease"),
+    ("Eating disorder, potentially bulimia nervosa.", "Eating disorder"),  # a kind of it
 ])
 def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
                                                                   diagnosis: str) -> None:
@@ -60,6 +65,8 @@ def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
     "DIAGNOSIS READY: Differential diagnosis: rosacea, lupus",
     "Final Diagnosis: Differential: rosacea, lupus, dermatomyositis",
     "DIAGNOSIS READY: 1. Rosacea\n2. Lupus",
+    "DIAGNOSIS READY: Anxiety, possibly hyperthyroidism",  # a hedge to another disease
+    "DIAGNOSIS READY: Skin infection or possible dermatitis",
 ])
 def test_alternatives_hedges_lists_and_differentials_are_multiple(answer: str) -> None:
     assert extract(answer).category == "multiple"
@@ -85,6 +92,12 @@ def test_the_rule_for_a_main_diagnosis_and_its_companion() -> None:
     assert extract("Pneumonia with sepsis").category == "single"
     assert extract("Pneumonia or sepsis").category == "multiple"
     assert extract("Pneumonia, sepsis, empyema").category == "multiple"
+    # A hedged companion that is a kind of the main diagnosis refines it ("IBD, possibly
+    # Crohn disease": one diagnosis, its subtype suspected); one that is not offers another.
+    refined = extract("Inflammatory bowel disease, possibly Crohn disease")
+    assert refined.category == "single"
+    assert [m.role for m in refined.mentions] == ["main", "refinement"]
+    assert extract("Inflammatory bowel disease, possibly celiac disease").category == "multiple"
 
 
 def test_the_ready_marker_tolerates_slips_but_not_other_words() -> None:

@@ -9,7 +9,8 @@ concurrent one accompanies it. This module does the same with rules on the answe
   reasons ("given ...", "which requires ...");
 * a refusal ("insufficient information", "cannot determine") or an answer naming only tests,
   procedures, treatments or drugs gives ``none``;
-* alternatives ("X or Y", "X vs Y", "X, possibly Y", "(e.g. Y)") give ``multiple``;
+* alternatives ("X or Y", "X vs Y", "(e.g. Y)", "X, possibly Y" unless Y is a kind of X)
+  give ``multiple``;
 * otherwise the statement is split into the main diagnosis and its companions: aliases in
   parentheses, concurrent conditions ("with", "and"), causes ("due to"), refinements
   ("specifically").
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
+from .equivalence import relate
 from .kinds import kind
 from .markers import (
     addresses_grader,
@@ -33,7 +35,8 @@ from .markers import (
 from .terminology import FILLER, GENERIC, content, tokens
 
 Category = Literal["single", "multiple", "none"]
-Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative"]
+Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
+               "hedged"]
 
 
 @dataclass(frozen=True)
@@ -74,10 +77,13 @@ _LEADS = re.compile(
     r"|\b(?:consistent|compatible)\s+with\s+|\bsuggestive\s+of\s+|\bindicative\s+of\s+"
     r"|\bsuggests?\s+(?:a\s+diagnosis\s+of\s+)?|\bsuffering\s+from\s+|\bsounds?\s+like\s+(?:a\s+case\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
     r"|\b(?:most\s+)?likely\s+(?:has|have|suffers\s+from|is\s+suffering\s+from)\s+"
+    r"|^(?:the\s+)?(?:patient|child|infant|baby|woman|man|boy|girl|she|he)\s+(?:has|is\s+"
+    r"suffering\s+from|suffers\s+from)\s+(?!(?:a\s+)?(?:history|symptoms?|signs?|no|not)\b)"
     r"|\b(?:think|believe|suspect|feel)\s+(?:that\s+)?(?:it\s+is|it's|this\s+is|(?:the\s+)?"
     r"(?:patient|she|he)\s+has)\s+"
     r"|\b(?:is|are)\s+(?:most\s+)?(?:likely|probably)\s+(?:to\s+be\s+|having\s+|due\s+to\s+)?",
     re.I)
+_ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])")
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)\.(?=\s|$)|\n|;\s")
 # Where a statement stops naming the condition and starts explaining it.
 _CONTEXT = re.compile(
@@ -100,6 +106,7 @@ def statement(text: str) -> str:
     marker = _FINAL.search(text)
     if marker is not None:
         text = text[marker.end():]
+    text = _ENUMERATOR.sub("", text)  # "A. Asthma": the label of an answer, not a sentence
     head = _first_sentence(text)
     lead = _LEADS.search(head)
     if lead is not None and len(head) - lead.end() > 2:
@@ -156,6 +163,10 @@ _REFINE = re.compile(
 _CONCURRENT = re.compile(
     r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
     r"as\s+well\s+as|together\s+with)\b\s*|\s*[,;]\s*|\s+-\s+", re.I)
+# A companion after a hedge stays a companion: "X, possibly with Y" or "possibly complicated
+# by Y" names X and a possible complication, not X or Y.
+_COMPANION = (r"(?:with|and|complicated\s+by|accompanied\s+by|along\s+with|plus|"
+              r"together\s+with)\b")
 _LEADING = re.compile(
     rf"^(?:(?:a|an|the|{_HEDGE}|suspected|presumed|presumptive|early|clinical|signs?\s+of|"
     r"case\s+of|diagnosis\s+of|diagnosed\s+with|evidence\s+of|features\s+of|picture\s+of|"
@@ -165,6 +176,9 @@ _LEADING = re.compile(
     r"coexisting|co-existing|comorbid|underlying|accompanying|subsequent|resultant|"
     r"component\s+of|element\s+of|degree\s+of|"
     r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
+# A hedge alone ("X, possibly Y"), not an example ("such as") or a differential ("vs").
+_HEDGED = re.compile(rf"^,?\s*(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
+                     r"presumably)(?![-\w])[\s,:]*", re.I)
 _SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
                        r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
 _ALIAS = re.compile(r"^\s*(?:also\s+(?:known|called|referred\s+to)\s+as|aka|a\.k\.a\.?|or|"
@@ -217,7 +231,7 @@ def _classify_paren(inner: str) -> list[Mention]:
     cause = _CAUSE.match(inner)
     if cause is not None:
         return _split(_cut_context(inner[cause.end():]), "cause")
-    for pattern, role in ((_SPECIFIC, "refinement"), (_ALIAS, "alias"),
+    for pattern, role in ((_SPECIFIC, "refinement"), (_ALIAS, "alias"), (_HEDGED, "hedged"),
                           (_REFINE, "alternative")):
         found = pattern.match(inner)
         if found is not None:
@@ -237,10 +251,11 @@ def _marker(tail: str) -> tuple[Role, str]:
     refine = _REFINE.match(tail)
     if refine is not None:
         rest = tail[refine.end():]
-        if _CAUSE.match(" " + rest) or re.match(r"(?:with|and)\b", rest, re.I):
-            return _marker(" " + rest)  # "possibly due to X", "possibly with X"
-        specific = _SPECIFIC.match(tail)
-        return ("refinement" if specific is not None else "alternative"), rest
+        if _CAUSE.match(" " + rest) or re.match(_COMPANION, rest, re.I):
+            return _marker(" " + rest)  # "possibly due to X", "possibly complicated by X"
+        if _SPECIFIC.match(tail) is not None:
+            return "refinement", rest
+        return ("hedged" if _HEDGED.match(tail) is not None else "alternative"), rest
     concurrent = _CONCURRENT.match(tail)
     if concurrent is not None:
         listed = concurrent.group().strip() in (",", ";")
@@ -312,6 +327,7 @@ def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool,
     # Tests, treatments and drugs are not diagnoses: an answer naming only those names none.
     mentions = tuple(m for m in found if not conditions_only or kind(m.text) == "condition")
     main = next((m.text for m in mentions if m.role == "main"), "")
+    mentions = tuple(_hedged(m, main) for m in mentions)
     if any(m.role == "alternative" for m in mentions):
         names = ", ".join(m.text for m in mentions if m.role in ("main", "alternative"))
         return Extraction("multiple", "", mentions, f"alternatives: {names}")
@@ -321,6 +337,21 @@ def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool,
     if not main or (is_refusal(stmt) and not _named_before_refusal(stmt, main)):
         return Extraction("none", "", mentions, "the answer names no diagnosis")
     return Extraction("single", main, mentions, "one diagnosis named")
+
+
+_DANGLING = re.compile(r"\b(?:or|nor|and/or|vs\.?|versus)\s*$", re.I)
+
+
+def _hedged(mention: Mention, main: str) -> Mention:
+    """A hedged companion is a refinement when it is a kind of the main diagnosis ("IBD,
+    possibly Crohn disease": IBD, perhaps of that kind), else an alternative to it ("anxiety,
+    possibly hyperthyroidism")."""
+    if mention.role != "hedged":
+        return mention
+    # "X or possibly Y" is a disjunction whatever Y is.
+    below = (bool(main) and not _DANGLING.search(main)
+             and relate(mention.text, main).kind == "narrower")
+    return replace(mention, role="refinement" if below else "alternative")
 
 
 _LISTED = ("main", "listed", "concurrent")
