@@ -47,6 +47,8 @@ Start = Callable[[Script], FakeOpenAIServer]
     ("Intertrigo possibly complicated by candidiasis.", "Intertrigo"),  # a hedged complication
     ("Inflammatory bowel disease (possible Crohn's disease)", "Inflammatory bowel disease"),
     ("Eating disorder, potentially bulimia nervosa.", "Eating disorder"),  # a kind of it
+    ("Fifth disease (or erythema infectiosum)", "Fifth disease"),  # "(or X)": another name
+    ("Rosacea. Either way, it needs treatment.", "Rosacea"),
 ])
 def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
                                                                   diagnosis: str) -> None:
@@ -67,6 +69,13 @@ def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
     "DIAGNOSIS READY: 1. Rosacea\n2. Lupus",
     "DIAGNOSIS READY: Anxiety, possibly hyperthyroidism",  # a hedge to another disease
     "DIAGNOSIS READY: Skin infection or possible dermatitis",
+    # "or" after a comma, a semicolon or a full stop, or in parentheses: these scored
+    "DIAGNOSIS READY: Rosacea, or lupus",
+    "DIAGNOSIS READY: Rosacea; or lupus",
+    "DIAGNOSIS READY: Rosacea. Or lupus.",
+    "DIAGNOSIS READY: Rosacea (or lupus)",
+    "DIAGNOSIS READY: Rosacea. Alternatively, lupus.",
+    "DIAGNOSIS READY: Rosacea, alternatively lupus",
 ])
 def test_alternatives_hedges_lists_and_differentials_are_multiple(answer: str) -> None:
     assert extract(answer).category == "multiple"

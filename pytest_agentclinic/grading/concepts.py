@@ -169,7 +169,10 @@ class Terminology:
         g_clusters = {self.cluster(i): i for i in sorted(g_ids)}
         for t in sorted(t_ids):
             if self.cluster(t) in g_clusters:
-                return Link("synonym", g_clusters[self.cluster(t)], t, tier)
+                # A name the sources give to two diseases ("gestational hypertension": DOID's
+                # pre-eclampsia, MeSH's pregnancy-induced hypertension) is of unknown scope.
+                ambiguous = self._ambiguous(g_ids) or self._ambiguous(t_ids)
+                return Link("synonym", g_clusters[self.cluster(t)], t, 3 if ambiguous else tier)
         vertical = [f for f in (self._vertical("broader", sorted(g_ids), sorted(t_ids), tier),
                                 self._vertical("narrower", sorted(t_ids), sorted(g_ids), tier))
                     if f is not None]
@@ -178,6 +181,10 @@ class Terminology:
         found = vertical or [f for f in [self._sibling(sorted(g_ids), sorted(t_ids), tier)]
                              if f is not None]
         return max(found, key=lambda f: len(f.sources), default=None)
+
+    def _ambiguous(self, idents: frozenset[str]) -> bool:
+        # ICD-10-CM codes are left out: a category and its "unspecified" code share names.
+        return len({self.cluster(i) for i in idents if not i.startswith("ICD:")}) > 1
 
     def _members(self, idents: list[str]) -> list[str]:
         return sorted({m for i in idents

@@ -36,7 +36,7 @@ from .terminology import FILLER, GENERIC, content, tokens
 
 Category = Literal["single", "multiple", "none"]
 Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
-               "hedged"]
+               "hedged", "offered"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,9 @@ _LEADS = re.compile(
     r"|\b(?:is|are)\s+(?:most\s+)?(?:likely|probably)\s+(?:to\s+be\s+|having\s+|due\s+to\s+)?",
     re.I)
 _ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])")
+# A word that offers another diagnosis at the start of a clause or sentence.
+_DISJUNCTION = re.compile(r"\s*(?:or|and/or|nor|vs\.?|versus|alternatively)"
+                          r"(?![-\w])[\s,:]*", re.I)
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)\.(?=\s|$)|\n|;\s")
 # Where a statement stops naming the condition and starts explaining it.
 _CONTEXT = re.compile(
@@ -116,7 +119,12 @@ def statement(text: str) -> str:
 
 def _first_sentence(text: str) -> str:
     end = _SENTENCE_END.search(text)
-    return text[: end.start()] if end else text
+    # "X. Or Y.", "X; or Y" and "X. Alternatively, Y." offer Y in the next sentence: it
+    # belongs to the statement, as "X or Y".
+    offered = end and _DISJUNCTION.match(text, end.end())
+    if end is None or not offered:
+        return text[: end.start()] if end else text
+    return f"{text[: end.start()]} or {_first_sentence(text[offered.end():])}"
 
 
 def _cut_context(text: str) -> str:
@@ -149,7 +157,8 @@ def is_refusal(text: str) -> bool:
 
 _HEDGE = (r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|"
           r"perhaps|maybe|potentially|potential|suspected)")
-_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+", re.I)
+_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+"
+                          r"|[.,;]?\s+alternatively\b[\s,:]*", re.I)
 _CAUSE = re.compile(
     rf"\s*,?\s*(?:{_HEDGE}\s+)?\b(?:due\s+to|secondary\s+to|caused\s+by|induced\s+by|"
     r"resulting\s+from|as\s+a\s+result\s+of|because\s+of|attributable\s+to|related\s+to|"
@@ -181,8 +190,15 @@ _HEDGED = re.compile(rf"^,?\s*(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|conce
                      r"presumably)(?![-\w])[\s,:]*", re.I)
 _SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
                        r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
-_ALIAS = re.compile(r"^\s*(?:also\s+(?:known|called|referred\s+to)\s+as|aka|a\.k\.a\.?|or|"
+# "(or X)": another name of the diagnosis ("fifth disease (or erythema infectiosum)") or
+# another diagnosis ("rosacea (or lupus)"); which one, the terminology says (:func:`_offered`).
+_OR = re.compile(r"^\s*or\b[\s,:]*", re.I)
+_ALIAS = re.compile(r"^\s*(?:also\s+(?:known|called|referred\s+to)\s+as|aka|a\.k\.a\.?|"
                     r"formerly|previously|known\s+as|called)\b[\s,:]*", re.I)
+# Another name given after a comma (not ", or X", which offers another disease).
+_TAIL_ALIAS = re.compile(r"^\s*,?\s*(?:(?:also|formerly|previously|otherwise)\s+(?:known|"
+                         r"called|referred\s+to)(?:\s+as)?|aka|a\.k\.a\.?)(?![-\w])[\s,:]*",
+                         re.I)
 _ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|since|because|"
                     r"with|without|in|on|at|for|by|to|this|that|the\s+patient|patient|"
                     r"confirmed|pending|requires?|needs?)\b", re.I)
@@ -231,8 +247,8 @@ def _classify_paren(inner: str) -> list[Mention]:
     cause = _CAUSE.match(inner)
     if cause is not None:
         return _split(_cut_context(inner[cause.end():]), "cause")
-    for pattern, role in ((_SPECIFIC, "refinement"), (_ALIAS, "alias"), (_HEDGED, "hedged"),
-                          (_REFINE, "alternative")):
+    for pattern, role in ((_SPECIFIC, "refinement"), (_OR, "offered"), (_ALIAS, "alias"),
+                          (_HEDGED, "hedged"), (_REFINE, "alternative")):
         found = pattern.match(inner)
         if found is not None:
             return _split(_cut_context(inner[found.end():]), role)  # type: ignore[arg-type]
@@ -245,6 +261,9 @@ def _classify_paren(inner: str) -> list[Mention]:
 
 def _marker(tail: str) -> tuple[Role, str]:
     """The role the clause at the start of ``tail`` gives its phrase, and the phrase on."""
+    alias = _TAIL_ALIAS.match(tail)
+    if alias is not None:  # ", formerly known as Churg-Strauss syndrome"
+        return "alias", tail[alias.end():]
     cause = _CAUSE.match(tail)
     if cause is not None:
         return "cause", tail[cause.end():]
@@ -258,6 +277,9 @@ def _marker(tail: str) -> tuple[Role, str]:
         return ("hedged" if _HEDGED.match(tail) is not None else "alternative"), rest
     concurrent = _CONCURRENT.match(tail)
     if concurrent is not None:
+        disjunction = _DISJUNCTION.match(tail, concurrent.end())
+        if disjunction is not None:  # "X, or Y", "X; alternatively Y"
+            return "alternative", tail[disjunction.end():]
         listed = concurrent.group().strip() in (",", ";")
         return ("listed" if listed else "concurrent"), tail[concurrent.end():]
     return "concurrent", tail
@@ -327,7 +349,7 @@ def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool,
     # Tests, treatments and drugs are not diagnoses: an answer naming only those names none.
     mentions = tuple(m for m in found if not conditions_only or kind(m.text) == "condition")
     main = next((m.text for m in mentions if m.role == "main"), "")
-    mentions = tuple(_hedged(m, main) for m in mentions)
+    mentions = tuple(_offered(_hedged(m, main), main) for m in mentions)
     if any(m.role == "alternative" for m in mentions):
         names = ", ".join(m.text for m in mentions if m.role in ("main", "alternative"))
         return Extraction("multiple", "", mentions, f"alternatives: {names}")
@@ -352,6 +374,16 @@ def _hedged(mention: Mention, main: str) -> Mention:
     below = (bool(main) and not _DANGLING.search(main)
              and relate(mention.text, main).kind == "narrower")
     return replace(mention, role="refinement" if below else "alternative")
+
+
+def _offered(mention: Mention, main: str) -> Mention:
+    """A name offered with "or" in parentheses is an alias when it surely names the main
+    diagnosis again (same name or synonym), else an alternative to it."""
+    if mention.role != "offered":
+        return mention
+    relation = relate(mention.text, main) if main else None
+    same = relation is not None and relation.sure and relation.kind in ("same", "synonym")
+    return replace(mention, role="alias" if same else "alternative")
 
 
 _LISTED = ("main", "listed", "concurrent")
