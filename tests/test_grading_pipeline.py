@@ -48,6 +48,8 @@ Start = Callable[[Script], FakeOpenAIServer]
     ("Inflammatory bowel disease (possible Crohn's disease)", "Inflammatory bowel disease"),
     ("Eating disorder, potentially bulimia nervosa.", "Eating disorder"),  # a kind of it
     ("Fifth disease (or erythema infectiosum)", "Fifth disease"),  # "(or X)": another name
+    ("Interstitial cystitis/painful bladder syndrome",  # a slash between two names of one
+     "Interstitial cystitis/painful bladder syndrome"),
     ("Rosacea. Either way, it needs treatment.", "Rosacea"),
 ])
 def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
@@ -69,6 +71,8 @@ def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
     "DIAGNOSIS READY: 1. Rosacea\n2. Lupus",
     "DIAGNOSIS READY: Anxiety, possibly hyperthyroidism",  # a hedge to another disease
     "DIAGNOSIS READY: Skin infection or possible dermatitis",
+    "DIAGNOSIS READY: Rosacea/lupus",  # a slash between two diseases
+    "DIAGNOSIS READY: Panic disorder/pheochromocytoma",  # no "panic pheochromocytoma"
     # "or" after a comma, a semicolon or a full stop, or in parentheses: these scored
     "DIAGNOSIS READY: Rosacea, or lupus",
     "DIAGNOSIS READY: Rosacea; or lupus",
@@ -163,6 +167,21 @@ def grade(answer: str, truth: Case, moderator: object = None) -> tuple[bool, str
     ("DIAGNOSIS READY: superficial spreading", case("Superficial spreading melanoma"), False),
     ("DIAGNOSIS READY: Bullous", case("Bullous pemphigoid"), False),
     ("DIAGNOSIS READY: Acne", case("Papulopustular rosacea", ["Acne rosacea"]), False),
+    # Two of the case's choices, however joined: each scored (TRUTH, WRONG 68/72; WRONG/TRUTH
+    # 67/72; WRONG (TRUTH) 4/72).
+    ("DIAGNOSIS READY: Croup, epiglottitis",
+     case("Croup", choices=["Croup", "Epiglottitis", "Bacterial tracheitis"]), False),
+    ("DIAGNOSIS READY: Panic disorder/pheochromocytoma",
+     case("Pheochromocytoma", choices=["Panic disorder", "Pheochromocytoma"]), False),
+    ("DIAGNOSIS READY: Primary biliary cholangitis (primary sclerosing cholangitis)",
+     case("Primary sclerosing cholangitis",
+          choices=["Primary biliary cholangitis", "Primary sclerosing cholangitis"]), False),
+    ("DIAGNOSIS READY: Microscopic polyangiitis/Granulomatosis with polyangiitis",
+     case("Granulomatosis with polyangiitis",
+          choices=["Microscopic polyangiitis", "Granulomatosis with polyangiitis"]), False),
+    # ... but another name of the diagnosis is no second choice.
+    ("DIAGNOSIS READY: Morphea (also known as localized scleroderma)",
+     case("Morphea", choices=["Morphea", "Scleroderma (systemic sclerosis)"]), True),
     # The terminology settles these: a synonym, and a disease concept above the truth.
     ("DIAGNOSIS READY: Heart attack", case("Myocardial infarction"), True),
     ("DIAGNOSIS READY: pneumonia", case("Pneumocystis jirovecii pneumonia"), True),

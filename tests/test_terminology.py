@@ -20,6 +20,7 @@ from pytest_agentclinic.grading.terminology_table import (
 )
 from pytest_agentclinic.grading.wording import head, qualifier_flip
 from tools.terminology_sources import (
+    Concept,
     link_clusters,
     mesh_concepts,
     obo_concepts,
@@ -41,7 +42,7 @@ LAY_PAIRS = [
     ("Kawasaki disease", "mucocutaneous lymph node syndrome"),
     ("Bell's palsy", "idiopathic facial paralysis"),
     ("Bruton agammaglobulinemia", "X-linked agammaglobulinemia"),
-    ("enteric fever", "typhoid fever"), ("Shy-Drager syndrome", "multiple system atrophy"),
+    ("enteric fever", "typhoid fever"),
     ("Morton's neuroma", "intermetatarsal neuroma"), ("German measles", "rubella"),
     ("chickenpox", "varicella"), ("Buerger disease", "thromboangiitis obliterans"),
     ("Paget disease of bone", "osteitis deformans"), ("hay fever", "allergic rhinitis"),
@@ -59,6 +60,15 @@ def test_lay_names_and_eponyms_are_synonyms_both_ways(lay: str, clinical: str) -
         verdict = judge(given, truth)
         # (sure unless only MONDO/EFO list it: "lockjaw" for tetanus)
         assert (verdict.correct, verdict.relation) == (True, "synonym"), (given, truth, verdict)
+
+
+@needs_table
+def test_a_heading_of_its_own_is_no_synonym() -> None:
+    # MeSH keeps Shy-Drager syndrome as a heading under multiple system atrophy: two
+    # headings of one source are two concepts, so one source's hierarchy relates them.
+    verdict = judge("multiple system atrophy", "Shy-Drager syndrome")
+    assert (verdict.relation, verdict.sure) == ("related", False)
+    assert not judge("Shy-Drager syndrome", "multiple system atrophy").correct
 
 
 @needs_table
@@ -274,6 +284,40 @@ def test_build_ranks_curated_names_above_mondo_synonyms(tmp_path: Path) -> None:
     # sibling of schizophrenia, never a synonym.
     assert terms.cluster("DOID:5419") == terms.cluster("MESH:D1")
     assert terms.link(key("schizoaffective disorder"), key("schizophrenia")).kind == "sibling"
+
+
+def test_a_cluster_never_holds_two_concepts_of_one_ontology() -> None:
+    # DOID's concept lumps two MeSH headings, listing the other disease among its synonyms:
+    # it may join only a concept of its own preferred name, and two MeSH headings are two
+    # diseases whatever joins them.
+    concepts = [
+        Concept("MESH:D1", "Cushing Syndrome", [], [("p", "Cushing Syndrome")]),
+        Concept("MESH:D2", "Hyperaldosteronism", [], [("p", "Hyperaldosteronism")]),
+        Concept("DOID:446", "primary hyperaldosteronism", [],
+                [("p", "primary hyperaldosteronism"), ("s", "Cushing syndrome"),
+                 ("s", "hyperaldosteronism")], ["MESH:D1", "MESH:D2"]),
+        Concept("MONDO:1", "Cushing syndrome", [], [("p", "Cushing syndrome")], ["MESH:D1"]),
+        Concept("MONDO:2", "hyperaldosteronism", [], [("p", "hyperaldosteronism")],
+                ["MESH:D2"]),
+    ]
+    clusters = link_clusters(concepts)
+    assert clusters["MONDO:1"] == clusters["MESH:D1"] != clusters["MESH:D2"]
+    assert clusters["MONDO:2"] == clusters["MESH:D2"]
+    assert clusters["DOID:446"] not in (clusters["MESH:D1"], clusters["MESH:D2"])
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("Cushing syndrome", "primary hyperaldosteronism"),  # a DOID concept lumped the two
+    ("melanoma", "dermatofibroma"),
+    ("stroke", "transient ischemic attack"),
+    ("panic disorder without agoraphobia", "panic disorder with agoraphobia"),
+    ("imperforate anus without fistula", "imperforate anus with fistula"),
+])
+def test_the_shipped_terminology_keeps_these_apart(given: str, truth: str) -> None:
+    for a, b in ((given, truth), (truth, given)):
+        verdict = judge(a, b)
+        assert not verdict.correct, (a, b, verdict)
 
 
 def test_table_is_reproducible_and_bad_lines_name_file_and_line(tmp_path: Path) -> None:

@@ -141,11 +141,19 @@ def _descendants(parents: dict[str, list[str]], root: str) -> set[str]:
 
 
 def link_clusters(concepts: Iterable[Concept]) -> dict[str, str]:
-    """Concept id -> cluster id: concepts cross-referenced *and* sharing a curated name."""
+    """Concept id -> cluster id: concepts cross-referenced *and* sharing a curated name.
+
+    A cluster never holds two concepts of one ontology (MeSH, DOID, MONDO, EFO): a source
+    names one disease once, so two of its concepts are two diseases, and a join that would
+    put them together rests on a slip (DOID lists "Cushing syndrome" among the synonyms of
+    primary hyperaldosteronism). ICD-10-CM may: its category and "unspecified" code name one
+    disease twice.
+    """
     concepts = list(concepts)
     curated = {c.id: {key(n) for g, n in c.names if g in CURATED} - {frozenset()}
                for c in concepts}
     root: dict[str, str] = {c.id: c.id for c in concepts}
+    held: dict[str, set[str]] = {c.id: {_ontology(c.id)} - {"ICD"} for c in concepts}
 
     def find(ident: str) -> str:
         while root[ident] != ident:
@@ -153,12 +161,41 @@ def link_clusters(concepts: Iterable[Concept]) -> dict[str, str]:
             ident = root[ident]
         return ident
 
-    for concept in concepts:
-        for other in concept.xrefs:
-            if other in root and curated[concept.id] & curated[other]:
-                a, b = sorted((find(concept.id), find(other)))
-                root[b] = a
+    # Joins sharing preferred names first, so a slip's join is the one refused. A concept
+    # citing two concepts of one ontology may lump diseases together (DOID's "primary
+    # hyperaldosteronism" cites MeSH's hyperaldosteronism and Cushing syndrome, and lists
+    # "Cushing syndrome" among its synonyms): it joins only a concept that has its own
+    # preferred name among its names (DOID's "pertussis" joins MeSH's whooping cough, which
+    # lists "pertussis").
+    preferred = {c.id: {key(n) for g, n in c.names if g == "p"} for c in concepts}
+    lumps = {c.id for c in concepts
+             if any(n > 1 for n in Counter(_ontology(o) for o in set(c.xrefs)
+                                           if o in root and _ontology(o) != "ICD").values())}
+    named = {c.id: {key(n) for _, n in c.names} - {frozenset()} for c in concepts}
+
+    def shared(a: str, b: str) -> bool:
+        return (bool(curated[a] & curated[b])
+                and (a not in lumps or bool(preferred[a] & curated[b]))
+                and (b not in lumps or bool(preferred[b] & curated[a])))
+
+    def strength(a: str, b: str) -> tuple[int, int, int]:
+        return (len(preferred[a] & preferred[b]),
+                len(preferred[a] & curated[b]) + len(curated[a] & preferred[b]),
+                len(named[a] & named[b]))
+
+    edges = sorted(((strength(c.id, o), c.id, o) for c in concepts for o in c.xrefs
+                    if o in root and shared(c.id, o)), key=lambda e: (
+                        tuple(-n for n in e[0]), e[1], e[2]))
+    for _, ident, other in edges:
+        a, b = sorted((find(ident), find(other)))
+        if a != b and not held[a] & held[b]:
+            root[b] = a
+            held[a] |= held[b]
     return {c.id: find(c.id) for c in concepts}
+
+
+def _ontology(ident: str) -> str:
+    return ident.split(":")[0]
 
 
 def table_rows(concepts: Iterable[Concept], clusters: dict[str, str]) -> Iterator[Row]:

@@ -156,9 +156,11 @@ FUNCTION_WORDS = frozenset({
 #: Head words so generic that they only count when nothing else names the condition.
 GENERIC = frozenset({"disease", "disorder", "syndrome", "condition", "type", "form", "state",
                      "illness", "problem", "process", "infection"})
-#: Words of a disease name that never identify the condition.
-FILLER = FUNCTION_WORDS | {"which", "who", "also", "known", "called", "aka", "patient", "s",
-                           "nos", "unspecified", "site", "specified"}
+#: Words of a disease name that never identify the condition. Not "without": "panic disorder
+#: without agoraphobia" is not panic disorder with agoraphobia.
+FILLER = (FUNCTION_WORDS - {"without"}) | {"which", "who", "also", "known", "called", "aka",
+                                           "patient", "s", "nos", "unspecified", "site",
+                                           "specified"}
 #: Uncertainty words around a name; they never belong to it.
 HEDGES = frozenset({"possible", "possibly", "probable", "probably", "likely", "suspected",
                     "presumed", "presumptive", "potential", "potentially", "suggestive",

@@ -318,16 +318,22 @@ def given_names(given: str) -> list[str]:
     if len(parts) < 2 or not all(parts):
         return [given]
     words = [p.split() for p in parts]
+    names = parts
     if len(words[-1]) > 1 and all(len(w) == 1 for w in words[:-1]):
         head = " ".join(words[-1][1:])
-        names = [f"{p} {head}" for p in parts[:-1]] + [parts[-1]]
+        names = [_shared(p, f"{p} {head}") for p in parts[:-1]] + [parts[-1]]
     elif len(words[0]) > 1 and all(len(w) == 1 for w in words[1:]):
         modifier = " ".join(words[0][:-1])
-        names = [parts[0]] + [f"{modifier} {p}" for p in parts[1:]]
-    else:
-        names = parts
+        names = [parts[0]] + [_shared(p, f"{modifier} {p}") for p in parts[1:]]
     # A fragment too short to name anything ("Anti-SSA/Ro") is not a name of its own.
     return [given, *(n for n in names if len(compact(n)) >= 4)]
+
+
+def _shared(bare: str, completed: str) -> str:
+    # The head or modifier is shared unless the word names a disease of its own and the
+    # completed name none ("panic disorder/pheochromocytoma" is no "panic pheochromocytoma").
+    terms = default_terminology()
+    return bare if terms.known(bare) and not terms.known(completed) else completed
 
 
 _RIGHT = frozenset({"same", "synonym", "broader"})

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
-from .equivalence import relate
+from .concepts import default_terminology
+from .equivalence import given_names, relate
 from .kinds import kind
 from .markers import (
     addresses_grader,
@@ -36,7 +37,7 @@ from .terminology import FILLER, GENERIC, content, tokens
 
 Category = Literal["single", "multiple", "none"]
 Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
-               "hedged", "offered"]
+               "hedged", "offered", "parenthesized", "beside"]
 
 
 @dataclass(frozen=True)
@@ -234,10 +235,36 @@ def _parentheticals(text: str) -> tuple[str, list[str]]:
 def _split(text: str, role: Role) -> list[Mention]:
     """The phrase as one mention, or as alternatives when it offers several."""
     parts = [_bare(p) for p in _ALTERNATIVE.split(text)]
-    parts = [p for p in parts if p and _is_condition_phrase(p)]
+    parts = [q for p in parts if p and _is_condition_phrase(p) for q in _slashed(p)]
     if len(parts) > 1 and role != "alias":  # "(also known as X or Y)": names, not options
         return [Mention(p, "alternative") for p in parts]
     return [Mention(p, role) for p in parts]
+
+
+def _slashed(phrase: str) -> list[str]:
+    """A slash joins two names of one condition ("chronic prostatitis/chronic pelvic pain
+    syndrome"); names the terminology surely tells apart ("rosacea/lupus") are two."""
+    names = given_names(phrase)[1:]
+    apart = any(_apart(a, b) for i, a in enumerate(names) for b in names[i + 1:])
+    return names if apart else [phrase]
+
+
+def _apart(a: str, b: str) -> bool:
+    # Two names of one condition share a word ("depersonalization/derealization disorder")
+    # or are synonyms ("whooping cough/pertussis").
+    relation = relate(a, b)
+    if relation.kind in ("same", "synonym"):
+        return False
+    if not set(tokens(a)) & set(tokens(b)):
+        return True
+    return relation.kind in _APART and relation.sure and _known(a) and _known(b)
+
+
+def _known(name: str) -> bool:
+    return default_terminology().known(name)
+
+
+_APART = frozenset({"different", "sibling", "qualifier-flip"})
 
 
 def _classify_paren(inner: str) -> list[Mention]:
@@ -254,8 +281,9 @@ def _classify_paren(inner: str) -> list[Mention]:
             return _split(_cut_context(inner[found.end():]), role)  # type: ignore[arg-type]
     if _ASIDE.match(inner):
         return []
-    # "(fifth disease or erythema infectiosum)": other names of the same condition.
-    return [Mention(_bare(p), "alias") for p in _ALTERNATIVE.split(_cut_context(inner))
+    # "(fifth disease or erythema infectiosum)": other names of the same condition, or
+    # "(lupus)" after rosacea: another condition named beside it (see :func:`_offered`).
+    return [Mention(_bare(p), "parenthesized") for p in _ALTERNATIVE.split(_cut_context(inner))
             if _bare(p) and _is_condition_phrase(p)]
 
 
@@ -349,7 +377,8 @@ def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool,
     # Tests, treatments and drugs are not diagnoses: an answer naming only those names none.
     mentions = tuple(m for m in found if not conditions_only or kind(m.text) == "condition")
     main = next((m.text for m in mentions if m.role == "main"), "")
-    mentions = tuple(_offered(_hedged(m, main), main) for m in mentions)
+    named = _parentheticals(stmt)[0]  # what a parenthesized abbreviation may abbreviate
+    mentions = tuple(_offered(_hedged(m, main), main, named) for m in mentions)
     if any(m.role == "alternative" for m in mentions):
         names = ", ".join(m.text for m in mentions if m.role in ("main", "alternative"))
         return Extraction("multiple", "", mentions, f"alternatives: {names}")
@@ -376,14 +405,28 @@ def _hedged(mention: Mention, main: str) -> Mention:
     return replace(mention, role="refinement" if below else "alternative")
 
 
-def _offered(mention: Mention, main: str) -> Mention:
-    """A name offered with "or" in parentheses is an alias when it surely names the main
-    diagnosis again (same name or synonym), else an alternative to it."""
-    if mention.role != "offered":
+def _offered(mention: Mention, main: str, named: str) -> Mention:
+    """A name in parentheses is an alias when it surely names the main diagnosis again (same
+    name, synonym or its abbreviation); else one offered with "or" is an alternative to it,
+    and a bare one another condition named beside it ("rosacea (lupus)")."""
+    if mention.role not in ("offered", "parenthesized"):
         return mention
     relation = relate(mention.text, main) if main else None
-    same = relation is not None and relation.sure and relation.kind in ("same", "synonym")
-    return replace(mention, role="alias" if same else "alternative")
+    if ((relation is not None and relation.sure and relation.kind in ("same", "synonym"))
+            or abbreviates(mention.text, main) or abbreviates(mention.text, named)):
+        return replace(mention, role="alias")
+    return replace(mention, role="alternative" if mention.role == "offered" else "beside")
+
+
+def abbreviates(short: str, name: str) -> bool:
+    """Whether ``short`` is an abbreviation of ``name``: one word of 2 to 8 letters or digits
+    that starts as the name does and spells some of its letters in order ("EGPA" of
+    eosinophilic granulomatosis with polyangiitis, "DRESS", "IC")."""
+    letters, spelled = short.strip().lower(), name.lower()
+    if not re.fullmatch(r"[a-z][a-z0-9]{1,7}", letters) or not spelled.startswith(letters[0]):
+        return False
+    rest = iter(spelled)
+    return all(c in rest for c in letters)
 
 
 _LISTED = ("main", "listed", "concurrent")

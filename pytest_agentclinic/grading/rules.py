@@ -21,13 +21,14 @@ when one is configured; otherwise the rules' best guess stands, marked unsure.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core.case import Case
 from .concepts import default_terminology
-from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
+from .equivalence import Judgement, RelationKind, given_names, judge, relate, truth_forms
 from .extract import Extraction, Mention
 from .kinds import kind
 from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
@@ -44,7 +45,7 @@ _forms = lru_cache(maxsize=65536)(truth_forms)
 # paper's grader returns "main, minor" for such answers and accepts either (measured on its
 # recorded verdicts), so a match there is right but not sure.
 _PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
-_SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause"})
+_SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside"})
 
 
 @dataclass(frozen=True)
@@ -63,11 +64,19 @@ def decide(extraction: Extraction, accepted: Sequence[str],
     """Judge ``extraction`` against the case's accepted names and its answer choices."""
     if extraction.category != "single":
         return Decision(False, True, f"{extraction.category}: {extraction.reason}")
-    # Only a statement with companions differs from its main diagnosis (checked below).
-    whole = extraction.statement if len(extraction.mentions) > 1 else ""
+    # Only a statement with companions differs from its main diagnosis (checked below); its
+    # parentheses hold other names, never part of this one.
+    whole = (_PARENTHESES.sub(" ", extraction.statement).strip()
+             if len(extraction.mentions) > 1 else "")
+    chosen = _choices_named(extraction, choices)
     named = next((t for t in accepted if whole and _same(whole, t)), None)
-    if named is not None:  # "Granulomatosis with polyangiitis" is one name, "with" and all
+    if named is not None and len(chosen) < 2:
+        # "Granulomatosis with polyangiitis" is one name, "with" and all
         return Decision(True, True, f"the statement names {named!r}", "same")
+    if len(chosen) > 1:
+        # The case's choices are distinct diagnoses: naming two of them commits to neither.
+        return Decision(False, True, f"names {len(chosen)} of the case's answer choices: "
+                        f"{', '.join(map(repr, chosen))}", "different")
     best = max((_match(extraction, name) for name in accepted),
                key=lambda d: (d.correct, d.sure))
     if best.correct and best.sure and best.relation != "broader":
@@ -154,6 +163,43 @@ def _fragment(name: str, accepted: Sequence[str]) -> bool:
     # The truth's head noun (its last word) names what it is: an answer keeping it is broader.
     return any(words < key(form) and tokens(form)[-1] not in tokens(name)
                for truth in accepted for form in _forms(truth) if tokens(form))
+
+
+_PARENTHESES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+
+
+def _choices_named(extraction: Extraction, choices: Sequence[str]) -> list[str]:
+    """The answer choices that the extraction's mentions name, each name of a slash apart.
+
+    Another name, a kind or a class of the main diagnosis ("morphea, also called localized
+    scleroderma", "equestrian perniosis (chilblains)") only restates it, whatever choice it
+    resembles.
+    """
+    main = extraction.diagnosis
+    names = {n for m in extraction.mentions
+             if m.role not in _RESTATING or not _kin(m.text, main)
+             for n in (given_names(m.text)[1:] or [m.text])}
+    # A slash between whole names ("Microscopic polyangiitis/Granulomatosis with
+    # polyangiitis") joins them before "with" splits either.
+    names.update(given_names(_PARENTHESES.sub(" ", extraction.statement).strip())[1:])
+    named: dict[str, str] = {}  # choice -> the name naming it
+    for name in sorted(names):
+        matches = [c for c in choices if _same(name, c)]
+        # A name that several choices share ("preeclampsia" of "severe preeclampsia") names
+        # the one it spells, else none of them for sure.
+        exact = [c for c in matches if any(key(name) == key(f) for f in _forms(c))]
+        for choice in exact if len(matches) > 1 else matches:
+            named.setdefault(choice, name)
+    # Two choices named by two different names: one name is one diagnosis.
+    return sorted(named) if len(set(named.values())) > 1 else []
+
+
+#: Roles of a name that may restate the main diagnosis rather than add one.
+_RESTATING = frozenset({"alias", "refinement", "beside"})
+
+
+def _kin(name: str, main: str) -> bool:
+    return relate(name, main).kind in ("same", "synonym", "broader", "narrower")
 
 
 def _known_apart(name: str, accepted: Sequence[str]) -> bool:

@@ -152,6 +152,10 @@ def qualifier_flip(g: Key, t: Key) -> str | None:
             if g & mine and t & theirs and not (g & theirs):
                 return f"the answer says {listed(g & mine)} where the truth says " \
                        f"{listed(t & theirs)}"
+    # "Without" negates what follows: "X without Y" is not "X with Y" (whose key is X, Y).
+    for mine, theirs, who in ((g, t, "the answer"), (t, g, "the truth")):
+        if "without" in mine and "without" not in theirs and mine - {"without"} <= theirs:
+            return f"{who} says without what the other name has"
     # Numbers and letters apart: type 2A is not type 2B, though both are type 2.
     for g_sub, t_sub in ((numbers(g), numbers(t)), (letters(g), letters(t))):
         if g_sub and t_sub and not g_sub & t_sub:
