@@ -23,8 +23,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
-from .concepts import default_terminology
-from .equivalence import given_names, relate
+from .companions import hedged_role, parenthesized_role, slashed
 from .kinds import kind
 from .markers import (
     addresses_grader,
@@ -235,36 +234,10 @@ def _parentheticals(text: str) -> tuple[str, list[str]]:
 def _split(text: str, role: Role) -> list[Mention]:
     """The phrase as one mention, or as alternatives when it offers several."""
     parts = [_bare(p) for p in _ALTERNATIVE.split(text)]
-    parts = [q for p in parts if p and _is_condition_phrase(p) for q in _slashed(p)]
+    parts = [q for p in parts if p and _is_condition_phrase(p) for q in slashed(p)]
     if len(parts) > 1 and role != "alias":  # "(also known as X or Y)": names, not options
         return [Mention(p, "alternative") for p in parts]
     return [Mention(p, role) for p in parts]
-
-
-def _slashed(phrase: str) -> list[str]:
-    """A slash joins two names of one condition ("chronic prostatitis/chronic pelvic pain
-    syndrome"); names the terminology surely tells apart ("rosacea/lupus") are two."""
-    names = given_names(phrase)[1:]
-    apart = any(_apart(a, b) for i, a in enumerate(names) for b in names[i + 1:])
-    return names if apart else [phrase]
-
-
-def _apart(a: str, b: str) -> bool:
-    # Two names of one condition share a word ("depersonalization/derealization disorder")
-    # or are synonyms ("whooping cough/pertussis").
-    relation = relate(a, b)
-    if relation.kind in ("same", "synonym"):
-        return False
-    if not set(tokens(a)) & set(tokens(b)):
-        return True
-    return relation.kind in _APART and relation.sure and _known(a) and _known(b)
-
-
-def _known(name: str) -> bool:
-    return default_terminology().known(name)
-
-
-_APART = frozenset({"different", "sibling", "qualifier-flip"})
 
 
 def _classify_paren(inner: str) -> list[Mention]:
@@ -378,7 +351,7 @@ def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool,
     mentions = tuple(m for m in found if not conditions_only or kind(m.text) == "condition")
     main = next((m.text for m in mentions if m.role == "main"), "")
     named = _parentheticals(stmt)[0]  # what a parenthesized abbreviation may abbreviate
-    mentions = tuple(_offered(_hedged(m, main), main, named) for m in mentions)
+    mentions = tuple(_resolved(m, main, named) for m in mentions)
     if any(m.role == "alternative" for m in mentions):
         names = ", ".join(m.text for m in mentions if m.role in ("main", "alternative"))
         return Extraction("multiple", "", mentions, f"alternatives: {names}")
@@ -390,43 +363,15 @@ def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool,
     return Extraction("single", main, mentions, "one diagnosis named")
 
 
-_DANGLING = re.compile(r"\b(?:or|nor|and/or|vs\.?|versus)\s*$", re.I)
-
-
-def _hedged(mention: Mention, main: str) -> Mention:
-    """A hedged companion is a refinement when it is a kind of the main diagnosis ("IBD,
-    possibly Crohn disease": IBD, perhaps of that kind), else an alternative to it ("anxiety,
-    possibly hyperthyroidism")."""
-    if mention.role != "hedged":
-        return mention
-    # "X or possibly Y" is a disjunction whatever Y is.
-    below = (bool(main) and not _DANGLING.search(main)
-             and relate(mention.text, main).kind == "narrower")
-    return replace(mention, role="refinement" if below else "alternative")
-
-
-def _offered(mention: Mention, main: str, named: str) -> Mention:
-    """A name in parentheses is an alias when it surely names the main diagnosis again (same
-    name, synonym or its abbreviation); else one offered with "or" is an alternative to it,
-    and a bare one another condition named beside it ("rosacea (lupus)")."""
-    if mention.role not in ("offered", "parenthesized"):
-        return mention
-    relation = relate(mention.text, main) if main else None
-    if ((relation is not None and relation.sure and relation.kind in ("same", "synonym"))
-            or abbreviates(mention.text, main) or abbreviates(mention.text, named)):
-        return replace(mention, role="alias")
-    return replace(mention, role="alternative" if mention.role == "offered" else "beside")
-
-
-def abbreviates(short: str, name: str) -> bool:
-    """Whether ``short`` is an abbreviation of ``name``: one word of 2 to 8 letters or digits
-    that starts as the name does and spells some of its letters in order ("EGPA" of
-    eosinophilic granulomatosis with polyangiitis, "DRESS", "IC")."""
-    letters, spelled = short.strip().lower(), name.lower()
-    if not re.fullmatch(r"[a-z][a-z0-9]{1,7}", letters) or not spelled.startswith(letters[0]):
-        return False
-    rest = iter(spelled)
-    return all(c in rest for c in letters)
+def _resolved(mention: Mention, main: str, named: str) -> Mention:
+    """A companion whose role depends on how it relates to the main diagnosis, settled
+    (see :mod:`.companions`)."""
+    if mention.role == "hedged":
+        return replace(mention, role=hedged_role(mention.text, main))
+    if mention.role in ("offered", "parenthesized"):
+        return replace(mention, role=parenthesized_role(mention.text, main, named,
+                                                        offered=mention.role == "offered"))
+    return mention
 
 
 _LISTED = ("main", "listed", "concurrent")

@@ -1,0 +1,83 @@
+"""How a name given beside the main diagnosis relates to it: a refinement, another name of
+it, or another diagnosis.
+
+Extraction (:mod:`.extract`) reads the answer's shape; some shapes are read only with the
+terminology's help: "X, possibly Y" (a kind of X, or another disease), "X (Y)" and "X (or Y)"
+(another name of X, or another disease) and "X/Y" (two names of one condition, or two).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from .concepts import default_terminology
+from .equivalence import given_names, relate
+from .terminology import tokens
+
+__all__ = ["abbreviates", "hedged_role", "parenthesized_role", "slashed"]
+
+#: What a companion name turns out to be.
+CompanionRole = Literal["refinement", "alternative", "alias", "beside"]
+
+
+def slashed(phrase: str) -> list[str]:
+    """The names a slash joins: one condition named twice stays one phrase ("chronic
+    prostatitis/chronic pelvic pain syndrome", "whooping cough/pertussis"); names that share
+    no word and are no synonyms, or that the terminology surely tells apart, are two
+    ("rosacea/lupus")."""
+    names = given_names(phrase)[1:]
+    apart = any(_apart(a, b) for i, a in enumerate(names) for b in names[i + 1:])
+    return names if apart else [phrase]
+
+
+def _apart(a: str, b: str) -> bool:
+    # Two names of one condition share a word ("depersonalization/derealization disorder")
+    # or are synonyms ("whooping cough/pertussis").
+    relation = relate(a, b)
+    if relation.kind in ("same", "synonym"):
+        return False
+    if not set(tokens(a)) & set(tokens(b)):
+        return True
+    return relation.kind in _APART and relation.sure and _known(a) and _known(b)
+
+
+def _known(name: str) -> bool:
+    return default_terminology().known(name)
+
+
+_APART = frozenset({"different", "sibling", "qualifier-flip"})
+_DANGLING = re.compile(r"\b(?:or|nor|and/or|vs\.?|versus)\s*$", re.I)
+
+
+def hedged_role(name: str, main: str) -> CompanionRole:
+    """A hedged companion is a refinement when it is a kind of the main diagnosis ("IBD,
+    possibly Crohn disease": IBD, perhaps of that kind), else an alternative to it ("anxiety,
+    possibly hyperthyroidism")."""
+    # "X or possibly Y" is a disjunction whatever Y is.
+    below = (bool(main) and not _DANGLING.search(main)
+             and relate(name, main).kind == "narrower")
+    return "refinement" if below else "alternative"
+
+
+def parenthesized_role(name: str, main: str, named: str, *, offered: bool) -> CompanionRole:
+    """A name in parentheses is an alias when it surely names the main diagnosis again (same
+    name, synonym, or an abbreviation of it or of ``named``, the statement it follows); else
+    one ``offered`` with "or" is an alternative to it, and a bare one another condition named
+    beside it ("rosacea (lupus)")."""
+    relation = relate(name, main) if main else None
+    if ((relation is not None and relation.sure and relation.kind in ("same", "synonym"))
+            or abbreviates(name, main) or abbreviates(name, named)):
+        return "alias"
+    return "alternative" if offered else "beside"
+
+
+def abbreviates(short: str, name: str) -> bool:
+    """Whether ``short`` is an abbreviation of ``name``: one word of 2 to 8 letters or digits
+    that starts as the name does and spells some of its letters in order ("EGPA" of
+    eosinophilic granulomatosis with polyangiitis, "DRESS", "IC")."""
+    letters, spelled = short.strip().lower(), name.lower()
+    if not re.fullmatch(r"[a-z][a-z0-9]{1,7}", letters) or not spelled.startswith(letters[0]):
+        return False
+    rest = iter(spelled)
+    return all(c in rest for c in letters)
