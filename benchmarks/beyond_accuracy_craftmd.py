@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_agentclinic.agents.craftmd_agents import OfflineVignettePatient
-from pytest_agentclinic.cases.convert import read_craftmd_csv
+from pytest_agentclinic.cases.vignettes import read_craftmd_csv
 from pytest_agentclinic.metrics.conversations import read_conversations
 from pytest_agentclinic.metrics.facts import case_facts
 from pytest_agentclinic.metrics.gathering import measure

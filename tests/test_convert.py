@@ -10,12 +10,9 @@ from pathlib import Path
 import pytest
 from helpers import nejm_line, osce_line
 
-from pytest_agentclinic.cases.convert import (
-    GENERIC_OBJECTIVE,
-    read_input,
-    split_question,
-)
+from pytest_agentclinic.cases.convert import read_input
 from pytest_agentclinic.cases.loaders import load_case_file
+from pytest_agentclinic.cases.vignettes import GENERIC_OBJECTIVE, split_question
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.core.case import Case
 

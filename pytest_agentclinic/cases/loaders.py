@@ -21,23 +21,12 @@ from pydantic import ValidationError
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
 from ..core.jsonl import parse_lines
 from . import yaml_stream
+from .errors import CaseError as CaseError
+from .vignettes import read_craftmd_csv
 from .yaml_aliases import recursive_alias
 
 SIDECAR_SUFFIX = ".specialties.json"
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
-
-
-@dataclass(frozen=True)
-class CaseError:
-    """A record that could not become a case."""
-
-    path: Path
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: field {self.field!r}: {self.message}"
 
 
 @dataclass
@@ -372,8 +361,6 @@ def load_case_file(path: Path) -> LoadedFile:
         loaded.not_cases, loaded.damaged = "empty", True
         return loaded
     if path.suffix == ".csv":
-        from .convert import read_craftmd_csv  # convert builds on this module
-
         if "case_vignette" not in text.splitlines()[0]:
             loaded.not_cases = "a CSV without a case_vignette column (not CRAFT-MD cases)"
             return loaded

@@ -107,10 +107,10 @@ def _command_line(args: argparse.Namespace) -> str:
 def _gate(args: argparse.Namespace, records: list[Any],
           on: tuple[str, ...]) -> GateResult | None:
     """The gate's verdict on the merged records, as pytest's gate reaches it (None: no gate)."""
-    from ..report import gate
+    from ..report import gate, rundir
 
     settings = gate.GateSettings(min_accuracy=args.min_accuracy, baseline=args.baseline,
                                  max_drop=args.max_drop or 0.0, alpha=args.gate_alpha, on=on)
     if not settings.active:
         return None
-    return gate.judge(settings, records)
+    return rundir.judge_gate(settings, records)

@@ -58,7 +58,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     """Check; exit 0, 2 on unreadable input, 1 when the model could not be reached."""
-    from ..cases.convert import read_craftmd_csv
+    from ..cases.vignettes import read_craftmd_csv
     from ..llm.errors import FatalLLMError
     from ..metrics.conversations import read_conversations
     from ..protocols.patient_check import check_patient

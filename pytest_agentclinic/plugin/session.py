@@ -254,7 +254,7 @@ class AgentClinicSession:
             append_step_summary(self.run_dir / "summary.md")
 
     def _evaluate_gate(self, records: Sequence[ResultRecord]) -> gate.GateResult:
-        result = gate.judge(self.settings.gate, records)
+        result = rundir.judge_gate(self.settings.gate, records)
         return result.with_bad_records(self.bad_records) if self.bad_records else result
 
     def _run_info(self) -> dict[str, Any]:

@@ -266,18 +266,3 @@ def evaluate(gate: GateSettings, records: Sequence[ResultRecord],
             "gated",), {}))
     checks += [_check_cell(cell, gate, base_records, summary) for cell in cells]
     return GateResult(all(c.passed for c in checks), tuple(checks))
-
-
-def judge(settings: GateSettings, records: Sequence[ResultRecord]) -> GateResult:
-    """:func:`evaluate` with the baseline run read from ``settings.baseline``: an unreadable
-    baseline is a failed check, never a pass (the pytest session and ``merge`` both)."""
-    from . import rundir  # the run directory's one reader
-
-    baseline: tuple[Sequence[ResultRecord], Mapping[str, Any]] = ((), {})
-    error = None
-    if settings.baseline is not None:
-        try:
-            baseline = rundir.read_baseline(settings.baseline)
-        except (OSError, ValueError) as exc:
-            error = str(exc)
-    return evaluate(settings, records, baseline, error)

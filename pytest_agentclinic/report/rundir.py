@@ -30,6 +30,7 @@ from ..core.heap import gc_paused as gc_paused
 from ..core.records import ResultRecord
 from ..core.redact import redact
 from ..core.transcript import Transcript
+from .gate import GateResult, GateSettings, evaluate
 from .results_jsonl import RESULTS as RESULTS
 from .results_jsonl import ResultsStream as ResultsStream
 from .results_jsonl import read_records
@@ -343,3 +344,17 @@ def read_review(run_dir: Path) -> dict[str, Any] | None:
         return None
     review: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return review
+
+
+def judge_gate(settings: GateSettings, records: Sequence[ResultRecord]) -> GateResult:
+    """The gate's :func:`~.gate.evaluate` with the baseline run read from
+    ``settings.baseline``: an unreadable baseline is a failed check, never a pass (the pytest
+    session and ``merge`` both)."""
+    baseline: tuple[Sequence[ResultRecord], Mapping[str, Any]] = ((), {})
+    error = None
+    if settings.baseline is not None:
+        try:
+            baseline = read_baseline(settings.baseline)
+        except (OSError, ValueError) as exc:
+            error = str(exc)
+    return evaluate(settings, records, baseline, error)
