@@ -67,6 +67,39 @@ def import_graph(root: Path) -> tuple[dict[str, set[str]], set[str]]:
     return edges, pytest_users
 
 
+def module_graph(root: Path) -> dict[str, set[str]]:
+    """The module -> modules edges of the package at ``root`` (a package is its
+    ``__init__``), lazy imports included: cycles inside one part show here."""
+
+    def name_of(parts: list[str]) -> str | None:
+        if (root.joinpath(*parts).with_suffix(".py")).is_file():
+            return ".".join(parts)
+        if parts and root.joinpath(*parts).is_dir():
+            return ".".join(parts)  # the package, i.e. its __init__
+        return None
+
+    edges: dict[str, set[str]] = defaultdict(set)
+    for path in root.rglob("*.py"):
+        rel = list(path.relative_to(root).with_suffix("").parts)
+        source = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
+        package = rel[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                module = base + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.split(".")[0] == root.name:
+                module = node.module.split(".")[1:]
+            else:
+                continue
+            for alias in node.names:
+                target = name_of([*module, alias.name]) or name_of(module)
+                if target is not None and target != source:
+                    edges[source].add(target)
+    return edges
+
+
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components with more than one part (Tarjan)."""
     index: dict[str, int] = {}
@@ -118,6 +151,14 @@ def test_no_two_way_imports(graph: tuple[dict[str, set[str]], set[str]]) -> None
     assert two_way_pairs(graph[0]) == []
 
 
+def test_no_module_cycles_inside_a_part() -> None:
+    # A package's __init__ re-exporting its modules is no cycle worth the name: left out.
+    edges = {a: {b for b in bs if b != a.rsplit(".", 1)[0]} for a, bs in
+             module_graph(PACKAGE).items()}
+    assert two_way_pairs(edges) == []
+    assert cycles(edges) == []
+
+
 def test_only_the_pytest_layer_imports_pytest(
         graph: tuple[dict[str, set[str]], set[str]]) -> None:
     assert graph[1] <= {PYTEST_LAYER}
@@ -146,6 +187,9 @@ def test_the_checks_catch_what_they_must(tmp_path: Path) -> None:
         (pkg / name).parent.mkdir(parents=True, exist_ok=True)
         (pkg / name).write_text(text)
     edges, users = import_graph(pkg)
+    modules = module_graph(pkg)
+    assert ("a.x", "b.y") in {(a, b) for a in modules for b in modules[a]}
+    assert cycles(modules) == [["a.x", "b.y", "c.z"], ["d", "e"]]
     assert cycles(edges) == [["a", "b", "c"], ["d", "e"]]
     assert two_way_pairs(edges) == [("d", "e")]
     assert users == {"c"}
