@@ -61,6 +61,11 @@ class Extraction:
     statement: str = ""
 
     @property
+    def body(self) -> str:
+        """The statement without its parentheses, which hold other names than its own."""
+        return _parentheticals(self.statement)[0]
+
+    @property
     def label(self) -> str:
         """The extraction as the paper records it: the name, "multiple" or "none"."""
         return self.diagnosis if self.category == "single" else self.category
@@ -191,7 +196,8 @@ _HEDGED = re.compile(rf"^,?\s*(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|conce
 _SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
                        r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
 # "(or X)": another name of the diagnosis ("fifth disease (or erythema infectiosum)") or
-# another diagnosis ("rosacea (or lupus)"); which one, the terminology says (:func:`_offered`).
+# another diagnosis ("rosacea (or lupus)"); the terminology says which
+# (:func:`.companions.parenthesized_role`).
 _OR = re.compile(r"^\s*or\b[\s,:]*", re.I)
 _ALIAS = re.compile(r"^\s*(?:also\s+(?:known|called|referred\s+to)\s+as|aka|a\.k\.a\.?|"
                     r"formerly|previously|known\s+as|called)\b[\s,:]*", re.I)
@@ -255,7 +261,7 @@ def _classify_paren(inner: str) -> list[Mention]:
     if _ASIDE.match(inner):
         return []
     # "(fifth disease or erythema infectiosum)": other names of the same condition, or
-    # "(lupus)" after rosacea: another condition named beside it (see :func:`_offered`).
+    # "(lupus)" after rosacea: another condition named beside it (see :mod:`.companions`).
     return [Mention(_bare(p), "parenthesized") for p in _ALTERNATIVE.split(_cut_context(inner))
             if _bare(p) and _is_condition_phrase(p)]
 
@@ -339,19 +345,19 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     mentions = [*_split(head, "main"), *_tail_mentions(tail)]
     for inner in parens:
         mentions.extend(_classify_paren(inner))
-    found = _categorise(stmt, tuple(m for m in mentions if m.text),
+    found = _categorise(stmt, body, tuple(m for m in mentions if m.text),
                         differential=_DIFFERENTIAL.search(text) is not None,
                         conditions_only=conditions_only)
     return replace(found, excluded=excluded, statement=_bare(stmt))
 
 
-def _categorise(stmt: str, found: tuple[Mention, ...], *, differential: bool,
+def _categorise(stmt: str, body: str, found: tuple[Mention, ...], *, differential: bool,
                 conditions_only: bool) -> Extraction:
     # Tests, treatments and drugs are not diagnoses: an answer naming only those names none.
     mentions = tuple(m for m in found if not conditions_only or kind(m.text) == "condition")
     main = next((m.text for m in mentions if m.role == "main"), "")
-    named = _parentheticals(stmt)[0]  # what a parenthesized abbreviation may abbreviate
-    mentions = tuple(_resolved(m, main, named) for m in mentions)
+    # ``body`` (the statement without parentheses): what an abbreviation in them abbreviates
+    mentions = tuple(_resolved(m, main, body) for m in mentions)
     if any(m.role == "alternative" for m in mentions):
         names = ", ".join(m.text for m in mentions if m.role in ("main", "alternative"))
         return Extraction("multiple", "", mentions, f"alternatives: {names}")

@@ -21,7 +21,6 @@ when one is configured; otherwise the rules' best guess stands, marked unsure.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -66,8 +65,7 @@ def decide(extraction: Extraction, accepted: Sequence[str],
         return Decision(False, True, f"{extraction.category}: {extraction.reason}")
     # Only a statement with companions differs from its main diagnosis (checked below); its
     # parentheses hold other names, never part of this one.
-    whole = (_PARENTHESES.sub(" ", extraction.statement).strip()
-             if len(extraction.mentions) > 1 else "")
+    whole = extraction.body if len(extraction.mentions) > 1 else ""
     chosen = _choices_named(extraction, choices)
     named = next((t for t in accepted if whole and _same(whole, t)), None)
     if named is not None and len(chosen) < 2:
@@ -165,9 +163,6 @@ def _fragment(name: str, accepted: Sequence[str]) -> bool:
                for truth in accepted for form in _forms(truth) if tokens(form))
 
 
-_PARENTHESES = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
-
-
 def _choices_named(extraction: Extraction, choices: Sequence[str]) -> list[str]:
     """The answer choices that the extraction's mentions name, each name of a slash apart.
 
@@ -175,13 +170,15 @@ def _choices_named(extraction: Extraction, choices: Sequence[str]) -> list[str]:
     scleroderma", "equestrian perniosis (chilblains)") only restates it, whatever choice it
     resembles.
     """
+    if not choices:
+        return []
     main = extraction.diagnosis
     names = {n for m in extraction.mentions
              if m.role not in _RESTATING or not _kin(m.text, main)
              for n in (given_names(m.text)[1:] or [m.text])}
     # A slash between whole names ("Microscopic polyangiitis/Granulomatosis with
     # polyangiitis") joins them before "with" splits either.
-    names.update(given_names(_PARENTHESES.sub(" ", extraction.statement).strip())[1:])
+    names.update(given_names(extraction.body)[1:])
     named: dict[str, str] = {}  # choice -> the name naming it
     for name in sorted(names):
         matches = [c for c in choices if _same(name, c)]
