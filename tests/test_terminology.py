@@ -89,6 +89,12 @@ def test_a_heading_of_its_own_is_no_synonym() -> None:
     ("cicatricial entropion", "cicatricial ectropion"),
     ("ethanol poisoning", "methanol poisoning"),
     ("osteogenesis imperfecta type VII", "osteogenesis imperfecta type VIII"),
+    # Clusters the build once joined by a source's slip, and "without" once read as filler.
+    ("Cushing syndrome", "primary hyperaldosteronism"),  # a DOID concept lumped the two
+    ("melanoma", "dermatofibroma"),
+    ("stroke", "transient ischemic attack"),
+    ("panic disorder without agoraphobia", "panic disorder with agoraphobia"),
+    ("imperforate anus without fistula", "imperforate anus with fistula"),
 ])
 def test_different_diseases_never_link(given: str, truth: str) -> None:
     for a, b in ((given, truth), (truth, given)):
@@ -304,20 +310,6 @@ def test_a_cluster_never_holds_two_concepts_of_one_ontology() -> None:
     assert clusters["MONDO:1"] == clusters["MESH:D1"] != clusters["MESH:D2"]
     assert clusters["MONDO:2"] == clusters["MESH:D2"]
     assert clusters["DOID:446"] not in (clusters["MESH:D1"], clusters["MESH:D2"])
-
-
-@needs_table
-@pytest.mark.parametrize(("given", "truth"), [
-    ("Cushing syndrome", "primary hyperaldosteronism"),  # a DOID concept lumped the two
-    ("melanoma", "dermatofibroma"),
-    ("stroke", "transient ischemic attack"),
-    ("panic disorder without agoraphobia", "panic disorder with agoraphobia"),
-    ("imperforate anus without fistula", "imperforate anus with fistula"),
-])
-def test_the_shipped_terminology_keeps_these_apart(given: str, truth: str) -> None:
-    for a, b in ((given, truth), (truth, given)):
-        verdict = judge(a, b)
-        assert not verdict.correct, (a, b, verdict)
 
 
 def test_table_is_reproducible_and_bad_lines_name_file_and_line(tmp_path: Path) -> None:
