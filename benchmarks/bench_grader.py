@@ -66,6 +66,21 @@ def print_disagreements(reports: dict[str, Report], top: int) -> None:
               f"{theirs[:40]!r} | {truth[:50]!r}")
 
 
+def print_step1(reports: dict[str, Report]) -> None:
+    """How often our extraction's category is the reference's: single, multiple or none."""
+    table: Counter[tuple[str, str]] = Counter()
+    for report in reports.values():
+        table.update(report.step1)
+    total = sum(table.values())
+    same = sum(n for (ours, theirs), n in table.items() if ours == theirs)
+    print(f"Step 1 alone: category (single / multiple / none) as the reference's extraction "
+          f"for {same}/{total} = {same / total:.4f}")
+    for ours in ("single", "multiple", "none"):
+        row = "  ".join(f"{theirs} {table[(ours, theirs)]:>6}"
+                        for theirs in ("single", "multiple", "none"))
+        print(f"  ours {ours:<8} -> reference {row}")
+
+
 def print_anatomy(reports: dict[str, Report]) -> None:
     """What the disagreements are, and the agreement left once the reference's own slips go."""
     total = pooled(reports.values())
@@ -117,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     reports = evaluate_shared(args.datasets, grader=CraftMDGrader())
     print_frq(reports)
     print_disagreements(reports, args.top)
+    print_step1(reports)
     print_anatomy(reports)
     print_mcq(reports)
     answers = sum(r.answers for r in reports.values())

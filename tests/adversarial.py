@@ -87,12 +87,31 @@ def _modifiers(case: Case) -> list[str]:
             if not w.endswith(_CONDITION_ENDINGS) and [w] not in names]
 
 
+def _others(case: Case) -> list[str]:
+    """Two diagnoses of other cases of the library, after this one in file order: neither a
+    choice of this case nor sharing a word with its truth, so that the rules' check of the
+    case's choices cannot be what scores them 0."""
+    cases = library()
+    start = next(i for i, c in enumerate(cases) if c.id == case.id)
+    taken = {*case.choices, case.diagnosis}
+    words = set(_identifying(case.diagnosis))
+    out: list[str] = []
+    for other in (*cases[start + 1:], *cases[:start]):
+        name = other.diagnosis
+        if name not in taken and not words & set(_identifying(name)) and name not in out:
+            out.append(name)
+        if len(out) == 2:
+            break
+    return out
+
+
 def slots(case: Case) -> dict[str, str]:
     """The placeholders' values for ``case`` ({word} absent when the truth is one word)."""
     wrong = [c for c in case.choices if c != case.diagnosis]
     values = {"truth": case.diagnosis, "wrong": wrong[0], "wrong2": wrong[1],
               "choices": ", ".join(case.choices),
               "library": ", ".join(c.diagnosis for c in library())}
+    values.update(zip(("other", "other2"), _others(case), strict=False))
     words = _modifiers(case)
     if words:
         values["word"] = max(words, key=lambda w: (_word_counts()[w], -words.index(w)))

@@ -92,6 +92,8 @@ class Report:
     by_experiment: dict[str, Agreement] = field(default_factory=lambda: defaultdict(Agreement))
     by_specialty: dict[str, Agreement] = field(default_factory=lambda: defaultdict(Agreement))
     disagreements: Counter[tuple[str, str, str, int]] = field(default_factory=Counter)
+    #: Step 1 alone: (our category, the reference's) of every answer: single, multiple, none.
+    step1: Counter[tuple[str, str]] = field(default_factory=Counter)
     #: Disagreements by their kind (see :func:`disagreement_kind`).
     anatomy: Counter[str] = field(default_factory=Counter)
     #: Answers whose name our rules read as the truth's own ("same"), by (dermatology
@@ -137,6 +139,7 @@ def _grade_frq(grader: CraftMDGrader, report: Report, line: dict[str, Any],
     report.answers += 1
     report.decided_by[verdict.decided_by] += 1
     report.frq.add(verdict.verdict, reference)
+    report.step1[(verdict.category, reference_category(str(line.get("extracted", ""))))] += 1
     report.by_experiment[line["experiment"]].add(verdict.verdict, reference)
     report.by_specialty[case.specialty if case else "unknown"].add(verdict.verdict, reference)
     if verdict.relation == "same":
@@ -202,6 +205,12 @@ def _grade_mcq(grader: CraftMDGrader, report: Report, line: dict[str, Any], case
     report.decided_by[plain.decided_by] += 1
     report.mcq[line["experiment"]].append(plain.verdict)
     report.mcq_verbatim[line["experiment"]].append(strict.verdict)
+
+
+def reference_category(extracted: str) -> str:
+    """The category the reference's step 1 gave: its "None", its "Multiple", or a name."""
+    word = extracted.strip().strip(".").lower()
+    return word if word in ("none", "multiple") else "single"
 
 
 def evaluate_shared(datasets: Path, models: Iterable[str] = ("gpt4", "gpt3"),

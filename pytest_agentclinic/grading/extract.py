@@ -4,9 +4,12 @@ The paper's grader returns the diagnosis named in the answer, "Multiple" when th
 not commit to one diagnosis, "None" when it names none, and the main diagnosis when a minor
 concurrent one accompanies it. This module does the same with rules on the answer's shape:
 
-* the *diagnostic statement* is found (after "Final Diagnosis:", "the most likely diagnosis
-  is", ...; otherwise the answer's first sentence) and cut where the prose moves on to
-  reasons ("given ...", "which requires ...");
+* the *diagnostic statement* is found (:mod:`.statement`: after a label such as "Final
+  Diagnosis:", in a tag or a JSON object, or in the first sentence that answers, from "the
+  most likely diagnosis is", "I suspect you have", ... on) and cut where the prose moves on
+  to reasons ("given ...", "which requires ...");
+* a list of two items or more gives ``multiple`` (after a label, only a list that starts
+  right there: "Final Diagnosis: X" may be followed by numbered reasons);
 * a refusal ("insufficient information", "cannot determine") or an answer naming only tests,
   procedures, treatments or drugs gives ``none``;
 * alternatives ("X or Y", "X vs Y", "(e.g. Y)", "X, possibly Y" unless Y is a kind of X)
@@ -31,6 +34,16 @@ from .markers import (
     open_alternatives,
     ready_marker,
     strip_echoes,
+    unwrap,
+)
+from .statement import (
+    DISJUNCTION,
+    bare_name,
+    clean,
+    cut_context,
+    labelled_parts,
+    starts_labelled,
+    statement,
 )
 from .terminology import FILLER, GENERIC, content, tokens
 
@@ -71,85 +84,27 @@ class Extraction:
         return self.diagnosis if self.category == "single" else self.category
 
 
-# --- the diagnostic statement ---------------------------------------------------------------
-
-_MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+", re.M)
-_FINAL = re.compile(r"\bfinal\s+diagnosis\s*[:\-]\s*", re.I)
-_LEADS = re.compile(
-    r"\bdiagnos[ie]s\b(?:[^:.;]{0,100}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b|\s+of\b)\s*"
-    r"|\bdiagnos[ie]s\s*:\s*"
-    r"|\b(?:organism|pathogen|cause|etiology|culprit|condition)\b[^:.;]{0,80}?\bis\b\s*"
-    r"|\b(?:consistent|compatible)\s+with\s+|\bsuggestive\s+of\s+|\bindicative\s+of\s+"
-    r"|\bsuggests?\s+(?:a\s+diagnosis\s+of\s+)?|\bsuffering\s+from\s+|\bsounds?\s+like\s+(?:a\s+case\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
-    r"|\b(?:most\s+)?likely\s+(?:has|have|suffers\s+from|is\s+suffering\s+from)\s+"
-    r"|^(?:the\s+)?(?:patient|child|infant|baby|woman|man|boy|girl|she|he)\s+(?:has|is\s+"
-    r"suffering\s+from|suffers\s+from)\s+(?!(?:a\s+)?(?:history|symptoms?|signs?|no|not)\b)"
-    r"|\b(?:think|believe|suspect|feel)\s+(?:that\s+)?(?:it\s+is|it's|this\s+is|(?:the\s+)?"
-    r"(?:patient|she|he)\s+has)\s+"
-    r"|\b(?:is|are)\s+(?:most\s+)?(?:likely|probably)\s+(?:to\s+be\s+|having\s+|due\s+to\s+)?",
-    re.I)
-_ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])")
-# A word that offers another diagnosis at the start of a clause or sentence.
-_DISJUNCTION = re.compile(r"\s*(?:or|and/or|nor|vs\.?|versus|alternatively)"
-                          r"(?![-\w])[\s,:]*", re.I)
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)\.(?=\s|$)|\n|;\s")
-# Where a statement stops naming the condition and starts explaining it.
-_CONTEXT = re.compile(
-    r"\s+(?:which|that|who|whose|requires?|requiring|warrants?|should|would|will|may|might|"
-    r"can|could|is|are|was|were|has|have|given|based\s+on|considering|as\s+evidenced|"
-    r"evidenced|indicated|characterized|presenting|presents|manifesting|because|since|"
-    r"if|when|pending|to\s+be|needs?|needing|in\s+(?:a|this|the|her|his)\s+"
-    r"(?:patient|child|woman|man|infant|boy|girl)|in\s+light\s+of|supported\s+by)\b", re.I)
-
-
-def clean(text: str) -> str:
-    """The answer without markdown, with dashes, quotes and spacing unified."""
-    text = _MARKUP.sub("", text)
-    text = re.sub(r"[\u2010-\u2015\u2212]", "-", text).replace("\u2019", "'")
-    return re.sub(r"[ \t]+", " ", text).strip()
-
-
-def statement(text: str) -> str:
-    """The diagnostic statement: what follows the diagnosis marker, up to its sentence end."""
-    marker = _FINAL.search(text)
-    if marker is not None:
-        text = text[marker.end():]
-    text = _ENUMERATOR.sub("", text)  # "A. Asthma": the label of an answer, not a sentence
-    head = _first_sentence(text)
-    lead = _LEADS.search(head)
-    if lead is not None and len(head) - lead.end() > 2:
-        head = head[lead.end():]
-    return head.strip(" .:,-\"'")
-
-
-def _first_sentence(text: str) -> str:
-    end = _SENTENCE_END.search(text)
-    # "X. Or Y.", "X; or Y" and "X. Alternatively, Y." offer Y in the next sentence: it
-    # belongs to the statement, as "X or Y".
-    offered = end and _DISJUNCTION.match(text, end.end())
-    if end is None or not offered:
-        return text[: end.start()] if end else text
-    return f"{text[: end.start()]} or {_first_sentence(text[offered.end():])}"
-
-
-def _cut_context(text: str) -> str:
-    found = _CONTEXT.search(text)
-    return text[: found.start()] if found is not None and found.start() > 0 else text
-
-
 # --- refusals ---------------------------------------------------------------------------------
 
 _REFUSAL = re.compile(
     r"\b(?:insufficient|not\s+enough|inadequate|limited)\s+(?:information|data|details|clinical)"
     r"|\b(?:cannot|can\s*not|can't|unable\s+to|not\s+possible\s+to|impossible\s+to|difficult\s+to)"
     r"\s+(?:\w+\s+){0,3}?(?:provide|determine|make|give|establish|diagnose|identify|confirm|"
-    r"ascertain|definitively|offer|say|be\s+made|be\s+determined|reach|specify)"
+    r"ascertain|definitively|offer|say|be\s+made|be\s+determined|reach|specify|assess|tell|"
+    r"conclude|answer|be\s+answered|be\s+established|be\s+narrowed|narrow)"
+    # many conditions at once name none: "a variety of conditions", "several disorders"
+    r"|\b(?:a\s+(?:number|variety|range|multitude)\s+of|several|many|various|numerous)\s+"
+    r"(?:\w+\s+)?(?:conditions|diseases|disorders|causes|diagnoses|possibilities|etiologies)\b"
     r"|\bno\s+(?:definitive|specific|clear|final|certain|single|conclusive)?\s*diagnosis"
     r"|\bundetermined\b|\bunknown\s+(?:etiology|cause|diagnosis)|\bnot\s+(?:yet\s+)?determined"
     r"|\b(?:further|more|additional)\s+(?:information|history|details|evaluation|investigation|"
-    r"testing|tests|questioning|examination|assessment|workup|work-up|data)\s+(?:is|are|would\s+be)"
-    r"\s+(?:needed|required|necessary)"
-    r"|\bpending\s+(?:further|more)|\bunclear\b|\binconclusive\b|\bnot\s+a\s+medical\s+condition",
+    r"testing|tests|questioning|examination|assessment|workup|work-up|data)\s+(?:(?:is|are|"
+    r"would\s+be)\s+)?(?:needed|required|necessary)"
+    r"|\b(?:symptoms|findings|presentation)\s+(?:are|is)\s+(?:not\s+specific|non-?specific)"
+    r"|\bpending\s+(?:further|more)|\bunclear\b|\binconclusive\b|\bnot\s+a\s+medical\s+condition"
+    # an apology opens a refusal, as does a model speaking of itself
+    r"|^\W*(?:i'm|i\s+am)\s+sorry\b|^\W*(?:my\s+)?apologies\b|^\W*i\s+apologi[sz]e\b"
+    r"|\bas\s+an\s+ai\b|\bai\s+language\s+model\b",
     re.I)
 
 
@@ -252,17 +207,17 @@ def _classify_paren(inner: str) -> list[Mention]:
         return []
     cause = _CAUSE.match(inner)
     if cause is not None:
-        return _split(_cut_context(inner[cause.end():]), "cause")
+        return _split(cut_context(inner[cause.end():]), "cause")
     for pattern, role in ((_SPECIFIC, "refinement"), (_OR, "offered"), (_ALIAS, "alias"),
                           (_HEDGED, "hedged"), (_REFINE, "alternative")):
         found = pattern.match(inner)
         if found is not None:
-            return _split(_cut_context(inner[found.end():]), role)  # type: ignore[arg-type]
+            return _split(cut_context(inner[found.end():]), role)  # type: ignore[arg-type]
     if _ASIDE.match(inner):
         return []
     # "(fifth disease or erythema infectiosum)": other names of the same condition, or
     # "(lupus)" after rosacea: another condition named beside it (see :mod:`.companions`).
-    return [Mention(_bare(p), "parenthesized") for p in _ALTERNATIVE.split(_cut_context(inner))
+    return [Mention(_bare(p), "parenthesized") for p in _ALTERNATIVE.split(cut_context(inner))
             if _bare(p) and _is_condition_phrase(p)]
 
 
@@ -284,7 +239,7 @@ def _marker(tail: str) -> tuple[Role, str]:
         return ("hedged" if _HEDGED.match(tail) is not None else "alternative"), rest
     concurrent = _CONCURRENT.match(tail)
     if concurrent is not None:
-        disjunction = _DISJUNCTION.match(tail, concurrent.end())
+        disjunction = DISJUNCTION.match(tail, concurrent.end())
         if disjunction is not None:  # "X, or Y", "X; alternatively Y"
             return "alternative", tail[disjunction.end():]
         listed = concurrent.group().strip() in (",", ";")
@@ -319,6 +274,19 @@ def _tail_mentions(tail: str) -> list[Mention]:
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 
 
+def _first_line(text: str) -> str:
+    return " ".join(content(clean(next((ln for ln in text.splitlines() if ln.strip()), ""))))
+
+
+def _lists(text: str, *, labelled: bool) -> bool:
+    """Whether the answer is a list of two items or more. After a label, only a list that
+    starts right there counts: "Final Diagnosis: X" may be followed by a list of reasons."""
+    if labelled:
+        first = next((line for line in text.splitlines() if line.strip()), "")
+        return _LIST_ITEM.match(first) is not None and len(_LIST_ITEM.findall(text)) >= 2
+    return len(_LIST_ITEM.findall(text)) >= 2
+
+
 @lru_cache(maxsize=131072)
 def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     """Step 1: the category of the answer and the diagnosis it names.
@@ -328,20 +296,26 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     answer is itself a treatment or a test, as some NEJM cases have).
     """
     ready = ready_marker(response)
-    answer = response[ready.end():] if ready is not None else response
-    text = clean(strip_echoes(answer))
-    if not text:
+    answer = strip_echoes(unwrap(response[ready.end():] if ready is not None else response))
+    if not clean(answer):
         return Extraction("none", "", reason="empty answer")
-    if len(_LIST_ITEM.findall(answer)) >= 2 and not _FINAL.search(text):
+    parts = labelled_parts(answer)
+    first = clean(answer.lstrip().split("\n", 1)[0])
+    if ready is not None and parts and not starts_labelled(answer) and bare_name(first):
+        # "DIAGNOSIS READY: X" labels X as well: "... X\nFinal Diagnosis: Y" labels two
+        parts = [answer, *parts]
+    if len({_first_line(part) for part in parts}) > 1:
+        return Extraction("multiple", "", reason=f"the answer labels {len(parts)} diagnoses")
+    labelled = parts[0] if parts else None
+    if _lists(answer if labelled is None else labelled, labelled=labelled is not None):
         return Extraction("multiple", "", reason="the answer lists several items")
-    final = _FINAL.search(text)
-    text, excluded = drop_negations(text[final.end():] if final is not None else text)
+    text, excluded = drop_negations(clean(answer if labelled is None else labelled))
     stmt = statement(open_alternatives(text))
     if addresses_grader(stmt):
         return Extraction("none", "", reason="the answer speaks to the grader instead of "
                           "naming a diagnosis", excluded=excluded)
     body, parens = _parentheticals(stmt)
-    head, tail = _next_segment(_cut_context(_bare(body)))
+    head, tail = _next_segment(cut_context(_bare(body)))
     mentions = [*_split(head, "main"), *_tail_mentions(tail)]
     for inner in parens:
         mentions.extend(_classify_paren(inner))
@@ -381,7 +355,8 @@ def _resolved(mention: Mention, main: str, named: str) -> Mention:
 
 
 _LISTED = ("main", "listed", "concurrent")
-_DIFFERENTIAL = re.compile(r"\bdifferentials?\b|\bddx\b", re.I)
+# "Differential:", "DDx", "possible diagnoses: X, Y": what follows lists candidates
+_DIFFERENTIAL = re.compile(r"\bdifferentials?\b|\bddx\b|\bdiagnoses\b", re.I)
 
 
 def _is_list(mentions: tuple[Mention, ...], differential: bool) -> bool:
@@ -397,5 +372,19 @@ def _is_list(mentions: tuple[Mention, ...], differential: bool) -> bool:
 
 
 def _named_before_refusal(stmt: str, main: str) -> bool:
+    """Whether the diagnosis comes before the refusal ("X; further testing is needed"). A
+    refusal inside a name ("syncope of unknown etiology") leaves the name one; a "name" that
+    says it cannot be given ("this question cannot be answered") is none."""
     refusal = _REFUSAL.search(stmt)
-    return refusal is not None and -1 < stmt.find(main) < refusal.start()
+    return (refusal is not None and -1 < stmt.find(main) < refusal.start()
+            and _CANNOT.search(main) is None and not set(content(main)) <= _ABOUT_THE_CASE)
+
+
+# What a refusal speaks of, not a diagnosis: "the symptoms could indicate many conditions".
+_ABOUT_THE_CASE = frozenset({"symptom", "symptoms", "sign", "signs", "finding", "findings",
+                             "presentation", "picture", "information", "history", "patient",
+                             "case", "question", "clinical"})
+
+
+_CANNOT = re.compile(r"\b(?:cannot|can\s*not|can't|unable\s+to|not\s+possible\s+to|impossible"
+                     r"\s+to)\b", re.I)

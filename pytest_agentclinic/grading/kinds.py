@@ -1,8 +1,9 @@
-"""What a short name denotes: a condition, or a test, treatment, drug or finding.
+"""What a short name denotes: a condition, or a test, treatment, drug, finding or health.
 
 The paper's grader extracts *diagnoses*: an answer naming only an investigation ("MRI of the
 lumbar spine"), a treatment ("laparoscopy"), a drug ("methylphenidate") or a laboratory
-finding ("elevated troponin") names none. This is decided from the words alone: head nouns of
+finding ("elevated troponin") names none, and neither does a patient said to be healthy
+("in good health", "asymptomatic"). This is decided from the words alone: head nouns of
 tests and treatments, procedure endings, the United States Adopted Names stems of drugs.
 """
 
@@ -60,11 +61,17 @@ _FINDING_LEADS = frozenset({"elevated", "increased", "decreased", "raised", "red
 #: Head words of findings: what a test shows, not what the patient has.
 _FINDING_HEADS = frozenset({"antibody", "antigen", "troponin", "marker", "enzyme", "crystal",
                             "cast", "band", "titer", "ratio", "value", "result", "finding"})
+# The patient has no disease: a statement of health, which names no diagnosis.
+_HEALTH = re.compile(r"(?:(?:currently|otherwise|completely|generally|apparently|likely)\s+)*"
+                     r"(?:(?:healthy|in\s+good\s+health|asymptomatic|disease\s+free)"
+                     r"(?:\s+(?:patient|individual|person|adult|child|infant|woman|man))?"
+                     r"|normal\s+(?:patient|individual|person|adult|child|infant|newborn|woman|man))")
 _KIND_CACHE: dict[str, str] = {}
 
 
 def kind(name: str) -> str:
-    """"condition", "test", "treatment", "drug" or "finding": what a short name denotes.
+    """"condition", "test", "treatment", "drug", "finding" or "health": what a short name
+    denotes.
 
     Decided by the head word (the last content word, or the one before "of"): tests and
     treatments by their head nouns and procedure suffixes, drugs by USAN stems. Anything
@@ -81,6 +88,8 @@ def _kind(name: str) -> str:
     words = tokens(name)
     if not words:
         return "condition"
+    if _HEALTH.fullmatch(" ".join(words)):
+        return "health"
     if words[0] in _FINDING_LEADS or re.fullmatch(r"[\d.,/%]+", " ".join(words)):
         return "finding"  # "elevated troponin", "positive ANA", "70%"
     head = _head(words)

@@ -4,7 +4,10 @@ Both protocols end with a doctor's free text. Before the diagnosis is read from 
 :mod:`.extract`), this module
 
 * finds where the answer starts: after "DIAGNOSIS READY:" (AgentClinic; a slip of one or two
-  letters, as in "DIANOSIS READY", still counts) or "Final Diagnosis:" (CRAFT-MD);
+  letters, as in "DIANOSIS READY", still counts); the labels ("Final Diagnosis:", CRAFT-MD's,
+  and others) are :mod:`.statement`'s;
+* unwraps an answer given as data: a JSON object (``{"diagnosis": "X"}``), tags
+  (``<diagnosis>X</diagnosis>``), and drops a reasoning model's ``<think>`` block;
 * drops what a model echoes from its prompt rather than answers: placeholders
   ("<diagnosis>", "[your diagnosis]") and unbalanced bracket remnants ("Itchy rash]");
 * drops negated and ruled-out names ("not X", "X ruled out", "X is unlikely"): a name the
@@ -15,6 +18,7 @@ Both protocols end with a doctor's free text. Before the diagnosis is read from 
 
 from __future__ import annotations
 
+import json
 import re
 
 # --- where the answer starts ------------------------------------------------------------------
@@ -47,6 +51,47 @@ def after_ready(text: str) -> str | None:
     """The doctor's answer after the ready marker, or None when there is no marker."""
     found = ready_marker(text)
     return None if found is None else text[found.end():]
+
+
+# --- answers given as data ------------------------------------------------------------------
+
+# A reasoning model thinks aloud before it answers: what it weighs there is not its answer.
+_THINKING = re.compile(r"<(think|thinking|reasoning|scratchpad)>.*?(?:</\1>|$)", re.I | re.S)
+# "<diagnosis>X</diagnosis>": the tag names what it holds, as a label would.
+_TAGGED = re.compile(r"<([a-z][\w-]{0,40})>(.*?)</\1>", re.I | re.S)
+# A code fence around the answer ("```json"): markup, not words.
+_FENCE = re.compile(r"^[ \t]*```[\w-]*[ \t]*$", re.M)
+_JSON_KEYS = ("final diagnosis", "diagnosis", "most likely diagnosis", "final answer", "answer",
+              "dx")
+
+
+def unwrap(text: str) -> str:
+    """``text`` with a JSON answer or tagged fields written as labelled lines ("diagnosis:
+    X"), and without a reasoning block."""
+    text = _FENCE.sub("", _THINKING.sub(" ", text))
+    text = _TAGGED.sub(lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n",
+                       text)
+    start, end = text.find("{"), text.rfind("}")
+    if -1 < start < end:
+        value = _json_answer(text[start:end + 1])
+        if value is not None:
+            return f"{text[:start]}\nDiagnosis: {value}\n{text[end + 1:]}"
+    return text
+
+
+def _json_answer(text: str) -> str | None:
+    """The answer a JSON object gives under a diagnosis or answer key, if it is one."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    fields = {re.sub(r"[_\-\s]+", " ", str(k)).strip().lower(): v for k, v in data.items()}
+    value = next((fields[k] for k in _JSON_KEYS if k in fields), None)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        value = "\n".join(f"- {v}" for v in value)  # a list stays a list
+    return value if isinstance(value, str) else None
 
 
 # --- echoed prompt text -----------------------------------------------------------------------
@@ -82,6 +127,7 @@ def strip_echoes(text: str) -> str:
 # --- negation ---------------------------------------------------------------------------------
 
 _NAME = r"[^.;:()\[\]\n]{2,80}?"
+_NAME_IN_CLAUSE = r"[^.;:,()\[\]\n]{2,80}?"
 # Whole clauses that only exclude a name; each pattern captures the excluded name.
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
@@ -92,6 +138,8 @@ _NEGATED_CLAUSES = (
                rf"(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)\s*$",
                re.I),
     re.compile(rf"^\s*(?:ruled\s+out|excluded|excluding|exclude)\s*:?\s*({_NAME})\s*$", re.I),
+    re.compile(rf"^\s*(?:the\s+|my\s+)?(?:\w+\s+){{0,2}}diagnosis\s+is\s+not\s+({_NAME})\s*$",
+               re.I),
 )
 # Asides inside a clause that exclude a name: "(X ruled out)", ", not X", "rather than X".
 _NEGATED_ASIDES = (
@@ -154,7 +202,12 @@ _HEDGED = (
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)?(?:cannot|"
                rf"can\s*not|can't|could\s+not)\s+(?:exclude|rule\s+out|dismiss)\s+({_NAME})"
                rf"(?=$|[.;,])", re.I),
-    re.compile(rf"[,;.]?\s*\b(?:though|although|but|however)?\s*({_NAME})\s+(?:is|remains)\s+"
+    # "X, but it could also be Y", "X, though Y might also be the cause"
+    re.compile(rf"[,;]?\s*\b(?:though|although|but|however)?\s*(?:it|this)\s+(?:could|may|"
+               rf"might)\s+also\s+be\s+({_NAME_IN_CLAUSE})(?=$|[.;,])", re.I),
+    # The name stops at a comma: "X is likely, but Y is also possible" keeps Y open, not X.
+    re.compile(rf"[,;.]?\s*\b(?:though|although|but|however)?\s*({_NAME_IN_CLAUSE})\s+"
+               rf"(?:is|remains)\s+"
                rf"(?:also\s+)?(?:possible|a\s+possibility|in\s+the\s+differential|a\s+"
                rf"consideration|to\s+be\s+considered)(?=$|[.;,])", re.I),
 )
@@ -162,14 +215,22 @@ _HEDGED = (
 
 _HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|"
                          r"should\s+not|shouldn't|possible|possibility|differential|"
-                         r"consideration|considered)\b", re.I)
+                         r"consideration|considered|also)\b", re.I)
 
 
 def open_alternatives(text: str) -> str:
     """``text`` with each alternative it keeps open written as "or Y"."""
     text = re.sub(r"\s*\band\s*/\s*or\b\s*", " or ", text, flags=re.I)
+    text = _BETWEEN.sub(lambda m: f"{(m.group(1) or m.group(2)).strip()} or ", text)
     if not _HEDGE_WORD.search(text):
         return text
     for pattern in _HEDGED:
         text = pattern.sub(lambda m: f" or {m.group(1).strip()}", text)
     return text
+
+
+# "I am torn between X and Y", "deciding between X and Y", "could be X, could be Y": X or Y.
+_BETWEEN = re.compile(rf"\b(?:(?:i\s+am|i'm|we\s+are)\s+)?(?:torn|deciding|choosing|undecided|"
+                      rf"hesitating)\s+between\s+({_NAME_IN_CLAUSE})\s+and\s+"
+                      rf"|(?:^|(?<=[.;]\s))(?:it\s+)?(?:could|may|might)\s+be\s+({_NAME_IN_CLAUSE}),"
+                      rf"\s*(?:or\s+)?(?:it\s+)?(?:could|may|might)\s+(?:also\s+)?be\s+", re.I)

@@ -21,7 +21,8 @@ from functools import lru_cache
 from typing import Literal
 
 from .equivalence import judge
-from .extract import clean, extract, is_refusal, statement
+from .extract import extract, is_refusal
+from .statement import clean, statement
 from .terminology import content, tokens
 
 How = Literal["letter", "text", "paraphrase", "refusal", "unmatched"]

@@ -1,0 +1,219 @@
+"""Where a free-text answer states its diagnosis: the *diagnostic statement*.
+
+Models write their answer in many shapes, and the statement is found in all of them:
+
+* after a label: "Final Diagnosis:" anywhere; at the start of a line "Answer:", "Dx:",
+  "Assessment:", "Impression:", "Conclusion:", "Working diagnosis:", or such a label as a
+  heading over a line of its own ("## Final Diagnosis");
+* otherwise in the first sentence that is not a courtesy ("Thank you for the information.")
+  or a question to the patient ("Have you had a fever?"), after the words that lead to the
+  name ("the most likely diagnosis is", "I suspect you have", "this looks like", "consistent
+  with"), and up to where the prose moves on to reasons ("given ...", "which requires ...").
+
+Tags and JSON objects (``<diagnosis>X</diagnosis>``, ``{"diagnosis": "X"}``) are turned into
+labels before (see :func:`.markers.unwrap`). :mod:`.extract` reads the diagnoses in the
+statement; the multiple-choice reader (:mod:`.mcq`) reads its option from it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DISJUNCTION", "bare_name", "clean", "cut_context", "labelled_parts", "starts_labelled",
+           "statement"]
+
+_MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+", re.M)
+
+# --- labels -----------------------------------------------------------------------------------
+
+# Markdown may wrap a label ("**Final Diagnosis:**", "## Diagnosis", "- **Dx**: X").
+_EMPHASIS = r"[*_`]*"
+_LINE_START = r"^[ \t>#*_\-\u2022]*"
+_SEPARATOR = (rf"{_EMPHASIS}[ \t]*(?:[:=]|[ \t][-\u2010-\u2015]+[ \t]|[ \t]*\n)"
+              rf"(?:{_EMPHASIS}[ \t]*\n)?{_EMPHASIS}[ \t]*(?=\S)")
+_QUALIFIER = (r"(?:final|working|provisional|clinical|primary|principal|leading|top|main|"
+              r"presumptive|presumed|tentative|probable|most\s+probable|most\s+likely|likely)")
+# Strongest first: "Final Diagnosis:" wherever it stands; the others only where a line starts,
+# since in prose "answer" and "assessment" are ordinary words, and a label alone on its line
+# heads the line below ("## Final Diagnosis" over "Psoriasis").
+_LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
+    rf"\bfinal\s+diagnosis{_SEPARATOR}",
+    rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx){_SEPARATOR}",
+    rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:final\s+)?answer{_SEPARATOR}",
+    rf"{_LINE_START}(?:clinical\s+)?(?:impression|assessment|conclusion){_SEPARATOR}",
+))
+
+
+def labelled_parts(text: str) -> list[str]:
+    """The text after each occurrence of the answer's strongest label ("Final Diagnosis: X
+    ... Final Diagnosis: Y" gives two), or none when it has no label."""
+    for pattern in _LABELS:
+        parts = [text[found.end():] for found in pattern.finditer(text)]
+        if len(parts) == 1 and starts_labelled(parts[0]):
+            # "Final Diagnosis: <diagnosis>X</diagnosis>": the label inside is the answer's
+            return labelled_parts(parts[0].lstrip())
+        if parts:
+            return parts
+    return []
+
+
+def starts_labelled(text: str) -> bool:
+    """Whether ``text`` opens with a label."""
+    return any(pattern.match(text.lstrip()) for pattern in _LABELS)
+
+
+# --- leads: the words that lead to the name in a sentence ---------------------------------------
+
+_WHO = r"(?:patient|child|infant|baby|woman|man|boy|girl|she|he|you)"
+# "has a history of", "has symptoms of", "has no ...": what follows is no diagnosis.
+_NOT_A_NAME = r"(?!(?:a\s+)?(?:history|symptoms?|signs?|no|not|been|had|any)\b)"
+_MODAL = r"(?:(?:may|might|could|most\s+likely|likely|probably)\s+)?"
+# "(that) the woman might be experiencing", "you may have": who has it, before the name.
+_SOMEONE_HAS = (rf"(?:that\s+)?(?:the\s+)?{_WHO}\s+{_MODAL}(?:has|have|is\s+having|(?:is|be)\s+"
+                rf"(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
+_LEADS = re.compile(
+    r"\bdiagnos[ie]s\b(?:[^:.;]{0,100}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b|\s+of\b)\s*"
+    r"|\bdiagnos[ie]s\s*[:=]\s*"
+    r"|\b(?:answer|impression|conclusion|guess)\s+(?:is|would\s+be)\s+"
+    # "I would diagnose her with X", "is diagnosed with X"; not "cannot be diagnosed with the
+    # information given" or "unable to diagnose with ..."
+    r"|(?<!\bbe\s)(?<!\bbeen\s)(?<!\bto\s)\bdiagnos(?:e|ed|ing)\s+(?:\w+\s+){0,3}?with\s+"
+    r"|\b(?:i'd|i\s+would)\s+say\s+"
+    rf"|\b(?:possible|likely|probable)\s+that\s+{_SOMEONE_HAS}"
+    r"|^(?:this|it|that)\s+(?:could|may|might)\s+(?:well\s+)?be\s+"
+    r"|\b(?:organism|pathogen|cause|etiology|culprit|condition)\b[^:.;]{0,80}?\bis\b\s*"
+    r"|\b(?:consistent|compatible|in\s+keeping)\s+with\s+|\bsuggestive\s+of\s+"
+    # "classic for X", not "the characteristic of this patient's diagnosis is X"
+    r"|\bindicative\s+of\s+|(?<!the\s)\b(?:classic|typical|characteristic)\s+(?:(?:case|"
+    r"presentation|picture|example)\s+)?(?:for|of)\s+"
+    r"|\bfits\s+(?:with\s+)?(?:a\s+diagnosis\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
+    rf"|\bsuggests?\s+(?:a\s+diagnosis\s+of\s+|{_SOMEONE_HAS})?|\bsuffering\s+from\s+"
+    rf"|\b(?:sounds?|looks?|seems?)\s+like\s+(?:a\s+case\s+of\s+|{_SOMEONE_HAS})?"
+    # "appears to be X", not "appears to be presenting with ..." or "appears to be here"
+    r"|\b(?:appears?|seems?)\s+to\s+be\s+(?!\w+ing\b|here\b|there\b)(?:a\s+case\s+of\s+)?"
+    r"|\b(?:most\s+)?likely\s+(?:has|have|suffers\s+from|is\s+suffering\s+from)\s+"
+    rf"|(?:^|,\s*){_SOMEONE_HAS}"
+    rf"|\b(?:think|believe|suspect|feel|confident|sure|certain)\s+(?:that\s+)?(?:it\s+is\s+|"
+    rf"it's\s+|this\s+is\s+|"
+    rf"{_SOMEONE_HAS})"
+    r"|\b(?:is|are)\s+(?:most\s+)?(?:likely|probably)\s+(?!that\b)(?:to\s+be\s+|having\s+|due\s+to\s+)?",
+    re.I)
+
+# What may follow a lead without naming anything: the name came before it.
+_NO_NAME = re.compile(r"\s*(?:the\s+)?(?:most\s+|more\s+)?(?:likely|probable)\b(?:\s+(?:diagnosis|"
+                      r"explanation|cause|answer|one))?\s*$", re.I)
+_ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])")
+#: A word that offers another diagnosis at the start of a clause or sentence.
+DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?![-\w])"
+                         r"|alternatives?(?:\s+diagnos[ie]s)?\s*(?=:))[\s,:]*", re.I)
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)\.(?=\s|$)"
+                           r"|[?!]+(?=\s|$)|\n|;\s")
+# Where a statement stops naming the condition and starts explaining it.
+_CONTEXT = re.compile(
+    r"\s+(?:which|that|who|whose|requires?|requiring|warrants?|should|would|will|may|might|"
+    r"can|could|is|are|was|were|has|have|seems?|appears?|given|based\s+on|considering|"
+    r"as\s+evidenced|"
+    r"evidenced|indicated|characterized|presenting|presents|manifesting|because|since|"
+    r"if|when|pending|to\s+be|needs?|needing|in\s+(?:a|this|the|her|his)\s+"
+    r"(?:patient|child|woman|man|infant|boy|girl)|in\s+light\s+of|supported\s+by)\b", re.I)
+# An opening that answers nothing: the diagnosis comes in a later sentence.
+_COURTESY = re.compile(
+    r"^\s*(?:thanks?|thank\s+you|ok(?:ay)?|alright|all\s+right|i\s+see|i\s+understand|"
+    r"understood|got\s+it|great|perfect|sure|certainly|of\s+course|hello|hi|dear|noted|"
+    r"that(?:'s|\s+is)\s+(?:very\s+)?helpful|that\s+helps|"
+    r"very\s+well)\b", re.I)
+
+# A model's disclaimer: a refusal, unless a diagnosis follows it.
+_DISCLAIMER = re.compile(r"^\W*(?:as\s+an\s+ai\b|(?:i'm|i\s+am)\s+sorry\b|unfortunately\b|"
+                         r"(?:my\s+)?apologies\b|i\s+apologi[sz]e\b)", re.I)
+
+
+def clean(text: str) -> str:
+    """The answer without markdown, with dashes, quotes and spacing unified."""
+    text = _MARKUP.sub("", text)
+    text = re.sub(r"[\u2010-\u2015\u2212]", "-", text).replace("\u2019", "'")
+    return re.sub(r"[ \t]+", " ", text).strip()
+
+
+def statement(text: str) -> str:
+    """The diagnostic statement of a cleaned answer: its first sentence that answers, from the
+    words that lead to the name on. An answer of questions and courtesies only has none."""
+    text = _ENUMERATOR.sub("", text)  # "A. Asthma": the label of an answer, not a sentence
+    head = _first_sentence(text)
+    lead = _LEADS.search(head)
+    if lead is not None and DISJUNCTION.match(head, lead.end()):
+        # "X is likely or Y": the name came before the words, and an alternative after them
+        head = f"{head[: lead.start()]} {head[lead.end():]}"
+    elif lead is not None and _NO_NAME.match(head, lead.end()):
+        # "X appears to be the most likely diagnosis": the name came before the words
+        head = head[: lead.start()]
+    elif lead is not None and len(head) - lead.end() > 2:
+        head = head[lead.end():]
+    return head.strip(" .:,-\"'")
+
+
+def _first_sentence(text: str) -> str:
+    found = _answering_sentence(text)
+    if found is None:
+        return ""  # questions to the patient, or courtesies, only: no diagnosis
+    sentence, end, text = found
+    if end is not None and end.group() == "\n" and bare_name(sentence):
+        # Names one per line list them, as commas would: "Psoriasis\nEczema\nTinea".
+        lines = [sentence, *_bare_lines(text[end.end():])]
+        if len(lines) > 1:
+            return ", ".join(line.strip(" .") for line in lines)
+    # "X. Or Y.", "X; or Y" and "X. Alternatively, Y." offer Y in the next sentence: it
+    # belongs to the statement, as "X or Y".
+    offered = end and DISJUNCTION.match(text, end.end())
+    if end is None or not offered:
+        return sentence
+    return f"{sentence} or {_first_sentence(text[offered.end():])}"
+
+
+def _answering_sentence(text: str) -> tuple[str, re.Match[str] | None, str] | None:
+    """The first sentence that may answer, where it ends, and the text it starts; None when
+    the answer only asks or thanks."""
+    for _ in range(32):  # a bound, not a limit real answers reach
+        end = _SENTENCE_END.search(text)
+        sentence = text[: end.start()] if end else text
+        rest = text[end.end():] if end else ""
+        asks = end is not None and end.group().startswith("?")
+        if _LEADS.search(sentence) and not asks:
+            return sentence, end, text
+        if not rest.strip():
+            return None if asks else (sentence, end, text)
+        # "Thank you." before the answer, or "Any fever?" or "As an AI, I cannot see the
+        # image." before "I suspect you have X": not the answer. Questions or disclaimers
+        # with no diagnosis after them are the whole answer.
+        if not (_COURTESY.match(sentence)
+                or ((asks or _DISCLAIMER.match(sentence)) and _LEADS.search(rest))):
+            return None if asks else (sentence, end, text)
+        text = rest
+    return None
+
+
+def _bare_lines(text: str) -> list[str]:
+    """The lines at the start of ``text`` that are bare names (blank lines between them)."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        if not bare_name(line):
+            break
+        out.append(line)
+    return out
+
+
+def bare_name(line: str) -> bool:
+    """Whether a line is a name and nothing else: a few words, no label, question, lead,
+    courtesy or explanation ("Psoriasis", not "The plaques are typical")."""
+    text = line.strip(" .-")
+    return (0 < len(text.split()) <= 8 and not re.search(r"[:?!;]", text)
+            and _LEADS.search(text) is None and _COURTESY.match(text) is None
+            and DISJUNCTION.match(text) is None and cut_context(text) == text)
+
+
+def cut_context(text: str) -> str:
+    """``text`` up to where it stops naming the condition and starts explaining it."""
+    found = _CONTEXT.search(text)
+    return text[: found.start()] if found is not None and found.start() > 0 else text
