@@ -51,6 +51,10 @@ Start = Callable[[Script], FakeOpenAIServer]
     ("Interstitial cystitis/painful bladder syndrome",  # a slash between two names of one
      "Interstitial cystitis/painful bladder syndrome"),
     ("Rosacea. Either way, it needs treatment.", "Rosacea"),
+    # a final diagnosis supersedes a working one; one condition labelled twice is one
+    ("Most likely diagnosis: Viral conjunctivitis\nFinal diagnosis: Adenoviral conjunctivitis",
+     "Adenoviral conjunctivitis"),
+    ("DIAGNOSIS READY: Psoriasis.\nFinal Diagnosis: Psoriasis", "Psoriasis"),
 ])
 def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
                                                                   diagnosis: str) -> None:
@@ -86,6 +90,8 @@ def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
     "Final Diagnosis: Rosacea\nAlternative diagnosis: Lupus",
     "<diagnosis>Rosacea</diagnosis> <diagnosis>Lupus</diagnosis>",
     "Final Diagnosis: Rosacea\nLupus\nDermatomyositis",
+    "Final Diagnosis: Answer: Lupus\nDiagnosis: Rosacea",
+    "Answer: Lupus\nFinal Diagnosis: Rosacea",
 ])
 def test_alternatives_hedges_lists_and_differentials_are_multiple(answer: str) -> None:
     assert extract(answer).category == "multiple"

@@ -15,7 +15,7 @@ from .concepts import default_terminology
 from .equivalence import given_names, relate
 from .terminology import tokens
 
-__all__ = ["abbreviates", "hedged_role", "parenthesized_role", "slashed"]
+__all__ = ["abbreviates", "hedged_role", "one_condition", "parenthesized_role", "slashed"]
 
 #: What a companion name turns out to be.
 CompanionRole = Literal["refinement", "alternative", "alias", "beside"]
@@ -48,6 +48,13 @@ def _known(name: str) -> bool:
 
 _APART = frozenset({"different", "sibling", "qualifier-flip"})
 _DANGLING = re.compile(r"\b(?:or|nor|and/or|vs\.?|versus)\s*$", re.I)
+
+
+def one_condition(a: str, b: str) -> bool:
+    """Whether two labelled answers name one condition: the same name, a synonym, or one a kind
+    of the other ("Most likely diagnosis: viral conjunctivitis / Final diagnosis: adenoviral
+    conjunctivitis")."""
+    return any(relate(x, y).kind in ("same", "synonym", "broader") for x, y in ((a, b), (b, a)))
 
 
 def hedged_role(name: str, main: str) -> CompanionRole:

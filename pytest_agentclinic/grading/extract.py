@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
-from .companions import hedged_role, parenthesized_role, slashed
+from .companions import hedged_role, one_condition, parenthesized_role, slashed
 from .kinds import kind
 from .markers import (
     addresses_grader,
@@ -41,6 +41,7 @@ from .statement import (
     bare_name,
     clean,
     cut_context,
+    declared,
     labelled_parts,
     starts_labelled,
     statement,
@@ -274,8 +275,12 @@ def _tail_mentions(tail: str) -> list[Mention]:
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 
 
-def _first_line(text: str) -> str:
-    return " ".join(content(clean(next((ln for ln in text.splitlines() if ln.strip()), ""))))
+def _disagree(claims: list[str]) -> bool:
+    """Whether labelled answers name different conditions ("Rosacea" and "Lupus"), not one
+    condition twice or once more precisely ("Psoriasis", "Psoriasis vulgaris")."""
+    lines = [_bare(clean(next((ln for ln in c.splitlines() if ln.strip()), ""))) for c in claims]
+    named = [line for line in lines if content(line)]
+    return any(not one_condition(a, b) for i, a in enumerate(named) for b in named[i + 1:])
 
 
 def _lists(text: str, *, labelled: bool) -> bool:
@@ -299,13 +304,14 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     answer = strip_echoes(unwrap(response[ready.end():] if ready is not None else response))
     if not clean(answer):
         return Extraction("none", "", reason="empty answer")
-    parts = labelled_parts(answer)
+    claims = declared(answer)
     first = clean(answer.lstrip().split("\n", 1)[0])
-    if ready is not None and parts and not starts_labelled(answer) and bare_name(first):
+    if ready is not None and claims and not starts_labelled(answer) and bare_name(first):
         # "DIAGNOSIS READY: X" labels X as well: "... X\nFinal Diagnosis: Y" labels two
-        parts = [answer, *parts]
-    if len({_first_line(part) for part in parts}) > 1:
-        return Extraction("multiple", "", reason=f"the answer labels {len(parts)} diagnoses")
+        claims = [answer, *claims]
+    if _disagree(claims):
+        return Extraction("multiple", "", reason=f"the answer labels {len(claims)} diagnoses")
+    parts = labelled_parts(answer)
     labelled = parts[0] if parts else None
     if _lists(answer if labelled is None else labelled, labelled=labelled is not None):
         return Extraction("multiple", "", reason="the answer lists several items")

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DISJUNCTION", "bare_name", "clean", "cut_context", "labelled_parts", "starts_labelled",
-           "statement"]
+__all__ = ["DISJUNCTION", "bare_name", "clean", "cut_context", "declared", "labelled_parts",
+           "starts_labelled", "statement"]
 
 _MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+", re.M)
 
@@ -32,7 +32,8 @@ _LINE_START = r"^[ \t>#*_\-\u2022]*"
 _SEPARATOR = (rf"{_EMPHASIS}[ \t]*(?:[:=]|[ \t][-\u2010-\u2015]+[ \t]|[ \t]*\n)"
               rf"(?:{_EMPHASIS}[ \t]*\n)?{_EMPHASIS}[ \t]*(?=\S)")
 _QUALIFIER = (r"(?:final|working|provisional|clinical|primary|principal|leading|top|main|"
-              r"presumptive|presumed|tentative|probable|most\s+probable|most\s+likely|likely)")
+              r"presumptive|presumed|tentative|probable|most\s+probable|most\s+likely|likely|"
+              r"initial|preliminary)")
 # Strongest first: "Final Diagnosis:" wherever it stands; the others only where a line starts,
 # since in prose "answer" and "assessment" are ordinary words, and a label alone on its line
 # heads the line below ("## Final Diagnosis" over "Psoriasis").
@@ -55,6 +56,27 @@ def labelled_parts(text: str) -> list[str]:
         if parts:
             return parts
     return []
+
+
+def declared(text: str) -> list[str]:
+    """The text after every label that declares a diagnosis or an answer ("Final Diagnosis:",
+    "Diagnosis:", "Dx:", "Answer:"; not "Assessment:", which holds prose). A label whose text
+    opens with another label ("Final Diagnosis: Answer: X") declares what that one does; a
+    final diagnosis supersedes a working one ("Most likely diagnosis: X ... Final diagnosis:
+    Y" declares Y)."""
+    final = _LABELS[0].search(text) is not None
+    out: list[str] = []
+    for pattern in _LABELS[:3]:
+        for found in pattern.finditer(text):
+            if final and _TENTATIVE.search(found.group()):
+                continue  # a final diagnosis supersedes a working one
+            part = text[found.end():].lstrip()
+            out.extend(declared(part) if starts_labelled(part) else [part])
+    return out
+
+
+_TENTATIVE = re.compile(r"\b(?:working|provisional|tentative|presumptive|presumed|probable|likely|"
+                        r"leading|top|initial|preliminary)\b", re.I)
 
 
 def starts_labelled(text: str) -> bool:
