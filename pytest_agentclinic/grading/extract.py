@@ -103,15 +103,28 @@ _REFUSAL = re.compile(
     r"would\s+be)\s+)?(?:needed|required|necessary)"
     r"|\b(?:symptoms|findings|presentation)\s+(?:are|is)\s+(?:not\s+specific|non-?specific)"
     r"|\bpending\s+(?:further|more)|\bunclear\b|\binconclusive\b|\bnot\s+a\s+medical\s+condition"
-    # an apology opens a refusal, as does a model speaking of itself
-    r"|^\W*(?:i'm|i\s+am)\s+sorry\b|^\W*(?:my\s+)?apologies\b|^\W*i\s+apologi[sz]e\b"
+    # a model speaking of itself refuses
     r"|\bas\s+an\s+ai\b|\bai\s+language\s+model\b",
     re.I)
 
 
 def is_refusal(text: str) -> bool:
     """Whether ``text`` declines to name a diagnosis."""
-    return _REFUSAL.search(text) is not None
+    return _refusal_at(text) is not None
+
+
+# An apology opens a refusal. Matched apart: a "^" among the alternatives of a search makes
+# every search of the refusal pattern three times slower.
+_APOLOGY = re.compile(r"\W*(?:(?:i'm|i\s+am)\s+sorry|(?:my\s+)?apologies|i\s+apologi[sz]e)\b",
+                      re.I)
+
+
+def _refusal_at(text: str) -> int | None:
+    """Where ``text`` starts refusing, or None when it does not."""
+    if _APOLOGY.match(text):
+        return 0
+    found = _REFUSAL.search(text)
+    return None if found is None else found.start()
 
 
 # --- the statement's structure ----------------------------------------------------------------
@@ -272,15 +285,26 @@ def _tail_mentions(tail: str) -> list[Mention]:
     return out
 
 
+_ALNUM = re.compile(r"[^\W_]")
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 
 
 def _disagree(claims: list[str]) -> bool:
     """Whether labelled answers name different conditions ("Rosacea" and "Lupus"), not one
     condition twice or once more precisely ("Psoriasis", "Psoriasis vulgaris")."""
-    lines = [_bare(clean(next((ln for ln in c.splitlines() if ln.strip()), ""))) for c in claims]
-    named = [line for line in lines if content(line)]
-    return any(not one_condition(a, b) for i, a in enumerate(named) for b in named[i + 1:])
+    firsts = {next((ln for ln in claim.splitlines() if ln.strip()), "") for claim in claims}
+    if len(firsts) < 2:  # one label, or "Final Diagnosis:" read as two of its labels
+        return False
+    named: dict[frozenset[str], str] = {}
+    for first in firsts:
+        line = _bare(clean(first))
+        named.setdefault(frozenset(content(line)), line)
+    named.pop(frozenset(), None)
+    pairs = [(a, b) for i, a in enumerate(named) for b in list(named)[i + 1:]]
+    # One name's words inside the other's ("psoriasis", "psoriasis vulgaris") is one
+    # condition named more precisely; only other pairs need the terminology.
+    return any(not (a <= b or b <= a) and not one_condition(named[a], named[b])
+               for a, b in pairs)
 
 
 def _lists(text: str, *, labelled: bool) -> bool:
@@ -302,11 +326,11 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     """
     ready = ready_marker(response)
     answer = strip_echoes(unwrap(response[ready.end():] if ready is not None else response))
-    if not clean(answer):
+    if not _ALNUM.search(answer):
         return Extraction("none", "", reason="empty answer")
     claims = declared(answer)
-    first = clean(answer.lstrip().split("\n", 1)[0])
-    if ready is not None and claims and not starts_labelled(answer) and bare_name(first):
+    if (ready is not None and claims and not starts_labelled(answer)
+            and bare_name(clean(answer.lstrip().split("\n", 1)[0]))):
         # "DIAGNOSIS READY: X" labels X as well: "... X\nFinal Diagnosis: Y" labels two
         claims = [answer, *claims]
     if _disagree(claims):
@@ -381,8 +405,8 @@ def _named_before_refusal(stmt: str, main: str) -> bool:
     """Whether the diagnosis comes before the refusal ("X; further testing is needed"). A
     refusal inside a name ("syncope of unknown etiology") leaves the name one; a "name" that
     says it cannot be given ("this question cannot be answered") is none."""
-    refusal = _REFUSAL.search(stmt)
-    return (refusal is not None and -1 < stmt.find(main) < refusal.start()
+    refusal = _refusal_at(stmt)
+    return (refusal is not None and -1 < stmt.find(main) < refusal
             and _CANNOT.search(main) is None and not set(content(main)) <= _ABOUT_THE_CASE)
 
 

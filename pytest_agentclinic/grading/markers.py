@@ -132,6 +132,9 @@ _NAME_IN_CLAUSE = r"[^.;:,()\[\]\n]{2,80}?"
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
                rf"(?:not|no)\s+(?:a\s+|an\s+)?({_NAME})\s*$", re.I),
+    # "Likely not X, as the symptoms do not fit": a reason may follow the excluded name
+    re.compile(rf"^\s*(?:(?:most\s+)?(?:likely|probably)\s+)?not\s+(?:a\s+|an\s+)?"
+               rf"({_NAME_IN_CLAUSE}),\s*(?:as|because|since|given)\b.*$", re.I),
     re.compile(rf"^\s*(?:i\s+)?(?:do\s+not|don't)\s+(?:think|believe)\s+(?:it\s+is\s+|it's\s+"
                rf"|this\s+is\s+)?({_NAME})\s*$", re.I),
     re.compile(rf"^\s*({_NAME})\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
@@ -149,6 +152,8 @@ _NEGATED_ASIDES = (
     re.compile(rf"\s*,?\s*(?:rather\s+than|(?:and|but)\s+not|,\s*not|instead\s+of)\s+"
                rf"({_NAME})(?=$|[.;,])", re.I),
 )
+_NOT_BUT = re.compile(rf"\s*(?:it\s+is\s+|it's\s+|this\s+is\s+)?not\s+(?:a\s+|an\s+)?"
+                      rf"({_NAME_IN_CLAUSE}),?\s+but\s+(?:rather\s+|instead\s+)?", re.I)
 _CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n+")
 _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|ruled|exclud\w*|unlikely|rather|instead)\b",
                             re.I)
@@ -161,6 +166,10 @@ def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
     excluded: list[str] = []
     clauses: list[str] = []
     for clause in _CLAUSE.split(text):
+        instead = _NOT_BUT.match(clause)
+        if instead is not None:  # "Not X, but Y": Y is the answer
+            excluded.append(instead.group(1).strip())
+            clause = clause[instead.end():]
         bare = clause.strip().rstrip(".;!? ")
         whole = next((m for p in _NEGATED_CLAUSES for m in [p.match(bare)] if m), None)
         if whole is not None:
