@@ -36,6 +36,7 @@ from .markers import (
     strip_echoes,
     unwrap,
 )
+from .refusals import is_refusal, named_before_refusal
 from .statement import (
     DISJUNCTION,
     bare_name,
@@ -83,48 +84,6 @@ class Extraction:
     def label(self) -> str:
         """The extraction as the paper records it: the name, "multiple" or "none"."""
         return self.diagnosis if self.category == "single" else self.category
-
-
-# --- refusals ---------------------------------------------------------------------------------
-
-_REFUSAL = re.compile(
-    r"\b(?:insufficient|not\s+enough|inadequate|limited)\s+(?:information|data|details|clinical)"
-    r"|\b(?:cannot|can\s*not|can't|unable\s+to|not\s+possible\s+to|impossible\s+to|difficult\s+to)"
-    r"\s+(?:\w+\s+){0,3}?(?:provide|determine|make|give|establish|diagnose|identify|confirm|"
-    r"ascertain|definitively|offer|say|be\s+made|be\s+determined|reach|specify|assess|tell|"
-    r"conclude|answer|be\s+answered|be\s+established|be\s+narrowed|narrow)"
-    # many conditions at once name none: "a variety of conditions", "several disorders"
-    r"|\b(?:a\s+(?:number|variety|range|multitude)\s+of|several|many|various|numerous)\s+"
-    r"(?:\w+\s+)?(?:conditions|diseases|disorders|causes|diagnoses|possibilities|etiologies)\b"
-    r"|\bno\s+(?:definitive|specific|clear|final|certain|single|conclusive)?\s*diagnosis"
-    r"|\bundetermined\b|\bunknown\s+(?:etiology|cause|diagnosis)|\bnot\s+(?:yet\s+)?determined"
-    r"|\b(?:further|more|additional)\s+(?:information|history|details|evaluation|investigation|"
-    r"testing|tests|questioning|examination|assessment|workup|work-up|data)\s+(?:(?:is|are|"
-    r"would\s+be)\s+)?(?:needed|required|necessary)"
-    r"|\b(?:symptoms|findings|presentation)\s+(?:are|is)\s+(?:not\s+specific|non-?specific)"
-    r"|\bpending\s+(?:further|more)|\bunclear\b|\binconclusive\b|\bnot\s+a\s+medical\s+condition"
-    # a model speaking of itself refuses
-    r"|\bas\s+an\s+ai\b|\bai\s+language\s+model\b",
-    re.I)
-
-
-def is_refusal(text: str) -> bool:
-    """Whether ``text`` declines to name a diagnosis."""
-    return _refusal_at(text) is not None
-
-
-# An apology opens a refusal. Matched apart: a "^" among the alternatives of a search makes
-# every search of the refusal pattern three times slower.
-_APOLOGY = re.compile(r"\W*(?:(?:i'm|i\s+am)\s+sorry|(?:my\s+)?apologies|i\s+apologi[sz]e)\b",
-                      re.I)
-
-
-def _refusal_at(text: str) -> int | None:
-    """Where ``text`` starts refusing, or None when it does not."""
-    if _APOLOGY.match(text):
-        return 0
-    found = _REFUSAL.search(text)
-    return None if found is None else found.start()
 
 
 # --- the statement's structure ----------------------------------------------------------------
@@ -368,7 +327,7 @@ def _categorise(stmt: str, body: str, found: tuple[Mention, ...], *, differentia
     if _is_list(mentions, differential):
         names = ", ".join(m.text for m in mentions if m.role in _LISTED)
         return Extraction("multiple", "", mentions, f"a list of diagnoses: {names}")
-    if not main or (is_refusal(stmt) and not _named_before_refusal(stmt, main)):
+    if not main or (is_refusal(stmt) and not named_before_refusal(stmt, main)):
         return Extraction("none", "", mentions, "the answer names no diagnosis")
     return Extraction("single", main, mentions, "one diagnosis named")
 
@@ -399,22 +358,3 @@ def _is_list(mentions: tuple[Mention, ...], differential: bool) -> bool:
         return False
     count = sum(m.role in _LISTED for m in mentions)
     return count >= 3 or (count >= 2 and differential)
-
-
-def _named_before_refusal(stmt: str, main: str) -> bool:
-    """Whether the diagnosis comes before the refusal ("X; further testing is needed"). A
-    refusal inside a name ("syncope of unknown etiology") leaves the name one; a "name" that
-    says it cannot be given ("this question cannot be answered") is none."""
-    refusal = _refusal_at(stmt)
-    return (refusal is not None and -1 < stmt.find(main) < refusal
-            and _CANNOT.search(main) is None and not set(content(main)) <= _ABOUT_THE_CASE)
-
-
-# What a refusal speaks of, not a diagnosis: "the symptoms could indicate many conditions".
-_ABOUT_THE_CASE = frozenset({"symptom", "symptoms", "sign", "signs", "finding", "findings",
-                             "presentation", "picture", "information", "history", "patient",
-                             "case", "question", "clinical"})
-
-
-_CANNOT = re.compile(r"\b(?:cannot|can\s*not|can't|unable\s+to|not\s+possible\s+to|impossible"
-                     r"\s+to)\b", re.I)

@@ -21,7 +21,8 @@ from functools import lru_cache
 from typing import Literal
 
 from .equivalence import judge
-from .extract import extract, is_refusal
+from .extract import extract
+from .refusals import is_refusal
 from .statement import clean, statement
 from .terminology import content, tokens
 
