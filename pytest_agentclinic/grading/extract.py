@@ -90,7 +90,8 @@ class Extraction:
 
 _HEDGE = (r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|"
           r"perhaps|maybe|potentially|potential|suspected)")
-_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+"
+# "X or Y", "X vs Y", "X / Y", "X | Y" (table cells), "X, alternatively Y"
+_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+|\s*\|\s*"
                           r"|[.,;]?\s+alternatively\b[\s,:]*", re.I)
 _CAUSE = re.compile(
     rf"\s*,?\s*(?:{_HEDGE}\s+)?\b(?:due\s+to|secondary\s+to|caused\s+by|induced\s+by|"
@@ -266,13 +267,18 @@ def _disagree(claims: list[str]) -> bool:
                for a, b in pairs)
 
 
-def _lists(text: str, *, labelled: bool) -> bool:
+def _lists(text: str, *, labelled: bool, conditions_only: bool) -> bool:
     """Whether the answer is a list of two items or more. After a label, only a list that
-    starts right there counts: "Final Diagnosis: X" may be followed by a list of reasons."""
-    if labelled:
-        first = next((line for line in text.splitlines() if line.strip()), "")
-        return _LIST_ITEM.match(first) is not None and len(_LIST_ITEM.findall(text)) >= 2
-    return len(_LIST_ITEM.findall(text)) >= 2
+    starts right there counts: "Final Diagnosis: X" may be followed by a list of reasons;
+    and a list of tests there ("- CBC", "- Urinalysis") lists no diagnoses."""
+    if not labelled:
+        return len(_LIST_ITEM.findall(text)) >= 2
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if _LIST_ITEM.match(first) is None:
+        return False
+    items = [_bare(clean(line)) for line in text.splitlines() if _LIST_ITEM.match(line)]
+    named = [i for i in items if not conditions_only or kind(i) == "condition"]
+    return len(named) >= 2
 
 
 @lru_cache(maxsize=131072)
@@ -296,7 +302,8 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
         return Extraction("multiple", "", reason=f"the answer labels {len(claims)} diagnoses")
     parts = labelled_parts(answer)
     labelled = parts[0] if parts else None
-    if _lists(answer if labelled is None else labelled, labelled=labelled is not None):
+    if _lists(answer if labelled is None else labelled, labelled=labelled is not None,
+              conditions_only=conditions_only):
         return Extraction("multiple", "", reason="the answer lists several items")
     text, excluded = drop_negations(clean(answer if labelled is None else labelled))
     stmt = statement(open_alternatives(text))

@@ -59,6 +59,18 @@ def after_ready(text: str) -> str | None:
 _THINKING = re.compile(r"<(think|thinking|reasoning|scratchpad)>.*?(?:</\1>|$)", re.I | re.S)
 # "<diagnosis>X</diagnosis>": the tag names what it holds, as a label would.
 _TAGGED = re.compile(r"<([a-z][\w-]{0,40})>(.*?)</\1>", re.I | re.S)
+# Hidden text: an HTML comment is not part of the answer shown.
+_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+# A markdown table: its header row (the one above the rule) names columns; a row labelled as
+# a diagnosis or an answer ("| Diagnosis | X |") reads as that label; other rows are items of
+# a list; the rule line is markup.
+_TABLE_HEADER = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*\n(?=[ \t]*\|?[ \t]*:?-{3,})", re.M)
+_TABLE_CELLS = re.compile(r"^[ \t]*\|[ \t]*([^\n]*?[^|\s-][^\n]*?)[ \t]*\|[ \t]*$", re.M)
+_TABLE_ROW = re.compile(r"^[ \t]*\|[ \t]*((?:[*_\w]+[ \t]+)*?[*_]*(?:diagnosis|dx|answer|"
+                        r"impression|assessment|conclusion)[*_]*)[ \t]*\|[ \t]*([^|\n]*?[^|\s])"
+                        r"[ \t]*\|[ \t]*$", re.M | re.I)
+_TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?$\n?",
+                         re.M)
 # A code fence around the answer ("```json"): markup, not words.
 _FENCE = re.compile(r"^[ \t]*```[\w-]*[ \t]*$", re.M)
 _JSON_KEYS = ("final diagnosis", "diagnosis", "most likely diagnosis", "final answer", "answer",
@@ -66,9 +78,12 @@ _JSON_KEYS = ("final diagnosis", "diagnosis", "most likely diagnosis", "final an
 
 
 def unwrap(text: str) -> str:
-    """``text`` with a JSON answer or tagged fields written as labelled lines ("diagnosis:
-    X"), and without a reasoning block."""
-    text = _FENCE.sub("", _THINKING.sub(" ", text))
+    """``text`` with a JSON answer, tagged fields and table rows written as labelled lines
+    ("diagnosis: X"), and without a reasoning block, comments or code fences."""
+    text = _FENCE.sub("", _THINKING.sub(" ", _COMMENT.sub(" ", text)))
+    if "|" in text:
+        text = _TABLE_RULE.sub("", _TABLE_HEADER.sub("", text))  # a header names columns
+        text = _TABLE_CELLS.sub(r"- \1", _TABLE_ROW.sub(r"\1: \2", text))  # other rows: a list
     text = _TAGGED.sub(lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n",
                        text)
     start, end = text.find("{"), text.rfind("}")
@@ -100,13 +115,15 @@ def _json_answer(text: str) -> str | None:
 _PLACEHOLDER = re.compile(
     r"[<\[{(]\s*(?:your|the|a|final|most\s+likely|specific)?\s*(?:final\s+)?"
     r"(?:diagnosis|diagnoses|answer|condition|disease)(?:\s+(?:here|name))?\s*[>\]})]", re.I)
+_ENUMERATOR_PAREN = re.compile(r"^([ \t]*)(\d{1,2}|[A-Ea-e])\)[ \t]+", re.M)
 _OPENERS, _CLOSERS = "([{<", ")]}>"
 _ANY_BRACKET = re.compile(r"[()\[\]{}<>]")
 
 
 def strip_echoes(text: str) -> str:
-    """``text`` without echoed placeholders and without unbalanced brackets."""
-    text = _PLACEHOLDER.sub(" ", text)
+    """``text`` without echoed placeholders and without unbalanced brackets ("1) X" is an
+    enumerator, "1. X", not a bracket remnant)."""
+    text = _ENUMERATOR_PAREN.sub(r"\1\2. ", _PLACEHOLDER.sub(" ", text))
     if not _ANY_BRACKET.search(text):
         return text.strip()
     keep: list[str] = []

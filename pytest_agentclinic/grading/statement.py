@@ -22,15 +22,18 @@ import re
 __all__ = ["DISJUNCTION", "bare_name", "clean", "cut_context", "declared", "labelled_parts",
            "starts_labelled", "statement"]
 
-_MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+", re.M)
+# Emphasis, headings, bullets, and a table row's outer bars
+_MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$", re.M)
 
 # --- labels -----------------------------------------------------------------------------------
 
 # Markdown may wrap a label ("**Final Diagnosis:**", "## Diagnosis", "- **Dx**: X").
 _EMPHASIS = r"[*_`]*"
 _LINE_START = r"^[ \t>#*_\-\u2022]*"
-_SEPARATOR = (rf"{_EMPHASIS}[ \t]*(?:[:=]|[ \t][-\u2010-\u2015]+[ \t]|[ \t]*\n)"
-              rf"(?:{_EMPHASIS}[ \t]*\n)?{_EMPHASIS}[ \t]*(?=\S)")
+# After the label: a colon, an equals sign, a dash, or the end of its line (a heading, perhaps
+# underlined), then blank lines before the answer.
+_SEPARATOR = (rf"{_EMPHASIS}[ \t]*(?:[:=]|[ \t][-\u2010-\u2015]+[ \t]|[ \t]*\n"
+              rf"(?:[ \t]*[-=]{{3,}}[ \t]*\n)?)(?:{_EMPHASIS}[ \t]*\n)*\s*{_EMPHASIS}[ \t]*(?=\S)")
 _QUALIFIER = (r"(?:final|working|provisional|clinical|primary|principal|leading|top|main|"
               r"presumptive|presumed|tentative|probable|most\s+probable|most\s+likely|likely|"
               r"initial|preliminary)")
@@ -232,7 +235,7 @@ def bare_name(line: str) -> bool:
     """Whether a line is a name and nothing else: a few words, no label, question, lead,
     courtesy or explanation ("Psoriasis", not "The plaques are typical")."""
     text = line.strip(" .-")
-    return (0 < len(text.split()) <= 8 and not re.search(r"[:?!;]", text)
+    return (0 < len(text.split()) <= 8 and not re.search(r"[:?!;|]", text)
             and _LEADS.search(text) is None and _COURTESY.match(text) is None
             and DISJUNCTION.match(text) is None and cut_context(text) == text)
 
