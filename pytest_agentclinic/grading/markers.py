@@ -57,8 +57,14 @@ def after_ready(text: str) -> str | None:
 
 # A reasoning model thinks aloud before it answers: what it weighs there is not its answer.
 _THINKING = re.compile(r"<(think|thinking|reasoning|scratchpad)>.*?(?:</\1>|$)", re.I | re.S)
-# "<diagnosis>X</diagnosis>": the tag names what it holds, as a label would.
-_TAGGED = re.compile(r"<([a-z][\w-]{0,40})>(.*?)</\1>", re.I | re.S)
+# "<diagnosis>X</diagnosis>": a tag that names what it holds, as a label would.
+_TAGGED = re.compile(r"<((?:[a-z]+[_-])*(?:diagnosis|dx|answer|impression|assessment|conclusion))>"
+                     r"(.*?)</\1>", re.I | re.S)
+# Any other HTML tag is markup: a block one ("<p>", "<br/>") breaks the line, an inline one
+# ("<b>", "<strong>") goes.
+_HTML_BLOCK = re.compile(r"</?(?:p|br|div|li|ul|ol|h[1-6])(?:\s[^<>]*)?/?>", re.I)
+_HTML_ITEM = re.compile(r"<li(?:\s[^<>]*)?>", re.I)  # an item of a list is a list item
+_HTML_INLINE = re.compile(r"</?(?:b|i|u|em|strong|span|mark|code|sup|sub)(?:\s[^<>]*)?/?>", re.I)
 # Hidden text: an HTML comment is not part of the answer shown.
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 # A markdown table: its header row (the one above the rule) names columns; a row labelled as
@@ -86,6 +92,7 @@ def unwrap(text: str) -> str:
         text = _TABLE_CELLS.sub(r"- \1", _TABLE_ROW.sub(r"\1: \2", text))  # other rows: a list
     text = _TAGGED.sub(lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n",
                        text)
+    text = _HTML_INLINE.sub("", _HTML_BLOCK.sub("\n", _HTML_ITEM.sub("\n- ", text)))
     start, end = text.find("{"), text.rfind("}")
     if -1 < start < end:
         value = _json_answer(text[start:end + 1])
