@@ -55,6 +55,8 @@ Start = Callable[[Script], FakeOpenAIServer]
     ("Most likely diagnosis: Viral conjunctivitis\nFinal diagnosis: Adenoviral conjunctivitis",
      "Adenoviral conjunctivitis"),
     ("DIAGNOSIS READY: Psoriasis.\nFinal Diagnosis: Psoriasis", "Psoriasis"),
+    # a label of prose after the name does not move the answer
+    ("DIAGNOSIS READY: Psoriasis\nAssessment: chronic plaques on both elbows.", "Psoriasis"),
 ])
 def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
                                                                   diagnosis: str) -> None:
@@ -92,6 +94,7 @@ def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
     "Final Diagnosis: Rosacea\nLupus\nDermatomyositis",
     "Final Diagnosis: Answer: Lupus\nDiagnosis: Rosacea",
     "Answer: Lupus\nFinal Diagnosis: Rosacea",
+    "Rosacea\nFinal Diagnosis: Lupus",  # a name alone on the first line is a claim too
 ])
 def test_alternatives_hedges_lists_and_differentials_are_multiple(answer: str) -> None:
     assert extract(answer).category == "multiple"
@@ -108,6 +111,7 @@ def test_alternatives_hedges_lists_and_differentials_are_multiple(answer: str) -
     "DIAGNOSIS READY: Could this be rosacea?",  # a question names no diagnosis
     "Final Diagnosis: No diagnosis; the patient appears to be healthy.",
     "Final Diagnosis: This question cannot be answered with the information given.",
+    "Early disseminated Lyme disease\n\nAnswer: Doxycycline",  # a drug answers, not Lyme
 ])
 def test_answers_naming_no_diagnosis_are_none(answer: str) -> None:
     assert extract(answer).category == "none"

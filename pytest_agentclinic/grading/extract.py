@@ -43,7 +43,7 @@ from .statement import (
     clean,
     cut_context,
     declared,
-    labelled_parts,
+    label,
     starts_labelled,
     statement,
 )
@@ -249,16 +249,18 @@ _ALNUM = re.compile(r"[^\W_]")
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 
 
-def _disagree(claims: list[str]) -> bool:
+def _disagree(claims: list[str], *, conditions_only: bool) -> bool:
     """Whether labelled answers name different conditions ("Rosacea" and "Lupus"), not one
-    condition twice or once more precisely ("Psoriasis", "Psoriasis vulgaris")."""
+    condition twice or once more precisely ("Psoriasis", "Psoriasis vulgaris"). A drug or a
+    test beside a condition ("Lyme disease ... Answer: doxycycline") is no second one."""
     firsts = {next((ln for ln in claim.splitlines() if ln.strip()), "") for claim in claims}
     if len(firsts) < 2:  # one label, or "Final Diagnosis:" read as two of its labels
         return False
     named: dict[frozenset[str], str] = {}
     for first in firsts:
         line = _bare(clean(first))
-        named.setdefault(frozenset(content(line)), line)
+        if not conditions_only or kind(line) == "condition":
+            named.setdefault(frozenset(content(line)), line)
     named.pop(frozenset(), None)
     pairs = [(a, b) for i, a in enumerate(named) for b in list(named)[i + 1:]]
     # One name's words inside the other's ("psoriasis", "psoriasis vulgaris") is one
@@ -294,14 +296,13 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     if not _ALNUM.search(answer):
         return Extraction("none", "", reason="empty answer")
     claims = declared(answer)
-    if (ready is not None and claims and not starts_labelled(answer)
-            and bare_name(clean(answer.lstrip().split("\n", 1)[0]))):
-        # "DIAGNOSIS READY: X" labels X as well: "... X\nFinal Diagnosis: Y" labels two
+    if claims and not starts_labelled(answer) and bare_name(clean(answer.lstrip().split("\n")[0])):
+        # A name alone on the first line is a claim too ("DIAGNOSIS READY: X" or just "X"):
+        # "X\nFinal Diagnosis: Y" gives two answers
         claims = [answer, *claims]
-    if _disagree(claims):
+    if _disagree(claims, conditions_only=conditions_only):
         return Extraction("multiple", "", reason=f"the answer labels {len(claims)} diagnoses")
-    parts = labelled_parts(answer)
-    labelled = parts[0] if parts else None
+    labelled = label(answer)
     if _lists(answer if labelled is None else labelled, labelled=labelled is not None,
               conditions_only=conditions_only):
         return Extraction("multiple", "", reason="the answer lists several items")

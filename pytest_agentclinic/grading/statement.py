@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DISJUNCTION", "bare_name", "clean", "cut_context", "declared", "labelled_parts",
+__all__ = ["DISJUNCTION", "bare_name", "clean", "cut_context", "declared", "label",
            "starts_labelled", "statement"]
 
 # Emphasis, headings, bullets, and a table row's outer bars
@@ -46,19 +46,25 @@ _LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:final\s+)?answer{_SEPARATOR}",
     rf"{_LINE_START}(?:clinical\s+)?(?:impression|assessment|conclusion){_SEPARATOR}",
 ))
+_PROSE_LABEL = 3  # the index of the labels that may head prose rather than a name
 
 
-def labelled_parts(text: str) -> list[str]:
-    """The text after each occurrence of the answer's strongest label ("Final Diagnosis: X
-    ... Final Diagnosis: Y" gives two), or none when it has no label."""
-    for pattern in _LABELS:
-        parts = [text[found.end():] for found in pattern.finditer(text)]
-        if len(parts) == 1 and starts_labelled(parts[0]):
+def label(text: str) -> str | None:
+    """The text after the answer's strongest label, or None when it has none. "Final
+    Diagnosis:" holds wherever it stands; a label of prose ("Assessment:", "Impression:") does
+    not move an answer that names its diagnosis alone on its first line ("Psoriasis" then
+    "Assessment: chronic plaques")."""
+    for index, pattern in enumerate(_LABELS):
+        found = pattern.search(text)
+        if found is None:
+            continue
+        part = text[found.end():]
+        if starts_labelled(part):
             # "Final Diagnosis: <diagnosis>X</diagnosis>": the label inside is the answer's
-            return labelled_parts(parts[0].lstrip())
-        if parts:
-            return parts
-    return []
+            return label(part.lstrip())
+        before = clean(text[: found.start()]).split("\n", 1)[0]
+        return None if index == _PROSE_LABEL and before and bare_name(before) else part
+    return None
 
 
 def declared(text: str) -> list[str]:
