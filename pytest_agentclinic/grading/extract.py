@@ -43,6 +43,7 @@ from .statement import (
     clean,
     cut_context,
     declared,
+    first_line,
     label,
     starts_labelled,
     statement,
@@ -249,11 +250,20 @@ _ALNUM = re.compile(r"[^\W_]")
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 
 
+def _claims(answer: str) -> list[str]:
+    """What the answer's labels declare, and its first line when a name stands alone there
+    ("DIAGNOSIS READY: X" or just "X"): "X\nFinal Diagnosis: Y" gives two answers."""
+    claims = declared(answer)
+    if claims and not starts_labelled(answer) and bare_name(clean(first_line(answer))):
+        claims.insert(0, answer)
+    return claims
+
+
 def _disagree(claims: list[str], *, conditions_only: bool) -> bool:
     """Whether labelled answers name different conditions ("Rosacea" and "Lupus"), not one
     condition twice or once more precisely ("Psoriasis", "Psoriasis vulgaris"). A drug or a
     test beside a condition ("Lyme disease ... Answer: doxycycline") is no second one."""
-    firsts = {next((ln for ln in claim.splitlines() if ln.strip()), "") for claim in claims}
+    firsts = {first_line(claim) for claim in claims}
     if len(firsts) < 2:  # one label, or "Final Diagnosis:" read as two of its labels
         return False
     named: dict[frozenset[str], str] = {}
@@ -275,8 +285,7 @@ def _lists(text: str, *, labelled: bool, conditions_only: bool) -> bool:
     and a list of tests there ("- CBC", "- Urinalysis") lists no diagnoses."""
     if not labelled:
         return len(_LIST_ITEM.findall(text)) >= 2
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    if _LIST_ITEM.match(first) is None:
+    if _LIST_ITEM.match(first_line(text)) is None:
         return False
     items = [_bare(clean(line)) for line in text.splitlines() if _LIST_ITEM.match(line)]
     named = [i for i in items if not conditions_only or kind(i) == "condition"]
@@ -295,11 +304,7 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     answer = strip_echoes(unwrap(response[ready.end():] if ready is not None else response))
     if not _ALNUM.search(answer):
         return Extraction("none", "", reason="empty answer")
-    claims = declared(answer)
-    if claims and not starts_labelled(answer) and bare_name(clean(answer.lstrip().split("\n")[0])):
-        # A name alone on the first line is a claim too ("DIAGNOSIS READY: X" or just "X"):
-        # "X\nFinal Diagnosis: Y" gives two answers
-        claims = [answer, *claims]
+    claims = _claims(answer)
     if _disagree(claims, conditions_only=conditions_only):
         return Extraction("multiple", "", reason=f"the answer labels {len(claims)} diagnoses")
     labelled = label(answer)

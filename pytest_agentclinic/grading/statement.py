@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DISJUNCTION", "bare_name", "clean", "cut_context", "declared", "label",
+__all__ = ["DISJUNCTION", "bare_name", "clean", "cut_context", "declared", "first_line", "label",
            "starts_labelled", "statement"]
 
 # Emphasis, headings, bullets, and a table row's outer bars
@@ -62,9 +62,14 @@ def label(text: str) -> str | None:
         if starts_labelled(part):
             # "Final Diagnosis: <diagnosis>X</diagnosis>": the label inside is the answer's
             return label(part.lstrip())
-        before = clean(text[: found.start()]).split("\n", 1)[0]
+        before = first_line(clean(text[: found.start()]))
         return None if index == _PROSE_LABEL and before and bare_name(before) else part
     return None
+
+
+def first_line(text: str) -> str:
+    """The first line of ``text`` that is not blank ("" when there is none)."""
+    return next((line for line in text.splitlines() if line.strip()), "")
 
 
 def declared(text: str) -> list[str]:
