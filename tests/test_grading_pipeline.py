@@ -95,6 +95,8 @@ def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
     "Final Diagnosis: Answer: Lupus\nDiagnosis: Rosacea",
     "Answer: Lupus\nFinal Diagnosis: Rosacea",
     "Rosacea\nFinal Diagnosis: Lupus",  # a name alone on the first line is a claim too
+    '{"diagnosis": "Lupus", "final_diagnosis": "Rosacea"}',  # two keys, two answers
+    "Final Diagnosis: Rosacea\n\n(Alternatively: lupus)",
 ])
 def test_alternatives_hedges_lists_and_differentials_are_multiple(answer: str) -> None:
     assert extract(answer).category == "multiple"

@@ -97,23 +97,30 @@ def unwrap(text: str) -> str:
     if -1 < start < end:
         value = _json_answer(text[start:end + 1])
         if value is not None:
-            return f"{text[:start]}\nDiagnosis: {value}\n{text[end + 1:]}"
+            return f"{text[:start]}\n{value}\n{text[end + 1:]}"
     return text
 
 
 def _json_answer(text: str) -> str | None:
-    """The answer a JSON object gives under a diagnosis or answer key, if it is one."""
+    """The answers a JSON object gives under diagnosis or answer keys, one labelled line each
+    ("final diagnosis: X"), or None when it gives none. Every such key is kept: two keys
+    naming two conditions are two answers."""
     try:
         data = json.loads(text)
     except ValueError:
         return None
     if not isinstance(data, dict):
         return None
-    fields = {re.sub(r"[_\-\s]+", " ", str(k)).strip().lower(): v for k, v in data.items()}
-    value = next((fields[k] for k in _JSON_KEYS if k in fields), None)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        value = "\n".join(f"- {v}" for v in value)  # a list stays a list
-    return value if isinstance(value, str) else None
+    lines: list[str] = []
+    for key, value in data.items():
+        name = re.sub(r"[_\-\s]+", " ", str(key)).strip().lower()
+        if name not in _JSON_KEYS:
+            continue
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = "".join(f"\n- {v}" for v in value)  # a list stays a list
+        if isinstance(value, str):
+            lines.append(f"{name}: {value}")
+    return "\n".join(lines) or None
 
 
 # --- echoed prompt text -----------------------------------------------------------------------

@@ -140,6 +140,7 @@ _LEADS = re.compile(
 # What may follow a lead without naming anything: the name came before it.
 _NO_NAME = re.compile(r"\s*(?:the\s+)?(?:most\s+|more\s+)?(?:likely|probable)\b(?:\s+(?:diagnosis|"
                       r"explanation|cause|answer|one))?\s*$", re.I)
+_OPENING = re.compile(r"^\s*\(")  # "X\n(or Y)"
 _ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])")
 #: A word that offers another diagnosis at the start of a clause or sentence.
 DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?![-\w])"
@@ -200,12 +201,13 @@ def _first_sentence(text: str) -> str:
         lines = [sentence, *_bare_lines(text[end.end():])]
         if len(lines) > 1:
             return ", ".join(line.strip(" .") for line in lines)
-    # "X. Or Y.", "X; or Y" and "X. Alternatively, Y." offer Y in the next sentence: it
-    # belongs to the statement, as "X or Y".
-    offered = end and DISJUNCTION.match(text, end.end())
-    if end is None or not offered:
+    # "X. Or Y.", "X; or Y", "X. Alternatively, Y." and "X\n(or Y)" offer Y in the next
+    # sentence: it belongs to the statement, as "X or Y".
+    rest = _OPENING.sub("", text[end.end():], count=1) if end is not None else ""
+    offered = DISJUNCTION.match(rest)
+    if not offered:
         return sentence
-    return f"{sentence} or {_first_sentence(text[offered.end():])}"
+    return f"{sentence} or {_first_sentence(rest[offered.end():])}"
 
 
 def _answering_sentence(text: str) -> tuple[str, re.Match[str] | None, str] | None:
