@@ -57,6 +57,10 @@ Start = Callable[[Script], FakeOpenAIServer]
     ("DIAGNOSIS READY: Psoriasis.\nFinal Diagnosis: Psoriasis", "Psoriasis"),
     # a label of prose after the name does not move the answer
     ("DIAGNOSIS READY: Psoriasis\nAssessment: chronic plaques on both elbows.", "Psoriasis"),
+    # the harness's warning echoed before the answer
+    ("This is your last interaction: reply now with DIAGNOSIS READY: <diagnosis>.\n"
+     "DIAGNOSIS READY: Psoriasis", "Psoriasis"),
+    ("DIAGNOSIS READY: [your diagnosis here]\nDIAGNOSIS READY: Psoriasis", "Psoriasis"),
 ])
 def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
                                                                   diagnosis: str) -> None:
@@ -97,6 +101,9 @@ def test_single_diagnosis_without_markers_echoes_or_negated_names(answer: str,
     "Rosacea\nFinal Diagnosis: Lupus",  # a name alone on the first line is a claim too
     '{"diagnosis": "Lupus", "final_diagnosis": "Rosacea"}',  # two keys, two answers
     "Final Diagnosis: Rosacea\n\n(Alternatively: lupus)",
+    "DIAGNOSIS READY: Rosacea\nDIAGNOSIS READY: Lupus",  # ready twice, two answers
+    "DIAGNOSIS READY: Lupus because of the rash. DIAGNOSIS READY: Rosacea",
+    "Final Diagnosis: Lupus\nDIAGNOSIS READY: Rosacea",  # a label before the marker
 ])
 def test_alternatives_hedges_lists_and_differentials_are_multiple(answer: str) -> None:
     assert extract(answer).category == "multiple"

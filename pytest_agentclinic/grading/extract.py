@@ -32,6 +32,7 @@ from .markers import (
     addresses_grader,
     drop_negations,
     open_alternatives,
+    ready_answers,
     ready_marker,
     strip_echoes,
     unwrap,
@@ -259,6 +260,21 @@ def _claims(answer: str) -> list[str]:
     return claims
 
 
+def _claims_before_ready(response: str) -> list[str]:
+    """What labels before "DIAGNOSIS READY:" declare ("Final Diagnosis: X ... DIAGNOSIS READY:
+    Y" gives two answers); nothing when there is no such marker."""
+    ready = ready_marker(response)
+    return [] if ready is None else declared(strip_echoes(unwrap(response[: ready.start()])))
+
+
+def _ready_apart(declarations: list[str], *, conditions_only: bool) -> bool:
+    """Whether "DIAGNOSIS READY:" given twice or more names different diagnoses (or several
+    in one declaration)."""
+    read = [extract(part, conditions_only=conditions_only) for part in declarations]
+    return any(r.category == "multiple" for r in read) or _disagree(
+        [r.diagnosis for r in read if r.category == "single"], conditions_only=conditions_only)
+
+
 def _disagree(claims: list[str], *, conditions_only: bool) -> bool:
     """Whether labelled answers name different conditions ("Rosacea" and "Lupus"), not one
     condition twice or once more precisely ("Psoriasis", "Psoriasis vulgaris"). A drug or a
@@ -300,11 +316,18 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     names none; ``conditions_only=False`` reads them as answers (for questions whose correct
     answer is itself a treatment or a test, as some NEJM cases have).
     """
-    ready = ready_marker(response)
-    answer = strip_echoes(unwrap(response[ready.end():] if ready is not None else response))
+    readies = [strip_echoes(unwrap(part)) for part in ready_answers(response)]
+    given = [part for part in readies if _ALNUM.search(part)]
+    if len(given) > 1 and _ready_apart(given, conditions_only=conditions_only):
+        return Extraction("multiple", "", reason="the answer is declared ready twice, naming "
+                          "different diagnoses")
+    # The last declaration with words answers: one before it may echo the harness's warning
+    # ("reply now with DIAGNOSIS READY: <diagnosis>").
+    answer = given[-1] if given else strip_echoes(unwrap(response)) if not readies else ""
     if not _ALNUM.search(answer):
         return Extraction("none", "", reason="empty answer")
-    claims = _claims(answer)
+    before = _claims_before_ready(response)
+    claims = [*_claims(answer), answer, *before] if before else _claims(answer)
     if _disagree(claims, conditions_only=conditions_only):
         return Extraction("multiple", "", reason=f"the answer labels {len(claims)} diagnoses")
     labelled = label(answer)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 # --- where the answer starts ------------------------------------------------------------------
 
@@ -40,11 +41,22 @@ def _near(word: str, target: str, slips: int = 2) -> bool:
 
 def ready_marker(text: str) -> re.Match[str] | None:
     """The "DIAGNOSIS READY:" marker in ``text`` (up to two slips in "diagnosis"), or None."""
+    return next(_ready_markers(text), None)
+
+
+def ready_answers(text: str) -> list[str]:
+    """What follows each "DIAGNOSIS READY:" in ``text``, up to the next one: a doctor that
+    declares itself ready twice gives two answers."""
+    found = list(_ready_markers(text))
+    ends = [m.start() for m in found[1:]] + [len(text)]
+    return [text[m.end():end] for m, end in zip(found, ends[: len(found)], strict=True)]
+
+
+def _ready_markers(text: str) -> Iterator[re.Match[str]]:
     for found in _READY.finditer(text):
         word = found.group(1).lower()
         if word.startswith("d") and _near(word, _DIAGNOSIS):
-            return found
-    return None
+            yield found
 
 
 def after_ready(text: str) -> str | None:
