@@ -33,7 +33,6 @@ from .markers import (
     drop_negations,
     open_alternatives,
     ready_answers,
-    ready_marker,
     strip_echoes,
     unwrap,
 )
@@ -260,11 +259,29 @@ def _claims(answer: str) -> list[str]:
     return claims
 
 
-def _claims_before_ready(response: str) -> list[str]:
-    """What labels before "DIAGNOSIS READY:" declare ("Final Diagnosis: X ... DIAGNOSIS READY:
-    Y" gives two answers); nothing when there is no such marker."""
-    ready = ready_marker(response)
-    return [] if ready is None else declared(strip_echoes(unwrap(response[: ready.start()])))
+def _answer(response: str, *, conditions_only: bool) -> tuple[str, Extraction | None]:
+    """The doctor's answer, and the extraction when its declarations settle it already:
+    none when empty, multiple when "DIAGNOSIS READY:" or labels declare different diagnoses.
+    Given twice, the last declaration with words answers: one before it may echo the
+    harness's warning ("reply now with DIAGNOSIS READY: <diagnosis>")."""
+    before_ready, declarations = ready_answers(response)
+    given = [p for p in (strip_echoes(unwrap(d)) for d in declarations) if _ALNUM.search(p)]
+    if len(given) > 1 and _ready_apart(given, conditions_only=conditions_only):
+        return "", Extraction("multiple", "", reason="the answer is declared ready twice, "
+                              "naming different diagnoses")
+    answer = (given or [""])[-1] if declarations else strip_echoes(unwrap(response))
+    if not _ALNUM.search(answer):
+        return answer, Extraction("none", "", reason="empty answer")
+    claims = _claims(answer)
+    if declarations:
+        # a label before "DIAGNOSIS READY:" declares an answer too ("Final Diagnosis: X ...
+        # DIAGNOSIS READY: Y" gives two)
+        before = declared(strip_echoes(unwrap(before_ready)))
+        claims = [*claims, answer, *before] if before else claims
+    if _disagree(claims, conditions_only=conditions_only):
+        return answer, Extraction("multiple", "", reason=f"the answer labels {len(claims)} "
+                                  "diagnoses")
+    return answer, None
 
 
 def _ready_apart(declarations: list[str], *, conditions_only: bool) -> bool:
@@ -316,20 +333,9 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     names none; ``conditions_only=False`` reads them as answers (for questions whose correct
     answer is itself a treatment or a test, as some NEJM cases have).
     """
-    readies = [strip_echoes(unwrap(part)) for part in ready_answers(response)]
-    given = [part for part in readies if _ALNUM.search(part)]
-    if len(given) > 1 and _ready_apart(given, conditions_only=conditions_only):
-        return Extraction("multiple", "", reason="the answer is declared ready twice, naming "
-                          "different diagnoses")
-    # The last declaration with words answers: one before it may echo the harness's warning
-    # ("reply now with DIAGNOSIS READY: <diagnosis>").
-    answer = given[-1] if given else strip_echoes(unwrap(response)) if not readies else ""
-    if not _ALNUM.search(answer):
-        return Extraction("none", "", reason="empty answer")
-    before = _claims_before_ready(response)
-    claims = [*_claims(answer), answer, *before] if before else _claims(answer)
-    if _disagree(claims, conditions_only=conditions_only):
-        return Extraction("multiple", "", reason=f"the answer labels {len(claims)} diagnoses")
+    answer, shape = _answer(response, conditions_only=conditions_only)
+    if shape is not None:
+        return shape
     labelled = label(answer)
     if _lists(answer if labelled is None else labelled, labelled=labelled is not None,
               conditions_only=conditions_only):

@@ -44,12 +44,16 @@ def ready_marker(text: str) -> re.Match[str] | None:
     return next(_ready_markers(text), None)
 
 
-def ready_answers(text: str) -> list[str]:
-    """What follows each "DIAGNOSIS READY:" in ``text``, up to the next one: a doctor that
-    declares itself ready twice gives two answers."""
+def ready_answers(text: str) -> tuple[str, list[str]]:
+    """The text before the first "DIAGNOSIS READY:", and what follows each, up to the next
+    one (a doctor that declares itself ready twice gives two answers); all the text and no
+    answer when there is no marker."""
     found = list(_ready_markers(text))
+    if not found:
+        return text, []
     ends = [m.start() for m in found[1:]] + [len(text)]
-    return [text[m.end():end] for m, end in zip(found, ends[: len(found)], strict=True)]
+    return text[: found[0].start()], [text[m.end():end] for m, end in zip(found, ends,
+                                                                          strict=True)]
 
 
 def _ready_markers(text: str) -> Iterator[re.Match[str]]:
