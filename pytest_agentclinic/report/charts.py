@@ -28,7 +28,8 @@ def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
     colours = colours or {}
     placed, legend = _bar_rows(rows, colours)
     # The viewBox is about the card's width in the two-column grid, so text is drawn ~1:1.
-    label_w = min(LABEL_MAX_W, 16 + _text_w(max((len(label) for label, *_ in placed),
+    # Room for the longest label on one line (see _label) up to LABEL_MAX_W.
+    label_w = min(LABEL_MAX_W, 18 + _text_w(max((len(label) for label, *_ in placed),
                                                    default=8)))
     values = [_value_label(row) for *_, row, _ in placed]
     # Wide enough for the longest value label ("36.3% · 29076/80000"): never clipped.
@@ -76,13 +77,13 @@ CHAR_W = 7.6
 
 
 def _text_w(chars: int) -> int:
-    return round(CHAR_W * chars)
+    return math.ceil(CHAR_W * chars)
 
 
 def _label(label: str, right: float, mid: float) -> str:
     """A bar's label, right-aligned at ``right``: on one line if it fits the label column,
     else on two (the second shortened with "…"); never wider than the column."""
-    chars = int((right - 6) / CHAR_W)
+    chars = int((right - 6) / CHAR_W + 1e-9)
     if len(label) <= chars:
         return (f'<text class="label" x="{right}" y="{mid + 4:.1f}" text-anchor="end">'
                 f"{escape(label)}</text>")

@@ -111,5 +111,13 @@ def print_summary(tr: Any, roles: Mapping[str, str], tables: Sequence[Table], ru
         tr.write_line(line)
     if bad_records:
         tr.write_line(f"bad case records (see errors above): {bad_records}")
-    tr.write_line(f"results: {run_dir}")
+    tr.write_line(f"results: {_shown(run_dir)}")
     tr.write_line("  (report.html, summary.md, results.jsonl, transcripts/)")
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the working directory when it is under it (shorter to read)."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve())
+    except (ValueError, OSError):
+        return path
