@@ -204,14 +204,10 @@ def test_junit_tells_the_same_story_as_the_exit_status(ten: pytest.Pytester,
     assert result.ret == 1
     suite_el = ET.parse(ten.path / "junit.xml").getroot().find("testsuite")
     assert suite_el is not None
-    # Misdiagnoses are measurements (skipped as xfail); the one failure is the gate's.
+    # Misdiagnoses are measurements; the one failure is the gate's.
     assert suite_el.get("failures") == "1" and suite_el.get("errors") == "0"
-    cases = {c.get("name"): c for c in suite_el.iter("testcase")}
-    gate = {name: c for name, c in cases.items() if c.get("classname") == "agentclinic gate"}
-    assert sorted(gate) == ["agentclinic gate[release [turn_budget=20]]",
-                            "agentclinic gate[release [turn_budget=5]]"]
-    assert gate["agentclinic gate[release [turn_budget=5]]"].find("failure") is not None
-    assert gate["agentclinic gate[release [turn_budget=20]]"].find("failure") is None
+    (gate,) = [c for c in suite_el.iter("testcase") if c.get("classname") == "agentclinic gate"]
+    assert gate.find("failure") is not None
     # Every item carries its record as JSON, and its own encounter time (before, the first
     # of each concurrent batch was charged 0.2 s and the others nothing).
     items = [c for c in suite_el.iter("testcase") if c.get("classname") == "c.yaml"]
@@ -227,6 +223,56 @@ def test_junit_tells_the_same_story_as_the_exit_status(ten: pytest.Pytester,
     assert passing.ret == 0
     ok = ET.parse(ten.path / "ok.xml").getroot().find("testsuite")
     assert ok is not None and ok.get("failures") == "0"
+
+
+def test_junit_shows_gated_misses_as_measured_and_the_gate_as_one_testcase(
+        ten: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]) -> None:
+    """Reproduction: each gated misdiagnosis was a JUnit *skipped* (72 in one run), which
+    dashboards read as "not run", and the gate was one testcase per gated condition."""
+    monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
+    result = run(ten, monkeypatch, [1, 2], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
+                 "--junitxml=junit.xml", *xdist)
+    assert result.ret == 1
+    suite_el = ET.parse(ten.path / "junit.xml").getroot().find("testsuite")
+    assert suite_el is not None
+    assert (suite_el.get("tests"), suite_el.get("skipped"), suite_el.get("failures"),
+            suite_el.get("errors")) == ("21", "0", "1", "0")
+    items = [c for c in suite_el.iter("testcase") if c.get("classname") == "c.yaml"]
+    assert len(items) == 20 and not [c for c in items if c.find("skipped") is not None]
+    outcomes = {}
+    for item in items:
+        prop = item.find("properties/property[@name='agentclinic_outcome']")
+        assert prop is not None and item.find("failure") is None
+        record = json.loads(item.find("properties/property[@name='agentclinic_result']")
+                            .get("value") or "")
+        assert prop.get("value") == record["outcome"]
+        outcomes[item.get("name")] = record["outcome"]
+        out = item.findtext("system-out") or ""
+        if record["outcome"] == "incorrect":
+            assert out.startswith("misdiagnosis") and "expected:" in out and "given:" in out
+        else:
+            assert out == ""
+    assert sorted(outcomes.values()).count("incorrect") == 12  # 10 under budget 5, 2 under 20
+    # The gate: one testcase, failed, with every check's numbers.
+    (gate,) = [c for c in suite_el.iter("testcase") if c.get("classname") == "agentclinic gate"]
+    assert gate.get("name") == "agentclinic gate"
+    failure = gate.find("failure")
+    assert failure is not None and "release [turn_budget=5]: accuracy 0.000" in (
+        failure.get("message") or "")
+    props = {p.get("name"): p.get("value") for p in gate.iter("property")}
+    assert props["agentclinic_gate_verdict"] == "FAILED"
+    assert json.loads(props["agentclinic_gate[release [turn_budget=20]]"])["passed"] is True
+    assert json.loads(props["agentclinic_gate[release [turn_budget=5]]"])["passed"] is False
+    assert "release [turn_budget=20]: accuracy 0.800" in (gate.findtext("system-out") or "")
+
+    passing = run(ten, monkeypatch, [1, 2], "--agent-turns=20", "--agent-min-accuracy=0.5",
+                  "--junitxml=ok.xml", *xdist)
+    assert passing.ret == 0
+    ok = ET.parse(ten.path / "ok.xml").getroot().find("testsuite")
+    assert ok is not None
+    assert (ok.get("tests"), ok.get("skipped"), ok.get("failures")) == ("11", "0", "0")
+    (gate,) = [c for c in ok.iter("testcase") if c.get("classname") == "agentclinic gate"]
+    assert gate.find("failure") is None and "gate PASSED" in (gate.findtext("system-out") or "")
 
 
 # Writes what pytest would print for each gated miss (its report's long form), per process.

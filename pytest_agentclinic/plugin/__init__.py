@@ -9,7 +9,7 @@ import pytest
 from . import hookspecs
 from .case_paths import case_nodeid, case_origin, extra_args
 from .collect import CaseFile, ReleaseReported
-from .junit import EncounterTimes
+from .junit import EncounterTimes, MeasuredItems
 from .operations import OperationsPlugin
 from .session import AgentClinicSession, default_run_name
 from .settings import add_options, resolve
@@ -41,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[session_key] = state
     config.pluginmanager.register(state, "agentclinic-session")
     config.pluginmanager.register(EncounterTimes(), "agentclinic-encounter-times")
+    config.pluginmanager.register(MeasuredItems(config), "agentclinic-junit-items")
     config.pluginmanager.register(ReleaseReported(), "agentclinic-release-reported")
     config.pluginmanager.register(OperationsPlugin(state), "agentclinic-operations")
     if config.pluginmanager.hasplugin("xdist"):
