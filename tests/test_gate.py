@@ -452,3 +452,28 @@ def test_every_table_that_pools_conditions_says_so() -> None:
         "accuracy by specialty (pooled over 2 bias values, 2 turn_budget values)",
         "accuracy by bias (pooled over 2 turn_budget values)",
         "accuracy by turn budget (pooled over 2 bias values)"]
+
+
+def test_summary_md_puts_the_decision_and_its_numbers_first() -> None:
+    """Reproduction: $GITHUB_STEP_SUMMARY showed the verdict after 26 lines of settings."""
+    from pytest_agentclinic.report.summary_md import render_markdown
+    from pytest_agentclinic.report.tables import overview
+
+    records = [rec(f"c{i}", "correct" if i % 2 else "incorrect", doctor="release")
+               for i in range(10)]
+    gate_result = evaluate(GateSettings(min_accuracy=0.6), records).to_dict()
+    summary = {"run": "r1", "roles": {"doctor": "release", "patient": "offline"},
+               "date": "2026-11-25T20:00:00Z", "duration_s": 3.0,
+               "command": "pytest cases --agent-min-accuracy=0.6", "turn_budgets": [20],
+               "items": 10, "case_files": {f"cases/f{i}.yaml": "ab" * 32 for i in range(12)},
+               "gate": gate_result}
+    md = render_markdown(summary, [overview(records, 100)]).splitlines()
+    assert md[0] == "# agentclinic run r1: gate FAILED"
+    head = "\n".join(md[:6])
+    assert "**gate FAILED**" in head
+    assert "release: accuracy 0.500 (5/10, 10 cases" in head and "< minimum 0.600" in head
+    # The accuracy table comes next, the settings after it.
+    table_at = md.index("## accuracy by doctor model")
+    assert table_at < 10 and md[table_at + 4].startswith("| release ")
+    assert md.index("## Settings") > table_at and md.index("- date: 2026-11-25T20:00:00Z") > \
+        table_at
