@@ -262,6 +262,32 @@ def test_a_table_without_accuracies_is_shown_as_a_table(tmp_path: Path) -> None:
     assert "<td>7.25</td>" in html and 'class="bar"' not in html
 
 
+def test_measure_cells_read_as_mean_and_interval_not_as_dicts(tmp_path: Path) -> None:
+    """Reproduction: the information-gathering cells showed {'mean': 0.75..., 'ci_low': ...}."""
+    save(tmp_path, [(encounter(1), "Psoriasis")])
+    rows = [{"group": "doc-a / Neurology", "doctor": "doc-a", "specialty": "Neurology",
+             "encounters": 4,
+             "fact_share": {"mean": 0.7546, "ci_low": 0.736, "ci_high": 0.772, "n": 4},
+             "questions": {"mean": 7.0, "ci_low": 6.5, "ci_high": 7.5, "n": 4},
+             "other": {"mean": 0.42, "ci_low": 0.31, "ci_high": 0.55}}]
+    html = render_html(tmp_path, {"information gathering and test cost by doctor": rows}, {})
+    cells = re.findall(r"<td>([^<]*)</td>", html)
+    assert cells == ["doc-a", "Neurology", "4", "75% [74-77]", "7.0 [6.5-7.5]",
+                     "0.42 [0.31, 0.55]"]
+    assert "<th>facts</th>" in html and "<th>n</th>" in html and "{&#x27;" not in html
+
+
+@pytest.mark.parametrize("highest", [0.004, 0.3, 1.1, 3.0, 236.0, 1234.5])
+def test_spend_ticks_are_round_distinct_and_cover_the_data(highest: float) -> None:
+    """Reproduction: a spend axis up to $1.10 was labelled "$0 $0 $0 $1 $1"."""
+    from pytest_agentclinic.report.beyond import spend_ticks
+
+    ticks, decimals = spend_ticks(highest)
+    labels = [f"${t:,.{decimals}f}" for t in ticks]
+    assert len(set(labels)) == len(labels) >= 3 and ticks[0] == 0 and ticks[-1] >= highest
+    assert ticks[-2] < highest  # no empty step past the data
+
+
 def test_budget_line_chart_only_with_several_budgets(
         small_run: tuple[Path, list[ResultRecord]], tmp_path: Path) -> None:
     run_dir, records = small_run

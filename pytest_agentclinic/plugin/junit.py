@@ -65,8 +65,8 @@ class MeasuredItems:
     def pytest_runtest_logreport(self, report: TestReport) -> None:
         xml = self.config.stash.get(xml_key, None)
         # The call's report, or the setup's when an infrastructure error ended the item there.
-        if xml is None or not (report.when == "call" or report.when == "setup"
-                               and report.failed):
+        if xml is None or not (report.when == "call"
+                               or (report.when == "setup" and report.failed)):
             return
         record = next((v for name, v in report.user_properties if name == RECORD_PROPERTY),
                       None)
