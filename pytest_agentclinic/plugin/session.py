@@ -170,11 +170,11 @@ class AgentClinicSession:
                 f"concurrency={self.settings.concurrency}"]
 
     def _api_base_header(self) -> list[str]:
-        base = self.settings.call.api_base
+        base = redact_url(self.settings.call.api_base)
         if base is None:
             return []
         keyless = sorted({key_variable(m) for m in self.settings.llm_models
-                          if needs_placeholder_key(m, base)})
+                          if needs_placeholder_key(m, self.settings.call.api_base)})
         if not keyless:
             return [f"agentclinic: api base {base}"]
         return [f"agentclinic: api base {base}; no {', '.join(keyless)} in the environment: "
