@@ -11,6 +11,7 @@ so litellm's real HTTP path can be exercised with no model and no network::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -213,7 +214,8 @@ class FakeOpenAIServer:
             self.busy -= busy
         if not busy:
             return None
-        await asyncio.sleep(self.busy_delay)
+        with contextlib.suppress(asyncio.TimeoutError):  # a stopping server answers now
+            await asyncio.wait_for(self._closing.wait(), self.busy_delay)
         return _error(503, "server busy", {})
 
     async def _models(self, _request: web.Request) -> web.Response:
