@@ -88,6 +88,26 @@ def test_a_sentinel_key_in_every_place_is_found_nowhere(
         assert output.count(needle) == 0, token
 
 
+def test_a_reply_cached_redacted_replays_the_whole_encounter(
+        pytester: pytest.Pytester, fake_server: Start, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-REPLAYSECRET-123456")
+    server = fake_server(_echoing)
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    args = ["c.yaml", "--agent-doctor=openai/fake-doctor", "--agent-patient=openai/fake-patient",
+            f"--agent-api-base={server.url}", "--agent-perception=no", "-p", "no:cacheprovider"]
+    pytester.runpytest(*args, "--agent-run-name=a").assert_outcomes(passed=1)
+    calls = server.calls
+    assert calls == 3
+    # The patient's reply came back masked from the cache; the doctor's next call, keyed on
+    # the redacted conversation, still finds its entry.
+    pytester.runpytest(*args, "--agent-cache=replay",
+                       "--agent-run-name=b").assert_outcomes(passed=1)
+    assert server.calls == calls
+    cached = b"".join(p.read_bytes() for p in (pytester.path / ".agentclinic_cache").rglob("*")
+                      if p.is_file())
+    assert b"REPLAYSECRET" not in cached and b"I heard ***" in cached
+
+
 def test_chat_completions_goes_before_the_query() -> None:
     base = "https://gw.example.com/openai/v1/?api-key=abc%2Fdef&api-version=2024-02-01"
     assert endpoint(base, "chat/completions") == (

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..core.redact import register_params, register_url
+from ..core.redact import redact_data, register_params, register_url
 from ..core.roles import Reply
 from ..core.transcript import Usage
 from . import client, openai_http, prices, served
@@ -166,9 +166,13 @@ class ModelCaller:
         one it rejects is asked again: an unreadable reply must not become a stored answer.
         """
         params = {**self.settings.sampling, **(extra or {})}
-        parts = key_parts(model=model, messages=messages, params=params,
-                          role=role, case_id=case_id, sample=sample,
-                          prompt_version=prompt_version, served=await self.served_model(model))
+        # Keyed on the redacted conversation: the cache stores replies redacted, so a reply
+        # that carried a key comes back masked on replay, and the calls after it must still
+        # find their entries.
+        parts = redact_data(key_parts(model=model, messages=messages, params=params,
+                                      role=role, case_id=case_id, sample=sample,
+                                      prompt_version=prompt_version,
+                                      served=await self.served_model(model)))
         key = cache_key(parts)
         hit = self.cache.get(key)
         stats = self.stats
