@@ -53,6 +53,7 @@ def test_a_sentinel_key_in_every_place_is_found_nowhere(
     query_key = f"q-{tokens['QUERY']}-1a2b3c"
     env_key = f'ev"{tokens["ENV"]}\\zz'
     monkeypatch.setenv("OPENAI_API_KEY", env_key)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(pytester.path / "step-summary.md"))
     server = fake_server(_echoing)
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
     (pytester.path / "models.yaml").write_text(yaml.safe_dump({"model_list": [
@@ -73,7 +74,7 @@ def test_a_sentinel_key_in_every_place_is_found_nowhere(
     files = _written(pytester.path, {"c.yaml", "models.yaml"})
     names = {p.name for p in files}
     assert {"results.jsonl", "summary.json", "summary.md", "report.html", "junit.xml",
-            "cache.db"} <= names
+            "cache.db", "step-summary.md"} <= names
     assert len(list((pytester.path / "reports" / "r" / "transcripts").iterdir())) == 2
     # The echoes are there, masked.
     texts = [u["text"] for r in results(pytester.path).values()
@@ -81,11 +82,10 @@ def test_a_sentinel_key_in_every_place_is_found_nowhere(
                                                    "report.html").read_text()]
     assert any("***" in t for t in texts)
     output = (result.stdout.str() + result.stderr.str()).encode()
-    for token in tokens.values():
-        needle = token.encode()
-        leaks = [str(p.relative_to(pytester.path)) for p in files if needle in p.read_bytes()]
-        assert leaks == [], f"{token} in {leaks}"
-        assert output.count(needle) == 0, token
+    leaks = {token: [str(p.relative_to(pytester.path)) for p in files
+                     if token.encode() in p.read_bytes()] for token in tokens.values()}
+    assert leaks == {token: [] for token in tokens.values()}
+    assert [output.count(t.encode()) for t in tokens.values()] == [0, 0, 0]
 
 
 def test_a_reply_cached_redacted_replays_the_whole_encounter(

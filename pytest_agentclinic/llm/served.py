@@ -55,7 +55,7 @@ def _short_hash(value: Any) -> str:
 
 def _entry_identity(entry: dict[str, Any]) -> str:
     # ``created`` is left out: vLLM and llama.cpp stamp the time of the request.
-    text = entry["id"]
+    text = str(entry["id"])
     if entry.get("root") not in (None, entry["id"]):
         text += f" (root {entry['root']})"
     if isinstance(entry.get("meta"), dict) and entry["meta"]:
