@@ -137,7 +137,7 @@ def test_the_reducer_table_needs_trials_and_names_k() -> None:
     assert reducer_table([_record("a", 0, True), _record("b", 0, False)]) is None
     table = reducer_table([_record("a", i, i == 0) for i in range(4)])
     assert table is not None
-    title, headers, rows, data, _note = table
+    _title, headers, rows, data, _note = table
     assert headers[3:] == ["mean", "pass@k", "majority", "all-k"]
     assert rows[0][2] == "4" and data[0]["pass@k"]["value"] == pytest.approx(1.0)
 

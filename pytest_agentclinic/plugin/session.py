@@ -20,10 +20,10 @@ from ..core.case import Case
 from ..core.records import ResultRecord
 from ..core.redact import redact, redact_data
 from ..core.transcript import Transcript
-from ..llm.encounter_limits import encounter_budget
 from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
 from ..llm.client import key_variable, needs_placeholder_key
+from ..llm.encounter_limits import encounter_budget
 from ..llm.errors import FatalLLMError
 from ..llm.served import redact_url
 from ..metrics.gathering import for_encounter
