@@ -48,6 +48,8 @@ def test_limit_runs_the_first_cases_after_k(pytester: pytest.Pytester,
     assert Counter(r["case_id"] for r in records) == {"t-02": 2, "t-03": 2, "t-04": 2}
     assert "subset: this run covers the first 3 case(s)" in result.stdout.str()
     assert _summary(pytester.path)["subset"].startswith("the first 3 case(s)")
+    (run,) = (pytester.path / "reports").iterdir()
+    assert "- subset: the first 3 case(s)" in (run / "summary.md").read_text()
 
 
 def test_sample_is_stratified_and_reproducible(pytester: pytest.Pytester,
