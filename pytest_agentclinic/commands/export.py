@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,17 +36,12 @@ def run(args: argparse.Namespace) -> int:
     """Write one Inspect log per doctor model; print their paths."""
     from ..report import rundir
     from ..report.inspect_log import inspect_log
+    from ._runs import NoRun, load_run, say
 
     try:
-        results = rundir.results_path(args.run_path)
-    except FileNotFoundError as exc:
-        print(f"agentclinic export: {exc}", file=sys.stderr)
-        return 2
-    records = rundir.load_records(results)
-    if not records:
-        print(f"agentclinic export: {results} holds no results", file=sys.stderr)
-        return 2
-    run_dir = results.parent
+        run_dir, records = load_run(args.run_path, "export")
+    except NoRun as exc:
+        return say(exc)
     summary = rundir.read_summary(run_dir) if (run_dir / "summary.json").is_file() else {}
     transcripts = {r.nodeid: rundir.read_transcript(run_dir, r)[0] for r in records}
     out = Path(args.output) if args.output else run_dir / "inspect"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,30 +27,26 @@ def run(args: argparse.Namespace) -> int:
     """Read every run, write the page, print its path."""
     from ..report import rundir
     from ..report.viewer import ViewRun, flipping_keys, item_key, render_view
+    from ._runs import NoRun, load_run, say
 
     runs: list[ViewRun] = []
+    dirs: list[Path] = []
     for given in args.runs:
         try:
-            results = rundir.results_path(given)
-        except FileNotFoundError as exc:
-            print(f"agentclinic view: {exc}", file=sys.stderr)
-            return 2
-        records = rundir.load_records(results)
-        if not records:
-            print(f"agentclinic view: {results} holds no results", file=sys.stderr)
-            return 2
-        summary = (rundir.read_summary(results.parent)
-                   if (results.parent / "summary.json").is_file() else {})
+            run_dir, records = load_run(given, "view")
+        except NoRun as exc:
+            return say(exc)
+        summary = (rundir.read_summary(run_dir) if (run_dir / "summary.json").is_file() else {})
         name = str(summary.get("run") or records[0].run)
         if any(r.name == name for r in runs):
             name = f"{name} ({given})"
         runs.append(ViewRun(name, str(summary.get("date", "")), records, {}))
+        dirs.append(run_dir)
     # Only the items that flipped between two runs show transcripts: read those alone.
     flipping = flipping_keys(runs)
-    for index, view in enumerate(runs):
-        results = rundir.results_path(args.runs[index])
+    for view, run_dir in zip(runs, dirs, strict=True):
         view.transcripts.update({
-            r.nodeid: rundir.read_transcript(results.parent, r)[0] for r in view.records
+            r.nodeid: rundir.read_transcript(run_dir, r)[0] for r in view.records
             if (view.name, item_key(r)) in flipping})
     out = Path(args.output)
     out.write_text(render_view(runs), encoding="utf-8")
