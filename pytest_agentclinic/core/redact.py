@@ -46,6 +46,7 @@ _SK = re.compile(r"\bsk-[A-Za-z0-9_*-]{6,}")
 #: Names (of environment variables, deployment parameters, query parameters) whose values
 #: are credentials.
 _SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$", re.I)
+_SECRET_SUFFIXES = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "CREDENTIALS")
 #: Query parameters that carry credentials (``api-key``, ``key``, ``sig``, ``token`` ...).
 _SECRET_QUERY = re.compile(r"key|token|secret|sig|signature|password|passwd|auth|credential|"
                            r"code", re.I)
@@ -97,8 +98,9 @@ def register_params(params: Any) -> None:
 def secret_values() -> list[str]:
     """The known secrets: credential variables of the environment and registered values,
     longest first."""
+    # endswith, not the regex: this runs for every text redacted (~4x faster).
     values = {v for k, v in os.environ.items()
-              if _SECRET_NAME.search(k) and len(v.strip()) >= _MIN_SECRET}
+              if k.upper().endswith(_SECRET_SUFFIXES) and len(v.strip()) >= _MIN_SECRET}
     return sorted(values | _registered, key=len, reverse=True)
 
 
@@ -121,12 +123,18 @@ def _forms(values: tuple[str, ...]) -> tuple[str, ...]:
                         reverse=True))
 
 
+def _current_forms() -> tuple[str, ...]:
+    return _forms(tuple(secret_values()))
+
+
 def redact(text: str) -> str:
     """``text`` with URL user-info, bearer/basic tokens, ``sk-`` keys and every known secret
     (in every escaped form) replaced by ``***``."""
-    if not text:
-        return text
-    for form in _forms(tuple(secret_values())):
+    return _redact(text, _current_forms()) if text else text
+
+
+def _redact(text: str, forms: tuple[str, ...]) -> str:
+    for form in forms:
         if form in text:
             text = text.replace(form, MASK)
     # Each pattern runs only where its literal occurs (a substring test is ~10x a scan).
@@ -142,12 +150,18 @@ def redact(text: str) -> str:
 
 def redact_data(value: Any) -> Any:
     """A copy of a JSON-like value (dicts, lists, strings) with every string redacted."""
+    # The environment is read once per value, not once per string (a conversation of 20
+    # messages took 3.3 ms, as much as a call through litellm).
+    return _redact_tree(value, _current_forms())
+
+
+def _redact_tree(value: Any, forms: tuple[str, ...]) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return _redact(value, forms) if value else value
     if isinstance(value, dict):
-        return {k: redact_data(v) for k, v in value.items()}
+        return {k: _redact_tree(v, forms) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_data(v) for v in value]
+        return [_redact_tree(v, forms) for v in value]
     return value
 
 

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..core.redact import redact_data, register_params, register_url
+from ..core.redact import redact, register_params, register_url
 from ..core.roles import Reply
 from ..core.transcript import Usage
 from . import client, encounter_limits, openai_http, prices, served
@@ -182,13 +182,9 @@ class ModelCaller:
                         extra: dict[str, Any] | None,
                         readable: Callable[[str], bool] | None) -> Reply:
         params = {**self.settings.sampling, **(extra or {})}
-        # Keyed on the redacted conversation: the cache stores replies redacted, so a reply
-        # that carried a key comes back masked on replay, and the calls after it must still
-        # find their entries.
-        parts = redact_data(key_parts(model=model, messages=messages, params=params,
-                                      role=role, case_id=case_id, sample=sample,
-                                      prompt_version=prompt_version,
-                                      served=await self.served_model(model)))
+        parts = key_parts(model=model, messages=messages, params=params,
+                          role=role, case_id=case_id, sample=sample,
+                          prompt_version=prompt_version, served=await self.served_model(model))
         key = cache_key(parts)
         hit = self.cache.get(key)
         stats = self.stats
@@ -226,11 +222,14 @@ class ModelCaller:
         stats.prompt_tokens += done.prompt_tokens
         stats.completion_tokens += done.completion_tokens
         self._note_fingerprint(model, done.fingerprint)
-        if readable is None or readable(done.text):
-            self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
+        # A key the model repeats is masked before anything sees it: the conversation goes on
+        # with the text the cache keeps, so a replay sends (and keys) the same messages.
+        text = redact(done.text)
+        if readable is None or readable(text):
+            self.cache.put(key, {"text": text, "prompt_tokens": done.prompt_tokens,
                                  "completion_tokens": done.completion_tokens,
                                  "cost_usd": done.cost_usd, "fingerprint": done.fingerprint})
-        return Reply(done.text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
+        return Reply(text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
                                       completion_tokens=done.completion_tokens,
                                       cost_usd=done.cost_usd,
                                       latency_s=time.perf_counter() - started))
