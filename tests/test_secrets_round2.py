@@ -9,6 +9,7 @@ provider can do."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -21,6 +22,8 @@ import yaml
 from helpers import make_case, results, write_yaml_cases
 
 from pytest_agentclinic.core.redact import redact, register, register_url
+from pytest_agentclinic.llm import client
+from pytest_agentclinic.llm.errors import FatalLLMError
 from pytest_agentclinic.llm.served import endpoint, server_root
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
@@ -116,6 +119,15 @@ def test_chat_completions_goes_before_the_query() -> None:
     assert endpoint("http://127.0.0.1:8080/v1", "models") == "http://127.0.0.1:8080/v1/models"
     assert server_root("http://h:8080/v1?k=1") == "http://h:8080?k=1"
     assert endpoint(server_root("http://h:8080/v1/"), "props") == "http://h:8080/props"
+
+
+def test_litellm_with_a_query_in_the_api_base_says_why(fake_server: Start) -> None:
+    server = fake_server(lambda req: FakeReply())
+    with pytest.raises(FatalLLMError, match=r"query string .* needs the direct HTTP path"):
+        asyncio.run(client.acomplete("openai/x", [{"role": "user", "content": "hi"}],
+                                     api_base=f"{server.url}?api-key=QUERYKEY-77", timeout=10,
+                                     params={}))
+    assert server.calls == 0
 
 
 def test_a_secret_is_masked_in_every_escaped_form(monkeypatch: pytest.MonkeyPatch) -> None:
