@@ -36,7 +36,8 @@ def _echoing(req: FakeRequest) -> FakeReply:
     if req.role == "doctor" and req.doctor_turn == 0:
         return FakeReply(f"My key is {key}. Where does it hurt?")
     if req.role == "doctor":
-        return FakeReply(f"Still {key} {req.query}. DIAGNOSIS READY: Condition1 disease")
+        case = "2" if "complaint 2." in req.system else "1"
+        return FakeReply(f"Still {key} {req.query}. DIAGNOSIS READY: Condition{case} disease")
     return FakeReply(f"I heard {key} and {req.query}")
 
 
