@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 TRANSCRIPT_VERSION = 1
 
-Role = Literal["doctor", "patient", "measurement", "moderator", "summarizer", "system"]
-Kind = Literal["question", "test_request", "test_result", "image_request", "image_result",
+#: The roles and utterance kinds the built-in protocols write. The vocabularies are open: a
+#: protocol may add its own (a triage "nurse", a "handover" kind), and a record keeps any
+#: non-empty name it was written with; its ``protocol`` says whose vocabulary it is.
+KNOWN_ROLES = ("doctor", "patient", "measurement", "moderator", "summarizer", "system")
+KNOWN_KINDS = ("question", "test_request", "test_result", "image_request", "image_result",
                "answer", "diagnosis", "judgement", "perception_request", "perception",
-               "summary", "final_question", "final_answer"]
+               "summary", "final_question", "final_answer")
+#: A role or kind name: one of the above or a protocol's own (non-empty, no spaces).
+Role = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]+$")]
+Kind = Role
 Outcome = Literal["correct", "incorrect", "no_diagnosis", "error"]
 
 
@@ -82,8 +88,10 @@ class ItemHeader(BaseModel):
     """What identifies an item and the conditions it ran under; both the transcript and the
     result record are this header plus their own fields, so the two cannot drift apart."""
 
-    #: The protocol that played the item (``agentclinic``, ``craftmd``, or a plugin's).
-    protocol: str = "agentclinic"
+    #: The protocol that played the item (``agentclinic``, ``craftmd``, or a plugin's): its
+    #: ``Protocol.name``. Required: a default would label a subclassed protocol's items as
+    #: another's, and the report would drop its tables.
+    protocol: Annotated[str, StringConstraints(min_length=1)]
     case_id: str
     dataset: str
     specialty: str
