@@ -9,6 +9,7 @@ import asyncio
 import json
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,6 @@ from helpers import make_case, results, write_yaml_cases
 from pydantic import ValidationError
 
 from pytest_agentclinic import api
-from pytest_agentclinic.core import extensions
 from pytest_agentclinic.core.transcript import ItemHeader
 from pytest_agentclinic.protocols.agentclinic import AgentClinic
 
@@ -26,7 +26,7 @@ TRIAGE_TITLE = "triage: under- and over-triage by expected urgency"
 #: The HTML page's card title of the triage table (cards start with a capital).
 TRIAGE_CARD = "Triage: under- and over-triage by expected urgency"
 triage_installed = pytest.mark.skipif(
-    not any(p.name == "triage" for p in extensions.declared(extensions.PROTOCOLS)),
+    not any(p.name == "triage" for p in entry_points(group="pytest_agentclinic.protocols")),
     reason="tests/example_triage is not installed (CI installs it: pip install "
            "./tests/example_triage)")
 
@@ -35,7 +35,8 @@ triage_installed = pytest.mark.skipif(
 
 def test_a_header_has_no_default_protocol() -> None:
     with pytest.raises(ValidationError, match="protocol"):
-        ItemHeader(case_id="c", dataset="d", specialty="s", models={}, sample=0, turn_budget=1)
+        ItemHeader(case_id="c", dataset="d", specialty="s",  # type: ignore[call-arg]
+                   models={}, sample=0, turn_budget=1)
 
 
 def test_a_subclass_must_name_itself() -> None:
@@ -128,10 +129,10 @@ def test_a_failing_format_reader_is_one_error_for_its_file(tmp_path: Path) -> No
     assert cases == [] and len(errors) == 1 and "KeyError" in errors[0].message
 
 
-def _record(protocol: str, case_id: str, outcome: str = "correct") -> api.ResultRecord:
+def _record(protocol: str, case_id: str) -> api.ResultRecord:
     return api.ResultRecord(protocol=protocol, case_id=case_id, dataset="d", specialty="s",
                             models={"doctor": "offline"}, sample=0, turn_budget=1, run="r",
-                            nodeid=f"x::{case_id}", outcome=outcome, expected="e",
+                            nodeid=f"x::{case_id}", outcome="correct", expected="e",
                             given="e", turns_used=1, duration_s=0.0)
 
 
@@ -223,6 +224,8 @@ def test_an_installed_protocol_runs_and_reports_everywhere(
 
 @triage_installed
 def test_entry_points_are_read_once_per_group() -> None:
+    from pytest_agentclinic.core import extensions
+
     assert "triage" in api.protocol_names()
     before = extensions.declared.cache_info()
     api.protocol_names()

@@ -186,7 +186,10 @@ def test_craftmd_releases_a_conversation_after_its_last_item() -> None:
     from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
 
     case = Case.model_validate({**make_case(1, vignette="A rash for a week."), "dataset": "t"})
+    from pytest_agentclinic.protocols.craftmd import CraftMD
+
     protocol = get_protocol("craftmd")()
+    assert isinstance(protocol, CraftMD)
     run = RunOptions(options={"experiment": ("multiturn", "singleturn"), "answer": ("frq",),
                               "many_choices": 10, "summarizer": "offline",
                               "moderator": "offline"})

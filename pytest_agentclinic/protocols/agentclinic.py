@@ -30,7 +30,7 @@ from ..agents.offline_doctor import OfflineDoctor
 from ..agents.offline_measurement import OfflineMeasurement
 from ..agents.offline_patient import OfflinePatient
 from ..agents.refusal import is_refusal
-from ..agents.test_budget import BudgetedMeasurement
+from ..agents.spend_budget import BudgetedMeasurement
 from ..core.case import Case
 from ..core.measures import EncounterMeasures
 from ..core.options import Option
