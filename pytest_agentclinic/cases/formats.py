@@ -12,6 +12,7 @@ file, line and field, and the file's other cases load.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, cast
 
@@ -22,7 +23,6 @@ RecordReader = Callable[[Path, str], Iterable[tuple[int, Any]]]
 
 _BUILT_IN: set[str] = set()
 _READERS: dict[str, RecordReader] = {}
-_installed = False
 
 
 def suffix_of(name: str) -> str:
@@ -46,18 +46,16 @@ def register(suffix: str, reader: RecordReader) -> RecordReader:
     return reader
 
 
+def _add_installed(point: EntryPoint, reader: object) -> None:
+    if not callable(reader) or suffix_of(point.name) in _BUILT_IN:
+        raise extensions.ExtensionError(f"{extensions.describe(point)}: needs a callable "
+                                        f"reader for a suffix that is not built in")
+    # A conftest's registration of the same suffix, made earlier, wins.
+    _READERS.setdefault(suffix_of(point.name), cast(RecordReader, reader))
+
+
 def _load_installed() -> None:
-    global _installed
-    if _installed:
-        return
-    _installed = True
-    for point in extensions.declared(extensions.CASE_FORMATS):
-        reader = extensions.load(point)
-        if not callable(reader) or suffix_of(point.name) in _BUILT_IN:
-            raise extensions.ExtensionError(
-                f"{extensions.describe(point)}: needs a callable reader for a suffix that is "
-                f"not built in")
-        _READERS.setdefault(suffix_of(point.name), cast(RecordReader, reader))
+    extensions.load_once(extensions.CASE_FORMATS, _add_installed)
 
 
 def reader_for(suffix: str) -> RecordReader | None:

@@ -20,6 +20,7 @@ process and only when a registry is first asked.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from importlib.metadata import EntryPoint, entry_points
 
 PROTOCOLS = "pytest_agentclinic.protocols"
@@ -52,3 +53,17 @@ def describe(point: EntryPoint) -> str:
     dist = point.dist.name if point.dist is not None else "?"
     return (f"entry point '{point.name} = {point.value}' (group {point.group}, "
             f"distribution {dist})")
+
+
+_LOADED: set[str] = set()
+
+
+def load_once(group: str, add: Callable[[EntryPoint, object], None]) -> None:
+    """Hand every entry point of ``group`` and what it names to ``add`` (which checks and
+    registers it, raising :class:`ExtensionError` on a wrong one): the first call per group
+    only, so a registry may call this each time it is asked."""
+    if group in _LOADED:
+        return
+    _LOADED.add(group)
+    for point in declared(group):
+        add(point, load(point))

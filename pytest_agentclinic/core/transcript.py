@@ -34,14 +34,9 @@ class Usage(BaseModel):
     latency_s: float = 0.0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            calls=self.calls + other.calls,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cost_usd=self.cost_usd + other.cost_usd,
-            cache_hits=self.cache_hits + other.cache_hits,
-            latency_s=self.latency_s + other.latency_s,
-        )
+        # Every field is a count or a sum: a new field is added up without a change here.
+        return Usage(**{name: getattr(self, name) + getattr(other, name)
+                        for name in Usage.model_fields})
 
 
 class Utterance(BaseModel):

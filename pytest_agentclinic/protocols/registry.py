@@ -5,6 +5,7 @@ plugin and the CLI both come here), and any a conftest registers."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib.metadata import EntryPoint
 
 from ..core import extensions
 from ..core.options import Option
@@ -18,7 +19,6 @@ from .craftmd import CraftMD
 DEFAULT = AgentClinic.name
 _BUILT_IN = (AgentClinic, CraftMD)
 _PROTOCOLS: dict[str, type[Protocol]] = {p.name: p for p in _BUILT_IN}
-_installed = False
 
 
 def register(protocol: type[Protocol]) -> type[Protocol]:
@@ -40,22 +40,20 @@ def register(protocol: type[Protocol]) -> type[Protocol]:
 
 def _load_installed() -> None:
     """Register the protocols installed distributions declare (once per process)."""
-    global _installed
-    if _installed:
-        return
-    _installed = True
-    for point in extensions.declared(extensions.PROTOCOLS):
-        protocol = extensions.load(point)
-        if not (isinstance(protocol, type) and issubclass(protocol, Protocol)):
-            raise extensions.ExtensionError(
-                f"{extensions.describe(point)}: {protocol!r} is not a Protocol subclass")
-        if vars(protocol).get("name") != point.name:
-            raise extensions.ExtensionError(
-                f"{extensions.describe(point)}: the entry point's name must be the "
-                f"protocol's own `name` ({vars(protocol).get('name')!r})")
-        # A conftest's registration of the same name, made earlier, wins.
-        if point.name not in _PROTOCOLS:
-            register(protocol)
+    extensions.load_once(extensions.PROTOCOLS, _add_installed)
+
+
+def _add_installed(point: EntryPoint, protocol: object) -> None:
+    if not (isinstance(protocol, type) and issubclass(protocol, Protocol)):
+        raise extensions.ExtensionError(
+            f"{extensions.describe(point)}: {protocol!r} is not a Protocol subclass")
+    if vars(protocol).get("name") != point.name:
+        raise extensions.ExtensionError(
+            f"{extensions.describe(point)}: the entry point's name must be the "
+            f"protocol's own `name` ({vars(protocol).get('name')!r})")
+    # A conftest's registration of the same name, made earlier, wins.
+    if point.name not in _PROTOCOLS:
+        register(protocol)
 
 
 def names() -> tuple[str, ...]:

@@ -9,6 +9,7 @@ report is first built.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from importlib.metadata import EntryPoint
 
 from ..core import extensions
 from ..core.records import ResultRecord
@@ -18,7 +19,6 @@ from .tables import Table
 TableBuilder = Callable[[Sequence[ResultRecord], int], list[Table]]
 
 _BUILDERS: dict[str, list[TableBuilder]] = {}
-_installed = False
 
 
 def register(protocol: str, builder: TableBuilder) -> TableBuilder:
@@ -29,20 +29,14 @@ def register(protocol: str, builder: TableBuilder) -> TableBuilder:
     return builder
 
 
-def _load_installed() -> None:
-    global _installed
-    if _installed:
-        return
-    _installed = True
-    for point in extensions.declared(extensions.REPORT_TABLES):
-        builder = extensions.load(point)
-        if not callable(builder):
-            raise extensions.ExtensionError(f"{extensions.describe(point)}: {builder!r} is "
-                                            f"not callable")
-        register(point.name, builder)
+def _add_installed(point: EntryPoint, builder: object) -> None:
+    if not callable(builder):
+        raise extensions.ExtensionError(f"{extensions.describe(point)}: {builder!r} is not "
+                                        f"callable")
+    register(point.name, builder)
 
 
 def tables_for(protocol: str, records: Sequence[ResultRecord], resamples: int) -> list[Table]:
     """The registered tables of ``protocol``'s ``records``."""
-    _load_installed()
+    extensions.load_once(extensions.REPORT_TABLES, _add_installed)
     return [t for build in _BUILDERS.get(protocol, ()) for t in build(records, resamples)]
