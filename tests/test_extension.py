@@ -147,6 +147,21 @@ def test_report_tables_are_registered_by_protocol(tmp_path: Path) -> None:
     tables = {t.title: t for t in api.build_report(api.read_records(tmp_path), 100)}
     assert tables["toolbox: records"].rows == [["2"]]  # only its own protocol's records
 
+def test_report_conditions_are_open_to_a_protocols_own() -> None:
+    from pytest_agentclinic.report.conditions import check_gate_on, varied_fields
+
+    records = [_record("triage", f"c{i}").model_copy(
+        update={"conditions": {"scale": scale}}) for i in range(4) for scale in ("esi3", "esi5")]
+    assert varied_fields(records) == ("scale",)
+    by_condition = next(t for t in api.build_report(records, 100)
+                        if t.title == "accuracy by condition")
+    assert sorted(row[1] for row in by_condition.rows) == ["scale=esi3", "scale=esi5"]
+    assert "pooled over 2 scale values" in api.build_report(records, 100)[0].title
+    assert check_gate_on(["scale=esi3"], ("scale",)) == ("scale=esi3",)
+    with pytest.raises(ValueError, match="FIELD one of"):
+        check_gate_on(["scale=esi3"])
+
+
 # --------------------------------------------------------------------- the stable api
 
 

@@ -99,6 +99,9 @@ class ItemHeader(BaseModel):
     answer_format: str | None = None
     bias: str = "none"
     image_mode: str | None = None
+    #: A protocol's own conditions (name -> value), e.g. a triage protocol's urgency scale:
+    #: the reports treat each name as a condition like ``bias`` or ``turn_budget``.
+    conditions: dict[str, str] = Field(default_factory=dict)
     #: The doctor turn that first wrote REQUEST IMAGES, if any.
     image_requested_turn: int | None = None
     perception: Perception | None = None

@@ -110,6 +110,8 @@ class Protocol(ABC):
     options: ClassVar[tuple[Option, ...]] = ()
     #: Its roles, the doctor first.
     roles: ClassVar[tuple[RoleSpec, ...]]
+    #: The names of its own conditions (``ItemHeader.conditions``), for ``--agent-gate-on``.
+    conditions: ClassVar[tuple[str, ...]] = ()
     #: How its misses read (the built-in protocols grade a diagnosis).
     wording: ClassVar[Wording] = Wording()
 
