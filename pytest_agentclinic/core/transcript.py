@@ -18,7 +18,8 @@ KNOWN_KINDS = ("question", "test_request", "test_result", "image_request", "imag
 #: A role or kind name: one of the above or a protocol's own (non-empty, no spaces).
 Role = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]+$")]
 Kind = Role
-Outcome = Literal["correct", "incorrect", "no_diagnosis", "error"]
+#: ``limit``: the encounter used more than its per-encounter budget (tokens or cost).
+Outcome = Literal["correct", "incorrect", "no_diagnosis", "limit", "error"]
 
 
 class Usage(BaseModel):

@@ -166,6 +166,11 @@ class EncounterItem(pytest.Item):
         assert t is not None
         if t.outcome == "correct":
             return
+        if t.outcome == "limit":
+            message = f"{t.error}\n  transcript: {self.transcript_path}"
+            if session_of(self.config).settings.gate.active:
+                pytest.xfail(message)
+            raise EncounterFailed(message)
         protocol = session_of(self.config).protocol
         tests = ", ".join(t.tests_requested) or "none"
         # The protocol's words: a triage protocol's miss is not a misdiagnosis.
