@@ -147,6 +147,16 @@ def test_report_tables_are_registered_by_protocol(tmp_path: Path) -> None:
     tables = {t.title: t for t in api.build_report(api.read_records(tmp_path), 100)}
     assert tables["toolbox: records"].rows == [["2"]]  # only its own protocol's records
 
+def test_report_says_which_protocols_of_the_records_are_not_installed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_agentclinic.cli import main
+
+    api.write_records(tmp_path, [_record("ghost", "a"), _record("agentclinic", "b")])
+    assert main(["report", str(tmp_path), "--resamples=100", "--no-html"]) == 0
+    err = capsys.readouterr().err
+    assert "protocol 'ghost' is not installed" in err and "'agentclinic'" not in err
+
+
 def test_report_conditions_are_open_to_a_protocols_own() -> None:
     from pytest_agentclinic.report.conditions import check_gate_on, varied_fields
 
