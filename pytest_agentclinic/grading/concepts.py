@@ -32,6 +32,8 @@ __all__ = ["BREADTH_ORDER", "SOURCES", "TIERS", "Backend", "Link", "LinkKind", "
 LinkKind = Literal["synonym", "broader", "narrower", "sibling"]
 #: Where a concept's breadth is counted: MeSH first, the clinicians' thesaurus.
 BREADTH_ORDER = ("MESH:", "DOID:", "MONDO:", "EFO:")
+#: MeSH's Signs and Symptoms (C23.888): findings, not diagnoses.
+SIGNS_AND_SYMPTOMS = "MESH:D012816"
 SOURCES = {"ICD": "ICD-10-CM", "MESH": "MeSH", "DOID": "Disease Ontology", "MONDO": "MONDO",
            "EFO": "EFO"}
 
@@ -128,6 +130,20 @@ class Terminology:
     def known(self, name: str | Key) -> bool:
         """Whether some source names this condition."""
         return bool(self.concepts(name)[1])
+
+    def symptom(self, name: str | Key) -> bool:
+        """Whether a name is a symptom or a sign, not a diagnosis ("chest pain", "fever"):
+        every ICD-10-CM code it has is in chapter R (symptoms, signs and abnormal findings),
+        or, with no ICD-10-CM code and no Disease Ontology or MONDO concept, every MeSH
+        concept it has lies under Signs and Symptoms."""
+        ids = self.concepts(name)[1]
+        icd = [i for i in ids if i.startswith("ICD:")]
+        if icd:
+            return all(i.startswith("ICD:R") for i in icd)
+        mesh = [i for i in ids if i.startswith("MESH:")]
+        if not mesh or any(i.startswith(("DOID:", "MONDO:")) for i in ids):
+            return False
+        return all(SIGNS_AND_SYMPTOMS in self.ancestors(i) for i in mesh)
 
     def label(self, ident: str) -> str:
         """A concept's preferred name with its source ("MeSH: Measles")."""

@@ -26,17 +26,25 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
-from .companions import hedged_role, one_condition, parenthesized_role, slashed
+from .companions import (
+    hedged_role,
+    one_condition,
+    parenthesized_role,
+    restating_role,
+    slashed,
+)
 from .kinds import kind
 from .markers import (
     addresses_grader,
+    drop_abbreviations,
     drop_negations,
+    drop_preface,
     open_alternatives,
     ready_answers,
     strip_echoes,
     unwrap,
 )
-from .refusals import is_refusal, named_before_refusal
+from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
     DISJUNCTION,
     bare_name,
@@ -52,7 +60,7 @@ from .terminology import FILLER, GENERIC, content, tokens
 
 Category = Literal["single", "multiple", "none"]
 Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
-               "hedged", "offered", "parenthesized", "beside"]
+               "hedged", "offered", "parenthesized", "beside", "after"]
 
 
 @dataclass(frozen=True)
@@ -132,8 +140,12 @@ _OR = re.compile(r"^\s*or\b[\s,:]*", re.I)
 _ALIAS = re.compile(r"^\s*(?:also\s+(?:known|called|referred\s+to)\s+as|aka|a\.k\.a\.?|"
                     r"formerly|previously|known\s+as|called)\b[\s,:]*", re.I)
 # Another name given after a comma (not ", or X", which offers another disease).
+# ", i.e. Y", ", a subtype of Y", ", the same as Y": a claim that Y is X again, which the
+# terminology must confirm (see :func:`_resolved`), else Y is another disease.
 _TAIL_ALIAS = re.compile(r"^\s*,?\s*(?:(?:also|formerly|previously|otherwise)\s+(?:known|"
-                         r"called|referred\s+to)(?:\s+as)?|aka|a\.k\.a\.?)(?![-\w])[\s,:]*",
+                         r"called|referred\s+to)(?:\s+as)?|aka|a\.k\.a\.?|i\.e\.?|that\s+is|"
+                         r"(?:a|the)\s+(?:sub)?(?:type|form|variant|kind)\s+of|(?:the\s+)?same\s+as|"
+                         r"synonymous\s+with|equivalent\s+to)(?![-\w])[\s,:]*",
                          re.I)
 _ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|since|because|"
                     r"with|without|in|on|at|for|by|to|this|that|the\s+patient|patient|"
@@ -247,6 +259,32 @@ def _tail_mentions(tail: str) -> list[Mention]:
 
 
 _ALNUM = re.compile(r"[^\W_]")
+# "1. X 2. Y" on one line: a ranked list, as if one item a line.
+_RANK_ITEM = re.compile(r"(?<=\S)[ \t]+(?=\d{1,2}[.)][ \t]+[^\W\d_])")
+_RANKED = re.compile(r"^\s*1[.)][ \t]+\S")
+# Sentences after the statement: a bare name there is one more diagnosis ("X; Y", "X. Y").
+_NEXT_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
+
+
+def _unranked(text: str) -> str:
+    """``text`` with a ranked list written on one line ("1. X 2. Y") one item a line."""
+    return _RANK_ITEM.sub("\n", text) if _RANKED.match(text) else text
+
+
+def _after(text: str, stmt: str) -> list[Mention]:
+    """The bare names of conditions in the sentences right after the statement."""
+    at = text.find(stmt) if stmt else -1
+    if at < 0:
+        return []
+    out: list[Mention] = []
+    for sentence in _NEXT_SENTENCE.split(text[at + len(stmt):])[1:4]:
+        name = _bare(clean(sentence))
+        if not name:
+            continue
+        if not bare_name(name) or kind(name) != "condition" or not _is_condition_phrase(name):
+            break
+        out.append(Mention(name, "after"))
+    return out
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 
 
@@ -337,10 +375,11 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     if shape is not None:
         return shape
     labelled = label(answer)
-    if _lists(answer if labelled is None else labelled, labelled=labelled is not None,
-              conditions_only=conditions_only):
+    if _lists(_unranked(answer if labelled is None else labelled),
+              labelled=labelled is not None, conditions_only=conditions_only):
         return Extraction("multiple", "", reason="the answer lists several items")
-    text, excluded = drop_negations(clean(answer if labelled is None else labelled))
+    text, excluded = drop_negations(drop_abbreviations(drop_preface(
+        clean(answer if labelled is None else labelled))))
     stmt = statement(open_alternatives(text))
     if addresses_grader(stmt):
         return Extraction("none", "", reason="the answer speaks to the grader instead of "
@@ -350,6 +389,7 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     mentions = [*_split(head, "main"), *_tail_mentions(tail)]
     for inner in parens:
         mentions.extend(_classify_paren(inner))
+    mentions.extend(_after(text, stmt))
     found = _categorise(stmt, body, tuple(m for m in mentions if m.text),
                         differential=_DIFFERENTIAL.search(text) is not None,
                         conditions_only=conditions_only)
@@ -369,14 +409,19 @@ def _categorise(stmt: str, body: str, found: tuple[Mention, ...], *, differentia
     if _is_list(mentions, differential):
         names = ", ".join(m.text for m in mentions if m.role in _LISTED)
         return Extraction("multiple", "", mentions, f"a list of diagnoses: {names}")
-    if not main or (is_refusal(stmt) and not named_before_refusal(stmt, main)):
+    if not main or is_non_answer(main) or (is_refusal(stmt)
+                                           and not named_before_refusal(stmt, main)):
         return Extraction("none", "", mentions, "the answer names no diagnosis")
     return Extraction("single", main, mentions, "one diagnosis named")
 
 
 def _resolved(mention: Mention, main: str, named: str) -> Mention:
     """A companion whose role depends on how it relates to the main diagnosis, settled
-    (see :mod:`.companions`)."""
+    (see :mod:`.companions`). A claim inside the answer ("also known as Y", "i.e. Y",
+    "specifically Y") proves nothing: Y restates X only when the terminology links them,
+    else it is another condition named beside X."""
+    if mention.role in ("alias", "refinement"):
+        return replace(mention, role=restating_role(mention.text, main, named, mention.role))
     if mention.role == "hedged":
         return replace(mention, role=hedged_role(mention.text, main))
     if mention.role in ("offered", "parenthesized"):

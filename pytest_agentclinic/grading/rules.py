@@ -60,7 +60,13 @@ class Decision:
 
 def decide(extraction: Extraction, accepted: Sequence[str],
            choices: Sequence[str] = ()) -> Decision:
-    """Judge ``extraction`` against the case's accepted names and its answer choices."""
+    """Judge ``extraction`` against the case's accepted names and its answer choices.
+
+    In order: several diagnoses or none score 0; a statement that names the truth whole
+    ("Granulomatosis with polyangiitis") scores; two of the case's choices, or another
+    disease named beside the main one in any join, make the answer multiple; then the one
+    main diagnosis decides (the truth in a secondary role never scores).
+    """
     if extraction.category != "single":
         return Decision(False, True, f"{extraction.category}: {extraction.reason}")
     # Only a statement with companions differs from its main diagnosis (checked below); its
@@ -68,6 +74,10 @@ def decide(extraction: Extraction, accepted: Sequence[str],
     whole = extraction.body if len(extraction.mentions) > 1 else ""
     chosen = _choices_named(extraction, choices)
     named = next((t for t in accepted if whole and _same(whole, t)), None)
+    beside = _another_disease(extraction, whole if named is not None else "")
+    if beside is not None:
+        return Decision(False, True, f"names another disease beside the main diagnosis: "
+                        f"{beside!r} (several diagnoses)", "different")
     if named is not None and len(chosen) < 2:
         # "Granulomatosis with polyangiitis" is one name, "with" and all
         return Decision(True, True, f"the statement names {named!r}", "same")
@@ -94,20 +104,27 @@ def decide(extraction: Extraction, accepted: Sequence[str],
                         "condition of its own", "different")
     if best.correct:
         return best
+    if default_terminology().symptom(name):
+        return Decision(False, True, f"{name!r} is a symptom or a sign, not a diagnosis",
+                        "different")
     return Decision(False, best.sure and _known_apart(name, accepted), best.reason,
                     best.relation)
 
 
 def _match(extraction: Extraction, truth: str) -> Decision:
-    """The equivalence of the extraction's best mention with one accepted name."""
+    """The equivalence of the extraction's main diagnosis (or a name restating it) with one
+    accepted name. The truth named only in a secondary role is decided wrong."""
     matched = _best_match(extraction, truth)
     if matched is None:
         return Decision(False, True, "no diagnosis named matches the correct answer",
                         "different")
     mention, judgement = matched
-    sure = judgement.sure and (judgement.correct is False or mention.role in _PRIMARY_ROLES)
+    if mention.role not in _PRIMARY_ROLES:
+        return Decision(False, True, f"the truth is named only in a secondary role "
+                        f"({mention.role} {mention.text!r}); the main diagnosis is "
+                        f"{extraction.diagnosis!r}", "different")
     reason = f"{mention.role} {mention.text!r}: {judgement.relation} ({judgement.reason})"
-    return Decision(judgement.correct, sure, reason, judgement.relation)
+    return Decision(judgement.correct, judgement.sure, reason, judgement.relation)
 
 
 def _best_match(extraction: Extraction, truth: str) -> tuple[Mention, Judgement] | None:
@@ -116,11 +133,43 @@ def _best_match(extraction: Extraction, truth: str) -> tuple[Mention, Judgement]
               if m.role in _PRIMARY_ROLES or m.role in _SECONDARY_ROLES]
     for roles in (_PRIMARY_ROLES, _SECONDARY_ROLES):
         for mention, judgement in judged:
-            if mention.role in roles and judgement.correct:
+            if mention.role in roles and judgement.correct and judgement.sure:
                 return mention, judgement
     primary = [(m, j) for m, j in judged if m.role in _PRIMARY_ROLES]
+    right = [(m, j) for m, j in primary if j.correct]
     unsure = [(m, j) for m, j in primary if not j.sure]
-    return (unsure or primary)[0] if primary else None
+    return (right or unsure or primary)[0] if primary else None
+
+
+#: Roles of a name named beside the main diagnosis rather than restating or causing it.
+_BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after"})
+_KIN = frozenset({"same", "synonym", "broader", "narrower"})
+
+
+def _another_disease(extraction: Extraction, whole: str) -> str | None:
+    """A disease other than the main diagnosis named beside it (with, and, a comma, a dash,
+    brackets, a line break, a sentence of its own), or None. Findings and symptoms beside a
+    diagnosis ("X with nail pitting"), a cause ("X due to Y") and another name or a kind of
+    the main diagnosis the terminology confirms do not count; nor do the words of a name
+    the statement gives whole (``whole``: "Granulomatosis with polyangiitis")."""
+    main = extraction.diagnosis
+    terms = default_terminology()
+    for mention in extraction.mentions:
+        text = mention.text
+        if (mention.role not in _BESIDE_ROLES or (whole and text.lower() in whole.lower())
+                or kind(text) != "condition" or terms.symptom(text)):
+            continue
+        if not (terms.known(text) or _has_condition_word(text)):
+            continue  # a qualifier or a finding ("chronic plaque type"), not a disease
+        relation = relate(text, main)
+        if relation.kind in _KIN and relation.sure:
+            continue
+        return text
+    return None
+
+
+def _has_condition_word(name: str) -> bool:
+    return any(w.endswith(CONDITION_SUFFIXES) for w in tokens(name))
 
 
 def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:
@@ -200,9 +249,11 @@ def _kin(name: str, main: str) -> bool:
 
 
 def _known_apart(name: str, accepted: Sequence[str]) -> bool:
-    """Whether the terminology knows ``name`` as a condition (then "no shared word" is sure)."""
-    return default_terminology().known(name) and all(
-        default_terminology().known(form) for truth in accepted for form in _forms(truth)[:1])
+    """Whether the terminology knows ``name`` and a name of the truth, and so places them in
+    other branches (then "unrelated" is sure, and no moderator is asked)."""
+    terms = default_terminology()
+    return terms.known(name) and any(
+        terms.known(form) for truth in accepted for form in _forms(truth)[:1])
 
 
 def asks_for_a_condition(case: Case) -> bool:

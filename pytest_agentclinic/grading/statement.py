@@ -41,7 +41,7 @@ _QUALIFIER = (r"(?:final|working|provisional|clinical|primary|principal|leading|
 # since in prose "answer" and "assessment" are ordinary words, and a label alone on its line
 # heads the line below ("## Final Diagnosis" over "Psoriasis").
 _LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
-    rf"\bfinal\s+diagnosis{_SEPARATOR}",
+    rf"\bfinal\s+(?:diagnosis|answer){_SEPARATOR}",
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx){_SEPARATOR}",
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:final\s+)?answer{_SEPARATOR}",
     rf"{_LINE_START}(?:clinical\s+)?(?:impression|assessment|conclusion){_SEPARATOR}",
@@ -55,7 +55,9 @@ def label(text: str) -> str | None:
     not move an answer that names its diagnosis alone on its first line ("Psoriasis" then
     "Assessment: chronic plaques")."""
     for index, pattern in enumerate(_LABELS):
-        found = pattern.search(text)
+        # The last final diagnosis or answer answers: "Differential: X, Y. Final answer: Z"
+        found = (pattern.search(text) if index else
+                 next(reversed(list(pattern.finditer(text))), None))
         if found is None:
             continue
         part = text[found.end():]
@@ -85,12 +87,18 @@ def declared(text: str) -> list[str]:
             if final and _TENTATIVE.search(found.group()):
                 continue  # a final diagnosis supersedes a working one
             part = text[found.end():].lstrip()
+            if (pattern is _LABELS[0] and _DIFFERENTIAL_LABEL.match(part)
+                    and _LABELS[0].search(part)):
+                continue  # "Differential: X, Y. Final answer: Z" declares Z
             out.extend(declared(part) if starts_labelled(part) else [part])
     return out
 
 
 _TENTATIVE = re.compile(r"\b(?:working|provisional|tentative|presumptive|presumed|probable|likely|"
                         r"leading|top|initial|preliminary)\b", re.I)
+
+
+_DIFFERENTIAL_LABEL = re.compile(r"[*_#\s]*(?:differentials?(?:\s+diagnos[ie]s)?|ddx)\b", re.I)
 
 
 def starts_labelled(text: str) -> bool:
@@ -188,6 +196,11 @@ def statement(text: str) -> str:
         head = head[: lead.start()]
     elif lead is not None and len(head) - lead.end() > 2:
         head = head[lead.end():]
+    elif lead is not None and head[lead.end():].strip(" :") == "":
+        # "... the most likely diagnosis is:" then the name on the line below
+        after = text[text.find(head) + len(head):].lstrip(" :.\n")
+        if after:
+            return statement(after)
     return head.strip(" .:,-\"'")
 
 
