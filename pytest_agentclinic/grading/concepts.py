@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from .terminology import Key, key
+from .terminology import tokens as key_words
 from .terminology_index import cache_dirs, open_index
 from .terminology_memory import TIERS, MemoryIndex, Tier, joined, load_memory, reach
 from .terminology_table import DATA_FILE, Row
@@ -144,6 +145,13 @@ class Terminology:
         if not mesh or any(i.startswith(("DOID:", "MONDO:")) for i in ids):
             return False
         return all(SIGNS_AND_SYMPTOMS in self.ancestors(i) for i in mesh)
+
+    def disease_like(self, name: str) -> bool:
+        """Whether ``name`` names a disease by the terminology: it, or its head noun (its
+        last word: "rosacea" of "papulopustular rosacea"), is known, and is no symptom."""
+        words = key_words(name)
+        known = self.known(name) or bool(words and self.known(words[-1]))
+        return known and not self.symptom(name)
 
     def label(self, ident: str) -> str:
         """A concept's preferred name with its source ("MeSH: Measles")."""

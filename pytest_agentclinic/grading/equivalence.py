@@ -20,7 +20,7 @@ from typing import Literal
 from ..core.text import variants
 from .concepts import Link, Terminology, default_terminology
 from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
-from .wording import covered, keeps_head, listed, qualifier_flip, slipped
+from .wording import covered, keeps_head, listed, lone_slip, qualifier_flip, slipped
 
 __all__ = ["Judgement", "Relation", "RelationKind", "given_names", "judge", "relate",
            "truth_forms"]
@@ -83,6 +83,8 @@ class Relation:
     kind: RelationKind
     reason: str
     sure: bool = True
+    #: False when one source alone states the hierarchy (any one of them holds slips).
+    curated: bool = True
 
 
 @lru_cache(maxsize=262144)
@@ -100,6 +102,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
             return Relation("different", f"{given!r} is {truth!r} without its head word, and "
                             "no disease name on its own")
         return Relation("same", "same name")
+    if lone_slip(tokens(given), tokens(truth), terms.is_word):
+        return Relation("same", "the same name but for a one-letter slip, and no other known "
+                        "name that close")
     if g <= GENERIC:
         return Relation("different", f"{given!r} names no disease")
     bare = len(g) == 1 and not GENERIC & set(tokens(given))
@@ -143,8 +148,8 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
                   f"{', '.join(link.sources)} only")
         if link.kind != "broader":
             # Wrong either way: a source may misplace a disease, but not below its own kin.
-            return Relation(link.kind, reason)
-        return Relation("related", reason, sure=False)
+            return Relation(link.kind, reason, curated=False)
+        return Relation("related", reason, sure=False, curated=False)
     shared = covered(g, t, terms.is_word)
     if shared:
         return Relation("related", f"shared words: {' '.join(sorted(shared))}", sure=False)

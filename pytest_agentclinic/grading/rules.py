@@ -107,8 +107,9 @@ def decide(extraction: Extraction, accepted: Sequence[str],
     if default_terminology().symptom(name):
         return Decision(False, True, f"{name!r} is a symptom or a sign, not a diagnosis",
                         "different")
-    return Decision(False, best.sure and _known_apart(name, accepted), best.reason,
-                    best.relation)
+    return Decision(False, best.sure and (_known_apart(name, accepted)
+                                          or _head_apart(name, accepted)),
+                    best.reason, best.relation)
 
 
 def _match(extraction: Extraction, truth: str) -> Decision:
@@ -159,10 +160,10 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
         if (mention.role not in _BESIDE_ROLES or (whole and text.lower() in whole.lower())
                 or kind(text) != "condition" or terms.symptom(text)):
             continue
-        if not (terms.known(text) or _has_condition_word(text)):
+        if not (terms.disease_like(text) or _has_condition_word(text)):
             continue  # a qualifier or a finding ("chronic plaque type"), not a disease
         relation = relate(text, main)
-        if relation.kind in _KIN and relation.sure:
+        if relation.kind in _KIN and relation.sure and relation.curated:
             continue
         return text
     return None
@@ -254,6 +255,18 @@ def _known_apart(name: str, accepted: Sequence[str]) -> bool:
     terms = default_terminology()
     return terms.known(name) and any(
         terms.known(form) for truth in accepted for form in _forms(truth)[:1])
+
+
+def _head_apart(name: str, accepted: Sequence[str]) -> bool:
+    """Whether a name the terminology does not know has a head noun it knows that it places
+    in another branch than the truth ("papulopustular rosacea" for plaque psoriasis)."""
+    words = tokens(name)
+    terms = default_terminology()
+    if not words or terms.known(name) or not terms.known(words[-1]):
+        return False
+    judged = [judge(words[-1], truth) for truth in accepted]
+    return all(j.relation == "different" and j.sure for j in judged) and _known_apart(
+        words[-1], accepted)
 
 
 def asks_for_a_condition(case: Case) -> bool:

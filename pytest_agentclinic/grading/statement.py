@@ -188,6 +188,10 @@ def statement(text: str) -> str:
     text = _ENUMERATOR.sub("", text)  # "A. Asthma": the label of an answer, not a sentence
     head = _first_sentence(text)
     lead = _LEADS.search(head)
+    if lead is not None and _SUPPORT.match(lead.group()) and _opens_with_disease(
+            head[: lead.start()]):
+        # "X with features suggestive of Y": X is the answer, Y a second name beside it
+        lead = None
     if lead is not None and DISJUNCTION.match(head, lead.end()):
         # "X is likely or Y": the name came before the words, and an alternative after them
         head = f"{head[: lead.start()]} {head[lead.end():]}"
@@ -202,6 +206,20 @@ def statement(text: str) -> str:
         if after:
             return statement(after)
     return head.strip(" .:,-\"'")
+
+
+# Leads that say what the findings support: a name before them is the answer's own.
+_SUPPORT = re.compile(r"\s*(?:consistent|compatible|in\s+keeping|suggestive|indicative|classic|"
+                      r"typical|characteristic|points?|fits)\b", re.I)
+
+
+def _opens_with_disease(before: str) -> bool:
+    """Whether ``before`` opens with the name of a disease the terminology knows ("Rosacea
+    with features" of "Rosacea with features suggestive of lupus")."""
+    from .concepts import default_terminology  # the terminology only for this rare shape
+
+    name = re.split(r"\s+(?:with|showing|having|and|but)\b|,", before.strip(), maxsplit=1)[0]
+    return bool(name.strip()) and default_terminology().disease_like(name)
 
 
 def _first_sentence(text: str) -> str:
