@@ -117,10 +117,17 @@ def test_abbreviations(response: str, truth: str) -> None:
     ("VSD", "ventricular septal defect (vsd)"),
     ("Ventricular septal defect", "ventricular septal defect (VSD)"),
     ("Parvovirus B19 infection (fifth disease or erythema infectiosum).", "erythema infectiosum"),
-    ("Angiosarcoma (specifically Stewart-Treves syndrome)", "angiosarcoma"),
 ])
 def test_parentheticals(response: str, truth: str) -> None:
     assert GRADER.grade_frq(response, truth).verdict == 1
+
+
+def test_a_claimed_kind_the_terminology_places_beside_is_another_disease() -> None:
+    # issue 21: "specifically" counts only when the terminology links the names; MeSH and
+    # MONDO have lymphangiosarcoma (Stewart-Treves) and hemangiosarcoma as siblings.
+    verdict = GRADER.grade_frq("Angiosarcoma (specifically Stewart-Treves syndrome)",
+                               "angiosarcoma")
+    assert verdict.verdict == 0 and verdict.sure and "another disease" in verdict.reason
 
 
 def test_every_form_of_the_truth_is_asked() -> None:

@@ -22,8 +22,9 @@ when one is configured; otherwise the rules' best guess stands, marked unsure.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Literal
 
 from ..core.case import Case
 from .concepts import default_terminology
@@ -56,10 +57,19 @@ class Decision:
     reason: str
     #: How the diagnosis relates to the truth (None when no single diagnosis was named).
     relation: RelationKind | None = None
+    #: A broader name of a family of diseases (the strict policy rejects it).
+    family: bool = False
+
+
+#: How broader answers are graded: ``strict`` (the default) accepts a broader name only when
+#: it names one disease with its variants; ``paper`` applies CRAFT-MD's rule literally (any
+#: broader name counts), for replicating the paper.
+Policy = Literal["strict", "paper"]
+POLICIES: tuple[Policy, ...] = ("strict", "paper")
 
 
 def decide(extraction: Extraction, accepted: Sequence[str],
-           choices: Sequence[str] = ()) -> Decision:
+           choices: Sequence[str] = (), policy: Policy = "strict") -> Decision:
     """Judge ``extraction`` against the case's accepted names and its answer choices.
 
     In order: several diagnoses or none score 0; a statement that names the truth whole
@@ -71,7 +81,9 @@ def decide(extraction: Extraction, accepted: Sequence[str],
         return Decision(False, True, f"{extraction.category}: {extraction.reason}")
     # Only a statement with companions differs from its main diagnosis (checked below); its
     # parentheses hold other names, never part of this one.
-    whole = extraction.body if len(extraction.mentions) > 1 else ""
+    # Names joined by a comma, a bracket or a sentence of their own are never one name.
+    whole = (extraction.body if len(extraction.mentions) > 1 and not any(
+        m.role in ("listed", "after", "beside") for m in extraction.mentions) else "")
     chosen = _choices_named(extraction, choices)
     named = next((t for t in accepted if whole and _same(whole, t)), None)
     beside = _another_disease(extraction, whole if named is not None else "")
@@ -86,7 +98,13 @@ def decide(extraction: Extraction, accepted: Sequence[str],
         return Decision(False, True, f"names {len(chosen)} of the case's answer choices: "
                         f"{', '.join(map(repr, chosen))}", "different")
     best = max((_match(extraction, name) for name in accepted),
-               key=lambda d: (d.correct, d.sure))
+               key=lambda d: (d.correct and not (d.family and policy == "strict"), d.correct,
+                              d.sure))
+    if best.correct and best.family and policy == "strict":
+        # "arthritis" for rheumatoid arthritis: the family, not the disease
+        return replace(best, correct=False, sure=True,
+                       reason=f"{best.reason}: a family of diseases above the truth, not one "
+                       "disease with its variants (strict policy)")
     if best.correct and best.sure and best.relation != "broader":
         return best
     name = extraction.diagnosis
@@ -125,7 +143,8 @@ def _match(extraction: Extraction, truth: str) -> Decision:
                         f"({mention.role} {mention.text!r}); the main diagnosis is "
                         f"{extraction.diagnosis!r}", "different")
     reason = f"{mention.role} {mention.text!r}: {judgement.relation} ({judgement.reason})"
-    return Decision(judgement.correct, judgement.sure, reason, judgement.relation)
+    return Decision(judgement.correct, judgement.sure, reason, judgement.relation,
+                    judgement.family)
 
 
 def _best_match(extraction: Extraction, truth: str) -> tuple[Mention, Judgement] | None:
@@ -153,20 +172,28 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
     diagnosis ("X with nail pitting"), a cause ("X due to Y") and another name or a kind of
     the main diagnosis the terminology confirms do not count; nor do the words of a name
     the statement gives whole (``whole``: "Granulomatosis with polyangiitis")."""
-    main = extraction.diagnosis
     terms = default_terminology()
-    for mention in extraction.mentions:
-        text = mention.text
-        if (mention.role not in _BESIDE_ROLES or (whole and text.lower() in whole.lower())
-                or kind(text) != "condition" or terms.symptom(text)):
-            continue
-        if not (terms.disease_like(text) or _has_condition_word(text)):
-            continue  # a qualifier or a finding ("chronic plaque type"), not a disease
-        relation = relate(text, main)
-        if relation.kind in _KIN and relation.sure and relation.curated:
-            continue
-        return text
-    return None
+    names = [m.text for m in extraction.mentions
+             if m.role in _BESIDE_ROLES and not (whole and m.text.lower() in whole.lower())
+             and kind(m.text) == "condition" and not terms.symptom(m.text)
+             # a qualifier or a finding ("chronic plaque type") is no disease of its own
+             and (terms.disease_like(m.text) or _has_condition_word(m.text))]
+    # The main diagnosis and the names that restate it, each linked to one before it
+    # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
+    same = [extraction.diagnosis, *(m.text for m in extraction.mentions
+                                    if m.role in ("alias", "refinement"))]
+    for _ in range(len(names)):
+        linked = [n for n in names if n not in same and any(_restates(n, s) for s in same)]
+        if not linked:
+            break
+        same.extend(linked)
+    return next((n for n in names if n not in same), None)
+
+
+def _restates(name: str, other: str) -> bool:
+    """Whether the terminology surely links two names (two sources for a hierarchy)."""
+    relation = relate(name, other)
+    return relation.kind in _KIN and relation.sure and relation.curated
 
 
 def _has_condition_word(name: str) -> bool:
