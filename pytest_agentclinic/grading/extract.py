@@ -47,6 +47,7 @@ from .markers import (
 from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
     DISJUNCTION,
+    SENTENCE_END,
     bare_name,
     clean,
     cut_context,
@@ -263,7 +264,7 @@ _ALNUM = re.compile(r"[^\W_]")
 _RANK_ITEM = re.compile(r"(?<=\S)[ \t]+(?=\d{1,2}[.)][ \t]+[^\W\d_])")
 _RANKED = re.compile(r"^\s*1[.)][ \t]+\S")
 # Sentences after the statement: a bare name there is one more diagnosis ("X; Y", "X. Y").
-_NEXT_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
+_NEXT_SENTENCE = SENTENCE_END
 
 
 def _unranked(text: str) -> str:
@@ -277,7 +278,7 @@ def _after(text: str, stmt: str) -> list[Mention]:
     if at < 0:
         return []
     out: list[Mention] = []
-    for sentence in _NEXT_SENTENCE.split(text[at + len(stmt):])[1:4]:
+    for sentence in _NEXT_SENTENCE.split(text[at + len(stmt):], maxsplit=4)[1:4]:
         name = _bare(clean(sentence))
         if not name:
             continue

@@ -173,8 +173,10 @@ def strip_echoes(text: str) -> str:
 
 # --- negation ---------------------------------------------------------------------------------
 
-_NAME = r"[^.;:()\[\]\n]{2,80}?"
-_NAME_IN_CLAUSE = r"[^.;:,()\[\]\n]{2,80}?"
+# A name may hold an initial's full stop ("C. difficile colitis").
+_INITIAL = r"(?<=\b[A-Z])\.(?=\s+[a-z])"
+_NAME = rf"(?:[^.;:()\[\]\n]|{_INITIAL}){{2,80}}?"
+_NAME_IN_CLAUSE = rf"(?:[^.;:,()\[\]\n]|{_INITIAL}){{2,80}}?"
 # Whole clauses that only exclude a name; each pattern captures the excluded name.
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
@@ -204,7 +206,7 @@ _NEGATED_ASIDES = (
 _NOT_BUT = re.compile(rf"\s*(?:it\s+is\s+|it's\s+|this\s+is\s+)?not\s+(?:a\s+|an\s+)?"
                       rf"({_NAME_IN_CLAUSE})(?:,?\s+but\s+(?:rather\s+|instead\s+)?|\s+-\s+)",
                       re.I)
-_CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n+")
+_CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
 _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|ruled|exclud\w*|unlikely|rather|instead)\b",
                             re.I)
 

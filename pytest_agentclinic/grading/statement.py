@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DISJUNCTION", "bare_name", "clean", "cut_context", "declared", "first_line", "label",
+__all__ = ["DISJUNCTION", "SENTENCE_END", "bare_name", "clean", "cut_context", "declared", "first_line", "label",
            "starts_labelled", "statement"]
 
 # Emphasis, headings, bullets, and a table row's outer bars
@@ -153,7 +153,10 @@ _ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])")
 #: A word that offers another diagnosis at the start of a clause or sentence.
 DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?![-\w])"
                          r"|alternatives?(?:\s+diagnos[ie]s)?\s*(?=:))[\s,:]*", re.I)
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)\.(?=\s|$)"
+# A full stop after a one-letter initial before a lower-case word ("C. difficile colitis",
+# "H. pylori gastritis") is part of the name, not a sentence's end.
+SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)"
+                           r"(?<!\b[A-Z])\.(?=\s|$)|(?<=\b[A-Z])\.(?=\s*$|\s+[^a-z\s])"
                            r"|[?!]+(?=\s|$)|\n|;\s")
 # Where a statement stops naming the condition and starts explaining it.
 _CONTEXT = re.compile(
@@ -245,7 +248,7 @@ def _answering_sentence(text: str) -> tuple[str, re.Match[str] | None, str] | No
     """The first sentence that may answer, where it ends, and the text it starts; None when
     the answer only asks or thanks."""
     for _ in range(32):  # a bound, not a limit real answers reach
-        end = _SENTENCE_END.search(text)
+        end = SENTENCE_END.search(text)
         sentence = text[: end.start()] if end else text
         rest = text[end.end():] if end else ""
         asks = end is not None and end.group().startswith("?")
