@@ -86,15 +86,18 @@ def test_multiple_and_none_score_zero_even_when_naming_the_truth() -> None:
 
 
 @pytest.mark.parametrize(("response", "truth", "expected"), [
-    # the paper's examples: broader than the truth is right, more specific is not
-    ("Lymphoma", "Hodgkin's lymphoma", 1),
+    # the paper's examples: broader than the truth is right, more specific is not; a family
+    # ("lymphoma", 27 concepts below it) only under the paper policy (issue 21)
+    ("Lymphoma", "Hodgkin's lymphoma", 0),
     ("Hodgkin's lymphoma", "lymphoma", 0),
     ("Eczema", "onychomycosis", 0),
     ("Psoriasis", "plaque psoriasis", 1),
-    ("Chronic pancreatitis", "pancreatitis", 0),
-    # a site, a side or the acuity added to the truth still names the truth
-    ("Stress fracture of the second metatarsal", "stress fracture", 1),
+    ("Chronic pancreatitis", "pancreatitis", 0),  # a subtype the terminology knows
+    # a side or the acuity added to the truth still names the truth; a site is narrower,
+    # as the dermatologists who validated the paper's grader read it (issue 21)
+    ("Stress fracture of the second metatarsal", "stress fracture", 0),
     ("Acute pyelonephritis", "pyelonephritis", 1),
+    ("Severe bilateral pneumonia", "pneumonia", 1),
     # subtypes that differ are different conditions
     ("Hepatitis A", "hepatitis B", 0),
     ("Non-Hodgkin lymphoma", "Hodgkin lymphoma", 0),
@@ -363,12 +366,16 @@ def test_disagreements_are_sorted_by_kind(reports: dict[str, Report]) -> None:
 
 def test_disagreement_kind() -> None:
     bare = GRADER.grade_frq("Schizophrenia", "schizophrenia")
-    broader = GRADER.grade_frq("Lung cancer", "small cell lung cancer")
+    broader = GRADER.grade_frq("Melanoma", "superficial spreading melanoma")
     narrower = GRADER.grade_frq("Paranoid schizophrenia", "schizophrenia")
     unknown = GRADER.grade_frq("Bell's palsy", "Hunt syndrome")
     several = GRADER.grade_frq("Eczema or psoriasis", "psoriasis")
     assert disagreement_kind(bare, "none") == "reference_none"
-    assert disagreement_kind(broader, "lung cancer") == "reference_broader"
+    assert disagreement_kind(broader, "melanoma") == "reference_broader"
+    family = GRADER.grade_frq("Lung cancer", "small cell lung cancer")  # issue 21: strict
+    assert disagreement_kind(family, "lung cancer") == "family"
+    beside = GRADER.grade_frq("Eczema, psoriasis", "psoriasis")
+    assert disagreement_kind(beside, "psoriasis") == "main_only"
     assert disagreement_kind(narrower, "paranoid schizophrenia") == "reference_narrower"
     assert disagreement_kind(unknown, "bell's palsy") == "knowledge"
     assert disagreement_kind(several, "psoriasis") == "extraction"

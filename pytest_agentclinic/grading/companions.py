@@ -99,9 +99,10 @@ def restating_role(name: str, main: str, named: str, role: CompanionRole) -> Com
     """A name the answer says is the main diagnosis again ("also known as Y", "i.e. Y", "a
     subtype of Y", "specifically Y") keeps ``role`` only when the terminology surely links
     the two (or it abbreviates them); otherwise it is another condition named beside X."""
-    # The answer claims the link, so one source stating it will do.
-    relation = relate(name, main) if main else None
-    if ((relation is not None and relation.sure and relation.kind in _RESTATES)
-            or abbreviates(name, main) or abbreviates(name, named)):
-        return role
+    # The answer claims the link, so one source stating it will do; the statement's whole
+    # body may be the name ("Granulomatosis with polyangiitis (also known as ...)").
+    for other in {main, named} - {""}:
+        relation = relate(name, other)
+        if (relation.sure and relation.kind in _RESTATES) or abbreviates(name, other):
+            return role
     return "beside"

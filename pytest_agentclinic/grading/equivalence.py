@@ -35,7 +35,10 @@ NEUTRAL_QUALIFIERS = frozenset({
     "early", "late", "new", "onset", "recurrent", "suspected", "isolated", "simple", "classic",
     "classical", "typical", "true", "active", "significant", "symptomatic", "clinical",
     "presumed", "uncomplicated", "likely", "possible", "current", "lesion", "case", "stage",
-    "state", "episode", "acute", "chronic", "chronica", "suspicious", "malignant",
+    "state", "episode", "acute", "suspicious", "malignant", "reaction",
+    # Latin names keep "chronica" ("chondrodermatitis nodularis chronica helicis"); English
+    # "chronic" often names another disease ("chronic pancreatitis"), and is no qualifier
+    "chronica",
     "first", "second", "third", "fourth", "fifth",
 })
 

@@ -221,8 +221,12 @@ def _opens_with_disease(before: str) -> bool:
     with features" of "Rosacea with features suggestive of lupus")."""
     from .concepts import default_terminology  # the terminology only for this rare shape
 
-    name = re.split(r"\s+(?:with|showing|having|and|but)\b|,", before.strip(), maxsplit=1)[0]
-    return bool(name.strip()) and default_terminology().disease_like(name)
+    before = before.strip()
+    # the longest opening that is a name: "Granulomatosis with polyangiitis with features"
+    cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|and|but)\b|,", before)]
+    terms = default_terminology()
+    return any(before[:cut].strip() and terms.disease_like(before[:cut])
+               for cut in reversed(cuts))
 
 
 def _first_sentence(text: str) -> str:
