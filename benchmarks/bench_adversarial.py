@@ -3,9 +3,9 @@
 Every strategy of ``tests/fixtures/adversarial.yaml`` is filled in for every case of
 ``cases/`` and graded through the pipeline both protocols share, with the offline moderator
 and with a moderator model that always answers Yes (a fake OpenAI-compatible server on
-127.0.0.1). Prints one row per strategy: hits / cases for each column, and the cases hit (for the answers
-that must score, the cases missed). Targets: each answer that must not score at most 2% of
-the cases, each that must score at least 95%.
+127.0.0.1). Prints one row per strategy: hits / cases for each column, and the cases hit
+(for the answers that must score, the cases missed). Targets: each answer that must not
+score at most 2% of the cases, each that must score at least 95%.
 
     python benchmarks/bench_adversarial.py
 """

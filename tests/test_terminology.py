@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.concepts import Terminology, default_terminology
+from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.equivalence import judge
 from pytest_agentclinic.grading.terminology import key, normaliser_fingerprint
 from pytest_agentclinic.grading.terminology_table import (

@@ -93,7 +93,7 @@ def truth_forms(truth: str) -> list[str]:
     # "Anetoderma associated with SLE": a kind of anetoderma, so "anetoderma" is broader,
     # which the experts' rule accepts.
     main = _TRUTH_CAUSE.split(name, maxsplit=1)[0].strip(" ,")
-    return forms + [main] if main != name and content(main) else forms
+    return [*forms, main] if main != name and content(main) else forms
 
 
 # The words that join a truth's main disease to its cause or setting.

@@ -107,7 +107,9 @@ _CAUSE = re.compile(
     rf"\s*,?\s*(?:{_HEDGE}\s+)?\b(?:due\s+to|secondary\s+to|caused\s+by|induced\s+by|"
     r"resulting\s+from|as\s+a\s+result\s+of|because\s+of|attributable\s+to|related\s+to|"
     r"associated\s+with|in\s+the\s+(?:setting|context)\s+of|triggered\s+by|precipitated\s+by|"
-    r"following|after|from|exacerbated\s+by|complicating|leading\s+to|causing)\b", re.I)
+    r"following|after|from|exacerbated\s+by|complicating|leading\s+to|causing|"
+    # "erythema migrans, indicative of Lyme disease": what the diagnosis points to
+    r"indicative\s+of|characteristic\s+of|pathognomonic\s+(?:of|for))\b", re.I)
 _REFINE = re.compile(
     rf",?\s*(?<![-\w])(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
     r"consider(?:ing)?|such\s+as|e\.g\.?|for\s+example|including|specifically|particularly|"
@@ -138,7 +140,8 @@ _SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.
 # another diagnosis ("rosacea (or lupus)"); the terminology says which
 # (:func:`.companions.parenthesized_role`).
 _OR = re.compile(r"^\s*or\b[\s,:]*", re.I)
-_ALIAS = re.compile(r"^\s*(?:also\s+(?:known|called|referred\s+to)\s+as|aka|a\.k\.a\.?|"
+_ALIAS = re.compile(r"^\s*(?:(?:also|commonly|often|sometimes|usually)\s+(?:known|called|"
+                    r"referred\s+to)\s+as|aka|a\.k\.a\.?|"
                     r"formerly|previously|known\s+as|called)\b[\s,:]*", re.I)
 # Another name given after a comma (not ", or X", which offers another disease).
 # ", i.e. Y", ", a subtype of Y", ", the same as Y": a claim that Y is X again, which the

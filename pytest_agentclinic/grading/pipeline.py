@@ -52,9 +52,9 @@ async def grade_answer(answer: str, case: Case, moderator: Moderator, sample: in
                        policy: Policy | None = None) -> Grade:
     """Grade a free-text final answer (either protocol) against ``case``. ``policy`` (how
     broader answers are graded) defaults to the offline moderator's, else ``strict``."""
-    policy = policy or getattr(moderator, "policy", "strict")
+    chosen: Policy = policy or getattr(moderator, "policy", None) or "strict"
     extraction = extract(answer, conditions_only=asks_for_a_condition(case))
-    decision = decide(extraction, case.accepted_diagnoses, case.choices or (), policy)
+    decision = decide(extraction, case.accepted_diagnoses, case.choices or (), chosen)
     if extraction.category != "single":
         label = "multiple" if extraction.category == "multiple" else None
         return Grade(extraction.category, label,

@@ -86,7 +86,10 @@ def decide(extraction: Extraction, accepted: Sequence[str],
         m.role in ("listed", "after", "beside") for m in extraction.mentions) else "")
     chosen = _choices_named(extraction, choices)
     named = next((t for t in accepted if whole and _same(whole, t)), None)
-    beside = _another_disease(extraction, whole if named is not None else "")
+    # a statement that is one known name whole ("constitutional delay of growth and puberty")
+    body = extraction.body if len(extraction.mentions) > 1 else ""
+    one_name = named is not None or bool(body and default_terminology().known(body))
+    beside = _another_disease(extraction, (whole or body) if one_name else "")
     if beside is not None:
         return Decision(False, True, f"names another disease beside the main diagnosis: "
                         f"{beside!r} (several diagnoses)", "different")
@@ -176,24 +179,34 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
     names = [m.text for m in extraction.mentions
              if m.role in _BESIDE_ROLES and not (whole and m.text.lower() in whole.lower())
              and kind(m.text) == "condition" and not terms.symptom(m.text)
-             # a qualifier or a finding ("chronic plaque type") is no disease of its own
-             and (terms.disease_like(m.text) or _has_condition_word(m.text))]
+             # a qualifier or a finding ("chronic plaque type") is no disease of its own; a
+             # name in brackets that the terminology does not know may be a lay name of the
+             # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
+             and (terms.known(m.text) if m.role == "beside"
+                  else terms.disease_like(m.text) or _has_condition_word(m.text))]
     # The main diagnosis and the names that restate it, each linked to one before it
     # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
     same = [extraction.diagnosis, *(m.text for m in extraction.mentions
                                     if m.role in ("alias", "refinement"))]
+    bracketed = {m.text for m in extraction.mentions if m.role == "beside"}
     for _ in range(len(names)):
-        linked = [n for n in names if n not in same and any(_restates(n, s) for s in same)]
+        linked = [n for n in names if n not in same
+                  and any(_restates(n, s, loosely=n in bracketed) for s in same)]
         if not linked:
             break
         same.extend(linked)
     return next((n for n in names if n not in same), None)
 
 
-def _restates(name: str, other: str) -> bool:
-    """Whether the terminology surely links two names (two sources for a hierarchy)."""
-    relation = relate(name, other)
-    return relation.kind in _KIN and relation.sure and relation.curated
+def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
+    """Whether the terminology links two names: a synonym (of any scope), or a hierarchy two
+    sources state; ``loosely`` (a name in brackets after the other, where doctors put
+    another name of it: "primary hyperaldosteronism (Conn's syndrome)"), one source's
+    hierarchy either way will do."""
+    relations = (relate(name, other), relate(other, name)) if loosely else (
+        relate(name, other),)
+    return any(r.kind in ("same", "synonym") or (r.kind in _KIN and r.sure and r.curated)
+               or (loosely and (r.kind in _KIN or not r.curated)) for r in relations)
 
 
 def _has_condition_word(name: str) -> bool:

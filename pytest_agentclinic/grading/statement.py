@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DISJUNCTION", "SENTENCE_END", "bare_name", "clean", "cut_context", "declared", "first_line", "label",
-           "starts_labelled", "statement"]
+__all__ = ["DISJUNCTION", "SENTENCE_END", "bare_name", "clean", "cut_context", "declared",
+           "first_line", "label", "starts_labelled", "statement"]
 
 # Emphasis, headings, bullets, and a table row's outer bars
 _MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$", re.M)

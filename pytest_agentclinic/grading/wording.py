@@ -13,9 +13,24 @@ from functools import lru_cache
 from ..core.lexicon import GREEK_SUBTYPES
 from .terminology import Key, content
 
-__all__ = ["LATIN_ADJECTIVES", "OPPOSITES", "SLIP_LENGTH", "Vocabulary", "covered", "head",
-           "keeps_head", "letters", "listed", "numbers", "qualifier_flip", "root", "similar",
-           "lone_slip", "slipped", "subtypes"]
+__all__ = [
+    "LATIN_ADJECTIVES",
+    "OPPOSITES",
+    "SLIP_LENGTH",
+    "Vocabulary",
+    "covered",
+    "head",
+    "keeps_head",
+    "letters",
+    "listed",
+    "lone_slip",
+    "numbers",
+    "qualifier_flip",
+    "root",
+    "similar",
+    "slipped",
+    "subtypes",
+]
 
 
 #: Whether a normalised word is a word of some disease name the terminology knows.
