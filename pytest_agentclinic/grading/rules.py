@@ -128,9 +128,13 @@ def decide(extraction: Extraction, accepted: Sequence[str],
     if default_terminology().symptom(name):
         return Decision(False, True, f"{name!r} is a symptom or a sign, not a diagnosis",
                         "different")
-    return Decision(False, best.sure and (_known_apart(name, accepted)
-                                          or _head_apart(name, accepted)),
-                    best.reason, best.relation)
+    # the statement known whole ("Granulomatosis with polyangiitis") is the name placed
+    placed = body if one_name and body else name
+    apart = (best.sure or placed != name) and (
+        _known_apart(placed, accepted) or _head_apart(placed, accepted))
+    if placed != name and apart:
+        apart = all(not judge(placed, truth).correct for truth in accepted)
+    return Decision(False, apart, best.reason, best.relation)
 
 
 def _match(extraction: Extraction, truth: str) -> Decision:
