@@ -328,7 +328,10 @@ def test_grade_command_names_a_bad_line(tmp_path: Path,
 #: Acceptance floors from the issue, pooled over both models' free-response answers.
 AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
 #: What the grader reaches today (benchmarks/bench_grader.py), kept as regression floors.
-REGRESSION = {"gpt4": (0.924, 0.815), "gpt3": (0.930, 0.794)}
+#: Issue 21 lowered them (0.925/0.817 and 0.931/0.795 before): the reference accepts the
+#: truth named beside another disease, narrower answers and families, which the experts'
+#: rule and the main-diagnosis rule score 0 (the benchmark's anatomy counts each).
+REGRESSION = {"gpt4": (0.911, 0.776), "gpt3": (0.929, 0.784)}
 
 
 @pytest.fixture(scope="session")
@@ -347,7 +350,7 @@ def test_agreement_does_not_regress(reports: dict[str, Report], model: str) -> N
     assert reports[model].frq.kappa >= kappa
 
 
-@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.928 (kappa ~0.81); the "
+@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.921 (kappa ~0.78); the "
                           "benchmark's anatomy of the disagreements says why", strict=True)
 def test_agreement_meets_acceptance_floor(reports: dict[str, Report]) -> None:
     total = pooled(reports.values())
