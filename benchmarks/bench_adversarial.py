@@ -58,7 +58,8 @@ async def table(moderators: dict[str, Moderator]) -> None:
     print(f"| strategy | target | {header} |")
     print("|---|---|" + "---|" * len(columns))
     for strategy in suite().strategies:
-        cells, notes = [], set()
+        cells: list[str] = []
+        notes: set[str] = set()
         for protocol, name in columns:
             scored, applicable = await hits(strategy, protocol, moderators[name])
             cells.append(f"{len(scored)}/{applicable} ({len(scored) / max(applicable, 1):.0%})")
