@@ -29,7 +29,7 @@ from typing import Literal
 from ..core.case import Case
 from .concepts import default_terminology
 from .equivalence import Judgement, RelationKind, given_names, judge, relate, truth_forms
-from .extract import Extraction, Mention
+from .parse import Extraction, Mention
 from .kinds import kind
 from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
 
