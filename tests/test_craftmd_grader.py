@@ -125,11 +125,14 @@ def test_parentheticals(response: str, truth: str) -> None:
     assert GRADER.grade_frq(response, truth).verdict == 1
 
 
-def test_a_claimed_kind_the_terminology_places_beside_is_another_disease() -> None:
-    # issue 21: "specifically" counts only when the terminology links the names; MeSH and
-    # MONDO have lymphangiosarcoma (Stewart-Treves) and hemangiosarcoma as siblings.
-    verdict = GRADER.grade_frq("Angiosarcoma (specifically Stewart-Treves syndrome)",
-                               "angiosarcoma")
+def test_a_claim_in_brackets_holds_when_a_source_links_the_names() -> None:
+    # issue 21: "specifically" counts only when the terminology links the names; one
+    # source's hierarchy relates lymphangiosarcoma (Stewart-Treves) to angiosarcoma, none
+    # relates rosacea to lupus
+    assert GRADER.grade_frq("Angiosarcoma (specifically Stewart-Treves syndrome)",
+                            "angiosarcoma").verdict == 1
+    verdict = GRADER.grade_frq("Rosacea (specifically systemic lupus erythematosus)",
+                               "rosacea")
     assert verdict.verdict == 0 and verdict.sure and "another disease" in verdict.reason
 
 

@@ -21,16 +21,16 @@ when one is configured; otherwise the rules' best guess stands, marked unsure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from ..core.case import Case
 from .concepts import default_terminology
 from .equivalence import Judgement, RelationKind, given_names, judge, relate, truth_forms
-from .parse import Extraction, Mention
 from .kinds import kind
+from .parse import Extraction, Mention
 from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
 
 #: ``decided_by`` of a verdict the rules were sure of.
@@ -68,73 +68,148 @@ Policy = Literal["strict", "paper"]
 POLICIES: tuple[Policy, ...] = ("strict", "paper")
 
 
-def decide(extraction: Extraction, accepted: Sequence[str],
-           choices: Sequence[str] = (), policy: Policy = "strict") -> Decision:
-    """Judge ``extraction`` against the case's accepted names and its answer choices.
+@dataclass
+class _Answer:
+    """What the table's rows ask about one single answer, each worked out once, when first
+    asked (the terminology calls cost)."""
 
-    In order: several diagnoses or none score 0; a statement that names the truth whole
-    ("Granulomatosis with polyangiitis") scores; two of the case's choices, or another
-    disease named beside the main one in any join, make the answer multiple; then the one
-    main diagnosis decides (the truth in a secondary role never scores).
-    """
-    if extraction.category != "single":
-        return Decision(False, True, f"{extraction.category}: {extraction.reason}")
-    # Only a statement with companions differs from its main diagnosis (checked below); its
-    # parentheses hold other names, never part of this one.
-    # Names joined by a comma, a bracket or a sentence of their own are never one name.
-    whole = (extraction.body if len(extraction.mentions) > 1 and not any(
-        m.role in ("listed", "after", "beside") for m in extraction.mentions) else "")
-    chosen = _choices_named(extraction, choices)
-    named = next((t for t in accepted if whole and _same(whole, t)), None)
-    # a statement that is one known name whole ("constitutional delay of growth and puberty")
-    body = extraction.body if len(extraction.mentions) > 1 else ""
-    one_name = named is not None or bool(body and default_terminology().known(body))
-    beside = _another_disease(extraction, (whole or body) if one_name else "")
-    if beside is not None:
-        return Decision(False, True, f"names another disease beside the main diagnosis: "
-                        f"{beside!r} (several diagnoses)", "different")
-    if named is not None and len(chosen) < 2:
-        # "Granulomatosis with polyangiitis" is one name, "with" and all
-        return Decision(True, True, f"the statement names {named!r}", "same")
-    if len(chosen) > 1:
-        # The case's choices are distinct diagnoses: naming two of them commits to neither.
-        return Decision(False, True, f"names {len(chosen)} of the case's answer choices: "
-                        f"{', '.join(map(repr, chosen))}", "different")
-    best = max((_match(extraction, name) for name in accepted),
-               key=lambda d: (d.correct and not (d.family and policy == "strict"), d.correct,
-                              d.sure))
-    if best.correct and best.family and policy == "strict":
-        # "arthritis" for rheumatoid arthritis: the family, not the disease
-        return replace(best, correct=False, sure=True,
-                       reason=f"{best.reason}: a family of diseases above the truth, not one "
-                       "disease with its variants (strict policy)")
-    if best.correct and best.sure and best.relation != "broader":
-        return best
-    name = extraction.diagnosis
+    extraction: Extraction
+    accepted: Sequence[str]
+    choices: Sequence[str]
+    policy: Policy
+
+    @property
+    def name(self) -> str:
+        return self.extraction.diagnosis
+
+    @cached_property
+    def body(self) -> str:
+        """The statement without its parentheses, when it holds more than its main name."""
+        return self.extraction.body if len(self.extraction.mentions) > 1 else ""
+
+    @cached_property
+    def whole(self) -> str:
+        # Names joined by a comma, a bracket or a sentence of their own are never one name.
+        joined = any(m.role in ("listed", "after", "beside") for m in self.extraction.mentions)
+        return "" if joined else self.body
+
+    @cached_property
+    def named(self) -> str | None:
+        """The accepted name the whole statement names ("Granulomatosis with polyangiitis")."""
+        return next((t for t in self.accepted if self.whole and _same(self.whole, t)), None)
+
+    @cached_property
+    def one_name(self) -> bool:
+        """Whether the statement is one name whole ("constitutional delay of growth and
+        puberty"), its "with" and "and" included."""
+        return self.named is not None or bool(self.body and default_terminology().known(
+            self.body))
+
+    @cached_property
+    def chosen(self) -> list[str]:
+        return _choices_named(self.extraction, self.choices)
+
+    @cached_property
+    def best(self) -> Decision:
+        """How the main diagnosis (or a name restating it) relates to the truth."""
+        strict = self.policy == "strict"
+        return max((_match(self.extraction, name) for name in self.accepted),
+                   key=lambda d: (d.correct and not (d.family and strict), d.correct, d.sure))
+
+
+Row = Callable[[_Answer], "Decision | None"]
+
+
+def _beside(a: _Answer) -> Decision | None:
+    beside = _another_disease(a.extraction, (a.whole or a.body) if a.one_name else "")
+    return None if beside is None else Decision(
+        False, True, f"names another disease beside the main diagnosis: {beside!r} (several "
+        "diagnoses)", "different")
+
+
+def _whole_name(a: _Answer) -> Decision | None:
+    if a.named is None or len(a.chosen) > 1:
+        return None
+    return Decision(True, True, f"the statement names {a.named!r}", "same")
+
+
+def _two_choices(a: _Answer) -> Decision | None:
+    # The case's choices are distinct diagnoses: naming two of them commits to neither.
+    return None if len(a.chosen) < 2 else Decision(
+        False, True, f"names {len(a.chosen)} of the case's answer choices: "
+        f"{', '.join(map(repr, a.chosen))}", "different")
+
+
+def _family(a: _Answer) -> Decision | None:
+    best = a.best
+    if not (best.correct and best.family and a.policy == "strict"):
+        return None
+    # "arthritis" for rheumatoid arthritis: the family, not the disease
+    return replace(best, correct=False, sure=True, reason=f"{best.reason}: a family of "
+                   "diseases above the truth, not one disease with its variants (strict policy)")
+
+
+def _same_or_synonym(a: _Answer) -> Decision | None:
+    best = a.best
+    return best if best.correct and best.sure and best.relation != "broader" else None
+
+
+def _other_choice(a: _Answer) -> Decision | None:
     # The case's author offered the other choices as other diagnoses: a hierarchy placing
     # one above the truth ("gestational hypertension" over preeclampsia) does not make it right.
-    distractor = (_distractor(name, accepted, choices)
-                  or (_distractor(whole, accepted, choices) if whole else None))
-    if distractor is not None:
-        return Decision(False, True, f"names another answer choice of the case: {distractor!r}",
-                        "different")
-    if best.correct and best.sure:
-        return best
-    if _fragment(name, accepted):
-        return Decision(False, True, f"{name!r} is a fragment of the true name, not a "
-                        "condition of its own", "different")
-    if best.correct:
-        return best
-    if default_terminology().symptom(name):
-        return Decision(False, True, f"{name!r} is a symptom or a sign, not a diagnosis",
-                        "different")
-    # the statement known whole ("Granulomatosis with polyangiitis") is the name placed
-    placed = body if one_name and body else name
+    found = (_distractor(a.name, a.accepted, a.choices)
+             or (_distractor(a.whole, a.accepted, a.choices) if a.whole else None))
+    return None if found is None else Decision(
+        False, True, f"names another answer choice of the case: {found!r}", "different")
+
+
+def _broader(a: _Answer) -> Decision | None:
+    return a.best if a.best.correct and a.best.sure else None
+
+
+def _fragment_of_truth(a: _Answer) -> Decision | None:
+    return Decision(False, True, f"{a.name!r} is a fragment of the true name, not a condition "
+                    "of its own", "different") if _fragment(a.name, a.accepted) else None
+
+
+def _likely_right(a: _Answer) -> Decision | None:
+    return a.best if a.best.correct else None  # unsure: the moderator decides
+
+
+def _symptom(a: _Answer) -> Decision | None:
+    return Decision(False, True, f"{a.name!r} is a symptom or a sign, not a diagnosis",
+                    "different") if default_terminology().symptom(a.name) else None
+
+
+def _elsewhere(a: _Answer) -> Decision:
+    """Wrong; sure when the terminology places the name (or the statement known whole) in
+    another branch than the truth, else unsure."""
+    best, name = a.best, a.name
+    placed = a.body if a.one_name and a.body else name
     apart = (best.sure or placed != name) and (
-        _known_apart(placed, accepted) or _head_apart(placed, accepted))
+        _known_apart(placed, a.accepted) or _head_apart(placed, a.accepted))
     if placed != name and apart:
-        apart = all(not judge(placed, truth).correct for truth in accepted)
+        apart = all(not judge(placed, truth).correct for truth in a.accepted)
     return Decision(False, apart, best.reason, best.relation)
+
+
+#: The table of docs/grading.md, in order: the first row with a verdict decides.
+TABLE: tuple[Row, ...] = (_beside, _whole_name, _two_choices, _family, _same_or_synonym,
+                          _other_choice, _broader, _fragment_of_truth, _likely_right, _symptom)
+
+
+def decide(extraction: Extraction, accepted: Sequence[str],
+           choices: Sequence[str] = (), policy: Policy = "strict") -> Decision:
+    """Judge ``extraction`` against the case's accepted names and its answer choices: several
+    diagnoses or none score 0; otherwise the rows of :data:`TABLE` in order (another disease
+    beside the main one, the statement naming the truth whole, the case's choices, a family,
+    the same name or a synonym, another choice, a broader name, a fragment, a symptom), and
+    last :func:`_elsewhere`. The truth in a secondary role never scores (:func:`_match`)."""
+    if extraction.category != "single":
+        return Decision(False, True, f"{extraction.category}: {extraction.reason}")
+    answer = _Answer(extraction, accepted, choices, policy)
+    return next((d for row in TABLE for d in [row(answer)] if d is not None),
+                None) or _elsewhere(answer)
 
 
 def _match(extraction: Extraction, truth: str) -> Decision:
