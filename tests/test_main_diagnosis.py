@@ -17,8 +17,9 @@ from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.equivalence import judge, relate
 from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.markers import drop_abbreviations, drop_preface
+from pytest_agentclinic.grading.parse import parse
 from pytest_agentclinic.grading.pipeline import grade_answer
-from pytest_agentclinic.grading.rules import decide
+from pytest_agentclinic.grading.rules import TABLE, decide
 
 W, T = "Atrial fibrillation", "Acute pericarditis"
 GRADER = CraftMDGrader()
@@ -158,3 +159,18 @@ def test_the_experts_rule_and_the_paper_policy(answer: str, truth: str, strict: 
     assert GRADER.grade_frq(answer, truth).verdict == strict
     assert CraftMDGrader(policy="paper").grade_frq(answer, truth).verdict == paper
     assert decide(extract(answer), [truth], (), "paper").correct is bool(paper)
+
+
+def test_each_stage_reads_on_its_own() -> None:
+    # parse: a statement into one main claim and the other names with their roles
+    parsed = parse(f"{T}, {W}", f"{T}, {W}")
+    assert parsed.diagnosis == T and [(m.text, m.role) for m in parsed.mentions] == [
+        (T, "main"), (W, "listed")]
+    # relate: two names, one terminology question
+    assert relate(T, T).kind == "same" and relate(W, T).kind == "different"
+    # decide: the table's rows, in order, on a parsed answer
+    assert [row.__name__ for row in TABLE][:3] == ["_beside", "_whole_name", "_two_choices"]
+    decision = decide(parsed, [T])
+    assert not decision.correct and decision.sure and "beside" in decision.reason
+    alone = decide(parse(T, T), [T])
+    assert alone.correct and alone.sure and alone.relation == "same"
