@@ -110,6 +110,7 @@ def test_non_answers_and_symptoms_are_decided_wrong_without_the_moderator(answer
 
 def test_a_name_the_terminology_places_in_another_branch_is_decided_wrong() -> None:
     # "Parkinson's" for Bell palsy: a small moderator model accepted it
+    assert scored("DIAGNOSIS READY: Parkinson's", "Bell palsy") == (False, [])
     assert scored("DIAGNOSIS READY: Parkinson disease", "Bell palsy") == (False, [])
     assert scored("DIAGNOSIS READY: Papulopustular rosacea", "Plaque psoriasis") == (False, [])
 
