@@ -246,8 +246,9 @@ def test_junit_shows_gated_misses_as_measured_and_the_gate_as_one_testcase(
     for item in items:
         prop = item.find("properties/property[@name='agentclinic_outcome']")
         assert prop is not None and item.find("failure") is None, ET.tostring(item)
-        record = json.loads(item.find("properties/property[@name='agentclinic_result']")
-                            .get("value") or "")
+        result_prop = item.find("properties/property[@name='agentclinic_result']")
+        assert result_prop is not None
+        record = json.loads(result_prop.get("value") or "")
         assert prop.get("value") == record["outcome"]
         outcomes[item.get("name")] = record["outcome"]
         out = item.findtext("system-out") or ""
@@ -266,7 +267,7 @@ def test_junit_shows_gated_misses_as_measured_and_the_gate_as_one_testcase(
     assert failure is not None and "release [turn_budget=5]: accuracy 0.000" in (
         failure.get("message") or "") and "infrastructure error" in (failure.get("message")
                                                                       or "")
-    props = {p.get("name"): p.get("value") for p in gate.iter("property")}
+    props = {p.get("name"): p.get("value") or "" for p in gate.iter("property")}
     assert props["agentclinic_gate_verdict"] == "FAILED"
     assert json.loads(props["agentclinic_gate[release [turn_budget=20]]"])["passed"] is True
     assert json.loads(props["agentclinic_gate[release [turn_budget=5]]"])["passed"] is False
