@@ -460,9 +460,7 @@ def test_every_table_that_pools_conditions_says_so() -> None:
         "accuracy by specialty (pooled over 2 bias values, 2 turn_budget values)",
         "accuracy by bias (pooled over 2 turn_budget values)",
         "accuracy by specialty and bias (pooled over 2 turn_budget values)",
-        "accuracy by turn budget (pooled over 2 bias values)",
-        # (each case id is here under two specialties: two trials to reduce, per condition)
-        "accuracy over trials (reducers)"]
+        "accuracy by turn budget (pooled over 2 bias values)"]
 
 
 def test_summary_md_puts_the_decision_and_its_numbers_first() -> None:
