@@ -139,6 +139,13 @@ def test_ini_twins_and_cli_precedence(pytester: pytest.Pytester, xdist: list[str
                                 "refresh, off*"),
     ("--agent-turns=0", "*--agent-turns: expected a number >= 1, got '0'*"),
     ("--agent-concurrency=many", "*--agent-concurrency: expected a number >= 1, got 'many'*"),
+    # Typos are answered before litellm loads (issue 23: 27 s), schemes before any call.
+    ("--agent-doctor=ofline", "ERROR: --agent-doctor: unknown model 'ofline'; did you mean "
+                              "'offline'?*"),
+    ("--agent-patient=opena/gpt-4o", "ERROR: --agent-patient: unknown provider 'opena' in "
+                                     "'opena/gpt-4o'; did you mean 'openai'?*"),
+    ("--agent-api-base=localhost:8000", "ERROR: --agent-api-base: expected an http:// or "
+                                        "https:// URL*got 'localhost:8000'"),
 ])
 def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, xdist: list[str],
                                             option: str, message: str) -> None:
