@@ -185,3 +185,36 @@ def test_same_aggregate_with_and_without_xdist(library: pytest.Pytester,
     result.stdout.fnmatch_lines(["| offline*|*6 *|*"])
     # The baseline's own numbers on this library, with or without workers.
     assert sorted(outcomes.values()).count("correct") == 5
+
+
+def test_one_version_in_the_cli_the_header_and_the_package_metadata(
+        pytester: pytest.Pytester) -> None:
+    import subprocess
+    import sys
+    import tomllib
+    from pathlib import Path
+
+    from pytest_agentclinic import __version__
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "pytest_agentclinic.__version__"}
+    out = subprocess.run([sys.executable, "-m", "pytest_agentclinic.cli", "--version"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"agentclinic {__version__}"
+    result = pytester.runpytest("--collect-only")
+    result.stdout.fnmatch_lines([f"agentclinic: pytest-agentclinic {__version__}"])
+
+
+def test_the_readme_lists_every_subcommand() -> None:
+    import re
+    from pathlib import Path
+
+    from pytest_agentclinic.cli import COMMANDS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    listed = re.search(r"The `agentclinic` command: (.*?)\(each with", readme, re.S)
+    assert listed is not None
+    names = set(re.findall(r"`([a-z-]+)`", listed.group(1)))
+    assert names == {c.replace("_", "-") for c in COMMANDS}
