@@ -79,12 +79,11 @@ def test_failure_message_and_run_directory(pytester: pytest.Pytester, xdist: lis
     result = pytester.runpytest("c.yaml", "--agent-run-name=r1", *xdist)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
-        "misdiagnosis (offline: *)",
+        "misdiagnosis: Abc unrelated",
         "  expected:   Condition2 disease",
-        "  given:      Abc unrelated",
-        "  turns used: 16/20",
-        "  tests:      Vital signs, Physical examination, Complete blood count*",
-        "  transcript: *reports/r1/transcripts/c__t-02_dermatology-offline-*.json",
+        "  why:        offline: * (16/20 turns, 8 tests)",
+        "  transcript: reports/r1/transcripts/c__t-02_dermatology-offline-*.json (-v: *)",
+        "*FAILED c.yaml::t-02[[]dermatology-offline[]] - misdiagnosis: Abc unrelated",
     ])
     run = pytester.path / "reports" / "r1"
     records = results(pytester.path)
@@ -185,6 +184,37 @@ def test_same_aggregate_with_and_without_xdist(library: pytest.Pytester,
     result.stdout.fnmatch_lines(["| offline*|*6 *|*"])
     # The baseline's own numbers on this library, with or without workers.
     assert sorted(outcomes.values()).count("correct") == 5
+
+
+def _failure_blocks(lines: list[str]) -> list[list[str]]:
+    """The lines of each item's block in pytest's FAILURES section (header included)."""
+    start = lines.index(next(line for line in lines if " FAILURES " in line)) + 1
+    blocks: list[list[str]] = []
+    for line in lines[start:]:
+        if line.startswith("=") or line.startswith("-- "):
+            break
+        if line.startswith("_"):
+            blocks.append([])
+        blocks[-1].append(line)
+    return blocks
+
+
+def test_a_misdiagnosis_is_a_few_lines_and_the_dialogue_with_v(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    # Reproduction (issue 23): `pytest cases` printed ~380 lines of 7-line blocks.
+    wrong = [make_case(i, choices=["Abc unrelated", f"Condition{i} disease"],
+                       tests={"Skin Biopsy": "Unremarkable."}) for i in (1, 2)]
+    write_yaml_cases(pytester.path / "c.yaml", wrong)
+    result = pytester.runpytest("c.yaml", *xdist)
+    result.assert_outcomes(failed=2)
+    blocks = _failure_blocks(result.outlines)
+    assert len(blocks) == 2 and all(len(block) <= 6 for block in blocks), blocks
+    assert all(any("transcript: reports/" in line for line in b) for b in blocks)
+    verbose = pytester.runpytest("c.yaml", "-v", "--agent-run-name=v", *xdist)
+    (first, _) = _failure_blocks(verbose.outlines)
+    assert len(first) > 10 and "  dialogue:" in first
+    assert any(line.startswith("    doctor: ") for line in first)
+    assert any(line.startswith("    patient: ") for line in first)
 
 
 def test_one_version_in_the_cli_the_header_and_the_package_metadata(

@@ -14,6 +14,7 @@ from ..core.case import Case
 from ..core.transcript import Transcript
 from ..protocols.base import ItemSpec
 from .case_paths import Origin
+from .miss import miss_message
 
 RECORD_PROPERTY = "agentclinic_result"
 #: Marks an item the run never played (it stopped starting encounters, e.g. on cost).
@@ -166,16 +167,9 @@ class EncounterItem(pytest.Item):
         assert t is not None
         if t.outcome == "correct":
             return
-        tests = ", ".join(t.tests_requested) or "none"
-        given = t.diagnosis if t.outcome == "incorrect" else "no diagnosis"
-        reason = f" ({t.verdict.decided_by}: {t.verdict.reason})" if t.verdict else ""
-        message = (
-            f"{'misdiagnosis' if t.outcome == 'incorrect' else 'no diagnosis'}{reason}\n"
-            f"  expected:   {self.spec.case.diagnosis}\n"
-            f"  given:      {given}\n"
-            f"  turns used: {t.turns_used}/{t.turn_budget}\n"
-            f"  tests:      {tests}\n"
-            f"  transcript: {self.transcript_path}")
+        message = miss_message(t, self.spec.case.diagnosis, self.transcript_path,
+                               start_dir=self.config.invocation_params.dir,
+                               verbose=self.config.get_verbosity() > 0)
         if session_of(self.config).settings.gate.active:
             # Under a gate a wrong answer is a measurement, not a failure: the gate's own
             # testcases carry the verdict, so JUnit's failure count matches the exit status.
