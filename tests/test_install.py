@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import ast
 import re
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).parent.parent
 TEST_ONLY = {"statsmodels", "pandas", "patsy"}

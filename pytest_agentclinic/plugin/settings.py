@@ -11,9 +11,9 @@ import pytest
 
 from ..core.options import Option
 from ..core.redact import has_userinfo, redact
+from ..llm import preflight
 from ..llm.cache import CacheMode
 from ..llm.caller import TRANSPORTS, CallSettings
-from ..llm import preflight
 from ..llm.limiter import Budget
 from ..llm.retry import RetryPolicy
 from ..llm.served import redact_url
