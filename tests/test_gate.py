@@ -221,7 +221,9 @@ def test_junit_tells_the_same_story_as_the_exit_status(ten: pytest.Pytester,
         assert prop is not None
         record = json.loads(prop.get("value") or "")
         assert record["duration_s"] >= 0.2
-        assert float(item.get("time") or -1) == pytest.approx(record["duration_s"], abs=0.05)
+        # At least its own encounter (setup), plus whatever call and teardown took on this
+        # machine: no upper bound, which only a quiet machine would meet (issue 23).
+        assert float(item.get("time") or -1) >= record["duration_s"] - 0.0005  # 3 decimals
 
     passing = run(ten, monkeypatch, [1, 2], "--agent-min-accuracy=0.5", "--junitxml=ok.xml", *xdist)
     assert passing.ret == 0

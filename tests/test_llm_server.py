@@ -124,13 +124,14 @@ def test_retry_after_is_honoured_up_to_the_cap(pytester: pytest.Pytester,
     doctor = llm_args(honoured, ("doctor",), transport=transport)
     pytester.runpytest("c.yaml", *doctor).assert_outcomes(passed=1)
     gap = honoured.requests[1].received_at - honoured.requests[0].received_at
-    assert 0.4 <= gap < 2.0
+    assert gap >= 0.4  # waited at least what was asked (no upper bound: a busy machine)
     capped = fake_server(fail_then(429, 1, {"Retry-After": "3600"}))
     pytester.runpytest("c.yaml", "--agent-retry-after-cap=0.3", "--agent-cache=off",
                        *llm_args(capped, ("doctor",), transport=transport)
                        ).assert_outcomes(passed=1)
     gap = capped.requests[1].received_at - capped.requests[0].received_at
-    assert 0.3 <= gap < 2.0
+    # The cap, not the hour asked for (the test would hang); the bound only tells them apart.
+    assert 0.3 <= gap < 600
 
 
 @pytest.mark.parametrize("concurrency", ["1", "16"])

@@ -221,8 +221,9 @@ def test_one_version_in_the_cli_the_header_and_the_package_metadata(
         pytester: pytest.Pytester) -> None:
     import subprocess
     import sys
-    import tomllib
     from pathlib import Path
+
+    import tomllib
 
     from pytest_agentclinic import __version__
 
