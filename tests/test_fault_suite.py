@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import llm_args, make_case, write_yaml_cases
@@ -163,7 +164,7 @@ def _cached_replies(directory: Path) -> int:
         return sum(1 for key in cache if "text" in (cache.get(key) or {}))
 
 
-def _records(run: Path) -> dict[str, dict[str, object]]:
+def _records(run: Path) -> dict[str, dict[str, Any]]:
     lines = (run / "results.jsonl").read_text().splitlines()
     return {r["nodeid"]: r for r in map(json.loads, lines)}
 

@@ -80,7 +80,7 @@ def test_last_interaction_carries_the_warning(pytester: pytest.Pytester,
                                 *llm_args(server, ("doctor",), transport=transport))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["no diagnosis", "  expected:   *",
-                                 "  why:        no DIAGNOSIS READY (2/2 turns, 0 tests)"])
+                                 "  why:        no final answer given (2/2 turns, 0 tests)"])
     assert "This is your last interaction" in server.requests[-1].last_user
     assert "This is your last interaction" not in server.requests[0].last_user
 

@@ -167,9 +167,16 @@ class EncounterItem(pytest.Item):
         assert t is not None
         if t.outcome == "correct":
             return
-        message = miss_message(t, self.spec.case.diagnosis, self.transcript_path,
+        if t.outcome == "limit":
+            message = f"{t.error}\n  transcript: {self.transcript_path}"
+            if session_of(self.config).settings.gate.active:
+                pytest.xfail(message)
+            raise EncounterFailed(message)
+        protocol = session_of(self.config).protocol
+        # The protocol's words: a triage protocol's miss is not a misdiagnosis.
+        message = miss_message(t, protocol.expected(self.spec.case), self.transcript_path,
                                start_dir=self.config.invocation_params.dir,
-                               verbose=self.config.get_verbosity() > 0)
+                               verbose=self.config.get_verbosity() > 0, words=protocol.wording)
         if session_of(self.config).settings.gate.active:
             # Under a gate a wrong answer is a measurement, not a failure: the gate's own
             # testcases carry the verdict, so JUnit's failure count matches the exit status.

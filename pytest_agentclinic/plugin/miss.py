@@ -13,22 +13,29 @@ import os
 from pathlib import Path
 
 from ..core.transcript import Transcript
+from ..protocols.base import Wording
 
 #: Longest "why" shown; the transcript has the grader's whole reason.
 WHY_CHARS = 200
 
 
 def miss_message(t: Transcript, expected: str, transcript_path: str | None, *,
-                 start_dir: Path, verbose: bool) -> str:
-    """``misdiagnosis: GIVEN`` or ``no diagnosis``, then expected, why and the transcript."""
+                 start_dir: Path, verbose: bool, words: Wording | None = None) -> str:
+    """``misdiagnosis: GIVEN`` or ``no diagnosis`` (in the protocol's words), then expected,
+    why and the transcript."""
+    words = words or Wording()
     missing = t.outcome != "incorrect"
-    reason = (f"{t.verdict.decided_by}: {t.verdict.reason}" if t.verdict and not missing
-              else "no DIAGNOSIS READY")
+    if missing:
+        reason = "no final answer given"
+    elif t.verdict is not None:
+        reason = f"{t.verdict.decided_by}: {t.verdict.reason}"
+    else:
+        reason = "judged wrong"
     if len(reason) > WHY_CHARS:
         reason = reason[:WHY_CHARS - 3] + "..."
     tests = len(t.tests_requested)
     lines = [
-        "no diagnosis" if missing else f"misdiagnosis: {t.diagnosis}",
+        words.missing if missing else f"{words.wrong}: {t.diagnosis}",
         f"  expected:   {expected}",
         f"  why:        {reason} ({t.turns_used}/{t.turn_budget} turns, "
         f"{tests} test{'s' if tests != 1 else ''})",

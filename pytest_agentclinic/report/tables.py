@@ -16,11 +16,13 @@ import numpy as np
 from ..core.records import ResultRecord
 from .beyond import beyond_tables
 from .conditions import condition_label, gate_cells, varied_fields
+from .reducers import reducer_table
 from .statistics import (
     GROUP_FIELDS,
     GroupRow,
     accuracy_table,
     cluster_bootstrap,
+    field_value,
     group_rng,
     per_case,
     percentile_ci,
@@ -60,7 +62,7 @@ def cell(row: GroupRow | None) -> str:
 def _plot_row(row: GroupRow, label: str) -> dict[str, Any]:
     return {"group": label, "n": row.n, "correct": row.correct, "accuracy": row.accuracy,
             "ci_low": row.ci_low, "ci_high": row.ci_high, "errors": row.errors,
-            "no_diagnosis": row.no_diagnosis}
+            "no_diagnosis": row.no_diagnosis, "limit": row.limit}
 
 
 def overview(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -77,6 +79,9 @@ def overview(records: Sequence[ResultRecord], resamples: int) -> Table:
     headers = ["doctor", "n", "correct", "accuracy", "95% CI", "errors", "no dx", "turns",
                "tests", "tokens", "cost $", "cache hits"]
     note = "accuracy = correct / (items - errors); errors are infrastructure failures"
+    if any(r.outcome == "limit" for r in records):
+        note += ("; 'limit' encounters (stopped by a per-encounter budget) count as not "
+                 f"correct: {sum(r.outcome == 'limit' for r in records)}")
     pooled = pooled_over(records)
     return Table("accuracy by doctor model" + (f" ({pooled})" if pooled else ""), headers,
                  rows, data, note + INTERVAL_NOTE)
@@ -90,7 +95,7 @@ INTERVAL_NOTE = ("; 95% CI: cluster-adjusted Wilson over cases (repeats of a cas
 def pooled_over(records: Sequence[ResultRecord], exclude: Sequence[str] = ()) -> str:
     """``pooled over 13 bias values, 2 turn_budget values``, or '' when nothing varies
     (``exclude``: fields the table shows, so does not pool)."""
-    parts = [f"{len({GROUP_FIELDS[f](r) for r in records})} {f} values"
+    parts = [f"{len({field_value(r, f) for r in records})} {f} values"
              for f in varied_fields(records) if f not in exclude]
     return "pooled over " + ", ".join(parts) if parts else ""
 
@@ -310,6 +315,9 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
         tables.append(_pooling(budget_table(records, resamples), records, ("turn_budget",)))
     if any(r.perception is not None for r in records):
         tables.append(_pooling(perception_table(records, resamples), records, ("bias",)))
+    reduced = reducer_table(records)
+    if reduced is not None:
+        tables.append(Table(*reduced))
     tables.extend(Table(*parts) for parts in beyond_tables(records, resamples))
     if any(u.calls for r in records for u in r.usage.values()):
         tables.append(usage_table(records))
