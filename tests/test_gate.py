@@ -50,6 +50,9 @@ def suite(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def run(p: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, wrong: list[int],
         *args: str) -> pytest.RunResult:
+    """One run of the oracle doctor. Baselines are recorded in one process only: what is
+    under test is the gated run, under each xdist mode (a baseline recorded under -n 2 cost
+    a worker start per test and tested nothing more)."""
     monkeypatch.setenv("WRONG", ",".join(f"{i:02d}" for i in wrong))
     return p.runpytest("c.yaml", "-p", "no:cacheprovider", *args)
 
@@ -83,7 +86,7 @@ def test_min_accuracy(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
 def test_baseline_drop_must_be_larger_than_allowed_and_significant(
         suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str],
         wrong: list[int], status: int, why: str) -> None:
-    assert run(suite, monkeypatch, [], "--agent-run-name=base", *xdist).ret == 0
+    assert run(suite, monkeypatch, [], "--agent-run-name=base").ret == 0
     result = run(suite, monkeypatch, wrong, "--agent-baseline=reports/base",
                  "--agent-max-drop=0.05", *xdist)
     assert result.ret == status
@@ -94,7 +97,7 @@ def test_baseline_drop_must_be_larger_than_allowed_and_significant(
 
 def test_baseline_given_as_a_summary_uses_a_binomial_test(
         suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]) -> None:
-    run(suite, monkeypatch, [], "--agent-run-name=base", *xdist)
+    run(suite, monkeypatch, [], "--agent-run-name=base")
     result = run(suite, monkeypatch, list(range(1, 11)),
                  "--agent-baseline=reports/base/summary.json", "--agent-max-drop=0.1", *xdist)
     assert result.ret == 1
@@ -153,7 +156,7 @@ def test_repeats_are_not_independent_evidence(derm: pytest.Pytester,
     # Reproduction: baseline with 10 repeats, then a doctor losing 2 of the 6 cases on every
     # repeat. The old gate counted 20 lost items (exact McNemar p=1.9e-06: FAIL); two cases are
     # two pieces of evidence: p = 1/4 with a sign-flip over cases, not significant.
-    assert run(derm, monkeypatch, [], "--agent-repeat=10", "--agent-run-name=base", *xdist).ret == 0
+    assert run(derm, monkeypatch, [], "--agent-repeat=10", "--agent-run-name=base").ret == 0
     result = run(derm, monkeypatch, [1, 2], "--agent-repeat=10", "--agent-run-name=cand",
                  "--agent-baseline=reports/base", "--agent-max-drop=0.05", *xdist)
     assert result.ret == 0, result.stdout.str()
@@ -217,7 +220,9 @@ def test_junit_tells_the_same_story_as_the_exit_status(ten: pytest.Pytester,
         assert prop is not None
         record = json.loads(prop.get("value") or "")
         assert record["duration_s"] >= 0.2
-        assert float(item.get("time") or -1) == pytest.approx(record["duration_s"], abs=0.05)
+        # At least its own encounter (setup), plus whatever call and teardown took on this
+        # machine: no upper bound, which only a quiet machine would meet (issue 23).
+        assert float(item.get("time") or -1) >= record["duration_s"] - 0.0005  # 3 decimals
 
     passing = run(ten, monkeypatch, [1, 2], "--agent-min-accuracy=0.5", "--junitxml=ok.xml", *xdist)
     assert passing.ret == 0
@@ -397,7 +402,7 @@ def test_a_summary_baseline_is_read_per_condition(ten: pytest.Pytester,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   xdist: list[str]) -> None:
     monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
-    run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-run-name=base", *xdist)
+    run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-run-name=base")
     monkeypatch.delenv("WRONG_UNDER_BUDGET")
     result = run(ten, monkeypatch, list(range(1, 7)), "--agent-turns=5,20",
                  "--agent-baseline=reports/base/summary.json", "--agent-max-drop=0.1", *xdist)
@@ -419,7 +424,7 @@ def test_failure_headers_carry_the_full_item_id(ten: pytest.Pytester,
 def test_an_unreadable_baseline_is_one_clear_line(ten: pytest.Pytester,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   xdist: list[str]) -> None:
-    assert run(ten, monkeypatch, [], "--agent-run-name=base", *xdist).ret == 0
+    assert run(ten, monkeypatch, [], "--agent-run-name=base").ret == 0
     results = ten.path / "reports/base/results.jsonl"
     lines = results.read_text().splitlines()
     lines[2] = '{"run": "base", "nodeid": 7}'
@@ -438,7 +443,7 @@ def test_an_unreadable_baseline_is_one_clear_line(ten: pytest.Pytester,
 def test_a_baseline_that_does_not_pair_says_why(ten: pytest.Pytester,
                                                 monkeypatch: pytest.MonkeyPatch,
                                                 xdist: list[str]) -> None:
-    assert run(ten, monkeypatch, [], "--agent-turns=10", "--agent-run-name=base", *xdist).ret == 0
+    assert run(ten, monkeypatch, [], "--agent-turns=10", "--agent-run-name=base").ret == 0
     result = run(ten, monkeypatch, [], "--agent-turns=20", "--agent-baseline=reports/base",
                  "--agent-max-drop=0.1", *xdist)
     assert result.ret == 1

@@ -57,6 +57,13 @@ def pytest_configure(config: pytest.Config) -> None:
             state.lookahead = worker_lookahead(config)
 
 
+def pytest_report_header() -> str:
+    """The plugin's version (pytest's ``plugins:`` line shows the installed metadata's)."""
+    from .. import __version__
+
+    return f"agentclinic: pytest-agentclinic {__version__}"
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CaseFile | None:
     config = parent.config
     origin = case_origin(config, file_path, session_of(config).settings.case_paths)
