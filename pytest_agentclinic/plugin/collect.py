@@ -11,6 +11,7 @@ from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from ..cases.loaders import CaseError, LoadedFile, load_case_file
 from ..core.case import Case
+from ..core.text import terminal_safe
 from ..core.transcript import Transcript
 from ..protocols.base import ItemSpec
 from .case_paths import Origin
@@ -59,7 +60,7 @@ class CaseRecordError(pytest.Collector):
                      style: Any = None) -> str | TerminalRepr:
         del style  # collectors format errors one way
         if isinstance(excinfo.value, CaseLoadError):
-            return f"{self.what}: {excinfo.value}"
+            return f"{self.what}: {terminal_safe(str(excinfo.value), newlines=False)}"
         return super().repr_failure(excinfo)
 
 
@@ -90,12 +91,15 @@ class CaseFile(pytest.File):
         if loaded.sidecar_error is not None:
             errors.append((loaded.sidecar_error, "bad specialty sidecar (its cases run as "
                                                  "'unspecified')"))
-        seen: set[str] = set()
+        count: dict[str, int] = {}
         for error, what in errors:
+            # The second error of a line is line-7.2, the third line-7.3: short and unique
+            # however many share the line (".1" appended per repeat made 10,000 errors of
+            # one line quadratic: 17 MB of names).
             name = f"{'sidecar' if error.path != self.path else 'line'}-{error.line}"
-            while name in seen:
-                name += ".1"
-            seen.add(name)
+            count[name] = count.get(name, 0) + 1
+            if count[name] > 1:
+                name = f"{name}.{count[name]}"
             yield CaseRecordError.from_parent(self, name=name, error=error, what=what)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
@@ -152,7 +156,8 @@ class EncounterItem(pytest.Item):
         t = self.transcript
         assert t is not None
         if t.outcome == "error":
-            raise EncounterError(f"{t.error}\ntranscript: {self.transcript_path}")
+            raise EncounterError(f"{terminal_safe(str(t.error))}\n"
+                                 f"transcript: {_one_line(str(self.transcript_path))}")
 
     def teardown(self) -> None:
         """Release the transcript: it is saved, and 8,000 of them would not fit in memory."""
@@ -166,16 +171,17 @@ class EncounterItem(pytest.Item):
         assert t is not None
         if t.outcome == "correct":
             return
-        tests = ", ".join(t.tests_requested) or "none"
-        given = t.diagnosis if t.outcome == "incorrect" else "no diagnosis"
-        reason = f" ({t.verdict.decided_by}: {t.verdict.reason})" if t.verdict else ""
+        tests = _one_line(", ".join(t.tests_requested) or "none")
+        given = _one_line(t.diagnosis) if t.outcome == "incorrect" else "no diagnosis"
+        reason = (_one_line(f" ({t.verdict.decided_by}: {t.verdict.reason})")
+                  if t.verdict else "")
         message = (
             f"{'misdiagnosis' if t.outcome == 'incorrect' else 'no diagnosis'}{reason}\n"
-            f"  expected:   {self.spec.case.diagnosis}\n"
+            f"  expected:   {_one_line(self.spec.case.diagnosis)}\n"
             f"  given:      {given}\n"
             f"  turns used: {t.turns_used}/{t.turn_budget}\n"
             f"  tests:      {tests}\n"
-            f"  transcript: {self.transcript_path}")
+            f"  transcript: {_one_line(str(self.transcript_path))}")
         if session_of(self.config).settings.gate.active:
             # Under a gate a wrong answer is a measurement, not a failure: the gate's own
             # testcases carry the verdict, so JUnit's failure count matches the exit status.
@@ -231,6 +237,13 @@ class ReleaseReported:
         finally:
             if isinstance(item, EncounterItem):
                 item.release()
+
+
+def _one_line(text: str) -> str:
+    """A value from the case or the agents, printed within one line of a message: its
+    control characters and newlines escaped (an ESC, a CR or a forged "expected:" line
+    reaches no terminal). The record keeps the text as it was."""
+    return terminal_safe(text, newlines=False)
 
 
 def _without_record(properties: list[tuple[str, object]]) -> list[tuple[str, object]]:
