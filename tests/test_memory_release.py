@@ -95,7 +95,8 @@ def test_a_repeated_key_is_refused_where_yaml_load_keeps_the_last() -> None:
     assert yaml.load(text, Loader=yaml.SafeLoader) == {"cases": [2, 3]}
     with pytest.raises(yaml_stream.DuplicateKey) as got:
         yaml_stream.load(text)
-    assert got.value.key == "cases" and got.value.problem_mark.line == 1
+    mark = got.value.problem_mark
+    assert got.value.key == "cases" and mark is not None and mark.line == 1
 
 
 @pytest.mark.parametrize("text", ["a: 1\n---\nb: 2\n", "cases:\n - [1,\n - 2\n"])

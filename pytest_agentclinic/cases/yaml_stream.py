@@ -167,7 +167,8 @@ def _built(loader: Any, node: Node, line: int) -> Any:
     try:
         return loader.construct_document(node)
     except DuplicateKey as exc:
-        error = ElementError(exc.problem_mark.line + 1, exc.key, str(exc.problem))
+        error = ElementError(exc.problem_mark.line + 1 if exc.problem_mark else line, exc.key,
+                             str(exc.problem))
     except (ConstructorError, ValueError, RecursionError) as exc:
         reason = str(getattr(exc, "problem", None) or exc).splitlines()[0][:200]
         error = ElementError(line, "<record>", f"cannot build: {reason}")

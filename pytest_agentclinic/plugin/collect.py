@@ -192,7 +192,7 @@ class EncounterItem(pytest.Item):
         if t.outcome == "correct":
             return
         tests = _one_line(", ".join(t.tests_requested) or "none")
-        given = _one_line(t.diagnosis) if t.outcome == "incorrect" else "no diagnosis"
+        given = _one_line(t.diagnosis or "") if t.outcome == "incorrect" else "no diagnosis"
         reason = (_one_line(f" ({t.verdict.decided_by}: {t.verdict.reason})")
                   if t.verdict else "")
         message = (
