@@ -9,9 +9,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..core.redact import redact, register_params, register_url
 from ..core.roles import Reply
 from ..core.transcript import Usage
-from . import client, openai_http, prices, served
+from . import client, encounter_limits, openai_http, prices, served
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .errors import ReplayMissError, TransientError, timed_out
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
@@ -43,6 +44,13 @@ class CallSettings:
     budgets: dict[str, Budget] = field(default_factory=dict)
     #: ``--agent-models`` deployments, in litellm's ``model_list`` format.
     model_list: tuple[dict[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        # Every process that calls models builds these settings (each xdist worker, every
+        # command): from here on the keys they carry are masked in all it writes and prints.
+        register_url(self.api_base)
+        for entry in self.model_list:
+            register_params(entry.get("litellm_params"))
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -102,13 +110,16 @@ class ModelCaller:
             future = self._served.get(model)
             identity = None
             # A probe that failed (e.g. a damaged cache, already a fatal error) names nothing.
-            if (future is not None and future.done() and not future.cancelled()
-                    and future.exception() is None):
+            probed = (future is not None and future.done() and not future.cancelled()
+                      and future.exception() is None)
+            if probed:
+                assert future is not None
                 identity = future.result()
             prints = sorted(self.fingerprints.get(model, ()))
-            if identity is None and not prints:
+            if identity is None and not prints and not probed:
                 continue
-            text = identity or "unknown"
+            # Asked and not told: said so, never an empty ``served``.
+            text = identity or served.UNKNOWN
             out[model] = text + (f" (fingerprint {', '.join(prints)})" if prints else "")
         return out
 
@@ -154,6 +165,22 @@ class ModelCaller:
         ones. A reply that ``readable`` rejects is returned but never cached, and a cached
         one it rejects is asked again: an unreadable reply must not become a stored answer.
         """
+        budget = encounter_limits.current()
+        if budget is not None:
+            budget.check()
+        reply = await self._complete(role=role, model=model, messages=messages,
+                                     case_id=case_id, sample=sample,
+                                     prompt_version=prompt_version, extra=extra,
+                                     readable=readable)
+        if budget is not None:
+            budget.charge(reply.usage.prompt_tokens + reply.usage.completion_tokens,
+                          reply.usage.cost_usd)
+        return reply
+
+    async def _complete(self, *, role: str, model: str, messages: list[dict[str, Any]],
+                        case_id: str, sample: int, prompt_version: str,
+                        extra: dict[str, Any] | None,
+                        readable: Callable[[str], bool] | None) -> Reply:
         params = {**self.settings.sampling, **(extra or {})}
         parts = key_parts(model=model, messages=messages, params=params,
                           role=role, case_id=case_id, sample=sample,
@@ -195,11 +222,14 @@ class ModelCaller:
         stats.prompt_tokens += done.prompt_tokens
         stats.completion_tokens += done.completion_tokens
         self._note_fingerprint(model, done.fingerprint)
-        if readable is None or readable(done.text):
-            self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
+        # A key the model repeats is masked before anything sees it: the conversation goes on
+        # with the text the cache keeps, so a replay sends (and keys) the same messages.
+        text = redact(done.text)
+        if readable is None or readable(text):
+            self.cache.put(key, {"text": text, "prompt_tokens": done.prompt_tokens,
                                  "completion_tokens": done.completion_tokens,
                                  "cost_usd": done.cost_usd, "fingerprint": done.fingerprint})
-        return Reply(done.text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
+        return Reply(text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
                                       completion_tokens=done.completion_tokens,
                                       cost_usd=done.cost_usd,
                                       latency_s=time.perf_counter() - started))

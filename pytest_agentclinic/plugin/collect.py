@@ -191,6 +191,12 @@ class EncounterItem(pytest.Item):
         assert t is not None
         if t.outcome == "correct":
             return
+        if t.outcome == "limit":
+            message = (f"{terminal_safe(str(t.error))}\n"
+                       f"  transcript: {_one_line(str(self.transcript_path))}")
+            if session_of(self.config).settings.gate.active:
+                pytest.xfail(message)
+            raise EncounterFailed(message)
         tests = _one_line(", ".join(t.tests_requested) or "none")
         given = _one_line(t.diagnosis or "") if t.outcome == "incorrect" else "no diagnosis"
         reason = (_one_line(f" ({t.verdict.decided_by}: {t.verdict.reason})")

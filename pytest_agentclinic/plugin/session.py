@@ -23,8 +23,9 @@ from ..core.transcript import Transcript
 from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
 from ..llm.client import key_variable, needs_placeholder_key
+from ..llm.encounter_limits import encounter_budget
 from ..llm.errors import FatalLLMError
-from ..llm.served import redact_url
+from ..llm.served import UNKNOWN, redact_url
 from ..metrics.gathering import for_encounter
 from ..protocols.base import PlayContext
 from ..protocols.registry import report_tables
@@ -160,6 +161,8 @@ class AgentClinicSession:
         self.gate: gate.GateResult | None = None
         self.started_at = time.time()
         self.tables: list[Table] = []
+        #: Models whose server did not say which model it serves (one line at the end).
+        self.unknown_served: list[str] = []
         #: Fields the operations plugin adds to summary.json (e.g. the run stopped on cost).
         self.summary_extra: dict[str, Any] = {}
         #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter.
@@ -178,11 +181,11 @@ class AgentClinicSession:
                 f"concurrency={self.settings.concurrency}"]
 
     def _api_base_header(self) -> list[str]:
-        base = self.settings.call.api_base
+        base = redact_url(self.settings.call.api_base)
         if base is None:
             return []
         keyless = sorted({key_variable(m) for m in self.settings.llm_models
-                          if needs_placeholder_key(m, base)})
+                          if needs_placeholder_key(m, self.settings.call.api_base)})
         if not keyless:
             return [f"agentclinic: api base {base}"]
         return [f"agentclinic: api base {base}; no {', '.join(keyless)} in the environment: "
@@ -252,6 +255,8 @@ class AgentClinicSession:
             if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
                 passed = self.gate.passed
                 session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+        self.unknown_served = sorted({m for r in records for m, identity in r.served.items()
+                                      if identity.startswith(UNKNOWN)})
         if records:
             self.tables = report_tables(records)
             summary = rundir.run_summary({**self._run_info(), **self.settings.summary_header()},
@@ -277,8 +282,18 @@ class AgentClinicSession:
         if self.tables:
             summary.print_summary(terminalreporter, self.settings.roles, self.tables,
                                   self.run_dir, self.bad_records)
+            if self.settings.subset.description is not None:
+                terminalreporter.write_line(
+                    f"subset: this run covers {self.settings.subset.description}, not every "
+                    "selected case")
         if self.gate is not None:
             summary.print_gate(terminalreporter, self.gate)
+        if self.unknown_served:
+            terminalreporter.write_line(
+                f"agentclinic: the model behind {', '.join(self.unknown_served)} at "
+                f"{redact_url(self.settings.call.api_base)} is unknown (neither /v1/models nor "
+                f"/props answered): its replies are cached under its name alone, so a model "
+                f"swapped behind that name would be replayed")
 
     # ------------------------------------------------------------ encounters
 
@@ -294,9 +309,11 @@ class AgentClinicSession:
         async def play() -> Transcript:
             if self._grader_ready is not None:
                 await asyncio.wrap_future(self._grader_ready)
+            settings = self.settings
             try:
-                return await self._deadline(item, self.protocol.play(item.spec,
-                                                                     self.play_context))
+                with encounter_budget(settings.encounter_tokens, settings.encounter_cost):
+                    return await self._deadline(item, self.protocol.play(item.spec,
+                                                                         self.play_context))
             except FatalLLMError as exc:
                 # Stop the other encounters in flight now: they would only fail the same way.
                 self.fatal = self.fatal or redact(str(exc))
