@@ -232,3 +232,13 @@ def test_an_empty_case_file_in_a_folder_is_an_error(pytester: pytest.Pytester, x
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines([f"*{folder / name}:{line}: field '{field}': *"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_validate_on_a_folder_names_a_damaged_file(tmp_path: Path) -> None:
+    from pytest_agentclinic.cases.validate import validate_paths
+
+    write_yaml_cases(tmp_path / "good.yaml", [make_case(1)])
+    _laughs(tmp_path / "bomb.yaml")
+    problems = validate_paths([tmp_path])
+    assert [(p.path.name, p.line) for p in problems if "alias bomb" in str(p.message)] == [
+        ("bomb.yaml", 1)]
