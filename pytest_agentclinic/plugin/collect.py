@@ -197,13 +197,16 @@ class EncounterItem(pytest.Item):
             if session_of(self.config).settings.gate.active:
                 pytest.xfail(message)
             raise EncounterFailed(message)
+        protocol = session_of(self.config).protocol
         tests = _one_line(", ".join(t.tests_requested) or "none")
-        given = _one_line(t.diagnosis or "") if t.outcome == "incorrect" else "no diagnosis"
+        # The protocol's words: a triage protocol's miss is not a misdiagnosis.
+        words = protocol.wording
+        given = _one_line(t.diagnosis or "") if t.outcome == "incorrect" else words.missing
         reason = (_one_line(f" ({t.verdict.decided_by}: {t.verdict.reason})")
                   if t.verdict else "")
         message = (
-            f"{'misdiagnosis' if t.outcome == 'incorrect' else 'no diagnosis'}{reason}\n"
-            f"  expected:   {_one_line(self.spec.case.diagnosis)}\n"
+            f"{words.wrong if t.outcome == 'incorrect' else words.missing}{reason}\n"
+            f"  expected:   {_one_line(protocol.expected(self.spec.case))}\n"
             f"  given:      {given}\n"
             f"  turns used: {t.turns_used}/{t.turn_budget}\n"
             f"  tests:      {tests}\n"

@@ -26,7 +26,6 @@ from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.encounter_limits import encounter_budget
 from ..llm.errors import FatalLLMError
 from ..llm.served import UNKNOWN, redact_url
-from ..metrics.gathering import for_encounter
 from ..protocols.base import PlayContext
 from ..protocols.registry import report_tables
 from ..protocols.runner import EncounterRunner, NotPlayed
@@ -353,12 +352,13 @@ class AgentClinicSession:
         item.transcript = transcript
         item.transcript_path = rundir.write_transcript(self.run_dir, item.path, item.nodeid,
                                                        transcript)
+        case = item.spec.case
+        # What is graded and what is measured are the protocol's: the core assumes neither.
         record = ResultRecord.from_transcript(
-            transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
-            transcript_path=item.transcript_path, case_file=str(item.path),
-            difficulty=item.spec.case.difficulty,
-            measures=for_encounter(item.spec.case, transcript.utterances,
-                                   outcome=transcript.outcome, experiment=transcript.experiment))
+            transcript, run=self.run_name, nodeid=item.nodeid,
+            expected=self.protocol.expected(case), transcript_path=item.transcript_path,
+            case_file=str(item.path), difficulty=case.difficulty,
+            measures=self.protocol.measures(case, transcript))
         record.served = self.caller.served_identities(dict.fromkeys(record.models.values()))
         # JSON text, not a dict: JUnit XML writes a property's str(), and a dict's is a repr.
         item.user_properties.append(
