@@ -218,8 +218,9 @@ def test_an_installed_protocol_runs_and_reports_everywhere(
                              "--agent-run-name=t", "-rN", *xdist)
     # The offline doctor misses the hypertensive emergency (no red-flag word).
     run.assert_outcomes(passed=3, failed=1)
-    run.stdout.fnmatch_lines(["*mistriage (triage-rules: routine for emergent)*",
-                              "*expected:   emergent*", f"*{TRIAGE_TITLE}*"])
+    run.stdout.fnmatch_lines(["*mistriage: routine*", "*expected:   emergent*",
+                              "*why:*triage-rules: routine for emergent*",
+                              f"*{TRIAGE_TITLE}*"])
     assert "misdiagnosis" not in run.stdout.str()
     records = results(pytester.path)
     assert {r["protocol"] for r in records.values()} == {"triage"}

@@ -77,7 +77,6 @@ DOCUMENTS = {
     "anchors across cases": "cases:\n - &c {id: a, d: [1]}\n - *c\n - {<<: *c, id: b}\nlast: *c\n",
     "a merge key at the top": "base: &b {x: 1}\n<<: *b\ncases: [1, 2]\n",
     "an anchored list": "cases: &l [1, 2]\nagain: *l\n",
-    "a repeated key": "cases: [1]\ncases: [2, 3]\n",
     "tags": "one: !!set {a, b}\ntwo: !!omap [{a: 1}]\nthree: !!seq [1]\n",
     "a tagged top": "!!omap\n- a: 1\n",
     "keys of other types": "1: [a]\ntrue: [b]\n'cases': [c]\n",
@@ -90,6 +89,15 @@ DOCUMENTS = {
 @pytest.mark.parametrize("text", DOCUMENTS.values(), ids=DOCUMENTS.keys())
 def test_case_files_are_built_as_yaml_load_builds_them(text: str) -> None:
     assert yaml_stream.load(text) == yaml.load(text, Loader=yaml.SafeLoader)
+
+
+def test_a_repeated_key_is_refused_where_yaml_load_keeps_the_last() -> None:
+    text = "cases: [1]\ncases: [2, 3]\n"
+    assert yaml.load(text, Loader=yaml.SafeLoader) == {"cases": [2, 3]}
+    with pytest.raises(yaml_stream.DuplicateKey) as got:
+        yaml_stream.load(text)
+    mark = got.value.problem_mark
+    assert got.value.key == "cases" and mark is not None and mark.line == 1
 
 
 @pytest.mark.parametrize("text", ["a: 1\n---\nb: 2\n", "cases:\n - [1,\n - 2\n"])

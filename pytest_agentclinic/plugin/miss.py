@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..core.text import terminal_safe
 from ..core.transcript import Transcript
 from ..protocols.base import Wording
 
@@ -34,18 +35,25 @@ def miss_message(t: Transcript, expected: str, transcript_path: str | None, *,
     if len(reason) > WHY_CHARS:
         reason = reason[:WHY_CHARS - 3] + "..."
     tests = len(t.tests_requested)
+    # Case and agent text within one line each: an ESC, a CR or a forged "expected:" line
+    # reaches no terminal (the record keeps the text as it was).
+    one = _one_line
     lines = [
-        words.missing if missing else f"{words.wrong}: {t.diagnosis}",
-        f"  expected:   {expected}",
-        f"  why:        {reason} ({t.turns_used}/{t.turn_budget} turns, "
+        words.missing if missing else f"{words.wrong}: {one(t.diagnosis or '')}",
+        f"  expected:   {one(expected)}",
+        f"  why:        {one(reason)} ({t.turns_used}/{t.turn_budget} turns, "
         f"{tests} test{'s' if tests != 1 else ''})",
-        f"  transcript: {_short(transcript_path, start_dir)}"
+        f"  transcript: {one(_short(transcript_path, start_dir))}"
         + ("" if verbose else " (-v: the dialogue)"),
     ]
     if verbose:
         lines.append("  dialogue:")
-        lines += [f"    {u.role}: {' '.join(u.text.split())}" for u in t.utterances]
+        lines += [f"    {one(u.role)}: {one(' '.join(u.text.split()))}" for u in t.utterances]
     return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return terminal_safe(text, newlines=False)
 
 
 def _short(path: str | None, start_dir: Path) -> str:

@@ -32,7 +32,14 @@ from ..protocols.runner import EncounterRunner, NotPlayed
 from ..report import gate, rundir, summary
 from ..report.summary_md import append_step_summary
 from ..report.tables import Table
-from .collect import ERROR_NODE, RECORD_PROPERTY, UNPLAYED_PROPERTY, EncounterError, EncounterItem
+from .collect import (
+    ERROR_NODE,
+    RECORD_PROPERTY,
+    UNPLAYED_PROPERTY,
+    EncounterError,
+    EncounterItem,
+    bad_records_in,
+)
 from .junit import write_gate_testcases
 from .settings import Settings
 
@@ -135,6 +142,7 @@ class AgentClinicSession:
         self.run_dir = settings.report_dir / run_name
         self.is_worker = hasattr(config, "workerinput")
         self.bad_records = 0
+        self.bad_record_items = 0  # one item may stand for many bad records of a file
         self.cache = ResponseCache(settings.cache_dir, settings.cache)
         self.caller = ModelCaller(settings.call, self.cache)
         self.fatal: str | None = None
@@ -184,21 +192,22 @@ class AgentClinicSession:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and re.search(ERROR_NODE, report.nodeid):
-            self.bad_records += 1
+            self.bad_record_items += 1
+            self.bad_records += bad_records_in(report.nodeid)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         # A bad case record is a collection error, but it must not stop the file's other
         # cases from running: hide those errors from pytest's "errors during collection"
         # check, then count them again so the exit status still reports them.
-        session.testsfailed -= self.bad_records
+        session.testsfailed -= self.bad_record_items
         if not session.config.option.collectonly and any(
                 isinstance(i, EncounterItem) for i in session.items):
             self._grader_ready = _warm_grader()
         try:
             return (yield)
         finally:
-            session.testsfailed += self.bad_records
+            session.testsfailed += self.bad_record_items
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.is_worker:  # under xdist the controller hears of collection from a node
