@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
@@ -28,7 +29,7 @@ from ..llm.served import redact_url
 from ..metrics.gathering import for_encounter
 from ..protocols.base import PlayContext
 from ..protocols.registry import report_tables
-from ..protocols.runner import EncounterRunner, NotPlayed
+from ..protocols.runner import EncounterRunner, NotPlayed, Progress, watch
 from ..report import gate, rundir, summary
 from ..report.summary_md import append_step_summary
 from ..report.tables import Table
@@ -156,9 +157,19 @@ class AgentClinicSession:
         self.summary_extra: dict[str, Any] = {}
         #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter.
         self.on_wait: Callable[[], None] = lambda: None
-        self.results = rundir.ResultsStream(self.run_dir)
+        # Each process that plays items streams its own records to disk (an xdist worker
+        # too: its controller, killed with -9, once kept none of them).
+        worker = config.workerinput["workerid"] if self.is_worker else None  # type: ignore[attr-defined]
+        self.results = rundir.ResultsStream(
+            self.run_dir, rundir.worker_results_name(worker) if worker else rundir.RESULTS)
         self.started = False
         self._fatal_shown = False
+        #: Held by the process that owns the run directory (the controller under xdist).
+        self.lock: rundir.RunLock | None = None
+        #: Why nothing more can be written (a full disk): no more calls are made.
+        self.disk_full: str | None = None
+        self._writing_reports = False
+        self._sigint: Any = None
 
     # ----------------------------------------------------------------- hooks
 
@@ -179,6 +190,24 @@ class AgentClinicSession:
             return [f"agentclinic: api base {base}"]
         return [f"agentclinic: api base {base}; no {', '.join(keyless)} in the environment: "
                 f"a placeholder key is sent (local servers need none)"]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self) -> None:
+        """Lock the run directory before anything runs: a second session with the same run
+        name, or a directory that cannot be written, is one usage-error line (exit 4)."""
+        if self.is_worker or self.config.option.collectonly:
+            return  # a worker belongs to its controller, which holds the lock
+        try:
+            self.lock = rundir.lock_run(self.run_dir)
+        except (rundir.RunInUse, rundir.RunDirError) as exc:
+            raise pytest.UsageError(f"agentclinic: {exc}") from None
+
+    def pytest_unconfigure(self) -> None:
+        if self.lock is not None:
+            self.lock.release(started=self.started)
+        if self._sigint is not None:
+            signal.signal(signal.SIGINT, self._sigint)
+            self._sigint = None
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and re.search(ERROR_NODE, report.nodeid):
@@ -212,29 +241,67 @@ class AgentClinicSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # The records reach the disk from the process that played them (finish_item); the
+        # copy each report carries is the live report's (JUnit, the controller's view).
         if self.is_worker:
-            return  # the controller writes results.jsonl
+            return
         if report.failed and FATAL_PREFIX in str(report.longrepr):
             # Under xdist every worker meets the fatal error once: show it once.
             if self._fatal_shown:
                 report.longrepr = f"not run: the session stopped on the {FATAL_PREFIX} above"
             self._fatal_shown = True
-        for name, value in report.user_properties:
-            # Each of the item's reports (setup, call, teardown) carries the record: once.
-            if (name == RECORD_PROPERTY and isinstance(value, str)
-                    and report.nodeid not in self.results):
-                self.results.append(ResultRecord.model_validate(json.loads(value)))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.runner.run(self.caller.aclose)
         self.runner.close()
         self.cache.close()
+        self.results.close()
         if self.is_worker:
             return
-        # Read back from results.jsonl, sorted: kept in memory through the run, the records
-        # were the largest thing that grew with the items.
-        records = self.results.finish()
+        self._defer_interrupts(session)
+        try:
+            self._writing_reports = True
+            self._finish(session)
+        except KeyboardInterrupt:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+            self._say(f"agentclinic: interrupted while writing the reports; every finished "
+                      f"record is kept in {self.run_dir} (`agentclinic report {self.run_dir}` "
+                      f"writes the reports)")
+        except OSError as exc:
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            self._say(f"agentclinic: could not write the reports in {self.run_dir}: "
+                      f"{exc.strerror or exc}; the records written so far are kept there")
+        finally:
+            self._writing_reports = False
+
+    def _defer_interrupts(self, session: pytest.Session) -> None:
+        """From here on Ctrl-C ends the run with exit status 2 and loses no record: it stops
+        the report being written (the records are on disk already), and pytest's own
+        summary, once cut by it (an internal error, exit status 1), is let finish."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def interrupted(signum: int, frame: Any) -> None:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+            if self._writing_reports:
+                raise KeyboardInterrupt
+
+        self._sigint = signal.signal(signal.SIGINT, interrupted)
+
+    def _say(self, line: str) -> None:
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(line)
+        else:
+            print(line)
+
+    def _finish(self, session: pytest.Session) -> None:
+        """Merge the records streamed to disk and write the reports."""
+        # Read back from the results files, sorted: kept in memory through the run, the
+        # records were the largest thing that grew with the items.
+        records = rundir.merge_results(self.run_dir) if self.started else []
         if self.settings.gate.active:
             self.gate = self._evaluate_gate(records)
             write_gate_testcases(self.config, self.gate)
@@ -306,27 +373,44 @@ class AgentClinicSession:
         # session's fatal error, reported already) unread. asyncio logged it, traceback and
         # all, whenever the task was collected: once inside pytest's own traceback
         # formatting, which CPython 3.11 cannot re-enter (an internal error).
+        progress = watch()  # the task below copies this context: the protocol reports to it
         task = asyncio.ensure_future(encounter)
         task.add_done_callback(_read_error)
         try:
             return await asyncio.wait_for(task, limit)
         except asyncio.TimeoutError:
-            return self._failed_transcript(
-                item, f"encounter timeout: not finished within {limit:g} s "
-                      f"(--agent-encounter-timeout)")
+            return self._timed_out(item, progress, limit)
+
+    def _timed_out(self, item: EncounterItem, progress: Progress, limit: float) -> Transcript:
+        """The encounter's transcript as far as it got (its answered calls, their usage and
+        cost), an *error* naming the stage that did not finish."""
+        error = (f"encounter timeout: not finished within {limit:g} s "
+                 f"(--agent-encounter-timeout), in {progress.stage}")
+        partial = progress.transcript
+        if partial is None:  # a protocol that does not report its progress
+            return self._failed_transcript(item, error).model_copy(
+                update={"timed_out_in": progress.stage})
+        return partial.model_copy(update={
+            "outcome": "error", "error": error, "timed_out_in": progress.stage,
+            "utterances": list(partial.utterances),
+            "duration_s": time.time() - partial.started_at})
 
     def _make_agent(self, role: str, model: str, case: Case, bias: str) -> object | None:
         return self.config.hook.pytest_agentclinic_make_agent(  # type: ignore[no-any-return]
             role=role, model=model, case=case, bias=bias, config=self.config)
 
     def finish_item(self, item: EncounterItem) -> None:
-        """Wait for ``item``'s encounter, save its transcript and attach its result record."""
+        """Wait for ``item``'s encounter, save its transcript and record, and attach the
+        record."""
         # Redacted once here, so the file, the record, the JUnit property and the terminal
         # message all carry the same clean text.
         transcript = Transcript.model_validate_json(redact(self._await(item).model_dump_json()))
         item.transcript = transcript
-        item.transcript_path = rundir.write_transcript(self.run_dir, item.path, item.nodeid,
-                                                       transcript)
+        try:
+            item.transcript_path = rundir.write_transcript(self.run_dir, item.path,
+                                                           item.nodeid, transcript)
+        except OSError as exc:
+            self._write_failed(item, exc)
         record = ResultRecord.from_transcript(
             transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
             transcript_path=item.transcript_path, case_file=str(item.path),
@@ -334,6 +418,10 @@ class AgentClinicSession:
             measures=for_encounter(item.spec.case, transcript.utterances,
                                    outcome=transcript.outcome, experiment=transcript.experiment))
         record.served = self.caller.served_identities(dict.fromkeys(record.models.values()))
+        try:
+            self.results.append(record)
+        except OSError as exc:
+            self._write_failed(item, exc)
         # JSON text, not a dict: JUnit XML writes a property's str(), and a dict's is a repr.
         item.user_properties.append(
             (RECORD_PROPERTY, json.dumps(redact_data(record.model_dump(mode="json")))))
@@ -344,7 +432,23 @@ class AgentClinicSession:
             item.session.shouldstop = f"agentclinic: fatal model error: {self.fatal}"
             raise EncounterError(f"{FATAL_PREFIX}, stopping the session: {self.fatal}")
 
+    def _write_failed(self, item: EncounterItem, exc: OSError) -> None:
+        """A record or transcript could not be written. A full disk stops the session: every
+        later write would fail too, and the replies paid for would be lost."""
+        reason = exc.strerror or type(exc).__name__
+        if not rundir.is_disk_full(exc):
+            raise EncounterError(f"cannot write to the run directory {self.run_dir}: "
+                                 f"{reason}") from None
+        self.disk_full = (f"no space left to write the run ({reason}): stopped calling the "
+                          f"provider; the records written so far are kept in {self.run_dir}")
+        self.runner.refused = self.disk_full  # start no other encounter
+        self.runner.close()
+        item.session.shouldstop = f"agentclinic: {self.disk_full}"
+        raise EncounterError(f"agentclinic: {self.disk_full}") from None
+
     def _await(self, item: EncounterItem) -> Transcript:
+        if self.disk_full is not None:
+            return self._failed_transcript(item, f"not run: {self.disk_full}")
         if self.fatal is not None:
             return self._failed_transcript(item, f"not run after a fatal error: {self.fatal}")
         limit = self.settings.encounter_timeout
