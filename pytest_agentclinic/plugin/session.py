@@ -201,6 +201,10 @@ class AgentClinicSession:
             self.lock = rundir.lock_run(self.run_dir)
         except (rundir.RunInUse, rundir.RunDirError) as exc:
             raise pytest.UsageError(f"agentclinic: {exc}") from None
+        if _llm_models(self.settings):
+            unusable = self.cache.probe()  # workers fall back the same way, silently
+            if unusable is not None:
+                self._say(f"agentclinic: {unusable}")
 
     def pytest_unconfigure(self) -> None:
         if self.lock is not None:
