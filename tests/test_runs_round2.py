@@ -196,7 +196,8 @@ def test_an_unwritable_report_directory_is_one_usage_line(pytester: pytest.Pytes
     (pytester.path / "reports").write_text("not a directory")
     result = pytester.runpytest("c.yaml", *NO_CACHE, *xdist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: agentclinic: cannot write the run directory */reports/*: Not a directory"])
+    result.stderr.fnmatch_lines(
+        ["ERROR: agentclinic: cannot write the run directory */reports/*: Not a directory"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     assert len(result.stderr.str().strip().splitlines()) == 1
 

@@ -128,7 +128,9 @@ def _wait(condition: Callable[[], bool], limit: float = 60) -> None:
 def long_id(root: Path) -> tuple[str, str]:
     _setup(root, [_case(1, id="x" * 300, specialty="S" * 300)])
     result = _pytest(root, "--agent-run-name=r")
-    return f"exit {result.returncode}, transcript name bounded", f"{_records(root / 'reports/r')} of 1"
+    names = [len(p.name) for p in (root / "reports/r/transcripts").glob("*.json")]
+    return (f"exit {result.returncode}, transcript name {max(names, default=0)} characters",
+            f"{_records(root / 'reports/r')} of 1")
 
 
 def same_run_name(root: Path) -> tuple[str, str]:

@@ -11,7 +11,6 @@ import pytest
 
 from .settings import Settings
 
-
 #: How many windows of items (see :func:`window`) a process submits ahead of the item pytest
 #: waits on. A finished encounter waits in the runner until its item takes it: with every
 #: item submitted at once, the offline runner finished all 8,000 while pytest reported the
@@ -33,7 +32,7 @@ class Ahead:
         self._next = 0  # where the next item is expected
         self._end = 0  # the items before this index were handed out already
 
-    def __call__(self, session: pytest.Session, item: EncounterItem) -> Sequence[pytest.Item]:
+    def __call__(self, session: pytest.Session, item: pytest.Item) -> Sequence[pytest.Item]:
         items = session.items
         start = self._find(items, item)
         if start is None:

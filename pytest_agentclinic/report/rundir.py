@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import time
@@ -32,10 +31,9 @@ from ..core.redact import redact
 from ..core.transcript import Transcript
 from .gate import GateResult, GateSettings, evaluate
 from .results_jsonl import RESULTS as RESULTS
-from .results_jsonl import WORKER_GLOB
+from .results_jsonl import WORKER_GLOB, read_records
 from .results_jsonl import ResultsStream as ResultsStream
 from .results_jsonl import merge_results as merge_results
-from .results_jsonl import read_records
 from .results_jsonl import worker_results_name as worker_results_name
 from .results_jsonl import write_results as write_results
 from .runlock import RunDirError as RunDirError
