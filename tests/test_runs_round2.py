@@ -43,7 +43,7 @@ def test_long_ids_and_specialties_keep_their_records(pytester: pytest.Pytester,
     result = pytester.runpytest("c.yaml", "--agent-run-name=long", *NO_CACHE, *xdist)
     result.assert_outcomes(passed=2)
     records = _records(pytester.path / "reports" / "long")
-    assert sorted(r["case_id"] for r in records) == [long_id + "-a", long_id + "-b"]
+    assert sorted(str(r["case_id"]) for r in records) == [long_id + "-a", long_id + "-b"]
     names = [Path(str(r["transcript"])).name for r in records]
     assert len(set(names)) == 2  # no collision
     assert all(len(name.encode()) < 160 for name in names)
