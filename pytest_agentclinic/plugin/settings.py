@@ -20,6 +20,7 @@ from ..protocols import registry
 from ..protocols.base import Protocol, RunOptions
 from ..report.conditions import check_gate_on
 from ..report.gate import GateSettings
+from ..report.reducers import REDUCERS
 
 OPTIONS: tuple[Option, ...] = (
     Option("doctor", "doctor model: 'offline' or a litellm model string (repeatable)",
@@ -82,6 +83,23 @@ OPTIONS: tuple[Option, ...] = (
            metavar="auto|off|S"),
     Option("max_cost", "start no new encounter once the spent plus in-flight cost (USD) "
            "would pass this", None, metavar="USD"),
+    # A smoke run on a few cases (plugin/subset.py); the gate refuses to pass a subset.
+    Option("limit", "run only the first N selected cases (after -k/-m), every item of each",
+           None, "limit", "N"),
+    Option("sample", "run a random N of the selected cases, stratified by specialty "
+           "(reproducible with --agent-seed)", None, "limit", "N"),
+    Option("seed", "seed of --agent-sample", 0, "int0", "S"),
+    Option("gate_allow_subset", "gate: whether a run of --agent-limit/--agent-sample cases "
+           "may pass (yes or no)", "no", metavar="yes|no", choices=("yes", "no")),
+    Option("gate_reducer", "gate: which reducer over a case's --agent-repeat trials the "
+           "minimum accuracy applies to: mean, pass@k, majority or all", "mean",
+           metavar="NAME", choices=REDUCERS),
+    # Per-encounter budgets: past one the encounter ends with the outcome 'limit'.
+    Option("max_tokens_per_encounter", "end an encounter once its calls used more tokens "
+           "than this (outcome 'limit': neither a misdiagnosis nor an error)", None, "limit",
+           "N"),
+    Option("max_cost_per_encounter", "end an encounter once its calls cost more than USD "
+           "(outcome 'limit')", None, "limit", "USD"),
 )
 
 
@@ -102,6 +120,25 @@ class Operations:
     def shard_label(self) -> str | None:
         """``K/N`` as given, or None."""
         return f"{self.shard[0]}/{self.shard[1]}" if self.shard else None
+
+
+@dataclass(frozen=True)
+class Subset:
+    """A smoke run's selection of cases: the first ``limit`` or a sample of ``sample``."""
+
+    limit: int | None = None
+    sample: int | None = None
+    seed: int = 0
+
+    @property
+    def description(self) -> str | None:
+        """What the run covers, for the report and the gate; None for every case."""
+        if self.sample is not None:
+            return (f"a stratified random sample of {self.sample} case(s) (--agent-sample, "
+                    f"seed {self.seed})")
+        if self.limit is not None:
+            return f"the first {self.limit} case(s) (--agent-limit)"
+        return None
 
 
 @dataclass(frozen=True)
@@ -128,6 +165,10 @@ class Settings:
     #: Case files and folders listed in the ini option ``agent_cases`` (absolute).
     case_paths: tuple[Path, ...] = ()
     operations: Operations = field(default_factory=Operations)
+    subset: Subset = field(default_factory=Subset)
+    #: Per-encounter budgets (tokens, USD); None: none.
+    encounter_tokens: int | None = None
+    encounter_cost: float | None = None
 
     @property
     def run_options(self) -> RunOptions:
@@ -154,6 +195,7 @@ class Settings:
             "api_base": redact_url(self.call.api_base),
             "sampling": self.call.sampling,
             "shard": self.operations.shard_label,
+            "subset": self.subset.description,
         }
 
     @property
@@ -219,6 +261,8 @@ def _number(opt: Option, value: Any, cast: Callable[[str], Any], minimum: float)
 def _convert(opt: Option, value: Any) -> Any:
     if opt.kind == "int":
         return _number(opt, value, int, 1 if opt.name != "retries" else 0)
+    if opt.kind == "int0":
+        return _number(opt, value, int, 0)
     if opt.kind == "float":
         return _number(opt, value, float, 0.0)
     if opt.kind == "limit":
@@ -307,7 +351,19 @@ def resolve(config: pytest.Config) -> Settings:
         encounter_timeout=_positive("encounter_timeout", v["encounter_timeout"]),
         case_paths=tuple(Path(p) for p in config.getini("agent_cases")),
         operations=_operations(v),
+        subset=_subset(v),
+        encounter_tokens=(int(v["max_tokens_per_encounter"])
+                          if v["max_tokens_per_encounter"] is not None else None),
+        encounter_cost=v["max_cost_per_encounter"],
     )
+
+
+def _subset(v: dict[str, Any]) -> Subset:
+    if v["limit"] is not None and v["sample"] is not None:
+        raise pytest.UsageError("--agent-limit and --agent-sample: give one of them")
+    return Subset(limit=int(v["limit"]) if v["limit"] is not None else None,
+                  sample=int(v["sample"]) if v["sample"] is not None else None,
+                  seed=v["seed"])
 
 
 def _operations(v: dict[str, Any]) -> Operations:
@@ -383,4 +439,6 @@ def _gate(v: dict[str, Any], root: Path) -> GateSettings:
     except ValueError as exc:
         raise pytest.UsageError(f"--agent-gate-on: {exc}") from None
     return GateSettings(min_accuracy=v["min_accuracy"], baseline=baseline,
-                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"], on=on)
+                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"], on=on,
+                        reducer=v["gate_reducer"], subset=_subset(v).description,
+                        allow_subset=v["gate_allow_subset"] == "yes")
