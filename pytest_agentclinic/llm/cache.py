@@ -78,7 +78,9 @@ class ResponseCache:
     def probe(self) -> str | None:
         """Open the cache now (when it is on); why it is off instead, if it is."""
         if self.mode is not CacheMode.OFF:
-            self._open()
+            # A damaged cache.db is the first call's fatal error, as it always was.
+            with contextlib.suppress(sqlite3.DatabaseError):
+                self._open()
         return self.unusable
 
     @contextlib.contextmanager

@@ -8,8 +8,6 @@ import json
 import os
 import re
 import shlex
-import signal
-import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
@@ -34,6 +32,7 @@ from ..report import gate, rundir, summary
 from ..report.summary_md import append_step_summary
 from ..report.tables import Table
 from .collect import ERROR_NODE, RECORD_PROPERTY, UNPLAYED_PROPERTY, EncounterError, EncounterItem
+from .interrupts import defer_interrupts, restore_interrupts, say
 from .junit import write_gate_testcases
 from .scheduling import LEAD_WINDOWS, Ahead, llm_models, warm_grader
 from .scheduling import window as window_of
@@ -139,14 +138,13 @@ class AgentClinicSession:
         if llm_models(self.settings):
             unusable = self.cache.probe()  # workers fall back the same way, silently
             if unusable is not None:
-                self._say(f"agentclinic: {unusable}")
+                say(self.config, f"agentclinic: {unusable}")
 
     def pytest_unconfigure(self) -> None:
         if self.lock is not None:
             self.lock.release(started=self.started)
-        if self._sigint is not None:
-            signal.signal(signal.SIGINT, self._sigint)
-            self._sigint = None
+        restore_interrupts(self._sigint)
+        self._sigint = None
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and re.search(ERROR_NODE, report.nodeid):
@@ -198,43 +196,22 @@ class AgentClinicSession:
         self.results.close()
         if self.is_worker:
             return
-        self._defer_interrupts(session)
+        self._sigint = defer_interrupts(session, lambda: self._writing_reports)
         try:
             self._writing_reports = True
             self._finish(session)
         except KeyboardInterrupt:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-            self._say(f"agentclinic: interrupted while writing the reports; every finished "
-                      f"record is kept in {self.run_dir} (`agentclinic report {self.run_dir}` "
-                      f"writes the reports)")
+            say(self.config, f"agentclinic: interrupted while writing the reports; every "
+                             f"finished record is kept in {self.run_dir} (`agentclinic report "
+                             f"{self.run_dir}` writes the reports)")
         except OSError as exc:
             if session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-            self._say(f"agentclinic: could not write the reports in {self.run_dir}: "
-                      f"{exc.strerror or exc}; the records written so far are kept there")
+            say(self.config, f"agentclinic: could not write the reports in {self.run_dir}: "
+                             f"{exc.strerror or exc}; the records written so far are kept there")
         finally:
             self._writing_reports = False
-
-    def _defer_interrupts(self, session: pytest.Session) -> None:
-        """From here on Ctrl-C ends the run with exit status 2 and loses no record: it stops
-        the report being written (the records are on disk already), and pytest's own
-        summary, once cut by it (an internal error, exit status 1), is let finish."""
-        if threading.current_thread() is not threading.main_thread():
-            return
-
-        def interrupted(signum: int, frame: Any) -> None:
-            session.exitstatus = pytest.ExitCode.INTERRUPTED
-            if self._writing_reports:
-                raise KeyboardInterrupt
-
-        self._sigint = signal.signal(signal.SIGINT, interrupted)
-
-    def _say(self, line: str) -> None:
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(line)
-        else:
-            print(line)
 
     def _finish(self, session: pytest.Session) -> None:
         """Merge the records streamed to disk and write the reports."""

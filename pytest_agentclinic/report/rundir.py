@@ -2,7 +2,9 @@
 
 A run directory holds ``run.json`` (the manifest: how many items the run planned),
 ``results.jsonl`` (one result record per finished item, appended and flushed as each item
-finishes, so a killed run keeps what it finished), ``transcripts/``, and the reports built
+finishes, so a killed run keeps what it finished; an xdist worker streams its own
+``results.<worker>.jsonl``, merged as the run ends and read as part of the run until then),
+``.lock`` (the pid of the session that owns the directory), ``transcripts/``, and the reports built
 from the records (``summary.json``, ``summary.md``, ``report.html``). Everything that reads or
 writes those files (the pytest session, ``play``, ``import-craftmd``, ``report``, ``compare``,
 the gate's baseline and the HTML page) goes through this module; results.jsonl's lines are
