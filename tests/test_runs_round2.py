@@ -187,6 +187,40 @@ def test_a_full_disk_stops_the_calls_and_keeps_what_was_written(
     assert _leftovers(pytester.path) == []
 
 
+# The disk fills while report.html is written, after every record reached the disk.
+FULL_AT_REPORT = """
+import errno
+from pytest_agentclinic.report import rundir
+
+_page = rundir._page
+
+def full_page(write, *args):
+    write("<html>")
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+def pytest_configure(config):
+    rundir._page = full_page
+
+def pytest_unconfigure(config):
+    rundir._page = _page  # in-process runs share the module with the tests that follow
+"""
+
+
+def test_a_full_disk_at_the_final_report_keeps_the_records(pytester: pytest.Pytester,
+                                                           xdist: list[str]) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    pytester.makeconftest(FULL_AT_REPORT)
+    result = pytester.runpytest("c.yaml", "--agent-run-name=late", *NO_CACHE, *xdist)
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["agentclinic: could not write the reports in */late: No space "
+                                 "left on device; the records written so far are kept there"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    run_dir = pytester.path / "reports" / "late"
+    assert len(rundir.load_records(run_dir)) == 3
+    assert not (run_dir / "report.html").exists()
+    assert _leftovers(pytester.path) == []
+
+
 # --- 10: unwritable directories, a damaged cache -------------------------------------------
 
 def test_an_unwritable_report_directory_is_one_usage_line(pytester: pytest.Pytester,

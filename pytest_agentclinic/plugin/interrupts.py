@@ -42,6 +42,8 @@ def say(config: pytest.Config, line: str) -> None:
     """One line on the terminal, through pytest's reporter when there is one."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
+        if getattr(reporter._tw, "width_of_current_line", 0):
+            reporter._tw.line()  # xdist leaves its progress line open
         reporter.write_line(line)
     else:
         print(line)
