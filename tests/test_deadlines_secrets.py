@@ -73,7 +73,7 @@ def pytest_agentclinic_make_agent(role, model, case, config):
     result = pytester.runpytest("c.yaml", "--agent-encounter-timeout=1", *NO_CACHE)
     result.assert_outcomes(errors=1, passed=1)
     result.stdout.fnmatch_lines(["encounter timeout: not finished within 1 s "
-                                 "(--agent-encounter-timeout)"])
+                                 "(--agent-encounter-timeout), in turn 1: doctor"])
 
 
 def test_an_agent_blocking_the_event_loop_stops_the_session(pytester: pytest.Pytester) -> None:

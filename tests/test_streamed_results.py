@@ -33,7 +33,9 @@ def pytest_agentclinic_make_agent(role, model, case, config):
 
 
 def _lines(path: Path) -> list[str]:
-    return path.read_text().splitlines() if path.exists() else []
+    """The lines of results.jsonl and of the files xdist workers stream beside it."""
+    files = [path, *sorted(path.parent.glob("results.*.jsonl"))] if path.parent.is_dir() else []
+    return [line for f in files if f.exists() for line in f.read_text().splitlines()]
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["no-xdist", "n2"])

@@ -109,6 +109,9 @@ class ItemHeader(BaseModel):
     #: Roles whose model visibly refused to play its bias.
     refusals: list[str] = Field(default_factory=list)
     error: str | None = None
+    #: The stage (``turn 3: patient``, ``grading``...) an encounter cut off by
+    #: --agent-encounter-timeout was in; what it had before is kept.
+    timed_out_in: str | None = None
     #: Wall-clock start (epoch seconds) and length of the encounter.
     started_at: float = 0.0
     duration_s: float = 0.0

@@ -44,6 +44,7 @@ from ..llm.encounter_limits import EncounterLimitReached
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
 from .base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, diagnostic_measures
+from .runner import stage, track
 
 _TEST = re.compile(r"request\s+tests?\s*[:\-]\s*(.+)", re.I)
 _IMAGES = re.compile(r"request\s+images?\b", re.I)
@@ -99,6 +100,7 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
     incoming = ""
     for turn in range(1, budget + 1):
         view = TurnView(case, tuple(t.utterances), incoming, budget - turn + 1, budget, sample)
+        stage(f"turn {turn}: doctor")
         reply = await cast.doctor.respond(view)
         final = after_ready(reply.text)
         if final is not None:
@@ -114,6 +116,7 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
         detail = test.group(1).strip().splitlines()[0].strip(" .*") if test else ""
         _say(t, turn, "doctor", kind, reply, cast.doctor.model, detail)
         view = TurnView(case, tuple(t.utterances), reply.text, budget - turn, budget, sample)
+        stage(f"turn {turn}: {'measurement' if test else 'patient'}")
         if test:
             answer = await cast.measurement.respond(view)
             _say(t, turn, "measurement", "test_result", answer, cast.measurement.model)
@@ -125,6 +128,7 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
 
 async def _judge(t: Transcript, case: Case, cast: Cast, answer: str, sample: int) -> None:
     """Grade the doctor's final answer through the pipeline both protocols share."""
+    stage("grading")
     grade = await grade_answer(answer, case, cast.moderator, sample)
     t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
     t.utterances.append(Utterance(
@@ -136,6 +140,7 @@ async def _perception(t: Transcript, case: Case, cast: Cast, stated: str,
                       sample: int) -> None:
     """Ask the patient its three ratings of the doctor once the diagnosis is given (as the
     doctor stated it: the patient heard the words, not the grader's reading of them)."""
+    stage("perception")
     ask = perception.question(stated)
     t.utterances.append(Utterance(turn=t.turns_used, role="system", kind="perception_request",
                                   text=ask, model="harness"))
@@ -168,6 +173,7 @@ async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
                    turn_budget=budget, bias=bias,
                    image_mode=image_mode if case.images else None,
                    prompt_versions=cast.prompt_versions, started_at=time.time())
+    track(t)  # a timeout keeps what the encounter had
     with settled(t):
         await _dialogue(t, case, cast, budget, sample)
         final = next((u for u in t.utterances if u.kind == "diagnosis"), None)

@@ -42,6 +42,7 @@ from ..grading.pipeline import grade_answer, grade_choice
 from ..report.tables import Table, craftmd_table
 from . import base
 from .agentclinic import settled
+from .runner import stage, track
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized", "examonly")
 ANSWERS = ("mcq", "mcq-many", "frq")
@@ -172,6 +173,7 @@ async def run_craftmd(item: CraftItem, cast: CraftCast, conversation: Shared,
                    specialty=case.specialty, models=cast.models, sample=item.sample,
                    turn_budget=item.cap, experiment=item.experiment,
                    answer_format=item.answer, started_at=time.time())
+    track(t)  # a timeout keeps what the encounter had
     with settled(t):
         await _play(t, item, cast, conversation, summary)
     return t
@@ -180,6 +182,7 @@ async def run_craftmd(item: CraftItem, cast: CraftCast, conversation: Shared,
 async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: Shared,
                 summary: Shared) -> None:
     if item.experiment in ("multiturn", "singleturn", "summarized"):
+        stage("conversation")
         convo: Conversation = await conversation()
         t.utterances.extend(convo.utterances)
         if item.experiment == "summarized":
@@ -191,9 +194,11 @@ async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: S
     context = await _context(item, conversation, summary)
     t.utterances.append(Utterance(turn=t.turns_used, role="system", kind="final_question",
                                   text=context, model="harness"))
+    stage("final answer")
     reply = await cast.doctor.final(item.case, context, item.options or None, item.sample)
     t.utterances.append(_utter(t.turns_used + 1, "doctor", "final_answer", reply,
                                cast.doctor.model))
+    stage("grading")
     grade = (grade_choice(reply.text, item.options, item.case.diagnosis) if item.options
              else await grade_answer(reply.text, item.case, cast.moderator, item.sample))
     t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
