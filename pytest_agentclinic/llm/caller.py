@@ -17,12 +17,10 @@ from .errors import ReplayMissError, TransientError, timed_out
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
 from .stats import CallStats
+from .transports import TRANSPORTS as TRANSPORTS
 
 T = TypeVar("T")
 
-#: ``--agent-transport`` values: ``auto`` takes the aiohttp fast path where it applies,
-#: ``litellm`` sends every call through litellm.
-TRANSPORTS = ("auto", "litellm")
 
 
 @dataclass(frozen=True)

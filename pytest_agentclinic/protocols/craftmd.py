@@ -41,9 +41,8 @@ from ..grading.pipeline import grade_answer, grade_choice
 from ..report.tables import Table, craftmd_table
 from . import base
 from .agentclinic import settled
+from .builtin_options import CRAFTMD_OPTIONS
 
-EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized", "examonly")
-ANSWERS = ("mcq", "mcq-many", "frq")
 _FINAL = re.compile(r"final\s+diagnosis", re.I)
 
 
@@ -248,20 +247,7 @@ class CraftMD(base.Protocol):
     """The CRAFT-MD benchmark: every experiment of a case shares one conversation."""
 
     name: ClassVar[str] = "craftmd"
-    options: ClassVar[tuple[Option, ...]] = (
-        Option("experiment", "CRAFT-MD experiments (repeatable): vignette, multiturn, "
-               "singleturn, summarized, examonly",
-               ["vignette", "multiturn", "singleturn", "summarized"], "list", "NAME",
-               choices=EXPERIMENTS),
-        Option("answer", "CRAFT-MD answer modes (repeatable): mcq, mcq-many, frq",
-               ["mcq", "frq"], "list", "MODE", choices=ANSWERS),
-        Option("many_choices", "options of a many-choice MCQ (pooled from the same "
-               "specialty)", 10, "int", "N"),
-        Option("summarizer", "CRAFT-MD summarizer model: 'offline' or a litellm model string",
-               "offline", metavar="MODEL"),
-        Option("moderator", "moderator model, asked only what the grading rules cannot decide",
-               "offline", metavar="MODEL"),
-    )
+    options: ClassVar[tuple[Option, ...]] = CRAFTMD_OPTIONS
     roles: ClassVar[tuple[base.RoleSpec, ...]] = (
         base.RoleSpec("doctor", Clinician, None, "converses, then answers a final question"),
         base.RoleSpec("patient", Agent, None, "answers from the case vignette"),
