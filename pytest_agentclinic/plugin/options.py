@@ -35,10 +35,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("backoff", "first retry delay in seconds (doubles, with jitter)", 1.0, "float", "S"),
     Option("retry_after_cap", "longest Retry-After to honour, in seconds", 30.0, "float", "S"),
     # -- transport: rate limits, deployments, the HTTP path (docs/transport.md)
-    Option("rpm", "requests per minute allowed per model (split evenly over xdist workers); "
-           "without --agent-rpm/--agent-tpm, calls in flight adapt to 429s and timeouts",
+    Option("rpm", "requests per minute the provider allows per model, for the whole run: "
+           "split evenly over --agent-shard's N shards and xdist workers; without "
+           "--agent-rpm/--agent-tpm, calls in flight adapt to 429s and timeouts",
            None, "limit", "N"),
-    Option("tpm", "tokens per minute allowed per model (split evenly over xdist workers)",
+    Option("tpm", "tokens per minute the provider allows per model, for the whole run "
+           "(split evenly over shards and xdist workers)",
            None, "limit", "N"),
     Option("models", "deployments file in litellm's model_list format (model_name, "
            "litellm_params, rpm/tpm): a role's model named there is served by litellm's Router",

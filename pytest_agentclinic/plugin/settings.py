@@ -248,11 +248,13 @@ def _operations(v: dict[str, Any]) -> Operations:
 
 
 def _transport(config: pytest.Config, v: dict[str, Any], root: Path) -> dict[str, Any]:
-    """The caller's transport settings; rate limits are split over the xdist workers, so the
-    whole run stays within them (each worker gets an even share, no coordination)."""
+    """The caller's transport settings; rate limits are the provider's, split over the
+    shards (``--agent-shard K/N``: N machines) and each shard's xdist workers, so the whole
+    run stays within them (each process gets an even share, no coordination)."""
     from ..llm.deployments import ModelsFileError, load
 
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    workers *= _shards(v.get("shard"))
     deployments = None
     if v["models"]:
         try:
@@ -264,6 +266,13 @@ def _transport(config: pytest.Config, v: dict[str, Any], root: Path) -> dict[str
     return {"concurrency": v["concurrency"], "budget": Budget(v["rpm"], v["tpm"]).share(workers),
             "budgets": budgets, "transport": v["transport"],
             "model_list": deployments.model_list if deployments else ()}
+
+
+def _shards(value: object) -> int:
+    """N of a valid ``--agent-shard K/N`` (1 without one; :func:`_operations` reports a bad
+    one)."""
+    _k, _, n = str(value or "").partition("/")
+    return max(int(n), 1) if n.strip().isdigit() else 1
 
 
 def _positive(name: str, value: float) -> float:
