@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 COMMANDS = ("grade", "validate", "convert", "report", "compare", "import_craftmd", "play", "meld",
-            "merge", "merge_cache", "patient_check", "review")
+            "merge", "merge_cache", "patient_check", "review", "export", "view")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,7 +18,7 @@ class Option:
     name: str  # ``doctor`` -> ``--agent-doctor`` and ini ``agent_doctor``
     help: str
     default: Any
-    kind: str = "str"  # str | list | int | float | ints | fraction | money (None or >= 0) |
+    kind: str = "str"  # str | list | int | int0 (>= 0) | float | ints | fraction | money |
     #                    limit (> 0 or None)
     metavar: str = "VALUE"
     #: The values allowed (each value of a list option), None for any.

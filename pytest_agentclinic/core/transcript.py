@@ -12,7 +12,8 @@ Role = Literal["doctor", "patient", "measurement", "moderator", "summarizer", "s
 Kind = Literal["question", "test_request", "test_result", "image_request", "image_result",
                "answer", "diagnosis", "judgement", "perception_request", "perception",
                "summary", "final_question", "final_answer"]
-Outcome = Literal["correct", "incorrect", "no_diagnosis", "error"]
+#: ``limit``: the encounter used more than its per-encounter budget (tokens or cost).
+Outcome = Literal["correct", "incorrect", "no_diagnosis", "limit", "error"]
 
 
 class Usage(BaseModel):

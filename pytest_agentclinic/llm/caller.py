@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from ..core.roles import Reply
 from ..core.transcript import Usage
-from . import client, openai_http, prices, served
+from . import client, encounter_limits, openai_http, prices, served
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .errors import ReplayMissError, TransientError, timed_out
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
@@ -152,6 +152,22 @@ class ModelCaller:
         ones. A reply that ``readable`` rejects is returned but never cached, and a cached
         one it rejects is asked again: an unreadable reply must not become a stored answer.
         """
+        budget = encounter_limits.current()
+        if budget is not None:
+            budget.check()
+        reply = await self._complete(role=role, model=model, messages=messages,
+                                     case_id=case_id, sample=sample,
+                                     prompt_version=prompt_version, extra=extra,
+                                     readable=readable)
+        if budget is not None:
+            budget.charge(reply.usage.prompt_tokens + reply.usage.completion_tokens,
+                          reply.usage.cost_usd)
+        return reply
+
+    async def _complete(self, *, role: str, model: str, messages: list[dict[str, Any]],
+                        case_id: str, sample: int, prompt_version: str,
+                        extra: dict[str, Any] | None,
+                        readable: Callable[[str], bool] | None) -> Reply:
         params = {**self.settings.sampling, **(extra or {})}
         parts = key_parts(model=model, messages=messages, params=params,
                           role=role, case_id=case_id, sample=sample,

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import hookspecs
 from ..protocols import registry
+from . import hookspecs
 from .options import OPTIONS, add_options
 
 if TYPE_CHECKING:
@@ -59,6 +59,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(state, "agentclinic-session")
     config.pluginmanager.register(EncounterTimes(), "agentclinic-encounter-times")
     config.pluginmanager.register(ReleaseReported(), "agentclinic-release-reported")
+    if settings.subset.description is not None:
+        from .subset import SubsetPlugin
+
+        # Registered before the shard's plugin: pluggy calls it after, on the shard's cases.
+        config.pluginmanager.register(SubsetPlugin(settings.subset), "agentclinic-subset")
     config.pluginmanager.register(OperationsPlugin(state), "agentclinic-operations")
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist_hooks import XdistHooks, worker_lookahead

@@ -166,6 +166,11 @@ class EncounterItem(pytest.Item):
         assert t is not None
         if t.outcome == "correct":
             return
+        if t.outcome == "limit":
+            message = f"{t.error}\n  transcript: {self.transcript_path}"
+            if session_of(self.config).settings.gate.active:
+                pytest.xfail(message)
+            raise EncounterFailed(message)
         tests = ", ".join(t.tests_requested) or "none"
         given = t.diagnosis if t.outcome == "incorrect" else "no diagnosis"
         reason = f" ({t.verdict.decided_by}: {t.verdict.reason})" if t.verdict else ""

@@ -13,6 +13,7 @@ import pytest
 from ..core.options import Option
 from ..llm.transports import TRANSPORTS
 from ..protocols import registry
+from ..report.reducer_names import REDUCERS
 
 OPTIONS: tuple[Option, ...] = (
     Option("doctor", "doctor model: 'offline' or a litellm model string (repeatable)",
@@ -77,6 +78,23 @@ OPTIONS: tuple[Option, ...] = (
            metavar="auto|off|S"),
     Option("max_cost", "start no new encounter once the spent plus in-flight cost (USD) "
            "would pass this", None, metavar="USD"),
+    # A smoke run on a few cases (plugin/subset.py); the gate refuses to pass a subset.
+    Option("limit", "run only the first N selected cases (after -k/-m), every item of each",
+           None, "limit", "N"),
+    Option("sample", "run a random N of the selected cases, stratified by specialty "
+           "(reproducible with --agent-seed)", None, "limit", "N"),
+    Option("seed", "seed of --agent-sample", 0, "int0", "S"),
+    Option("gate_allow_subset", "gate: whether a run of --agent-limit/--agent-sample cases "
+           "may pass (yes or no)", "no", metavar="yes|no", choices=("yes", "no")),
+    Option("gate_reducer", "gate: which reducer over a case's --agent-repeat trials the "
+           "minimum accuracy applies to: mean, pass@k, majority or all", "mean",
+           metavar="NAME", choices=REDUCERS),
+    # Per-encounter budgets: past one the encounter ends with the outcome 'limit'.
+    Option("max_tokens_per_encounter", "end an encounter once its calls used more tokens "
+           "than this (outcome 'limit': neither a misdiagnosis nor an error)", None, "limit",
+           "N"),
+    Option("max_cost_per_encounter", "end an encounter once its calls cost more than USD "
+           "(outcome 'limit')", None, "limit", "USD"),
 )
 
 

@@ -23,6 +23,7 @@ from ..core.transcript import Transcript
 from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
 from ..llm.client import key_variable, needs_placeholder_key
+from ..llm.encounter_limits import encounter_budget
 from ..llm.errors import FatalLLMError
 from ..llm.served import redact_url
 from ..metrics.gathering import for_encounter
@@ -268,6 +269,10 @@ class AgentClinicSession:
         if self.tables:
             summary.print_summary(terminalreporter, self.settings.roles, self.tables,
                                   self.run_dir, self.bad_records)
+            if self.settings.subset.description is not None:
+                terminalreporter.write_line(
+                    f"subset: this run covers {self.settings.subset.description}, not every "
+                    "selected case")
         if self.gate is not None:
             summary.print_gate(terminalreporter, self.gate)
 
@@ -285,9 +290,11 @@ class AgentClinicSession:
         async def play() -> Transcript:
             if self._grader_ready is not None:
                 await asyncio.wrap_future(self._grader_ready)
+            settings = self.settings
             try:
-                return await self._deadline(item, self.protocol.play(item.spec,
-                                                                     self.play_context))
+                with encounter_budget(settings.encounter_tokens, settings.encounter_cost):
+                    return await self._deadline(item, self.protocol.play(item.spec,
+                                                                         self.play_context))
             except FatalLLMError as exc:
                 # Stop the other encounters in flight now: they would only fail the same way.
                 self.fatal = self.fatal or redact(str(exc))

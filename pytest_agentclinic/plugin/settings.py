@@ -41,6 +41,25 @@ class Operations:
 
 
 @dataclass(frozen=True)
+class Subset:
+    """A smoke run's selection of cases: the first ``limit`` or a sample of ``sample``."""
+
+    limit: int | None = None
+    sample: int | None = None
+    seed: int = 0
+
+    @property
+    def description(self) -> str | None:
+        """What the run covers, for the report and the gate; None for every case."""
+        if self.sample is not None:
+            return (f"a stratified random sample of {self.sample} case(s) (--agent-sample, "
+                    f"seed {self.seed})")
+        if self.limit is not None:
+            return f"the first {self.limit} case(s) (--agent-limit)"
+        return None
+
+
+@dataclass(frozen=True)
 class Settings:
     """Every ``--agent-*`` value after CLI > ini > default resolution and validation."""
 
@@ -64,6 +83,10 @@ class Settings:
     #: Case files and folders listed in the ini option ``agent_cases`` (absolute).
     case_paths: tuple[Path, ...] = ()
     operations: Operations = field(default_factory=Operations)
+    subset: Subset = field(default_factory=Subset)
+    #: Per-encounter budgets (tokens, USD); None: none.
+    encounter_tokens: int | None = None
+    encounter_cost: float | None = None
 
     @property
     def run_options(self) -> RunOptions:
@@ -90,6 +113,7 @@ class Settings:
             "api_base": redact_url(self.call.api_base),
             "sampling": self.call.sampling,
             "shard": self.operations.shard_label,
+            "subset": self.subset.description,
         }
 
     @property
@@ -130,6 +154,8 @@ def _number(opt: Option, value: Any, cast: Callable[[str], Any], minimum: float)
 def _convert(opt: Option, value: Any) -> Any:
     if opt.kind == "int":
         return _number(opt, value, int, 1 if opt.name != "retries" else 0)
+    if opt.kind == "int0":
+        return _number(opt, value, int, 0)
     if opt.kind == "float":
         return _number(opt, value, float, 0.0)
     if opt.kind == "limit":
@@ -218,7 +244,19 @@ def resolve(config: pytest.Config) -> Settings:
         encounter_timeout=_positive("encounter_timeout", v["encounter_timeout"]),
         case_paths=tuple(Path(p) for p in config.getini("agent_cases")),
         operations=_operations(v),
+        subset=_subset(v),
+        encounter_tokens=(int(v["max_tokens_per_encounter"])
+                          if v["max_tokens_per_encounter"] is not None else None),
+        encounter_cost=v["max_cost_per_encounter"],
     )
+
+
+def _subset(v: dict[str, Any]) -> Subset:
+    if v["limit"] is not None and v["sample"] is not None:
+        raise pytest.UsageError("--agent-limit and --agent-sample: give one of them")
+    return Subset(limit=int(v["limit"]) if v["limit"] is not None else None,
+                  sample=int(v["sample"]) if v["sample"] is not None else None,
+                  seed=v["seed"])
 
 
 def _operations(v: dict[str, Any]) -> Operations:
@@ -303,4 +341,6 @@ def _gate(v: dict[str, Any], root: Path) -> GateSettings:
     except ValueError as exc:
         raise pytest.UsageError(f"--agent-gate-on: {exc}") from None
     return GateSettings(min_accuracy=v["min_accuracy"], baseline=baseline,
-                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"], on=on)
+                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"], on=on,
+                        reducer=v["gate_reducer"], subset=_subset(v).description,
+                        allow_subset=v["gate_allow_subset"] == "yes")

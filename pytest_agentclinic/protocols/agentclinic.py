@@ -38,6 +38,7 @@ from ..grading.markers import after_ready
 from ..grading.moderator import OfflineModerator
 from ..grading.pipeline import grade_answer
 from ..llm.caller import ModelCaller
+from ..llm.encounter_limits import EncounterLimitReached
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
 from .base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions
@@ -189,6 +190,9 @@ def settled(t: Transcript) -> Iterator[None]:
         raise
     except LLMError as exc:
         t.outcome, t.error = "error", f"{type(exc).__name__}: {exc}"
+    except EncounterLimitReached as exc:
+        # A budget, not a failure: the partial transcript stays, and no verdict is given.
+        t.outcome, t.error = "limit", str(exc)
     finally:
         t.duration_s = time.perf_counter() - started
 

@@ -29,6 +29,7 @@ from ..core.records import ResultRecord
 from .clustered import cluster_wilson, sign_flip_pvalues
 from .comparison import unpaired_reasons
 from .conditions import Cell, gate_cells
+from .reducers import reduce
 from .statistics import per_case
 
 
@@ -42,6 +43,14 @@ class GateSettings:
     alpha: float = 0.05
     #: ``--agent-gate-on`` values (see :mod:`.report.conditions`).
     on: tuple[str, ...] = ("default",)
+    #: Which reducer over a case's trials the minimum accuracy applies to (see
+    #: :mod:`.reducers`); ``mean`` is the item accuracy.
+    reducer: str = "mean"
+    #: What the run covers when it is a subset of the selected cases (``--agent-limit``,
+    #: ``--agent-sample``), e.g. "a stratified sample of 10 cases (seed 1)"; None: all.
+    subset: str | None = None
+    #: Whether a subset may pass the gate (``--agent-gate-allow-subset``).
+    allow_subset: bool = False
 
     @property
     def active(self) -> bool:
@@ -87,7 +96,24 @@ class GateResult:
 
 # --- the checks ----------------------------------------------------------------------------
 
-def _accuracy_line(cell: Cell, minimum: float) -> tuple[bool, str, dict[str, Any]]:
+def _reduced_line(cell: Cell, minimum: float, reducer: str
+                  ) -> tuple[bool, str, dict[str, Any]]:
+    figure = reduce(cell.records, reducer)
+    if figure is None:
+        return False, f"{cell.label}: no judged items: FAIL, nothing to measure", {"n": 0}
+    ok = figure.value >= minimum
+    name = f"pass@{figure.k}" if reducer == "pass@k" else f"{reducer} (k={figure.k})"
+    return ok, (f"{cell.label}: {name} {figure.value:.3f} ({figure.cases} cases, 95% CI "
+                f"{figure.ci[0]:.3f}-{figure.ci[1]:.3f}) {'>=' if ok else '<'} minimum "
+                f"{minimum:.3f}: {'pass' if ok else 'FAIL'}"), {
+        "reducer": reducer, "k": figure.k, "accuracy": figure.value, "cases": figure.cases,
+        "ci": list(figure.ci), "minimum": minimum}
+
+
+def _accuracy_line(cell: Cell, minimum: float, reducer: str = "mean"
+                   ) -> tuple[bool, str, dict[str, Any]]:
+    if reducer != "mean":
+        return _reduced_line(cell, minimum, reducer)
     judged = [r for r in cell.records if r.outcome != "error"]
     errors = len(cell.records) - len(judged)
     if not judged:
@@ -226,7 +252,7 @@ def _check_cell(cell: Cell, gate: GateSettings, baseline: Sequence[ResultRecord]
     passed, lines, data = True, [], {"doctor": cell.doctor, "condition": cell.condition,
                                      "pooled_over": cell.pooled}
     if gate.min_accuracy is not None:
-        ok, line, numbers = _accuracy_line(cell, gate.min_accuracy)
+        ok, line, numbers = _accuracy_line(cell, gate.min_accuracy, gate.reducer)
         passed &= ok
         lines.append(line)
         data["min_accuracy_check"] = numbers
@@ -254,6 +280,12 @@ def evaluate(gate: GateSettings, records: Sequence[ResultRecord],
         checks.append(GateCheck("infrastructure errors", False, (
             f"{errors} item(s) ended in infrastructure errors: FAIL, the measurement is "
             "incomplete",), {"errors": errors}))
+    if gate.subset is not None:
+        checks.append(GateCheck("subset", gate.allow_subset, (
+            f"the run covers {gate.subset}: "
+            + ("allowed by --agent-gate-allow-subset" if gate.allow_subset else
+               "FAIL, a release is not gated on a subset (--agent-gate-allow-subset allows "
+               "it)"),), {"subset": gate.subset}))
     base_records, summary = baseline
     if gate.baseline is not None and baseline_error is not None:
         checks.append(GateCheck("baseline", False, (

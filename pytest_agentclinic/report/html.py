@@ -154,6 +154,8 @@ def _header(run: str, summary: Mapping[str, Any], records: Sequence[ResultRecord
             ("correct", str(correct), "ok"),
             ("incorrect", str(sum(r.outcome == "incorrect" for r in records)), "bad"),
             ("no diagnosis", str(sum(r.outcome == "no_diagnosis" for r in records)), "warn"),
+            *([("limit", str(sum(r.outcome == "limit" for r in records)), "warn")]
+              if any(r.outcome == "limit" for r in records) else []),
             ("errors", str(len(records) - len(judged)), "err")]
     tiles = "".join(f'<div class="kpi {cls}"><div class="kv">{escape(v)}</div>'
                     f'<div class="kl">{escape(k)}</div></div>' for k, v, cls in kpis)

@@ -148,6 +148,8 @@ class GroupRow(_Row):
     no_diagnosis: int
     mean_turns: float | None
     mean_tests: float | None
+    #: Encounters stopped by a per-encounter budget (judged, never correct).
+    limit: int = 0
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: dict[str, float] = field(default_factory=dict)
     calls: int = 0
@@ -188,6 +190,7 @@ def _group_row(by: tuple[str, ...], key: GroupKey, rows: Sequence[ResultRecord])
         by=by, key=key, n=n, correct=int(correct.sum()), accuracy=accuracy,
         ci_low=ci_low, ci_high=ci_high, cases=cases, errors=len(rows) - n,
         no_diagnosis=sum(r.outcome == "no_diagnosis" for r in judged),
+        limit=sum(r.outcome == "limit" for r in judged),
         mean_turns=sum(r.turns_used for r in judged) / n if n else None,
         mean_tests=sum(len(r.tests_requested) for r in judged) / n if n else None,
         tokens=tokens, cost_usd=cost, calls=calls, cache_hits=hits)

@@ -16,6 +16,7 @@ import numpy as np
 from ..core.records import ResultRecord
 from .beyond import beyond_tables
 from .conditions import condition_label, gate_cells, varied_fields
+from .reducers import reducer_table
 from .statistics import (
     GROUP_FIELDS,
     GroupRow,
@@ -60,7 +61,7 @@ def cell(row: GroupRow | None) -> str:
 def _plot_row(row: GroupRow, label: str) -> dict[str, Any]:
     return {"group": label, "n": row.n, "correct": row.correct, "accuracy": row.accuracy,
             "ci_low": row.ci_low, "ci_high": row.ci_high, "errors": row.errors,
-            "no_diagnosis": row.no_diagnosis}
+            "no_diagnosis": row.no_diagnosis, "limit": row.limit}
 
 
 def overview(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -77,6 +78,9 @@ def overview(records: Sequence[ResultRecord], resamples: int) -> Table:
     headers = ["doctor", "n", "correct", "accuracy", "95% CI", "errors", "no dx", "turns",
                "tests", "tokens", "cost $", "cache hits"]
     note = "accuracy = correct / (items - errors); errors are infrastructure failures"
+    if any(r.outcome == "limit" for r in records):
+        note += ("; 'limit' encounters (stopped by a per-encounter budget) count as not "
+                 f"correct: {sum(r.outcome == 'limit' for r in records)}")
     pooled = pooled_over(records)
     return Table("accuracy by doctor model" + (f" ({pooled})" if pooled else ""), headers,
                  rows, data, note + INTERVAL_NOTE)
@@ -310,6 +314,9 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
         tables.append(_pooling(budget_table(records, resamples), records, ("turn_budget",)))
     if any(r.perception is not None for r in records):
         tables.append(_pooling(perception_table(records, resamples), records, ("bias",)))
+    reduced = reducer_table(records)
+    if reduced is not None:
+        tables.append(Table(*reduced))
     tables.extend(Table(*parts) for parts in beyond_tables(records, resamples))
     if any(u.calls for r in records for u in r.usage.values()):
         tables.append(usage_table(records))

@@ -1,0 +1,34 @@
+"""Reading a run directory for a command: one line on stderr, not a traceback, when it holds
+nothing to read."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..core.records import ResultRecord
+
+
+class NoRun(Exception):
+    """The path names no run with results (the message is the line to print)."""
+
+
+def load_run(given: str, command: str) -> tuple[Path, list[ResultRecord]]:
+    """The run directory of ``given`` (a run directory or its results.jsonl) and its records;
+    :class:`NoRun` when there are none."""
+    from ..report import rundir
+
+    try:
+        results = rundir.results_path(given)
+    except FileNotFoundError as exc:
+        raise NoRun(f"agentclinic {command}: {exc}") from None
+    records = rundir.load_records(results)
+    if not records:
+        raise NoRun(f"agentclinic {command}: {results} holds no results")
+    return results.parent, records
+
+
+def say(exc: NoRun) -> int:
+    """Print ``exc`` on stderr; the exit status of bad input."""
+    print(exc, file=sys.stderr)
+    return 2
