@@ -23,7 +23,9 @@ print(json.dumps({"status": int(status), "modules": sorted(sys.modules)}))
 HEAVY = ("litellm", "aiohttp", "numpy", "scipy", "pydantic", "yaml",
          "pytest_agentclinic.plugin.session", "pytest_agentclinic.protocols.agentclinic",
          "pytest_agentclinic.protocols.craftmd", "pytest_agentclinic.grading",
-         "pytest_agentclinic.report", "pytest_agentclinic.agents", "pytest_agentclinic.cases",
+         "pytest_agentclinic.report.tables", "pytest_agentclinic.report.reducers",
+         "pytest_agentclinic.report.rundir", "pytest_agentclinic.report.gate",
+         "pytest_agentclinic.agents", "pytest_agentclinic.cases",
          "pytest_agentclinic.core.case", "pytest_agentclinic.llm.caller")
 
 
