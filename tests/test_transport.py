@@ -523,3 +523,28 @@ print(constants.AIOHTTP_CONNECTOR_LIMIT_PER_HOST, constants.AIOHTTP_CONNECTOR_LI
     assert longest < total / 3, (longest, total)
     # litellm caps a host at 500 connections unless told otherwise before its import.
     assert out[2:] == ["1024", "2048"]
+
+
+def test_calls_held_back_after_their_request_slot_take_a_new_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # 20 calls admitted by the schedule, then all held (e.g. waiting for a call slot) for
+    # 5 s: leaving together would send 20 requests at once to a 600 RPM provider.
+    fake = FakeTime()
+    monkeypatch.setattr(asyncio, "sleep", fake.sleep)
+    gate = ModelGate("m", Budget(rpm=600), max_in_flight=50, clock=fake.clock)
+
+    async def one() -> float:
+        admitted = await gate.acquire()
+        await asyncio.sleep(5.0 - (fake.now - 1000.0))  # held until t = 5 s
+        await gate.resume(admitted)
+        gate.release(admitted, used=1)
+        return fake.now
+
+    async def run() -> list[float]:
+        return sorted(await asyncio.gather(*(one() for _ in range(20))))
+
+    times = asyncio.run(fake.drive(run()))
+    # Within what a provider enforcing 600 RPM per second allows (a bucket of 10, refilled
+    # at 10 a second), not 20 at once.
+    for window in (0.01, 0.25, 1.0):
+        assert _most_in(times, window) <= 10 + 10 * window

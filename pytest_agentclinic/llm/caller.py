@@ -227,6 +227,12 @@ class ModelCaller:
         started = await gate.acquire(reserved)
         try:
             await self.slots.acquire(CALL_PRIORITY.get())
+            try:
+                # Calls that waited for a call slot would leave together as slots free up.
+                await gate.resume(started)
+            except BaseException:
+                self.slots.release()
+                raise
             self.http_attempts += 1
             self.stats.in_flight += 1
             sent = time.perf_counter()

@@ -224,6 +224,14 @@ class ModelGate:
         self.stats.calls += 1
         return self._clock()
 
+    async def resume(self, admitted: float) -> None:
+        """For a call admitted at ``admitted`` that then waited (for a call slot): past the
+        catch-up bound, its request slot has gone and it takes a new one, so calls held
+        back together do not leave together."""
+        requests = self._requests
+        if requests is not None and self._clock() - admitted > requests.catch_up:
+            await requests.wait(requests.reserve())
+
     def release(self, started: float, *, reserved: int = 0, used: int | None = None,
                 rate_limited: bool = False, timed_out: bool = False,
                 retry_after: float | None = None) -> None:
