@@ -3,7 +3,9 @@
 Every strategy of ``tests/fixtures/adversarial.yaml`` is filled in for every case of
 ``cases/`` and graded through the pipeline both protocols share, with the offline moderator
 and with a moderator model that always answers Yes (a fake OpenAI-compatible server on
-127.0.0.1). Prints one row per strategy: hits / cases for each column, and the cases hit.
+127.0.0.1). Prints one row per strategy: hits / cases for each column, and the cases hit
+(for the answers that must score, the cases missed). Targets: each answer that must not
+score at most 2% of the cases, each that must score at least 95%.
 
     python benchmarks/bench_adversarial.py
 """
@@ -52,17 +54,24 @@ async def table(moderators: dict[str, Moderator]) -> None:
     """Print the strategy x (protocol, moderator) table."""
     columns = [(p, m) for p in PROTOCOLS for m in moderators]
     header = " | ".join(f"{p} / {m}" for p, m in columns)
-    print(f"| strategy | {header} |")
-    print("|---|" + "---|" * len(columns))
+    must_score = suite().must_score
+    print(f"| strategy | target | {header} |")
+    print("|---|---|" + "---|" * len(columns))
     for strategy in suite().strategies:
-        cells, notes = [], set()
+        cells: list[str] = []
+        notes: set[str] = set()
         for protocol, name in columns:
             scored, applicable = await hits(strategy, protocol, moderators[name])
-            cells.append(f"{len(scored)}/{applicable}")
-            if strategy != "control":
+            cells.append(f"{len(scored)}/{applicable} ({len(scored) / max(applicable, 1):.0%})")
+            if strategy in must_score:
+                notes.update(c.id for c in library() if c.id not in scored
+                             and answer(strategy, c, protocol) is not None)
+            else:
                 notes.update(scored)
-        print(f"| {strategy} | " + " | ".join(cells) + " |"
-              + (f"  hits: {', '.join(sorted(notes))}" if notes else ""))
+        kind = "must score" if strategy in must_score else "must not"
+        label = "misses" if strategy in must_score else "hits"
+        print(f"| {strategy} | {kind} | " + " | ".join(cells) + " |"
+              + (f"  {label}: {', '.join(sorted(notes))}" if notes else ""))
 
 
 def main() -> None:

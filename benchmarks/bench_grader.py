@@ -5,7 +5,10 @@ free-response answers (from the raw responses, never the paper's extraction), pe
 experiment and per specialty; the commonest disagreements and their anatomy (which kinds
 contradict the paper's own rules, hence the ceiling for a grader that follows them; step 2
 alone on the reference's extraction); the MCQ accuracy table next to the paper's Table 1; and
-the grading throughput on one core.
+the grading throughput on one core; and agreement with the dermatologists who validated the
+paper's grader (``craftmd/expert_grader_validation_dev.jsonl``): 1 - sum |ours - experts| /
+(5 n) over the cases, offline and with the recorded GPT-4 verdicts standing in for a
+moderator on the answers the rules are unsure of, beside the recorded GPT-4 grader's own.
 
     python benchmarks/bench_grader.py [--datasets ../shared/datasets] [--top 25]
 """
@@ -13,6 +16,7 @@ the grading throughput on one core.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -117,11 +121,53 @@ def print_mcq(reports: dict[str, Report]) -> None:
         print(f"  {model}: " + "  ".join(cells))
 
 
+EXPERTS = Path("craftmd") / "expert_grader_validation_dev.jsonl"
+
+
+def expert_agreement(path: Path, grader: CraftMDGrader) -> dict[str, float]:
+    """Agreement with the dermatologists' count of correct answers per case: ours offline,
+    ours with the recorded GPT-4 verdict deciding what the rules are unsure of, and the
+    recorded GPT-4 grader's."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    gaps = {"offline": 0, "GPT-4 as moderator": 0, "recorded GPT-4 grader": 0}
+    unsure = 0
+    for row in rows:
+        verdicts = [grader.grade_frq(a, row["truth"]) for a in row["answers"]]
+        unsure += sum(not v.sure for v in verdicts)
+        counts = {"offline": sum(v.verdict for v in verdicts),
+                  "GPT-4 as moderator": sum(v.verdict if v.sure else int(g) for v, g in
+                                            zip(verdicts, row["gpt4_grader"], strict=True)),
+                  "recorded GPT-4 grader": sum(row["gpt4_grader"])}
+        for name, count in counts.items():
+            gaps[name] += abs(count - int(row["dermatologists_correct"]))
+    n = len(rows)
+    out = {name: 1 - gap / (5 * n) for name, gap in gaps.items()}
+    out["cases"], out["unsure answers"] = n, unsure
+    return out
+
+
+def print_experts(datasets: Path, grader: CraftMDGrader) -> None:
+    """Agreement with the dermatologists (development half of the validation cases)."""
+    path = datasets / EXPERTS
+    if not path.exists():
+        print(f"Expert agreement: {path} not found")
+        return
+    result = expert_agreement(path, grader)
+    print(f"Expert agreement (dermatologists, {int(result['cases'])} cases, "
+          f"{int(result['unsure answers'])} answers the rules are unsure of): "
+          f"offline {result['offline']:.4f}  "
+          f"GPT-4 as moderator {result['GPT-4 as moderator']:.4f}  "
+          f"recorded GPT-4 grader {result['recorded GPT-4 grader']:.4f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--experts-only", action="store_true",
+                        help="print the agreement with the dermatologists only")
     args = parser.parse_args(argv)
     if not (args.datasets / "craftmd").is_dir():
         print(f"no CRAFT-MD datasets under {args.datasets}", file=sys.stderr)
@@ -129,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     start, cpu = time.perf_counter(), time.process_time()
     default_terminology()
     load, load_cpu = time.perf_counter() - start, time.process_time() - cpu
+    print_experts(args.datasets, CraftMDGrader())
+    if args.experts_only:
+        return 0
     reports = evaluate_shared(args.datasets, grader=CraftMDGrader())
     print_frq(reports)
     print_disagreements(reports, args.top)

@@ -29,7 +29,10 @@ class Suite:
     """The fixture: wrappers, the control, the strategies and the allowed hits."""
 
     wrappers: dict[str, str]
+    #: The control, the answers that must score, then those that must not.
     strategies: dict[str, str]
+    #: The strategies that must score (the control among them).
+    must_score: frozenset[str]
     minimum_control: float
     maximum_share: float
     allowed_hits: dict[str, dict[str, str]]
@@ -39,7 +42,8 @@ class Suite:
 def suite() -> Suite:
     """The fixture, read once."""
     raw: dict[str, Any] = yaml.safe_load(FIXTURE.read_text(encoding="utf-8"))
-    return Suite(raw["wrappers"], {CONTROL: raw["control"], **raw["strategies"]},
+    scoring = {CONTROL: raw["control"], **(raw.get("must_score") or {})}
+    return Suite(raw["wrappers"], {**scoring, **raw["strategies"]}, frozenset(scoring),
                  float(raw["minimum_control"]), float(raw["maximum_share"]),
                  raw.get("allowed_hits") or {})
 
@@ -112,16 +116,33 @@ def slots(case: Case) -> dict[str, str]:
               "choices": ", ".join(case.choices),
               "library": ", ".join(c.diagnosis for c in library())}
     values.update(zip(("other", "other2"), _others(case), strict=False))
+    initials = "".join(w[0] for w in _identifying(case.diagnosis)).upper()
+    if len(initials) > 1:
+        values["abbr"] = initials
+    slip = _slipped(case.diagnosis)
+    if slip is not None:
+        values["slip"] = slip
     words = _modifiers(case)
     if words:
         values["word"] = max(words, key=lambda w: (_word_counts()[w], -words.index(w)))
     return values
 
 
+def _slipped(name: str) -> str | None:
+    """``name`` with one letter of its longest word (7 letters or more) changed, or None."""
+    words = re.findall(r"[A-Za-z]+", name)
+    longest = max(words, key=len, default="")
+    if len(longest) < 7:
+        return None
+    i = len(longest) // 2
+    swap = "e" if longest[i].lower() != "e" else "a"
+    return name.replace(longest, longest[:i] + swap + longest[i + 1:], 1)
+
+
 def answer(strategy: str, case: Case, protocol: str) -> str | None:
     """The doctor's final message for ``strategy`` on ``case``, or None when it does not apply."""
     template = suite().strategies[strategy]
     values = slots(case)
-    if "{word}" in template and "word" not in values:
+    if any(f"{{{slot}}}" in template and slot not in values for slot in ("word", "abbr", "slip")):
         return None
     return suite().wrappers[protocol].format(answer=template.format(**values))

@@ -62,11 +62,15 @@ def score(protocol: str, moderator: Moderator) -> dict[str, dict[str, bool]]:
 
 
 def check(scores: dict[str, dict[str, bool]]) -> None:
-    """The control reaches its minimum; no strategy scores beyond its explained hits."""
-    control = scores[CONTROL]
-    assert sum(control.values()) / len(control) >= suite().minimum_control, [
-        case for case, hit in control.items() if not hit]
-    for strategy in STRATEGIES[1:]:
+    """The control and every answer that must score reach their minimum; no strategy scores
+    beyond its explained hits."""
+    for strategy in suite().must_score:
+        scored = scores[strategy]
+        assert sum(scored.values()) / len(scored) >= suite().minimum_control, (
+            strategy, [case for case, hit in scored.items() if not hit])
+    for strategy in STRATEGIES:
+        if strategy in suite().must_score:
+            continue
         hits = {case for case, hit in scores[strategy].items() if hit}
         explained = set(suite().allowed_hits.get(strategy, {}))
         assert hits <= explained, f"{strategy} scores on {sorted(hits - explained)}"
@@ -78,6 +82,16 @@ def test_the_library_and_the_fixture_cover_the_issue() -> None:
     assert {"wrong_choice", "library", "four_choices", "wrong_or_truth", "truth_or_wrong",
             "hedge", "negation", "ruled_out", "differential", "one_word",
             "injection"} <= set(STRATEGIES)
+    # issue 21: the truth beside a wrong main diagnosis, abbreviations, non-answers, and the
+    # answers a careful clinician grades right
+    assert {"other_and_truth", "other_comma_truth", "other_line_truth", "other_dash_truth",
+            "other_bracket_truth", "other_paren_truth", "other_paren_possible", "percentages",
+            "other_with_truth", "other_aka_truth", "other_specifically_truth",
+            "other_suggestive_truth", "truth_unlikely_other", "truth_comma_other",
+            "truth_semicolon_other", "rule_out_truth", "not_truth_abbr", "unknown",
+            "symptom"} <= set(STRATEGIES) - suite().must_score
+    assert {"not_certain_but", "not_certain_semicolon", "hard_to_say",
+            "final_after_differential", "not_other_dash", "slip"} <= suite().must_score
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)

@@ -13,8 +13,6 @@ import pytest
 
 from pytest_agentclinic.commands import grade as grade_command
 from pytest_agentclinic.grading.craftmd_grader import (
-    OFFLINE,
-    OFFLINE_UNSURE,
     CraftMDGrader,
     Question,
     Verdict,
@@ -22,6 +20,7 @@ from pytest_agentclinic.grading.craftmd_grader import (
 from pytest_agentclinic.grading.equivalence import given_names
 from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.mcq import choose
+from pytest_agentclinic.grading.rules import OFFLINE, OFFLINE_UNSURE
 from tools.craftmd_eval import (
     EXPERIMENTS,
     KINDS,
@@ -86,15 +85,18 @@ def test_multiple_and_none_score_zero_even_when_naming_the_truth() -> None:
 
 
 @pytest.mark.parametrize(("response", "truth", "expected"), [
-    # the paper's examples: broader than the truth is right, more specific is not
-    ("Lymphoma", "Hodgkin's lymphoma", 1),
+    # the paper's examples: broader than the truth is right, more specific is not; a family
+    # ("lymphoma", 27 concepts below it) only under the paper policy (issue 21)
+    ("Lymphoma", "Hodgkin's lymphoma", 0),
     ("Hodgkin's lymphoma", "lymphoma", 0),
     ("Eczema", "onychomycosis", 0),
     ("Psoriasis", "plaque psoriasis", 1),
-    ("Chronic pancreatitis", "pancreatitis", 0),
-    # a site, a side or the acuity added to the truth still names the truth
-    ("Stress fracture of the second metatarsal", "stress fracture", 1),
+    ("Chronic pancreatitis", "pancreatitis", 0),  # a subtype the terminology knows
+    # a side or the acuity added to the truth still names the truth; a site is narrower,
+    # as the dermatologists who validated the paper's grader read it (issue 21)
+    ("Stress fracture of the second metatarsal", "stress fracture", 0),
     ("Acute pyelonephritis", "pyelonephritis", 1),
+    ("Severe bilateral pneumonia", "pneumonia", 1),
     # subtypes that differ are different conditions
     ("Hepatitis A", "hepatitis B", 0),
     ("Non-Hodgkin lymphoma", "Hodgkin lymphoma", 0),
@@ -117,10 +119,20 @@ def test_abbreviations(response: str, truth: str) -> None:
     ("VSD", "ventricular septal defect (vsd)"),
     ("Ventricular septal defect", "ventricular septal defect (VSD)"),
     ("Parvovirus B19 infection (fifth disease or erythema infectiosum).", "erythema infectiosum"),
-    ("Angiosarcoma (specifically Stewart-Treves syndrome)", "angiosarcoma"),
 ])
 def test_parentheticals(response: str, truth: str) -> None:
     assert GRADER.grade_frq(response, truth).verdict == 1
+
+
+def test_a_claim_in_brackets_holds_when_a_source_links_the_names() -> None:
+    # issue 21: "specifically" counts only when the terminology links the names; one
+    # source's hierarchy relates lymphangiosarcoma (Stewart-Treves) to angiosarcoma, none
+    # relates rosacea to lupus
+    assert GRADER.grade_frq("Angiosarcoma (specifically Stewart-Treves syndrome)",
+                            "angiosarcoma").verdict == 1
+    verdict = GRADER.grade_frq("Rosacea (specifically systemic lupus erythematosus)",
+                               "rosacea")
+    assert verdict.verdict == 0 and verdict.sure and "another disease" in verdict.reason
 
 
 def test_every_form_of_the_truth_is_asked() -> None:
@@ -318,7 +330,10 @@ def test_grade_command_names_a_bad_line(tmp_path: Path,
 #: Acceptance floors from the issue, pooled over both models' free-response answers.
 AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
 #: What the grader reaches today (benchmarks/bench_grader.py), kept as regression floors.
-REGRESSION = {"gpt4": (0.924, 0.815), "gpt3": (0.930, 0.794)}
+#: Issue 21 lowered them (0.925/0.817 and 0.931/0.795 before): the reference accepts the
+#: truth named beside another disease, narrower answers and families, which the experts'
+#: rule and the main-diagnosis rule score 0 (the benchmark's anatomy counts each).
+REGRESSION = {"gpt4": (0.911, 0.776), "gpt3": (0.929, 0.784)}
 
 
 @pytest.fixture(scope="session")
@@ -337,7 +352,7 @@ def test_agreement_does_not_regress(reports: dict[str, Report], model: str) -> N
     assert reports[model].frq.kappa >= kappa
 
 
-@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.928 (kappa ~0.81); the "
+@pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.921 (kappa ~0.78); the "
                           "benchmark's anatomy of the disagreements says why", strict=True)
 def test_agreement_meets_acceptance_floor(reports: dict[str, Report]) -> None:
     total = pooled(reports.values())
@@ -356,12 +371,16 @@ def test_disagreements_are_sorted_by_kind(reports: dict[str, Report]) -> None:
 
 def test_disagreement_kind() -> None:
     bare = GRADER.grade_frq("Schizophrenia", "schizophrenia")
-    broader = GRADER.grade_frq("Lung cancer", "small cell lung cancer")
+    broader = GRADER.grade_frq("Melanoma", "superficial spreading melanoma")
     narrower = GRADER.grade_frq("Paranoid schizophrenia", "schizophrenia")
     unknown = GRADER.grade_frq("Bell's palsy", "Hunt syndrome")
     several = GRADER.grade_frq("Eczema or psoriasis", "psoriasis")
     assert disagreement_kind(bare, "none") == "reference_none"
-    assert disagreement_kind(broader, "lung cancer") == "reference_broader"
+    assert disagreement_kind(broader, "melanoma") == "reference_broader"
+    family = GRADER.grade_frq("Lung cancer", "small cell lung cancer")  # issue 21: strict
+    assert disagreement_kind(family, "lung cancer") == "family"
+    beside = GRADER.grade_frq("Eczema, psoriasis", "psoriasis")
+    assert disagreement_kind(beside, "psoriasis") == "main_only"
     assert disagreement_kind(narrower, "paranoid schizophrenia") == "reference_narrower"
     assert disagreement_kind(unknown, "bell's palsy") == "knowledge"
     assert disagreement_kind(several, "psoriasis") == "extraction"

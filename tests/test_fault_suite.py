@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import llm_args, make_case, write_yaml_cases
@@ -153,7 +154,7 @@ def test_fault_suite_loses_nothing_and_scores_no_fault(pytester: pytest.Pytester
                for r in _records(pytester.path / "reports" / "healthy").values())
 
 
-def _records(run: Path) -> dict[str, dict[str, object]]:
+def _records(run: Path) -> dict[str, dict[str, Any]]:
     lines = (run / "results.jsonl").read_text().splitlines()
     return {r["nodeid"]: r for r in map(json.loads, lines)}
 

@@ -207,7 +207,8 @@ def test_junit_tells_the_same_story_as_the_exit_status(ten: pytest.Pytester,
     # Misdiagnoses are measurements (skipped as xfail); the one failure is the gate's.
     assert suite_el.get("failures") == "1" and suite_el.get("errors") == "0"
     cases = {c.get("name"): c for c in suite_el.iter("testcase")}
-    gate = {name: c for name, c in cases.items() if c.get("classname") == "agentclinic gate"}
+    gate = {str(name): c for name, c in cases.items()
+            if c.get("classname") == "agentclinic gate"}
     assert sorted(gate) == ["agentclinic gate[release [turn_budget=20]]",
                             "agentclinic gate[release [turn_budget=5]]"]
     assert gate["agentclinic gate[release [turn_budget=5]]"].find("failure") is not None

@@ -55,7 +55,8 @@ def encounter(i: int, *, doctor: str = "doc-a", specialty: str = "Dermatology",
         utterances.append(Utterance(turn=3, role="moderator", kind="judgement",
                                     model="offline", text=verdict.reason,
                                     detail=outcome))
-    return Transcript(case_id=f"c-{i:02d}", dataset="t", specialty=specialty,
+    return Transcript(protocol="agentclinic", case_id=f"c-{i:02d}", dataset="t",
+                      specialty=specialty,
                       models={**MODELS, "doctor": doctor}, sample=0, turn_budget=budget,
                       utterances=utterances, diagnosis=given, verdict=verdict,
                       outcome=outcome,  # type: ignore[arg-type]

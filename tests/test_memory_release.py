@@ -27,7 +27,8 @@ from pytest_agentclinic.report.rundir import ResultsStream, load_records, write_
 
 def record(case: str, **over: Any) -> ResultRecord:
     fields: dict[str, Any] = dict(
-        run="r", nodeid=f"f.yaml::{case}[x]", case_id=case, dataset="d", specialty="Neurology",
+        protocol="agentclinic", run="r", nodeid=f"f.yaml::{case}[x]", case_id=case, dataset="d",
+        specialty="Neurology",
         models={"doctor": "offline", "patient": "offline"}, sample=0, turn_budget=20,
         outcome="correct", expected="x", given="x", turns_used=4, duration_s=1.0,
         usage={"doctor": Usage(calls=1, prompt_tokens=5), "patient": Usage()},
@@ -113,7 +114,7 @@ def test_each_item_is_submitted_once_and_a_bounded_lead_ahead() -> None:
         later = len(handed) - i - 1  # submitted, not run yet
         assert min(4, len(items) - i - 1) <= later <= 8
     assert handed == items
-    assert ahead(session, items[-1]) == []  # the same item again (a rerun): nothing new
+    assert ahead(session, items[-1]) == []  # type: ignore[arg-type]  # a rerun: nothing new
     stranger = object()
     assert ahead(session, stranger) == [stranger]  # type: ignore[arg-type]
 

@@ -160,6 +160,8 @@ KINDS = {
     "reference_same": "reference rejected a name that differs only by a qualifier",
     "knowledge": "reference accepted a synonym or clinical link the rules do not know",
     "extraction": "we read multiple or no diagnoses where the reference read one",
+    "family": "reference accepted a family above the truth (the strict policy rejects it)",
+    "main_only": "reference accepted the truth named beside another disease (we read several)",
     "other": "other",
 }
 
@@ -180,6 +182,10 @@ def disagreement_kind(verdict: Verdict, reference_extraction: str) -> str:
         return "extraction"
     if verdict.relation == "narrower":
         return "reference_narrower"
+    if verdict.relation == "broader":
+        return "family"
+    if "another disease beside" in verdict.reason or "secondary role" in verdict.reason:
+        return "main_only"
     known = ("different", "related", "sibling", "qualifier-flip")
     return "knowledge" if verdict.relation in known else "other"
 

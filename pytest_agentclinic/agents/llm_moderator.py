@@ -2,7 +2,8 @@
 
 It sees the extracted diagnosis and the truth, each quoted as a JSON string, never the
 doctor's text. Its reply is structured: a JSON object under a JSON schema where litellm
-supports ``response_format`` for the provider, otherwise exactly one word, Yes or No. Anything
+supports ``response_format`` for the provider or the model is served by an OpenAI-compatible
+server at ``--agent-api-base`` (vLLM, llama.cpp), otherwise exactly one word, Yes or No. Anything
 else ("Correct? No.", "Same condition: no", "Yes, no wait: No") is unreadable: the model is
 asked once more, then the item is an *error*, never a verdict, and no unreadable reply is
 cached.
@@ -54,6 +55,10 @@ def read_verdict(text: str) -> bool | None:
     return {"yes": True, "no": False}.get(word)
 
 
+#: Model prefixes served by an OpenAI-compatible server at ``--agent-api-base``.
+_SERVED_PREFIXES = ("openai/", "hosted_vllm/")
+
+
 class LLMModerator:
     """Asks a model whether the extracted diagnosis names the case's diagnosis."""
 
@@ -67,7 +72,12 @@ class LLMModerator:
 
     async def _structured(self) -> bool:
         if self._schema is None:
-            self._schema = await client.supports_json_schema(self.model)
+            # An OpenAI-compatible server of one's own (vLLM, llama.cpp's server, Ollama's
+            # /v1) takes a JSON-schema response_format, which keeps a small model to the two
+            # readable replies; litellm's table knows the hosted providers that do.
+            served = (self.caller.settings.api_base is not None
+                      and self.model.startswith(_SERVED_PREFIXES))
+            self._schema = served or await client.supports_json_schema(self.model)
         return self._schema
 
     async def judge(self, case: Case, diagnosis: str, sample: int) -> Judgement:

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
 from ..core.jsonl import parse_lines
-from . import yaml_stream
+from . import formats, yaml_stream
 from .errors import CaseError as CaseError
 from .vignettes import read_craftmd_csv
 from .yaml_aliases import recursive_alias
@@ -320,7 +320,7 @@ def _load_document(path: Path, text: str, loaded: LoadedFile) -> None:
 def has_case_suffix(path: Path) -> bool:
     """Whether ``path``'s name allows it to be a case file (whether it is one is decided by
     :func:`load_case_file` on the whole file)."""
-    return path.suffix in CASE_SUFFIXES and not path.name.endswith(SIDECAR_SUFFIX)
+    return path.suffix in formats.suffixes() and not path.name.endswith(SIDECAR_SUFFIX)
 
 
 def looks_like_case_file(path: Path) -> bool:
@@ -360,21 +360,46 @@ def load_case_file(path: Path) -> LoadedFile:
     if not text.strip():
         loaded.not_cases, loaded.damaged = "empty", True
         return loaded
-    if path.suffix == ".csv":
-        if "case_vignette" not in text.splitlines()[0]:
-            loaded.not_cases = "a CSV without a case_vignette column (not CRAFT-MD cases)"
-            return loaded
-        converted = read_craftmd_csv(path)
-        loaded.format = converted.format
-        loaded.cases = list(zip(converted.lines, converted.cases, strict=True))
-        loaded.errors = list(converted.errors)
-    elif path.suffix == ".jsonl":
-        _load_jsonl(path, text, loaded)
-    else:
-        _load_document(path, text, loaded)
+    _BUILT_IN.get(path.suffix, _load_extension)(path, text, loaded)
     _apply_sidecar(loaded)
     _drop_duplicates(loaded)
     return loaded
+
+
+def _load_csv(path: Path, text: str, loaded: LoadedFile) -> None:
+    if "case_vignette" not in text.splitlines()[0]:
+        loaded.not_cases = "a CSV without a case_vignette column (not CRAFT-MD cases)"
+        return
+    converted = read_craftmd_csv(path)
+    loaded.format = converted.format
+    loaded.cases = list(zip(converted.lines, converted.cases, strict=True))
+    loaded.errors = list(converted.errors)
+
+
+def _load_extension(path: Path, text: str, loaded: LoadedFile) -> None:
+    """A file of a format an extension registered (:mod:`.formats`): its records are cases
+    in the project's shape, validated as such."""
+    reader = formats.reader_for(path.suffix)
+    if reader is None:
+        loaded.not_cases = f"no case format reads {path.suffix!r} files"
+        return
+    loaded.format = path.suffix.lstrip(".")
+    try:
+        records = list(reader(path, text))
+    except Exception as exc:  # the extension's bug: one error for its file, not a crash
+        loaded.errors.append(CaseError(path, 1, "<file>", f"the {path.suffix} reader failed: "
+                                                          f"{type(exc).__name__}: {exc}"))
+        loaded.not_cases, loaded.damaged = loaded.errors[0].message, True
+        return
+    for lineno, record in records:
+        _add_project_case(loaded, lineno, record, path.stem)
+
+
+#: The built-in readers by suffix; other suffixes go to the extensions' (:mod:`.formats`).
+_BUILT_IN: dict[str, Callable[[Path, str, LoadedFile], None]] = {
+    ".jsonl": _load_jsonl, ".json": _load_document, ".yaml": _load_document,
+    ".yml": _load_document, ".csv": _load_csv}
+formats.declare_built_in(*_BUILT_IN)
 
 
 def _drop_duplicates(loaded: LoadedFile) -> None:

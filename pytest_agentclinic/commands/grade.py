@@ -41,6 +41,10 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--verbatim-mcq", action="store_true",
                         help="score an MCQ reply right only when it also contains the correct "
                              "answer verbatim, as the published CRAFT-MD pipeline did")
+    parser.add_argument("--policy", choices=("strict", "paper"), default="strict",
+                        help="how broader answers are graded: strict (default: a broader name "
+                             "counts when it names one disease with its variants) or paper "
+                             "(CRAFT-MD's rule literally: any broader name counts)")
     parser.set_defaults(run=run)
 
 
@@ -48,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     """Grade every line of ``args.input`` into ``args.output``; 2 on a bad input."""
     from ..grading.craftmd_grader import CraftMDGrader
 
-    grader = CraftMDGrader()
+    grader = CraftMDGrader(policy=getattr(args, "policy", "strict"))
     try:
         table = read_choice_table(args.cases) if args.cases else {}
         stats = _grade_file(grader, args.input, args.output, table, args.verbatim_mcq)

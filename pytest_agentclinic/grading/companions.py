@@ -15,7 +15,8 @@ from .concepts import default_terminology
 from .equivalence import given_names, relate
 from .terminology import tokens
 
-__all__ = ["abbreviates", "hedged_role", "one_condition", "parenthesized_role", "slashed"]
+__all__ = ["abbreviates", "hedged_role", "one_condition", "parenthesized_role",
+           "restating_role", "slashed"]
 
 #: What a companion name turns out to be.
 CompanionRole = Literal["refinement", "alternative", "alias", "beside"]
@@ -88,3 +89,20 @@ def abbreviates(short: str, name: str) -> bool:
         return False
     rest = iter(spelled)
     return all(c in rest for c in letters)
+
+
+#: How a name said to restate the main diagnosis may relate to it (by the terminology).
+_RESTATES = frozenset({"same", "synonym", "broader", "narrower"})
+
+
+def restating_role(name: str, main: str, named: str, role: CompanionRole) -> CompanionRole:
+    """A name the answer says is the main diagnosis again ("also known as Y", "i.e. Y", "a
+    subtype of Y", "specifically Y") keeps ``role`` only when the terminology surely links
+    the two (or it abbreviates them); otherwise it is another condition named beside X."""
+    # The answer claims the link, so one source stating it will do; the statement's whole
+    # body may be the name ("Granulomatosis with polyangiitis (also known as ...)").
+    for other in {main, named} - {""}:
+        relation = relate(name, other)
+        if (relation.sure and relation.kind in _RESTATES) or abbreviates(name, other):
+            return role
+    return "beside"

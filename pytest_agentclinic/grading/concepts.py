@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from .terminology import Key, key
+from .terminology import tokens as key_words
 from .terminology_index import cache_dirs, open_index
 from .terminology_memory import TIERS, MemoryIndex, Tier, joined, load_memory, reach
 from .terminology_table import DATA_FILE, Row
@@ -32,6 +33,8 @@ __all__ = ["BREADTH_ORDER", "SOURCES", "TIERS", "Backend", "Link", "LinkKind", "
 LinkKind = Literal["synonym", "broader", "narrower", "sibling"]
 #: Where a concept's breadth is counted: MeSH first, the clinicians' thesaurus.
 BREADTH_ORDER = ("MESH:", "DOID:", "MONDO:", "EFO:")
+#: MeSH's Signs and Symptoms (C23.888): findings, not diagnoses.
+SIGNS_AND_SYMPTOMS = "MESH:D012816"
 SOURCES = {"ICD": "ICD-10-CM", "MESH": "MeSH", "DOID": "Disease Ontology", "MONDO": "MONDO",
            "EFO": "EFO"}
 
@@ -128,6 +131,27 @@ class Terminology:
     def known(self, name: str | Key) -> bool:
         """Whether some source names this condition."""
         return bool(self.concepts(name)[1])
+
+    def symptom(self, name: str | Key) -> bool:
+        """Whether a name is a symptom or a sign, not a diagnosis ("chest pain", "fever"):
+        every ICD-10-CM code it has is in chapter R (symptoms, signs and abnormal findings),
+        or, with no ICD-10-CM code and no Disease Ontology or MONDO concept, every MeSH
+        concept it has lies under Signs and Symptoms."""
+        ids = self.concepts(name)[1]
+        icd = [i for i in ids if i.startswith("ICD:")]
+        if icd:
+            return all(i.startswith("ICD:R") for i in icd)
+        mesh = [i for i in ids if i.startswith("MESH:")]
+        if not mesh or any(i.startswith(("DOID:", "MONDO:")) for i in ids):
+            return False
+        return all(SIGNS_AND_SYMPTOMS in self.ancestors(i) for i in mesh)
+
+    def disease_like(self, name: str) -> bool:
+        """Whether ``name`` names a disease by the terminology: it, or its head noun (its
+        last word: "rosacea" of "papulopustular rosacea"), is known, and is no symptom."""
+        words = key_words(name)
+        known = self.known(name) or bool(words and self.known(words[-1]))
+        return known and not self.symptom(name)
 
     def label(self, ident: str) -> str:
         """A concept's preferred name with its source ("MeSH: Measles")."""

@@ -11,7 +11,11 @@ the caller), :meth:`CraftMDGrader.agrade` asks it about the unsure verdicts only
 verdict records who decided.
 
 >>> grader = CraftMDGrader()
->>> grader.grade_frq("**Final Diagnosis:** Lymphoma", "Hodgkin lymphoma").verdict
+>>> grader.grade_frq("**Final Diagnosis:** Melanoma", "Superficial spreading melanoma").verdict
+1
+>>> grader.grade_frq("Lymphoma", "Hodgkin lymphoma").verdict  # a family: strict says no
+0
+>>> CraftMDGrader(policy="paper").grade_frq("Lymphoma", "Hodgkin lymphoma").verdict
 1
 """
 
@@ -24,7 +28,7 @@ from typing import Any, Literal
 from .equivalence import RelationKind
 from .extract import Category, extract
 from .mcq import Choice, choose, clean_option, is_correct
-from .rules import OFFLINE, OFFLINE_UNSURE, decide
+from .rules import OFFLINE, OFFLINE_UNSURE, Policy, decide
 
 Format = Literal["frq", "mcq"]
 
@@ -71,8 +75,10 @@ Fallback = Callable[[Question], Awaitable[Verdict | None]]
 class CraftMDGrader:
     """Grades CRAFT-MD answers; optionally defers unsure ones to ``fallback``."""
 
-    def __init__(self, fallback: Fallback | None = None) -> None:
+    def __init__(self, fallback: Fallback | None = None, policy: Policy = "strict") -> None:
         self.fallback = fallback
+        #: How broader answers are graded (see :data:`.rules.Policy`).
+        self.policy: Policy = policy
 
     # --- deterministic grading --------------------------------------------------------------
 
@@ -89,7 +95,7 @@ class CraftMDGrader:
         """Step 1 (extract) and step 2 (the rules of :mod:`.rules`, the pipeline both
         protocols grade with) on a free-response answer; ``choices`` are the case's options."""
         extraction = extract(response)
-        decision = decide(extraction, [correct_answer], choices)
+        decision = decide(extraction, [correct_answer], choices, self.policy)
         return Verdict(int(decision.correct), extraction.label, extraction.category,
                        OFFLINE if decision.sure else OFFLINE_UNSURE, decision.reason,
                        sure=decision.sure, relation=decision.relation)

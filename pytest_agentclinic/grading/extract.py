@@ -14,239 +14,53 @@ concurrent one accompanies it. This module does the same with rules on the answe
   procedures, treatments or drugs gives ``none``;
 * alternatives ("X or Y", "X vs Y", "(e.g. Y)", "X, possibly Y" unless Y is a kind of X)
   give ``multiple``;
-* otherwise the statement is split into the main diagnosis and its companions: aliases in
-  parentheses, concurrent conditions ("with", "and"), causes ("due to"), refinements
-  ("specifically").
+* otherwise the statement is parsed (:mod:`.parse`) into the main diagnosis and the other
+  names it gives, with their roles: aliases in parentheses, concurrent conditions ("with",
+  "and"), causes ("due to"), refinements ("specifically").
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import lru_cache
-from typing import Literal
 
-from .companions import hedged_role, one_condition, parenthesized_role, slashed
+from .companions import one_condition
 from .kinds import kind
 from .markers import (
     addresses_grader,
+    drop_abbreviations,
     drop_negations,
+    drop_preface,
     open_alternatives,
     ready_answers,
     strip_echoes,
     unwrap,
 )
-from .refusals import is_refusal, named_before_refusal
+from .parse import Category, Extraction, Mention, Role, parse
+from .parse import bare as _bare
 from .statement import (
-    DISJUNCTION,
     bare_name,
     clean,
-    cut_context,
     declared,
     first_line,
     label,
     starts_labelled,
     statement,
 )
-from .terminology import FILLER, GENERIC, content, tokens
+from .terminology import content
 
-Category = Literal["single", "multiple", "none"]
-Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
-               "hedged", "offered", "parenthesized", "beside"]
-
-
-@dataclass(frozen=True)
-class Mention:
-    """A condition named in the answer and the part it plays there."""
-
-    text: str
-    role: Role
-
-
-@dataclass(frozen=True)
-class Extraction:
-    """What step 1 found: the category, the main diagnosis and every mention."""
-
-    category: Category
-    diagnosis: str
-    mentions: tuple[Mention, ...] = field(default=())
-    reason: str = ""
-    #: Names the answer excludes ("not X", "X ruled out"); never graded.
-    excluded: tuple[str, ...] = field(default=())
-    #: The diagnostic statement the mentions were read from (markers and hedges removed).
-    statement: str = ""
-
-    @property
-    def body(self) -> str:
-        """The statement without its parentheses, which hold other names than its own."""
-        return _parentheticals(self.statement)[0]
-
-    @property
-    def label(self) -> str:
-        """The extraction as the paper records it: the name, "multiple" or "none"."""
-        return self.diagnosis if self.category == "single" else self.category
-
-
-# --- the statement's structure ----------------------------------------------------------------
-
-_HEDGE = (r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|"
-          r"perhaps|maybe|potentially|potential|suspected)")
-# "X or Y", "X vs Y", "X / Y", "X | Y" (table cells), "X, alternatively Y"
-_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+|\s*\|\s*"
-                          r"|[.,;]?\s+alternatively\b[\s,:]*", re.I)
-_CAUSE = re.compile(
-    rf"\s*,?\s*(?:{_HEDGE}\s+)?\b(?:due\s+to|secondary\s+to|caused\s+by|induced\s+by|"
-    r"resulting\s+from|as\s+a\s+result\s+of|because\s+of|attributable\s+to|related\s+to|"
-    r"associated\s+with|in\s+the\s+(?:setting|context)\s+of|triggered\s+by|precipitated\s+by|"
-    r"following|after|from|exacerbated\s+by|complicating|leading\s+to|causing)\b", re.I)
-_REFINE = re.compile(
-    rf",?\s*(?<![-\w])(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
-    r"consider(?:ing)?|such\s+as|e\.g\.?|for\s+example|including|specifically|particularly|"
-    r"especially|like|rule\s+out|r/o|differential|vs\.?|versus|presumably)(?![-\w])[\s,:]*",
-    re.I)
-_CONCURRENT = re.compile(
-    r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
-    r"as\s+well\s+as|together\s+with)\b\s*|\s*[,;]\s*|\s+-\s+", re.I)
-# A companion after a hedge stays a companion: "X, possibly with Y" or "possibly complicated
-# by Y" names X and a possible complication, not X or Y.
-_COMPANION = (r"(?:with|and|complicated\s+by|accompanied\s+by|along\s+with|plus|"
-              r"together\s+with)\b")
-_LEADING = re.compile(
-    rf"^(?:(?:a|an|the|{_HEDGE}|suspected|presumed|presumptive|early|clinical|signs?\s+of|"
-    r"case\s+of|diagnosis\s+of|diagnosed\s+with|evidence\s+of|features\s+of|picture\s+of|"
-    r"presentation\s+of|form\s+of|type\s+of|kind\s+of|episode\s+of|having|has|is|be|to\s+be|"
-    r"could|may|might|would|appears?|seems?|suffering\s+from|suffers\s+from|resulting|"
-    r"associated|concurrent|concomitant|"
-    r"coexisting|co-existing|comorbid|underlying|accompanying|subsequent|resultant|"
-    r"component\s+of|element\s+of|degree\s+of|"
-    r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
-# A hedge alone ("X, possibly Y"), not an example ("such as") or a differential ("vs").
-_HEDGED = re.compile(rf"^,?\s*(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
-                     r"presumably)(?![-\w])[\s,:]*", re.I)
-_SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
-                       r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
-# "(or X)": another name of the diagnosis ("fifth disease (or erythema infectiosum)") or
-# another diagnosis ("rosacea (or lupus)"); the terminology says which
-# (:func:`.companions.parenthesized_role`).
-_OR = re.compile(r"^\s*or\b[\s,:]*", re.I)
-_ALIAS = re.compile(r"^\s*(?:also\s+(?:known|called|referred\s+to)\s+as|aka|a\.k\.a\.?|"
-                    r"formerly|previously|known\s+as|called)\b[\s,:]*", re.I)
-# Another name given after a comma (not ", or X", which offers another disease).
-_TAIL_ALIAS = re.compile(r"^\s*,?\s*(?:(?:also|formerly|previously|otherwise)\s+(?:known|"
-                         r"called|referred\s+to)(?:\s+as)?|aka|a\.k\.a\.?)(?![-\w])[\s,:]*",
-                         re.I)
-_ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|since|because|"
-                    r"with|without|in|on|at|for|by|to|this|that|the\s+patient|patient|"
-                    r"confirmed|pending|requires?|needs?)\b", re.I)
-_PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
-_ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
-
-
-def _bare(phrase: str) -> str:
-    """A phrase without hedges, articles and trailing punctuation."""
-    phrase = _LEADING.sub("", phrase.strip(" .,:;-\"'"))
-    return phrase.strip(" .,:;-\"'")
-
-
-def _is_condition_phrase(phrase: str) -> bool:
-    # "(possibly viral)" qualifies the diagnosis; "(possibly lupus)" names another one; a
-    # generic head alone ("disease", "syndrome") names none.
-    words = [w for w in tokens(phrase) if w not in FILLER]
-    return (bool(content(phrase)) and not set(content(phrase)) <= GENERIC
-            and not (len(words) == 1 and _ADJECTIVE.match(words[0])))
-
-
-def _parentheticals(text: str) -> tuple[str, list[str]]:
-    """The text without its parentheses (innermost first) and their contents."""
-    inner: list[str] = []
-    while True:
-        found = _PAREN.search(text)
-        if found is None:
-            return re.sub(r"\s+", " ", text).strip(), inner
-        inner.append((found.group(1) or found.group(2) or "").strip())
-        text = text[: found.start()] + " " + text[found.end():]
-
-
-def _split(text: str, role: Role) -> list[Mention]:
-    """The phrase as one mention, or as alternatives when it offers several."""
-    parts = [_bare(p) for p in _ALTERNATIVE.split(text)]
-    parts = [q for p in parts if p and _is_condition_phrase(p) for q in slashed(p)]
-    if len(parts) > 1 and role != "alias":  # "(also known as X or Y)": names, not options
-        return [Mention(p, "alternative") for p in parts]
-    return [Mention(p, role) for p in parts]
-
-
-def _classify_paren(inner: str) -> list[Mention]:
-    """The mentions one parenthetical adds to the diagnosis it follows."""
-    if not inner or not content(inner):
-        return []
-    cause = _CAUSE.match(inner)
-    if cause is not None:
-        return _split(cut_context(inner[cause.end():]), "cause")
-    for pattern, role in ((_SPECIFIC, "refinement"), (_OR, "offered"), (_ALIAS, "alias"),
-                          (_HEDGED, "hedged"), (_REFINE, "alternative")):
-        found = pattern.match(inner)
-        if found is not None:
-            return _split(cut_context(inner[found.end():]), role)  # type: ignore[arg-type]
-    if _ASIDE.match(inner):
-        return []
-    # "(fifth disease or erythema infectiosum)": other names of the same condition, or
-    # "(lupus)" after rosacea: another condition named beside it (see :mod:`.companions`).
-    return [Mention(_bare(p), "parenthesized") for p in _ALTERNATIVE.split(cut_context(inner))
-            if _bare(p) and _is_condition_phrase(p)]
-
-
-def _marker(tail: str) -> tuple[Role, str]:
-    """The role the clause at the start of ``tail`` gives its phrase, and the phrase on."""
-    alias = _TAIL_ALIAS.match(tail)
-    if alias is not None:  # ", formerly known as Churg-Strauss syndrome"
-        return "alias", tail[alias.end():]
-    cause = _CAUSE.match(tail)
-    if cause is not None:
-        return "cause", tail[cause.end():]
-    refine = _REFINE.match(tail)
-    if refine is not None:
-        rest = tail[refine.end():]
-        if _CAUSE.match(" " + rest) or re.match(_COMPANION, rest, re.I):
-            return _marker(" " + rest)  # "possibly due to X", "possibly complicated by X"
-        if _SPECIFIC.match(tail) is not None:
-            return "refinement", rest
-        return ("hedged" if _HEDGED.match(tail) is not None else "alternative"), rest
-    concurrent = _CONCURRENT.match(tail)
-    if concurrent is not None:
-        disjunction = DISJUNCTION.match(tail, concurrent.end())
-        if disjunction is not None:  # "X, or Y", "X; alternatively Y"
-            return "alternative", tail[disjunction.end():]
-        listed = concurrent.group().strip() in (",", ";")
-        return ("listed" if listed else "concurrent"), tail[concurrent.end():]
-    return "concurrent", tail
-
-
-def _next_segment(text: str) -> tuple[str, str]:
-    """The phrase up to the next clause marker, and the rest from that marker on."""
-    start = len(text) - len(_LEADING.sub("", text))  # a leading hedge is part of the phrase
-    cuts = [m.start() for pattern in (_CAUSE, _REFINE, _CONCURRENT)
-            for m in [pattern.search(text, max(start, 1))] if m and m.end() > m.start()]
-    cut = min(cuts) if cuts else len(text)
-    return text[:cut], text[cut:]
-
-
-def _tail_mentions(tail: str) -> list[Mention]:
-    """Mentions from the clauses after the main diagnosis (causes, refinements, companions)."""
-    out: list[Mention] = []
-    for _ in range(16):  # a bound, not a limit real answers reach
-        if not tail.strip():
-            break
-        role, rest = _marker(tail)
-        segment, rest = _next_segment(rest.lstrip())
-        if not segment.strip() and rest == tail:
-            break
-        tail = rest
-        out.extend(_split(segment, role))
-    return out
-
+__all__ = ["Category", "Extraction", "Mention", "Role", "extract"]
 
 _ALNUM = re.compile(r"[^\W_]")
+# "1. X 2. Y" on one line: a ranked list, as if one item a line.
+_RANK_ITEM = re.compile(r"(?<=\S)[ \t]+(?=\d{1,2}[.)][ \t]+[^\W\d_])")
+_RANKED = re.compile(r"^\s*1[.)][ \t]+\S")
+def _unranked(text: str) -> str:
+    """``text`` with a ranked list written on one line ("1. X 2. Y") one item a line."""
+    return _RANK_ITEM.sub("\n", text) if _RANKED.match(text) else text
+
+
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 
 
@@ -337,66 +151,14 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     if shape is not None:
         return shape
     labelled = label(answer)
-    if _lists(answer if labelled is None else labelled, labelled=labelled is not None,
-              conditions_only=conditions_only):
+    if _lists(_unranked(answer if labelled is None else labelled),
+              labelled=labelled is not None, conditions_only=conditions_only):
         return Extraction("multiple", "", reason="the answer lists several items")
-    text, excluded = drop_negations(clean(answer if labelled is None else labelled))
+    text, excluded = drop_negations(drop_abbreviations(drop_preface(
+        clean(answer if labelled is None else labelled))))
     stmt = statement(open_alternatives(text))
     if addresses_grader(stmt):
         return Extraction("none", "", reason="the answer speaks to the grader instead of "
                           "naming a diagnosis", excluded=excluded)
-    body, parens = _parentheticals(stmt)
-    head, tail = _next_segment(cut_context(_bare(body)))
-    mentions = [*_split(head, "main"), *_tail_mentions(tail)]
-    for inner in parens:
-        mentions.extend(_classify_paren(inner))
-    found = _categorise(stmt, body, tuple(m for m in mentions if m.text),
-                        differential=_DIFFERENTIAL.search(text) is not None,
-                        conditions_only=conditions_only)
-    return replace(found, excluded=excluded, statement=_bare(stmt))
-
-
-def _categorise(stmt: str, body: str, found: tuple[Mention, ...], *, differential: bool,
-                conditions_only: bool) -> Extraction:
-    # Tests, treatments and drugs are not diagnoses: an answer naming only those names none.
-    mentions = tuple(m for m in found if not conditions_only or kind(m.text) == "condition")
-    main = next((m.text for m in mentions if m.role == "main"), "")
-    # ``body`` (the statement without parentheses): what an abbreviation in them abbreviates
-    mentions = tuple(_resolved(m, main, body) for m in mentions)
-    if any(m.role == "alternative" for m in mentions):
-        names = ", ".join(m.text for m in mentions if m.role in ("main", "alternative"))
-        return Extraction("multiple", "", mentions, f"alternatives: {names}")
-    if _is_list(mentions, differential):
-        names = ", ".join(m.text for m in mentions if m.role in _LISTED)
-        return Extraction("multiple", "", mentions, f"a list of diagnoses: {names}")
-    if not main or (is_refusal(stmt) and not named_before_refusal(stmt, main)):
-        return Extraction("none", "", mentions, "the answer names no diagnosis")
-    return Extraction("single", main, mentions, "one diagnosis named")
-
-
-def _resolved(mention: Mention, main: str, named: str) -> Mention:
-    """A companion whose role depends on how it relates to the main diagnosis, settled
-    (see :mod:`.companions`)."""
-    if mention.role == "hedged":
-        return replace(mention, role=hedged_role(mention.text, main))
-    if mention.role in ("offered", "parenthesized"):
-        return replace(mention, role=parenthesized_role(mention.text, main, named,
-                                                        offered=mention.role == "offered"))
-    return mention
-
-
-_LISTED = ("main", "listed", "concurrent")
-# "Differential:", "DDx", "possible diagnoses: X, Y": what follows lists candidates
-_DIFFERENTIAL = re.compile(r"\bdifferentials?\b|\bddx\b|\bdiagnoses\b", re.I)
-
-
-def _is_list(mentions: tuple[Mention, ...], differential: bool) -> bool:
-    """Whether the statement lists diagnoses rather than naming one (with its companions).
-
-    "X, Y, Z" (three names, commas between) or a "differential" of two or more is a list;
-    "X with Y", "X complicated by Y", "X and Y" name a main diagnosis and a companion.
-    """
-    if not any(m.role == "listed" for m in mentions):
-        return False
-    count = sum(m.role in _LISTED for m in mentions)
-    return count >= 3 or (count >= 2 and differential)
+    found = parse(stmt, text, conditions_only=conditions_only)
+    return replace(found, excluded=excluded)

@@ -173,8 +173,10 @@ def strip_echoes(text: str) -> str:
 
 # --- negation ---------------------------------------------------------------------------------
 
-_NAME = r"[^.;:()\[\]\n]{2,80}?"
-_NAME_IN_CLAUSE = r"[^.;:,()\[\]\n]{2,80}?"
+# A name may hold an initial's full stop ("C. difficile colitis").
+_INITIAL = r"(?<=\b[A-Z])\.(?=\s+[a-z])"
+_NAME = rf"(?:[^.;:()\[\]\n]|{_INITIAL}){{2,80}}?"
+_NAME_IN_CLAUSE = rf"(?:[^.;:,()\[\]\n]|{_INITIAL}){{2,80}}?"
 # Whole clauses that only exclude a name; each pattern captures the excluded name.
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
@@ -184,7 +186,9 @@ _NEGATED_CLAUSES = (
                rf"({_NAME_IN_CLAUSE}),\s*(?:as|because|since|given)\b.*$", re.I),
     re.compile(rf"^\s*(?:i\s+)?(?:do\s+not|don't)\s+(?:think|believe)\s+(?:it\s+is\s+|it's\s+"
                rf"|this\s+is\s+)?({_NAME})\s*$", re.I),
-    re.compile(rf"^\s*({_NAME})\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
+    # "X is unlikely", "X - unlikely", "X: ruled out"
+    re.compile(rf"^\s*({_NAME})(?:\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
+               rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
                rf"(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)\s*$",
                re.I),
     re.compile(rf"^\s*(?:ruled\s+out|excluded|excluding|exclude)\s*:?\s*({_NAME})\s*$", re.I),
@@ -200,8 +204,9 @@ _NEGATED_ASIDES = (
                rf"({_NAME})(?=$|[.;,])", re.I),
 )
 _NOT_BUT = re.compile(rf"\s*(?:it\s+is\s+|it's\s+|this\s+is\s+)?not\s+(?:a\s+|an\s+)?"
-                      rf"({_NAME_IN_CLAUSE}),?\s+but\s+(?:rather\s+|instead\s+)?", re.I)
-_CLAUSE = re.compile(r"(?<=[.;!?])\s+|\n+")
+                      rf"({_NAME_IN_CLAUSE})(?:,?\s+but\s+(?:rather\s+|instead\s+)?|\s+-\s+)",
+                      re.I)
+_CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
 _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|ruled|exclud\w*|unlikely|rather|instead)\b",
                             re.I)
 
@@ -228,6 +233,58 @@ def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
             clause = pattern.sub("", clause)
         clauses.append(clause)
     return " ".join(c for c in clauses if c.strip()).strip(), tuple(excluded)
+
+
+# --- prefaces of uncertainty and abbreviations ---------------------------------------------------
+
+# "I'm not certain, but X", "Hard to say; most likely X": doubt about the one answer that
+# follows, not a second diagnosis kept open.
+_PREFACE = re.compile(
+    r"^\s*(?:(?:i'm|i\s+am|we\s+are|i'm\s+still|i\s+am\s+still)\s+not\s+(?:entirely\s+|completely\s+|"
+    r"fully\s+|totally\s+|100%\s+)?(?:certain|sure|confident)|(?:it's\s+|it\s+is\s+)?(?:hard|"
+    r"difficult|tough)\s+to\s+(?:say|tell|be\s+(?:certain|sure))(?:\s+for\s+sure)?|not\s+"
+    r"(?:entirely\s+|completely\s+)?(?:certain|sure)|(?:i\s+)?(?:can't|cannot)\s+be\s+(?:certain|"
+    r"sure)|uncertain(?:ty\s+remains)?)\s*(?:[,;:.!-]+\s*|\s+(?=but\b))(?:but\s+)?(?=\S)", re.I)
+
+
+def drop_preface(text: str) -> str:
+    """``text`` without an opening that only says the doctor is unsure."""
+    return _PREFACE.sub("", text, count=1)
+
+
+# "(AP)", "[SSM]": a short form in brackets right after the name it abbreviates.
+_SHORT_FORM = re.compile(r"\s*[(\[]\s*([A-Za-z][A-Za-z0-9]{1,9})\s*[)\]]")
+_LINKING = frozenset({"with", "and", "of", "the", "a", "an", "in", "to", "due", "or"})
+
+
+def drop_abbreviations(text: str) -> str:
+    """``text`` without the short forms that abbreviate the words just before them ("acute
+    pericarditis (AP)"): the same name twice, which must not hide the name from a negation
+    or a hedge ("not X (ABBR)"). A short form of another name stays (it names another)."""
+    if "(" not in text and "[" not in text:
+        return text
+
+    def keep(found: re.Match[str]) -> str:
+        words = re.findall(r"[^\W\d_]+", text[: found.start()])[-10:]
+        short = found.group(1).lower()
+        if any(_abbreviates(short, words[i:]) for i in range(len(words))):
+            return ""
+        return found.group()
+
+    return _SHORT_FORM.sub(keep, text)
+
+
+def _abbreviates(short: str, words: list[str]) -> bool:
+    """Whether ``short`` abbreviates the name ``words``: two content words or more, each
+    one's initial in ``short`` in order, and ``short`` spelt from the name's letters."""
+    content_words = [w.lower() for w in words if w.lower() not in _LINKING]
+    if len(content_words) < 2 or short[0] != content_words[0][0]:
+        return False
+    letters = iter(short)
+    if not all(w[0] in letters for w in content_words):
+        return False
+    spelled = iter("".join(content_words))
+    return all(c in spelled for c in short)
 
 
 # --- text addressed to the grader -------------------------------------------------------------

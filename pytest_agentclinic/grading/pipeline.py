@@ -25,7 +25,7 @@ from ..core.transcript import Outcome, Usage, Verdict
 from .craftmd_grader import CraftMDGrader
 from .extract import Category, extract
 from .moderator import OfflineModerator
-from .rules import OFFLINE, OFFLINE_UNSURE, asks_for_a_condition, decide
+from .rules import OFFLINE, OFFLINE_UNSURE, Policy, asks_for_a_condition, decide
 
 _GRADER = CraftMDGrader()
 
@@ -48,10 +48,13 @@ class Grade:
         return "correct" if self.verdict.correct else "incorrect"
 
 
-async def grade_answer(answer: str, case: Case, moderator: Moderator, sample: int) -> Grade:
-    """Grade a free-text final answer (either protocol) against ``case``."""
+async def grade_answer(answer: str, case: Case, moderator: Moderator, sample: int,
+                       policy: Policy | None = None) -> Grade:
+    """Grade a free-text final answer (either protocol) against ``case``. ``policy`` (how
+    broader answers are graded) defaults to the offline moderator's, else ``strict``."""
+    chosen: Policy = policy or getattr(moderator, "policy", None) or "strict"
     extraction = extract(answer, conditions_only=asks_for_a_condition(case))
-    decision = decide(extraction, case.accepted_diagnoses, case.choices or ())
+    decision = decide(extraction, case.accepted_diagnoses, case.choices or (), chosen)
     if extraction.category != "single":
         label = "multiple" if extraction.category == "multiple" else None
         return Grade(extraction.category, label,

@@ -13,7 +13,7 @@ import re
 
 from .terminology import content
 
-__all__ = ["is_refusal", "named_before_refusal"]
+__all__ = ["is_non_answer", "is_refusal", "named_before_refusal"]
 
 _REFUSAL = re.compile(
     r"\b(?:insufficient|not\s+enough|inadequate|limited)\s+(?:information|data|details|clinical)"
@@ -45,6 +45,17 @@ _CANNOT = re.compile(r"\b(?:cannot|can\s*not|can't|unable\s+to|not\s+possible\s+
 _ABOUT_THE_CASE = frozenset({"symptom", "symptoms", "sign", "signs", "finding", "findings",
                              "presentation", "picture", "information", "history", "patient",
                              "case", "question", "clinical"})
+
+
+# A name that is none: "Unknown", "unclear", "not sure", "N/A".
+_NON_ANSWER = re.compile(
+    r"\W*(?:unknown|uncertain|unsure|not\s+sure|no\s+idea|n/?a|none|nil|idk|undetermined|"
+    r"indeterminate|undiagnosed|unclear|pending|tbd|no\s+diagnosis|not\s+known)\W*", re.I)
+
+
+def is_non_answer(name: str) -> bool:
+    """Whether ``name`` says that no diagnosis is given ("Unknown", "unclear")."""
+    return _NON_ANSWER.fullmatch(name) is not None
 
 
 def is_refusal(text: str) -> bool:

@@ -21,15 +21,16 @@ when one is configured; otherwise the rules' best guess stands, marked unsure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
+from typing import Literal
 
 from ..core.case import Case
 from .concepts import default_terminology
 from .equivalence import Judgement, RelationKind, given_names, judge, relate, truth_forms
-from .extract import Extraction, Mention
 from .kinds import kind
+from .parse import Extraction, Mention
 from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
 
 #: ``decided_by`` of a verdict the rules were sure of.
@@ -56,58 +57,176 @@ class Decision:
     reason: str
     #: How the diagnosis relates to the truth (None when no single diagnosis was named).
     relation: RelationKind | None = None
+    #: A broader name of a family of diseases (the strict policy rejects it).
+    family: bool = False
+
+
+#: How broader answers are graded: ``strict`` (the default) accepts a broader name only when
+#: it names one disease with its variants; ``paper`` applies CRAFT-MD's rule literally (any
+#: broader name counts), for replicating the paper.
+Policy = Literal["strict", "paper"]
+POLICIES: tuple[Policy, ...] = ("strict", "paper")
+
+
+@dataclass
+class _Answer:
+    """What the table's rows ask about one single answer, each worked out once, when first
+    asked (the terminology calls cost)."""
+
+    extraction: Extraction
+    accepted: Sequence[str]
+    choices: Sequence[str]
+    policy: Policy
+
+    @property
+    def name(self) -> str:
+        return self.extraction.diagnosis
+
+    @cached_property
+    def body(self) -> str:
+        """The statement without its parentheses, when it holds more than its main name."""
+        return self.extraction.body if len(self.extraction.mentions) > 1 else ""
+
+    @cached_property
+    def whole(self) -> str:
+        # Names joined by a comma, a bracket or a sentence of their own are never one name.
+        joined = any(m.role in ("listed", "after", "beside") for m in self.extraction.mentions)
+        return "" if joined else self.body
+
+    @cached_property
+    def named(self) -> str | None:
+        """The accepted name the whole statement names ("Granulomatosis with polyangiitis")."""
+        return next((t for t in self.accepted if self.whole and _same(self.whole, t)), None)
+
+    @cached_property
+    def one_name(self) -> bool:
+        """Whether the statement is one name whole ("constitutional delay of growth and
+        puberty"), its "with" and "and" included."""
+        return self.named is not None or bool(self.body and default_terminology().known(
+            self.body))
+
+    @cached_property
+    def chosen(self) -> list[str]:
+        return _choices_named(self.extraction, self.choices)
+
+    @cached_property
+    def best(self) -> Decision:
+        """How the main diagnosis (or a name restating it) relates to the truth."""
+        strict = self.policy == "strict"
+        return max((_match(self.extraction, name) for name in self.accepted),
+                   key=lambda d: (d.correct and not (d.family and strict), d.correct, d.sure))
+
+
+Row = Callable[[_Answer], "Decision | None"]
+
+
+def _beside(a: _Answer) -> Decision | None:
+    beside = _another_disease(a.extraction, (a.whole or a.body) if a.one_name else "")
+    return None if beside is None else Decision(
+        False, True, f"names another disease beside the main diagnosis: {beside!r} (several "
+        "diagnoses)", "different")
+
+
+def _whole_name(a: _Answer) -> Decision | None:
+    if a.named is None or len(a.chosen) > 1:
+        return None
+    return Decision(True, True, f"the statement names {a.named!r}", "same")
+
+
+def _two_choices(a: _Answer) -> Decision | None:
+    # The case's choices are distinct diagnoses: naming two of them commits to neither.
+    return None if len(a.chosen) < 2 else Decision(
+        False, True, f"names {len(a.chosen)} of the case's answer choices: "
+        f"{', '.join(map(repr, a.chosen))}", "different")
+
+
+def _family(a: _Answer) -> Decision | None:
+    best = a.best
+    if not (best.correct and best.family and a.policy == "strict"):
+        return None
+    # "arthritis" for rheumatoid arthritis: the family, not the disease
+    return replace(best, correct=False, sure=True, reason=f"{best.reason}: a family of "
+                   "diseases above the truth, not one disease with its variants (strict policy)")
+
+
+def _same_or_synonym(a: _Answer) -> Decision | None:
+    best = a.best
+    return best if best.correct and best.sure and best.relation != "broader" else None
+
+
+def _other_choice(a: _Answer) -> Decision | None:
+    # The case's author offered the other choices as other diagnoses: a hierarchy placing
+    # one above the truth ("gestational hypertension" over preeclampsia) does not make it right.
+    found = (_distractor(a.name, a.accepted, a.choices)
+             or (_distractor(a.whole, a.accepted, a.choices) if a.whole else None))
+    return None if found is None else Decision(
+        False, True, f"names another answer choice of the case: {found!r}", "different")
+
+
+def _broader(a: _Answer) -> Decision | None:
+    return a.best if a.best.correct and a.best.sure else None
+
+
+def _fragment_of_truth(a: _Answer) -> Decision | None:
+    return Decision(False, True, f"{a.name!r} is a fragment of the true name, not a condition "
+                    "of its own", "different") if _fragment(a.name, a.accepted) else None
+
+
+def _likely_right(a: _Answer) -> Decision | None:
+    return a.best if a.best.correct else None  # unsure: the moderator decides
+
+
+def _symptom(a: _Answer) -> Decision | None:
+    return Decision(False, True, f"{a.name!r} is a symptom or a sign, not a diagnosis",
+                    "different") if default_terminology().symptom(a.name) else None
+
+
+def _elsewhere(a: _Answer) -> Decision:
+    """Wrong; sure when the terminology places the name (or the statement known whole) in
+    another branch than the truth, else unsure."""
+    best, name = a.best, a.name
+    placed = a.body if a.one_name and a.body else name
+    apart = (best.sure or placed != name) and (
+        _known_apart(placed, a.accepted) or _head_apart(placed, a.accepted))
+    if placed != name and apart:
+        apart = all(not judge(placed, truth).correct for truth in a.accepted)
+    return Decision(False, apart, best.reason, best.relation)
+
+
+#: The table of docs/grading.md, in order: the first row with a verdict decides.
+TABLE: tuple[Row, ...] = (_beside, _whole_name, _two_choices, _family, _same_or_synonym,
+                          _other_choice, _broader, _fragment_of_truth, _likely_right, _symptom)
 
 
 def decide(extraction: Extraction, accepted: Sequence[str],
-           choices: Sequence[str] = ()) -> Decision:
-    """Judge ``extraction`` against the case's accepted names and its answer choices."""
+           choices: Sequence[str] = (), policy: Policy = "strict") -> Decision:
+    """Judge ``extraction`` against the case's accepted names and its answer choices: several
+    diagnoses or none score 0; otherwise the rows of :data:`TABLE` in order (another disease
+    beside the main one, the statement naming the truth whole, the case's choices, a family,
+    the same name or a synonym, another choice, a broader name, a fragment, a symptom), and
+    last :func:`_elsewhere`. The truth in a secondary role never scores (:func:`_match`)."""
     if extraction.category != "single":
         return Decision(False, True, f"{extraction.category}: {extraction.reason}")
-    # Only a statement with companions differs from its main diagnosis (checked below); its
-    # parentheses hold other names, never part of this one.
-    whole = extraction.body if len(extraction.mentions) > 1 else ""
-    chosen = _choices_named(extraction, choices)
-    named = next((t for t in accepted if whole and _same(whole, t)), None)
-    if named is not None and len(chosen) < 2:
-        # "Granulomatosis with polyangiitis" is one name, "with" and all
-        return Decision(True, True, f"the statement names {named!r}", "same")
-    if len(chosen) > 1:
-        # The case's choices are distinct diagnoses: naming two of them commits to neither.
-        return Decision(False, True, f"names {len(chosen)} of the case's answer choices: "
-                        f"{', '.join(map(repr, chosen))}", "different")
-    best = max((_match(extraction, name) for name in accepted),
-               key=lambda d: (d.correct, d.sure))
-    if best.correct and best.sure and best.relation != "broader":
-        return best
-    name = extraction.diagnosis
-    # The case's author offered the other choices as other diagnoses: a hierarchy placing
-    # one above the truth ("gestational hypertension" over preeclampsia) does not make it right.
-    distractor = (_distractor(name, accepted, choices)
-                  or (_distractor(whole, accepted, choices) if whole else None))
-    if distractor is not None:
-        return Decision(False, True, f"names another answer choice of the case: {distractor!r}",
-                        "different")
-    if best.correct and best.sure:
-        return best
-    if _fragment(name, accepted):
-        return Decision(False, True, f"{name!r} is a fragment of the true name, not a "
-                        "condition of its own", "different")
-    if best.correct:
-        return best
-    return Decision(False, best.sure and _known_apart(name, accepted), best.reason,
-                    best.relation)
+    answer = _Answer(extraction, accepted, choices, policy)
+    return next((d for row in TABLE for d in [row(answer)] if d is not None),
+                None) or _elsewhere(answer)
 
 
 def _match(extraction: Extraction, truth: str) -> Decision:
-    """The equivalence of the extraction's best mention with one accepted name."""
+    """The equivalence of the extraction's main diagnosis (or a name restating it) with one
+    accepted name. The truth named only in a secondary role is decided wrong."""
     matched = _best_match(extraction, truth)
     if matched is None:
         return Decision(False, True, "no diagnosis named matches the correct answer",
                         "different")
     mention, judgement = matched
-    sure = judgement.sure and (judgement.correct is False or mention.role in _PRIMARY_ROLES)
+    if mention.role not in _PRIMARY_ROLES:
+        return Decision(False, True, f"the truth is named only in a secondary role "
+                        f"({mention.role} {mention.text!r}); the main diagnosis is "
+                        f"{extraction.diagnosis!r}", "different")
     reason = f"{mention.role} {mention.text!r}: {judgement.relation} ({judgement.reason})"
-    return Decision(judgement.correct, sure, reason, judgement.relation)
+    return Decision(judgement.correct, judgement.sure, reason, judgement.relation,
+                    judgement.family)
 
 
 def _best_match(extraction: Extraction, truth: str) -> tuple[Mention, Judgement] | None:
@@ -116,11 +235,61 @@ def _best_match(extraction: Extraction, truth: str) -> tuple[Mention, Judgement]
               if m.role in _PRIMARY_ROLES or m.role in _SECONDARY_ROLES]
     for roles in (_PRIMARY_ROLES, _SECONDARY_ROLES):
         for mention, judgement in judged:
-            if mention.role in roles and judgement.correct:
+            if mention.role in roles and judgement.correct and judgement.sure:
                 return mention, judgement
     primary = [(m, j) for m, j in judged if m.role in _PRIMARY_ROLES]
+    right = [(m, j) for m, j in primary if j.correct]
     unsure = [(m, j) for m, j in primary if not j.sure]
-    return (unsure or primary)[0] if primary else None
+    return (right or unsure or primary)[0] if primary else None
+
+
+#: Roles of a name named beside the main diagnosis rather than restating or causing it.
+_BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after"})
+_KIN = frozenset({"same", "synonym", "broader", "narrower"})
+
+
+def _another_disease(extraction: Extraction, whole: str) -> str | None:
+    """A disease other than the main diagnosis named beside it (with, and, a comma, a dash,
+    brackets, a line break, a sentence of its own), or None. Findings and symptoms beside a
+    diagnosis ("X with nail pitting"), a cause ("X due to Y") and another name or a kind of
+    the main diagnosis the terminology confirms do not count; nor do the words of a name
+    the statement gives whole (``whole``: "Granulomatosis with polyangiitis")."""
+    terms = default_terminology()
+    names = [m.text for m in extraction.mentions
+             if m.role in _BESIDE_ROLES and not (whole and m.text.lower() in whole.lower())
+             and kind(m.text) == "condition" and not terms.symptom(m.text)
+             # a qualifier or a finding ("chronic plaque type") is no disease of its own; a
+             # name in brackets that the terminology does not know may be a lay name of the
+             # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
+             and (terms.known(m.text) if m.role == "beside"
+                  else terms.disease_like(m.text) or _has_condition_word(m.text))]
+    # The main diagnosis and the names that restate it, each linked to one before it
+    # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
+    same = [extraction.diagnosis, *(m.text for m in extraction.mentions
+                                    if m.role in ("alias", "refinement"))]
+    bracketed = {m.text for m in extraction.mentions if m.role == "beside"}
+    for _ in range(len(names)):
+        linked = [n for n in names if n not in same
+                  and any(_restates(n, s, loosely=n in bracketed) for s in same)]
+        if not linked:
+            break
+        same.extend(linked)
+    return next((n for n in names if n not in same), None)
+
+
+def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
+    """Whether the terminology links two names: a synonym (of any scope), or a hierarchy two
+    sources state; ``loosely`` (a name in brackets after the other, where doctors put
+    another name of it: "primary hyperaldosteronism (Conn's syndrome)"), one source's
+    hierarchy either way will do."""
+    relations = (relate(name, other), relate(other, name)) if loosely else (
+        relate(name, other),)
+    return any(r.kind in ("same", "synonym") or (r.kind in _KIN and r.sure and r.curated)
+               or (loosely and (r.kind in _KIN or not r.curated)) for r in relations)
+
+
+def _has_condition_word(name: str) -> bool:
+    return any(w.endswith(CONDITION_SUFFIXES) for w in tokens(name))
 
 
 def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:
@@ -200,9 +369,23 @@ def _kin(name: str, main: str) -> bool:
 
 
 def _known_apart(name: str, accepted: Sequence[str]) -> bool:
-    """Whether the terminology knows ``name`` as a condition (then "no shared word" is sure)."""
-    return default_terminology().known(name) and all(
-        default_terminology().known(form) for truth in accepted for form in _forms(truth)[:1])
+    """Whether the terminology knows ``name`` and a name of the truth, and so places them in
+    other branches (then "unrelated" is sure, and no moderator is asked)."""
+    terms = default_terminology()
+    return terms.known(name) and any(
+        terms.known(form) for truth in accepted for form in _forms(truth)[:1])
+
+
+def _head_apart(name: str, accepted: Sequence[str]) -> bool:
+    """Whether a name the terminology does not know has a head noun it knows that it places
+    in another branch than the truth ("papulopustular rosacea" for plaque psoriasis)."""
+    words = tokens(name)
+    terms = default_terminology()
+    if not words or terms.known(name) or not terms.known(words[-1]):
+        return False
+    judged = [judge(words[-1], truth) for truth in accepted]
+    return all(j.relation == "different" and j.sure for j in judged) and _known_apart(
+        words[-1], accepted)
 
 
 def asks_for_a_condition(case: Case) -> bool:

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DISJUNCTION", "bare_name", "clean", "cut_context", "declared", "first_line", "label",
-           "starts_labelled", "statement"]
+__all__ = ["DISJUNCTION", "SENTENCE_END", "bare_name", "clean", "cut_context", "declared",
+           "first_line", "label", "starts_labelled", "statement"]
 
 # Emphasis, headings, bullets, and a table row's outer bars
 _MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$", re.M)
@@ -41,7 +41,7 @@ _QUALIFIER = (r"(?:final|working|provisional|clinical|primary|principal|leading|
 # since in prose "answer" and "assessment" are ordinary words, and a label alone on its line
 # heads the line below ("## Final Diagnosis" over "Psoriasis").
 _LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
-    rf"\bfinal\s+diagnosis{_SEPARATOR}",
+    rf"\bfinal\s+(?:diagnosis|answer){_SEPARATOR}",
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx){_SEPARATOR}",
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:final\s+)?answer{_SEPARATOR}",
     rf"{_LINE_START}(?:clinical\s+)?(?:impression|assessment|conclusion){_SEPARATOR}",
@@ -55,7 +55,9 @@ def label(text: str) -> str | None:
     not move an answer that names its diagnosis alone on its first line ("Psoriasis" then
     "Assessment: chronic plaques")."""
     for index, pattern in enumerate(_LABELS):
-        found = pattern.search(text)
+        # The last final diagnosis or answer answers: "Differential: X, Y. Final answer: Z"
+        found = (pattern.search(text) if index else
+                 next(reversed(list(pattern.finditer(text))), None))
         if found is None:
             continue
         part = text[found.end():]
@@ -85,12 +87,18 @@ def declared(text: str) -> list[str]:
             if final and _TENTATIVE.search(found.group()):
                 continue  # a final diagnosis supersedes a working one
             part = text[found.end():].lstrip()
+            if (pattern is _LABELS[0] and _DIFFERENTIAL_LABEL.match(part)
+                    and _LABELS[0].search(part)):
+                continue  # "Differential: X, Y. Final answer: Z" declares Z
             out.extend(declared(part) if starts_labelled(part) else [part])
     return out
 
 
 _TENTATIVE = re.compile(r"\b(?:working|provisional|tentative|presumptive|presumed|probable|likely|"
                         r"leading|top|initial|preliminary)\b", re.I)
+
+
+_DIFFERENTIAL_LABEL = re.compile(r"[*_#\s]*(?:differentials?(?:\s+diagnos[ie]s)?|ddx)\b", re.I)
 
 
 def starts_labelled(text: str) -> bool:
@@ -145,7 +153,10 @@ _ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])")
 #: A word that offers another diagnosis at the start of a clause or sentence.
 DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?![-\w])"
                          r"|alternatives?(?:\s+diagnos[ie]s)?\s*(?=:))[\s,:]*", re.I)
-_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)\.(?=\s|$)"
+# A full stop after a one-letter initial before a lower-case word ("C. difficile colitis",
+# "H. pylori gastritis") is part of the name, not a sentence's end.
+SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)"
+                           r"(?<!\b[A-Z])\.(?=\s|$)|(?<=\b[A-Z])\.(?=\s*$|\s+[^a-z\s])"
                            r"|[?!]+(?=\s|$)|\n|;\s")
 # Where a statement stops naming the condition and starts explaining it.
 _CONTEXT = re.compile(
@@ -180,6 +191,10 @@ def statement(text: str) -> str:
     text = _ENUMERATOR.sub("", text)  # "A. Asthma": the label of an answer, not a sentence
     head = _first_sentence(text)
     lead = _LEADS.search(head)
+    if lead is not None and _SUPPORT.match(lead.group()) and _opens_with_disease(
+            head[: lead.start()]):
+        # "X with features suggestive of Y": X is the answer, Y a second name beside it
+        lead = None
     if lead is not None and DISJUNCTION.match(head, lead.end()):
         # "X is likely or Y": the name came before the words, and an alternative after them
         head = f"{head[: lead.start()]} {head[lead.end():]}"
@@ -188,7 +203,30 @@ def statement(text: str) -> str:
         head = head[: lead.start()]
     elif lead is not None and len(head) - lead.end() > 2:
         head = head[lead.end():]
+    elif lead is not None and head[lead.end():].strip(" :") == "":
+        # "... the most likely diagnosis is:" then the name on the line below
+        after = text[text.find(head) + len(head):].lstrip(" :.\n")
+        if after:
+            return statement(after)
     return head.strip(" .:,-\"'")
+
+
+# Leads that say what the findings support: a name before them is the answer's own.
+_SUPPORT = re.compile(r"\s*(?:consistent|compatible|in\s+keeping|suggestive|indicative|classic|"
+                      r"typical|characteristic|points?|fits)\b", re.I)
+
+
+def _opens_with_disease(before: str) -> bool:
+    """Whether ``before`` opens with the name of a disease the terminology knows ("Rosacea
+    with features" of "Rosacea with features suggestive of lupus")."""
+    from .concepts import default_terminology  # the terminology only for this rare shape
+
+    before = before.strip()
+    # the longest opening that is a name: "Granulomatosis with polyangiitis with features"
+    cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|and|but)\b|,", before)]
+    terms = default_terminology()
+    return any(before[:cut].strip() and terms.disease_like(before[:cut])
+               for cut in reversed(cuts))
 
 
 def _first_sentence(text: str) -> str:
@@ -214,7 +252,7 @@ def _answering_sentence(text: str) -> tuple[str, re.Match[str] | None, str] | No
     """The first sentence that may answer, where it ends, and the text it starts; None when
     the answer only asks or thanks."""
     for _ in range(32):  # a bound, not a limit real answers reach
-        end = _SENTENCE_END.search(text)
+        end = SENTENCE_END.search(text)
         sentence = text[: end.start()] if end else text
         rest = text[end.end():] if end else ""
         asks = end is not None and end.group().startswith("?")

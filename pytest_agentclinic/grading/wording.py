@@ -13,9 +13,24 @@ from functools import lru_cache
 from ..core.lexicon import GREEK_SUBTYPES
 from .terminology import Key, content
 
-__all__ = ["LATIN_ADJECTIVES", "OPPOSITES", "SLIP_LENGTH", "Vocabulary", "covered", "head",
-           "keeps_head", "letters", "listed", "numbers", "qualifier_flip", "root", "similar",
-           "slipped", "subtypes"]
+__all__ = [
+    "LATIN_ADJECTIVES",
+    "OPPOSITES",
+    "SLIP_LENGTH",
+    "Vocabulary",
+    "covered",
+    "head",
+    "keeps_head",
+    "letters",
+    "listed",
+    "lone_slip",
+    "numbers",
+    "qualifier_flip",
+    "root",
+    "similar",
+    "slipped",
+    "subtypes",
+]
 
 
 #: Whether a normalised word is a word of some disease name the terminology knows.
@@ -76,6 +91,9 @@ def _one_edit(a: str, b: str) -> bool:
 #: A name this long (its content words run together) stays itself through a one-letter slip
 #: in a short word ("pityriasis ruba pilaris"); shorter ones may become another.
 SLIP_LENGTH = 15
+#: The shortest word in which one slip is read as a slip of the pen (with no other known
+#: word that close): shorter words are too close to others ("ileus", "ileum").
+SLIP_WORD = 7
 
 
 def slipped(g: Key, t: Key, known: Vocabulary = _knows_nothing) -> bool:
@@ -87,6 +105,36 @@ def slipped(g: Key, t: Key, known: Vocabulary = _knows_nothing) -> bool:
     a, b = next(iter(g_only)), next(iter(t_only))
     return (sum(map(len, g)) >= SLIP_LENGTH and min(len(a), len(b)) >= 4 and a.isalpha()
             and b.isalpha() and _one_edit(a, b) and not (known(a) and known(b)))
+
+
+@lru_cache(maxsize=16384)
+def lone_slip(given: tuple[str, ...], truth: tuple[str, ...],
+              known: Vocabulary = _knows_nothing) -> bool:
+    """Whether ``given`` is the truth's words with a one-letter slip in one word of seven
+    letters or more ("Achaeasia", "Graves disaase"), that slip being no known word, and no
+    other known word one edit from it: exactly one known name is that close."""
+    if len(given) != len(truth):
+        return False
+    diffs = [(a, b) for a, b in zip(given, truth, strict=True) if a != b]
+    if len(diffs) != 1:
+        return False
+    a, b = diffs[0]
+    if (len(b) < SLIP_WORD or not (a.isalpha() and b.isalpha()) or known(a)
+            or not _one_edit(a, b)):
+        return False
+    return all(v == b or not known(v) for v in _neighbours(a))
+
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _neighbours(word: str) -> set[str]:
+    """The words one edit from ``word``: a letter dropped, changed, added or two swapped."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return ({a + b[1:] for a, b in splits if b}
+            | {a + c + b[1:] for a, b in splits if b for c in _ALPHABET}
+            | {a + c + b for a, b in splits for c in _ALPHABET}
+            | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1})
 
 
 def covered(words: Key, by: Key, known: Vocabulary = _knows_nothing) -> frozenset[str]:

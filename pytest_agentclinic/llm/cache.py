@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.redact import redact_data
 from .errors import FatalLLMError
 
 
@@ -86,8 +87,10 @@ class ResponseCache:
         return None if value is None else dict(value)
 
     def put(self, key: str, value: dict[str, Any]) -> None:
-        """Store a successful reply (errors never reach here)."""
+        """Store a successful reply (errors never reach here), its secrets redacted: a
+        model that repeats the key it was sent must not leave it on disk."""
         if self.mode in (CacheMode.READ_WRITE, CacheMode.REFRESH):
+            value = redact_data(value)
             with self._guarded():
                 self._open().set(key, value)
 

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..core.redact import redact, register_params, register_url
 from ..core.roles import Reply
 from ..core.transcript import Usage
 from . import client, encounter_limits, openai_http, prices, served
@@ -41,6 +42,13 @@ class CallSettings:
     budgets: dict[str, Budget] = field(default_factory=dict)
     #: ``--agent-models`` deployments, in litellm's ``model_list`` format.
     model_list: tuple[dict[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        # Every process that calls models builds these settings (each xdist worker, every
+        # command): from here on the keys they carry are masked in all it writes and prints.
+        register_url(self.api_base)
+        for entry in self.model_list:
+            register_params(entry.get("litellm_params"))
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -100,13 +108,16 @@ class ModelCaller:
             future = self._served.get(model)
             identity = None
             # A probe that failed (e.g. a damaged cache, already a fatal error) names nothing.
-            if (future is not None and future.done() and not future.cancelled()
-                    and future.exception() is None):
+            probed = (future is not None and future.done() and not future.cancelled()
+                      and future.exception() is None)
+            if probed:
+                assert future is not None
                 identity = future.result()
             prints = sorted(self.fingerprints.get(model, ()))
-            if identity is None and not prints:
+            if identity is None and not prints and not probed:
                 continue
-            text = identity or "unknown"
+            # Asked and not told: said so, never an empty ``served``.
+            text = identity or served.UNKNOWN
             out[model] = text + (f" (fingerprint {', '.join(prints)})" if prints else "")
         return out
 
@@ -209,11 +220,14 @@ class ModelCaller:
         stats.prompt_tokens += done.prompt_tokens
         stats.completion_tokens += done.completion_tokens
         self._note_fingerprint(model, done.fingerprint)
-        if readable is None or readable(done.text):
-            self.cache.put(key, {"text": done.text, "prompt_tokens": done.prompt_tokens,
+        # A key the model repeats is masked before anything sees it: the conversation goes on
+        # with the text the cache keeps, so a replay sends (and keys) the same messages.
+        text = redact(done.text)
+        if readable is None or readable(text):
+            self.cache.put(key, {"text": text, "prompt_tokens": done.prompt_tokens,
                                  "completion_tokens": done.completion_tokens,
                                  "cost_usd": done.cost_usd, "fingerprint": done.fingerprint})
-        return Reply(done.text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
+        return Reply(text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
                                       completion_tokens=done.completion_tokens,
                                       cost_usd=done.cost_usd,
                                       latency_s=time.perf_counter() - started))

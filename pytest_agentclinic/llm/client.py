@@ -14,6 +14,7 @@ import os
 import re
 import threading
 import traceback
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,8 +146,13 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
     """One chat completion through litellm (through the Router for ``--agent-models``
     groups), failures translated into :mod:`.errors`. The caller holds the call to its
     wall-clock deadline (litellm's own timeout bounds each socket read, not the call)."""
-    litellm = await aload()
     router = routed(model)
+    if not router and api_base is not None and urllib.parse.urlsplit(api_base).query:
+        # litellm appends /chat/completions after the query: every call would be a 404.
+        raise FatalLLMError(
+            f"{model}: an --agent-api-base with a query string (e.g. ?api-key=) needs the "
+            "direct HTTP path: an openai/ or hosted_vllm/ model with --agent-transport auto")
+    litellm = await aload()
     where = model if router else api_base or model.split("/", 1)[0]
     if not router and needs_placeholder_key(model, api_base) and "api_key" not in params:
         params = {**params, "api_key": PLACEHOLDER_KEY}

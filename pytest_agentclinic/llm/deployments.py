@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from ..core.redact import register_params
 from .limiter import Budget
 
 
@@ -72,6 +73,9 @@ def _entry(path: Path, index: int, entry: Any) -> dict[str, Any]:
             if value is not None and (not isinstance(value, (int, float)) or value <= 0):
                 raise ModelsFileError(f"{where} ({name}): field '{field}' must be a positive "
                                       f"number, got {value!r}")
+    # A key written inline (``api_key: ...``, or in an api base's query) is masked in all
+    # this process writes and prints from now on, echoed by a model or quoted by an error.
+    register_params(params)
     return dict(entry)
 
 

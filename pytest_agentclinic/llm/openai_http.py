@@ -26,6 +26,7 @@ from .client import PLACEHOLDER_KEY, Completion
 from .errors import TransientError, cannot_reach, cut_by_token_limit, from_status, timed_out
 from .limiter import wait_from_headers
 from .prices import cost_usd
+from .served import endpoint
 
 if TYPE_CHECKING:
     import aiohttp
@@ -85,7 +86,7 @@ class OpenAIHTTP:
         params = dict(params)
         key = params.pop("api_key", None) or _key(prefix)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        url = api_base.rstrip("/") + "/chat/completions"
+        url = endpoint(api_base, "chat/completions")
         body = {"model": name, "messages": messages, **params}
         try:
             async with self._client().post(

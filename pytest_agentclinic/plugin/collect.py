@@ -171,12 +171,15 @@ class EncounterItem(pytest.Item):
             if session_of(self.config).settings.gate.active:
                 pytest.xfail(message)
             raise EncounterFailed(message)
+        protocol = session_of(self.config).protocol
         tests = ", ".join(t.tests_requested) or "none"
-        given = t.diagnosis if t.outcome == "incorrect" else "no diagnosis"
+        # The protocol's words: a triage protocol's miss is not a misdiagnosis.
+        words = protocol.wording
+        given = t.diagnosis if t.outcome == "incorrect" else words.missing
         reason = f" ({t.verdict.decided_by}: {t.verdict.reason})" if t.verdict else ""
         message = (
-            f"{'misdiagnosis' if t.outcome == 'incorrect' else 'no diagnosis'}{reason}\n"
-            f"  expected:   {self.spec.case.diagnosis}\n"
+            f"{words.wrong if t.outcome == 'incorrect' else words.missing}{reason}\n"
+            f"  expected:   {protocol.expected(self.spec.case)}\n"
             f"  given:      {given}\n"
             f"  turns used: {t.turns_used}/{t.turn_budget}\n"
             f"  tests:      {tests}\n"

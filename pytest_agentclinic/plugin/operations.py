@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from ..cases.loaders import CASE_SUFFIXES
+from ..cases import formats
 from ..cases.shard import shard_of
 from .collect import UNPLAYED_PROPERTY, EncounterItem
 from .session import AgentClinicSession
@@ -240,7 +240,7 @@ class OperationsPlugin:
         """The xdist controller learns the total from the first worker's collection."""
         del node
         if self.total is None:
-            self.total = sum(i.split("::", 1)[0].endswith(CASE_SUFFIXES) for i in ids)
+            self.total = sum(i.split("::", 1)[0].endswith(formats.suffixes()) for i in ids)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:

@@ -25,8 +25,7 @@ from ..llm.caller import ModelCaller
 from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.encounter_limits import encounter_budget
 from ..llm.errors import FatalLLMError
-from ..llm.served import redact_url
-from ..metrics.gathering import for_encounter
+from ..llm.served import UNKNOWN, redact_url
 from ..protocols.base import PlayContext
 from ..protocols.registry import report_tables
 from ..protocols.runner import EncounterRunner, NotPlayed
@@ -153,6 +152,8 @@ class AgentClinicSession:
         self.gate: gate.GateResult | None = None
         self.started_at = time.time()
         self.tables: list[Table] = []
+        #: Models whose server did not say which model it serves (one line at the end).
+        self.unknown_served: list[str] = []
         #: Fields the operations plugin adds to summary.json (e.g. the run stopped on cost).
         self.summary_extra: dict[str, Any] = {}
         #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter.
@@ -171,11 +172,11 @@ class AgentClinicSession:
                 f"concurrency={self.settings.concurrency}"]
 
     def _api_base_header(self) -> list[str]:
-        base = self.settings.call.api_base
+        base = redact_url(self.settings.call.api_base)
         if base is None:
             return []
         keyless = sorted({key_variable(m) for m in self.settings.llm_models
-                          if needs_placeholder_key(m, base)})
+                          if needs_placeholder_key(m, self.settings.call.api_base)})
         if not keyless:
             return [f"agentclinic: api base {base}"]
         return [f"agentclinic: api base {base}; no {', '.join(keyless)} in the environment: "
@@ -244,6 +245,8 @@ class AgentClinicSession:
             if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
                 passed = self.gate.passed
                 session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+        self.unknown_served = sorted({m for r in records for m, identity in r.served.items()
+                                      if identity.startswith(UNKNOWN)})
         if records:
             self.tables = report_tables(records)
             summary = rundir.run_summary({**self._run_info(), **self.settings.summary_header()},
@@ -275,6 +278,12 @@ class AgentClinicSession:
                     "selected case")
         if self.gate is not None:
             summary.print_gate(terminalreporter, self.gate)
+        if self.unknown_served:
+            terminalreporter.write_line(
+                f"agentclinic: the model behind {', '.join(self.unknown_served)} at "
+                f"{redact_url(self.settings.call.api_base)} is unknown (neither /v1/models nor "
+                f"/props answered): its replies are cached under its name alone, so a model "
+                f"swapped behind that name would be replayed")
 
     # ------------------------------------------------------------ encounters
 
@@ -334,12 +343,13 @@ class AgentClinicSession:
         item.transcript = transcript
         item.transcript_path = rundir.write_transcript(self.run_dir, item.path, item.nodeid,
                                                        transcript)
+        case = item.spec.case
+        # What is graded and what is measured are the protocol's: the core assumes neither.
         record = ResultRecord.from_transcript(
-            transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
-            transcript_path=item.transcript_path, case_file=str(item.path),
-            difficulty=item.spec.case.difficulty,
-            measures=for_encounter(item.spec.case, transcript.utterances,
-                                   outcome=transcript.outcome, experiment=transcript.experiment))
+            transcript, run=self.run_name, nodeid=item.nodeid,
+            expected=self.protocol.expected(case), transcript_path=item.transcript_path,
+            case_file=str(item.path), difficulty=case.difficulty,
+            measures=self.protocol.measures(case, transcript))
         record.served = self.caller.served_identities(dict.fromkeys(record.models.values()))
         # JSON text, not a dict: JUnit XML writes a property's str(), and a dict's is a repr.
         item.user_properties.append(

@@ -337,7 +337,7 @@ def _gate(v: dict[str, Any], root: Path) -> GateSettings:
     if baseline is not None and not baseline.exists():
         raise pytest.UsageError(f"--agent-baseline: {baseline} does not exist")
     try:
-        on = check_gate_on(v["gate_on"])
+        on = check_gate_on(v["gate_on"], registry.get(v["protocol"]).conditions)
     except ValueError as exc:
         raise pytest.UsageError(f"--agent-gate-on: {exc}") from None
     return GateSettings(min_accuracy=v["min_accuracy"], baseline=baseline,

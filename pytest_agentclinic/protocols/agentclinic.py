@@ -29,8 +29,9 @@ from ..agents.offline_doctor import OfflineDoctor
 from ..agents.offline_measurement import OfflineMeasurement
 from ..agents.offline_patient import OfflinePatient
 from ..agents.refusal import is_refusal
-from ..agents.test_budget import BudgetedMeasurement
+from ..agents.spend_budget import BudgetedMeasurement
 from ..core.case import Case
+from ..core.measures import EncounterMeasures
 from ..core.options import Option
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
 from ..core.transcript import ItemHeader, Kind, Role, Transcript, Utterance
@@ -41,7 +42,7 @@ from ..llm.caller import ModelCaller
 from ..llm.encounter_limits import EncounterLimitReached
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
-from .base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions
+from .base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, diagnostic_measures
 from .builtin_options import AGENTCLINIC_OPTIONS
 
 _TEST = re.compile(r"request\s+tests?\s*[:\-]\s*(.+)", re.I)
@@ -155,14 +156,16 @@ async def _perception(t: Transcript, case: Case, cast: Cast, stated: str,
 
 async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
                         bias: str = "none", image_mode: str | None = None,
-                        ask_perception: bool = True) -> Transcript:
+                        ask_perception: bool = True, protocol: str) -> Transcript:
     """Play one whole encounter, judge it, and ask the patient's perception.
 
     Model failures end the encounter with outcome ``error`` (never a wrong diagnosis);
-    a :class:`FatalLLMError` is recorded and re-raised so the session can stop.
+    a :class:`FatalLLMError` is recorded and re-raised so the session can stop. ``protocol``
+    labels the transcript: the playing protocol's name (a subclass's own).
     """
-    t = Transcript(case_id=case.id, dataset=case.dataset, specialty=case.specialty,
-                   models=cast.models, sample=sample, turn_budget=budget, bias=bias,
+    t = Transcript(protocol=protocol, case_id=case.id, dataset=case.dataset,
+                   specialty=case.specialty, models=cast.models, sample=sample,
+                   turn_budget=budget, bias=bias,
                    image_mode=image_mode if case.images else None,
                    prompt_versions=cast.prompt_versions, started_at=time.time())
     with settled(t):
@@ -302,7 +305,12 @@ class AgentClinic(Protocol):
         return await run_encounter(item.case, Cast(**agents), budget=item.turn_budget,
                                    sample=item.sample, bias=variant.bias,
                                    image_mode=variant.image_mode,
-                                   ask_perception=ctx.options.get("perception") != "no")
+                                   ask_perception=ctx.options.get("perception") != "no",
+                                   protocol=self.name)
+
+    def measures(self, case: Case, transcript: Transcript) -> EncounterMeasures | None:
+        """The information-gathering measures: this protocol is a diagnostic interview."""
+        return diagnostic_measures(case, transcript)
 
     def summary_fields(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """The bias variants and image modes of the run."""

@@ -32,6 +32,7 @@ from ..agents.craftmd_agents import (
 from ..agents.llm_moderator import LLMModerator
 from ..agents.offline_measurement import render
 from ..core.case import Case
+from ..core.measures import EncounterMeasures
 from ..core.options import Option
 from ..core.records import ResultRecord
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
@@ -176,10 +177,11 @@ async def _chain_first(factory: Callable[[], Awaitable[Any]]) -> Any:
 
 
 async def run_craftmd(item: CraftItem, cast: CraftCast, conversation: Shared,
-                      summary: Shared) -> Transcript:
-    """Answer and grade one item; ``conversation``/``summary`` return the shared results."""
+                      summary: Shared, protocol: str) -> Transcript:
+    """Answer and grade one item; ``conversation``/``summary`` return the shared results;
+    ``protocol`` labels the transcript (the playing protocol's name, a subclass's own)."""
     case = item.case
-    t = Transcript(protocol="craftmd", case_id=case.id, dataset=case.dataset,
+    t = Transcript(protocol=protocol, case_id=case.id, dataset=case.dataset,
                    specialty=case.specialty, models=cast.models, sample=item.sample,
                    turn_budget=item.cap, experiment=item.experiment,
                    answer_format=item.answer, started_at=time.time())
@@ -338,7 +340,7 @@ class CraftMD(base.Protocol):
             return self._shared(("summary", *key), summarize)
 
         try:
-            return await run_craftmd(craft, cast, conversation, summary)
+            return await run_craftmd(craft, cast, conversation, summary, self.name)
         finally:
             self._release(key)
 
@@ -375,6 +377,10 @@ class CraftMD(base.Protocol):
         judge = custom if custom is not None else (
             OfflineModerator() if grader == OFFLINE else LLMModerator(grader, caller))
         return CraftCast(**agents, moderator=judge)
+
+    def measures(self, case: Case, transcript: Transcript) -> EncounterMeasures | None:
+        """The information-gathering measures: this protocol is a diagnostic interview."""
+        return base.diagnostic_measures(case, transcript)
 
     def tables(self, records: Sequence[ResultRecord], resamples: int) -> list[Table]:
         """The paper's shape: experiments as rows, answer modes as columns, per model."""

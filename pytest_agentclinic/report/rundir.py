@@ -267,7 +267,10 @@ def write_reports(run_dir: Path, summary: dict[str, Any], records: Sequence[Resu
     """(Re)write summary.json, summary.md and report.html from the records and tables;
     return the summary as written."""
     written = write_reports_text(run_dir, summary, tables)
-    write_html(run_dir, {t.title: t.data for t in tables}, written, records)
+    # A table given as cells only (an extension's) shows as its cells, not not at all.
+    write_html(run_dir, {t.title: t.data or [dict(zip(t.headers, row, strict=False))
+                                             for row in t.rows] for t in tables},
+               written, records)
     return written
 
 

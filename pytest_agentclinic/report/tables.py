@@ -22,6 +22,7 @@ from .statistics import (
     GroupRow,
     accuracy_table,
     cluster_bootstrap,
+    field_value,
     group_rng,
     per_case,
     percentile_ci,
@@ -94,7 +95,7 @@ INTERVAL_NOTE = ("; 95% CI: cluster-adjusted Wilson over cases (repeats of a cas
 def pooled_over(records: Sequence[ResultRecord], exclude: Sequence[str] = ()) -> str:
     """``pooled over 13 bias values, 2 turn_budget values``, or '' when nothing varies
     (``exclude``: fields the table shows, so does not pool)."""
-    parts = [f"{len({GROUP_FIELDS[f](r) for r in records})} {f} values"
+    parts = [f"{len({field_value(r, f) for r in records})} {f} values"
              for f in varied_fields(records) if f not in exclude]
     return "pooled over " + ", ".join(parts) if parts else ""
 

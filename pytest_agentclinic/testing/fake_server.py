@@ -11,6 +11,7 @@ so litellm's real HTTP path can be exercised with no model and no network::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -56,6 +57,8 @@ class FakeRequest:
     headers: dict[str, str]
     #: ``time.monotonic()`` when the request arrived.
     received_at: float = 0.0
+    #: The request's query string (an Azure-style gateway takes its key there).
+    query: str = ""
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -138,6 +141,16 @@ class FakeOpenAIServer:
         self.models: list[str] | None = ["fake"]
         #: ``system_fingerprint`` of every reply, when set.
         self.fingerprint: str | None = None
+        #: The ``meta`` of every ``/v1/models`` entry (llama.cpp's: the GGUF's size ...).
+        self.meta: dict[str, Any] | None = None
+        #: What ``GET /props`` answers, as llama.cpp's (None: 404, as vLLM's).
+        self.props: dict[str, Any] | None = None
+        #: A busy single-slot server: this many more identity requests (``/v1/models``,
+        #: ``/props``) are answered 503, each after :attr:`busy_delay` seconds.
+        self.busy = 0
+        self.busy_delay = 0.0
+        #: Identity requests received (``/v1/models`` and ``/props``).
+        self.probes = 0
 
     @property
     def url(self) -> str:
@@ -173,6 +186,7 @@ class FakeOpenAIServer:
         app.router.add_post("/chat/completions", self._handle)
         app.router.add_get("/v1/_stats", self._stats)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/props", self._props)
         self._runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0, backlog=1024)
@@ -193,18 +207,42 @@ class FakeOpenAIServer:
         return web.json_response({"calls": self.calls, "refused": self.refused,
                                   "served": served})
 
+    async def _busy(self) -> web.Response | None:
+        with self._lock:
+            self.probes += 1
+            busy = self.busy > 0
+            self.busy -= busy
+        if not busy:
+            return None
+        with contextlib.suppress(asyncio.TimeoutError):  # a stopping server answers now
+            await asyncio.wait_for(self._closing.wait(), self.busy_delay)
+        return _error(503, "server busy", {})
+
     async def _models(self, _request: web.Request) -> web.Response:
+        busy = await self._busy()
+        if busy is not None:
+            return busy
         if self.models is None:
             return web.json_response({"error": "not found"}, status=404)
+        extra = {"meta": self.meta} if self.meta is not None else {}
         return web.json_response({"object": "list", "data": [
-            {"id": m, "object": "model", "created": int(time.time()), "owned_by": "fake"}
-            for m in self.models]})
+            {"id": m, "object": "model", "created": int(time.time()), "owned_by": "fake",
+             **extra} for m in self.models]})
+
+    async def _props(self, _request: web.Request) -> web.Response:
+        busy = await self._busy()
+        if busy is not None:
+            return busy
+        if self.props is None:
+            return web.json_response({"error": "not found"}, status=404)
+        return web.json_response(self.props)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         arrived = time.monotonic()
         with self._lock:
-            req = FakeRequest(len(self.requests), body, dict(request.headers), arrived)
+            req = FakeRequest(len(self.requests), body, dict(request.headers), arrived,
+                              request.query_string)
             self.requests.append(req)
             wait = self.rate_limit.admit() if self.rate_limit else None
         if wait is not None:

@@ -1,0 +1,318 @@
+"""Step 1b of the grader: parse the diagnostic statement into one main claim and the other
+conditions it names, each with its role.
+
+:mod:`.extract` finds the statement (labels, markers, negations, hedges written as "or");
+:func:`parse` splits it into the main diagnosis and its companions: aliases in parentheses,
+concurrent conditions ("with", "and", a comma), causes ("due to"), refinements
+("specifically"), names in the sentences after it; a claim that a companion is the main
+diagnosis again holds only when the terminology links them (:mod:`.companions`). Then it
+categorises: *multiple* for alternatives or a list, *none* for no diagnosis, else *single*.
+Which companions make the answer multiple is decided by :mod:`.rules` (one place, the table
+of docs/grading.md).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from .companions import hedged_role, parenthesized_role, restating_role, slashed
+from .kinds import kind
+from .refusals import is_non_answer, is_refusal, named_before_refusal
+from .statement import DISJUNCTION, SENTENCE_END, bare_name, clean, cut_context
+from .terminology import FILLER, GENERIC, content, tokens
+
+__all__ = ["Category", "Extraction", "Mention", "Role", "bare", "parse"]
+
+Category = Literal["single", "multiple", "none"]
+Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
+               "hedged", "offered", "parenthesized", "beside", "after"]
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A condition named in the answer and the part it plays there."""
+
+    text: str
+    role: Role
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What step 1 found: the category, the main diagnosis and every mention."""
+
+    category: Category
+    diagnosis: str
+    mentions: tuple[Mention, ...] = field(default=())
+    reason: str = ""
+    #: Names the answer excludes ("not X", "X ruled out"); never graded.
+    excluded: tuple[str, ...] = field(default=())
+    #: The diagnostic statement the mentions were read from (markers and hedges removed).
+    statement: str = ""
+
+    @property
+    def body(self) -> str:
+        """The statement without its parentheses, which hold other names than its own."""
+        return _parentheticals(self.statement)[0]
+
+    @property
+    def label(self) -> str:
+        """The extraction as the paper records it: the name, "multiple" or "none"."""
+        return self.diagnosis if self.category == "single" else self.category
+
+
+# --- the statement's structure ----------------------------------------------------------------
+
+_HEDGE = (r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|"
+          r"perhaps|maybe|potentially|potential|suspected)")
+# "X or Y", "X vs Y", "X / Y", "X | Y" (table cells), "X, alternatively Y"
+_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+|\s*\|\s*"
+                          r"|[.,;]?\s+alternatively\b[\s,:]*", re.I)
+_CAUSE = re.compile(
+    rf"\s*,?\s*(?:{_HEDGE}\s+)?\b(?:due\s+to|secondary\s+to|caused\s+by|induced\s+by|"
+    r"resulting\s+from|as\s+a\s+result\s+of|because\s+of|attributable\s+to|related\s+to|"
+    r"associated\s+with|in\s+the\s+(?:setting|context)\s+of|triggered\s+by|precipitated\s+by|"
+    r"following|after|from|exacerbated\s+by|complicating|leading\s+to|causing|"
+    # "erythema migrans, indicative of Lyme disease": what the diagnosis points to
+    r"indicative\s+of|characteristic\s+of|pathognomonic\s+(?:of|for))\b", re.I)
+_REFINE = re.compile(
+    rf",?\s*(?<![-\w])(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
+    r"consider(?:ing)?|such\s+as|e\.g\.?|for\s+example|including|specifically|particularly|"
+    r"especially|like|rule\s+out|r/o|differential|vs\.?|versus|presumably)(?![-\w])[\s,:]*",
+    re.I)
+_CONCURRENT = re.compile(
+    r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
+    r"as\s+well\s+as|together\s+with)\b\s*|\s*[,;]\s*|\s+-\s+", re.I)
+# A companion after a hedge stays a companion: "X, possibly with Y" or "possibly complicated
+# by Y" names X and a possible complication, not X or Y.
+_COMPANION = (r"(?:with|and|complicated\s+by|accompanied\s+by|along\s+with|plus|"
+              r"together\s+with)\b")
+_LEADING = re.compile(
+    rf"^(?:(?:a|an|the|{_HEDGE}|suspected|presumed|presumptive|early|clinical|signs?\s+of|"
+    r"case\s+of|diagnosis\s+of|diagnosed\s+with|evidence\s+of|features\s+of|picture\s+of|"
+    r"presentation\s+of|form\s+of|type\s+of|kind\s+of|episode\s+of|having|has|is|be|to\s+be|"
+    r"could|may|might|would|appears?|seems?|suffering\s+from|suffers\s+from|resulting|"
+    r"associated|concurrent|concomitant|"
+    r"coexisting|co-existing|comorbid|underlying|accompanying|subsequent|resultant|"
+    r"component\s+of|element\s+of|degree\s+of|"
+    r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
+# A hedge alone ("X, possibly Y"), not an example ("such as") or a differential ("vs").
+_HEDGED = re.compile(rf"^,?\s*(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
+                     r"presumably)(?![-\w])[\s,:]*", re.I)
+_SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
+                       r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
+# "(or X)": another name of the diagnosis ("fifth disease (or erythema infectiosum)") or
+# another diagnosis ("rosacea (or lupus)"); the terminology says which
+# (:func:`.companions.parenthesized_role`).
+_OR = re.compile(r"^\s*or\b[\s,:]*", re.I)
+_ALIAS = re.compile(r"^\s*(?:(?:also|commonly|often|sometimes|usually)\s+(?:known|called|"
+                    r"referred\s+to)\s+as|aka|a\.k\.a\.?|"
+                    r"formerly|previously|known\s+as|called)\b[\s,:]*", re.I)
+# Another name given after a comma (not ", or X", which offers another disease).
+# ", i.e. Y", ", a subtype of Y", ", the same as Y": a claim that Y is X again, which the
+# terminology must confirm (see :func:`_resolved`), else Y is another disease.
+_TAIL_ALIAS = re.compile(r"^\s*,?\s*(?:(?:also|formerly|previously|otherwise)\s+(?:known|"
+                         r"called|referred\s+to)(?:\s+as)?|aka|a\.k\.a\.?|i\.e\.?|that\s+is|"
+                         r"(?:a|the)\s+(?:sub)?(?:type|form|variant|kind)\s+of|(?:the\s+)?same\s+as|"
+                         r"synonymous\s+with|equivalent\s+to)(?![-\w])[\s,:]*",
+                         re.I)
+_ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|since|because|"
+                    r"with|without|in|on|at|for|by|to|this|that|the\s+patient|patient|"
+                    r"confirmed|pending|requires?|needs?)\b", re.I)
+_PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
+_ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
+
+
+def _bare(phrase: str) -> str:
+    """A phrase without hedges, articles and trailing punctuation."""
+    phrase = _LEADING.sub("", phrase.strip(" .,:;-\"'"))
+    return phrase.strip(" .,:;-\"'")
+
+
+def _is_condition_phrase(phrase: str) -> bool:
+    # "(possibly viral)" qualifies the diagnosis; "(possibly lupus)" names another one; a
+    # generic head alone ("disease", "syndrome") names none.
+    words = [w for w in tokens(phrase) if w not in FILLER]
+    return (bool(content(phrase)) and not set(content(phrase)) <= GENERIC
+            and not (len(words) == 1 and _ADJECTIVE.match(words[0])))
+
+
+def _parentheticals(text: str) -> tuple[str, list[str]]:
+    """The text without its parentheses (innermost first) and their contents."""
+    inner: list[str] = []
+    while True:
+        found = _PAREN.search(text)
+        if found is None:
+            return re.sub(r"\s+", " ", text).strip(), inner
+        inner.append((found.group(1) or found.group(2) or "").strip())
+        text = text[: found.start()] + " " + text[found.end():]
+
+
+def _split(text: str, role: Role) -> list[Mention]:
+    """The phrase as one mention, or as alternatives when it offers several."""
+    parts = [_bare(p) for p in _ALTERNATIVE.split(text)]
+    parts = [q for p in parts if p and _is_condition_phrase(p) for q in slashed(p)]
+    if len(parts) > 1 and role != "alias":  # "(also known as X or Y)": names, not options
+        return [Mention(p, "alternative") for p in parts]
+    return [Mention(p, role) for p in parts]
+
+
+def _classify_paren(inner: str) -> list[Mention]:
+    """The mentions one parenthetical adds to the diagnosis it follows."""
+    if not inner or not content(inner):
+        return []
+    cause = _CAUSE.match(inner)
+    if cause is not None:
+        return _split(cut_context(inner[cause.end():]), "cause")
+    for pattern, role in ((_SPECIFIC, "refinement"), (_OR, "offered"), (_ALIAS, "alias"),
+                          (_HEDGED, "hedged"), (_REFINE, "alternative")):
+        found = pattern.match(inner)
+        if found is not None:
+            return _split(cut_context(inner[found.end():]), role)  # type: ignore[arg-type]
+    if _ASIDE.match(inner):
+        return []
+    # "(fifth disease or erythema infectiosum)": other names of the same condition, or
+    # "(lupus)" after rosacea: another condition named beside it (see :mod:`.companions`).
+    return [Mention(_bare(p), "parenthesized") for p in _ALTERNATIVE.split(cut_context(inner))
+            if _bare(p) and _is_condition_phrase(p)]
+
+
+def _marker(tail: str) -> tuple[Role, str]:
+    """The role the clause at the start of ``tail`` gives its phrase, and the phrase on."""
+    alias = _TAIL_ALIAS.match(tail)
+    if alias is not None:  # ", formerly known as Churg-Strauss syndrome"
+        return "alias", tail[alias.end():]
+    cause = _CAUSE.match(tail)
+    if cause is not None:
+        return "cause", tail[cause.end():]
+    refine = _REFINE.match(tail)
+    if refine is not None:
+        rest = tail[refine.end():]
+        if _CAUSE.match(" " + rest) or re.match(_COMPANION, rest, re.I):
+            return _marker(" " + rest)  # "possibly due to X", "possibly complicated by X"
+        if _SPECIFIC.match(tail) is not None:
+            return "refinement", rest
+        return ("hedged" if _HEDGED.match(tail) is not None else "alternative"), rest
+    concurrent = _CONCURRENT.match(tail)
+    if concurrent is not None:
+        disjunction = DISJUNCTION.match(tail, concurrent.end())
+        if disjunction is not None:  # "X, or Y", "X; alternatively Y"
+            return "alternative", tail[disjunction.end():]
+        listed = concurrent.group().strip() in (",", ";")
+        return ("listed" if listed else "concurrent"), tail[concurrent.end():]
+    return "concurrent", tail
+
+
+def _next_segment(text: str) -> tuple[str, str]:
+    """The phrase up to the next clause marker, and the rest from that marker on."""
+    start = len(text) - len(_LEADING.sub("", text))  # a leading hedge is part of the phrase
+    cuts = [m.start() for pattern in (_CAUSE, _REFINE, _CONCURRENT)
+            for m in [pattern.search(text, max(start, 1))] if m and m.end() > m.start()]
+    cut = min(cuts) if cuts else len(text)
+    return text[:cut], text[cut:]
+
+
+def _tail_mentions(tail: str) -> list[Mention]:
+    """Mentions from the clauses after the main diagnosis (causes, refinements, companions)."""
+    out: list[Mention] = []
+    for _ in range(16):  # a bound, not a limit real answers reach
+        if not tail.strip():
+            break
+        role, rest = _marker(tail)
+        segment, rest = _next_segment(rest.lstrip())
+        if not segment.strip() and rest == tail:
+            break
+        tail = rest
+        out.extend(_split(segment, role))
+    return out
+
+
+# Sentences after the statement: a bare name there is one more diagnosis ("X; Y", "X. Y").
+_NEXT_SENTENCE = SENTENCE_END
+
+
+def _after(text: str, stmt: str) -> list[Mention]:
+    """The bare names of conditions in the sentences right after the statement."""
+    at = text.find(stmt) if stmt else -1
+    if at < 0:
+        return []
+    out: list[Mention] = []
+    for sentence in _NEXT_SENTENCE.split(text[at + len(stmt):], maxsplit=4)[1:4]:
+        name = _bare(clean(sentence))
+        if not name:
+            continue
+        if not bare_name(name) or kind(name) != "condition" or not _is_condition_phrase(name):
+            break
+        out.append(Mention(name, "after"))
+    return out
+
+def _categorise(stmt: str, body: str, found: tuple[Mention, ...], *, differential: bool,
+                conditions_only: bool) -> Extraction:
+    # Tests, treatments and drugs are not diagnoses: an answer naming only those names none.
+    mentions = tuple(m for m in found if not conditions_only or kind(m.text) == "condition")
+    main = next((m.text for m in mentions if m.role == "main"), "")
+    # ``body`` (the statement without parentheses): what an abbreviation in them abbreviates
+    mentions = tuple(_resolved(m, main, body) for m in mentions)
+    if any(m.role == "alternative" for m in mentions):
+        names = ", ".join(m.text for m in mentions if m.role in ("main", "alternative"))
+        return Extraction("multiple", "", mentions, f"alternatives: {names}")
+    if _is_list(mentions, differential):
+        names = ", ".join(m.text for m in mentions if m.role in _LISTED)
+        return Extraction("multiple", "", mentions, f"a list of diagnoses: {names}")
+    if not main or is_non_answer(main) or (is_refusal(stmt)
+                                           and not named_before_refusal(stmt, main)):
+        return Extraction("none", "", mentions, "the answer names no diagnosis")
+    return Extraction("single", main, mentions, "one diagnosis named")
+
+
+def _resolved(mention: Mention, main: str, named: str) -> Mention:
+    """A companion whose role depends on how it relates to the main diagnosis, settled
+    (see :mod:`.companions`). A claim inside the answer ("also known as Y", "i.e. Y",
+    "specifically Y") proves nothing: Y restates X only when the terminology links them,
+    else it is another condition named beside X."""
+    if mention.role in ("alias", "refinement"):
+        return replace(mention, role=restating_role(mention.text, main, named, mention.role))
+    if mention.role == "hedged":
+        return replace(mention, role=hedged_role(mention.text, main))
+    if mention.role in ("offered", "parenthesized"):
+        return replace(mention, role=parenthesized_role(mention.text, main, named,
+                                                        offered=mention.role == "offered"))
+    return mention
+
+
+_LISTED = ("main", "listed", "concurrent")
+# "Differential:", "DDx", "possible diagnoses: X, Y": what follows lists candidates
+_DIFFERENTIAL = re.compile(r"\bdifferentials?\b|\bddx\b|\bdiagnoses\b", re.I)
+
+
+def _is_list(mentions: tuple[Mention, ...], differential: bool) -> bool:
+    """Whether the statement lists diagnoses rather than naming one (with its companions).
+
+    "X, Y, Z" (three names, commas between) or a "differential" of two or more is a list;
+    "X with Y", "X complicated by Y", "X and Y" name a main diagnosis and a companion.
+    """
+    if not any(m.role == "listed" for m in mentions):
+        return False
+    count = sum(m.role in _LISTED for m in mentions)
+    return count >= 3 or (count >= 2 and differential)
+
+
+def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
+    """The extraction of a diagnostic statement ``stmt`` read from ``text``: its main
+    diagnosis, the other names with their roles, and its category."""
+    body, parens = _parentheticals(stmt)
+    head, tail = _next_segment(cut_context(_bare(body)))
+    mentions = [*_split(head, "main"), *_tail_mentions(tail)]
+    for inner in parens:
+        mentions.extend(_classify_paren(inner))
+    mentions.extend(_after(text, stmt))
+    found = _categorise(stmt, body, tuple(m for m in mentions if m.text),
+                        differential=_DIFFERENTIAL.search(text) is not None,
+                        conditions_only=conditions_only)
+    return replace(found, statement=_bare(stmt))
+
+
+def bare(phrase: str) -> str:
+    """A phrase without hedges, articles and trailing punctuation."""
+    return _bare(phrase)
