@@ -14,6 +14,10 @@ import pytest
 PROBE = """
 import json, sys
 import pytest
+from pytest_agentclinic.core import extensions
+# As in an environment with no extension installed: an installed protocol's options are
+# declared in every run, so its distribution is imported (with what it imports).
+extensions.declared = lambda group: ()
 status = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *sys.argv[1:]])
 print(json.dumps({"status": int(status), "modules": sorted(sys.modules)}))
 """
