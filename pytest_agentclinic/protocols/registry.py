@@ -90,9 +90,10 @@ def get(name: str) -> type[Protocol]:
     if name not in _PROTOCOLS:
         raise ValueError(f"{name!r} is not one of: {', '.join(_PROTOCOLS)}") from None
     protocol = _PROTOCOLS[name]
-    if protocol is None:
-        protocol = _PROTOCOLS[name] = _built_in(name)
-    return protocol
+    # A built-in is looked up in its module each time (a dict lookup once imported), not
+    # kept: the first import may happen inside a run whose modules are then dropped
+    # (pytester's in-process runs), and a later import makes a new class.
+    return _built_in(name) if protocol is None else protocol
 
 
 def all_options() -> tuple[Option, ...]:
