@@ -38,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from .case_paths import extra_args
     from .collect import ReleaseReported
-    from .junit import EncounterTimes
+    from .junit import EncounterTimes, MeasuredItems
     from .operations import OperationsPlugin
     from .session import AgentClinicSession, default_run_name
     from .settings import resolve
@@ -58,6 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[session_key] = state
     config.pluginmanager.register(state, "agentclinic-session")
     config.pluginmanager.register(EncounterTimes(), "agentclinic-encounter-times")
+    config.pluginmanager.register(MeasuredItems(config), "agentclinic-junit-items")
     config.pluginmanager.register(ReleaseReported(), "agentclinic-release-reported")
     if settings.subset.description is not None:
         from .subset import SubsetPlugin
@@ -81,6 +82,13 @@ def _may_collect_cases(config: pytest.Config) -> bool:
         return True
     return any(config.getoption("agent_" + opt.name) is not None or config.getini(opt.ini)
                for opt in (*OPTIONS, *registry.all_options()))
+
+
+def pytest_report_header() -> str:
+    """The plugin's version (pytest's ``plugins:`` line shows the installed metadata's)."""
+    from .. import __version__
+
+    return f"agentclinic: pytest-agentclinic {__version__}"
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CaseFile | None:

@@ -14,6 +14,7 @@ from ..core.case import Case
 from ..core.transcript import Transcript
 from ..protocols.base import ItemSpec
 from .case_paths import Origin
+from .miss import miss_message
 
 RECORD_PROPERTY = "agentclinic_result"
 #: Marks an item the run never played (it stopped starting encounters, e.g. on cost).
@@ -172,18 +173,10 @@ class EncounterItem(pytest.Item):
                 pytest.xfail(message)
             raise EncounterFailed(message)
         protocol = session_of(self.config).protocol
-        tests = ", ".join(t.tests_requested) or "none"
         # The protocol's words: a triage protocol's miss is not a misdiagnosis.
-        words = protocol.wording
-        given = t.diagnosis if t.outcome == "incorrect" else words.missing
-        reason = f" ({t.verdict.decided_by}: {t.verdict.reason})" if t.verdict else ""
-        message = (
-            f"{words.wrong if t.outcome == 'incorrect' else words.missing}{reason}\n"
-            f"  expected:   {protocol.expected(self.spec.case)}\n"
-            f"  given:      {given}\n"
-            f"  turns used: {t.turns_used}/{t.turn_budget}\n"
-            f"  tests:      {tests}\n"
-            f"  transcript: {self.transcript_path}")
+        message = miss_message(t, protocol.expected(self.spec.case), self.transcript_path,
+                               start_dir=self.config.invocation_params.dir,
+                               verbose=self.config.get_verbosity() > 0, words=protocol.wording)
         if session_of(self.config).settings.gate.active:
             # Under a gate a wrong answer is a measurement, not a failure: the gate's own
             # testcases carry the verdict, so JUnit's failure count matches the exit status.
