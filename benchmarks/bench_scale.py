@@ -1,13 +1,15 @@
 """Scale benchmark of the runner: scheduling time and peak memory against the number of items.
 
-    python benchmarks/bench_scale.py [--sizes 2000,8000]
+    python benchmarks/bench_scale.py [--sizes 1000,8000]
 
 (a) scheduling alone, in this process, on 8,000 stand-in items: the lookahead that walked the
     rest of the session for every item (``items.index`` then a slice: O(n^2)) against the
     session's, which submits each item once, a bounded lead ahead (O(n)); the ratio is
     measured in this run;
-(b) whole offline runs (``pytest cases.yaml``, one subprocess per size) of 2,000 and 8,000
-    items: wall time, time spent in the session's ``_schedule`` (wall and CPU), and peak RSS.
+(b) whole offline runs (``pytest cases.yaml``, one subprocess per size) of 1,000 and 8,000
+    items: wall time, time spent in the session's ``_schedule`` (wall and CPU), and peak RSS;
+    then the growth from the smallest to the largest: the exponent of the schedule's CPU
+    (goal <= 1.05) and the peak RSS added per item (goal <= 2 KB).
     What no longer grows with the items: transcripts (written when an item finishes, at most
     four windows of finished encounters wait for their items, and the HTML page is written a
     transcript at a time), the case file's YAML node graph (built a case at a time), an
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import resource
 import subprocess
 import sys
@@ -114,7 +117,7 @@ def whole_run(n: int, workdir: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="2000,8000", help="item counts (default 2000,8000)")
+    parser.add_argument("--sizes", default="1000,8000", help="item counts (default 1000,8000)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
 
@@ -135,8 +138,11 @@ def main() -> None:
     if len(rows) > 1:
         (n0, r0), (n1, r1) = rows[0], rows[-1]
         per_item = (r1["rss_mb"] - r0["rss_mb"]) / (n1 - n0) * 1024
+        exponent = math.log(r1["schedule_cpu"] / r0["schedule_cpu"]) / math.log(n1 / n0)
         print(f"peak RSS grows {per_item:.1f} KB per item from {n0} to {n1} items "
-              f"(ratio {r1['rss_mb'] / r0['rss_mb']:.2f} for {n1 / n0:.0f}x the items)")
+              f"(ratio {r1['rss_mb'] / r0['rss_mb']:.2f} for {n1 / n0:.0f}x the items; "
+              f"goal <= 2 KB)")
+        print(f"schedule CPU grows as n^{exponent:.2f} from {n0} to {n1} items (goal <= 1.05)")
     print(f"this process's peak RSS: "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 

@@ -168,3 +168,68 @@ def test_merge_cache_copies_every_entry_and_counts_conflicts(
                      str(out)]) == 1
     assert "0 copied, 2 already there, 1 conflicting" in capsys.readouterr().out
     assert cli.main(["merge-cache", str(tmp_path / "nope"), "--out", str(out)]) == 2
+
+
+# --------------------------------------------------------- one provider budget, four shards
+
+def test_shards_share_the_providers_rate_limit(pytester: pytest.Pytester) -> None:
+    """Four shards started together with the provider's --agent-rpm stay within it: each
+    takes a quarter. The server counts in a bucket of one second's requests (a provider
+    enforcing its minute's limit per second) and refuses what is above it; when every shard
+    applied the whole limit, four times the limit arrived and it refused many."""
+    import subprocess
+    import sys
+
+    from helpers import llm_args
+
+    from pytest_agentclinic.testing.fake_server import (
+        FakeOpenAIServer,
+        FakeReply,
+        FakeRequest,
+        RateLimit,
+    )
+
+    def diagnose(req: FakeRequest) -> FakeReply:
+        if req.doctor_turn == 0:
+            return FakeReply("Where does it hurt?")
+        return FakeReply("DIAGNOSIS READY: Condition1 disease")
+
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 25)])
+    # The shards start their encounters together (a barrier on files), as machines of a CI
+    # matrix may: a slow start of one must not hide the others' excess.
+    pytester.makeconftest("""
+        import pathlib, time
+
+        def pytest_collection_modifyitems(config):
+            shard = config.getoption("agent_shard").split("/")[0]
+            (config.rootpath / f"ready-{shard}").touch()
+            while len(list(config.rootpath.glob("ready-*"))) < 4:
+                time.sleep(0.01)
+    """)
+    server = FakeOpenAIServer(diagnose, RateLimit(rpm=600)).__enter__()
+    try:
+        shards = [subprocess.Popen(
+            [sys.executable, "-m", "pytest", "c.yaml", "-q", f"--agent-shard={k}/4",
+             f"--agent-run-name=shard-{k}", "--agent-rpm=600", "--agent-concurrency=8",
+             *llm_args(server, ("doctor",))], cwd=pytester.path,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k in range(1, 5)]
+        codes = [shard.wait(timeout=300) for shard in shards]
+    finally:
+        server.__exit__(None, None, None)
+    assert all(code in (0, 1) for code in codes)
+    assert server.calls == 48 and server.refused == 0  # 24 encounters x 2 calls
+
+
+def test_each_shard_takes_its_share_of_the_limits() -> None:
+    from types import SimpleNamespace
+
+    from pytest_agentclinic.llm.limiter import Budget
+    from pytest_agentclinic.plugin.settings import _transport
+
+    values = {"models": None, "concurrency": 16, "rpm": 600.0, "tpm": 40000.0,
+              "transport": "auto", "shard": "2/4"}
+    worker = SimpleNamespace(workerinput={"workercount": 3})
+    alone = _transport(SimpleNamespace(), values, Path("."))  # type: ignore[arg-type]
+    assert alone["budget"] == Budget(rpm=150.0, tpm=10000.0)
+    in_worker = _transport(worker, values, Path("."))  # type: ignore[arg-type]
+    assert in_worker["budget"] == Budget(rpm=50.0, tpm=40000.0 / 12)

@@ -4,6 +4,8 @@ litellm's Router, and the connection pool's size."""
 from __future__ import annotations
 
 import asyncio
+import bisect
+import heapq
 import json
 import multiprocessing
 import subprocess
@@ -21,7 +23,15 @@ import yaml
 from helpers import llm_args, make_case, results, write_yaml_cases
 
 from pytest_agentclinic.llm.deployments import ModelsFileError, load
-from pytest_agentclinic.llm.limiter import Budget, ModelGate, wait_from_headers
+from pytest_agentclinic.llm.limiter import (
+    CATCH_UP_S,
+    RPM_BURST_S,
+    RPM_MARGIN,
+    Budget,
+    ModelGate,
+    Schedule,
+    wait_from_headers,
+)
 from pytest_agentclinic.testing.fake_server import (
     FakeOpenAIServer,
     FakeReply,
@@ -42,21 +52,129 @@ def diagnose(req: FakeRequest) -> FakeReply:
 
 # ------------------------------------------------------------------ the gate, in isolation
 
-def test_rpm_spaces_the_calls_evenly() -> None:
+_real_sleep = asyncio.sleep
+
+
+class FakeTime:
+    """A virtual clock for the gate: ``asyncio.sleep`` (patched in) parks the sleeper on a
+    timer heap, and :meth:`drive` fires the timers in order, each ``late`` seconds after it
+    was due (a loaded event loop's late wake-ups), advancing the clock: no wall-clock."""
+
+    def __init__(self, late: float = 0.0) -> None:
+        self.now = 1000.0
+        self.late = late
+        self._timers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._order = 0
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, delay: float) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._order += 1
+        heapq.heappush(self._timers, (self.now + max(delay, 0.0) + self.late, self._order,
+                                      future))
+        await future
+
+    def stall(self, seconds: float) -> None:
+        self.now += seconds
+
+    async def drive(self, work: Any) -> Any:
+        task = asyncio.ensure_future(work)
+        while not task.done():
+            for _ in range(20):  # let every woken task run up to its next sleep
+                await _real_sleep(0)
+            if self._timers:
+                due, _n, future = heapq.heappop(self._timers)
+                self.now = max(self.now, due)
+                future.set_result(None)
+        return task.result()
+
+
+def _starts(fake: FakeTime, gate: ModelGate, calls: int, tokens: int = 0) -> list[float]:
+    """When each of ``calls`` calls, all queued at once, got through ``gate``."""
+    async def one() -> float:
+        started = await gate.acquire(tokens)
+        gate.release(started, reserved=tokens, used=tokens)
+        return fake.now
+
     async def run() -> list[float]:
-        gate = ModelGate("m", Budget(rpm=1200), max_in_flight=8)
-        loop = asyncio.get_running_loop()
+        return sorted(await asyncio.gather(*(one() for _ in range(calls))))
 
-        async def one() -> float:
-            started = await gate.acquire()
-            gate.release(started, used=1)
-            return loop.time()
+    return asyncio.run(fake.drive(run()))
 
-        return sorted(await asyncio.gather(*(one() for _ in range(6))))
 
-    times = asyncio.run(run())
-    # 1200 RPM at the 98% margin: starts 51 ms apart, however late a sleep wakes.
-    assert times[-1] - times[0] >= 5 * 0.051
+def _most_in(times: list[float], window: float) -> int:
+    """The most starts within any ``window`` seconds."""
+    return max(bisect.bisect_right(times, t + window - 1e-9) - i for i, t in enumerate(times))
+
+
+def test_rpm_keeps_a_fixed_schedule_through_late_wake_ups(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # 600 RPM at the 98% margin: a slot every 102 ms; every wake-up 30 ms late. The old gate
+    # set each next start to "now + interval", adding every late wake-up to the schedule.
+    fake = FakeTime(late=0.030)
+    monkeypatch.setattr(asyncio, "sleep", fake.sleep)
+    gate = ModelGate("m", Budget(rpm=600), max_in_flight=200, clock=fake.clock)
+    times = _starts(fake, gate, 200)
+    rate = 600 * RPM_MARGIN / 60
+    burst = rate * RPM_BURST_S  # what may start at once after an idle spell (7.35)
+    ideal = (200 - int(burst) - 1) / rate
+    assert times[-1] - times[0] <= ideal + CATCH_UP_S
+    # Never more than a provider enforcing 600 RPM per second allows: a bucket of one
+    # second's requests (10), refilled at 10 a second.
+    for window in (0.01, 0.25, 1.0, 5.0):
+        assert _most_in(times, window) <= 10 + 10 * window
+    assert _most_in(times[10:], 1.0) <= int(rate) + 1  # after the burst: the rate itself
+
+
+def test_a_stall_moves_the_schedule_back_instead_of_flooding() -> None:
+    now = [0.0]
+    schedule = Schedule(rate=10.0, capacity=1.0, catch_up=0.1, clock=lambda: now[0])
+    slots = [schedule.reserve() for _ in range(50)]  # 0.0, 0.1, ... 4.9
+    now[0] = 3.0  # the loop stalled for three seconds: 30 slots passed
+    starts = []
+    for slot in slots:
+        now[0] = max(now[0], schedule.due(slot))
+        schedule.late(slot)
+        starts.append(now[0])
+    # Catching up sends at most catch_up x rate + 1 together, then the schedule resumes.
+    assert _most_in(starts, 0.1) <= 2
+    assert starts[-1] == pytest.approx(3.0 - 0.1 + 49 * 0.1)
+
+
+def test_an_idle_spell_allows_no_more_than_the_burst() -> None:
+    now = [0.0]
+    schedule = Schedule(rate=10.0, capacity=7.5, clock=lambda: now[0])
+    schedule.reserve()
+    now[0] = 100.0  # idle: the bucket refilled, but holds 7.5 requests at most
+    due = [schedule.due(schedule.reserve()) for _ in range(20)]
+    assert sum(d <= 100.0 for d in due) == 7
+    assert due[-1] == pytest.approx(100.0 + (20 - 7.5) / 10)
+
+
+def test_a_429_holds_the_schedule_without_a_burst_after_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeTime(late=0.005)
+    monkeypatch.setattr(asyncio, "sleep", fake.sleep)
+    gate = ModelGate("m", Budget(rpm=600), max_in_flight=50, clock=fake.clock)
+    gate.pause(2.0)
+    until = fake.now + 2.0
+    times = _starts(fake, gate, 20)
+    assert times[0] >= until
+    assert _most_in(times, 0.5) <= 6  # spaced at the rate from the pause's end: no burst
+
+
+def test_tpm_keeps_its_schedule_through_late_wake_ups(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeTime(late=0.3)
+    monkeypatch.setattr(asyncio, "sleep", fake.sleep)
+    gate = ModelGate("m", Budget(tpm=60000), max_in_flight=200, clock=fake.clock)
+    times = _starts(fake, gate, 150, tokens=1000)
+    rate = 60000 * RPM_MARGIN / 60  # 980 tokens a second, a bucket of a minute's
+    assert times[-1] - times[0] <= (150 * 1000 - 60000 * RPM_MARGIN) / rate + 1.0
+    # Within any minute: at most the bucket plus a minute's refill.
+    assert _most_in(times, 60.0) * 1000 <= 2 * 60000 * RPM_MARGIN + 1000
 
 
 def test_a_429_pauses_every_call_of_the_model_and_halves_adaptive_concurrency() -> None:
@@ -155,10 +273,10 @@ def test_rpm_limit_keeps_the_provider_from_refusing(pytester: pytest.Pytester,
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 9)])
     # The provider runs in its own process: in this one it would share the GIL with the run
     # and see requests bunched by its own starvation, not by the client. Its bucket holds
-    # 3 requests (150 ms at 1200 RPM): a real provider's window is a minute.
+    # one second's requests, as a provider enforcing a minute's limit per second does.
     ctx = multiprocessing.get_context("fork")
     queue: Any = ctx.Queue()
-    process = ctx.Process(target=_serve_limited, args=(1200, 3, queue), daemon=True)
+    process = ctx.Process(target=_serve_limited, args=(1200, 20, queue), daemon=True)
     process.start()
     try:
         url = queue.get(timeout=30)
@@ -405,3 +523,28 @@ print(constants.AIOHTTP_CONNECTOR_LIMIT_PER_HOST, constants.AIOHTTP_CONNECTOR_LI
     assert longest < total / 3, (longest, total)
     # litellm caps a host at 500 connections unless told otherwise before its import.
     assert out[2:] == ["1024", "2048"]
+
+
+def test_calls_held_back_after_their_request_slot_take_a_new_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # 20 calls admitted by the schedule, then all held (e.g. waiting for a call slot) for
+    # 5 s: leaving together would send 20 requests at once to a 600 RPM provider.
+    fake = FakeTime()
+    monkeypatch.setattr(asyncio, "sleep", fake.sleep)
+    gate = ModelGate("m", Budget(rpm=600), max_in_flight=50, clock=fake.clock)
+
+    async def one() -> float:
+        admitted = await gate.acquire()
+        await asyncio.sleep(5.0 - (fake.now - 1000.0))  # held until t = 5 s
+        await gate.resume(admitted)
+        gate.release(admitted, used=1)
+        return fake.now
+
+    async def run() -> list[float]:
+        return sorted(await asyncio.gather(*(one() for _ in range(20))))
+
+    times = asyncio.run(fake.drive(run()))
+    # Within what a provider enforcing 600 RPM per second allows (a bucket of 10, refilled
+    # at 10 a second), not 20 at once.
+    for window in (0.01, 0.25, 1.0):
+        assert _most_in(times, window) <= 10 + 10 * window

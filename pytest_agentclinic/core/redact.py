@@ -98,10 +98,27 @@ def register_params(params: Any) -> None:
 def secret_values() -> list[str]:
     """The known secrets: credential variables of the environment and registered values,
     longest first."""
-    # endswith, not the regex: this runs for every text redacted (~4x faster).
-    values = {v for k, v in os.environ.items()
-              if k.upper().endswith(_SECRET_SUFFIXES) and len(v.strip()) >= _MIN_SECRET}
-    return sorted(values | _registered, key=len, reverse=True)
+    return sorted(_environment_secrets() | _registered, key=len, reverse=True)
+
+
+_environment: tuple[object, frozenset[str]] = (None, frozenset())
+
+
+def _environment_secrets() -> frozenset[str]:
+    """The credential variables' values, read again only when the environment changed."""
+    global _environment
+    # This runs for every text redacted: walking os.environ in Python each time took ~0.4 ms
+    # of CPU per model call. A C-level snapshot of its raw mapping tells whether any name or
+    # value changed since the last walk.
+    raw = getattr(os.environ, "_data", None)
+    snapshot = tuple(raw.items()) if isinstance(raw, dict) else None
+    if snapshot is None or snapshot != _environment[0]:
+        # endswith, not the regex (~4x faster).
+        values = frozenset(v for k, v in os.environ.items()
+                           if k.upper().endswith(_SECRET_SUFFIXES)
+                           and len(v.strip()) >= _MIN_SECRET)
+        _environment = (snapshot, values)
+    return _environment[1]
 
 
 def _escapes(value: str) -> set[str]:

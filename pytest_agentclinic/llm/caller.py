@@ -18,12 +18,10 @@ from .errors import ReplayMissError, TransientError, timed_out
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
 from .stats import CallStats
+from .transports import TRANSPORTS as TRANSPORTS
 
 T = TypeVar("T")
 
-#: ``--agent-transport`` values: ``auto`` takes the aiohttp fast path where it applies,
-#: ``litellm`` sends every call through litellm.
-TRANSPORTS = ("auto", "litellm")
 
 
 @dataclass(frozen=True)
@@ -243,6 +241,12 @@ class ModelCaller:
         started = await gate.acquire(reserved)
         try:
             await self.slots.acquire(CALL_PRIORITY.get())
+            try:
+                # Calls that waited for a call slot would leave together as slots free up.
+                await gate.resume(started)
+            except BaseException:
+                self.slots.release()
+                raise
             self.http_attempts += 1
             self.stats.in_flight += 1
             sent = time.perf_counter()

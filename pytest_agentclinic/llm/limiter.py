@@ -6,11 +6,13 @@ Every model call passes through its model's :class:`ModelGate` before it is sent
 * **calls in flight** are bounded by ``limit``; when no RPM/TPM limit is known for the model the
   limit adapts like TCP congestion control: it halves when the provider answers 429 or times
   out, and grows by one after ``limit`` calls in a row went through;
-* **requests per minute** are spaced evenly (``60 / rpm`` seconds apart, at
-  :data:`RPM_MARGIN` of the given rate, so that clock jitter does not trip the provider's own
-  window);
-* **tokens per minute** come from a bucket refilled continuously; a call reserves its estimate
-  (prompt characters / 4 + ``max_tokens``) and is charged its real usage afterwards;
+* **requests per minute** follow a fixed :class:`Schedule` at :data:`RPM_MARGIN` of the given
+  rate: each call reserves the slot after the previous one's (never "now + interval", which
+  added every late wake-up to the schedule), a late wake-up is caught up, and neither an idle
+  spell nor a stall ever lets more than :data:`RPM_BURST_S` seconds' worth start together;
+* **tokens per minute** follow a schedule of the same kind, holding a minute's tokens; a call
+  reserves its estimate (prompt characters / 4 + ``max_tokens``) and is charged its real
+  usage afterwards;
 * a 429 **pauses every call of the model** until the provider's Retry-After (or
   ``x-ratelimit-reset-*``) has passed, instead of letting each call find out on its own.
 """
@@ -32,6 +34,16 @@ from dataclasses import dataclass
 #: requests a little bunched by the network, and 2% headroom kept refusals at 0 in the
 #: benchmark where 100% refused ~1 request in 50.
 RPM_MARGIN = 0.98
+
+#: A provider may enforce a per-minute limit per second (OpenAI: "60,000 requests/minute may
+#: be enforced as 1,000 requests/second"): requests may start together after an idle spell
+#: up to this many seconds' worth, well within one second's.
+RPM_BURST_S = 0.75
+
+#: How far behind its schedule a late-woken gate catches up; a longer stall (an import, a
+#: GC pass) moves the rest of the schedule back instead of flooding the provider with the
+#: calls whose slots passed meanwhile.
+CATCH_UP_S = 0.1
 
 
 #: The order of the item a call serves (set by whoever starts the item's task; tasks it
@@ -92,6 +104,62 @@ class Budget:
                       None if self.tpm is None else self.tpm / parts)
 
 
+class Schedule:
+    """A fixed timeline of starts at ``rate`` units a second (a GCRA token bucket holding
+    ``capacity`` units): pure bookkeeping on ``clock``, asyncio only in :meth:`wait`.
+
+    :meth:`reserve` hands out the slot after the previous reservation's (or now, once the
+    bucket has refilled): slots never depend on when their waiters actually woke, so late
+    wake-ups are caught up. :meth:`late` bounds the catch-up: a waiter more than
+    ``catch_up`` seconds late moves the whole timeline back by the excess.
+    """
+
+    def __init__(self, rate: float, capacity: float = 1.0, catch_up: float = CATCH_UP_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = rate
+        self.capacity = max(1.0, capacity)
+        self.catch_up = catch_up
+        self._clock = clock
+        #: When the bucket would be full again (in the timeline's own time).
+        self._tat = float("-inf")
+        #: Seconds the timeline was moved back after stalls (slot + offset = clock time).
+        self.offset = 0.0
+
+    def reserve(self, cost: float = 1.0) -> float:
+        """The slot (pass it to :meth:`due` / :meth:`wait`) of a start costing ``cost``."""
+        now = self._clock() - self.offset
+        # A cost above the bucket still runs, once the bucket is full: never forever.
+        slack = (self.capacity - min(cost, self.capacity)) / self.rate
+        slot = max(now, self._tat - slack)
+        self._tat = max(self._tat, slot) + cost / self.rate
+        return slot
+
+    def due(self, slot: float) -> float:
+        """The clock time of ``slot``."""
+        return slot + self.offset
+
+    def late(self, slot: float) -> None:
+        """``slot``'s waiter woke now: past the catch-up bound, move the timeline back."""
+        lateness = self._clock() - self.due(slot)
+        if lateness > self.catch_up:
+            self.offset += lateness - self.catch_up
+
+    def refund(self, cost: float) -> None:
+        """Give back ``cost`` units (a reservation not used, or an estimate above the real
+        usage; a negative ``cost`` charges more)."""
+        self._tat -= cost / self.rate
+
+    def hold(self, until: float) -> None:
+        """No start before clock time ``until``, and none in a burst then (after a 429)."""
+        self._tat = max(self._tat, until - self.offset + (self.capacity - 1.0) / self.rate)
+
+    async def wait(self, slot: float) -> None:
+        """Sleep until ``slot`` is due."""
+        while (delay := self.due(slot) - self._clock()) > 0:
+            await asyncio.sleep(delay)
+        self.late(slot)
+
+
 @dataclass
 class GateStats:
     """What a gate saw, for the summary and the benchmarks."""
@@ -117,9 +185,15 @@ class ModelGate:
         self.stats = GateStats(lowest_limit=self.limit)
         self._clock = clock
         self._paused_until = 0.0
-        self._next_start = 0.0
-        self._tokens = budget.tpm * RPM_MARGIN if budget.tpm else 0.0
-        self._tokens_at = clock()
+        self._requests: Schedule | None = None
+        self._tokens: Schedule | None = None
+        if budget.rpm:
+            rate = budget.rpm * RPM_MARGIN / 60
+            self._requests = Schedule(rate, rate * RPM_BURST_S, clock=clock)
+        if budget.tpm:
+            # Providers hold a minute's tokens in their bucket.
+            self._tokens = Schedule(budget.tpm * RPM_MARGIN / 60, budget.tpm * RPM_MARGIN,
+                                    clock=clock)
         self._successes = 0
         self._decreased_at = float("-inf")
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -143,22 +217,28 @@ class ModelGate:
                     self._waiters.remove(waiter)
         self.in_flight += 1
         try:
-            await self._wait_rpm()
-            await self._wait_tpm(tokens)
-            await self._wait_unpaused()
+            await self._wait_schedules(tokens)
         except BaseException:
             self._leave()
             raise
         self.stats.calls += 1
         return self._clock()
 
+    async def resume(self, admitted: float) -> None:
+        """For a call admitted at ``admitted`` that then waited (for a call slot): past the
+        catch-up bound, its request slot has gone and it takes a new one, so calls held
+        back together do not leave together."""
+        requests = self._requests
+        if requests is not None and self._clock() - admitted > requests.catch_up:
+            await requests.wait(requests.reserve())
+
     def release(self, started: float, *, reserved: int = 0, used: int | None = None,
                 rate_limited: bool = False, timed_out: bool = False,
                 retry_after: float | None = None) -> None:
         """Free the slot and learn from the outcome of the call started at ``started``."""
         self._leave()
-        if used is not None and self.budget.tpm:
-            self._tokens += reserved - used  # charge the real usage, not the estimate
+        if used is not None and self._tokens is not None:
+            self._tokens.refund(reserved - used)  # charge the real usage, not the estimate
         if rate_limited:
             self.stats.rate_limited += 1
             self.pause(retry_after if retry_after is not None else 1.0)
@@ -175,6 +255,8 @@ class ModelGate:
         if until > self._paused_until:
             self.stats.paused_s += until - max(self._paused_until, self._clock())
             self._paused_until = until
+            if self._requests is not None:
+                self._requests.hold(until)
 
     # -------------------------------------------------------------- helpers
 
@@ -211,29 +293,24 @@ class ModelGate:
         while (delay := self._paused_until - self._clock()) > 0:
             await asyncio.sleep(delay)
 
-    async def _wait_rpm(self) -> None:
-        if not self.budget.rpm:
-            return
-        interval = 60.0 / (self.budget.rpm * RPM_MARGIN)
-        # Each start is spaced from the previous *actual* start: after an event-loop stall,
-        # calls whose turns passed meanwhile must not all leave together.
-        while (delay := self._next_start - self._clock()) > 0:
-            await asyncio.sleep(delay)
-        self._next_start = self._clock() + interval
-
-    async def _wait_tpm(self, tokens: int) -> None:
-        if not self.budget.tpm:
-            return
-        capacity = self.budget.tpm * RPM_MARGIN
-        need = min(float(tokens), capacity)  # a call bigger than a minute's budget still runs
+    async def _wait_schedules(self, tokens: int) -> None:
+        """Wait for this call's request slot and its tokens; a 429 pause that began
+        meanwhile sends it back for new ones after the pause."""
         while True:
-            now = self._clock()
-            self._tokens = min(capacity, self._tokens + (now - self._tokens_at) * capacity / 60)
-            self._tokens_at = now
-            if self._tokens >= need:
-                self._tokens -= tokens
+            await self._wait_unpaused()
+            requests, budget = self._requests, self._tokens
+            if requests is not None:
+                await requests.wait(requests.reserve())
+            if budget is not None:
+                try:
+                    await budget.wait(budget.reserve(tokens))
+                except BaseException:
+                    budget.refund(tokens)  # a cancelled call spends none
+                    raise
+            if self._paused_until <= self._clock():
                 return
-            await asyncio.sleep((need - self._tokens) * 60 / capacity)
+            if budget is not None:
+                budget.refund(tokens)  # not spent: the call waits the pause out first
 
 
 class Gates:

@@ -1,20 +1,28 @@
-"""pytest entry point: thin hooks that hand over to :class:`AgentClinicSession`."""
+"""pytest entry point: thin hooks that hand over to :class:`AgentClinicSession`.
+
+pytest loads this plugin in every run of its user's environment, most of which have nothing
+to do with agents. Such a run (no paths on the command line, no ``agent_cases`` in the ini,
+no ``--agent-*`` option: it can collect no case file) imports the options' declarations
+only; the session, its protocols, agents, grading, reports, pydantic models, numpy and the
+HTTP clients are imported by runs that can use them (``benchmarks/bench_startup.py``).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from ..protocols import registry
 from . import hookspecs
-from .case_paths import case_nodeid, case_origin, extra_args
-from .collect import CaseFile, ReleaseReported
-from .junit import EncounterTimes, MeasuredItems
-from .operations import OperationsPlugin
-from .session import AgentClinicSession, default_run_name
-from .settings import add_options, resolve
+from .options import OPTIONS, add_options
 
-session_key = pytest.StashKey[AgentClinicSession]()
+if TYPE_CHECKING:
+    from .collect import CaseFile
+    from .session import AgentClinicSession
+
+session_key = pytest.StashKey["AgentClinicSession"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -26,6 +34,15 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not _may_collect_cases(config):
+        return
+    from .case_paths import extra_args
+    from .collect import ReleaseReported
+    from .junit import EncounterTimes, MeasuredItems
+    from .operations import OperationsPlugin
+    from .session import AgentClinicSession, default_run_name
+    from .settings import resolve
+
     settings = resolve(config)
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
@@ -57,6 +74,16 @@ def pytest_configure(config: pytest.Config) -> None:
             state.lookahead = worker_lookahead(config)
 
 
+def _may_collect_cases(config: pytest.Config) -> bool:
+    """Whether this run can involve agents: paths named on the command line (case files
+    are collected from those only), ``agent_cases`` in the ini, or an ``--agent-*`` option
+    given (it is then checked, whatever the run collects)."""
+    if config.args_source == pytest.Config.ArgsSource.ARGS or config.getini("agent_cases"):
+        return True
+    return any(config.getoption("agent_" + opt.name) is not None or config.getini(opt.ini)
+               for opt in (*OPTIONS, *registry.all_options()))
+
+
 def pytest_report_header() -> str:
     """The plugin's version (pytest's ``plugins:`` line shows the installed metadata's)."""
     from .. import __version__
@@ -66,7 +93,13 @@ def pytest_report_header() -> str:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CaseFile | None:
     config = parent.config
-    origin = case_origin(config, file_path, session_of(config).settings.case_paths)
+    state = config.stash.get(session_key, None)
+    if state is None:  # a run that collects no case file
+        return None
+    from .case_paths import case_nodeid, case_origin
+    from .collect import CaseFile
+
+    origin = case_origin(config, file_path, state.settings.case_paths)
     if origin is None:
         return None
     return CaseFile.from_parent(parent, path=file_path, origin=origin,

@@ -21,7 +21,6 @@ from ..agents.biases import (
     Side,
     bias_prompt,
     pick_distractor,
-    resolve_biases,
 )
 from ..agents.images import reference
 from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMPatient
@@ -44,6 +43,7 @@ from ..llm.encounter_limits import EncounterLimitReached
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
 from .base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, diagnostic_measures
+from .builtin_options import AGENTCLINIC_OPTIONS
 from .runner import stage, track
 
 _TEST = re.compile(r"request\s+tests?\s*[:\-]\s*(.+)", re.I)
@@ -229,11 +229,6 @@ class Variant:
     image_mode: str | None = None
 
 
-def _biases(values: tuple[str, ...]) -> tuple[str, ...]:
-    """No ``--agent-bias`` means the unbiased run only."""
-    return resolve_biases(values) if values else ("none",)
-
-
 def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[str],
              variant: Variant, case: Case) -> Any:
     bias = variant.bias
@@ -263,23 +258,7 @@ class AgentClinic(Protocol):
     """The AgentClinic benchmark (the default protocol)."""
 
     name: ClassVar[str] = "agentclinic"
-    options: ClassVar[tuple[Option, ...]] = (
-        Option("measurement", "measurement model: 'offline' or a litellm model string",
-               "offline", metavar="MODEL"),
-        Option("moderator", "moderator model, asked only what the grading rules cannot decide",
-               "offline", metavar="MODEL"),
-        Option("bias", "inject a bias (repeatable): doctor:recency, patient:self_diagnosis, "
-               "groups doctor:all, patient:implicit, cognitive, all...; 'none' adds the "
-               "unbiased variant", [], "list", "BIAS", check=_biases),
-        Option("images", "image cases: 'initial' (with the doctor's first message) or "
-               "'request' (after REQUEST IMAGES); repeatable", ["initial"], "list", "MODE",
-               choices=("initial", "request")),
-        Option("perception", "ask the patient for its 1-10 ratings after the diagnosis: yes "
-               "or no", "yes", metavar="yes|no", choices=("yes", "no")),
-        Option("test_budget", "the measurement agent refuses tests that would take an "
-               "encounter's test spend (price table: metrics/data/test_prices.csv) over USD",
-               None, "money", "USD"),
-    )
+    options: ClassVar[tuple[Option, ...]] = AGENTCLINIC_OPTIONS
     roles: ClassVar[tuple[RoleSpec, ...]] = (
         RoleSpec("doctor", Agent, None, "asks, orders tests, names the diagnosis"),
         RoleSpec("patient", Agent, None, "answers from the case's patient sheet"),

@@ -29,9 +29,10 @@ import numpy as np
 
 from ..core.records import ResultRecord
 from .clustered import cluster_wilson, wilson
+from .reducer_names import REDUCERS as _NAMES
 
 #: The reducers, in the order the report shows them; ``--agent-gate-reducer`` takes one.
-REDUCERS = ("mean", "pass@k", "majority", "all")
+REDUCERS = _NAMES
 
 
 @dataclass(frozen=True)
