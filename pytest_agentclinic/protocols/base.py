@@ -10,17 +10,20 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..core.case import Case
-from ..core.measures import EncounterMeasures
 from ..core.options import Option
-from ..core.records import ResultRecord
 from ..core.roles import OFFLINE, MakeAgent
 from ..core.transcript import ItemHeader, Transcript
-from ..llm.caller import ModelCaller
-from ..metrics.gathering import for_encounter
-from ..report.tables import Table
+
+if TYPE_CHECKING:
+    # Annotations only: an installed protocol subclasses Protocol in every pytest run of its
+    # environment, which must not pay for the caller, the metrics and the report's numpy.
+    from ..core.measures import EncounterMeasures
+    from ..core.records import ResultRecord
+    from ..llm.caller import ModelCaller
+    from ..report.tables import Table
 
 
 @dataclass(frozen=True)
@@ -197,5 +200,7 @@ def _plain(value: Any) -> Any:
 def diagnostic_measures(case: Case, transcript: Transcript) -> EncounterMeasures | None:
     """The information-gathering measures of a diagnostic interview: what the built-in
     protocols' :meth:`Protocol.measures` return."""
+    from ..metrics.gathering import for_encounter
+
     return for_encounter(case, transcript.utterances, outcome=transcript.outcome,
                          experiment=transcript.experiment)
