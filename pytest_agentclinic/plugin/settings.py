@@ -11,6 +11,7 @@ import pytest
 
 from ..core.options import Option
 from ..core.redact import has_userinfo, redact
+from ..grading.rules import Policy
 from ..llm.cache import CacheMode
 from ..llm.caller import TRANSPORTS, CallSettings
 from ..llm.limiter import Budget
@@ -100,6 +101,10 @@ OPTIONS: tuple[Option, ...] = (
            "N"),
     Option("max_cost_per_encounter", "end an encounter once its calls cost more than USD "
            "(outcome 'limit')", None, "limit", "USD"),
+    # How a broader answer is graded (docs/grading.md): the experts' rule, or CRAFT-MD's.
+    Option("grading_policy", "strict (a broader answer counts when it names one disease with "
+           "its variants, not a family) or paper (any broader name counts, as CRAFT-MD's "
+           "grader)", "strict", metavar="strict|paper", choices=("strict", "paper")),
 )
 
 
@@ -169,6 +174,8 @@ class Settings:
     #: Per-encounter budgets (tokens, USD); None: none.
     encounter_tokens: int | None = None
     encounter_cost: float | None = None
+    #: How broader answers are graded: ``strict`` or ``paper`` (docs/grading.md).
+    grading_policy: Policy = "strict"
 
     @property
     def run_options(self) -> RunOptions:
@@ -196,6 +203,7 @@ class Settings:
             "sampling": self.call.sampling,
             "shard": self.operations.shard_label,
             "subset": self.subset.description,
+            "grading_policy": self.grading_policy,
         }
 
     @property
@@ -355,6 +363,7 @@ def resolve(config: pytest.Config) -> Settings:
         encounter_tokens=(int(v["max_tokens_per_encounter"])
                           if v["max_tokens_per_encounter"] is not None else None),
         encounter_cost=v["max_cost_per_encounter"],
+        grading_policy=v["grading_policy"],
     )
 
 

@@ -17,6 +17,7 @@ from ..core.options import Option
 from ..core.records import ResultRecord
 from ..core.roles import OFFLINE, MakeAgent
 from ..core.transcript import ItemHeader, Transcript
+from ..grading.rules import Policy
 from ..llm.caller import ModelCaller
 from ..report.tables import Table
 
@@ -81,6 +82,8 @@ class PlayContext:
     #: The user's agents (the ``pytest_agentclinic_make_agent`` hook); None: built-in.
     make_agent: MakeAgent
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: How broader answers are graded (``--agent-grading-policy``): strict or paper.
+    grading_policy: Policy = "strict"
 
 
 class Protocol(ABC):
