@@ -17,8 +17,9 @@ from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.equivalence import judge, relate
 from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.markers import drop_abbreviations, drop_preface
-from pytest_agentclinic.grading.parse import parse
+from pytest_agentclinic.grading.parse import Mention, parse
 from pytest_agentclinic.grading.pipeline import grade_answer
+from pytest_agentclinic.grading.relate import Related, relate_name
 from pytest_agentclinic.grading.rules import TABLE, decide
 
 W, T = "Atrial fibrillation", "Acute pericarditis"
@@ -169,6 +170,17 @@ def test_each_stage_reads_on_its_own() -> None:
         (T, "main"), (W, "listed")]
     # relate: two names, one terminology question
     assert relate(T, T).kind == "same" and relate(W, T).kind == "different"
+    # the relate stage: each name of a parsed answer against the truth, one value each
+    family = relate_name(Mention("Lymphoma", "main"), "Hodgkin lymphoma")
+    assert (family.standing, family.height, family.breadth, family.family) == (
+        "broader", 1, 27, True)
+    assert relate_name(Mention("Hodgkin lymphoma", "main"), "Lymphoma").standing == "narrower"
+    assert relate_name(Mention(W, "listed"), T).standing == "other-branch"
+    assert relate_name(Mention("shoe dermatitis", "main"), "Allergic contact dermatitis"
+                       ).standing == "unknown"
+    facts = Related(parsed, [T], ())
+    assert facts.beside == W and [(m.name, m.role, m.standing) for m in facts.matches] == [
+        (T, "main", "same")]
     # decide: the table's rows, in order, on a parsed answer
     assert [row.__name__ for row in TABLE][:3] == ["_beside", "_whole_name", "_two_choices"]
     decision = decide(parsed, [T])

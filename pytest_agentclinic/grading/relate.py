@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Literal
 
 from .concepts import default_terminology
 from .equivalence import Judgement, RelationKind, given_names, judge, relate, truth_forms
@@ -27,7 +28,10 @@ from .kinds import kind
 from .parse import Extraction, Mention
 from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
 
-__all__ = ["NameRelation", "Related", "relate_name"]
+__all__ = ["NameRelation", "Related", "Standing", "relate_name"]
+
+#: A name's relation to the truth in docs/grading.md's words.
+Standing = Literal["same", "synonym", "broader", "narrower", "other-branch", "unknown"]
 
 # The forms of a name (with and without its parentheticals), asked for again and again.
 _forms = lru_cache(maxsize=65536)(truth_forms)
@@ -59,18 +63,30 @@ class NameRelation:
     reason: str
     #: A broader name of a family of diseases, not one disease with its variants.
     family: bool = False
+    #: A broader name placed by a hierarchy: levels above the truth, concepts below it.
+    height: int | None = None
+    breadth: int | None = None
 
     @property
     def primary(self) -> bool:
         """Whether the name plays the main part (the main diagnosis or a restatement)."""
         return self.role in PRIMARY_ROLES
 
+    @property
+    def standing(self) -> Standing:
+        """The relation in docs/grading.md's words: same, synonym, broader, narrower,
+        another branch (the terminology surely tells the names apart) or unknown."""
+        if self.kind == "narrower" or (
+                self.kind in ("same", "synonym", "broader") and self.sure):
+            return self.kind
+        return "other-branch" if self.sure and not self.correct else "unknown"
+
 
 def relate_name(mention: Mention, truth: str) -> NameRelation:
     """One name of the answer against one accepted name of the truth (any of its forms)."""
     j: Judgement = judge(mention.text, truth)
     return NameRelation(mention.text, mention.role, j.relation, j.correct, j.sure, j.reason,
-                        j.family)
+                        j.family, j.height, j.breadth)
 
 
 @dataclass
