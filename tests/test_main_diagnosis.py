@@ -187,3 +187,18 @@ def test_each_stage_reads_on_its_own() -> None:
     assert not decision.correct and decision.sure and "beside" in decision.reason
     alone = decide(parse(T, T), [T])
     assert alone.correct and alone.sure and alone.relation == "same"
+
+
+@pytest.mark.parametrize(("answer", "right"), [
+    # the bracket names the disease of the manifestation: the words together are one concept
+    # the terminology knows (MeSH: "Erythema Migrans of Lyme Disease"), so one diagnosis
+    ("Erythema migrans (Lyme disease)", True),
+    # the truth in the bracket stays secondary; an unrelated name beside it stays another one
+    ("Lyme disease (erythema migrans)", False),
+    ("Erythema migrans (atrial fibrillation)", False),
+    ("Atrial fibrillation (erythema migrans)", False),
+])
+def test_a_bracket_naming_the_disease_of_a_manifestation_restates_it(answer: str,
+                                                                     right: bool) -> None:
+    correct, asked = scored(answer, "Erythema migrans")
+    assert correct is right and not asked

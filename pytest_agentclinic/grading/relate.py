@@ -227,11 +227,20 @@ def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
     """Whether the terminology links two names: a synonym (of any scope), or a hierarchy two
     sources state; ``loosely`` (a name in brackets after the other, where doctors put
     another name of it: "primary hyperaldosteronism (Conn's syndrome)"), one source's
-    hierarchy either way will do."""
+    hierarchy either way will do, or the two names' words naming one concept together."""
     relations = (relate(name, other), relate(other, name)) if loosely else (
         relate(name, other),)
     return any(r.kind in ("same", "synonym") or (r.kind in _KIN and r.sure and r.curated)
-               or (loosely and (r.kind in _KIN or not r.curated)) for r in relations)
+               or (loosely and (r.kind in _KIN or not r.curated))
+               for r in relations) or (loosely and _one_concept(name, other))
+
+
+def _one_concept(name: str, other: str) -> bool:
+    """Whether the words of two names together are a name of one concept the terminology
+    knows: the bracket says which one, as a manifestation with its disease ("erythema migrans
+    (Lyme disease)" is MeSH's "Erythema Migrans of Lyme Disease"), not another diagnosis."""
+    a, b = key(name), key(other)
+    return bool(a and b and not a <= b and not b <= a) and default_terminology().known(a | b)
 
 
 def _has_condition_word(name: str) -> bool:
