@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Literal
 
 from ..core.case import Case
@@ -71,7 +72,7 @@ class _Answer:
     def name(self) -> str:
         return self.facts.name
 
-    @property
+    @cached_property
     def best(self) -> Decision:
         """How the main diagnosis (or a name restating it) relates to the truth: the best of
         its matches with the accepted names (under strict, one that is no family first)."""
