@@ -22,34 +22,67 @@ expand` a file's cases into items, :meth:`~Protocol.play` an item into a :class:
 optionally its report :meth:`~Protocol.tables`), then :func:`register_protocol` it and run
 ``pytest --agent-protocol=<name>``. Its records, reports, ``agentclinic compare`` and the gate
 work as for the built-in protocols. A conftest that declares options also calls
-:func:`add_protocol_options` from its ``pytest_addoption``.
+:func:`add_protocol_options` from its ``pytest_addoption``. A distribution declares it in
+the ``pytest_agentclinic.protocols`` entry-point group instead (and case formats in
+``pytest_agentclinic.case_formats``, report tables in ``pytest_agentclinic.report_tables``);
+docs/extending.md walks through a complete one.
+
+**Without pytest.** :func:`load_cases` reads a case file, :func:`play_encounter` plays one
+case through a protocol with the agents given, :func:`grade_free_response` and
+:func:`grade_multiple_choice` grade an answer, :func:`read_records` / :func:`write_records`
+read and write ``results.jsonl``, and :func:`build_report` makes a run's tables from records.
+
+**Stability.** Every name in ``__all__`` is stable: it keeps its meaning and signature
+within a major version (new keyword arguments get defaults; removals are announced in
+CHANGELOG.md a minor version ahead). The modules these names come from are internal.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from .cases.errors import CaseError
+from .cases.formats import RecordReader
+from .cases.formats import register as register_case_format
+from .cases.loaders import load_case_file
 from .core.case import Case
+from .core.extensions import ExtensionError
 from .core.options import Option
 from .core.records import ResultRecord
 from .core.roles import OFFLINE, Agent, Judgement, Moderator, Reply, TurnView
-from .core.transcript import ItemHeader, Transcript, Usage, Utterance, Verdict
+from .core.transcript import (
+    KNOWN_KINDS,
+    KNOWN_ROLES,
+    ItemHeader,
+    Transcript,
+    Usage,
+    Utterance,
+    Verdict,
+)
 from .grading.moderator import OfflineModerator
 from .grading.pipeline import Grade, grade_answer, grade_choice
 from .plugin.settings import add_options
 from .protocols.agentclinic import settled
-from .protocols.base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions
+from .protocols.base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, Wording
 from .protocols.registry import get as get_protocol
 from .protocols.registry import names as protocol_names
 from .protocols.registry import register as register_protocol
+from .report import rundir
+from .report.table_registry import TableBuilder
+from .report.table_registry import register as register_report_tables
 from .report.tables import Table
 
 __all__ = [
-    "OFFLINE", "Agent", "Case", "Grade", "ItemHeader", "ItemSpec", "Judgement", "Moderator",
-    "Option", "PlayContext", "Protocol", "Reply", "ResultRecord", "RoleSpec", "RunOptions",
-    "Table", "Transcript", "TurnView", "Usage", "Utterance", "Verdict", "add_protocol_options",
-    "get_protocol", "grade_free_response", "grade_multiple_choice", "protocol_names",
-    "register_protocol", "role_interfaces", "settled",
+    "KNOWN_KINDS", "KNOWN_ROLES", "OFFLINE", "Agent", "Case", "CaseError", "ExtensionError",
+    "Grade", "ItemHeader", "ItemSpec", "Judgement", "Moderator", "Option", "PlayContext",
+    "Protocol", "RecordReader", "Reply", "ResultRecord", "RoleSpec", "RunOptions", "Table",
+    "TableBuilder", "Transcript", "TurnView", "Usage", "Utterance", "Verdict", "Wording",
+    "add_protocol_options", "build_report", "get_protocol", "grade_free_response",
+    "grade_multiple_choice", "load_cases", "play_encounter", "protocol_names",
+    "read_records", "register_case_format", "register_protocol", "register_report_tables",
+    "role_interfaces", "settled", "write_records",
 ]
 
 #: Grade a multiple-choice answer (letter, option text or paraphrase) against the truth.
@@ -73,3 +106,74 @@ def add_protocol_options(parser: Any, protocol: type[Protocol]) -> None:
     """Add ``protocol``'s ``--agent-*`` options (call from a conftest's ``pytest_addoption``;
     the plugin has added its own and the built-in protocols' by then)."""
     add_options(parser, protocol.options)
+
+
+def load_cases(path: str | Path) -> tuple[list[Case], list[CaseError]]:
+    """The cases of one case file (any supported format, an extension's included) and its
+    bad records, each naming file, line and field; nothing is raised for bad input."""
+    loaded = load_case_file(Path(path))
+    errors = list(loaded.errors)
+    if loaded.not_cases is not None and not errors:
+        errors.append(CaseError(Path(path), 1, "<file>", f"not a case file: "
+                                                          f"{loaded.not_cases}"))
+    return [case for _, case in loaded.cases], errors
+
+
+def _defaults(protocol: type[Protocol]) -> dict[str, Any]:
+    """Each of the protocol's options at its default, as the pytest layer resolves it."""
+    out = {}
+    for opt in protocol.options:
+        value = tuple(opt.default) if isinstance(opt.default, list) else opt.default
+        out[opt.name] = opt.check(value) if opt.check is not None else value
+    return out
+
+
+async def play_encounter(protocol: str, case: Case, agents: Mapping[str, object], *,
+                         turn_budget: int = 20, sample: int = 0,
+                         options: Mapping[str, Any] | None = None) -> Transcript:
+    """Play ``case`` once through ``protocol`` (a registered name) with ``agents`` (role ->
+    agent; the roles left out get the built-in offline agent) and return its transcript.
+
+    ``options`` are the protocol's option values, as converted (its defaults otherwise).
+    The first item the protocol makes of the case is played, under its first condition.
+    """
+    from .llm.cache import CacheMode, ResponseCache
+    from .llm.caller import CallSettings, ModelCaller
+
+    kind = get_protocol(protocol)
+    opts = {**_defaults(kind), **(options or {})}
+    proto = kind()
+    run = RunOptions(turns=(turn_budget,), options=opts)
+    item = next(iter(proto.expand([case], run)), None)
+    if item is None:
+        raise ValueError(f"protocol {protocol!r} makes no item of case {case.id!r}")
+
+    def make_agent(role: str, model: str, case: Case, bias: str) -> object | None:
+        del model, case, bias
+        return agents.get(role)
+
+    # No model is called unless a role is left to a built-in LLM agent (none is: every
+    # model here is offline), so the caller caches nothing.
+    caller = ModelCaller(CallSettings(), ResponseCache(Path("."), CacheMode.OFF))
+    return await proto.play(item, PlayContext(caller, make_agent, opts))
+
+
+def read_records(path: str | Path) -> list[ResultRecord]:
+    """The records of a run directory or its ``results.jsonl``; ValueError naming the line
+    of a bad one."""
+    return rundir.load_records(rundir.results_path(path))
+
+
+def write_records(run_dir: str | Path, records: Sequence[ResultRecord]) -> Path:
+    """Write ``records`` as ``run_dir/results.jsonl`` (atomically, secrets redacted), what
+    ``agentclinic report`` and :func:`read_records` read; returns the file written."""
+    rundir.write_results(Path(run_dir), records)
+    return rundir.results_path(run_dir)
+
+
+def build_report(records: Sequence[ResultRecord], resamples: int = 10_000) -> list[Table]:
+    """Every table of a run from its records: the common ones and each protocol's own
+    (installed protocols' included), as ``agentclinic report`` prints them."""
+    from .protocols.registry import report_tables
+
+    return report_tables(records, resamples)

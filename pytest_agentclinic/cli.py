@@ -18,8 +18,11 @@ COMMANDS = ("grade", "validate", "convert", "report", "compare", "import_craftmd
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every available subcommand."""
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="agentclinic",
                                      description="pytest-agentclinic command-line tools")
+    parser.add_argument("--version", action="version", version=f"agentclinic {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         try:

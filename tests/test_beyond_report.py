@@ -75,3 +75,45 @@ def test_craftmd_measures_come_once_per_conversation(pytester: pytest.Pytester,
     table = next(t for t in json.loads((run / "summary.json").read_text())["tables"]
                  if t["title"] == "information gathering and test cost by doctor")
     assert table["data"][0]["encounters"] == 1
+
+
+def _section(lines: list[str], title: str) -> list[str]:
+    """The lines of the terminal summary's section ``title`` (up to the next one)."""
+    start = next(i for i, line in enumerate(lines) if line.startswith("=") and title in line)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("=")),
+               len(lines))
+    return lines[start + 1:end]
+
+
+def test_terminal_tables_fit_100_columns_and_specialty_by_bias_is_shown(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """Reproduction: the information-gathering tables were ~250 columns wide, and no table
+    gave accuracy by specialty x bias."""
+    cases = [make_case(i, specialty=s, key_facts=["Scaly plaques"])
+             for i, s in enumerate(["Dermatology", "Renal and Genitourinary System"] * 2, 1)]
+    write_yaml_cases(pytester.path / "c.yaml", cases)
+    result = pytester.runpytest("c.yaml", "--agent-run-name", "sb", "--agent-min-accuracy=0",
+                                "--agent-bias=none,doctor:recency,patient:self_diagnosis",
+                                *xdist)
+    section = _section(result.outlines, "agentclinic summary")
+    assert any("information gathering and test cost by doctor and specialty" in line
+               for line in section)
+    too_long = [line for line in section if len(line) > 100]
+    assert too_long == []
+    # Every measure is still shown: the wide tables come in parts.
+    for label in ("facts", "key facts", "spend $", "turns to dx", "missed"):
+        assert any(f"| {label} " in line for line in section), label
+    at = section.index("accuracy by specialty and bias:")
+    headers = [line for line in section[at:at + 20] if line.startswith("| specialty ")]
+    for bias in ("none", "doctor:recency", "patient:self_diagnosis"):
+        assert any(f"| {bias} " in line for line in headers), bias
+    assert any(line.startswith("| Renal and Genitourinary System") and "n=2" in line
+               for line in section[at:at + 8])
+    run = pytester.path / "reports" / "sb"
+    table = next(t for t in json.loads((run / "summary.json").read_text())["tables"]
+                 if t["title"] == "accuracy by specialty and bias")
+    cells = {(r["specialty"], r["bias"]) for r in table["data"]}
+    assert len(cells) == 6 and all(r["ci_low"] <= r["accuracy"] <= r["ci_high"]
+                                   for r in table["data"])
+    assert "## accuracy by specialty and bias" in (run / "summary.md").read_text()
+    assert "Accuracy by specialty and bias" in (run / "report.html").read_text()

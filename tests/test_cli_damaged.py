@@ -17,7 +17,8 @@ from pytest_agentclinic.core.records import ResultRecord
 
 
 def _record(**over: object) -> str:
-    record = ResultRecord(run="r", nodeid="c.yaml::t-01[x]", case_id="t-01", dataset="t",
+    record = ResultRecord(protocol="agentclinic", run="r", nodeid="c.yaml::t-01[x]",
+                          case_id="t-01", dataset="t",
                           specialty="Dermatology", models={"doctor": "offline"}, sample=0,
                           turn_budget=20, outcome="correct", expected="A", given="A",
                           turns_used=3, duration_s=0.1)

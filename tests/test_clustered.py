@@ -34,7 +34,8 @@ def simulate(drop: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def gate_fires(before: np.ndarray, after: np.ndarray, max_drop: float) -> np.ndarray:
     """The gate's decision for each simulated pair (the same test the gate runs)."""
     p = sign_flip_pvalues(after - before, flips=2000, seed=1)
-    return ((before.mean(axis=1) - after.mean(axis=1)) > max_drop) & (p < ALPHA)
+    fires: np.ndarray = ((before.mean(axis=1) - after.mean(axis=1)) > max_drop) & (p < ALPHA)
+    return fires
 
 
 def test_false_alarm_rate_under_the_null_is_at_most_alpha() -> None:

@@ -13,8 +13,6 @@ import pytest
 
 from pytest_agentclinic.commands import grade as grade_command
 from pytest_agentclinic.grading.craftmd_grader import (
-    OFFLINE,
-    OFFLINE_UNSURE,
     CraftMDGrader,
     Question,
     Verdict,
@@ -22,6 +20,7 @@ from pytest_agentclinic.grading.craftmd_grader import (
 from pytest_agentclinic.grading.equivalence import given_names
 from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.mcq import choose
+from pytest_agentclinic.grading.rules import OFFLINE, OFFLINE_UNSURE
 from tools.craftmd_eval import (
     EXPERIMENTS,
     KINDS,

@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from helpers import llm_args, make_case, results, write_yaml_cases
@@ -22,7 +23,7 @@ VIGNETTE = ("A 40-year-old woman presents with an itchy rash on her elbows for t
             "She has a history of asthma. Examination shows silvery plaques.")
 
 
-def craft_case(i: int, **over: object) -> dict[str, object]:
+def craft_case(i: int, **over: Any) -> dict[str, Any]:
     return make_case(i, vignette=VIGNETTE, **over)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,10 +36,10 @@ def test_a_trickling_body_cannot_hold_a_call_past_its_deadline(
     # A valid body, one byte every 0.25 s: ~80 s to send in full.
     server = fake_server(lambda req: FakeReply("DIAGNOSIS READY: Condition1 disease",
                                                fault="trickle", trickle=0.25))
-    started = time.monotonic()
+    # No wall-clock bound (issue 23): the body takes ~80 s, so only the deadline can make
+    # the item an error naming it.
     result = pytester.runpytest("c.yaml", "--agent-timeout=1", "--agent-retries=0",
                                 *llm_args(server, ("doctor",)))
-    assert time.monotonic() - started < 10
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*timeout calling openai/fake-doctor*1 s deadline*"])
 
@@ -70,12 +69,11 @@ def pytest_agentclinic_make_agent(role, model, case, config):
     return Stuck() if role == "doctor" and case.id == "t-01" else None
 ''')
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
-    started = time.monotonic()
+    # The agent never returns: only the encounter deadline ends the run (no wall-clock bound).
     result = pytester.runpytest("c.yaml", "--agent-encounter-timeout=1", *NO_CACHE)
-    assert time.monotonic() - started < 15
     result.assert_outcomes(errors=1, passed=1)
     result.stdout.fnmatch_lines(["encounter timeout: not finished within 1 s "
-                                 "(--agent-encounter-timeout)"])
+                                 "(--agent-encounter-timeout), in turn 1: doctor"])
 
 
 def test_an_agent_blocking_the_event_loop_stops_the_session(pytester: pytest.Pytester) -> None:
@@ -99,9 +97,7 @@ def pytest_agentclinic_make_agent(role, model, case, config):
     return Blocking() if role == "doctor" and case.id == "t-01" else None
 ''')
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
-    started = time.monotonic()
     result = pytester.runpytest("c.yaml", "--agent-encounter-timeout=1", *NO_CACHE)
-    assert time.monotonic() - started < 30
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*an encounter blocked the event loop past "
                                  "--agent-encounter-timeout (1 s)*"])
@@ -174,16 +170,6 @@ def test_credentials_in_the_api_base_are_a_usage_error_never_echoed(
 # ------------------------------------------------------------------ errors that stop a session
 
 
-def _fatal_blocks(out: str) -> int:
-    """How many error blocks carry the fatal message, whatever the terminal width.
-
-    The short summary repeats each error's first line cut to the terminal's width, so
-    counting over the whole output would depend on COLUMNS; the ERRORS section does not.
-    """
-    errors = out.split("short test summary info")[0]
-    return errors.count("fatal model error, stopping the session")
-
-
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -215,8 +201,9 @@ def test_unreachable_hosted_vllm_stops_the_session_once(pytester: pytest.Pyteste
     result = pytester.runpytest("c.yaml", "--agent-doctor=hosted_vllm/m",
                                 f"--agent-api-base=http://127.0.0.1:{_closed_port()}/v1",
                                 "--agent-concurrency=1", *NO_CACHE)
-    result.assert_outcomes(errors=1)
-    assert _fatal_blocks(result.stdout.str()) == 1
+    # Checked once before any item (issue 23): one line, no item run.
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.str().count("cannot reach http://127.0.0.1:") == 1
 
 
 def test_a_client_side_configuration_error_is_not_retried(fake_server: Start) -> None:
@@ -316,9 +303,9 @@ def test_a_missing_key_under_xdist_prints_one_fatal_block(pytester: pytest.Pytes
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(6)])
     result = pytester.runpytest("c.yaml", "-n", "2", "--agent-doctor=openai/x", *NO_CACHE)
     out = result.stdout.str() + result.stderr.str()
-    assert _fatal_blocks(out) == 1, out
-    assert "no API key" in out and "never awaited" not in out
-    assert result.ret != 0
+    # Checked in the controller before the workers start (issue 23): one line.
+    assert out.count("no API key") == 1 and "never awaited" not in out, out
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
 def test_redacted_text_is_stable(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import llm_args, make_case, write_yaml_cases
@@ -153,7 +154,17 @@ def test_fault_suite_loses_nothing_and_scores_no_fault(pytester: pytest.Pytester
                for r in _records(pytester.path / "reports" / "healthy").values())
 
 
-def _records(run: Path) -> dict[str, dict[str, object]]:
+def _cached_replies(directory: Path) -> int:
+    """Replies (not served-model identities) in a response cache another process writes."""
+    import diskcache
+
+    if not (directory / "cache.db").exists():
+        return 0
+    with diskcache.Cache(str(directory)) as cache:
+        return sum(1 for key in cache if "text" in (cache.get(key) or {}))
+
+
+def _records(run: Path) -> dict[str, dict[str, Any]]:
     lines = (run / "results.jsonl").read_text().splitlines()
     return {r["nodeid"]: r for r in map(json.loads, lines)}
 
@@ -183,11 +194,14 @@ def test_kill_9_then_resume_rebills_nothing(pytester: pytest.Pytester,
         proc = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 600  # a bound for a hung run, never reached
             while not stall.is_set() and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert stall.is_set(), "the run never reached the stall"
-            time.sleep(0.5)  # the last answers are written to the cache
+            # Wait for the answers to reach the cache, however slow the machine (a fixed
+            # 0.5 s sleep rebilled a reply under load: issue 23).
+            while _cached_replies(tmp_path / "cache") < 15 and time.monotonic() < deadline:
+                time.sleep(0.05)
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from helpers import make_case
 
-from pytest_agentclinic.core.case import Case
+from pytest_agentclinic.core.case import Case, PatientActor
 from pytest_agentclinic.metrics.conversations import Line, to_lines
 from pytest_agentclinic.metrics.facts import Fact, case_facts, conveys, tokens, vignette_facts
 from pytest_agentclinic.metrics.gathering import measure
@@ -69,7 +69,7 @@ def test_case_facts_are_fields_findings_and_results_with_key_marks() -> None:
 
 def test_a_converted_vignette_case_yields_each_sentence_once() -> None:
     case = Case(id="v1", dataset="d", objective="o", diagnosis="x", vignette=VIGNETTE,
-                patient={"demographics": "22-year-old man", "history": VIGNETTE[:-49]})
+                patient=PatientActor(demographics="22-year-old man", history=VIGNETTE[:-49]))
     assert len(case_facts(case)) == 4
 
 

@@ -55,7 +55,8 @@ def encounter(i: int, *, doctor: str = "doc-a", specialty: str = "Dermatology",
         utterances.append(Utterance(turn=3, role="moderator", kind="judgement",
                                     model="offline", text=verdict.reason,
                                     detail=outcome))
-    return Transcript(case_id=f"c-{i:02d}", dataset="t", specialty=specialty,
+    return Transcript(protocol="agentclinic", case_id=f"c-{i:02d}", dataset="t",
+                      specialty=specialty,
                       models={**MODELS, "doctor": doctor}, sample=0, turn_budget=budget,
                       utterances=utterances, diagnosis=given, verdict=verdict,
                       outcome=outcome,  # type: ignore[arg-type]
@@ -260,6 +261,32 @@ def test_a_table_without_accuracies_is_shown_as_a_table(tmp_path: Path) -> None:
     html = render_html(tmp_path, tables, {})
     assert "<h2>Patient perception (1-10)</h2>" in html
     assert "<td>7.25</td>" in html and 'class="bar"' not in html
+
+
+def test_measure_cells_read_as_mean_and_interval_not_as_dicts(tmp_path: Path) -> None:
+    """Reproduction: the information-gathering cells showed {'mean': 0.75..., 'ci_low': ...}."""
+    save(tmp_path, [(encounter(1), "Psoriasis")])
+    rows = [{"group": "doc-a / Neurology", "doctor": "doc-a", "specialty": "Neurology",
+             "encounters": 4,
+             "fact_share": {"mean": 0.7546, "ci_low": 0.736, "ci_high": 0.772, "n": 4},
+             "questions": {"mean": 7.0, "ci_low": 6.5, "ci_high": 7.5, "n": 4},
+             "other": {"mean": 0.42, "ci_low": 0.31, "ci_high": 0.55}}]
+    html = render_html(tmp_path, {"information gathering and test cost by doctor": rows}, {})
+    cells = re.findall(r"<td>([^<]*)</td>", html)
+    assert cells == ["doc-a", "Neurology", "4", "75% [74-77]", "7.0 [6.5-7.5]",
+                     "0.42 [0.31, 0.55]"]
+    assert "<th>facts</th>" in html and "<th>n</th>" in html and "{&#x27;" not in html
+
+
+@pytest.mark.parametrize("highest", [0.004, 0.3, 1.1, 3.0, 236.0, 1234.5])
+def test_spend_ticks_are_round_distinct_and_cover_the_data(highest: float) -> None:
+    """Reproduction: a spend axis up to $1.10 was labelled "$0 $0 $0 $1 $1"."""
+    from pytest_agentclinic.report.beyond import spend_ticks
+
+    ticks, decimals = spend_ticks(highest)
+    labels = [f"${t:,.{decimals}f}" for t in ticks]
+    assert len(set(labels)) == len(labels) >= 3 and ticks[0] == 0 and ticks[-1] >= highest
+    assert ticks[-2] < highest  # no empty step past the data
 
 
 def test_budget_line_chart_only_with_several_budgets(
@@ -518,3 +545,89 @@ def test_browser_shows_images_as_references_and_the_perception(page: Any) -> Non
     assert page.locator("img").count() == 0
     assert "confidence 7/10, compliance 9/10" in panel.locator(".facts").inner_text()
 
+
+
+# -- what a new user saw: real runs of both protocols, at 800 and 1,400 px ------------------
+
+SPECIALTIES = ("Dermatology", "Renal and Genitourinary System", "Obstetrics and Gynecology")
+VIGNETTE = ("A 40-year-old woman has an itchy rash on her elbows for two weeks. Her mother has "
+            "psoriasis. On examination, silvery plaques are seen.")
+
+
+@pytest.fixture(scope="module")
+def protocol_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """An AgentClinic run (two bias variants, three specialties) and a CRAFT-MD run (every
+    experiment x answer mode), each with the information-gathering measures."""
+    root = tmp_path_factory.mktemp("protocol_runs")
+    cases = [make_case(i, specialty=SPECIALTIES[i % 3], key_facts=["Scaly plaques"],
+                       vignette=VIGNETTE, question="What is the diagnosis?")
+             for i in range(1, 7)]
+    write_yaml_cases(root / "c.yaml", cases)
+    runs = {"agentclinic": ["--agent-bias=none,doctor:recency"],
+            "craftmd": ["--agent-protocol=craftmd"]}
+    for name, args in runs.items():
+        proc = subprocess.run([sys.executable, "-m", "pytest", "c.yaml", "-q", "-p",
+                               "no:cacheprovider", f"--agent-run-name={name}", *args],
+                              cwd=root, capture_output=True, text=True, timeout=300,
+                              check=False)
+        assert (root / "reports" / name / "report.html").is_file(), proc.stdout + proc.stderr
+    return {name: root / "reports" / name / "report.html" for name in runs}
+
+
+#: Every SVG text drawn past its SVG's viewBox (cut off on screen), as "text: x0-x1 of w".
+CLIPPED_SVG_TEXT = """() => Array.from(document.querySelectorAll('svg.plot text')).flatMap(t => {
+  const box = t.getBBox(), view = t.ownerSVGElement.viewBox.baseVal;
+  return box.x < -0.5 || box.x + box.width > view.width + 0.5 || box.y < -0.5
+    || box.y + box.height > view.height + 0.5
+    ? [`${t.textContent}: ${Math.round(box.x)}-${Math.round(box.x + box.width)} of ${view.width}`]
+    : [];
+})"""
+#: Each chart's tick labels along one axis (same x or same y), e.g. "$0 $0 $1 $1".
+AXIS_TICKS = """() => Array.from(document.querySelectorAll('svg.plot')).flatMap(svg => {
+  const axes = {};
+  svg.querySelectorAll('text.tick').forEach(t => {
+    for (const k of ['x', 'y']) (axes[k + t.getAttribute(k)] ||= []).push(t.textContent);
+  });
+  return Object.values(axes).filter(a => a.length > 1);
+})"""
+#: Text boxes whose words do not fit them (headings, labels, cells of the number tables).
+CUT_TEXT = """() => Array.from(document.querySelectorAll(
+    '.wrap h1, .wrap h2, .settings dt, .settings dd, .kpi .kl, .kpi .kv, table.data td, ' +
+    'table.data th')).filter(e => e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.tagName + ': ' + e.textContent.slice(0, 60))"""
+
+
+@pytest.mark.parametrize("protocol", ["agentclinic", "craftmd"])
+@pytest.mark.parametrize("width", [800, 1400])
+def test_browser_page_fits_the_window_and_shows_no_raw_data(
+        browser: Any, protocol_runs: dict[str, Path], protocol: str, width: int) -> None:
+    """Reproduction: 2,170 px wide in a 1,400 px window, 1,482 px in 800 px; dict reprs in the
+    information-gathering cells; CRAFT-MD condition labels cut off at the SVG's left edge; a
+    CRAFT-MD cost chart (no test is ever paid for) with ticks "$0 $0 $0 $1 $1"."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    tab = context.new_page()
+    try:
+        tab.goto(protocol_runs[protocol].as_uri())
+        titles = tab.locator("section.chart h2").all_text_contents()
+        assert any(t.startswith("Information gathering and test cost by doctor") for t in titles)
+        scroll = tab.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert scroll[0] <= scroll[1], f"the page is {scroll[0]} px wide in {scroll[1]} px"
+        cells = tab.locator("td, th, dd").all_text_contents()
+        assert cells and not [c for c in cells if "{'" in c or "{\"" in c]
+        assert tab.evaluate(CLIPPED_SVG_TEXT) == []
+        for ticks in tab.evaluate(AXIS_TICKS):
+            assert len(set(ticks)) == len(ticks), f"repeated tick labels: {ticks}"
+        assert tab.evaluate(CUT_TEXT) == []
+        if protocol == "craftmd":
+            assert "Accuracy against test cost, per doctor model" not in titles
+            labels = _card(tab, "Accuracy by condition").locator("text.label")
+            assert labels.count() == 8  # every experiment x answer mode, each labelled
+            assert all("experiment=" in t for t in labels.all_text_contents())
+        else:
+            cost = _card(tab, "Accuracy against test cost, per doctor model")
+            assert cost.locator("text.tick").count() > 5
+            grid = _card(tab, "Accuracy by specialty and bias")
+            assert grid.locator("rect.bar").count() == 6  # 3 specialties x 2 bias variants
+        tab.screenshot(path=f"/tmp/report-{protocol}-{width}.png", full_page=True)
+    finally:
+        context.close()

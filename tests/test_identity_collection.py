@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import make_case, osce_line, write_yaml_cases
@@ -12,7 +13,7 @@ from helpers import make_case, osce_line, write_yaml_cases
 NO_CACHE = ("-p", "no:cacheprovider")
 
 
-def _records(run: Path) -> list[dict[str, object]]:
+def _records(run: Path) -> list[dict[str, Any]]:
     (results,) = run.glob("reports/*/results.jsonl")
     return [json.loads(line) for line in results.read_text().splitlines()]
 

@@ -79,8 +79,8 @@ def test_last_interaction_carries_the_warning(pytester: pytest.Pytester,
     result = pytester.runpytest("c.yaml", "--agent-turns=2",
                                 *llm_args(server, ("doctor",), transport=transport))
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["no diagnosis", "  given:      no diagnosis",
-                                 "  turns used: 2/2"])
+    result.stdout.fnmatch_lines(["no diagnosis", "  expected:   *",
+                                 "  why:        no final answer given (2/2 turns, 0 tests)"])
     assert "This is your last interaction" in server.requests[-1].last_user
     assert "This is your last interaction" not in server.requests[0].last_user
 
@@ -124,13 +124,14 @@ def test_retry_after_is_honoured_up_to_the_cap(pytester: pytest.Pytester,
     doctor = llm_args(honoured, ("doctor",), transport=transport)
     pytester.runpytest("c.yaml", *doctor).assert_outcomes(passed=1)
     gap = honoured.requests[1].received_at - honoured.requests[0].received_at
-    assert 0.4 <= gap < 2.0
+    assert gap >= 0.4  # waited at least what was asked (no upper bound: a busy machine)
     capped = fake_server(fail_then(429, 1, {"Retry-After": "3600"}))
     pytester.runpytest("c.yaml", "--agent-retry-after-cap=0.3", "--agent-cache=off",
                        *llm_args(capped, ("doctor",), transport=transport)
                        ).assert_outcomes(passed=1)
     gap = capped.requests[1].received_at - capped.requests[0].received_at
-    assert 0.3 <= gap < 2.0
+    # The cap, not the hour asked for (the test would hang); the bound only tells them apart.
+    assert 0.3 <= gap < 600
 
 
 @pytest.mark.parametrize("concurrency", ["1", "16"])
@@ -152,8 +153,9 @@ def test_unknown_model_is_fatal_without_network(pytester: pytest.Pytester,
                                                 fake_server: Start) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
     result = pytester.runpytest("c.yaml", "--agent-doctor=nosuchprovider-model-x")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*'nosuchprovider-model-x' is not a model litellm knows*"])
+    # Rejected at startup, before litellm loads (issue 23), not as an item error.
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown model 'nosuchprovider-model-x'*"])
 
 
 def test_missing_api_key_is_fatal(pytester: pytest.Pytester, fake_server: Start,
@@ -163,8 +165,9 @@ def test_missing_api_key_is_fatal(pytester: pytest.Pytester, fake_server: Start,
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
     result = pytester.runpytest("c.yaml", "--agent-concurrency=1", "-p", "no:cacheprovider",
                                 "--agent-doctor=openai/fake-doctor")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*openai/fake-doctor: no API key. Set the provider's key*"])
+    # One line at startup naming the variable (issue 23), before any item runs.
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*openai/fake-doctor: no API key: set OPENAI_API_KEY*"])
 
 
 def test_a_local_server_needs_no_dummy_key(pytester: pytest.Pytester, fake_server: Start,
@@ -190,8 +193,9 @@ def test_unreachable_api_base_is_fatal(pytester: pytest.Pytester, fake_server: S
     result = pytester.runpytest("c.yaml", "--agent-doctor=openai/x",
                                 "--agent-api-base=http://127.0.0.1:9/v1",
                                 f"--agent-transport={transport}")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*cannot reach http://127.0.0.1:9/v1*--agent-api-base*"])
+    # Checked once at startup (issue 23): a usage error, no item runs.
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--agent-api-base: cannot reach http://127.0.0.1:9/v1*"])
 
 
 def test_timeout_is_an_error_outcome(pytester: pytest.Pytester, fake_server: Start,

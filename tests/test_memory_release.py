@@ -27,7 +27,8 @@ from pytest_agentclinic.report.rundir import ResultsStream, load_records, write_
 
 def record(case: str, **over: Any) -> ResultRecord:
     fields: dict[str, Any] = dict(
-        run="r", nodeid=f"f.yaml::{case}[x]", case_id=case, dataset="d", specialty="Neurology",
+        protocol="agentclinic", run="r", nodeid=f"f.yaml::{case}[x]", case_id=case, dataset="d",
+        specialty="Neurology",
         models={"doctor": "offline", "patient": "offline"}, sample=0, turn_budget=20,
         outcome="correct", expected="x", given="x", turns_used=4, duration_s=1.0,
         usage={"doctor": Usage(calls=1, prompt_tokens=5), "patient": Usage()},
@@ -76,7 +77,6 @@ DOCUMENTS = {
     "anchors across cases": "cases:\n - &c {id: a, d: [1]}\n - *c\n - {<<: *c, id: b}\nlast: *c\n",
     "a merge key at the top": "base: &b {x: 1}\n<<: *b\ncases: [1, 2]\n",
     "an anchored list": "cases: &l [1, 2]\nagain: *l\n",
-    "a repeated key": "cases: [1]\ncases: [2, 3]\n",
     "tags": "one: !!set {a, b}\ntwo: !!omap [{a: 1}]\nthree: !!seq [1]\n",
     "a tagged top": "!!omap\n- a: 1\n",
     "keys of other types": "1: [a]\ntrue: [b]\n'cases': [c]\n",
@@ -89,6 +89,15 @@ DOCUMENTS = {
 @pytest.mark.parametrize("text", DOCUMENTS.values(), ids=DOCUMENTS.keys())
 def test_case_files_are_built_as_yaml_load_builds_them(text: str) -> None:
     assert yaml_stream.load(text) == yaml.load(text, Loader=yaml.SafeLoader)
+
+
+def test_a_repeated_key_is_refused_where_yaml_load_keeps_the_last() -> None:
+    text = "cases: [1]\ncases: [2, 3]\n"
+    assert yaml.load(text, Loader=yaml.SafeLoader) == {"cases": [2, 3]}
+    with pytest.raises(yaml_stream.DuplicateKey) as got:
+        yaml_stream.load(text)
+    mark = got.value.problem_mark
+    assert got.value.key == "cases" and mark is not None and mark.line == 1
 
 
 @pytest.mark.parametrize("text", ["a: 1\n---\nb: 2\n", "cases:\n - [1,\n - 2\n"])
@@ -113,7 +122,7 @@ def test_each_item_is_submitted_once_and_a_bounded_lead_ahead() -> None:
         later = len(handed) - i - 1  # submitted, not run yet
         assert min(4, len(items) - i - 1) <= later <= 8
     assert handed == items
-    assert ahead(session, items[-1]) == []  # the same item again (a rerun): nothing new
+    assert ahead(session, items[-1]) == []  # type: ignore[arg-type]  # a rerun: nothing new
     stranger = object()
     assert ahead(session, stranger) == [stranger]  # type: ignore[arg-type]
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from helpers import make_case
@@ -9,18 +10,19 @@ from pytest_agentclinic.agents.offline_doctor import HISTORY, OfflineDoctor, cho
 from pytest_agentclinic.agents.offline_measurement import NORMAL, OfflineMeasurement
 from pytest_agentclinic.agents.offline_patient import NO_INFO, OfflinePatient
 from pytest_agentclinic.core.case import Case
-from pytest_agentclinic.core.roles import TurnView
+from pytest_agentclinic.core.roles import Reply, TurnView
 from pytest_agentclinic.core.transcript import Utterance
 
 
-def case(**over: object) -> Case:
+def case(**over: Any) -> Case:
     return Case.model_validate({"dataset": "t", **make_case(1, **over)})
 
 
 def ask(agent: object, c: Case, text: str, history: tuple[Utterance, ...] = (),
         left: int = 10, budget: int = 10) -> str:
     view = TurnView(c, history, text, left, budget, 0)
-    return asyncio.run(agent.respond(view)).text  # type: ignore[attr-defined]
+    reply: Reply = asyncio.run(agent.respond(view))  # type: ignore[attr-defined]
+    return reply.text
 
 
 @pytest.mark.parametrize(("question", "expected"), [

@@ -79,12 +79,11 @@ def test_failure_message_and_run_directory(pytester: pytest.Pytester, xdist: lis
     result = pytester.runpytest("c.yaml", "--agent-run-name=r1", *xdist)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
-        "misdiagnosis (offline: *)",
+        "misdiagnosis: Abc unrelated",
         "  expected:   Condition2 disease",
-        "  given:      Abc unrelated",
-        "  turns used: 16/20",
-        "  tests:      Vital signs, Physical examination, Complete blood count*",
-        "  transcript: *reports/r1/transcripts/c__t-02_dermatology-offline-*.json",
+        "  why:        offline: * (16/20 turns, 8 tests)",
+        "  transcript: reports/r1/transcripts/c__t-02_dermatology-offline-*.json (-v: *)",
+        "*FAILED c.yaml::t-02[[]dermatology-offline[]] - misdiagnosis: Abc unrelated",
     ])
     run = pytester.path / "reports" / "r1"
     records = results(pytester.path)
@@ -139,6 +138,13 @@ def test_ini_twins_and_cli_precedence(pytester: pytest.Pytester, xdist: list[str
                                 "refresh, off*"),
     ("--agent-turns=0", "*--agent-turns: expected a number >= 1, got '0'*"),
     ("--agent-concurrency=many", "*--agent-concurrency: expected a number >= 1, got 'many'*"),
+    # Typos are answered before litellm loads (issue 23: 27 s), schemes before any call.
+    ("--agent-doctor=ofline", "ERROR: --agent-doctor: unknown model 'ofline'; did you mean "
+                              "'offline'?*"),
+    ("--agent-patient=opena/gpt-4o", "ERROR: --agent-patient: unknown provider 'opena' in "
+                                     "'opena/gpt-4o'; did you mean 'openai'?*"),
+    ("--agent-api-base=localhost:8000", "ERROR: --agent-api-base: expected an http:// or "
+                                        "https:// URL*got 'localhost:8000'"),
 ])
 def test_bad_option_values_are_usage_errors(pytester: pytest.Pytester, xdist: list[str],
                                             option: str, message: str) -> None:
@@ -178,3 +184,68 @@ def test_same_aggregate_with_and_without_xdist(library: pytest.Pytester,
     result.stdout.fnmatch_lines(["| offline*|*6 *|*"])
     # The baseline's own numbers on this library, with or without workers.
     assert sorted(outcomes.values()).count("correct") == 5
+
+
+def _failure_blocks(lines: list[str]) -> list[list[str]]:
+    """The lines of each item's block in pytest's FAILURES section (header included)."""
+    start = lines.index(next(line for line in lines if " FAILURES " in line)) + 1
+    blocks: list[list[str]] = []
+    for line in lines[start:]:
+        if line.startswith("=") or line.startswith("-- "):
+            break
+        if line.startswith("_"):
+            blocks.append([])
+        blocks[-1].append(line)
+    return blocks
+
+
+def test_a_misdiagnosis_is_a_few_lines_and_the_dialogue_with_v(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    # Reproduction (issue 23): `pytest cases` printed ~380 lines of 7-line blocks.
+    wrong = [make_case(i, choices=["Abc unrelated", f"Condition{i} disease"],
+                       tests={"Skin Biopsy": "Unremarkable."}) for i in (1, 2)]
+    write_yaml_cases(pytester.path / "c.yaml", wrong)
+    result = pytester.runpytest("c.yaml", *xdist)
+    result.assert_outcomes(failed=2)
+    blocks = _failure_blocks(result.outlines)
+    assert len(blocks) == 2 and all(len(block) <= 6 for block in blocks), blocks
+    assert all(any("transcript: reports/" in line for line in b) for b in blocks)
+    verbose = pytester.runpytest("c.yaml", "-v", "--agent-run-name=v", *xdist)
+    (first, _) = _failure_blocks(verbose.outlines)
+    assert len(first) > 10 and "  dialogue:" in first
+    assert any(line.startswith("    doctor: ") for line in first)
+    assert any(line.startswith("    patient: ") for line in first)
+
+
+def test_one_version_in_the_cli_the_header_and_the_package_metadata(
+        pytester: pytest.Pytester) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import tomllib
+
+    from pytest_agentclinic import __version__
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {
+        "attr": "pytest_agentclinic.__version__"}
+    out = subprocess.run([sys.executable, "-m", "pytest_agentclinic.cli", "--version"],
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == f"agentclinic {__version__}"
+    result = pytester.runpytest("--collect-only")
+    result.stdout.fnmatch_lines([f"agentclinic: pytest-agentclinic {__version__}"])
+
+
+def test_the_readme_lists_every_subcommand() -> None:
+    import re
+    from pathlib import Path
+
+    from pytest_agentclinic.cli import COMMANDS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    listed = re.search(r"The `agentclinic` command: (.*?)\(each with", readme, re.S)
+    assert listed is not None
+    names = set(re.findall(r"`([a-z-]+)`", listed.group(1)))
+    assert names == {c.replace("_", "-") for c in COMMANDS}

@@ -162,19 +162,54 @@ def test_status_line_and_max_cost_hold_for_the_whole_run_under_xdist(
 class _Writer:
     def __init__(self) -> None:
         self.text = ""
+        self._file = self
 
     @property
     def width_of_current_line(self) -> int:
         return len(self.text.rsplit("\n", 1)[-1].rsplit("\r", 1)[-1])
 
+    fullwidth = 100
+
     def write(self, text: str, flush: bool = False) -> None:
         self.text += text
+
+    def flush(self) -> None:
+        pass
 
     def line(self, text: str = "") -> None:
         self.text += text + "\n"
 
 
-def test_on_a_terminal_the_line_is_rewritten_in_place_until_pytest_writes() -> None:
+_CONTROL = re.compile(r"\x1b\[(\d*)([A-Za-z])|\r|\n|[^\x1b\r\n]+")
+
+
+def screen(text: str) -> list[str]:
+    """What a terminal shows after ``text``: the escape sequences the status line uses
+    (erase to end of line, cursor up, column) applied, colours dropped."""
+    rows: list[list[str]] = [[]]
+    r = c = 0
+    for m in _CONTROL.finditer(text):
+        token = m.group(0)
+        if token == "\r":
+            c = 0
+        elif token == "\n":
+            r += 1
+            rows += [[] for _ in range(r + 1 - len(rows))]
+        elif m.group(2) == "K":
+            del rows[r][c:]
+        elif m.group(2) == "A":
+            r = max(r - int(m.group(1) or 1), 0)
+        elif m.group(2) == "G":
+            c = int(m.group(1) or 1) - 1
+        elif m.group(2) is None:
+            row = rows[r]
+            row += [" "] * (c - len(row))
+            row[c:c + len(token)] = list(token)
+            c += len(token)
+    return ["".join(row).rstrip() for row in rows]
+
+
+def test_on_a_terminal_the_line_is_redrawn_below_pytest_and_erased_before_it_writes() -> None:
     from types import SimpleNamespace
 
     from pytest_agentclinic.llm.stats import CallStats
@@ -196,10 +231,12 @@ def test_on_a_terminal_the_line_is_rewritten_in_place_until_pytest_writes() -> N
     plugin._show()
     state.runner.done = 1
     plugin._show()
-    assert tr._tw.text.startswith("c.yaml ..\nagentclinic: 0/3 done")
-    assert "\ragentclinic: 1/3 done" in tr._tw.text and tr._tw.text.endswith("\x1b[K")
-    plugin._end_line("c.yaml::t-02")  # pytest is about to write: our line is ended first
-    assert tr._tw.text.endswith("\n") and tr.currentfspath is None
+    shown = screen(tr._tw.text)
+    assert shown[0] == "c.yaml .." and shown[1].startswith("agentclinic: 1/3 done")
+    assert len(shown) == 2  # redrawn in place: one copy
+    plugin._end_line("c.yaml::t-02")  # pytest is about to write: our line is erased first
+    tr._tw.write(".")  # ... and pytest's letter lands on its own line
+    assert screen(tr._tw.text) == ["c.yaml ...", ""]
 
 
 def test_a_run_without_encounters_prints_no_status_line(pytester: pytest.Pytester) -> None:
@@ -215,3 +252,39 @@ def test_slow():
     result.assert_outcomes(passed=1)
     assert not any(re.search(r"agentclinic: \d+(/\d+)? done", line)
                    for line in result.outlines), result.outlines
+
+
+def test_in_a_real_terminal_no_copy_of_the_line_is_left_and_progress_stays_whole(
+        tmp_path: Path, fake_server: Start) -> None:
+    # Reproduction (issue 23): the live line left 13 copies of itself in the scrollback and
+    # split pytest's progress line. The replies wait until the line has been seen, so it is
+    # drawn at least once whatever the machine's speed.
+    import io
+    import os
+    import sys
+    import threading
+
+    pexpect = pytest.importorskip("pexpect")
+    seen = threading.Event()
+
+    def script(req: FakeRequest) -> FakeReply:
+        seen.wait(60)
+        return FakeReply("DIAGNOSIS READY: Condition1 disease")
+
+    server = fake_server(script)
+    write_yaml_cases(tmp_path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    env = {**os.environ, "TERM": "xterm", "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = pexpect.spawn(sys.executable, [
+        "-m", "pytest", "c.yaml", "--agent-doctor=openai/x", f"--agent-api-base={server.url}",
+        "--agent-cache=off", "--agent-progress=0.05", "-p", "no:cacheprovider",
+        "-p", "no:randomly"], cwd=str(tmp_path), env=env, dimensions=(40, 120),
+        encoding="utf-8", timeout=120)
+    child.logfile_read = io.StringIO()
+    child.expect(r"agentclinic: \d+/3 done")
+    seen.set()
+    child.expect(pexpect.EOF)
+    child.close()
+    output = child.logfile_read.getvalue()
+    shown = screen(output)
+    assert not [row for row in shown if "agentclinic: " in row and " done" in row], shown
+    assert any(re.fullmatch(r"c\.yaml [.F]{3} +\[100%\]", row) for row in shown), shown

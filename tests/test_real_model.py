@@ -60,7 +60,7 @@ def real_server() -> Iterator[str]:
     port = _free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--model_alias", "smollm2",
-         "--host", "127.0.0.1", "--port", str(port), "--n_threads", "2", "--n_ctx", "4096"],
+         "--host", "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_ctx", "4096"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}/v1"
     try:
@@ -116,6 +116,8 @@ def test_a_real_model_runs_robustly_and_replays_exactly(
         common = ["c.yaml", "--agent-doctor=openai/smollm2", "--agent-patient=openai/smollm2",
                   "--agent-turns=2", "--agent-max-tokens=32", "--agent-perception=no",
                   "--agent-concurrency=1", f"--agent-timeout={CALL_TIMEOUT}",
+                  # 4 calls of up to CALL_TIMEOUT each: past the default 900 s on a busy CPU
+                  f"--agent-encounter-timeout={4 * CALL_TIMEOUT}",
                   "-p", "no:cacheprovider"]
         first = pytester.runpytest(*common, f"--agent-api-base={proxy.url}",
                                    "--agent-run-name=real")

@@ -23,7 +23,8 @@ def make_run(root: Path) -> Path:
     lines = []
     for m, model in enumerate(MODELS):
         for c in range(6):
-            t = Transcript(case_id=f"c{c}", dataset="d", specialty="Dermatology",
+            t = Transcript(protocol="agentclinic", case_id=f"c{c}", dataset="d",
+                           specialty="Dermatology",
                            models={"doctor": model, "patient": "offline"}, sample=0,
                            turn_budget=10, outcome="correct", diagnosis="psoriasis",
                            utterances=[Utterance(turn=1, role="doctor", kind="question",

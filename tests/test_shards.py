@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import make_case, write_yaml_cases
@@ -17,7 +18,7 @@ OFFLINE = ("-p", "no:cacheprovider", "--agent-turns=5,10")
 def _cases(path: Path, n: int = 12) -> None:
     """``n`` cases; on every third the evidence points away from the true diagnosis, so the
     offline doctor gets it wrong."""
-    misled = {"diagnosis": "Fourth one", "synonyms": []}
+    misled: dict[str, Any] = {"diagnosis": "Fourth one", "synonyms": []}
     write_yaml_cases(path / "c.yaml", [make_case(i, **(misled if i % 3 == 0 else {}))
                                        for i in range(1, n + 1)])
 
@@ -39,7 +40,7 @@ def test_shards_partition_the_cases_and_keep_every_variant_of_a_case_together(
     shards = [_collected(pytester, "c.yaml", f"--agent-shard={k}/3", *xdist) for k in (1, 2, 3)]
     assert sorted(n for shard in shards for n in shard) == sorted(everything)
     assert all(shards), "a hash that empties a shard of 12 cases is suspicious"
-    owner = {}
+    owner: dict[str, int] = {}
     for k, shard in enumerate(shards):
         for nodeid in shard:
             assert owner.setdefault(_case(nodeid), k) == k  # both budgets in one shard

@@ -30,7 +30,8 @@ def rec(case: str, outcome: str, sample: int = 0, doctor: str = "model-a",
         **over: Any) -> ResultRecord:
     """A minimal record; ``over`` sets any other field."""
     fields: dict[str, Any] = dict(
-        run="r", nodeid=f"f::{case}[{doctor}-{sample}]", case_id=case, dataset="d",
+        protocol="agentclinic", run="r", nodeid=f"f::{case}[{doctor}-{sample}]", case_id=case,
+        dataset="d",
         specialty="Neurology", models={"doctor": doctor, "patient": "offline"}, sample=sample,
         turn_budget=20, outcome=outcome, expected="x", given="y", turns_used=4, duration_s=1.0)
     fields.update(over)

@@ -99,7 +99,8 @@ def test_limit_and_sample_together_are_a_usage_error(pytester: pytest.Pytester) 
 
 def _record(case: str, sample: int, correct: bool, **over: Any) -> ResultRecord:
     fields: dict[str, Any] = {
-        "case_id": case, "dataset": "d", "specialty": "s", "models": {"doctor": "m"},
+        "protocol": "agentclinic", "case_id": case, "dataset": "d", "specialty": "s",
+        "models": {"doctor": "m"},
         "sample": sample, "turn_budget": 20, "run": "r", "nodeid": f"{case}-{sample}",
         "outcome": "correct" if correct else "incorrect", "expected": "x", "given": "y",
         "turns_used": 1, "duration_s": 0.0}

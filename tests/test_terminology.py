@@ -286,12 +286,14 @@ def test_build_ranks_curated_names_above_mondo_synonyms(tmp_path: Path) -> None:
     assert terms.concepts("schizoaffective disorder") == (0, frozenset({"DOID:5419"}))
     assert terms.cluster("MONDO:0005090") == terms.cluster("MESH:D2")  # shared name + xref
     assert terms.cluster("MESH:D1") != terms.cluster("MONDO:0005090")  # xref, no shared name
-    assert terms.link(key("dementia praecox"), key("schizophrenia")).kind == "synonym"
+    praecox = terms.link(key("dementia praecox"), key("schizophrenia"))
+    assert praecox is not None and praecox.kind == "synonym"
     assert terms.ancestors("MESH:D2") == {"MESH:D0": 1}
     # DOID's schizoaffective disorder joins MeSH's heading that lists it; that heading is a
     # sibling of schizophrenia, never a synonym.
     assert terms.cluster("DOID:5419") == terms.cluster("MESH:D1")
-    assert terms.link(key("schizoaffective disorder"), key("schizophrenia")).kind == "sibling"
+    sibling = terms.link(key("schizoaffective disorder"), key("schizophrenia"))
+    assert sibling is not None and sibling.kind == "sibling"
 
 
 def test_a_cluster_never_holds_two_concepts_of_one_ontology() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import make_case, results, write_yaml_cases
 
-from pytest_agentclinic.agents.test_budget import BudgetedMeasurement
+from pytest_agentclinic.agents.spend_budget import BudgetedMeasurement
 from pytest_agentclinic.core.case import Case
 from pytest_agentclinic.core.roles import Reply, TurnView
 from pytest_agentclinic.metrics import prices

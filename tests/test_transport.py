@@ -317,7 +317,7 @@ def test_timeouts_halve_the_calls_in_flight(fake_server: Start, tmp_path: Path,
                                       transport=transport, policy=RetryPolicy(attempts=1)),
                          ResponseCache(tmp_path, CacheMode.OFF))
 
-    async def run() -> list[BaseException | object]:
+    async def run() -> list[Any]:
         calls = [caller.complete(role="doctor", model="openai/slow", case_id=f"c{i}", sample=0,
                                  messages=[{"role": "user", "content": "hi"}],
                                  prompt_version="v") for i in range(8)]

@@ -16,20 +16,34 @@ class CsvTable:
     path: Path
     columns: list[str] = field(default_factory=list)
     rows: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    #: Rows that could not be read (``keep_going``): the line each starts on, and why.
+    bad_rows: list[tuple[int, str]] = field(default_factory=list)
 
 
-def read_table(path: Path) -> CsvTable:
+def read_table(path: Path, keep_going: bool = False) -> CsvTable:
     """Every row; a short row reads as empty fields. A row may span several lines (quoted
     newlines), so its number is the line it starts on. Raises OSError, UnicodeDecodeError
-    or csv.Error for the caller to name the file."""
+    or csv.Error for the caller to name the file; with ``keep_going`` a row the csv module
+    refuses (a field over its 131,072-character limit) goes to ``bad_rows`` instead, and the
+    rows after it are read."""
     table = CsvTable(path)
     # utf-8-sig: spreadsheet exports start with a byte-order mark.
     with path.open(encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh, restval="")
         table.columns = list(reader.fieldnames or [])
         start = reader.line_num + 1
-        for row in reader:
-            table.rows.append((start, {k: v or "" for k, v in row.items() if k is not None}))
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                if not keep_going:
+                    raise
+                table.bad_rows.append((start, str(exc)))
+            else:
+                table.rows.append((start, {k: v or "" for k, v in row.items()
+                                           if k is not None}))
             start = reader.line_num + 1
     return table
 

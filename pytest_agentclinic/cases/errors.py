@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core.text import terminal_safe
+
 
 @dataclass(frozen=True)
 class CaseError:
@@ -16,4 +18,6 @@ class CaseError:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: field {self.field!r}: {self.message}"
+        # One line, whatever the file holds: its keys and values reach the terminal here.
+        return terminal_safe(f"{self.path}:{self.line}: field {self.field!r}: {self.message}",
+                             newlines=False)

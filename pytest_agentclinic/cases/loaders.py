@@ -8,6 +8,7 @@ record becomes a :class:`CaseError` naming file, line and field; the other recor
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -15,15 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
-from ..core.jsonl import parse_lines
-from . import yaml_stream
+from . import documents, formats
 from .errors import CaseError as CaseError
 from .vignettes import read_craftmd_csv
-from .yaml_aliases import recursive_alias
+from .yaml_stream import ElementError
 
 SIDECAR_SUFFIX = ".specialties.json"
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
@@ -178,9 +177,19 @@ def _dataset_name(path: Path) -> str:
 
 
 def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, Any | CaseError]]:
-    for line in parse_lines(text.splitlines()):
-        yield line.number, (line.value if line.error is None else CaseError(
-            path, line.number, "<json>", f"not valid JSON: {line.reason}"))
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, CaseError(path, number, "<json>", f"not valid JSON: {exc.msg}")
+        except (ValueError, RecursionError) as exc:
+            # An integer of more than 4,300 digits, a record nested ~1,000 deep: this line
+            # is bad, the file's other lines are not.
+            reason = ("nested too deeply to read" if isinstance(exc, RecursionError)
+                      else str(exc).split(":")[0])
+            yield number, CaseError(path, number, "<json>", f"cannot read: {reason}")
 
 
 _CASE_KEYS = ("OSCE_Examination", "patient_info", "answers", "diagnosis")
@@ -191,6 +200,11 @@ def _load_jsonl(path: Path, text: str, loaded: LoadedFile) -> None:
     dicts = [r for _, r in records if isinstance(r, dict)]
     if not any(k in r for r in dicts for k in _CASE_KEYS):
         loaded.damaged = not dicts
+        unreadable = [r for _, r in records if isinstance(r, CaseError)]
+        if loaded.damaged and unreadable:
+            # Why the first record is not one (a 5,000-digit number, a JSON nested 1,000
+            # deep) says more than "no line is a JSON object".
+            loaded.errors.append(unreadable[0])
         loaded.not_cases = ("no line is a JSON object" if not dicts
                             else "no record has a case's fields (diagnosis, OSCE_Examination, "
                                  "answers)")
@@ -239,6 +253,9 @@ def _add_project_case(loaded: LoadedFile, lineno: int, record: Any, dataset: str
     if isinstance(record, CaseError):
         loaded.errors.append(record)
         return
+    if isinstance(record, ElementError):
+        loaded.errors.append(CaseError(loaded.path, record.line, record.field, record.message))
+        return
     if not isinstance(record, dict):
         loaded.errors.append(CaseError(loaded.path, lineno, "<case>", "not a mapping"))
         return
@@ -252,75 +269,32 @@ def _add_project_case(loaded: LoadedFile, lineno: int, record: Any, dataset: str
     _validate(loaded, lineno, {"dataset": dataset, **record})
 
 
-def _case_lines(text: str, count: int) -> list[int]:
-    """Best-effort 1-based start lines of the cases of a YAML/JSON document."""
-    starts = [m.start() for m in re.finditer(r'^\s*-?\s*"?id"?\s*:', text, re.M)]
-    # Counted on from the previous start: counting from the top each time was O(n^2) in the
-    # file's size (20 s for 8,000 cases).
-    lines, line, last = [], 1, 0
-    for start in starts:
-        line += text.count("\n", last, start)
-        last = start
-        lines.append(line)
-    return lines if len(lines) == count else [1] * count
-
-
-def _parse_document(path: Path, text: str, loaded: LoadedFile) -> Any:
-    """The parsed document, or None with the problem recorded (file, line, field)."""
-    try:
-        if path.suffix == ".json":
-            return json.loads(text)
-        cycle = recursive_alias(text, yaml_stream.WHOLE_LOADER)
-        if cycle is not None:
-            loaded.errors.append(CaseError(path, cycle[0], cycle[1],
-                                           "recursive YAML alias (an anchor used inside itself)"))
-            return None
-        return yaml_stream.load(text)
-    except (json.JSONDecodeError, yaml.YAMLError, RecursionError) as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        lineno = getattr(exc, "lineno", None) or (line + 1 if line is not None else 1)
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        loaded.errors.append(CaseError(path, lineno, "<document>", f"cannot parse: {first}"))
-        loaded.damaged = True
-        return None
-
-
-def _is_case_document(doc: Any) -> bool:
-    if isinstance(doc, dict):
-        return ("OSCE_Examination" in doc or "diagnosis" in doc
-                or isinstance(doc.get("cases"), list))
-    return isinstance(doc, list) and any(isinstance(d, dict) and "diagnosis" in d for d in doc)
-
-
 def _load_document(path: Path, text: str, loaded: LoadedFile) -> None:
-    doc = _parse_document(path, text, loaded)
-    if loaded.errors:
-        if loaded.damaged:
-            loaded.not_cases = loaded.errors[0].message
+    parsed = documents.parse(path, text)
+    if parsed.error is not None:
+        loaded.errors.append(parsed.error)
+        loaded.not_cases, loaded.damaged = parsed.error.message, True
         return
-    if not _is_case_document(doc):
-        loaded.not_cases = ("empty" if doc is None else
-                            "not a case document (no 'diagnosis', 'cases' or OSCE_Examination)")
-        loaded.damaged = doc is None
+    doc = parsed.data
+    if doc in (None, [], {}):
+        loaded.not_cases, loaded.damaged = "empty", True
+        return
+    if not documents.is_case_document(doc):
+        loaded.not_cases = "not a case document (no 'diagnosis', 'cases' or OSCE_Examination)"
         return
     if isinstance(doc, dict) and "OSCE_Examination" in doc:
         _load_jsonl(path, json.dumps(doc), loaded)
         return
-    dataset = path.stem
-    if isinstance(doc, dict) and isinstance(doc.get("cases"), list):
-        dataset, records = str(doc.get("dataset") or dataset), doc["cases"]
-    elif isinstance(doc, list):
-        records = doc
-    else:
-        records = [doc]
-    for lineno, record in zip(_case_lines(text, len(records)), records, strict=True):
+    dataset, records, lines = documents.records(path, text, parsed)
+    loaded.errors.extend(parsed.problems)
+    for lineno, record in zip(lines, records, strict=True):
         _add_project_case(loaded, lineno, record, dataset)
 
 
 def has_case_suffix(path: Path) -> bool:
     """Whether ``path``'s name allows it to be a case file (whether it is one is decided by
     :func:`load_case_file` on the whole file)."""
-    return path.suffix in CASE_SUFFIXES and not path.name.endswith(SIDECAR_SUFFIX)
+    return path.suffix in formats.suffixes() and not path.name.endswith(SIDECAR_SUFFIX)
 
 
 def looks_like_case_file(path: Path) -> bool:
@@ -352,7 +326,8 @@ def load_case_file(path: Path) -> LoadedFile:
     """Load every case of ``path``; bad records are returned as errors, never raised."""
     loaded = LoadedFile(path=path, format="project")
     try:
-        text = path.read_text(encoding="utf-8")
+        # utf-8-sig: an editor's byte-order mark would make the first record unreadable.
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         loaded.errors.append(CaseError(path, 1, "<file>", f"cannot read: {exc}"))
         loaded.not_cases, loaded.damaged = f"cannot read: {exc}", True
@@ -360,21 +335,51 @@ def load_case_file(path: Path) -> LoadedFile:
     if not text.strip():
         loaded.not_cases, loaded.damaged = "empty", True
         return loaded
-    if path.suffix == ".csv":
-        if "case_vignette" not in text.splitlines()[0]:
-            loaded.not_cases = "a CSV without a case_vignette column (not CRAFT-MD cases)"
-            return loaded
-        converted = read_craftmd_csv(path)
-        loaded.format = converted.format
-        loaded.cases = list(zip(converted.lines, converted.cases, strict=True))
-        loaded.errors = list(converted.errors)
-    elif path.suffix == ".jsonl":
-        _load_jsonl(path, text, loaded)
-    else:
-        _load_document(path, text, loaded)
+    _BUILT_IN.get(path.suffix, _load_extension)(path, text, loaded)
     _apply_sidecar(loaded)
     _drop_duplicates(loaded)
     return loaded
+
+
+def _load_csv(path: Path, text: str, loaded: LoadedFile) -> None:
+    if "case_vignette" not in text.splitlines()[0]:
+        loaded.not_cases = "a CSV without a case_vignette column (not CRAFT-MD cases)"
+        return
+    try:
+        converted = read_craftmd_csv(path)
+    except csv.Error as exc:
+        loaded.errors.append(CaseError(path, 1, "<file>", f"cannot read the CSV: {exc}"))
+        loaded.not_cases, loaded.damaged = f"cannot read the CSV: {exc}", True
+        return
+    loaded.format = converted.format
+    loaded.cases = list(zip(converted.lines, converted.cases, strict=True))
+    loaded.errors = list(converted.errors)
+
+
+def _load_extension(path: Path, text: str, loaded: LoadedFile) -> None:
+    """A file of a format an extension registered (:mod:`.formats`): its records are cases
+    in the project's shape, validated as such."""
+    reader = formats.reader_for(path.suffix)
+    if reader is None:
+        loaded.not_cases = f"no case format reads {path.suffix!r} files"
+        return
+    loaded.format = path.suffix.lstrip(".")
+    try:
+        records = list(reader(path, text))
+    except Exception as exc:  # the extension's bug: one error for its file, not a crash
+        loaded.errors.append(CaseError(path, 1, "<file>", f"the {path.suffix} reader failed: "
+                                                          f"{type(exc).__name__}: {exc}"))
+        loaded.not_cases, loaded.damaged = loaded.errors[0].message, True
+        return
+    for lineno, record in records:
+        _add_project_case(loaded, lineno, record, path.stem)
+
+
+#: The built-in readers by suffix; other suffixes go to the extensions' (:mod:`.formats`).
+_BUILT_IN: dict[str, Callable[[Path, str, LoadedFile], None]] = {
+    ".jsonl": _load_jsonl, ".json": _load_document, ".yaml": _load_document,
+    ".yml": _load_document, ".csv": _load_csv}
+formats.declare_built_in(*_BUILT_IN)
 
 
 def _drop_duplicates(loaded: LoadedFile) -> None:

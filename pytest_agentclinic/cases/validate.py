@@ -24,7 +24,7 @@ import yaml
 
 from ..core.case import Case
 from ..core.text import sentences
-from .loaders import has_case_suffix, load_case_file, looks_like_case_file
+from .loaders import has_case_suffix, load_case_file
 from .terms import accepted_terms, find_leak, same_name
 
 Severity = Literal["error", "warning"]
@@ -334,13 +334,22 @@ def check_case(case: Case, path: Path, line: int, node: yaml.Node | None = None)
 # ---------------------------------------------------------------- files
 
 
+def _worth_checking(path: Path) -> bool:
+    """A case file, or a damaged one (an alias bomb, a key given twice, empty), as pytest
+    collects a folder: only a well-formed file of another kind is left alone."""
+    if not has_case_suffix(path):
+        return False
+    loaded = load_case_file(path)
+    return loaded.not_cases is None or loaded.damaged
+
+
 def _case_files(paths: Iterable[Path | str], problems: list[Problem]) -> list[Path]:
     files: dict[Path, Path] = {}
     for path in map(Path, paths):
         if path.is_dir():
             found = [p for p in sorted(path.rglob("*")) if p.is_file()
                      and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                     and looks_like_case_file(p)]
+                     and _worth_checking(p)]
             if not found:
                 problems.append(Problem(path, 1, "<path>", "no case files found"))
             files.update((p.resolve(), p) for p in found)

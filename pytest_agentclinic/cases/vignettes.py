@@ -117,13 +117,16 @@ def _craftmd_case(row: dict[str, str], default_dataset: str) -> Case:
 def read_craftmd_csv(path: Path) -> Converted:
     """Read a CRAFT-MD vignette CSV; a bad row becomes a :class:`CaseError` naming its line."""
     out = Converted(path, "craftmd-csv")
-    table = read_table(path)
+    table = read_table(path, keep_going=True)
     missing = [c for c in CRAFTMD_COLUMNS if c not in table.columns]
     if missing:
         out.errors.append(CaseError(path, 1, "<header>", f"missing columns: {missing}"))
         return out
+    out.errors += [CaseError(path, line, "<row>", f"cannot read the row: {reason}")
+                   for line, reason in table.bad_rows]
     for line, row in table.rows:
         _add_row(out, line, row)
+    out.errors.sort(key=lambda e: e.line)
     return out
 
 

@@ -11,11 +11,12 @@ element is built as an equal copy rather than as the same object.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
 from yaml.composer import Composer, ComposerError
-from yaml.constructor import SafeConstructor
+from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.events import (
     CollectionStartEvent,
     Event,
@@ -29,22 +30,73 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
 _STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
 #: libyaml's safe loader when PyYAML has it (the pure-Python one takes ~15 ms per case, two
 #: minutes for an 8,000-case file), for what needs the whole document's nodes at once.
 WHOLE_LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+class DuplicateKey(ConstructorError):
+    """A mapping gives one key twice."""
+
+    def __init__(self, node: MappingNode, key: ScalarNode, first: int) -> None:
+        super().__init__("while constructing a mapping", node.start_mark,
+                         f"duplicate key {key.value!r} (first given at line {first}): the "
+                         f"later value would silently replace the first", key.start_mark)
+        self.key = str(key.value)
+
+
+@dataclass(frozen=True)
+class ElementError:
+    """A list element that could not be built: where, which field and why."""
+
+    line: int
+    field: str
+    message: str
+
+
+class _NoDuplicates(SafeConstructor):
+    """The safe constructor, refusing a key given twice in one mapping (merge keys and the
+    keys they bring in may still be overridden, as YAML intends)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, MappingNode):
+            seen: dict[tuple[str, str], int] = {}
+            for key, _ in node.value:
+                if isinstance(key, ScalarNode) and key.tag != _MERGE:
+                    ident = (key.tag, key.value)
+                    if ident in seen:
+                        raise DuplicateKey(node, key, seen[ident])
+                    seen[ident] = key.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
 try:
     from yaml._yaml import CParser
-except ImportError:  # PyYAML without libyaml: its pure-Python loader composes alike
-    _Loader: type[Any] = yaml.SafeLoader
+except ImportError:  # PyYAML without libyaml: its pure-Python parser composes alike
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
+
+    class _PyLoader(Reader, Scanner, Parser, Composer, _NoDuplicates, Resolver):
+        """PyYAML's safe loader with duplicate keys refused."""
+
+        def __init__(self, stream: str) -> None:
+            Reader.__init__(self, stream)
+            Scanner.__init__(self)
+            Parser.__init__(self)
+            Composer.__init__(self)
+            _NoDuplicates.__init__(self)
+            Resolver.__init__(self)
+
+    _Loader: type[Any] = _PyLoader
 else:
-    class _CLoader(CParser, Composer, SafeConstructor, Resolver):
+    class _CLoader(CParser, Composer, _NoDuplicates, Resolver):
         """libyaml's parser with PyYAML's own composer, which composes a node at a time."""
 
         def __init__(self, stream: str) -> None:
             CParser.__init__(self, stream)
             Composer.__init__(self)
-            SafeConstructor.__init__(self)
+            _NoDuplicates.__init__(self)
             Resolver.__init__(self)
 
     _Loader = _CLoader
@@ -53,18 +105,25 @@ else:
 def load(text: str) -> Any:
     """The single document of ``text`` as ``yaml.load`` with the safe loader builds it (and
     its errors), its long lists built an element at a time."""
+    return load_with_lines(text)[0]
+
+
+def load_with_lines(text: str) -> tuple[Any, dict[str | None, list[int]]]:
+    """:func:`load`, and the 1-based start line of each element of the long lists: under the
+    key that holds the list, or ``None`` for a top-level list."""
     loader = _Loader(text)
+    loader.element_lines = {}
     try:
         loader.get_event()  # stream start
         if loader.check_event(StreamEndEvent):
-            return None
+            return None, {}
         start = loader.get_event()  # document start
         data = _root(loader)
         loader.get_event()  # document end
         if not loader.check_event(StreamEndEvent):
             raise ComposerError("expected a single document in the stream", start.start_mark,
                                 "but found another document", loader.get_event().start_mark)
-        return data
+        return data, loader.element_lines
     finally:
         loader.dispose()
 
@@ -78,26 +137,51 @@ def _plain(event: Event, kind: type[CollectionStartEvent]) -> bool:
 def _root(loader: Any) -> Any:
     event = loader.peek_event()
     if _plain(event, SequenceStartEvent):
-        return _elements(loader)
+        return _elements(loader, None)
     if _plain(event, MappingStartEvent):
         return _mapping(loader)
     return loader.construct_document(loader.compose_node(None, None))
 
 
-def _elements(loader: Any) -> list[Any]:
-    """A plain sequence, composed and built an element at a time."""
+def _elements(loader: Any, key: str | None) -> list[Any]:
+    """A plain sequence, composed and built an element at a time (their lines kept under
+    ``key``); an element that cannot be built stands as an :class:`ElementError`."""
     loader.get_event()
     items: list[Any] = []
+    lines: list[int] = loader.element_lines.setdefault(key, [])
     while not loader.check_event(SequenceEndEvent):
-        items.append(loader.construct_document(loader.compose_node(None, len(items))))
+        mark = loader.peek_event().start_mark
+        try:
+            node = loader.compose_node(None, len(items))
+        except RecursionError:
+            # The parser is left mid-element: the document cannot be read on.
+            raise ComposerError(None, None, "nested too deeply to read", mark) from None
+        lines.append(mark.line + 1)
+        items.append(_built(loader, node, mark.line + 1))
     loader.get_event()
     return items
+
+
+def _built(loader: Any, node: Node, line: int) -> Any:
+    """The element built from ``node``, or an :class:`ElementError` saying why it cannot be."""
+    try:
+        return loader.construct_document(node)
+    except DuplicateKey as exc:
+        error = ElementError(exc.problem_mark.line + 1 if exc.problem_mark else line, exc.key,
+                             str(exc.problem))
+    except (ConstructorError, ValueError, RecursionError) as exc:
+        reason = str(getattr(exc, "problem", None) or exc).splitlines()[0][:200]
+        error = ElementError(line, "<record>", f"cannot build: {reason}")
+    # The constructor's state of the failed element must not leak into the next one.
+    loader.constructed_objects, loader.recursive_objects = {}, {}
+    loader.state_generators, loader.deep_construct = [], False
+    return error
 
 
 def _mapping(loader: Any) -> Any:
     """The top-level mapping: its plain lists under string keys are built an element at a
     time (and stand in the mapping's node as empty ones built already); the rest as usual,
-    so merge keys, key types and repeated keys behave as in ``yaml.load``."""
+    so merge keys and key types behave as in ``yaml.load`` (a repeated key is refused)."""
     start = loader.get_event()
     node = MappingNode(loader.resolve(MappingNode, None, start.implicit), [],
                        start.start_mark, None, flow_style=start.flow_style)
@@ -107,7 +191,7 @@ def _mapping(loader: Any) -> Any:
         if (isinstance(key, ScalarNode) and key.tag == _STR
                 and _plain(loader.peek_event(), SequenceStartEvent)):
             first = loader.peek_event()
-            items = _elements(loader)
+            items = _elements(loader, str(key.value))
             value: Node = SequenceNode(loader.resolve(SequenceNode, None, first.implicit), [],
                                        first.start_mark, first.end_mark)
             built[value] = items

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,28 @@ def run(args: argparse.Namespace) -> int:
         print(f"agentclinic merge-cache: {missing[0]}: not a response cache (no cache.db)",
               file=sys.stderr)
         return 2
-    counts = merge_caches(args.caches, args.out)
+    try:
+        counts = merge_caches(args.caches, args.out)
+    except sqlite3.DatabaseError as exc:
+        # A damaged cache.db (a copy cut short, another file under its name): one line, as
+        # for a directory that holds none; the output keeps what was merged before it.
+        print(f"agentclinic merge-cache: {_damaged(args)}: not a readable response cache "
+              f"({exc})", file=sys.stderr)
+        return 2
     print(f"merged {len(args.caches)} caches into {args.out}: {counts.copied} copied, "
           f"{counts.present} already there, {counts.conflicts} conflicting (kept {args.out}'s)")
     return 1 if counts.conflicts else 0
+
+
+def _damaged(args: argparse.Namespace) -> Path:
+    """The first of the caches (or the output) whose database sqlite cannot read."""
+    for directory in [*args.caches, args.out]:
+        path = directory / "cache.db"
+        if not path.is_file():
+            continue
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+                db.execute("PRAGMA schema_version").fetchone()
+        except sqlite3.DatabaseError:
+            return Path(directory)
+    return Path(args.out)

@@ -206,16 +206,16 @@ async def play(case: Case, cast: Cast, budget: int) -> Transcript:
     """Run the encounter through the engine; a person who leaves still gets a transcript."""
     from ..agents.human import EncounterAbandoned
     from ..core.transcript import Transcript
-    from ..protocols.agentclinic import run_encounter
+    from ..protocols.agentclinic import AgentClinic, run_encounter
 
     started_at, started = time.time(), time.perf_counter()
     try:
-        return await run_encounter(case, cast, budget=budget, sample=0)
+        return await run_encounter(case, cast, budget=budget, sample=0, protocol=AgentClinic.name)
     except EncounterAbandoned as left:
         # The engine has no "stop now" signal, so the transcript is rebuilt here from the
         # conversation the person saw: the same fields run_encounter fills.
-        t = Transcript(case_id=case.id, dataset=case.dataset, specialty=case.specialty,
-                       models=cast.models, sample=0, turn_budget=budget,
+        t = Transcript(protocol=AgentClinic.name, case_id=case.id, dataset=case.dataset,
+                       specialty=case.specialty, models=cast.models, sample=0, turn_budget=budget,
                        prompt_versions=cast.prompt_versions, utterances=list(left.history),
                        started_at=started_at, duration_s=time.perf_counter() - started)
         if left.role == "doctor":

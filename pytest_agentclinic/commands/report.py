@@ -23,7 +23,8 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Rebuild and print the run's report."""
-    from ..protocols.registry import report_tables
+    from ..core.extensions import ExtensionError
+    from ..protocols.registry import names, report_tables
     from ..report import rundir
     from ..report.review import review_tables
     from ..report.summary import render_text
@@ -60,7 +61,17 @@ def run(args: argparse.Namespace) -> int:
     if partial:
         # A killed or interrupted run: its finished items are reported, and it says so.
         summary["partial"] = partial
-    tables = report_tables(records, args.resamples)
+    try:
+        # Installed protocols (entry points) are loaded here: a fresh process rebuilds a
+        # third-party protocol's tables from its records alone.
+        tables = report_tables(records, args.resamples)
+        unknown = [p for p in dict.fromkeys(r.protocol for r in records) if p not in names()]
+    except ExtensionError as exc:
+        print(f"agentclinic report: {exc}", file=sys.stderr)
+        return 2
+    for name in unknown:
+        print(f"agentclinic report: protocol {name!r} is not installed: its records are in "
+              f"the common tables, its own tables are left out", file=sys.stderr)
     tables += review_tables(run_dir)  # an imported expert review (agentclinic review)
     if args.no_html:
         rundir.write_reports_text(run_dir, summary, tables)

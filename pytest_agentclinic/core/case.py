@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 CASE_FORMAT_VERSION = 1
 
@@ -96,6 +96,10 @@ class Case(_Strict):
     #: Facts the diagnosis hinges on (phrases of the case's own text); they mark *key* facts
     #: for the information-gathering measures (premature closure, share of key facts).
     key_facts: list[str] = Field(default_factory=list)
+    #: A protocol's own case fields (a triage protocol's ``urgency``, a management
+    #: benchmark's plan), by name: any JSON value. The other fields stay closed, so a typo
+    #: in them is still an error; what a protocol needs here it checks itself.
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
 
     @field_validator("id", "objective", "diagnosis")
     @classmethod

@@ -47,7 +47,7 @@ from .lexicon import (
 
 __all__ = ["ABBREVIATIONS", "FILLER", "GENERIC", "HEDGES", "STOPWORDS", "Key", "compact",
            "content", "content_words", "fold", "key", "key_words", "normaliser_fingerprint",
-           "sentences", "stem", "tokens", "variants", "words"]
+           "sentences", "stem", "terminal_safe", "tokens", "variants", "words"]
 
 #: A name's order-free comparison key: the set of its identifying words.
 Key = frozenset[str]
@@ -276,3 +276,24 @@ _SENTENCE = re.compile(r"(?<=[.!?;])\s+(?=[A-Z0-9\"'])")
 def sentences(text: str) -> list[str]:
     """Split prose into sentences (good enough for case text, not for general prose)."""
     return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+
+
+# Control characters (C0 but tab and newline, DEL, C1) and the bidirectional overrides: an
+# ESC starts an ANSI sequence that recolours, moves the cursor or retitles the terminal, a CR
+# overwrites the line already printed, and a bidi override reorders what follows.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_OR_NEWLINE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return {10: "\\n", 13: "\\r"}.get(code, f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def terminal_safe(text: str, *, newlines: bool = True) -> str:
+    """``text`` fit to print on a terminal: control characters shown as escapes (``\\x1b``,
+    ``\\r``), so case text cannot recolour, overwrite or forge the lines around it. With
+    ``newlines=False`` a newline is escaped too (a value printed inside one line).
+    The text stored in records stays as it was; only what is printed is escaped."""
+    pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
+    return pattern.sub(_escaped, text) if pattern.search(text) else text

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 TRANSCRIPT_VERSION = 1
 
-Role = Literal["doctor", "patient", "measurement", "moderator", "summarizer", "system"]
-Kind = Literal["question", "test_request", "test_result", "image_request", "image_result",
+#: The roles and utterance kinds the built-in protocols write. The vocabularies are open: a
+#: protocol may add its own (a triage "nurse", a "handover" kind), and a record keeps any
+#: non-empty name it was written with; its ``protocol`` says whose vocabulary it is.
+KNOWN_ROLES = ("doctor", "patient", "measurement", "moderator", "summarizer", "system")
+KNOWN_KINDS = ("question", "test_request", "test_result", "image_request", "image_result",
                "answer", "diagnosis", "judgement", "perception_request", "perception",
-               "summary", "final_question", "final_answer"]
+               "summary", "final_question", "final_answer")
+#: A role or kind name: one of the above or a protocol's own (non-empty, no spaces).
+Role = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]+$")]
+Kind = Role
 #: ``limit``: the encounter used more than its per-encounter budget (tokens or cost).
 Outcome = Literal["correct", "incorrect", "no_diagnosis", "limit", "error"]
 
@@ -29,14 +35,9 @@ class Usage(BaseModel):
     latency_s: float = 0.0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            calls=self.calls + other.calls,
-            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
-            completion_tokens=self.completion_tokens + other.completion_tokens,
-            cost_usd=self.cost_usd + other.cost_usd,
-            cache_hits=self.cache_hits + other.cache_hits,
-            latency_s=self.latency_s + other.latency_s,
-        )
+        # Every field is a count or a sum: a new field is added up without a change here.
+        return Usage(**{name: getattr(self, name) + getattr(other, name)
+                        for name in Usage.model_fields})
 
 
 class Utterance(BaseModel):
@@ -83,8 +84,10 @@ class ItemHeader(BaseModel):
     """What identifies an item and the conditions it ran under; both the transcript and the
     result record are this header plus their own fields, so the two cannot drift apart."""
 
-    #: The protocol that played the item (``agentclinic``, ``craftmd``, or a plugin's).
-    protocol: str = "agentclinic"
+    #: The protocol that played the item (``agentclinic``, ``craftmd``, or a plugin's): its
+    #: ``Protocol.name``. Required: a default would label a subclassed protocol's items as
+    #: another's, and the report would drop its tables.
+    protocol: Annotated[str, StringConstraints(min_length=1)]
     case_id: str
     dataset: str
     specialty: str
@@ -97,12 +100,18 @@ class ItemHeader(BaseModel):
     answer_format: str | None = None
     bias: str = "none"
     image_mode: str | None = None
+    #: A protocol's own conditions (name -> value), e.g. a triage protocol's urgency scale:
+    #: the reports treat each name as a condition like ``bias`` or ``turn_budget``.
+    conditions: dict[str, str] = Field(default_factory=dict)
     #: The doctor turn that first wrote REQUEST IMAGES, if any.
     image_requested_turn: int | None = None
     perception: Perception | None = None
     #: Roles whose model visibly refused to play its bias.
     refusals: list[str] = Field(default_factory=list)
     error: str | None = None
+    #: The stage (``turn 3: patient``, ``grading``...) an encounter cut off by
+    #: --agent-encounter-timeout was in; what it had before is kept.
+    timed_out_in: str | None = None
     #: Wall-clock start (epoch seconds) and length of the encounter.
     started_at: float = 0.0
     duration_s: float = 0.0

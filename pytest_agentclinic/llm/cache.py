@@ -58,14 +58,31 @@ class ResponseCache:
         self.mode = mode
         self._store: Any = None
         self._lock = threading.Lock()
+        #: Why the cache is off though it was asked for (its directory cannot be written).
+        self.unusable: str | None = None
 
     def _open(self) -> Any:
         with self._lock:
-            if self._store is None:
+            if self._store is None and self.unusable is None:
                 import diskcache
 
-                self._store = diskcache.Cache(str(self.directory), size_limit=2**34)
+                try:
+                    self._store = diskcache.Cache(str(self.directory), size_limit=2**34)
+                except (OSError, sqlite3.OperationalError) as exc:
+                    # A cache that cannot be created (read-only, a file in its place) costs
+                    # replays, not results: the run goes on without it, saying so once.
+                    self.unusable = (f"the response cache {self.directory} cannot be written "
+                                     f"({getattr(exc, 'strerror', None) or exc}): running "
+                                     f"with the cache off")
             return self._store
+
+    def probe(self) -> str | None:
+        """Open the cache now (when it is on); why it is off instead, if it is."""
+        if self.mode is not CacheMode.OFF:
+            # A damaged cache.db is the first call's fatal error, as it always was.
+            with contextlib.suppress(sqlite3.DatabaseError):
+                self._open()
+        return self.unusable
 
     @contextlib.contextmanager
     def _guarded(self) -> Iterator[None]:
@@ -83,7 +100,8 @@ class ResponseCache:
         if self.mode in (CacheMode.REFRESH, CacheMode.OFF):
             return None
         with self._guarded():
-            value = self._open().get(key)
+            store = self._open()
+            value = None if store is None else store.get(key)
         return None if value is None else dict(value)
 
     def put(self, key: str, value: dict[str, Any]) -> None:
@@ -92,7 +110,9 @@ class ResponseCache:
         if self.mode in (CacheMode.READ_WRITE, CacheMode.REFRESH):
             value = redact_data(value)
             with self._guarded():
-                self._open().set(key, value)
+                store = self._open()
+                if store is not None:
+                    store.set(key, value)
 
     def close(self) -> None:
         """Release the handle (safe to call when never opened)."""

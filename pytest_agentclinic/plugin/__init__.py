@@ -9,7 +9,7 @@ import pytest
 from . import hookspecs
 from .case_paths import case_nodeid, case_origin, extra_args
 from .collect import CaseFile, ReleaseReported
-from .junit import EncounterTimes
+from .junit import EncounterTimes, MeasuredItems
 from .operations import OperationsPlugin
 from .session import AgentClinicSession, default_run_name
 from .settings import add_options, resolve
@@ -41,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[session_key] = state
     config.pluginmanager.register(state, "agentclinic-session")
     config.pluginmanager.register(EncounterTimes(), "agentclinic-encounter-times")
+    config.pluginmanager.register(MeasuredItems(config), "agentclinic-junit-items")
     config.pluginmanager.register(ReleaseReported(), "agentclinic-release-reported")
     if settings.subset.description is not None:
         from .subset import SubsetPlugin
@@ -54,6 +55,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistHooks(state), "agentclinic-xdist")
         if workerinput is not None:
             state.lookahead = worker_lookahead(config)
+
+
+def pytest_report_header() -> str:
+    """The plugin's version (pytest's ``plugins:`` line shows the installed metadata's)."""
+    from .. import __version__
+
+    return f"agentclinic: pytest-agentclinic {__version__}"
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CaseFile | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,9 +12,11 @@ from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from ..cases.loaders import CaseError, LoadedFile, load_case_file
 from ..core.case import Case
+from ..core.text import terminal_safe
 from ..core.transcript import Transcript
 from ..protocols.base import ItemSpec
 from .case_paths import Origin
+from .miss import miss_message
 
 RECORD_PROPERTY = "agentclinic_result"
 #: Marks an item the run never played (it stopped starting encounters, e.g. on cost).
@@ -44,27 +47,42 @@ class EncounterFailed(AssertionError):
 
 
 class CaseRecordError(pytest.Collector):
-    """Stands for a bad record so its error names file, line and field, and nothing else fails."""
+    """Stands for a bad record so its error names file, line and field, and nothing else fails.
 
-    def __init__(self, *, error: CaseError, what: str = "bad case record",
-                 **kwargs: Any) -> None:
+    Past the first :data:`ERROR_ITEMS` of a file, one item stands for all the file's other
+    bad records, a line each: 10,000 items would cost pytest a second and three lines each.
+    """
+
+    def __init__(self, *, errors: list[tuple[CaseError, str]], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.error = error
-        self.what = what
+        self.errors = errors
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:
-        raise CaseLoadError(str(self.error))
+        raise CaseLoadError("\n".join(f"{what}: {error}" for error, what in self.errors))
 
     def repr_failure(self, excinfo: ExceptionInfo[BaseException],
                      style: Any = None) -> str | TerminalRepr:
         del style  # collectors format errors one way
         if isinstance(excinfo.value, CaseLoadError):
-            return f"{self.what}: {excinfo.value}"
+            lines = [terminal_safe(line, newlines=False)
+                     for line in str(excinfo.value).splitlines()]
+            head = [] if len(lines) == 1 else [f"{len(lines):,} more bad records of this file:"]
+            return "\n".join(head + lines)
         return super().repr_failure(excinfo)
 
 
-#: Node names of :class:`CaseRecordError` (the session counts them apart).
-ERROR_NODE = r"::(?:line|sidecar)-[\d.]+$"
+#: A file's bad records shown as an item each; the rest share one item, a line each.
+ERROR_ITEMS = 20
+#: Node names of :class:`CaseRecordError` (the session counts them apart): ``line-7``,
+#: ``line-7.2`` (a second error of line 7), ``line-90-and-9979-more``.
+ERROR_NODE = r"::(?:line|sidecar)-[\d.]+(?:-and-\d+-more)?$"
+_MORE = re.compile(r"-and-(\d+)-more$")
+
+
+def bad_records_in(nodeid: str) -> int:
+    """How many bad records the error item ``nodeid`` (an :data:`ERROR_NODE`) stands for."""
+    more = _MORE.search(nodeid)
+    return 1 + int(more.group(1)) if more else 1
 
 
 def _register_marker(config: pytest.Config, case: Case) -> None:
@@ -90,13 +108,20 @@ class CaseFile(pytest.File):
         if loaded.sidecar_error is not None:
             errors.append((loaded.sidecar_error, "bad specialty sidecar (its cases run as "
                                                  "'unspecified')"))
-        seen: set[str] = set()
-        for error, what in errors:
+        count: dict[str, int] = {}
+        for error, what in errors[:ERROR_ITEMS]:
+            # The second error of a line is line-7.2, the third line-7.3: short and unique
+            # however many share the line (".1" appended per repeat made 10,000 errors of
+            # one line quadratic: 17 MB of names).
             name = f"{'sidecar' if error.path != self.path else 'line'}-{error.line}"
-            while name in seen:
-                name += ".1"
-            seen.add(name)
-            yield CaseRecordError.from_parent(self, name=name, error=error, what=what)
+            count[name] = count.get(name, 0) + 1
+            if count[name] > 1:
+                name = f"{name}.{count[name]}"
+            yield CaseRecordError.from_parent(self, name=name, errors=[(error, what)])
+        rest = errors[ERROR_ITEMS:]
+        if rest:
+            yield CaseRecordError.from_parent(
+                self, name=f"line-{rest[0][0].line}-and-{len(rest) - 1}-more", errors=rest)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from . import session_of
@@ -152,7 +177,8 @@ class EncounterItem(pytest.Item):
         t = self.transcript
         assert t is not None
         if t.outcome == "error":
-            raise EncounterError(f"{t.error}\ntranscript: {self.transcript_path}")
+            raise EncounterError(f"{terminal_safe(str(t.error))}\n"
+                                 f"transcript: {_one_line(str(self.transcript_path))}")
 
     def teardown(self) -> None:
         """Release the transcript: it is saved, and 8,000 of them would not fit in memory."""
@@ -167,20 +193,16 @@ class EncounterItem(pytest.Item):
         if t.outcome == "correct":
             return
         if t.outcome == "limit":
-            message = f"{t.error}\n  transcript: {self.transcript_path}"
+            message = (f"{terminal_safe(str(t.error))}\n"
+                       f"  transcript: {_one_line(str(self.transcript_path))}")
             if session_of(self.config).settings.gate.active:
                 pytest.xfail(message)
             raise EncounterFailed(message)
-        tests = ", ".join(t.tests_requested) or "none"
-        given = t.diagnosis if t.outcome == "incorrect" else "no diagnosis"
-        reason = f" ({t.verdict.decided_by}: {t.verdict.reason})" if t.verdict else ""
-        message = (
-            f"{'misdiagnosis' if t.outcome == 'incorrect' else 'no diagnosis'}{reason}\n"
-            f"  expected:   {self.spec.case.diagnosis}\n"
-            f"  given:      {given}\n"
-            f"  turns used: {t.turns_used}/{t.turn_budget}\n"
-            f"  tests:      {tests}\n"
-            f"  transcript: {self.transcript_path}")
+        protocol = session_of(self.config).protocol
+        # The protocol's words: a triage protocol's miss is not a misdiagnosis.
+        message = miss_message(t, protocol.expected(self.spec.case), self.transcript_path,
+                               start_dir=self.config.invocation_params.dir,
+                               verbose=self.config.get_verbosity() > 0, words=protocol.wording)
         if session_of(self.config).settings.gate.active:
             # Under a gate a wrong answer is a measurement, not a failure: the gate's own
             # testcases carry the verdict, so JUnit's failure count matches the exit status.
@@ -236,6 +258,13 @@ class ReleaseReported:
         finally:
             if isinstance(item, EncounterItem):
                 item.release()
+
+
+def _one_line(text: str) -> str:
+    """A value from the case or the agents, printed within one line of a message: its
+    control characters and newlines escaped (an ESC, a CR or a forged "expected:" line
+    reaches no terminal). The record keeps the text as it was."""
+    return terminal_safe(text, newlines=False)
 
 
 def _without_record(properties: list[tuple[str, object]]) -> list[tuple[str, object]]:

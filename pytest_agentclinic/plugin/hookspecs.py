@@ -26,8 +26,11 @@ def pytest_agentclinic_make_agent(
     - agentclinic: doctor, patient, measurement -> ``Agent``; moderator -> ``Moderator``
     - craftmd: doctor -> ``Clinician`` (an ``Agent`` with ``final``); patient -> ``Agent``;
       summarizer -> ``Summarizer``; moderator -> ``Moderator``
-    - a registered protocol: its ``roles`` (``pytest_agentclinic.api.role_interfaces``)
+    - a registered or installed protocol (a conftest's ``register_protocol``, or a
+      distribution's ``pytest_agentclinic.protocols`` entry point): its ``roles``
+      (``pytest_agentclinic.api.role_interfaces``), e.g. a triage protocol's ``nurse``
 
-    A moderator (either protocol) is asked only about the diagnoses the grading rules cannot
-    decide (see docs/grading.md), with the extracted diagnosis, never the doctor's text.
+    A moderator (either built-in protocol) is asked only about the diagnoses the grading
+    rules cannot decide (see docs/grading.md), with the extracted diagnosis, never the
+    doctor's text. docs/extending.md shows a third protocol end to end.
     """

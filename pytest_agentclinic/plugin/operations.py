@@ -3,9 +3,11 @@
 * ``--agent-shard K/N`` keeps the items of the cases that hash to shard K (see
   :func:`~.cases.shard.shard_of`); ``agentclinic merge`` joins the shards' runs.
 * The status line: encounters done / in flight / total, calls, cache hits, retries, 429s,
-  tokens, cost so far and an ETA. On a terminal it is rewritten in place every second while
-  nothing else is printed; otherwise (CI logs) it is a line every 30 s (``--agent-progress``).
-  A run that showed the line ends with it once more, with the run's totals.
+  tokens, cost so far and an ETA. On a terminal it is drawn below pytest's progress line and
+  redrawn in place (every second, or every ``--agent-progress S``); it is erased before pytest
+  writes, so its progress lines stay whole, and at the end, so no copy of it is left in the
+  scrollback. Otherwise (CI logs) it is a line every 30 s (or S), and a run that showed it
+  ends with it once more, with the run's totals.
 * ``--agent-max-cost USD``: no new encounter starts once the spent cost, plus the running
   encounters at the running mean cost per encounter (at least their calls in flight at the
   mean cost per call), plus one more encounter, would pass the limit. Finished encounters
@@ -33,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from ..cases.loaders import CASE_SUFFIXES
+from ..cases import formats
 from ..cases.shard import shard_of
 from .collect import UNPLAYED_PROPERTY, EncounterItem
 from .session import AgentClinicSession
@@ -161,6 +163,9 @@ class OperationsPlugin:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._line_is_last = False
+        #: On a terminal: the column pytest's line was at when the line was drawn below it
+        #: (None: not drawn; -1: drawn on pytest's empty line, nothing to go back up to).
+        self._drawn_at: int | None = None
         #: Whether a status line was printed: then the run ends with one more, of its totals.
         self._shown = False
         self._every, self._live, self._last = 0.0, False, 0.0
@@ -240,7 +245,7 @@ class OperationsPlugin:
         """The xdist controller learns the total from the first worker's collection."""
         del node
         if self.total is None:
-            self.total = sum(i.split("::", 1)[0].endswith(CASE_SUFFIXES) for i in ids)
+            self.total = sum(i.split("::", 1)[0].endswith(formats.suffixes()) for i in ids)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -263,6 +268,9 @@ class OperationsPlugin:
                 self._thread.join(5)
             if self.files is not None:
                 self.files.write(RunStatus.of(self.state))
+            elif self._live:
+                with self._write_lock:
+                    self._erase()
             elif self._shown:
                 # The last tick may predate the last encounters (or the cost-limit skips that
                 # end a run quickly): a log that showed progress ends on the run's totals.
@@ -274,9 +282,11 @@ class OperationsPlugin:
         tr = self.state.config.pluginmanager.get_plugin("terminalreporter")
         if tr is None:
             return 0.0, False
-        if every is None:
-            return (LIVE_EVERY, True) if tr.isatty() else (LOG_EVERY, False)
-        return every, False
+        if every == 0:
+            return 0.0, False
+        if tr.isatty():
+            return every or LIVE_EVERY, True
+        return every or LOG_EVERY, False
 
     def _loop(self) -> None:
         if self.files is not None:  # a worker: publish counters, the controller prints
@@ -304,18 +314,51 @@ class OperationsPlugin:
         tr: Any = self.state.config.pluginmanager.get_plugin("terminalreporter")
         line = self.status().line(self.total, time.monotonic() - self.started)
         with self._write_lock:
-            if self._live and self._line_is_last:
-                tr._tw.write("\r" + line + "\x1b[K", flush=True)
-            else:
-                if self._line_is_last or tr._tw.width_of_current_line:
-                    tr._tw.line()
-                tr._tw.write(line, flush=True)
-                # pytest starts its next result on a new line (see the logreport wrapper).
-                tr.currentfspath = None
+            if self._live:
+                self._draw(tr, line)
+                return
+            if self._line_is_last or tr._tw.width_of_current_line:
+                tr._tw.line()
+            tr._tw.write(line, flush=True)
+            # pytest starts its next result on a new line (see the logreport wrapper).
+            tr.currentfspath = None
             self._line_is_last = self._shown = True
 
+    def _draw(self, tr: Any, line: str) -> None:
+        """On a terminal: the line below pytest's (its own if pytest's is empty), one row at
+        most, written past pytest's writer so pytest's idea of its line is untouched."""
+        width = max(int(getattr(tr._tw, "fullwidth", 80)) - 1, 20)
+        if self._drawn_at is None:
+            column = int(tr._tw.width_of_current_line)
+            self._drawn_at = column if column else -1
+            prefix = "\n" if column else "\r"
+        else:
+            prefix = "\r"
+        self._raw(tr, prefix + line[:width] + "\x1b[K")
+        self._shown = True
+
+    def _erase(self) -> None:
+        """Clear the drawn line and put the cursor back where pytest left it."""
+        if self._drawn_at is None:
+            return
+        tr: Any = self.state.config.pluginmanager.get_plugin("terminalreporter")
+        back = f"\x1b[1A\x1b[{self._drawn_at + 1}G" if self._drawn_at > 0 else ""
+        self._drawn_at = None
+        if tr is not None:
+            self._raw(tr, "\r\x1b[K" + back)
+
+    @staticmethod
+    def _raw(tr: Any, text: str) -> None:
+        out = tr._tw._file
+        out.write(text)
+        out.flush()
+
     def _end_line(self, nodeid: str) -> None:
-        """Before pytest writes a result: put it on a line of its own, under ours."""
+        """Before pytest writes a result: erase a live line; under a logged one, put the
+        result on a line of its own."""
+        if self._live:
+            self._erase()
+            return
         tr = self.state.config.pluginmanager.get_plugin("terminalreporter")
         if self._line_is_last and tr is not None and tr.verbosity <= 0:
             if tr.showfspath:  # the file's path again, then the result letters
@@ -345,6 +388,16 @@ class OperationsPlugin:
     def pytest_runtest_logfinish(self) -> Generator[None, None, None]:
         """pytest writes the progress percentage here."""
         with self._write_lock:
+            if self._live:
+                self._erase()
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logstart(self) -> Generator[None, None, None]:
+        """pytest writes the file's path (or, verbose, the item's id) here."""
+        with self._write_lock:
+            if self._live:
+                self._erase()
             return (yield)
 
     def pytest_sessionfinish(self) -> None:

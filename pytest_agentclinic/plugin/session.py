@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import json
 import os
 import re
 import shlex
-import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any
@@ -26,16 +24,28 @@ from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.encounter_limits import encounter_budget
 from ..llm.errors import FatalLLMError
 from ..llm.served import UNKNOWN, redact_url
-from ..metrics.gathering import for_encounter
 from ..protocols.base import PlayContext
 from ..protocols.registry import report_tables
-from ..protocols.runner import EncounterRunner, NotPlayed
+from ..protocols.runner import EncounterRunner, NotPlayed, Progress, watch
 from ..report import gate, rundir, summary
 from ..report.summary_md import append_step_summary
 from ..report.tables import Table
-from .collect import ERROR_NODE, RECORD_PROPERTY, UNPLAYED_PROPERTY, EncounterError, EncounterItem
+from .collect import (
+    ERROR_NODE,
+    RECORD_PROPERTY,
+    UNPLAYED_PROPERTY,
+    EncounterError,
+    EncounterItem,
+    bad_records_in,
+)
+from .interrupts import defer_interrupts, restore_interrupts, say
 from .junit import write_gate_testcases
+from .scheduling import LEAD_WINDOWS, Ahead, llm_models, warm_grader
+from .scheduling import window as window_of
 from .settings import Settings
+
+#: The name tests and benchmarks import.
+_Ahead = Ahead
 
 #: How the error of the item that met a fatal model error begins.
 FATAL_PREFIX = "fatal model error"
@@ -51,79 +61,9 @@ def default_run_name() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
 
 
-#: How many windows of items (see :func:`_window`) a process submits ahead of the item pytest
-#: waits on. A finished encounter waits in the runner until its item takes it: with every
-#: item submitted at once, the offline runner finished all 8,000 while pytest reported the
-#: first 1,000, and held every transcript (~30 KB each). Four windows keep the slots full
-#: unless one item takes as long as four windows' worth of its neighbours.
-LEAD_WINDOWS = 4
-
-
 def _read_error(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()
-
-
-class _Ahead:
-    """Without xdist a process runs its items in order: the items up to ``lead`` places
-    after the current one are submitted, each once, half a lead at a time.
-
-    The item is found from where the last one was: looking it up from the start for every
-    item made scheduling O(n^2) (13 s at 8,000 items); this keeps it O(n).
-    """
-
-    def __init__(self, lead: int) -> None:
-        self.lead = lead
-        self._next = 0  # where the next item is expected
-        self._end = 0  # the items before this index were handed out already
-
-    def __call__(self, session: pytest.Session, item: EncounterItem) -> Sequence[pytest.Item]:
-        items = session.items
-        start = self._find(items, item)
-        if start is None:
-            return [item]  # not in the session's list (a plugin ran it): nothing to look at
-        self._next = start + 1
-        if self._end > start + self.lead // 2:
-            return []  # enough are submitted ahead (the session submits the item itself)
-        begin, self._end = max(start, self._end), start + 1 + self.lead
-        return items[begin:self._end]
-
-    def _find(self, items: Sequence[pytest.Item], item: pytest.Item) -> int | None:
-        for guess in (self._next, self._next - 1):  # the next one, or the same one again
-            if 0 <= guess < len(items) and items[guess] is item:
-                return guess
-        return next((i for i, it in enumerate(items) if it is item), None)
-
-
-def _window(settings: Settings, chain: int) -> int:
-    """Items kept started: one per call slot, or 4 chains' worth per slot when items wait on
-    shared chains of calls (a CRAFT-MD conversation is ~8 calls in a row: a slot's worth of
-    conversations left the slots 46% busy)."""
-    return settings.concurrency * (1 if chain <= 1 else 4 * chain)
-
-
-def _llm_models(settings: Settings) -> list[str]:
-    models = (m.strip() for ms in settings.roles.values() for m in ms.split(","))
-    return [m for m in models if m and m != "offline"]
-
-
-def _warm_grader() -> concurrent.futures.Future[None]:
-    """Open the offline grader's terminology in a thread now: the first use on a machine
-    builds its index (~2 s of CPU; the in-memory fallback takes as long in every process),
-    which, left to the first verdict, ran on the runner's event loop with every call in
-    flight stalled behind it. Encounters wait for this future (without blocking the loop)."""
-    from ..grading.concepts import default_terminology
-
-    future: concurrent.futures.Future[None] = concurrent.futures.Future()
-
-    def load() -> None:
-        # A failure here resurfaces, with its item, when grading loads the data again.
-        with contextlib.suppress(Exception):
-            default_terminology()
-        future.set_result(None)
-
-    threading.Thread(target=load, name="agentclinic-grader-warm-up", daemon=True).start()
-    return future
 
 
 class AgentClinicSession:
@@ -136,17 +76,18 @@ class AgentClinicSession:
         self.run_dir = settings.report_dir / run_name
         self.is_worker = hasattr(config, "workerinput")
         self.bad_records = 0
+        self.bad_record_items = 0  # one item may stand for many bad records of a file
         self.cache = ResponseCache(settings.cache_dir, settings.cache)
         self.caller = ModelCaller(settings.call, self.cache)
         self.fatal: str | None = None
         self.protocol = settings.make_protocol()
         # --agent-concurrency bounds model calls in flight (in the caller, earliest items
         # first); the runner keeps enough items started to fill those slots.
-        window = _window(settings, self.protocol.items_per_chain(settings.options))
-        self.runner = EncounterRunner(window)
-        self.lookahead: Lookahead = _Ahead(LEAD_WINDOWS * window)
+        started = window_of(settings, self.protocol.items_per_chain(settings.options))
+        self.runner = EncounterRunner(started)
+        self.lookahead: Lookahead = Ahead(LEAD_WINDOWS * started)
         if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
-            self.caller.warm(_llm_models(settings))
+            self.caller.warm(llm_models(settings))
         self._grader_ready: concurrent.futures.Future[None] | None = None
         self.run_options = settings.run_options
         self.play_context = PlayContext(self.caller, self._make_agent, settings.options,
@@ -160,9 +101,19 @@ class AgentClinicSession:
         self.summary_extra: dict[str, Any] = {}
         #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter.
         self.on_wait: Callable[[], None] = lambda: None
-        self.results = rundir.ResultsStream(self.run_dir)
+        # Each process that plays items streams its own records to disk (an xdist worker
+        # too: its controller, killed with -9, once kept none of them).
+        worker = config.workerinput["workerid"] if self.is_worker else None  # type: ignore[attr-defined]
+        self.results = rundir.ResultsStream(
+            self.run_dir, rundir.worker_results_name(worker) if worker else rundir.RESULTS)
         self.started = False
         self._fatal_shown = False
+        #: Held by the process that owns the run directory (the controller under xdist).
+        self.lock: rundir.RunLock | None = None
+        #: Why nothing more can be written (a full disk): no more calls are made.
+        self.disk_full: str | None = None
+        self._writing_reports = False
+        self._sigint: Any = None
 
     # ----------------------------------------------------------------- hooks
 
@@ -184,23 +135,45 @@ class AgentClinicSession:
         return [f"agentclinic: api base {base}; no {', '.join(keyless)} in the environment: "
                 f"a placeholder key is sent (local servers need none)"]
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self) -> None:
+        """Lock the run directory before anything runs: a second session with the same run
+        name, or a directory that cannot be written, is one usage-error line (exit 4)."""
+        if self.is_worker or self.config.option.collectonly:
+            return  # a worker belongs to its controller, which holds the lock
+        try:
+            self.lock = rundir.lock_run(self.run_dir)
+        except (rundir.RunInUse, rundir.RunDirError) as exc:
+            raise pytest.UsageError(f"agentclinic: {exc}") from None
+        if llm_models(self.settings):
+            unusable = self.cache.probe()  # workers fall back the same way, silently
+            if unusable is not None:
+                say(self.config, f"agentclinic: {unusable}")
+
+    def pytest_unconfigure(self) -> None:
+        if self.lock is not None:
+            self.lock.release(started=self.started)
+        restore_interrupts(self._sigint)
+        self._sigint = None
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed and re.search(ERROR_NODE, report.nodeid):
-            self.bad_records += 1
+            self.bad_record_items += 1
+            self.bad_records += bad_records_in(report.nodeid)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         # A bad case record is a collection error, but it must not stop the file's other
         # cases from running: hide those errors from pytest's "errors during collection"
         # check, then count them again so the exit status still reports them.
-        session.testsfailed -= self.bad_records
+        session.testsfailed -= self.bad_record_items
         if not session.config.option.collectonly and any(
                 isinstance(i, EncounterItem) for i in session.items):
-            self._grader_ready = _warm_grader()
+            self._grader_ready = warm_grader()
         try:
             return (yield)
         finally:
-            session.testsfailed += self.bad_records
+            session.testsfailed += self.bad_record_items
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.is_worker:  # under xdist the controller hears of collection from a node
@@ -216,29 +189,46 @@ class AgentClinicSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # The records reach the disk from the process that played them (finish_item); the
+        # copy each report carries is the live report's (JUnit, the controller's view).
         if self.is_worker:
-            return  # the controller writes results.jsonl
+            return
         if report.failed and FATAL_PREFIX in str(report.longrepr):
             # Under xdist every worker meets the fatal error once: show it once.
             if self._fatal_shown:
                 report.longrepr = f"not run: the session stopped on the {FATAL_PREFIX} above"
             self._fatal_shown = True
-        for name, value in report.user_properties:
-            # Each of the item's reports (setup, call, teardown) carries the record: once.
-            if (name == RECORD_PROPERTY and isinstance(value, str)
-                    and report.nodeid not in self.results):
-                self.results.append(ResultRecord.model_validate(json.loads(value)))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.runner.run(self.caller.aclose)
         self.runner.close()
         self.cache.close()
+        self.results.close()
         if self.is_worker:
             return
-        # Read back from results.jsonl, sorted: kept in memory through the run, the records
-        # were the largest thing that grew with the items.
-        records = self.results.finish()
+        self._sigint = defer_interrupts(session, lambda: self._writing_reports)
+        try:
+            self._writing_reports = True
+            self._finish(session)
+        except KeyboardInterrupt:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+            say(self.config, f"agentclinic: interrupted while writing the reports; every "
+                             f"finished record is kept in {self.run_dir} (`agentclinic report "
+                             f"{self.run_dir}` writes the reports)")
+        except OSError as exc:
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
+            say(self.config, f"agentclinic: could not write the reports in {self.run_dir}: "
+                             f"{exc.strerror or exc}; the records written so far are kept there")
+        finally:
+            self._writing_reports = False
+
+    def _finish(self, session: pytest.Session) -> None:
+        """Merge the records streamed to disk and write the reports."""
+        # Read back from the results files, sorted: kept in memory through the run, the
+        # records were the largest thing that grew with the items.
+        records = rundir.merge_results(self.run_dir) if self.started else []
         if self.settings.gate.active:
             self.gate = self._evaluate_gate(records)
             write_gate_testcases(self.config, self.gate)
@@ -324,34 +314,56 @@ class AgentClinicSession:
         # session's fatal error, reported already) unread. asyncio logged it, traceback and
         # all, whenever the task was collected: once inside pytest's own traceback
         # formatting, which CPython 3.11 cannot re-enter (an internal error).
+        progress = watch()  # the task below copies this context: the protocol reports to it
         task = asyncio.ensure_future(encounter)
         task.add_done_callback(_read_error)
         try:
             return await asyncio.wait_for(task, limit)
         except asyncio.TimeoutError:
-            return self._failed_transcript(
-                item, f"encounter timeout: not finished within {limit:g} s "
-                      f"(--agent-encounter-timeout)")
+            return self._timed_out(item, progress, limit)
+
+    def _timed_out(self, item: EncounterItem, progress: Progress, limit: float) -> Transcript:
+        """The encounter's transcript as far as it got (its answered calls, their usage and
+        cost), an *error* naming the stage that did not finish."""
+        error = (f"encounter timeout: not finished within {limit:g} s "
+                 f"(--agent-encounter-timeout), in {progress.stage}")
+        partial = progress.transcript
+        if partial is None:  # a protocol that does not report its progress
+            return self._failed_transcript(item, error).model_copy(
+                update={"timed_out_in": progress.stage})
+        return partial.model_copy(update={
+            "outcome": "error", "error": error, "timed_out_in": progress.stage,
+            "utterances": list(partial.utterances),
+            "duration_s": time.time() - partial.started_at})
 
     def _make_agent(self, role: str, model: str, case: Case, bias: str) -> object | None:
         return self.config.hook.pytest_agentclinic_make_agent(  # type: ignore[no-any-return]
             role=role, model=model, case=case, bias=bias, config=self.config)
 
     def finish_item(self, item: EncounterItem) -> None:
-        """Wait for ``item``'s encounter, save its transcript and attach its result record."""
+        """Wait for ``item``'s encounter, save its transcript and record, and attach the
+        record."""
         # Redacted once here, so the file, the record, the JUnit property and the terminal
         # message all carry the same clean text.
         transcript = Transcript.model_validate_json(redact(self._await(item).model_dump_json()))
         item.transcript = transcript
-        item.transcript_path = rundir.write_transcript(self.run_dir, item.path, item.nodeid,
-                                                       transcript)
+        try:
+            item.transcript_path = rundir.write_transcript(self.run_dir, item.path,
+                                                           item.nodeid, transcript)
+        except OSError as exc:
+            self._write_failed(item, exc)
+        case = item.spec.case
+        # What is graded and what is measured are the protocol's: the core assumes neither.
         record = ResultRecord.from_transcript(
-            transcript, run=self.run_name, nodeid=item.nodeid, expected=item.spec.case.diagnosis,
-            transcript_path=item.transcript_path, case_file=str(item.path),
-            difficulty=item.spec.case.difficulty,
-            measures=for_encounter(item.spec.case, transcript.utterances,
-                                   outcome=transcript.outcome, experiment=transcript.experiment))
+            transcript, run=self.run_name, nodeid=item.nodeid,
+            expected=self.protocol.expected(case), transcript_path=item.transcript_path,
+            case_file=str(item.path), difficulty=case.difficulty,
+            measures=self.protocol.measures(case, transcript))
         record.served = self.caller.served_identities(dict.fromkeys(record.models.values()))
+        try:
+            self.results.append(record)
+        except OSError as exc:
+            self._write_failed(item, exc)
         # JSON text, not a dict: JUnit XML writes a property's str(), and a dict's is a repr.
         item.user_properties.append(
             (RECORD_PROPERTY, json.dumps(redact_data(record.model_dump(mode="json")))))
@@ -362,7 +374,23 @@ class AgentClinicSession:
             item.session.shouldstop = f"agentclinic: fatal model error: {self.fatal}"
             raise EncounterError(f"{FATAL_PREFIX}, stopping the session: {self.fatal}")
 
+    def _write_failed(self, item: EncounterItem, exc: OSError) -> None:
+        """A record or transcript could not be written. A full disk stops the session: every
+        later write would fail too, and the replies paid for would be lost."""
+        reason = exc.strerror or type(exc).__name__
+        if not rundir.is_disk_full(exc):
+            raise EncounterError(f"cannot write to the run directory {self.run_dir}: "
+                                 f"{reason}") from None
+        self.disk_full = (f"no space left to write the run ({reason}): stopped calling the "
+                          f"provider; the records written so far are kept in {self.run_dir}")
+        self.runner.refused = self.disk_full  # start no other encounter
+        self.runner.close()
+        item.session.shouldstop = f"agentclinic: {self.disk_full}"
+        raise EncounterError(f"agentclinic: {self.disk_full}") from None
+
     def _await(self, item: EncounterItem) -> Transcript:
+        if self.disk_full is not None:
+            return self._failed_transcript(item, f"not run: {self.disk_full}")
         if self.fatal is not None:
             return self._failed_transcript(item, f"not run after a fatal error: {self.fatal}")
         limit = self.settings.encounter_timeout

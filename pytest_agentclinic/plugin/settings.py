@@ -12,6 +12,7 @@ import pytest
 from ..core.options import Option
 from ..core.redact import has_userinfo, redact
 from ..grading.rules import Policy
+from ..llm import preflight
 from ..llm.cache import CacheMode
 from ..llm.caller import TRANSPORTS, CallSettings
 from ..llm.limiter import Budget
@@ -345,7 +346,7 @@ def resolve(config: pytest.Config) -> Settings:
     root = config.invocation_params.dir
     policy = RetryPolicy(attempts=v["retries"] + 1, backoff=v["backoff"],
                          retry_after_cap=v["retry_after_cap"])
-    return Settings(
+    settings = Settings(
         doctors=v["doctor"], patients=v["patient"], turns=v["turns"], protocol=protocol,
         options=options,
         repeat=v["repeat"],
@@ -365,6 +366,37 @@ def resolve(config: pytest.Config) -> Settings:
         encounter_cost=v["max_cost_per_encounter"],
         grading_policy=v["grading_policy"],
     )
+    _check_models(config, settings)
+    return settings
+
+
+def _check_models(config: pytest.Config, settings: Settings) -> None:
+    """Reject unknown model names at once, and, once in the controller (before any worker
+    starts, without importing litellm), a missing API key or an unreachable api base."""
+    if config.pluginmanager.hook.pytest_agentclinic_make_agent.get_hookimpls():
+        return  # a conftest's agents may answer to any model string
+    call = settings.call
+    groups = {str(entry.get("model_name")) for entry in call.model_list}
+    models = [(role, m) for role, joined in settings.roles.items()
+              for m in joined.split(", ") if m and m != preflight.OFFLINE and m not in groups]
+    for role, model in models:
+        problem = preflight.check_model(model)
+        if problem is not None:
+            raise pytest.UsageError(f"--agent-{role.replace('_', '-')}: {problem}")
+    if (not models or getattr(config, "workerinput", None) is not None
+            or settings.cache is CacheMode.REPLAY or config.option.collectonly):
+        return  # workers were checked by the controller; a replay calls nothing
+    if call.api_base is not None:
+        problem = preflight.unreachable(call.api_base)
+        if problem is not None:
+            raise pytest.UsageError(f"--agent-api-base: {problem}")
+        return
+    for role, model in models:
+        variable = preflight.missing_key(model)
+        if variable is not None:
+            raise pytest.UsageError(
+                f"--agent-{role.replace('_', '-')}={model}: no API key: set {variable} "
+                "(or --agent-api-base URL for a local server)")
 
 
 def _subset(v: dict[str, Any]) -> Subset:
@@ -434,6 +466,9 @@ def _api_base(value: str | None) -> str | None:
         raise pytest.UsageError(
             f"--agent-api-base: credentials in the URL ({redact(value)}) are not supported; "
             "give the key through the provider's variable (e.g. OPENAI_API_KEY)")
+    problem = preflight.check_api_base(value) if value else None
+    if problem is not None:
+        raise pytest.UsageError(f"--agent-api-base: {problem}")
     return value
 
 
@@ -444,7 +479,7 @@ def _gate(v: dict[str, Any], root: Path) -> GateSettings:
     if baseline is not None and not baseline.exists():
         raise pytest.UsageError(f"--agent-baseline: {baseline} does not exist")
     try:
-        on = check_gate_on(v["gate_on"])
+        on = check_gate_on(v["gate_on"], registry.get(v["protocol"]).conditions)
     except ValueError as exc:
         raise pytest.UsageError(f"--agent-gate-on: {exc}") from None
     return GateSettings(min_accuracy=v["min_accuracy"], baseline=baseline,

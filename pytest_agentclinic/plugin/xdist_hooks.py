@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ..cases.loaders import CASE_SUFFIXES
+from ..cases import formats
 from .session import AgentClinicSession
 
 WORKER_KEY = "agentclinic_run_name"
@@ -38,7 +38,7 @@ class XdistHooks:
 
 
 def _is_case_item(nodeid: str) -> bool:
-    return nodeid.split("::", 1)[0].endswith(CASE_SUFFIXES)
+    return nodeid.split("::", 1)[0].endswith(formats.suffixes())
 
 
 def case_of(nodeid: str) -> str:

@@ -30,8 +30,9 @@ from ..agents.offline_doctor import OfflineDoctor
 from ..agents.offline_measurement import OfflineMeasurement
 from ..agents.offline_patient import OfflinePatient
 from ..agents.refusal import is_refusal
-from ..agents.test_budget import BudgetedMeasurement
+from ..agents.spend_budget import BudgetedMeasurement
 from ..core.case import Case
+from ..core.measures import EncounterMeasures
 from ..core.options import Option
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
 from ..core.transcript import ItemHeader, Kind, Role, Transcript, Utterance
@@ -43,7 +44,8 @@ from ..llm.caller import ModelCaller
 from ..llm.encounter_limits import EncounterLimitReached
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
-from .base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions
+from .base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, diagnostic_measures
+from .runner import stage, track
 
 _TEST = re.compile(r"request\s+tests?\s*[:\-]\s*(.+)", re.I)
 _IMAGES = re.compile(r"request\s+images?\b", re.I)
@@ -101,6 +103,7 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
     incoming = ""
     for turn in range(1, budget + 1):
         view = TurnView(case, tuple(t.utterances), incoming, budget - turn + 1, budget, sample)
+        stage(f"turn {turn}: doctor")
         reply = await cast.doctor.respond(view)
         final = after_ready(reply.text)
         if final is not None:
@@ -116,6 +119,7 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
         detail = test.group(1).strip().splitlines()[0].strip(" .*") if test else ""
         _say(t, turn, "doctor", kind, reply, cast.doctor.model, detail)
         view = TurnView(case, tuple(t.utterances), reply.text, budget - turn, budget, sample)
+        stage(f"turn {turn}: {'measurement' if test else 'patient'}")
         if test:
             answer = await cast.measurement.respond(view)
             _say(t, turn, "measurement", "test_result", answer, cast.measurement.model)
@@ -127,6 +131,7 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
 
 async def _judge(t: Transcript, case: Case, cast: Cast, answer: str, sample: int) -> None:
     """Grade the doctor's final answer through the pipeline both protocols share."""
+    stage("grading")
     grade = await grade_answer(answer, case, cast.moderator, sample, cast.policy)
     t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
     t.utterances.append(Utterance(
@@ -138,6 +143,7 @@ async def _perception(t: Transcript, case: Case, cast: Cast, stated: str,
                       sample: int) -> None:
     """Ask the patient its three ratings of the doctor once the diagnosis is given (as the
     doctor stated it: the patient heard the words, not the grader's reading of them)."""
+    stage("perception")
     ask = perception.question(stated)
     t.utterances.append(Utterance(turn=t.turns_used, role="system", kind="perception_request",
                                   text=ask, model="harness"))
@@ -158,16 +164,19 @@ async def _perception(t: Transcript, case: Case, cast: Cast, stated: str,
 
 async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
                         bias: str = "none", image_mode: str | None = None,
-                        ask_perception: bool = True) -> Transcript:
+                        ask_perception: bool = True, protocol: str) -> Transcript:
     """Play one whole encounter, judge it, and ask the patient's perception.
 
     Model failures end the encounter with outcome ``error`` (never a wrong diagnosis);
-    a :class:`FatalLLMError` is recorded and re-raised so the session can stop.
+    a :class:`FatalLLMError` is recorded and re-raised so the session can stop. ``protocol``
+    labels the transcript: the playing protocol's name (a subclass's own).
     """
-    t = Transcript(case_id=case.id, dataset=case.dataset, specialty=case.specialty,
-                   models=cast.models, sample=sample, turn_budget=budget, bias=bias,
+    t = Transcript(protocol=protocol, case_id=case.id, dataset=case.dataset,
+                   specialty=case.specialty, models=cast.models, sample=sample,
+                   turn_budget=budget, bias=bias,
                    image_mode=image_mode if case.images else None,
                    prompt_versions=cast.prompt_versions, started_at=time.time())
+    track(t)  # a timeout keeps what the encounter had
     with settled(t):
         await _dialogue(t, case, cast, budget, sample)
         final = next((u for u in t.utterances if u.kind == "diagnosis"), None)
@@ -327,7 +336,12 @@ class AgentClinic(Protocol):
                                    budget=item.turn_budget,
                                    sample=item.sample, bias=variant.bias,
                                    image_mode=variant.image_mode,
-                                   ask_perception=ctx.options.get("perception") != "no")
+                                   ask_perception=ctx.options.get("perception") != "no",
+                                   protocol=self.name)
+
+    def measures(self, case: Case, transcript: Transcript) -> EncounterMeasures | None:
+        """The information-gathering measures: this protocol is a diagnostic interview."""
+        return diagnostic_measures(case, transcript)
 
     def summary_fields(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """The bias variants and image modes of the run."""

@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..core.case import Case
+from ..core.measures import EncounterMeasures
 from ..core.options import Option
 from ..core.records import ResultRecord
 from ..core.roles import OFFLINE, MakeAgent
 from ..core.transcript import ItemHeader, Transcript
 from ..grading.rules import Policy
 from ..llm.caller import ModelCaller
+from ..metrics.gathering import for_encounter
 from ..report.tables import Table
 
 
@@ -34,6 +36,17 @@ class RoleSpec:
     interface: type
     option: str | None = None
     description: str = ""
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a protocol's misses read in pytest's output (a triage protocol's "mistriage" and
+    "no urgency", a management benchmark's "wrong plan")."""
+
+    #: The item's answer was judged wrong.
+    wrong: str = "misdiagnosis"
+    #: The item ended without an answer.
+    missing: str = "no diagnosis"
 
 
 @dataclass(frozen=True)
@@ -100,6 +113,10 @@ class Protocol(ABC):
     options: ClassVar[tuple[Option, ...]] = ()
     #: Its roles, the doctor first.
     roles: ClassVar[tuple[RoleSpec, ...]]
+    #: The names of its own conditions (``ItemHeader.conditions``), for ``--agent-gate-on``.
+    conditions: ClassVar[tuple[str, ...]] = ()
+    #: How its misses read (the built-in protocols grade a diagnosis).
+    wording: ClassVar[Wording] = Wording()
 
     @abstractmethod
     def expand(self, cases: Sequence[Case], run: RunOptions) -> Iterator[ItemSpec]:
@@ -123,6 +140,17 @@ class Protocol(ABC):
         return ItemHeader(protocol=self.name, case_id=case.id, dataset=case.dataset,
                           specialty=case.specialty, models=dict(item.models),
                           sample=item.sample, turn_budget=item.turn_budget)
+
+    def expected(self, case: Case) -> str:
+        """What the item is graded against, as its record and a failure show it (the case's
+        diagnosis by default; a triage protocol's urgency from ``case.metadata``)."""
+        return case.diagnosis
+
+    def measures(self, case: Case, transcript: Transcript) -> EncounterMeasures | None:
+        """The item's information-gathering measures (none by default: they assume a
+        diagnostic interview; the built-in protocols return them)."""
+        del case, transcript
+        return None
 
     def tables(self, records: Sequence[ResultRecord], resamples: int) -> list[Table]:
         """The report tables this protocol adds for its records (none by default)."""
@@ -167,3 +195,10 @@ class Protocol(ABC):
 
 def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
+
+
+def diagnostic_measures(case: Case, transcript: Transcript) -> EncounterMeasures | None:
+    """The information-gathering measures of a diagnostic interview: what the built-in
+    protocols' :meth:`Protocol.measures` return."""
+    return for_encounter(case, transcript.utterances, outcome=transcript.outcome,
+                         experiment=transcript.experiment)

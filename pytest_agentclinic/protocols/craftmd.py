@@ -32,6 +32,7 @@ from ..agents.craftmd_agents import (
 from ..agents.llm_moderator import LLMModerator
 from ..agents.offline_measurement import render
 from ..core.case import Case
+from ..core.measures import EncounterMeasures
 from ..core.options import Option
 from ..core.records import ResultRecord
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
@@ -42,6 +43,7 @@ from ..grading.rules import Policy
 from ..report.tables import Table, craftmd_table
 from . import base
 from .agentclinic import settled
+from .runner import stage, track
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized", "examonly")
 ANSWERS = ("mcq", "mcq-many", "frq")
@@ -166,13 +168,15 @@ async def _context(item: CraftItem, conversation: Shared, summary: Shared) -> st
 
 
 async def run_craftmd(item: CraftItem, cast: CraftCast, conversation: Shared,
-                      summary: Shared) -> Transcript:
-    """Answer and grade one item; ``conversation``/``summary`` return the shared results."""
+                      summary: Shared, protocol: str) -> Transcript:
+    """Answer and grade one item; ``conversation``/``summary`` return the shared results;
+    ``protocol`` labels the transcript (the playing protocol's name, a subclass's own)."""
     case = item.case
-    t = Transcript(protocol="craftmd", case_id=case.id, dataset=case.dataset,
+    t = Transcript(protocol=protocol, case_id=case.id, dataset=case.dataset,
                    specialty=case.specialty, models=cast.models, sample=item.sample,
                    turn_budget=item.cap, experiment=item.experiment,
                    answer_format=item.answer, started_at=time.time())
+    track(t)  # a timeout keeps what the encounter had
     with settled(t):
         await _play(t, item, cast, conversation, summary)
     return t
@@ -181,6 +185,7 @@ async def run_craftmd(item: CraftItem, cast: CraftCast, conversation: Shared,
 async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: Shared,
                 summary: Shared) -> None:
     if item.experiment in ("multiturn", "singleturn", "summarized"):
+        stage("conversation")
         convo: Conversation = await conversation()
         t.utterances.extend(convo.utterances)
         if item.experiment == "summarized":
@@ -192,9 +197,11 @@ async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: S
     context = await _context(item, conversation, summary)
     t.utterances.append(Utterance(turn=t.turns_used, role="system", kind="final_question",
                                   text=context, model="harness"))
+    stage("final answer")
     reply = await cast.doctor.final(item.case, context, item.options or None, item.sample)
     t.utterances.append(_utter(t.turns_used + 1, "doctor", "final_answer", reply,
                                cast.doctor.model))
+    stage("grading")
     grade = (grade_choice(reply.text, item.options, item.case.diagnosis) if item.options
              else await grade_answer(reply.text, item.case, cast.moderator, item.sample,
                                     cast.policy))
@@ -342,7 +349,7 @@ class CraftMD(base.Protocol):
             return self._shared(("summary", *key), summarize)
 
         try:
-            return await run_craftmd(craft, cast, conversation, summary)
+            return await run_craftmd(craft, cast, conversation, summary, self.name)
         finally:
             self._release(key)
 
@@ -379,6 +386,10 @@ class CraftMD(base.Protocol):
         judge = custom if custom is not None else (
             OfflineModerator() if grader == OFFLINE else LLMModerator(grader, caller))
         return CraftCast(**agents, moderator=judge, policy=ctx.grading_policy)
+
+    def measures(self, case: Case, transcript: Transcript) -> EncounterMeasures | None:
+        """The information-gathering measures: this protocol is a diagnostic interview."""
+        return base.diagnostic_measures(case, transcript)
 
     def tables(self, records: Sequence[ResultRecord], resamples: int) -> list[Table]:
         """The paper's shape: experiments as rows, answer modes as columns, per model."""

@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import functools
 import itertools
 import threading
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..core.transcript import Transcript
 from ..llm.limiter import CALL_PRIORITY
 
 T = TypeVar("T")
@@ -25,6 +28,45 @@ Admission = Callable[[], "str | None"]
 
 class NotPlayed(Exception):
     """The encounter was never started (the run stopped starting new ones)."""
+
+
+@dataclass
+class Progress:
+    """How far an encounter got: the transcript it is writing and the stage it is in.
+
+    An encounter cut off by ``--agent-encounter-timeout`` once lost everything it had (0
+    turns, no usage, though its calls were answered and billed): the session keeps this
+    partial transcript instead, with the stage that did not finish.
+    """
+
+    transcript: Transcript | None = None
+    stage: str = "start"
+
+
+_PROGRESS: contextvars.ContextVar[Progress | None] = contextvars.ContextVar(
+    "agentclinic_progress", default=None)
+
+
+def watch() -> Progress:
+    """A fresh :class:`Progress` for the encounters started from this context from now on
+    (a task copies the context it is created in)."""
+    progress = Progress()
+    _PROGRESS.set(progress)
+    return progress
+
+
+def track(transcript: Transcript) -> None:
+    """A protocol names the transcript it writes (nothing happens when no one watches)."""
+    progress = _PROGRESS.get()
+    if progress is not None:
+        progress.transcript = transcript
+
+
+def stage(name: str) -> None:
+    """A protocol names the stage it enters (``turn 3: doctor``, ``grading``...)."""
+    progress = _PROGRESS.get()
+    if progress is not None:
+        progress.stage = name
 
 
 class EncounterRunner:

@@ -7,6 +7,7 @@ the mean over its encounters with a 95% percentile bootstrap interval that resam
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -167,10 +168,13 @@ def cost_accuracy_chart(records: Sequence[ResultRecord], colours: Mapping[str, s
     conversations = one_per_conversation(measured)
     spend = {row.key[0]: mean_ci([r for r in conversations if r.doctor == row.key[0]],
                                  BY_NAME["test_spend_usd"], row.key, resamples) for row in rows}
-    if not rows:
-        return ""
+    highest = max([s.high or 0.0 for s in spend.values()] + [s.mean or 0.0
+                                                            for s in spend.values()])
+    if not rows or highest <= 0:
+        return ""  # no test was paid for (CRAFT-MD orders none): a cost axis says nothing
     width, height, left, right, top, bottom = 600, 320, 56, 24, 16, 44
-    top_spend = max([s.high or 0.0 for s in spend.values()] + [1.0]) * 1.1
+    ticks, decimals = spend_ticks(highest)
+    top_spend = ticks[-1]
     pw, ph = width - left - right, height - top - bottom
 
     def x(usd: float) -> float:
@@ -185,9 +189,9 @@ def cost_accuracy_chart(records: Sequence[ResultRecord], colours: Mapping[str, s
         parts.append(f'<path class="grid" d="M{left} {y(frac):.1f}H{left + pw}"/>'
                      f'<text class="tick" x="{left - 6}" y="{y(frac) + 4:.1f}" '
                      f'text-anchor="end">{frac:.0%}</text>')
-        usd = frac * top_spend
-        parts.append(f'<text class="tick" x="{x(usd):.1f}" y="{top + ph + 18}" '
-                     f'text-anchor="middle">${usd:.0f}</text>')
+    for usd in ticks:
+        parts.append(f'<text class="tick x" x="{x(usd):.1f}" y="{top + ph + 18}" '
+                     f'text-anchor="middle">${usd:,.{decimals}f}</text>')
     parts.append(f'<text class="tick" x="{left + pw / 2}" y="{height - 6}" '
                  f'text-anchor="middle">mean test spend per encounter (USD)</text>')
     for i, row in enumerate(rows):
@@ -201,10 +205,34 @@ def cost_accuracy_chart(records: Sequence[ResultRecord], colours: Mapping[str, s
                      f'V{y(row.ci_high or 0):.1f}M{x(s.low or 0):.1f} {cy:.1f}'
                      f'H{x(s.high or 0):.1f}"/>'
                      f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6" style="fill:{colour}"/>'
-                     f'<text class="label" x="{cx + 9:.1f}" y="{cy - 8:.1f}">'
-                     f"{escape(doctor)}</text></g>")
+                     f"{_point_label(doctor, cx, cy, width)}</g>")
     parts.append("</svg>")
     return card("Accuracy against test cost, per doctor model", "".join(parts),
                 "Each point: a doctor model's accuracy and mean test spend per encounter "
                 "(price table: metrics/data/test_prices.csv, CMS fee schedules 2024); "
                 "whiskers: 95% CIs. Up and to the left is better.")
+
+
+def spend_ticks(highest: float, count: int = 4) -> tuple[list[float], int]:
+    """Axis ticks from $0 past ``highest`` at a round step (1, 2, 2.5 or 5 x 10^k), and the
+    decimals that keep every tick's label distinct ($0.25, $0.50, ...; never $0 $0 $1)."""
+    raw = highest / count
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw * (1 - 1e-9))
+    ticks = [i * step for i in range(math.ceil(highest / step - 1e-9) + 1)]
+    if len(ticks) < 2:
+        ticks.append(step)
+    decimals = 0
+    while len({f"{t:.{decimals}f}" for t in ticks}) < len(ticks):
+        decimals += 1
+    return ticks, decimals
+
+
+def _point_label(doctor: str, cx: float, cy: float, width: int) -> str:
+    """A point's model name, to its left when it would run past the plot's right edge, below
+    it when it would run past the top."""
+    right = cx + 9 + 7.6 * len(doctor) > width
+    x, anchor = (cx - 9, "end") if right else (cx + 9, "start")
+    y = cy - 8 if cy > 30 else cy + 18  # below the point at the top of the plot
+    return (f'<text class="label" x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}">'
+            f"{escape(doctor)}</text>")

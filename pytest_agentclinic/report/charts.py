@@ -7,6 +7,7 @@ from elsewhere; the page's CSS (``html_template.html``) styles the classes used 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
@@ -27,7 +28,9 @@ def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
     colours = colours or {}
     placed, legend = _bar_rows(rows, colours)
     # The viewBox is about the card's width in the two-column grid, so text is drawn ~1:1.
-    label_w = min(220, 20 + 7 * max((len(label) for label, *_ in placed), default=8))
+    # Room for the longest label on one line (see _label) up to LABEL_MAX_W.
+    label_w = min(LABEL_MAX_W, 18 + _text_w(max((len(label) for label, *_ in placed),
+                                                   default=8)))
     values = [_value_label(row) for *_, row, _ in placed]
     # Wide enough for the longest value label ("36.3% · 29076/80000"): never clipped.
     width, row_h = 600, 28
@@ -43,8 +46,7 @@ def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
         parts.append(f'<g class="row" data-group="{escape(group)}">'
                      f"<title>{escape(_row_tip(group, row, acc, low, high))}</title>")
         if label:
-            parts.append(f'<text class="label" x="{label_w - 10}" y="{mid + 4:.1f}" '
-                         f'text-anchor="end">{escape(_shorten(label, 30))}</text>')
+            parts.append(_label(label, label_w - 10, mid))
         if acc is None:
             parts.append(f'<text class="na" x="{label_w + 6}" y="{mid + 4:.1f}">no judged '
                          f"encounters</text></g>")
@@ -66,6 +68,30 @@ def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
 
 
 _Placed = tuple[str, str | None, Mapping[str, Any], int]
+
+#: The widest a bar chart's label column gets (of its 600 px): longer labels take two lines.
+LABEL_MAX_W = 250
+#: Width of one character of the 12.5 px labels, on the safe side (DejaVu Sans' digits and
+#: capitals are ~0.6 em): a label drawn past the SVG's edge is cut off.
+CHAR_W = 7.6
+
+
+def _text_w(chars: int) -> int:
+    return math.ceil(CHAR_W * chars)
+
+
+def _label(label: str, right: float, mid: float) -> str:
+    """A bar's label, right-aligned at ``right``: on one line if it fits the label column,
+    else on two (the second shortened with "…"); never wider than the column."""
+    chars = int((right - 6) / CHAR_W + 1e-9)
+    if len(label) <= chars:
+        return (f'<text class="label" x="{right}" y="{mid + 4:.1f}" text-anchor="end">'
+                f"{escape(label)}</text>")
+    lines = textwrap.wrap(label, chars, break_long_words=True, break_on_hyphens=False)
+    second = " ".join(lines[1:])
+    spans = (f'<tspan x="{right}" y="{mid - 2:.1f}">{escape(lines[0])}</tspan>'
+             f'<tspan x="{right}" y="{mid + 10:.1f}">{escape(_shorten(second, chars))}</tspan>')
+    return f'<text class="label two" text-anchor="end">{spans}</text>'
 
 
 def _value_label(row: Mapping[str, Any]) -> str:
@@ -163,12 +189,13 @@ def _legend(doctors: Sequence[str], colours: Mapping[str, str], x0: float, y0: f
             width: float) -> str:
     """Swatches and names, three to a line."""
     out = []
+    chars = max(6, int((width / 3 - 24) / CHAR_W))  # a name must not run into the next
     for i, doctor in enumerate(doctors):
         x, y = x0 + (i % 3) * (width / 3), y0 + 18 * (i // 3)
         out.append(f'<g class="legend-item"><rect x="{x:.1f}" y="{y - 9}" width="14" '
                    f'height="8" rx="2" style="fill:{colours.get(doctor, SERIES_COLOURS[0])}"/>'
                    f'<text class="legend" x="{x + 20:.1f}" y="{y}">'
-                   f"{escape(_shorten(doctor, 24))}</text></g>")
+                   f"{escape(_shorten(doctor, chars))}</text></g>")
     return "".join(out)
 
 
@@ -191,7 +218,9 @@ def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
                    for row in rows)
-    return f'<table class="data"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    # In a scroller of its own: a wide table must not widen the card, the grid and the page.
+    return (f'<div class="table-scroll"><table class="data"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
 
 
 def card_title(title: str) -> str:
@@ -240,8 +269,16 @@ def _num(value: Any) -> float | None:
 
 
 def fmt(value: Any) -> str:
+    """A cell's value as text: a mean with its interval as ``0.42 [0.31, 0.55]``, a mapping
+    as ``k=v``; never a Python repr."""
     if value is None:
         return "\u2013"
+    if isinstance(value, Mapping):
+        if "mean" in value:
+            interval = ("" if value.get("ci_low") is None or value.get("ci_high") is None
+                        else f" [{fmt(value['ci_low'])}, {fmt(value['ci_high'])}]")
+            return fmt(value["mean"]) + interval
+        return ", ".join(f"{k}={fmt(v)}" for k, v in value.items()) or "\u2013"
     if isinstance(value, (list, tuple)):
         return ", ".join(fmt(v) for v in value)
     if isinstance(value, float):

@@ -54,7 +54,9 @@ def check_pair_fields(fields: Sequence[str]) -> tuple[str, ...]:
 
 def pair_key(r: ResultRecord, on: Sequence[str] = CONDITION_FIELDS) -> PairKey:
     """Dataset, case, sample and the ``on`` fields of an item."""
-    return (r.dataset, r.case_id, str(r.sample), *(GROUP_FIELDS[f](r) for f in on))
+    # A protocol's own conditions always pair: items under different ones are not repeats.
+    return (r.dataset, r.case_id, str(r.sample), *(GROUP_FIELDS[f](r) for f in on),
+            *(f"{k}={v}" for k, v in sorted(r.conditions.items())))
 
 
 @dataclass(frozen=True)

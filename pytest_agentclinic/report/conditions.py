@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.records import ResultRecord
-from .statistics import GROUP_FIELDS, natural_key
+from .statistics import field_value, natural_key
 
 #: The fields that make an item's condition (not the doctor, the case or the sample).
 CONDITION_FIELDS = ("patient", "bias", "turn_budget", "experiment", "answer_format")
@@ -30,26 +30,35 @@ CONDITION_FIELDS = ("patient", "bias", "turn_budget", "experiment", "answer_form
 GATE_ON_KEYWORDS = ("default", "all", "pooled")
 
 
-def check_gate_on(values: Sequence[str]) -> tuple[str, ...]:
-    """Return ``values``; raise ValueError naming what is allowed on a bad one."""
+def check_gate_on(values: Sequence[str], extra: Sequence[str] = ()) -> tuple[str, ...]:
+    """Return ``values``; raise ValueError naming what is allowed on a bad one (``extra``:
+    the run's protocol's own condition names)."""
+    fields = (*CONDITION_FIELDS, *extra)
     for value in values:
         field, sep, wanted = value.partition("=")
-        if value in GATE_ON_KEYWORDS or (sep and field in CONDITION_FIELDS and wanted):
+        if value in GATE_ON_KEYWORDS or (sep and field in fields and wanted):
             continue
         raise ValueError(f"{value!r} is not one of: {', '.join(GATE_ON_KEYWORDS)}, or "
-                         f"FIELD=VALUE with FIELD one of {', '.join(CONDITION_FIELDS)}")
+                         f"FIELD=VALUE with FIELD one of {', '.join(fields)}")
     return tuple(values)
+
+
+def condition_fields(records: Sequence[ResultRecord]) -> tuple[str, ...]:
+    """The built-in condition fields, then every protocol condition the records carry: the
+    set is open, as protocols are."""
+    own = dict.fromkeys(name for r in records for name in r.conditions)
+    return (*CONDITION_FIELDS, *(name for name in own if name not in CONDITION_FIELDS))
 
 
 def varied_fields(records: Sequence[ResultRecord]) -> tuple[str, ...]:
     """The condition fields with more than one value among ``records``."""
-    return tuple(f for f in CONDITION_FIELDS
-                 if len({GROUP_FIELDS[f](r) for r in records}) > 1)
+    return tuple(f for f in condition_fields(records)
+                 if len({field_value(r, f) for r in records}) > 1)
 
 
 def condition_of(record: ResultRecord, fields: Sequence[str]) -> dict[str, str]:
     """The record's values of ``fields``."""
-    return {f: GROUP_FIELDS[f](record) for f in fields}
+    return {f: field_value(record, f) for f in fields}
 
 
 def condition_label(condition: dict[str, str]) -> str:
@@ -97,17 +106,17 @@ def gate_cells(records: Sequence[ResultRecord], on: Sequence[str]) -> list[Cell]
     varied = varied_fields(records)
     wanted = _filters(on, records)
     chosen = [r for r in records
-              if all(GROUP_FIELDS[f](r) in values for f, values in wanted.items())]
+              if all(field_value(r, f) in values for f, values in wanted.items())]
     pooled = "pooled" in on
     keep = () if pooled else varied
     groups: dict[tuple[str, ...], list[ResultRecord]] = {}
     for r in chosen:
-        groups.setdefault((r.doctor, *(GROUP_FIELDS[f](r) for f in keep)), []).append(r)
+        groups.setdefault((r.doctor, *(field_value(r, f) for f in keep)), []).append(r)
     cells = []
     for key in sorted(groups, key=lambda k: tuple(natural_key(v) for v in k)):
         mine = groups[key]
         condition = dict(zip(keep, key[1:], strict=True))
-        spread = {f: len({GROUP_FIELDS[f](r) for r in mine}) for f in varied if f not in keep}
+        spread = {f: len({field_value(r, f) for r in mine}) for f in varied if f not in keep}
         if pooled:
             condition = {f: next(iter(wanted[f])) for f in varied
                          if f in wanted and len(wanted[f]) == 1}

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript
-from .beyond import cost_accuracy_chart
+from .beyond import BY_NAME, MeanCI, cost_accuracy_chart
 from .charts import SERIES_COLOURS, bar_chart, budget_chart, card, card_title, fmt, html_table, pct
 from .tables import pooled_over, usage_table
 
@@ -108,11 +108,33 @@ def _records_json(records: Sequence[ResultRecord], notes: Sequence[str | None]) 
 
 
 def _data_card(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
-    """A table without accuracies (e.g. perception ratings) shown as it is."""
+    """A table without accuracies (e.g. perception ratings, the information-gathering
+    measures) shown as a table: a measure's mean and 95% CI as ``75% [74-77]``, never as a
+    Python dict."""
     keys = list(dict.fromkeys(k for row in rows for k in row))
-    cells = [[fmt(row.get(k)) for k in keys] for row in rows]
-    return (f'<section class="card chart"><h2>{escape(card_title(title))}</h2>'
-            f"{html_table([k.replace('_', ' ') for k in keys], cells)}</section>")
+    if "group" in keys and all(_group_repeats(row) for row in rows):
+        keys.remove("group")  # "offline / Neurology" repeats the columns beside it
+    cells = [[_data_cell(k, row.get(k)) for k in keys] for row in rows]
+    headers = [BY_NAME[k].label if k in BY_NAME else "n" if k == "encounters"
+               else k.replace("_", " ") for k in keys]
+    wide = " wide" if len(keys) > 6 else ""
+    return (f'<section class="card chart{wide}"><h2>{escape(card_title(title))}</h2>'
+            f"{html_table(headers, cells)}</section>")
+
+
+def _group_repeats(row: Mapping[str, Any]) -> bool:
+    """Whether the row's group label is made of the row's other text values."""
+    others = [str(v) for k, v in row.items() if k != "group" and isinstance(v, str)]
+    group = str(row.get("group", ""))
+    return bool(others) and all(v in group for v in others) and len(group) <= sum(
+        len(v) + 3 for v in others)
+
+
+def _data_cell(key: str, value: Any) -> str:
+    if isinstance(value, Mapping) and key in BY_NAME:
+        mean, low, high, n = (value.get(k) for k in ("mean", "ci_low", "ci_high", "n"))
+        return MeanCI(mean, low, high, int(n or 0)).text(BY_NAME[key].percent)
+    return fmt(value)
 
 
 def _record_row(r: ResultRecord, note: str | None) -> list[Any]:

@@ -104,12 +104,13 @@ def _label(key: tuple[str, ...], varied: Sequence[int]) -> str:
 
 def reducer_table(records: Sequence[ResultRecord]
                   ) -> tuple[str, list[str], list[list[str]], list[dict[str, Any]], str] | None:
-    """The reducers of every doctor model x condition, or None when no case has 2 trials."""
+    """The reducers of every doctor model x condition, or None when the run has no repeats."""
+    # Trials are repeats (``--agent-repeat``, CRAFT-MD's K): samples numbered past 0.
+    if not any(r.sample > 0 for r in records):
+        return None
     groups: dict[tuple[str, ...], list[ResultRecord]] = {}
     for r in records:
         groups.setdefault(_group_key(r), []).append(r)
-    if not any(len(t) > 1 for g in groups.values() for t in trials_by_case(g).values()):
-        return None
     varied = [i for i in range(6) if len({key[i] for key in groups}) > 1]
     rows: list[list[str]] = []
     data: list[dict[str, Any]] = []

@@ -7,8 +7,8 @@ what others need under its own name.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -18,8 +18,11 @@ from ..core.heap import gc_paused
 from ..core.records import ResultRecord
 from ..core.redact import redact
 from ..core.transcript import Perception, Usage
+from .safe_write import atomic_bytes, atomic_text
 
 RESULTS = "results.jsonl"
+#: The files xdist workers stream their records to, beside results.jsonl.
+WORKER_GLOB = "results.*.jsonl"
 
 
 def _first_error(exc: ValueError) -> str:
@@ -69,91 +72,146 @@ class _SharedParts:
             object.__setattr__(model, "__pydantic_fields_set__", shared)
 
 
+def result_files(results: Path) -> list[Path]:
+    """``results`` and, when it is a run's results.jsonl, the files its xdist workers
+    streamed beside it (``results.gw0.jsonl``...), which a controller killed before it
+    merged them leaves behind."""
+    if results.name != RESULTS:
+        return [results]
+    return [results, *sorted(results.parent.glob(WORKER_GLOB))]
+
+
 def read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
-    """The records of the results file ``p`` and how many lines were skipped: a bad line
-    raises ValueError naming file and line when ``strict`` (a cut last line never does)."""
+    """The records of the results file ``p`` (and its workers' files) and how many lines
+    were skipped: a bad line raises ValueError naming file and line when ``strict`` (a cut
+    last line never does)."""
     records: list[ResultRecord] = []
     shared = _SharedParts()
     skipped = 0
+    seen: set[str] = set()
+    for path in result_files(p):
+        start = len(records)
+        for _number, _offset, _line, record in _scan(path, shared, strict):
+            if record is None:
+                skipped += 1
+            elif not seen or record.nodeid not in seen:
+                records.append(record)
+        # An item is in a worker's file and in results.jsonl when a merge was cut short.
+        seen.update(r.nodeid for r in records[start:])
+    return records, skipped
+
+
+def _scan(path: Path, shared: _SharedParts, strict: bool,
+          ) -> Iterator[tuple[int, int, bytes, ResultRecord | None]]:
+    """Each line of ``path``: its number, offset, bytes and record (None: unreadable)."""
+    offset = 0
     # Bytes, split by hand: a damaged (non-UTF-8) line is that line's problem, not the file's.
-    with p.open("rb") as fh, gc_paused():
+    with path.open("rb") as fh, gc_paused():
         for number, line in enumerate(fh, 1):
+            at, offset = offset, offset + len(line)
             if not line.strip():
                 continue
             try:
-                records.append(shared.record(line))
+                yield number, at, line, shared.record(line)
             except ValueError as exc:
                 # A run killed mid-write leaves a cut last line: that is not a bad record.
                 if strict and line.endswith(b"\n"):
-                    raise ValueError(f"bad result record: {p}:{number}: {_first_error(exc)}"
-                                     ) from None
-                skipped += 1
-    return records, skipped
+                    raise ValueError(f"bad result record: {path}:{number}: "
+                                     f"{_first_error(exc)}") from None
+                yield number, at, line, None
 
 
 def write_results(run_dir: Path, records: Sequence[ResultRecord]) -> None:
     """(Re)write ``results.jsonl`` with ``records``, atomically (a reader never sees half)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = run_dir / f".{RESULTS}.tmp"
-    with tmp.open("w", encoding="utf-8") as fh:
+    with atomic_text(run_dir / RESULTS) as fh:
         for record in records:
             fh.write(redact(record.model_dump_json()) + "\n")
-    os.replace(tmp, run_dir / RESULTS)
 
 
 class ResultsStream:
-    """Appends each record to ``results.jsonl`` as its item finishes, flushed at once.
+    """Appends each record to the process's results file as its item finishes, flushed
+    at once, so a killed process keeps every record it finished.
 
-    The process that owns the run (the pytest controller under xdist) is the one writer, so
-    lines never interleave. A flushed line survives the process being killed. The stream
-    keeps where each item's line is, not its record (held for the final tables, records were
-    the largest thing that grew with the items): :meth:`finish` reads them back.
+    Each process that plays items writes its own file: ``results.jsonl`` without xdist,
+    ``results.<worker>.jsonl`` for an xdist worker (the controller only merges them, see
+    :func:`merge_results`: a controller killed with -9 once kept none of its workers'
+    records). One writer per file, so lines never interleave.
     """
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, name: str = RESULTS) -> None:
         self.run_dir = run_dir
+        self.path = run_dir / name
         self._fh: IO[bytes] | None = None
-        self._end = 0
-        #: item id -> offset and length of its line in results.jsonl
-        self._lines: dict[str, tuple[int, int]] = {}
+        self._written: set[str] = set()
+        #: Where this stream's lines begin in its file (a reused file keeps older lines).
+        self.start = 0
 
     def __contains__(self, nodeid: object) -> bool:
-        return nodeid in self._lines
+        return nodeid in self._written
 
     def append(self, record: ResultRecord) -> None:
-        """Add one finished item's record."""
+        """Add one finished item's record (an item already written is not written again)."""
+        if record.nodeid in self._written:
+            return
         if self._fh is None:
             self.run_dir.mkdir(parents=True, exist_ok=True)
-            self._fh = (self.run_dir / RESULTS).open("ab")
-            self._end = self._fh.tell()
-        line = (redact(record.model_dump_json()) + "\n").encode("utf-8")
-        self._fh.write(line)
+            self._fh = self.path.open("ab")
+            self.start = self._fh.tell()
+        self._fh.write((redact(record.model_dump_json()) + "\n").encode("utf-8"))
         self._fh.flush()
-        self._lines[record.nodeid] = (self._end, len(line))
-        self._end += len(line)
+        self._written.add(record.nodeid)
 
     def close(self) -> None:
-        """Close the file (the records stay)."""
+        """Close the file (the records stay); a close that cannot flush loses nothing more."""
         if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+            fh, self._fh = self._fh, None
+            with contextlib.suppress(OSError):
+                fh.close()
 
     def finish(self) -> list[ResultRecord]:
-        """Close the file, rewrite it in item order (it holds them in finishing order), and
-        return this stream's records in that order (none: the file is left as it is)."""
+        """Close the file and :func:`merge_results` (none written: the files are left)."""
         self.close()
-        if not self._lines:
-            return []
-        records: list[ResultRecord] = []
-        shared = _SharedParts()
-        path = self.run_dir / RESULTS
-        tmp = self.run_dir / f".{RESULTS}.tmp"
-        with path.open("rb") as src, tmp.open("wb") as out, gc_paused():
-            for nodeid in sorted(self._lines):
-                offset, length = self._lines[nodeid]
-                src.seek(offset)
-                line = src.read(length)
-                out.write(line)
-                records.append(shared.record(line))
-        os.replace(tmp, path)
-        return records
+        return merge_results(self.run_dir, self.start) if self._written else []
+
+
+def worker_results_name(worker: str) -> str:
+    """The results file an xdist worker streams its records to."""
+    return f"results.{worker}.jsonl"
+
+
+def merge_results(run_dir: Path, start: int = 0) -> list[ResultRecord]:
+    """Join results.jsonl (from byte ``start``) and the workers' files into results.jsonl
+    in item order, remove the workers' files, and return the records in that order (none:
+    the files are left).
+
+    The records are read, not their lines kept (held for the final tables, records were
+    the largest thing that grew with the items): each line is copied from its file again.
+    """
+    results = run_dir / RESULTS
+    paths = [p for p in result_files(results) if p.is_file()]
+    shared = _SharedParts()
+    where: dict[str, tuple[int, int, int, ResultRecord]] = {}
+    for index, path in enumerate(paths):
+        for _number, offset, line, record in _scan(path, shared, strict=False):
+            if record is not None and (index or offset >= start):
+                where.setdefault(record.nodeid, (index, offset, len(line), record))
+    if not where:
+        return []
+    records: list[ResultRecord] = []
+    handles = [path.open("rb") for path in paths]
+    try:
+        with atomic_bytes(results) as out:
+            for nodeid in sorted(where):
+                index, offset, length, record = where[nodeid]
+                handles[index].seek(offset)
+                line = handles[index].read(length)
+                out.write(line if line.endswith(b"\n") else line + b"\n")
+                records.append(record)
+    finally:
+        for handle in handles:
+            handle.close()
+    for path in paths[1:]:
+        with contextlib.suppress(OSError):
+            path.unlink()
+    return records

@@ -2,7 +2,9 @@
 
 A run directory holds ``run.json`` (the manifest: how many items the run planned),
 ``results.jsonl`` (one result record per finished item, appended and flushed as each item
-finishes, so a killed run keeps what it finished), ``transcripts/``, and the reports built
+finishes, so a killed run keeps what it finished; an xdist worker streams its own
+``results.<worker>.jsonl``, merged as the run ends and read as part of the run until then),
+``.lock`` (the pid of the session that owns the directory), ``transcripts/``, and the reports built
 from the records (``summary.json``, ``summary.md``, ``report.html``). Everything that reads or
 writes those files (the pytest session, ``play``, ``import-craftmd``, ``report``, ``compare``,
 the gate's baseline and the HTML page) goes through this module; results.jsonl's lines are
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import time
@@ -32,9 +33,17 @@ from ..core.redact import redact
 from ..core.transcript import Transcript
 from .gate import GateResult, GateSettings, evaluate
 from .results_jsonl import RESULTS as RESULTS
+from .results_jsonl import WORKER_GLOB, read_records
 from .results_jsonl import ResultsStream as ResultsStream
-from .results_jsonl import read_records
+from .results_jsonl import merge_results as merge_results
+from .results_jsonl import worker_results_name as worker_results_name
 from .results_jsonl import write_results as write_results
+from .runlock import RunDirError as RunDirError
+from .runlock import RunInUse as RunInUse
+from .runlock import RunLock as RunLock
+from .runlock import lock_run as lock_run
+from .safe_write import atomic_text, write_text_atomic
+from .safe_write import is_disk_full as is_disk_full
 from .summary_md import render_markdown
 from .tables import Table
 
@@ -112,8 +121,10 @@ def start_run(run_dir: Path, run: str, planned_items: int) -> None:
     """Write the manifest and empty ``results.jsonl`` (a reused run name starts afresh)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(run=run, planned_items=planned_items, started_at=time.time())
-    (run_dir / MANIFEST).write_text(json.dumps(asdict(manifest)), encoding="utf-8")
+    write_text_atomic(run_dir / MANIFEST, json.dumps(asdict(manifest)))
     (run_dir / RESULTS).write_text("", encoding="utf-8")
+    for stale in run_dir.glob(WORKER_GLOB):  # a previous run's workers' files
+        stale.unlink()
 
 
 def read_manifest(run_dir: Path) -> Manifest | None:
@@ -136,18 +147,26 @@ def completeness(run_dir: Path, finished: int) -> str | None:
 
 # --- transcripts ---------------------------------------------------------------------------
 
+#: Longest readable part of a transcript's file name: most file systems allow 255 bytes per
+#: name, and a case id or specialty may be longer ("File name too long" lost the record).
+NAME_PART = 60
+
+
 def write_transcript(run_dir: Path, case_file: str | Path, item_id: str, t: Transcript) -> str:
     """Save one encounter's transcript (secrets redacted); return its path.
 
-    The name is readable (file stem and item name) and unique: a hash of the case file's
-    resolved path and the full item id tells ``a/derm.yaml`` from ``b/derm.yaml``.
+    The name is readable (file stem and item name, each cut to :data:`NAME_PART`
+    characters) and unique: a hash of the case file's resolved path and the full item id
+    tells ``a/derm.yaml`` from ``b/derm.yaml`` and two long ids that share their first
+    characters. The full id stays in the record.
     """
     source = Path(case_file)
     digest = hashlib.sha256(f"{source.resolve()}\0{item_id}".encode()).hexdigest()[:10]
     name = item_id.rsplit("::", 1)[-1]
-    path = run_dir / TRANSCRIPTS / f"{_safe(source.stem)}__{_safe(name)}-{digest}.json"
+    stem, item = _safe(source.stem)[:NAME_PART], _safe(name)[:NAME_PART]
+    path = run_dir / TRANSCRIPTS / f"{stem}__{item}-{digest}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(redact(t.model_dump_json(indent=1)), encoding="utf-8")
+    write_text_atomic(path, redact(t.model_dump_json(indent=1)))
     return str(path)
 
 
@@ -267,7 +286,10 @@ def write_reports(run_dir: Path, summary: dict[str, Any], records: Sequence[Resu
     """(Re)write summary.json, summary.md and report.html from the records and tables;
     return the summary as written."""
     written = write_reports_text(run_dir, summary, tables)
-    write_html(run_dir, {t.title: t.data for t in tables}, written, records)
+    # A table given as cells only (an extension's) shows as its cells, not not at all.
+    write_html(run_dir, {t.title: t.data or [dict(zip(t.headers, row, strict=False))
+                                             for row in t.rows] for t in tables},
+               written, records)
     return written
 
 
@@ -305,12 +327,10 @@ def write_html(run_dir: Path, tables: Mapping[str, Sequence[Mapping[str, Any]]],
     from .html import REPORT_FILE
 
     path = run_dir / REPORT_FILE
-    tmp = run_dir / f".{REPORT_FILE}.tmp"
-    with tmp.open("w", encoding="utf-8") as fh:
+    with atomic_text(path) as fh:
         # Each piece is whole (a transcript, a row, a part of the template): no secret
         # spans two of them.
         _page(lambda piece: fh.write(redact(piece)), run_dir, tables, summary, records)
-    os.replace(tmp, path)
     return path
 
 

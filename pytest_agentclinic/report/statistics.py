@@ -39,6 +39,15 @@ GROUP_FIELDS: Mapping[str, Callable[[ResultRecord], str]] = MappingProxyType({
     "answer_format": lambda r: r.answer_format or "-",
 })
 
+
+
+def field_value(record: ResultRecord, name: str) -> str:
+    """The record's value of ``name``: a field above, or a protocol's own condition
+    (``record.conditions``; ``-`` where the record has none)."""
+    get = GROUP_FIELDS.get(name)
+    return get(record) if get is not None else record.conditions.get(name, "-")
+
+
 #: Label of the row over all records (an empty group key).
 ALL = "all"
 #: Bootstrap index chunk size in elements: about 1 MB of int32, which keeps the gather in

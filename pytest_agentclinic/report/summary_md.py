@@ -79,13 +79,20 @@ def gate_lines(gate: Mapping[str, Any] | None) -> list[str]:
 
 
 def render_markdown(summary: Mapping[str, Any], tables: Sequence[Table]) -> str:
-    """The whole of summary.md."""
-    lines = [f"# agentclinic run {summary.get('run')}", "", *_settings(summary), "",
-             "## Gate", "", *gate_lines(summary.get("gate"))]
-    for table in tables:
+    """The whole of summary.md: the decision and its numbers first (a CI job summary is read
+    from the top), then the first table (accuracy by doctor model), the settings, and the
+    other tables."""
+    gate = summary.get("gate")
+    verdict = f": gate {gate.get('verdict', '?')}" if isinstance(gate, Mapping) else ""
+    lines = [f"# agentclinic run {summary.get('run')}{verdict}", "", *gate_lines(gate)]
+    for i, table in enumerate(tables):
         lines += ["", f"## {table.title}", "", render_table(table)]
         if table.note:
             lines += ["", table.note]
+        if i == 0:
+            lines += ["", "## Settings", "", *_settings(summary)]
+    if not tables:
+        lines += ["", "## Settings", "", *_settings(summary)]
     return "\n".join(lines) + "\n"
 
 

@@ -22,6 +22,7 @@ from .statistics import (
     GroupRow,
     accuracy_table,
     cluster_bootstrap,
+    field_value,
     group_rng,
     per_case,
     percentile_ci,
@@ -37,6 +38,9 @@ class Table:
     rows: list[list[str]]
     data: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
+    #: How many leading columns name a row: a table too wide for the terminal is shown in
+    #: parts, each repeating these columns.
+    keys: int = 1
 
 
 def pct(value: float | None) -> str:
@@ -94,7 +98,7 @@ INTERVAL_NOTE = ("; 95% CI: cluster-adjusted Wilson over cases (repeats of a cas
 def pooled_over(records: Sequence[ResultRecord], exclude: Sequence[str] = ()) -> str:
     """``pooled over 13 bias values, 2 turn_budget values``, or '' when nothing varies
     (``exclude``: fields the table shows, so does not pool)."""
-    parts = [f"{len({GROUP_FIELDS[f](r) for r in records})} {f} values"
+    parts = [f"{len({field_value(r, f) for r in records})} {f} values"
              for f in varied_fields(records) if f not in exclude]
     return "pooled over " + ", ".join(parts) if parts else ""
 
@@ -111,7 +115,8 @@ def condition_table(records: Sequence[ResultRecord]) -> Table:
                      "condition": c.condition, "cases": row.cases})
     return Table("accuracy by condition", ["doctor", "condition", "n", "cases", "accuracy",
                                            "95% CI", "errors"], rows, data,
-                 "each doctor model under each combination of the conditions the run varied")
+                 "each doctor model under each combination of the conditions the run varied",
+                 keys=2)
 
 
 def _num(value: float | None) -> str:
@@ -147,7 +152,22 @@ def bias_table(records: Sequence[ResultRecord], resamples: int) -> Table:
         data.append({**_plot_row(row, f"{bias} | {doctor}"), "normalised": normalised,
                      "refusals": refusals})
     headers = ["bias", "doctor", "accuracy", "biased / unbiased", "refused to play the bias"]
-    return Table("accuracy by bias", headers, rows, data)
+    return Table("accuracy by bias", headers, rows, data, keys=2)
+
+
+def specialty_bias_table(records: Sequence[ResultRecord], resamples: int) -> Table:
+    """Accuracy of each specialty under each bias variant (columns), per doctor model."""
+    rows_by = {(r.key[0], r.key[1], r.key[2]): r
+               for r in accuracy_table(records, ("doctor", "specialty", "bias"), resamples)}
+    doctors = sorted({k[0] for k in rows_by})
+    biases = sorted({k[2] for k in rows_by}, key=lambda b: (b != "none", b))
+    rows = [[s, d, *(cell(rows_by.get((d, s, b))) for b in biases)]
+            for s in sorted({k[1] for k in rows_by}) for d in doctors]
+    data = [{**_plot_row(row, f"{s} \u00b7 {b}" + (f" | {d}" if len(doctors) > 1 else "")),
+             "doctor": d, "specialty": s, "bias": b}
+            for (d, s, b), row in sorted(rows_by.items())]
+    return Table("accuracy by specialty and bias", ["specialty", "doctor", *biases], rows, data,
+                 "each cell: accuracy [95% CI] n=judged encounters", keys=2)
 
 
 def _mean_ci(records: Sequence[ResultRecord], value: Callable[[ResultRecord], int | None],
@@ -187,7 +207,7 @@ def perception_table(records: Sequence[ResultRecord], resamples: int) -> Table:
         data.append(entry)
     return Table("patient perception (1-10)", ["doctor", "bias", "confidence", "compliance",
                                                 "consultation"], rows, data,
-                 "missing or out-of-range ratings are left out, never guessed")
+                 "missing or out-of-range ratings are left out, never guessed", keys=2)
 
 
 def image_table(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -213,7 +233,7 @@ def budget_table(records: Sequence[ResultRecord], resamples: int) -> Table:
         data.append({**_plot_row(row, f"{budget} | {doctor}"), "turn_budget": int(budget),
                      "doctor": doctor})
     return Table("accuracy by turn budget", ["turns", "doctor", "accuracy",
-                                             "budget ran out (no diagnosis)"], rows, data)
+                                             "budget ran out (no diagnosis)"], rows, data, keys=2)
 
 
 def craftmd_table(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -228,7 +248,7 @@ def craftmd_table(records: Sequence[ResultRecord], resamples: int) -> Table:
     data = [{**_plot_row(r, f"{k[1]} {k[2]} | {k[0]}"), "doctor": k[0], "experiment": k[1],
              "answer_format": k[2]} for k, r in sorted(rows_by.items())]
     return Table("CRAFT-MD: accuracy by experiment and answer mode",
-                 ["doctor", "experiment", *answers], rows, data)
+                 ["doctor", "experiment", *answers], rows, data, keys=2)
 
 
 def library_table(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -279,7 +299,7 @@ def usage_table(records: Sequence[ResultRecord]) -> Table:
     return Table("usage by role and model", ["role", "model", "calls", "cache hits",
                                              "prompt tokens", "completion tokens", "cost $",
                                              "s per call"], rows, data,
-                 "s per call: mean latency of the calls sent (cache hits cost no time)")
+                 "s per call: mean latency of the calls sent (cache hits cost no time)", keys=2)
 
 
 def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
@@ -305,6 +325,9 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
         tables.append(_pooling(library_table(records, resamples), records))
     if any(r.bias != "none" for r in records):
         tables.append(_pooling(bias_table(records, resamples), records, ("bias",)))
+        if _varied(records, "specialty") and _varied(records, "bias"):
+            tables.append(_pooling(specialty_bias_table(records, resamples), records,
+                                   ("bias",)))
     if _varied(records, "patient"):
         tables.append(_pooling(pivot(records, "patient", "accuracy by patient model (doctor x "
                                      "patient)", resamples), records, ("patient",)))
@@ -317,7 +340,8 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
     reduced = reducer_table(records)
     if reduced is not None:
         tables.append(Table(*reduced))
-    tables.extend(Table(*parts) for parts in beyond_tables(records, resamples))
+    tables.extend(Table(*parts, keys=parts.headers.index("n") + 1)
+                  for parts in beyond_tables(records, resamples))
     if any(u.calls for r in records for u in r.usage.values()):
         tables.append(usage_table(records))
     return tables

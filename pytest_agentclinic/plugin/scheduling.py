@@ -1,0 +1,81 @@
+"""Which items a process starts ahead of the one pytest runs, and what warms up first."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import threading
+from collections.abc import Sequence
+
+import pytest
+
+from .settings import Settings
+
+#: How many windows of items (see :func:`window`) a process submits ahead of the item pytest
+#: waits on. A finished encounter waits in the runner until its item takes it: with every
+#: item submitted at once, the offline runner finished all 8,000 while pytest reported the
+#: first 1,000, and held every transcript (~30 KB each). Four windows keep the slots full
+#: unless one item takes as long as four windows' worth of its neighbours.
+LEAD_WINDOWS = 4
+
+
+class Ahead:
+    """Without xdist a process runs its items in order: the items up to ``lead`` places
+    after the current one are submitted, each once, half a lead at a time.
+
+    The item is found from where the last one was: looking it up from the start for every
+    item made scheduling O(n^2) (13 s at 8,000 items); this keeps it O(n).
+    """
+
+    def __init__(self, lead: int) -> None:
+        self.lead = lead
+        self._next = 0  # where the next item is expected
+        self._end = 0  # the items before this index were handed out already
+
+    def __call__(self, session: pytest.Session, item: pytest.Item) -> Sequence[pytest.Item]:
+        items = session.items
+        start = self._find(items, item)
+        if start is None:
+            return [item]  # not in the session's list (a plugin ran it): nothing to look at
+        self._next = start + 1
+        if self._end > start + self.lead // 2:
+            return []  # enough are submitted ahead (the session submits the item itself)
+        begin, self._end = max(start, self._end), start + 1 + self.lead
+        return items[begin:self._end]
+
+    def _find(self, items: Sequence[pytest.Item], item: pytest.Item) -> int | None:
+        for guess in (self._next, self._next - 1):  # the next one, or the same one again
+            if 0 <= guess < len(items) and items[guess] is item:
+                return guess
+        return next((i for i, it in enumerate(items) if it is item), None)
+
+
+def window(settings: Settings, chain: int) -> int:
+    """Items kept started: one per call slot, or 4 chains' worth per slot when items wait on
+    shared chains of calls (a CRAFT-MD conversation is ~8 calls in a row: a slot's worth of
+    conversations left the slots 46% busy)."""
+    return settings.concurrency * (1 if chain <= 1 else 4 * chain)
+
+
+def llm_models(settings: Settings) -> list[str]:
+    models = (m.strip() for ms in settings.roles.values() for m in ms.split(","))
+    return [m for m in models if m and m != "offline"]
+
+
+def warm_grader() -> concurrent.futures.Future[None]:
+    """Open the offline grader's terminology in a thread now: the first use on a machine
+    builds its index (~2 s of CPU; the in-memory fallback takes as long in every process),
+    which, left to the first verdict, ran on the runner's event loop with every call in
+    flight stalled behind it. Encounters wait for this future (without blocking the loop)."""
+    from ..grading.concepts import default_terminology
+
+    future: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def load() -> None:
+        # A failure here resurfaces, with its item, when grading loads the data again.
+        with contextlib.suppress(Exception):
+            default_terminology()
+        future.set_result(None)
+
+    threading.Thread(target=load, name="agentclinic-grader-warm-up", daemon=True).start()
+    return future
