@@ -17,8 +17,9 @@ from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.equivalence import judge, relate
 from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.markers import drop_abbreviations, drop_preface
-from pytest_agentclinic.grading.parse import parse
+from pytest_agentclinic.grading.parse import Mention, parse
 from pytest_agentclinic.grading.pipeline import grade_answer
+from pytest_agentclinic.grading.relate import Related, relate_name
 from pytest_agentclinic.grading.rules import TABLE, decide
 
 W, T = "Atrial fibrillation", "Acute pericarditis"
@@ -169,9 +170,35 @@ def test_each_stage_reads_on_its_own() -> None:
         (T, "main"), (W, "listed")]
     # relate: two names, one terminology question
     assert relate(T, T).kind == "same" and relate(W, T).kind == "different"
+    # the relate stage: each name of a parsed answer against the truth, one value each
+    family = relate_name(Mention("Lymphoma", "main"), "Hodgkin lymphoma")
+    assert (family.standing, family.height, family.breadth, family.family) == (
+        "broader", 1, 27, True)
+    assert relate_name(Mention("Hodgkin lymphoma", "main"), "Lymphoma").standing == "narrower"
+    assert relate_name(Mention(W, "listed"), T).standing == "other-branch"
+    assert relate_name(Mention("shoe dermatitis", "main"), "Allergic contact dermatitis"
+                       ).standing == "unknown"
+    facts = Related(parsed, [T], ())
+    assert facts.beside == W and [(m.name, m.role, m.standing) for m in facts.matches] == [
+        (T, "main", "same")]
     # decide: the table's rows, in order, on a parsed answer
     assert [row.__name__ for row in TABLE][:3] == ["_beside", "_whole_name", "_two_choices"]
     decision = decide(parsed, [T])
     assert not decision.correct and decision.sure and "beside" in decision.reason
     alone = decide(parse(T, T), [T])
     assert alone.correct and alone.sure and alone.relation == "same"
+
+
+@pytest.mark.parametrize(("answer", "right"), [
+    # the bracket names the disease of the manifestation: the words together are one concept
+    # the terminology knows (MeSH: "Erythema Migrans of Lyme Disease"), so one diagnosis
+    ("Erythema migrans (Lyme disease)", True),
+    # the truth in the bracket stays secondary; an unrelated name beside it stays another one
+    ("Lyme disease (erythema migrans)", False),
+    ("Erythema migrans (atrial fibrillation)", False),
+    ("Atrial fibrillation (erythema migrans)", False),
+])
+def test_a_bracket_naming_the_disease_of_a_manifestation_restates_it(answer: str,
+                                                                     right: bool) -> None:
+    correct, asked = scored(answer, "Erythema migrans")
+    assert correct is right and not asked

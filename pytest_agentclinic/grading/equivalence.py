@@ -80,6 +80,9 @@ class Judgement:
     sure: bool = True
     #: A broader name of a family of diseases (see :attr:`Relation.family`).
     family: bool = False
+    #: For a broader name placed by a hierarchy: levels above the truth, concepts below it.
+    height: int | None = None
+    breadth: int | None = None
 
 
 def truth_forms(truth: str) -> list[str]:
@@ -113,6 +116,9 @@ class Relation:
     #: For a broader name: True when it names a family of diseases rather than one disease
     #: with its variants (see :data:`FAMILY_BREADTH`); the strict policy rejects those.
     family: bool = False
+    #: For a broader name placed by a hierarchy: levels above the truth, concepts below it.
+    height: int | None = None
+    breadth: int | None = None
 
 
 @lru_cache(maxsize=262144)
@@ -234,7 +240,8 @@ def _hierarchy(link: Link, terms: Terminology) -> Relation:
         family = link.distance > FAMILY_LEVELS or breadth > FAMILY_BREADTH
         kind_of = "a family" if family else "one disease"
         return Relation("broader", f"{reason}: {link.distance} level(s) above, {kind_of} of "
-                        f"{breadth} concept(s) below it", sure=link.tier < 3, family=family)
+                        f"{breadth} concept(s) below it", sure=link.tier < 3, family=family,
+                        height=link.distance, breadth=breadth)
     if link.kind == "narrower":
         return Relation("narrower", f"{reason}: below the truth")
     return Relation("sibling", f"{reason}: siblings under one parent")
@@ -261,7 +268,8 @@ def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
         above = _hierarchy(link, terms)
         return Relation("broader", f"{words.reason}; {terms.label(link.given)} is above "
                         f"{terms.label(link.truth)} ({', '.join(link.sources)})",
-                        family=above.family)
+                        family=above.family, height=above.height,
+                        breadth=above.breadth)
     # One word lifted from a name the terminology knows is no diagnosis unless a hierarchy
     # puts it above the truth ("sclerosis" for multiple sclerosis, "Bullous" for bullous
     # pemphigoid): sure, so that no moderator model is asked to agree with it.
@@ -339,7 +347,8 @@ def judge(given: str, truth: str) -> Judgement:
             if best is None or _order(relation) > _order(best):
                 best = relation
     best = best or Relation("different", "no shared word")
-    return Judgement(best.kind in _RIGHT, best.kind, best.reason, best.sure, best.family)
+    return Judgement(best.kind in _RIGHT, best.kind, best.reason, best.sure, best.family,
+                     best.height, best.breadth)
 
 
 def _order(relation: Relation) -> tuple[bool, bool, int]:

@@ -1,12 +1,16 @@
 """The one grading pipeline of both protocols: extract, judge, decide, and say who decided.
 
 AgentClinic's "DIAGNOSIS READY:" answer and CRAFT-MD's free-response answer go through the
-same three steps:
+same steps:
 
-1. :func:`.extract.extract` reads the answer: *single*, *multiple* or *none*;
-2. :func:`.rules.decide` judges a single diagnosis against the case (equivalence with the
-   truth and its accepted names, the case's other answer choices) and says whether it is sure;
-3. what the rules are unsure of goes to the moderator: the model given by
+1. :func:`.extract.extract` finds the statement and :func:`.parse.parse` reads it: *single*
+   (one main claim and the other names with their roles), *multiple* or *none*;
+2. :class:`.relate.Related` relates each name to the truth and its accepted names (one
+   terminology question per name), and finds another disease beside the main one and the
+   case's other answer choices named;
+3. :func:`.rules.decide` reads those facts through the table of docs/grading.md and says
+   whether it is sure;
+4. what the rules are unsure of goes to the moderator: the model given by
    ``--agent-moderator`` (or a conftest's), which sees only the extracted diagnosis and the
    truth. With no model the rules' best guess stands, marked ``offline (unsure)``.
 

@@ -95,6 +95,10 @@ OPTIONS: tuple[Option, ...] = (
            "N"),
     Option("max_cost_per_encounter", "end an encounter once its calls cost more than USD "
            "(outcome 'limit')", None, "limit", "USD"),
+    # How a broader answer is graded (docs/grading.md): the experts' rule, or CRAFT-MD's.
+    Option("grading_policy", "strict (a broader answer counts when it names one disease with "
+           "its variants, not a family) or paper (any broader name counts, as CRAFT-MD's "
+           "grader)", "strict", metavar="strict|paper", choices=("strict", "paper")),
 )
 
 

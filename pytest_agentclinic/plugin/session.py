@@ -90,7 +90,8 @@ class AgentClinicSession:
             self.caller.warm(llm_models(settings))
         self._grader_ready: concurrent.futures.Future[None] | None = None
         self.run_options = settings.run_options
-        self.play_context = PlayContext(self.caller, self._make_agent, settings.options)
+        self.play_context = PlayContext(self.caller, self._make_agent, settings.options,
+                                        settings.grading_policy)
         self.gate: gate.GateResult | None = None
         self.started_at = time.time()
         self.tables: list[Table] = []

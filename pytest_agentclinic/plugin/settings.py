@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -23,6 +23,9 @@ from ..report.conditions import check_gate_on
 from ..report.gate import GateSettings
 from .options import OPTION_BY_NAME, OPTIONS
 from .options import add_options as add_options
+
+if TYPE_CHECKING:
+    from ..grading.rules import Policy
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,8 @@ class Settings:
     #: Per-encounter budgets (tokens, USD); None: none.
     encounter_tokens: int | None = None
     encounter_cost: float | None = None
+    #: How broader answers are graded: ``strict`` or ``paper`` (docs/grading.md).
+    grading_policy: Policy = "strict"
 
     @property
     def run_options(self) -> RunOptions:
@@ -115,6 +120,7 @@ class Settings:
             "sampling": self.call.sampling,
             "shard": self.operations.shard_label,
             "subset": self.subset.description,
+            "grading_policy": self.grading_policy,
         }
 
     @property
@@ -249,6 +255,7 @@ def resolve(config: pytest.Config) -> Settings:
         encounter_tokens=(int(v["max_tokens_per_encounter"])
                           if v["max_tokens_per_encounter"] is not None else None),
         encounter_cost=v["max_cost_per_encounter"],
+        grading_policy=v["grading_policy"],
     )
     _check_models(config, settings)
     return settings

@@ -38,6 +38,7 @@ from ..core.transcript import ItemHeader, Kind, Role, Transcript, Utterance
 from ..grading.markers import after_ready
 from ..grading.moderator import OfflineModerator
 from ..grading.pipeline import grade_answer
+from ..grading.rules import Policy
 from ..llm.caller import ModelCaller
 from ..llm.encounter_limits import EncounterLimitReached
 from ..llm.errors import FatalLLMError, LLMError
@@ -58,6 +59,8 @@ class Cast:
     patient: Agent
     measurement: Agent
     moderator: Moderator
+    #: How broader answers are graded (``--agent-grading-policy``).
+    policy: Policy = "strict"
 
     @property
     def models(self) -> dict[str, str]:
@@ -129,7 +132,7 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
 async def _judge(t: Transcript, case: Case, cast: Cast, answer: str, sample: int) -> None:
     """Grade the doctor's final answer through the pipeline both protocols share."""
     stage("grading")
-    grade = await grade_answer(answer, case, cast.moderator, sample)
+    grade = await grade_answer(answer, case, cast.moderator, sample, cast.policy)
     t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
     t.utterances.append(Utterance(
         turn=t.turns_used, role="moderator", kind="judgement", text=grade.verdict.reason,
@@ -308,7 +311,8 @@ class AgentClinic(Protocol):
         budget_usd = ctx.options.get("test_budget")
         if budget_usd is not None:
             agents["measurement"] = BudgetedMeasurement(agents["measurement"], budget_usd)
-        return await run_encounter(item.case, Cast(**agents), budget=item.turn_budget,
+        return await run_encounter(item.case, Cast(**agents, policy=ctx.grading_policy),
+                                   budget=item.turn_budget,
                                    sample=item.sample, bias=variant.bias,
                                    image_mode=variant.image_mode,
                                    ask_perception=ctx.options.get("perception") != "no",

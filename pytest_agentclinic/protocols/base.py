@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     # environment, which must not pay for the caller, the metrics and the report's numpy.
     from ..core.measures import EncounterMeasures
     from ..core.records import ResultRecord
+    from ..grading.rules import Policy
     from ..llm.caller import ModelCaller
     from ..report.tables import Table
 
@@ -97,6 +98,8 @@ class PlayContext:
     #: The user's agents (the ``pytest_agentclinic_make_agent`` hook); None: built-in.
     make_agent: MakeAgent
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: How broader answers are graded (``--agent-grading-policy``): strict or paper.
+    grading_policy: Policy = "strict"
 
 
 class Protocol(ABC):

@@ -39,6 +39,7 @@ from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
 from ..core.transcript import ItemHeader, Transcript, Utterance
 from ..grading.moderator import OfflineModerator
 from ..grading.pipeline import grade_answer, grade_choice
+from ..grading.rules import Policy
 from ..llm.limiter import CALL_PRIORITY
 from ..report.tables import Table, craftmd_table
 from . import base
@@ -81,6 +82,8 @@ class CraftCast:
     #: Asked about the free-response verdicts the rules are unsure of (see
     #: :mod:`..grading.pipeline`); the offline one lets the rules' guess stand.
     moderator: Moderator = field(default_factory=OfflineModerator)
+    #: How broader answers are graded (``--agent-grading-policy``).
+    policy: Policy = "strict"
 
     @property
     def models(self) -> dict[str, str]:
@@ -213,7 +216,8 @@ async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: S
                                cast.doctor.model))
     stage("grading")
     grade = (grade_choice(reply.text, item.options, item.case.diagnosis) if item.options
-             else await grade_answer(reply.text, item.case, cast.moderator, item.sample))
+             else await grade_answer(reply.text, item.case, cast.moderator, item.sample,
+                                    cast.policy))
     t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
     t.utterances.append(Utterance(turn=t.turns_used, role="moderator", kind="judgement",
                                   text=grade.verdict.reason, model=grade.verdict.decided_by,
@@ -381,7 +385,7 @@ class CraftMD(base.Protocol):
                             f"(protocol {self.name})")
         judge = custom if custom is not None else (
             OfflineModerator() if grader == OFFLINE else LLMModerator(grader, caller))
-        return CraftCast(**agents, moderator=judge)
+        return CraftCast(**agents, moderator=judge, policy=ctx.grading_policy)
 
     def measures(self, case: Case, transcript: Transcript) -> EncounterMeasures | None:
         """The information-gathering measures: this protocol is a diagnostic interview."""

@@ -21,7 +21,7 @@ SETTING_LABELS = (
     ("answer_modes", "CRAFT-MD answer modes"), ("repeat", "repeats per case"),
     ("cache_mode", "cache mode"), ("temperature", "temperature"), ("api_base", "api base"),
     ("sampling", "sampling"), ("served_models", "served models"), ("shard", "shard"),
-    ("subset", "subset"),
+    ("subset", "subset"), ("grading_policy", "grading policy"),
     ("stopped_on_cost", "stopped on cost"),
     ("items", "items"), ("bad_case_records", "bad case records"),
     ("model_calls", "model calls"), ("cache_hits", "cache hits"),

@@ -1,0 +1,339 @@
+"""Stage 3 of the grader: relate the names of a parsed answer to the truth.
+
+:mod:`.parse` gives one main claim and the other names with their roles; this stage asks the
+terminology (:mod:`.equivalence`, :mod:`.concepts`) about them and returns what the decision
+(:mod:`.rules`, the table of docs/grading.md) reads, as plain facts:
+
+* :func:`relate_name`: one name against the truth's accepted names, one :class:`NameRelation`
+  (same, synonym, broader with its height and breadth, narrower, another branch, unknown);
+* :class:`Related`: the facts of one answer (each worked out once, when first asked, since
+  terminology calls cost): how its main diagnosis (or a name restating it) relates to each
+  accepted name, another disease named beside it, the case's answer choices it names,
+  whether it is a fragment of the true name or a symptom, and whether the terminology places
+  it in another branch.
+
+Nothing here decides a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import Literal
+
+from .concepts import default_terminology
+from .equivalence import Judgement, RelationKind, given_names, judge, relate, truth_forms
+from .kinds import kind
+from .parse import Extraction, Mention
+from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
+
+__all__ = ["NameRelation", "Related", "Standing", "relate_name"]
+
+#: A name's relation to the truth in docs/grading.md's words.
+Standing = Literal["same", "synonym", "broader", "narrower", "other-branch", "unknown"]
+
+# The forms of a name (with and without its parentheticals), asked for again and again.
+_forms = lru_cache(maxsize=65536)(truth_forms)
+
+#: Roles whose match makes the answer right.
+PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
+#: Roles of a name whose match never scores: the truth named only in a secondary role.
+SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside"})
+#: Roles of a name named beside the main diagnosis rather than restating or causing it.
+_BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after"})
+#: Roles of a name that may restate the main diagnosis rather than add one.
+_RESTATING = frozenset({"alias", "refinement", "beside"})
+_KIN = frozenset({"same", "synonym", "broader", "narrower"})
+
+
+@dataclass(frozen=True)
+class NameRelation:
+    """How one name of the answer relates to the truth: the value the decision reads."""
+
+    #: The name and its role in the answer ("main", "alias", "listed", ...).
+    name: str
+    role: str
+    #: same, synonym, broader, narrower, sibling, qualifier-flip (another branch when sure),
+    #: related (unknown when unsure) or different.
+    kind: RelationKind
+    correct: bool
+    #: False when the terminology could not settle it (a partial overlap, an unknown name).
+    sure: bool
+    reason: str
+    #: A broader name of a family of diseases, not one disease with its variants.
+    family: bool = False
+    #: A broader name placed by a hierarchy: levels above the truth, concepts below it.
+    height: int | None = None
+    breadth: int | None = None
+
+    @property
+    def primary(self) -> bool:
+        """Whether the name plays the main part (the main diagnosis or a restatement)."""
+        return self.role in PRIMARY_ROLES
+
+    @property
+    def standing(self) -> Standing:
+        """The relation in docs/grading.md's words: same, synonym, broader, narrower,
+        another branch (the terminology surely tells the names apart) or unknown."""
+        if self.kind == "narrower" or (
+                self.kind in ("same", "synonym", "broader") and self.sure):
+            return self.kind
+        return "other-branch" if self.sure and not self.correct else "unknown"
+
+
+def relate_name(mention: Mention, truth: str) -> NameRelation:
+    """One name of the answer against one accepted name of the truth (any of its forms)."""
+    j: Judgement = judge(mention.text, truth)
+    return NameRelation(mention.text, mention.role, j.relation, j.correct, j.sure, j.reason,
+                        j.family, j.height, j.breadth)
+
+
+@dataclass
+class Related:
+    """The facts of one single answer that the decision reads, each worked out once."""
+
+    extraction: Extraction
+    accepted: Sequence[str]
+    choices: Sequence[str]
+
+    @property
+    def name(self) -> str:
+        """The main diagnosis."""
+        return self.extraction.diagnosis
+
+    @cached_property
+    def body(self) -> str:
+        """The statement without its parentheses, when it holds more than its main name."""
+        return self.extraction.body if len(self.extraction.mentions) > 1 else ""
+
+    @cached_property
+    def whole(self) -> str:
+        """The statement read as one name, unless names are joined by a comma, a bracket or
+        a sentence of their own (never one name)."""
+        joined = any(m.role in ("listed", "after", "beside") for m in self.extraction.mentions)
+        return "" if joined else self.body
+
+    @cached_property
+    def named(self) -> str | None:
+        """The accepted name the whole statement names ("Granulomatosis with polyangiitis")."""
+        return next((t for t in self.accepted if self.whole and _same(self.whole, t)), None)
+
+    @cached_property
+    def one_name(self) -> bool:
+        """Whether the statement is one name whole ("constitutional delay of growth and
+        puberty"), its "with" and "and" included."""
+        return self.named is not None or bool(self.body and default_terminology().known(
+            self.body))
+
+    @cached_property
+    def beside(self) -> str | None:
+        """Another disease named beside the main diagnosis, or None."""
+        return _another_disease(self.extraction,
+                                (self.whole or self.body) if self.one_name else "")
+
+    @cached_property
+    def chosen(self) -> list[str]:
+        """The case's answer choices the answer names, when it names two or more."""
+        return _choices_named(self.extraction, self.choices)
+
+    @cached_property
+    def matches(self) -> tuple[NameRelation, ...]:
+        """For each accepted name, the name of the answer that relates to it best: the main
+        diagnosis or a restatement of it; the truth found only in a secondary role is a
+        match of that role (which never scores)."""
+        return tuple(_best_match(self.extraction, truth) for truth in self.accepted)
+
+    @cached_property
+    def distractor(self) -> str | None:
+        """Another answer choice of the case that the main name (or the statement) names."""
+        return (_distractor(self.name, self.accepted, self.choices)
+                or (_distractor(self.whole, self.accepted, self.choices) if self.whole
+                    else None))
+
+    @cached_property
+    def fragment(self) -> bool:
+        """Whether the name is only modifiers of an accepted name ("plaques", "IgA")."""
+        return _fragment(self.name, self.accepted)
+
+    @cached_property
+    def symptom(self) -> bool:
+        """Whether the name is a symptom or a sign."""
+        return default_terminology().symptom(self.name)
+
+    @cached_property
+    def placed(self) -> str:
+        """What the terminology places: the statement known whole, else the main name."""
+        return self.body if self.one_name and self.body else self.name
+
+    @cached_property
+    def placed_apart(self) -> bool:
+        """Whether the terminology places :attr:`placed` in another branch than the truth."""
+        placed = self.placed
+        apart = _known_apart(placed, self.accepted) or _head_apart(placed, self.accepted)
+        if placed != self.name and apart:
+            apart = all(not judge(placed, truth).correct for truth in self.accepted)
+        return apart
+
+
+def _best_match(extraction: Extraction, truth: str) -> NameRelation:
+    """The mention that matches the truth (a primary one first), else the closest primary."""
+    judged = [relate_name(m, truth) for m in extraction.mentions
+              if m.role in PRIMARY_ROLES or m.role in SECONDARY_ROLES]
+    for roles in (PRIMARY_ROLES, SECONDARY_ROLES):
+        for r in judged:
+            if r.role in roles and r.correct and r.sure:
+                return r
+    primary = [r for r in judged if r.primary]
+    right = [r for r in primary if r.correct]
+    unsure = [r for r in primary if not r.sure]
+    if primary:
+        return (right or unsure or primary)[0]
+    # No role: no name of the answer is compared with the truth.
+    return NameRelation(extraction.diagnosis, "", "different", False, True,
+                        "no diagnosis named matches the correct answer")
+
+
+def _another_disease(extraction: Extraction, whole: str) -> str | None:
+    """A disease other than the main diagnosis named beside it (with, and, a comma, a dash,
+    brackets, a line break, a sentence of its own), or None. Findings and symptoms beside a
+    diagnosis ("X with nail pitting"), a cause ("X due to Y") and another name or a kind of
+    the main diagnosis the terminology confirms do not count; nor do the words of a name
+    the statement gives whole (``whole``: "Granulomatosis with polyangiitis")."""
+    terms = default_terminology()
+    names = [m.text for m in extraction.mentions
+             if m.role in _BESIDE_ROLES and not (whole and m.text.lower() in whole.lower())
+             and kind(m.text) == "condition" and not terms.symptom(m.text)
+             # a qualifier or a finding ("chronic plaque type") is no disease of its own; a
+             # name in brackets that the terminology does not know may be a lay name of the
+             # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
+             and (terms.known(m.text) if m.role == "beside"
+                  else terms.disease_like(m.text) or _has_condition_word(m.text))]
+    # The main diagnosis and the names that restate it, each linked to one before it
+    # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
+    same = [extraction.diagnosis, *(m.text for m in extraction.mentions
+                                    if m.role in ("alias", "refinement"))]
+    bracketed = {m.text for m in extraction.mentions if m.role == "beside"}
+    for _ in range(len(names)):
+        linked = [n for n in names if n not in same
+                  and any(_restates(n, s, loosely=n in bracketed) for s in same)]
+        if not linked:
+            break
+        same.extend(linked)
+    return next((n for n in names if n not in same), None)
+
+
+def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
+    """Whether the terminology links two names: a synonym (of any scope), or a hierarchy two
+    sources state; ``loosely`` (a name in brackets after the other, where doctors put
+    another name of it: "primary hyperaldosteronism (Conn's syndrome)"), one source's
+    hierarchy either way will do, or the two names' words naming one concept together."""
+    relations = (relate(name, other), relate(other, name)) if loosely else (
+        relate(name, other),)
+    return any(r.kind in ("same", "synonym") or (r.kind in _KIN and r.sure and r.curated)
+               or (loosely and (r.kind in _KIN or not r.curated))
+               for r in relations) or (loosely and _one_concept(name, other))
+
+
+def _one_concept(name: str, other: str) -> bool:
+    """Whether the words of two names together are a name of one concept the terminology
+    knows: the bracket says which one, as a manifestation with its disease ("erythema migrans
+    (Lyme disease)" is MeSH's "Erythema Migrans of Lyme Disease"), not another diagnosis."""
+    a, b = key(name), key(other)
+    return bool(a and b and not a <= b and not b <= a) and default_terminology().known(a | b)
+
+
+def _has_condition_word(name: str) -> bool:
+    return any(w.endswith(CONDITION_SUFFIXES) for w in tokens(name))
+
+
+def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:
+    return any(relate(given, form).kind in kinds for form in _forms(other))
+
+
+def _contains(truth: str, choice: str) -> bool:
+    """Whether the truth's words include all the choice's ("gastric peptic ulcer" of
+    "perforated gastric peptic ulcer"): a broader name by its very words, not a distractor."""
+    words = key(choice)
+    return bool(words) and any(words < key(form) for form in _forms(truth))
+
+
+def _distractor(name: str, accepted: Sequence[str], choices: Sequence[str]) -> str | None:
+    """The answer choice (other than the truth) that ``name`` names, if any."""
+    for choice in choices:
+        if any(_same(choice, truth) or _contains(truth, choice) for truth in accepted):
+            continue  # the correct option itself, a name of it, or its words without a qualifier
+        if _same(name, choice):
+            return choice
+    return None
+
+
+# Endings of words that name a condition ("-itis", "-oma", "pneumonia", "deficiency"...).
+_CONDITION_ENDINGS = (*CONDITION_SUFFIXES, "ia", "ias", "iasis", "ema", "ism", "sis")
+
+
+def _fragment(name: str, accepted: Sequence[str]) -> bool:
+    """Whether ``name`` is only modifiers of an accepted name ("plaque" of plaque psoriasis,
+    "drug reaction" of drug reaction with eosinophilia..., "IgA" of IgA nephropathy).
+
+    A broader name keeps a word that names a condition ("psoriasis", "lymphoma",
+    "pneumonia"); modifiers alone say which or where, not what.
+    """
+    words = key(name)
+    if not words or any(w in GENERIC or w.endswith(_CONDITION_ENDINGS) for w in tokens(name)):
+        return False
+    # The truth's head noun (its last word) names what it is: an answer keeping it is broader.
+    return any(words < key(form) and tokens(form)[-1] not in tokens(name)
+               for truth in accepted for form in _forms(truth) if tokens(form))
+
+
+def _choices_named(extraction: Extraction, choices: Sequence[str]) -> list[str]:
+    """The answer choices that the extraction's mentions name, each name of a slash apart.
+
+    Another name, a kind or a class of the main diagnosis ("morphea, also called localized
+    scleroderma", "equestrian perniosis (chilblains)") only restates it, whatever choice it
+    resembles.
+    """
+    if not choices:
+        return []
+    main = extraction.diagnosis
+    names = {n for m in extraction.mentions
+             if m.role not in _RESTATING or not _kin(m.text, main)
+             for n in (given_names(m.text)[1:] or [m.text])}
+    # A slash between whole names ("Microscopic polyangiitis/Granulomatosis with
+    # polyangiitis") joins them before "with" splits either.
+    names.update(given_names(extraction.body)[1:])
+    named: dict[str, str] = {}  # choice -> the name naming it
+    for name in sorted(names):
+        matches = [c for c in choices if _same(name, c)]
+        # A name that several choices share ("preeclampsia" of "severe preeclampsia") names
+        # the one it spells, else none of them for sure.
+        exact = [c for c in matches if any(key(name) == key(f) for f in _forms(c))]
+        for choice in exact if len(matches) > 1 else matches:
+            named.setdefault(choice, name)
+    # Two choices named by two different names: one name is one diagnosis.
+    return sorted(named) if len(set(named.values())) > 1 else []
+
+
+def _kin(name: str, main: str) -> bool:
+    return relate(name, main).kind in ("same", "synonym", "broader", "narrower")
+
+
+def _known_apart(name: str, accepted: Sequence[str]) -> bool:
+    """Whether the terminology knows ``name`` and a name of the truth, and so places them in
+    other branches (then "unrelated" is sure, and no moderator is asked)."""
+    terms = default_terminology()
+    return terms.known(name) and any(
+        terms.known(form) for truth in accepted for form in _forms(truth)[:1])
+
+
+def _head_apart(name: str, accepted: Sequence[str]) -> bool:
+    """Whether a name the terminology does not know has a head noun it knows that it places
+    in another branch than the truth ("papulopustular rosacea" for plaque psoriasis)."""
+    words = tokens(name)
+    terms = default_terminology()
+    if not words or terms.known(name) or not terms.known(words[-1]):
+        return False
+    judged = [judge(words[-1], truth) for truth in accepted]
+    return all(j.relation == "different" and j.sure for j in judged) and _known_apart(
+        words[-1], accepted)
