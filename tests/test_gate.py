@@ -258,7 +258,7 @@ def test_junit_shows_gated_misses_as_measured_and_the_gate_as_one_testcase(
         outcomes[item.get("name")] = record["outcome"]
         out = item.findtext("system-out") or ""
         if record["outcome"] == "incorrect":
-            assert out.startswith("misdiagnosis") and "expected:" in out and "given:" in out
+            assert out.startswith("misdiagnosis") and "expected:" in out and "why:" in out
         elif record["outcome"] == "error":
             assert item.find("error") is not None
         else:
