@@ -19,6 +19,14 @@ CSV_ROW = ('"A 30-year-old man presents with a rash. Which is the most likely di
            "Psoriasis,Eczema,Tinea,Scabies,Psoriasis,Dermatology,derm,c-{n}")
 
 
+@pytest.fixture(autouse=True)
+def _not_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Count lines as a terminal shows them: with CI (or BUILD_NUMBER) set, pytest prints
+    each short-summary line whole, and the error text appears there a second time."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
+
+
 def _records(run: Path) -> list[dict[str, object]]:
     (results,) = run.glob("reports/*/results.jsonl")
     return [json.loads(line) for line in results.read_text().splitlines()]
