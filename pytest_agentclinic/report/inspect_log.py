@@ -32,12 +32,12 @@ def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime(epoch))
 
 
-def _usage(records: Sequence[ResultRecord], model: str | None = None) -> dict[str, Any]:
+def _usage(records: Sequence[ResultRecord]) -> dict[str, Any]:
     """Inspect's model_usage: tokens and cost per model (of the roles it played)."""
     out: dict[str, dict[str, Any]] = {}
     for r in records:
         for role, u in r.usage.items():
-            name = model or r.models.get(role, role)
+            name = r.models.get(role, role)
             entry = out.setdefault(name, {"input_tokens": 0, "output_tokens": 0,
                                           "total_tokens": 0, "total_cost": 0.0})
             entry["input_tokens"] += u.prompt_tokens
