@@ -77,6 +77,8 @@ class ModelCaller:
         self._served: dict[str, asyncio.Future[str | None]] = {}
         #: ``system_fingerprint`` values seen per model (replies and cache hits).
         self.fingerprints: dict[str, set[str]] = {}
+        #: Models whose transports :meth:`warm` left to the first cache miss.
+        self._cold_models: list[str] | None = None
 
     async def served_model(self, model: str) -> str | None:
         """The served identity of ``model`` behind ``--agent-api-base`` (None without one).
@@ -132,9 +134,19 @@ class ModelCaller:
 
     def warm(self, models: list[str]) -> None:
         """Start litellm's import now (in a thread) when any of ``models`` will need it
-        (a replay never calls, so never imports it)."""
+        (a replay never calls, so never imports it).
+
+        Over a cache a previous run filled, the transports load at the first miss instead:
+        a re-run the cache answers whole then imports neither (aiohttp and the price table
+        were 0.25 s of such a run's CPU, litellm seconds)."""
         if self.cache.mode is CacheMode.REPLAY:
             return
+        if self.cache.mode is CacheMode.READ_WRITE and self.cache.filled():
+            self._cold_models = list(models)
+            return
+        self._warm(models)
+
+    def _warm(self, models: list[str]) -> None:
         if any(self.uses_litellm(m) for m in models):
             client.preload(self.settings.concurrency)
         if not all(self.uses_litellm(m) for m in models):
@@ -200,6 +212,9 @@ class ModelCaller:
                                             cost_usd=hit["cost_usd"]))
         if self.cache.mode is CacheMode.REPLAY:
             raise ReplayMissError(parts)
+        if self._cold_models is not None:
+            models, self._cold_models = self._cold_models, None
+            self._warm(models)
         started = time.perf_counter()
         tries = 0
 

@@ -16,8 +16,10 @@ with 503, so the probe is retried before it gives up; an identity still unknown 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+import threading
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any
@@ -104,18 +106,54 @@ class _Answer:
     busy: bool = False
 
 
-async def _get(http: Any, url: str) -> _Answer:
-    import aiohttp
+def _fetch(url: str, timeout: float) -> _Answer:
+    """GET ``url`` (blocking: run in a thread). urllib, not aiohttp: a re-run that the cache
+    answers whole asks the server this alone, and importing aiohttp for it cost that run
+    0.2 s of CPU. No proxies from the environment, as aiohttp (``trust_env`` off) did not."""
+    import http.client
+    import urllib.error
+    import urllib.request
 
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        async with http.get(url) as response:
+        with opener.open(url, timeout=timeout) as response:
             if response.status == 200:
-                return _Answer(json.loads(await response.text()))
-            return _Answer(busy=response.status in (408, 429, 503))
-    except (TimeoutError, asyncio.TimeoutError, aiohttp.ServerTimeoutError):
+                return _Answer(json.loads(response.read().decode("utf-8")))
+            return _Answer()
+    except urllib.error.HTTPError as exc:
+        return _Answer(busy=exc.code in (408, 429, 503))
+    except TimeoutError:
         return _Answer(busy=True)
-    except (aiohttp.ClientError, ValueError):
+    except urllib.error.URLError as exc:
+        return _Answer(busy=isinstance(exc.reason, TimeoutError))
+    except (OSError, ValueError, http.client.HTTPException):
         return _Answer()
+
+
+async def _get(url: str, timeout: float) -> _Answer:
+    """:func:`_fetch` in a daemon thread (one the loop's executor would wait for at shutdown,
+    however long the server keeps it)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[_Answer] = loop.create_future()
+
+    def settle(answer: _Answer | None, exc: BaseException | None) -> None:
+        if future.done():
+            return
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(answer)
+
+    def run() -> None:
+        try:
+            answer, exc = _fetch(url, timeout), None
+        except BaseException as error:  # handed to the awaiting coroutine
+            answer, exc = None, error
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, answer, exc)
+
+    threading.Thread(target=run, daemon=True, name="agentclinic-served-probe").start()
+    return await future
 
 
 async def probe(api_base: str, model: str, timeout: float = PROBE_TIMEOUT,
@@ -123,19 +161,16 @@ async def probe(api_base: str, model: str, timeout: float = PROBE_TIMEOUT,
     """The identity ``api_base`` serves for ``model``, or None when it does not say (no
     ``/models`` nor ``/props``, not reachable: the call itself reports that). A busy server
     (timeouts, 503) is asked again, up to ``attempts`` times."""
-    import aiohttp
-
     urls = (endpoint(api_base, "models"), endpoint(server_root(api_base), "props"))
     answers = [_Answer(busy=True), _Answer(busy=True)]
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as http:
-        for attempt in range(attempts):
-            if attempt:
-                await asyncio.sleep(backoff * 2 ** (attempt - 1))
-            for i, url in enumerate(urls):
-                if answers[i].busy:
-                    answers[i] = await _get(http, url)
-            if not any(a.busy for a in answers):
-                break
+    for attempt in range(attempts):
+        if attempt:
+            await asyncio.sleep(backoff * 2 ** (attempt - 1))
+        for i, url in enumerate(urls):
+            if answers[i].busy:
+                answers[i] = await _get(url, timeout)
+        if not any(a.busy for a in answers):
+            break
     parts = [identity_from_listing(answers[0].data, model), identity_from_props(answers[1].data)]
     return " | ".join(p for p in parts if p) or None
 
