@@ -87,16 +87,68 @@ class Run:
     rss_mb: float
 
 
-def pytest_run(args: list[str], cwd: Path) -> Run:
-    """Run pytest on ``args`` in ``cwd`` and measure that process alone (``wait4``)."""
+def _env(bytecode: bool) -> dict[str, str]:
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
+    if bytecode:
+        # Measured as installed: an installed package has its bytecode. Without it (this
+        # machine sets PYTHONDONTWRITEBYTECODE=1) every run compiles and assert-rewrites the
+        # whole package from source again, about 0.5 s of CPU that no user pays.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def measure(command: list[str], cwd: Path, bytecode: bool = True) -> Run:
+    """Run ``command`` in ``cwd`` and measure that process alone (``wait4``)."""
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=cwd, env=_env(bytecode), stdout=subprocess.DEVNULL)
     _pid, _status, usage = os.wait4(process.pid, 0)
     process.returncode = 0
     wall = time.perf_counter() - started
     return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def pytest_run(args: list[str], cwd: Path, bytecode: bool = True) -> Run:
+    """Run pytest on ``args`` in ``cwd`` and measure that process alone."""
+    return measure([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+                   cwd, bytecode)
+
+
+def bare_aiohttp_run(url: str, n: int, k: int, concurrency: int, cwd: Path) -> Run:
+    """The floor: a process that makes the same calls with bare aiohttp (``n`` sequences of
+    ``k`` growing conversations, ``concurrency`` at once, every reply parsed), nothing else."""
+    return measure([sys.executable, __file__, "floor", url, str(n), str(k), str(concurrency)],
+                   cwd)
+
+
+def bare_import_run(cwd: Path) -> Run:
+    """The floor's start-up alone: Python importing aiohttp."""
+    return measure([sys.executable, "-c", "import aiohttp, asyncio, json"], cwd)
+
+
+async def _floor(url: str, n: int, k: int, concurrency: int) -> None:
+    import asyncio
+
+    import aiohttp
+
+    semaphore = asyncio.Semaphore(concurrency)
+    endpoint = url.rstrip("/") + "/chat/completions"
+
+    async def sequence(http: Any, i: int) -> None:
+        async with semaphore:
+            messages = [{"role": "system", "content": "You are a physician (floor)"}]
+            for turn in range(k):
+                body = {"model": "bench", "messages": messages, "temperature": 0.7,
+                        "max_tokens": 512}
+                async with http.post(endpoint, json=body,
+                                     headers={"Authorization": "Bearer sk-bench"}) as response:
+                    reply = json.loads(await response.read())
+                text = reply["choices"][0]["message"]["content"]
+                messages = [*messages, {"role": "assistant", "content": text},
+                            {"role": "user", "content": f"a{i}.{turn}"}]
+
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        await asyncio.gather(*(sequence(http, i) for i in range(n)))
 
 
 def write_cases(path: Path, n: int, vignette: bool = False) -> None:
@@ -132,3 +184,11 @@ def server_busy(served: list[list[float]]) -> tuple[float, float]:
         return 0.0, 0.0
     span = max(b for _a, b in served) - min(a for a, _b in served)
     return span, sum(b - a for a, b in served)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["floor"]:
+        import asyncio
+
+        url, n, k, concurrency = sys.argv[2], *map(int, sys.argv[3:6])
+        asyncio.run(_floor(url, n, k, concurrency))

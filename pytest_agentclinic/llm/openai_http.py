@@ -86,13 +86,13 @@ class OpenAIHTTP:
         params = dict(params)
         key = params.pop("api_key", None) or _key(prefix)
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        url = endpoint(api_base, "chat/completions")
+        url = _completions_url(api_base)
         body = {"model": name, "messages": messages, **params}
         try:
             async with self._client().post(
                     url, json=body, headers=headers, timeout=_timeout(timeout)) as response:
                 raw = await response.read()
-                status, reply_headers = response.status, dict(response.headers)
+                status, reply_headers = response.status, response.headers
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
             raise timed_out(model, timeout) from exc
         except aiohttp.ClientError as exc:
@@ -103,8 +103,14 @@ class OpenAIHTTP:
         self._reached.add(api_base)
         if status != 200:
             raise from_status(status, model, f"HTTP {status}: {redact(_message(raw))}",
-                              wait_from_headers(reply_headers))
+                              wait_from_headers(dict(reply_headers)))
         return _completion(model, raw, body.get("max_tokens"))
+
+
+@functools.lru_cache(maxsize=8)
+def _completions_url(api_base: str) -> str:
+    # Split and joined once per api base, not once per call.
+    return endpoint(api_base, "chat/completions")
 
 
 @functools.lru_cache(maxsize=8)
