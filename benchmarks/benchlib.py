@@ -87,8 +87,10 @@ class Run:
     rss_mb: float
 
 
-def _env(bytecode: bool) -> dict[str, str]:
+def _env(bytecode: bool, pythonpath: str | None = None) -> dict[str, str]:
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
     if bytecode:
         # Measured as installed: an installed package has its bytecode. Without it (this
         # machine sets PYTHONDONTWRITEBYTECODE=1) every run compiles and assert-rewrites the
@@ -97,20 +99,23 @@ def _env(bytecode: bool) -> dict[str, str]:
     return env
 
 
-def measure(command: list[str], cwd: Path, bytecode: bool = True) -> Run:
+def measure(command: list[str], cwd: Path, bytecode: bool = True,
+            pythonpath: str | None = None) -> Run:
     """Run ``command`` in ``cwd`` and measure that process alone (``wait4``)."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, env=_env(bytecode), stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=cwd, env=_env(bytecode, pythonpath),
+                               stdout=subprocess.DEVNULL)
     _pid, _status, usage = os.wait4(process.pid, 0)
     process.returncode = 0
     wall = time.perf_counter() - started
     return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
 
 
-def pytest_run(args: list[str], cwd: Path, bytecode: bool = True) -> Run:
+def pytest_run(args: list[str], cwd: Path, bytecode: bool = True,
+               pythonpath: str | None = None) -> Run:
     """Run pytest on ``args`` in ``cwd`` and measure that process alone."""
     return measure([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                   cwd, bytecode)
+                   cwd, bytecode, pythonpath)
 
 
 def bare_aiohttp_run(url: str, n: int, k: int, concurrency: int, cwd: Path) -> Run:
