@@ -17,9 +17,9 @@ from pytest_agentclinic.grading.craftmd_grader import (
     Question,
     Verdict,
 )
-from pytest_agentclinic.grading.equivalence import given_names
 from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.mcq import choose
+from pytest_agentclinic.grading.readings import given_names
 from pytest_agentclinic.grading.rules import OFFLINE, OFFLINE_UNSURE
 from tools.craftmd_eval import (
     EXPERIMENTS,

@@ -23,9 +23,10 @@ from functools import cached_property, lru_cache
 from typing import Literal
 
 from .concepts import default_terminology
-from .equivalence import Judgement, RelationKind, given_names, judge, relate, truth_forms
+from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
 from .kinds import kind
 from .parse import Extraction, Mention
+from .readings import given_names
 from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
 
 __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
