@@ -136,7 +136,9 @@ class Terminology:
         """Whether a name is a symptom or a sign, not a diagnosis ("chest pain", "fever"):
         every ICD-10-CM code it has is in chapter R (symptoms, signs and abnormal findings),
         or, with no ICD-10-CM code and no Disease Ontology or MONDO concept, every MeSH
-        concept it has lies under Signs and Symptoms."""
+        concept it has lies under Signs and Symptoms by each of its tree positions (MeSH files
+        IgA vasculitis under purpura as well as under vasculitis: a disease that also shows
+        as a sign is no sign)."""
         ids = self.concepts(name)[1]
         icd = [i for i in ids if i.startswith("ICD:")]
         if icd:
@@ -144,7 +146,12 @@ class Terminology:
         mesh = [i for i in ids if i.startswith("MESH:")]
         if not mesh or any(i.startswith(("DOID:", "MONDO:")) for i in ids):
             return False
-        return all(SIGNS_AND_SYMPTOMS in self.ancestors(i) for i in mesh)
+        return all(self._only_a_sign(i) for i in mesh)
+
+    def _only_a_sign(self, ident: str) -> bool:
+        parents = self.backend.parents_of(ident)
+        return bool(parents) and all(p == SIGNS_AND_SYMPTOMS or SIGNS_AND_SYMPTOMS in
+                                     self.ancestors(p) for p in parents)
 
     def disease_like(self, name: str) -> bool:
         """Whether ``name`` names a disease by the terminology: it, or its head noun (its
