@@ -47,6 +47,9 @@ def test_the_cores_of_an_unknown_name_are_the_largest_known_names_of_its_words(
     ("epidermolysis bullosa simplex", "EBS-Dowling Meara", True, "broader"),
     # a name of IgA vasculitis, which the truth's own words name with qualifiers
     ("Henoch-Schönlein purpura", "IgA-mediated small vessel vasculitis", True, "broader"),
+    # a synonym of the known name the truth's words make, the rest of them a site
+    ("Morton's neuroma", "intermetatarsal plantar nerve neuroma", True, "synonym"),
+    ("glucagonoma", "Tumor of pancreatic alpha cells", True, "synonym"),
     # another kind under the same words is no broader name
     ("IgA nephropathy", "IgA-mediated small vessel vasculitis", False, None),
     # the answer's abbreviation spelled out by the truth's words

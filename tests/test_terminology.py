@@ -346,6 +346,8 @@ def test_a_disease_mesh_also_files_under_a_sign_is_no_symptom() -> None:
     # a disease, so naming it beside another diagnosis makes the answer multiple.
     terms = default_terminology()
     assert not terms.symptom("IgA vasculitis")
+    # under Neuralgia and Metatarsalgia, each under Pain and under a disease tree
+    assert not terms.symptom("intermetatarsal neuroma")
     assert terms.symptom("chest pain") and terms.symptom("edema")
     verdict = CraftMDGrader().grade_frq("Psoriasis, IgA vasculitis", "Psoriasis")
     assert verdict.verdict == 0, verdict.reason

@@ -92,6 +92,7 @@ class Terminology:
         #: Words ICD-10-CM mostly uses for *where* a condition is ("... of lip", "of knee"):
         #: an answer adding only such words to the truth names the truth at a site.
         self.site_words = backend.site_words
+        self._signs: dict[str, bool] = {}
 
     @classmethod
     def from_rows(cls, rows: Iterable[Row], site_words: frozenset[str] = frozenset(),
@@ -149,9 +150,16 @@ class Terminology:
         return all(self._only_a_sign(i) for i in mesh)
 
     def _only_a_sign(self, ident: str) -> bool:
-        parents = self.backend.parents_of(ident)
-        return bool(parents) and all(p == SIGNS_AND_SYMPTOMS or SIGNS_AND_SYMPTOMS in
-                                     self.ancestors(p) for p in parents)
+        # Every path up the tree passes through Signs and Symptoms (Neuralgia, under Pain and
+        # under the nerve diseases, is a disease; Chest Pain, under Pain alone, a sign).
+        if ident == SIGNS_AND_SYMPTOMS:
+            return True
+        known = self._signs.get(ident)
+        if known is None:
+            parents = self.backend.parents_of(ident)
+            known = self._signs[ident] = bool(parents) and all(
+                self._only_a_sign(p) for p in parents)
+        return known
 
     def disease_like(self, name: str) -> bool:
         """Whether ``name`` names a disease by the terminology: it, or its head noun (its

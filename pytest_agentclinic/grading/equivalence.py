@@ -233,16 +233,18 @@ def _spelled(given: str, truth: str, terms: Terminology) -> Relation | None:
 
 def _via_core(given: str, truth: str, terms: Terminology) -> Relation | None:
     """A truth the terminology does not know whole is a kind of each known name made of its
-    words (:func:`.readings.cores`): an answer naming one of those, or a name above it, is
-    as broader as that name ("Henoch-Schönlein purpura", a name of IgA vasculitis, for
-    IgA-mediated small vessel vasculitis)."""
+    words (:func:`.readings.cores`), or that name itself: an answer naming one of those, or
+    a name above it, relates to the truth through it ("Henoch-Schönlein purpura", a name of
+    IgA vasculitis, is broader than IgA-mediated small vessel vasculitis)."""
     for core in cores(truth, terms):
-        named = relate(given, core)
-        if named.kind in ("same", "synonym", "broader") and named.sure and not named.family:
-            above = relate(core, truth)
-            if above.kind == "broader":
-                return replace(above, reason=f"{given!r} names {core!r} ({named.reason}); "
-                               f"{above.reason}")
+        named, above = relate(given, core), relate(core, truth)
+        if (named.kind in _RIGHT and not named.family and above.kind in _RIGHT
+                and not above.family):
+            kind: RelationKind = ("broader" if "broader" in (named.kind, above.kind)
+                                  else "synonym")
+            return Relation(kind, f"{given!r} names {core!r} ({named.reason}); {above.reason}",
+                            sure=named.sure and above.sure, height=named.height,
+                            breadth=named.breadth)
     return None
 
 
