@@ -92,6 +92,16 @@ def test_numbered_steps_before_the_final_diagnosis_are_no_claims(answer: str) ->
     assert CraftMDGrader().grade_frq(answer.format(t=T), T).verdict == 1
 
 
+@pytest.mark.parametrize(("answer", "category"), [
+    ("Acute pericarditis?", "single"),  # one tentative answer, as "Maybe X"
+    ("Final Diagnosis: Acute pericarditis?", "single"),
+    ("Is it acute pericarditis?", "none"), ("Any chest pain?", "none"),  # questions
+])
+def test_a_name_with_a_question_mark_is_a_tentative_answer(answer: str, category: str) -> None:
+    verdict = CraftMDGrader().grade_frq(answer, T)
+    assert verdict.category == category and verdict.verdict == (category == "single")
+
+
 def test_a_name_holding_with_is_read_whole_up_to_its_reasons() -> None:
     answer = "My final diagnosis is Granulomatosis with polyangiitis based on the findings."
     assert CraftMDGrader().grade_frq(answer, "Granulomatosis with polyangiitis").verdict == 1
