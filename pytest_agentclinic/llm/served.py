@@ -139,8 +139,8 @@ async def _get(url: str, timeout: float) -> _Answer:
     def settle(answer: _Answer | None, exc: BaseException | None) -> None:
         if future.done():
             return
-        if exc is not None:
-            future.set_exception(exc)
+        if exc is not None or answer is None:
+            future.set_exception(exc or RuntimeError("no answer"))
         else:
             future.set_result(answer)
 
