@@ -1,5 +1,5 @@
 """A re-run that the response cache answers whole loads no HTTP transport: the served-model
-probe goes through urllib, and the transports' warm-up waits for the first cache miss."""
+probe goes through urllib, and the fast path's warm-up waits for the first cache miss."""
 
 from __future__ import annotations
 

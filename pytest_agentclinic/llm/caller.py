@@ -77,8 +77,8 @@ class ModelCaller:
         self._served: dict[str, asyncio.Future[str | None]] = {}
         #: ``system_fingerprint`` values seen per model (replies and cache hits).
         self.fingerprints: dict[str, set[str]] = {}
-        #: Models whose transports :meth:`warm` left to the first cache miss.
-        self._cold_models: list[str] | None = None
+        #: Whether :meth:`warm` left the fast path's warm-up to the first cache miss.
+        self._fast_path_cold = False
 
     async def served_model(self, model: str) -> str | None:
         """The served identity of ``model`` behind ``--agent-api-base`` (None without one).
@@ -134,25 +134,21 @@ class ModelCaller:
 
     def warm(self, models: list[str]) -> None:
         """Start litellm's import now (in a thread) when any of ``models`` will need it
-        (a replay never calls, so never imports it).
+        (a replay never calls, so never imports it), and the fast path's.
 
-        Over a cache a previous run filled, the transports load at the first miss instead:
-        a re-run the cache answers whole then imports neither (aiohttp and the price table
-        were 0.25 s of such a run's CPU, litellm seconds)."""
+        Over a cache a previous run filled, the fast path loads at the first miss instead: a
+        re-run the cache answers whole then never imports aiohttp (with the price table, 0.15
+        s of such a run's CPU). litellm is still started at once: its import takes seconds,
+        which the first calls would wait for."""
         if self.cache.mode is CacheMode.REPLAY:
             return
-        if self.cache.mode is CacheMode.READ_WRITE and self.cache.filled():
-            self._cold_models = list(models)
-            return
-        self._warm(models)
-
-    def _warm(self, models: list[str]) -> None:
         if any(self.uses_litellm(m) for m in models):
             client.preload(self.settings.concurrency)
         if not all(self.uses_litellm(m) for m in models):
-            # The fast path's price table and aiohttp: loaded on the loop they would stall
-            # the first replies.
-            threading.Thread(target=_warm_fast_path, daemon=True).start()
+            if self.cache.mode is CacheMode.READ_WRITE and self.cache.filled():
+                self._fast_path_cold = True
+            else:
+                _start_fast_path_warm_up()
 
     async def aclose(self) -> None:
         """Close the fast path's connection pool."""
@@ -212,9 +208,9 @@ class ModelCaller:
                                             cost_usd=hit["cost_usd"]))
         if self.cache.mode is CacheMode.REPLAY:
             raise ReplayMissError(parts)
-        if self._cold_models is not None:
-            models, self._cold_models = self._cold_models, None
-            self._warm(models)
+        if self._fast_path_cold:
+            self._fast_path_cold = False
+            _start_fast_path_warm_up()
         started = time.perf_counter()
         tries = 0
 
@@ -303,6 +299,11 @@ class ModelCaller:
             return await asyncio.wait_for(call, s.timeout)
         except asyncio.TimeoutError:
             raise timed_out(model, s.timeout) from None
+
+
+def _start_fast_path_warm_up() -> None:
+    # The price table and aiohttp: loaded on the loop they would stall the first replies.
+    threading.Thread(target=_warm_fast_path, daemon=True).start()
 
 
 def _warm_fast_path() -> None:
