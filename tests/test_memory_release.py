@@ -69,6 +69,39 @@ def test_loaded_records_that_share_equal_parts_stay_independent(tmp_path: Path) 
         r.model_dump_json() for r in written]
 
 
+def test_loaded_records_share_equal_containers_and_stay_equal(tmp_path: Path) -> None:
+    written = [record("a", tests_requested=["CBC"]), record("b", tests_requested=["CBC"]),
+               record("c", models={"doctor": "m"}, given="y")]
+    write_results(tmp_path, written)
+    a, b, c = load_records(tmp_path)
+    assert [a, b, c] == written
+    # Every record names the same models and tests: one dict and one list for them all.
+    assert a.models is b.models and a.tests_requested is b.tests_requested
+    assert a.conditions is b.conditions and a.served is b.served
+    # Equal contents of another type, or other contents, are not shared.
+    assert c.models == {"doctor": "m"} and c.models is not a.models
+    assert a.conditions == {} and a.refusals == [] and a.served == {}
+    assert a.given is a.expected and c.given == "y"
+    a.models = {"doctor": "other"}  # replaced, never changed in place
+    assert b.models == written[1].models
+
+
+def test_the_caches_of_per_text_work_are_bounded() -> None:
+    """Each new case's text entered every cache: they held ~7 KB an item at 8,000 items."""
+    from pytest_agentclinic.core import text
+    from pytest_agentclinic.grading import equivalence, extract, kinds, mcq, relate, wording
+    from pytest_agentclinic.metrics import facts
+
+    caches = [text.tokens, text.content, facts.tokens, equivalence.relate, extract.extract,
+              mcq._choose, relate._forms, wording.root, wording.lone_slip, kinds._kind]
+    assert all(c.cache_info().maxsize == text.CACHE_ENTRIES for c in caches)
+    for i in range(text.CACHE_ENTRIES + 100):
+        kinds.kind(f"condition{i} disease")
+        text.tokens(f"I have had problem number {i} for two weeks.")
+    assert kinds._kind.cache_info().currsize == text.CACHE_ENTRIES
+    assert text.tokens.cache_info().currsize == text.CACHE_ENTRIES
+
+
 # --- case files --------------------------------------------------------------------------
 
 DOCUMENTS = {
