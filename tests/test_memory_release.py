@@ -186,7 +186,10 @@ def pytest_sessionfinish(session):
                                                   for n, _ in r.user_properties)
                                               for r in reports),
                    "items": len(items), "released": sum(map(released, items)),
-                   "items_with_record": sum(bool(i.user_properties) for i in items)}, fh)
+                   "items_with_record": sum(bool(i.user_properties) for i in items),
+                   "items_with_path": sum(i.transcript_path is not None for i in items),
+                   "marks": len({id(m) for i in items for m in i.own_markers}),
+                   "reports_with_keywords": sum(bool(r.keywords) for r in reports)}, fh)
 """
 
 
@@ -202,6 +205,11 @@ def test_items_and_reports_let_the_record_go_once_logged_and_junit_keeps_it(
     assert sum(h["items_with_record"] + h["reports_with_record"]
                for h in holdings.values()) == 0
     assert holdings["holdings-main"]["reports"] == 9  # pytest keeps every report
+    # Nor the transcript's path (the record names it), nor a mark of its own per item.
+    assert sum(h["items_with_path"] for h in holdings.values()) == 0
+    assert all(h["marks"] <= 1 for h in holdings.values())  # one specialty: one mark
+    if not xdist:  # a controller keeps the reports its workers send as they are
+        assert holdings["holdings-main"]["reports_with_keywords"] == 0
     lines = (pytester.path / "reports" / "rel" / "results.jsonl").read_text().splitlines()
     properties = [p.get("value") for p in ET.parse(pytester.path / "j.xml").iter("property")
                   if p.get("name") == "agentclinic_result"]
