@@ -100,6 +100,17 @@ def lookahead_ratio(n: int) -> tuple[float, float]:
     return old, time.perf_counter() - start
 
 
+# The plain run's child: no module of this plugin imported, nothing patched.
+PLAIN_CHILD = """
+import json, resource, sys, time
+import pytest
+start = time.perf_counter()
+status = pytest.main(sys.argv[1:])
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"status": int(status), "wall": time.perf_counter() - start, "schedule": 0.0,
+                  "schedule_cpu": 0.0, "rss_mb": rss}))
+"""
+
 PLAIN = """
 import pytest
 
@@ -135,7 +146,7 @@ def plain_run(n: int, workdir: Path) -> dict[str, float]:
         folder.mkdir()
         (folder / "test_plain.py").write_text(PLAIN.format(n=n))
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, "test_plain.py", "-q", "-p", "no:cacheprovider",
+        [sys.executable, "-c", PLAIN_CHILD, "test_plain.py", "-q", "-p", "no:cacheprovider",
          "-p", "no:agentclinic", "-p", "no:randomly", "-p", "no:xdist"],
         cwd=folder, capture_output=True, text=True, check=False)
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
