@@ -44,6 +44,15 @@ from pytest_agentclinic.plugin.session import _Ahead
 CHILD = """
 import json, resource, sys, time
 import pytest
+def peak_mb():
+    # This process's own high-water mark: ru_maxrss also counts what the parent held when it
+    # forked this process (Linux keeps it across exec), which floored small runs at the
+    # benchmark's own RSS.
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 from pytest_agentclinic.plugin.session import AgentClinicSession
 
 spent = [0.0, 0.0]
@@ -59,13 +68,13 @@ AgentClinicSession._schedule = timed
 before_reports = [0.0]
 finish = AgentClinicSession._finish
 def reports(self, session):
-    before_reports[0] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    before_reports[0] = peak_mb()
     return finish(self, session)
 AgentClinicSession._finish = reports
 start = time.perf_counter()
 status = pytest.main(sys.argv[1:])
 wall = time.perf_counter() - start
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss = peak_mb()
 print(json.dumps({"status": int(status), "wall": wall, "schedule": spent[0],
                   "schedule_cpu": spent[1], "rss_mb": rss, "run_rss_mb": before_reports[0]}))
 """
@@ -110,9 +119,18 @@ def lookahead_ratio(n: int) -> tuple[float, float]:
 PLAIN_CHILD = """
 import json, resource, sys, time
 import pytest
+def peak_mb():
+    # This process's own high-water mark: ru_maxrss also counts what the parent held when it
+    # forked this process (Linux keeps it across exec), which floored small runs at the
+    # benchmark's own RSS.
+    try:
+        with open("/proc/self/status") as fh:
+            return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 start = time.perf_counter()
 status = pytest.main(sys.argv[1:])
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+rss = peak_mb()
 print(json.dumps({"status": int(status), "wall": time.perf_counter() - start, "schedule": 0.0,
                   "schedule_cpu": 0.0, "rss_mb": rss, "run_rss_mb": rss}))
 """
