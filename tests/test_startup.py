@@ -4,12 +4,19 @@ this checks what is imported, which does not depend on the machine's load."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from pytest_agentclinic import api
+
+EXAMPLE = Path(__file__).parent / "example_triage"
 
 PROBE = """
 import json, sys
@@ -33,9 +40,27 @@ HEAVY = ("litellm", "aiohttp", "numpy", "scipy", "pydantic", "yaml",
          "pytest_agentclinic.core.case", "pytest_agentclinic.llm.caller")
 
 
-def _modules(cwd: Path, *args: str) -> set[str]:
-    out = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True,
-                         text=True, check=True)
+#: As in an environment where tests/example_triage is installed (whether or not it is here):
+#: its pyproject's entry points are declared, and this checkout's copy of it is imported.
+WITH_EXAMPLE = """
+import json, sys, tomllib
+from importlib.metadata import EntryPoint
+import pytest
+from pytest_agentclinic.core import extensions
+with open(sys.argv[1], "rb") as f:
+    groups = tomllib.load(f)["project"]["entry-points"]
+extensions.declared = lambda group: tuple(
+    EntryPoint(name, value, group) for name, value in groups.get(group, {}).items())
+status = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *sys.argv[2:]])
+print(json.dumps({"status": int(status), "modules": sorted(sys.modules)}))
+"""
+
+
+def _modules(cwd: Path, *args: str, probe: str = PROBE) -> set[str]:
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join([str(EXAMPLE), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", probe, *args], cwd=cwd, capture_output=True,
+                         text=True, check=True, env=env)
     probe = json.loads(out.stdout.strip().splitlines()[-1])
     return set(probe["modules"])
 
@@ -55,3 +80,43 @@ def test_a_bare_collect_only_imports_nothing_heavy(tmp_path: Path) -> None:
 def test_a_run_that_may_use_agents_loads_the_session(tmp_path: Path, args: list[str]) -> None:
     (tmp_path / "cases.yaml").write_text("cases: []\n")
     assert "pytest_agentclinic.plugin.session" in _modules(tmp_path, *args)
+
+
+def test_a_bare_collect_with_an_extension_installed_imports_nothing_heavy(
+        tmp_path: Path) -> None:
+    """An installed protocol's options are declared in every run, so its module is imported
+    (and it imports the api and subclasses Protocol): that must not import the rest."""
+    modules = _modules(tmp_path, str(EXAMPLE / "pyproject.toml"), probe=WITH_EXAMPLE)
+    assert "agentclinic_triage" in modules  # the extension was loaded, its options declared
+    assert _heavy(modules) == []
+
+
+def test_the_extension_option_is_declared_in_a_bare_run(tmp_path: Path) -> None:
+    # Its option is then checked: the run loads the session (and so what it needs).
+    modules = _modules(tmp_path, str(EXAMPLE / "pyproject.toml"), "--agent-nurse=offline",
+                       probe=WITH_EXAMPLE)
+    assert "pytest_agentclinic.plugin.session" in modules
+
+
+def _type_checking_imports() -> dict[str, tuple[str, str]]:
+    """What ``api.py`` imports under ``TYPE_CHECKING`` (what type checkers see): name ->
+    (module, its name there)."""
+    tree = ast.parse(Path(api.__file__).read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    return {alias.asname or alias.name: ("." + str(node.module), alias.name)
+            for node in block.body if isinstance(node, ast.ImportFrom)
+            for alias in node.names}
+
+
+def test_the_lazy_api_resolves_what_type_checkers_see() -> None:
+    lazy = api._LAZY  # noqa: SLF001 (the table under test)
+    assert lazy == _type_checking_imports()
+    defined = {name for name in vars(api) if not name.startswith("_")}
+    assert set(api.__all__) <= set(lazy) | defined
+    assert set(api.__all__) <= set(dir(api))
+    for name, (module, attr) in lazy.items():
+        source = importlib.import_module(module, "pytest_agentclinic")
+        assert getattr(api, name) is getattr(source, attr), name
+    with pytest.raises(AttributeError, match="no_such_name"):
+        getattr(api, "no_such_name")
