@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import EntryPoint, EntryPoints, entry_points
 
 PROTOCOLS = "pytest_agentclinic.protocols"
 CASE_FORMATS = "pytest_agentclinic.case_formats"
@@ -36,7 +36,15 @@ class ExtensionError(ValueError):
 @functools.cache
 def declared(group: str) -> tuple[EntryPoint, ...]:
     """The entry points of ``group`` across the installed distributions (read once)."""
-    return tuple(entry_points(group=group))
+    return tuple(_every().select(group=group))
+
+
+@functools.cache
+def _every() -> EntryPoints:
+    # One pass over the installed distributions' metadata for all three groups: each pass
+    # reads every distribution's entry_points.txt, and a run that uses agents asks for each
+    # group (a few ms a pass, paid in every pytest run for the protocols group).
+    return entry_points()
 
 
 def load(point: EntryPoint) -> object:
