@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, EntryPoints, entry_points
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 PROTOCOLS = "pytest_agentclinic.protocols"
 CASE_FORMATS = "pytest_agentclinic.case_formats"
@@ -40,10 +41,11 @@ def declared(group: str) -> tuple[EntryPoint, ...]:
 
 
 @functools.cache
-def _every() -> EntryPoints:
+def _every() -> Any:
     # One pass over the installed distributions' metadata for all three groups: each pass
     # reads every distribution's entry_points.txt, and a run that uses agents asks for each
-    # group (a few ms a pass, paid in every pytest run for the protocols group).
+    # group (a few ms a pass, paid in every pytest run for the protocols group). Any:
+    # SelectableGroups on Python 3.10 and 3.11, EntryPoints after; both select by group.
     return entry_points()
 
 
