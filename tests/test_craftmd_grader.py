@@ -17,9 +17,9 @@ from pytest_agentclinic.grading.craftmd_grader import (
     Question,
     Verdict,
 )
-from pytest_agentclinic.grading.equivalence import given_names
 from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.mcq import choose
+from pytest_agentclinic.grading.readings import given_names
 from pytest_agentclinic.grading.rules import OFFLINE, OFFLINE_UNSURE
 from tools.craftmd_eval import (
     EXPERIMENTS,
@@ -125,14 +125,16 @@ def test_parentheticals(response: str, truth: str) -> None:
 
 
 def test_a_claim_in_brackets_holds_when_a_source_links_the_names() -> None:
-    # issue 21: "specifically" counts only when the terminology links the names; one
-    # source's hierarchy relates lymphangiosarcoma (Stewart-Treves) to angiosarcoma, none
-    # relates rosacea to lupus
-    assert GRADER.grade_frq("Angiosarcoma (specifically Stewart-Treves syndrome)",
-                            "angiosarcoma").verdict == 1
-    verdict = GRADER.grade_frq("Rosacea (specifically systemic lupus erythematosus)",
-                               "rosacea")
-    assert verdict.verdict == 0 and verdict.sure and "another disease" in verdict.reason
+    # issue 21: "specifically" counts only when the terminology links the names by synonym
+    # or hierarchy; none relates rosacea to lupus, and siblings are two diseases (MeSH and
+    # MONDO file lymphangiosarcoma, Stewart-Treves, beside hemangiosarcoma, not under it)
+    assert GRADER.grade_frq("Inflammatory bowel disease (specifically Crohn disease)",
+                            "inflammatory bowel disease").verdict == 1
+    for answer, truth in (("Rosacea (specifically systemic lupus erythematosus)", "rosacea"),
+                          ("Angiosarcoma (specifically Stewart-Treves syndrome)",
+                           "angiosarcoma")):
+        verdict = GRADER.grade_frq(answer, truth)
+        assert verdict.verdict == 0 and verdict.sure and "another disease" in verdict.reason
 
 
 def test_every_form_of_the_truth_is_asked() -> None:
@@ -333,7 +335,9 @@ AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
 #: Issue 21 lowered them (0.925/0.817 and 0.931/0.795 before): the reference accepts the
 #: truth named beside another disease, narrower answers and families, which the experts'
 #: rule and the main-diagnosis rule score 0 (the benchmark's anatomy counts each).
-REGRESSION = {"gpt4": (0.911, 0.776), "gpt3": (0.929, 0.784)}
+#: Then 0.911/0.776 for GPT-4: a sibling or an unknown name with another disease's head in
+#: brackets after the main diagnosis is a second diagnosis ("T (W)").
+REGRESSION = {"gpt4": (0.910, 0.774), "gpt3": (0.929, 0.784)}
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,7 @@ from pytest_agentclinic.grading.extract import extract
 from pytest_agentclinic.grading.markers import after_ready
 from pytest_agentclinic.grading.moderator import OfflineModerator
 from pytest_agentclinic.grading.pipeline import grade_answer
+from pytest_agentclinic.grading.rules import Policy
 from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
 from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
 from pytest_agentclinic.llm.errors import RequestError
@@ -341,3 +342,26 @@ def test_a_json_schema_is_asked_for_where_litellm_supports_one(
     body = server.requests[0].body
     assert body["response_format"]["json_schema"]["schema"]["required"] == ["same_condition"]
     assert "Reply with JSON only" in server.requests[0].last_user
+
+
+@pytest.mark.parametrize(("policy", "family_counts"), [("strict", False), ("paper", True)])
+def test_the_moderator_is_told_the_broader_rule_of_the_run_policy(
+        fake_server: Start, tmp_path: Path, policy: Policy, family_counts: bool) -> None:
+    # Under strict, the rules reject a family above the truth; a moderator told that any
+    # broader name counts would accept what the rules reject.
+    server = fake_server(replies("No"))
+    settings = CallSettings(api_base=server.url, policy=RetryPolicy(attempts=1))
+    judge = LLMModerator("openai/judge", ModelCaller(settings, ResponseCache(
+        tmp_path, CacheMode.READ_WRITE)), policy)
+    asyncio.run(judge.judge(case("Rheumatoid arthritis"), "arthritis", 0))
+    prompt = server.requests[0].last_user
+    assert ("not a family of diseases" not in prompt) is family_counts
+    assert "broader" in prompt and judge.policy == policy
+
+
+def test_agentclinic_builds_the_moderator_model_with_the_run_policy(tmp_path: Path) -> None:
+    from pytest_agentclinic.protocols.agentclinic import Variant, _builtin
+    caller = ModelCaller(CallSettings(), ResponseCache(tmp_path, CacheMode.READ_WRITE))
+    built = _builtin("moderator", "openai/judge", caller, [], Variant(), case("Asthma"),
+                     "paper")
+    assert isinstance(built, LLMModerator) and built.policy == "paper"

@@ -60,7 +60,8 @@ def scored(answer: str, truth: str = T) -> tuple[bool, list[str]]:
     "{w}, the same as {t}", "{w} with features suggestive of {t}", "{t} \u2014 unlikely. {w}",
     "{t}, {w}", "{t}; {w}", "{w}, r/o {t}", "1. {w} 2. {t}", "{t}. {w}.",
     "not {t} (AP); {w}", "{t} (AP) is unlikely; {w}", "most likely {w}, though {t} (AP) cannot "
-    "be excluded",
+    "be excluded", "{t} (Plaque psoriasis)", "{t} (Papulopustular rosacea)",
+    "{w}. Differential diagnoses include {t}.",
 ])
 @pytest.mark.parametrize("wrapper", ["DIAGNOSIS READY: {a}", "Final Diagnosis: {a}"])
 def test_the_truth_beside_another_main_diagnosis_never_scores(shape: str, wrapper: str) -> None:
@@ -74,11 +75,36 @@ def test_the_truth_beside_another_main_diagnosis_never_scores(shape: str, wrappe
     "Differential: {w}, Aortic stenosis. Final answer: {t}", "Not {w} \u2014 {t}",
     "Based on the history, the most likely diagnosis is:\n{t}", "{t} (AP)",
     "{t} with a small pericardial effusion",  # a finding beside it, not a disease
+    # what the answer considered after committing to T is no second diagnosis
+    "{t}. Differential diagnoses include {w} and Aortic stenosis.",
 ])
 @pytest.mark.parametrize("wrapper", ["DIAGNOSIS READY: {a}", "Final Diagnosis: {a}"])
 def test_a_careful_clinician_calls_these_right(shape: str, wrapper: str) -> None:
     answer = wrapper.format(a=shape.format(w=W, t=T))
     assert scored(answer) == (True, []), answer
+
+
+@pytest.mark.parametrize("answer", [
+    "1. History and examination reviewed\n2. Final diagnosis: {t}",  # steps, then the answer
+    "DIAGNOSIS READY: 1. History reviewed\n2. Final diagnosis: {t}",
+])
+def test_numbered_steps_before_the_final_diagnosis_are_no_claims(answer: str) -> None:
+    assert CraftMDGrader().grade_frq(answer.format(t=T), T).verdict == 1
+
+
+@pytest.mark.parametrize(("answer", "category"), [
+    ("Acute pericarditis?", "single"),  # one tentative answer, as "Maybe X"
+    ("Final Diagnosis: Acute pericarditis?", "single"),
+    ("Is it acute pericarditis?", "none"), ("Any chest pain?", "none"),  # questions
+])
+def test_a_name_with_a_question_mark_is_a_tentative_answer(answer: str, category: str) -> None:
+    verdict = CraftMDGrader().grade_frq(answer, T)
+    assert verdict.category == category and verdict.verdict == (category == "single")
+
+
+def test_a_name_holding_with_is_read_whole_up_to_its_reasons() -> None:
+    answer = "My final diagnosis is Granulomatosis with polyangiitis based on the findings."
+    assert CraftMDGrader().grade_frq(answer, "Granulomatosis with polyangiitis").verdict == 1
 
 
 @pytest.mark.parametrize("answer", ["C. difficile colitis", "The diagnosis is C. difficile "

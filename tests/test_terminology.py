@@ -339,3 +339,15 @@ def test_shipped_table_keys_match_the_normaliser() -> None:
     assert sources == {"ICD", "MESH", "DOID", "MONDO", "EFO"}
     assert DATA_FILE.stat().st_size < 4_000_000
     assert default_terminology().site_words  # the site words survived the build
+
+
+def test_a_disease_mesh_also_files_under_a_sign_is_no_symptom() -> None:
+    # MeSH files IgA vasculitis under purpura (Signs and Symptoms) and under vasculitis: it is
+    # a disease, so naming it beside another diagnosis makes the answer multiple.
+    terms = default_terminology()
+    assert not terms.symptom("IgA vasculitis")
+    # under Neuralgia and Metatarsalgia, each under Pain and under a disease tree
+    assert not terms.symptom("intermetatarsal neuroma")
+    assert terms.symptom("chest pain") and terms.symptom("edema")
+    verdict = CraftMDGrader().grade_frq("Psoriasis, IgA vasculitis", "Psoriasis")
+    assert verdict.verdict == 0, verdict.reason

@@ -18,6 +18,7 @@ from typing import Any
 from ..core.case import Case
 from ..core.roles import Judgement
 from ..core.transcript import Verdict
+from ..grading.rules import Policy
 from ..llm import client
 from ..llm.caller import ModelCaller
 from ..llm.errors import RequestError
@@ -31,6 +32,14 @@ _SCHEMA: dict[str, Any] = {
 }
 _JSON_REPLY = 'Reply with JSON only: {"same_condition": true} or {"same_condition": false}.'
 _WORD_REPLY = "Reply with exactly one word: Yes or No."
+#: The broader rule of each grading policy, as the rules apply it (docs/grading.md).
+BROADER: dict[Policy, str] = {
+    "strict": ("A broader name that the correct diagnosis is a kind of counts as the same only "
+               "when it names one disease with its variants (\"psoriasis\" for plaque "
+               "psoriasis), not a family of diseases (\"arthritis\" for rheumatoid arthritis, "
+               "\"dementia\" for frontotemporal dementia)."),
+    "paper": ("A broader disease name that the correct one is a kind of counts as the same."),
+}
 _AGAIN = "Your reply could not be read. {format}"
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.I)
 
@@ -64,9 +73,11 @@ class LLMModerator:
 
     role = "moderator"
 
-    def __init__(self, model: str, caller: ModelCaller) -> None:
+    def __init__(self, model: str, caller: ModelCaller, policy: Policy = "strict") -> None:
         self.model = model
         self.caller = caller
+        #: How broader answers are graded; the prompt states the same rule (:data:`BROADER`).
+        self.policy: Policy = policy
         self.prompt_version = prompts.load("moderator").version
         self._schema: bool | None = None
 
@@ -86,7 +97,8 @@ class LLMModerator:
         wanted = _JSON_REPLY if structured else _WORD_REPLY
         prompt = prompts.load("moderator").render(
             truth=json.dumps(case.diagnosis), given=json.dumps(diagnosis),
-            synonyms=json.dumps(list(case.synonyms)), reply_format=wanted)
+            synonyms=json.dumps(list(case.synonyms)), reply_format=wanted,
+            broader=BROADER[self.policy])
         messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
         extra = {"response_format": _SCHEMA} if structured else None
         replies: list[str] = []

@@ -12,7 +12,8 @@ import re
 from typing import Literal
 
 from .concepts import default_terminology
-from .equivalence import given_names, relate
+from .equivalence import relate
+from .readings import given_names
 from .terminology import tokens
 
 __all__ = ["abbreviates", "hedged_role", "one_condition", "parenthesized_role",

@@ -92,6 +92,7 @@ class Terminology:
         #: Words ICD-10-CM mostly uses for *where* a condition is ("... of lip", "of knee"):
         #: an answer adding only such words to the truth names the truth at a site.
         self.site_words = backend.site_words
+        self._signs: dict[str, bool] = {}
 
     @classmethod
     def from_rows(cls, rows: Iterable[Row], site_words: frozenset[str] = frozenset(),
@@ -136,7 +137,9 @@ class Terminology:
         """Whether a name is a symptom or a sign, not a diagnosis ("chest pain", "fever"):
         every ICD-10-CM code it has is in chapter R (symptoms, signs and abnormal findings),
         or, with no ICD-10-CM code and no Disease Ontology or MONDO concept, every MeSH
-        concept it has lies under Signs and Symptoms."""
+        concept it has lies under Signs and Symptoms by each of its tree positions (MeSH files
+        IgA vasculitis under purpura as well as under vasculitis: a disease that also shows
+        as a sign is no sign)."""
         ids = self.concepts(name)[1]
         icd = [i for i in ids if i.startswith("ICD:")]
         if icd:
@@ -144,7 +147,19 @@ class Terminology:
         mesh = [i for i in ids if i.startswith("MESH:")]
         if not mesh or any(i.startswith(("DOID:", "MONDO:")) for i in ids):
             return False
-        return all(SIGNS_AND_SYMPTOMS in self.ancestors(i) for i in mesh)
+        return all(self._only_a_sign(i) for i in mesh)
+
+    def _only_a_sign(self, ident: str) -> bool:
+        # Every path up the tree passes through Signs and Symptoms (Neuralgia, under Pain and
+        # under the nerve diseases, is a disease; Chest Pain, under Pain alone, a sign).
+        if ident == SIGNS_AND_SYMPTOMS:
+            return True
+        known = self._signs.get(ident)
+        if known is None:
+            parents = self.backend.parents_of(ident)
+            known = self._signs[ident] = bool(parents) and all(
+                self._only_a_sign(p) for p in parents)
+        return known
 
     def disease_like(self, name: str) -> bool:
         """Whether ``name`` names a disease by the terminology: it, or its head noun (its

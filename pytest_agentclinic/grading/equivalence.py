@@ -13,17 +13,17 @@ decided, so a caller can tell a sure verdict from a guess and ask a model about 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
 from ..core.text import variants
 from .concepts import Link, Terminology, default_terminology
+from .readings import cores, given_names, spelled_out
 from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
 from .wording import covered, keeps_head, listed, lone_slip, qualifier_flip, slipped
 
-__all__ = ["Judgement", "Relation", "RelationKind", "given_names", "judge", "relate",
-           "truth_forms"]
+__all__ = ["Judgement", "Relation", "RelationKind", "judge", "relate", "truth_forms"]
 
 RelationKind = Literal["same", "synonym", "broader", "narrower", "sibling", "qualifier-flip",
                        "related", "different"]
@@ -136,6 +136,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
             return Relation("different", f"{given!r} is {truth!r} without its head word, and "
                             "no disease name on its own")
         return Relation("same", "same name")
+    spelled = _spelled(given, truth, terms)
+    if spelled is not None:
+        return spelled
     if not terms.known(g) and lone_slip(tokens(given), tokens(truth), terms.is_word):
         return Relation("same", "the same name but for a one-letter slip, and no other known "
                         "name that close")
@@ -168,6 +171,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return _hierarchy(link, terms)
     if words is not None:
         return _words_only(words, g, t, truth, terms, link)
+    via = _via_core(given, truth, terms) if terms.known(g) else None
+    if via is not None:
+        return via
     icd = terms.icd_relation(g, t)
     if icd == "same":
         return Relation("synonym", "ICD-10-CM: names of one code")
@@ -208,6 +214,38 @@ def _synonym(link: Link, terms: Terminology) -> Relation:
         # MONDO and EFO keep no synonym scope: a "related" synonym may be another disease.
         return Relation("synonym", f"{reason} (synonym of unknown scope)", sure=False)
     return Relation("synonym", reason)
+
+
+def _spelled(given: str, truth: str, terms: Terminology) -> Relation | None:
+    """The relation with an abbreviation of one name read as the other's words ("EBS" of
+    "EBS-Dowling Meara" beside "epidermolysis bullosa simplex"), when the terminology knows
+    the name so written (:func:`.readings.spelled_out`)."""
+    written = spelled_out(truth, given, terms)
+    if written is not None:
+        found = relate(given, written)
+        return replace(found, reason=f"{truth!r} read as {written!r}: {found.reason}")
+    written = spelled_out(given, truth, terms)
+    if written is not None:
+        found = relate(written, truth)
+        return replace(found, reason=f"{given!r} read as {written!r}: {found.reason}")
+    return None
+
+
+def _via_core(given: str, truth: str, terms: Terminology) -> Relation | None:
+    """A truth the terminology does not know whole is a kind of each known name made of its
+    words (:func:`.readings.cores`), or that name itself: an answer naming one of those, or
+    a name above it, relates to the truth through it ("Henoch-Schönlein purpura", a name of
+    IgA vasculitis, is broader than IgA-mediated small vessel vasculitis)."""
+    for core in cores(truth, terms):
+        named, above = relate(given, core), relate(core, truth)
+        if (named.kind in _RIGHT and not named.family and above.kind in _RIGHT
+                and not above.family):
+            kind: RelationKind = ("broader" if "broader" in (named.kind, above.kind)
+                                  else "synonym")
+            return Relation(kind, f"{given!r} names {core!r} ({named.reason}); {above.reason}",
+                            sure=named.sure and above.sure, height=named.height,
+                            breadth=named.breadth)
+    return None
 
 
 def _names_a_disease(word: str, terms: Terminology) -> bool:
@@ -354,36 +392,6 @@ def judge(given: str, truth: str) -> Judgement:
 def _order(relation: Relation) -> tuple[bool, bool, int]:
     # Right before wrong, then sure before unsure, then the closer relation.
     return (relation.kind in _RIGHT, relation.sure, _RANK[relation.kind])
-
-
-def given_names(given: str) -> list[str]:
-    """The given name, then each name a slash joins into it.
-
-    A slash names one condition twice ("chronic prostatitis/chronic pelvic pain syndrome",
-    DSM-5's "depersonalization/derealization disorder"), so either name may match. A head
-    word after single-word alternatives belongs to each ("depersonalization disorder"), as
-    does a modifier before them ("thyroid nodule/cancer": "thyroid cancer").
-    """
-    parts = [p.strip() for p in given.split("/")]
-    if len(parts) < 2 or not all(parts):
-        return [given]
-    words = [p.split() for p in parts]
-    names = parts
-    if len(words[-1]) > 1 and all(len(w) == 1 for w in words[:-1]):
-        head = " ".join(words[-1][1:])
-        names = [_shared(p, f"{p} {head}") for p in parts[:-1]] + [parts[-1]]
-    elif len(words[0]) > 1 and all(len(w) == 1 for w in words[1:]):
-        modifier = " ".join(words[0][:-1])
-        names = [parts[0]] + [_shared(p, f"{modifier} {p}") for p in parts[1:]]
-    # A fragment too short to name anything ("Anti-SSA/Ro") is not a name of its own.
-    return [given, *(n for n in names if len(compact(n)) >= 4)]
-
-
-def _shared(bare: str, completed: str) -> str:
-    # The head or modifier is shared unless the word names a disease of its own and the
-    # completed name none ("panic disorder/pheochromocytoma" is no "panic pheochromocytoma").
-    terms = default_terminology()
-    return bare if terms.known(bare) and not terms.known(completed) else completed
 
 
 _RIGHT = frozenset({"same", "synonym", "broader"})

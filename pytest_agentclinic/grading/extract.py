@@ -68,7 +68,10 @@ def _claims(answer: str) -> list[str]:
     """What the answer's labels declare, and its first line when a name stands alone there
     ("DIAGNOSIS READY: X" or just "X"): "X\nFinal Diagnosis: Y" gives two answers."""
     claims = declared(answer)
-    if claims and not starts_labelled(answer) and bare_name(clean(first_line(answer))):
+    # A numbered first line is a step of the answer ("1. History reviewed"), not a claim.
+    first = first_line(answer)
+    if (claims and not starts_labelled(answer) and _LIST_ITEM.match(first) is None
+            and bare_name(clean(first))):
         claims.insert(0, answer)
     return claims
 

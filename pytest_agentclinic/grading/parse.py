@@ -53,8 +53,9 @@ class Extraction:
 
     @property
     def body(self) -> str:
-        """The statement without its parentheses, which hold other names than its own."""
-        return _parentheticals(self.statement)[0]
+        """The statement without its parentheses, which hold other names than its own, up to
+        where it explains ("Granulomatosis with polyangiitis based on the findings")."""
+        return cut_context(_parentheticals(self.statement)[0])
 
     @property
     def label(self) -> str:
@@ -242,7 +243,10 @@ def _after(text: str, stmt: str) -> list[Mention]:
         name = _bare(clean(sentence))
         if not name:
             continue
-        if not bare_name(name) or kind(name) != "condition" or not _is_condition_phrase(name):
+        if (_DIFFERENTIAL_AFTER.match(name) or not bare_name(name)
+                or kind(name) != "condition" or not _is_condition_phrase(name)):
+            # "Diagnosis: X. Differential diagnoses include Y and Z.": the answer is X; what
+            # it considered after it is no second diagnosis (and never scores)
             break
         out.append(Mention(name, "after"))
     return out
@@ -283,6 +287,9 @@ def _resolved(mention: Mention, main: str, named: str) -> Mention:
 
 _LISTED = ("main", "listed", "concurrent")
 # "Differential:", "DDx", "possible diagnoses: X, Y": what follows lists candidates
+_DIFFERENTIAL_AFTER = re.compile(
+    r"(?:the\s+)?(?:differentials?|ddx|other\s+(?:possibilities|considerations|"
+    r"differentials?)|alternatives?|also\s+considered)\b", re.I)
 _DIFFERENTIAL = re.compile(r"\bdifferentials?\b|\bddx\b|\bdiagnoses\b", re.I)
 
 

@@ -23,9 +23,10 @@ from functools import cached_property, lru_cache
 from typing import Literal
 
 from .concepts import default_terminology
-from .equivalence import Judgement, RelationKind, given_names, judge, relate, truth_forms
+from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
 from .kinds import kind
 from .parse import Extraction, Mention
+from .readings import given_names
 from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
 
 __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
@@ -207,7 +208,7 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
              # a qualifier or a finding ("chronic plaque type") is no disease of its own; a
              # name in brackets that the terminology does not know may be a lay name of the
              # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
-             and (terms.known(m.text) if m.role == "beside"
+             and (_bracketed_disease(m.text, extraction.diagnosis) if m.role == "beside"
                   else terms.disease_like(m.text) or _has_condition_word(m.text))]
     # The main diagnosis and the names that restate it, each linked to one before it
     # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
@@ -223,6 +224,14 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
     return next((n for n in names if n not in same), None)
 
 
+def _bracketed_disease(name: str, main: str) -> bool:
+    """Whether a name in brackets is a disease: one the terminology knows, or one whose head
+    noun it knows in another branch than the main name ("plaque psoriasis (papulopustular
+    rosacea)"); an unknown name otherwise may be a lay name of the main one ("(canker
+    sores)")."""
+    return default_terminology().known(name) or _head_apart(name, [main])
+
+
 def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
     """Whether the terminology links two names: a synonym (of any scope), or a hierarchy two
     sources state; ``loosely`` (a name in brackets after the other, where doctors put
@@ -230,8 +239,10 @@ def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
     hierarchy either way will do, or the two names' words naming one concept together."""
     relations = (relate(name, other), relate(other, name)) if loosely else (
         relate(name, other),)
+    # A sibling is another disease, however few sources say so ("rheumatoid arthritis
+    # (ankylosing spondylitis)", "intussusception (Kawasaki disease)").
     return any(r.kind in ("same", "synonym") or (r.kind in _KIN and r.sure and r.curated)
-               or (loosely and (r.kind in _KIN or not r.curated))
+               or (loosely and r.kind in _KIN)
                for r in relations) or (loosely and _one_concept(name, other))
 
 

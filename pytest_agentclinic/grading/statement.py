@@ -259,7 +259,10 @@ def _answering_sentence(text: str) -> tuple[str, re.Match[str] | None, str] | No
         if _LEADS.search(sentence) and not asks:
             return sentence, end, text
         if not rest.strip():
-            return None if asks else (sentence, end, text)
+            # "Acute pericarditis?" alone: one tentative answer, as "Maybe X"; "Any fever?"
+            # asks the patient
+            tentative = asks and bare_name(sentence) and _ASKING.match(sentence) is None
+            return None if asks and not tentative else (sentence, end, text)
         # "Thank you." before the answer, or "Any fever?" or "As an AI, I cannot see the
         # image." before "I suspect you have X": not the answer. Questions or disclaimers
         # with no diagnosis after them are the whole answer.
@@ -268,6 +271,12 @@ def _answering_sentence(text: str) -> tuple[str, re.Match[str] | None, str] | No
             return None if asks else (sentence, end, text)
         text = rest
     return None
+
+
+# The words that open a question rather than name a diagnosis.
+_ASKING = re.compile(r"\s*(?:is|are|am|do|does|did|have|has|had|any|anything|how|what|when|"
+                     r"where|which|who|why|can|could|should|would|will|shall|may|might|"
+                     r"was|were|tell|please)\b", re.I)
 
 
 def _bare_lines(text: str) -> list[str]:

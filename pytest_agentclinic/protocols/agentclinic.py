@@ -233,7 +233,7 @@ class Variant:
 
 
 def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[str],
-             variant: Variant, case: Case) -> Any:
+             variant: Variant, case: Case, policy: Policy = "strict") -> Any:
     bias = variant.bias
     distractor = (pick_distractor(case.choices or candidates, case.accepted_diagnoses,
                                   key=case.id) if bias != "none" else "")
@@ -254,7 +254,7 @@ def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[st
         return OfflinePatient(bias, belief)
     if role == "measurement":
         return OfflineMeasurement() if model == OFFLINE else LLMMeasurement(model, caller)
-    return OfflineModerator() if model == OFFLINE else LLMModerator(model, caller)
+    return OfflineModerator() if model == OFFLINE else LLMModerator(model, caller, policy)
 
 
 class AgentClinic(Protocol):
@@ -306,7 +306,7 @@ class AgentClinic(Protocol):
         agents = {role.name: self.agent(
             ctx, role.name, item.models[role.name], item.case, variant.bias,
             functools.partial(_builtin, role.name, item.models[role.name], ctx.caller,
-                              item.candidates, variant, item.case))
+                              item.candidates, variant, item.case, ctx.grading_policy))
             for role in self.roles}
         budget_usd = ctx.options.get("test_budget")
         if budget_usd is not None:

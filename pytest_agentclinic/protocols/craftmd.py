@@ -384,7 +384,8 @@ class CraftMD(base.Protocol):
             raise TypeError(f"the moderator agent {custom!r} does not implement Moderator "
                             f"(protocol {self.name})")
         judge = custom if custom is not None else (
-            OfflineModerator() if grader == OFFLINE else LLMModerator(grader, caller))
+            OfflineModerator() if grader == OFFLINE
+            else LLMModerator(grader, caller, ctx.grading_policy))
         return CraftCast(**agents, moderator=judge, policy=ctx.grading_policy)
 
     def measures(self, case: Case, transcript: Transcript) -> EncounterMeasures | None:

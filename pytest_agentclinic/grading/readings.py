@@ -1,0 +1,113 @@
+"""Other readings of a name than its words as written, each confirmed by the terminology.
+
+Case authors write truths the sources do not list word for word: "EBS-Dowling Meara",
+"IgA-mediated small vessel vasculitis". A clinician reads the first as epidermolysis bullosa
+simplex, Dowling-Meara type, and the second as a kind of IgA vasculitis. The grader reads a
+name these ways, and a reading of a name the terminology does not know whole counts only
+when the terminology knows the name it gives:
+
+* :func:`spelled_out`: an abbreviation in one name that spells the initials of consecutive
+  words of the other ("EBS" beside "epidermolysis bullosa simplex") stands for those words;
+* :func:`cores`: the largest names made of a name's own words, its head word kept, that the
+  terminology knows ("IgA vasculitis" in "IgA-mediated small vessel vasculitis"); the name is
+  a kind of each;
+* :func:`given_names`: the names a slash joins into one ("chronic prostatitis/chronic pelvic
+  pain syndrome"), each a name of the whole.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import combinations
+
+from .concepts import Terminology, default_terminology
+from .terminology import Key, compact, key, tokens
+
+__all__ = ["cores", "given_names", "spelled_out"]
+
+_WORD = re.compile(r"[A-Za-z]+")
+#: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
+MIN_LETTERS = 3
+#: A name of more words than this is not searched for its cores (2^n subsets).
+MAX_WORDS = 8
+
+
+def spelled_out(name: str, other: str, terms: Terminology) -> str | None:
+    """``name`` with an abbreviation spelled out by the initials of ``other``'s words, when
+    the terminology knows the name so written and does not know ``name``; else None."""
+    if terms.known(name):
+        return None
+    words = _WORD.findall(other)
+    initials = "".join(w[0] for w in words).lower()
+    for part in _WORD.findall(name):
+        letters = part.lower()
+        if len(letters) < MIN_LETTERS or terms.is_word(letters):
+            continue
+        start = initials.find(letters)
+        if start < 0:
+            continue
+        spelled = " ".join(words[start:start + len(letters)])
+        written = _written(name, part, spelled)
+        if terms.known(written):
+            return written
+    return None
+
+
+def _written(name: str, part: str, spelled: str) -> str:
+    # An abbreviation opening the name heads it; what follows says which kind ("EBS-Dowling
+    # Meara": epidermolysis bullosa simplex, Dowling Meara), as a comma says in a name.
+    rest = name.strip()
+    if rest.startswith(part) and rest[len(part):].strip(" -"):
+        return f"{spelled}, {rest[len(part):].strip(' -')}"
+    return re.sub(rf"\b{re.escape(part)}\b", spelled, name, count=1)
+
+
+def cores(name: str, terms: Terminology) -> list[str]:
+    """The largest names of two or more of ``name``'s words, its head (last) word among them,
+    that the terminology knows, when it does not know ``name`` itself; each is written in the
+    name's own word order."""
+    words = tokens(name)
+    whole = key(name)
+    if not words or len(whole) > MAX_WORDS or terms.known(whole):
+        return []
+    head = words[-1]
+    if head not in whole:
+        return []
+    rest = sorted(whole - {head})
+    found: list[Key] = []
+    for size in range(len(rest) - 1, 0, -1):
+        for chosen in combinations(rest, size):
+            candidate = frozenset((head, *chosen))
+            if not any(candidate < f for f in found) and terms.known(candidate):
+                found.append(candidate)
+    return [" ".join(w for w in words if w in k) for k in found]
+
+
+def given_names(given: str) -> list[str]:
+    """The given name, then each name a slash joins into it.
+
+    A slash names one condition twice ("chronic prostatitis/chronic pelvic pain syndrome",
+    DSM-5's "depersonalization/derealization disorder"), so either name may match. A head
+    word after single-word alternatives belongs to each ("depersonalization disorder"), as
+    does a modifier before them ("thyroid nodule/cancer": "thyroid cancer").
+    """
+    parts = [p.strip() for p in given.split("/")]
+    if len(parts) < 2 or not all(parts):
+        return [given]
+    words = [p.split() for p in parts]
+    names = parts
+    if len(words[-1]) > 1 and all(len(w) == 1 for w in words[:-1]):
+        head = " ".join(words[-1][1:])
+        names = [_shared(p, f"{p} {head}") for p in parts[:-1]] + [parts[-1]]
+    elif len(words[0]) > 1 and all(len(w) == 1 for w in words[1:]):
+        modifier = " ".join(words[0][:-1])
+        names = [parts[0]] + [_shared(p, f"{modifier} {p}") for p in parts[1:]]
+    # A fragment too short to name anything ("Anti-SSA/Ro") is not a name of its own.
+    return [given, *(n for n in names if len(compact(n)) >= 4)]
+
+
+def _shared(bare: str, completed: str) -> str:
+    # The head or modifier is shared unless the word names a disease of its own and the
+    # completed name none ("panic disorder/pheochromocytoma" is no "panic pheochromocytoma").
+    terms = default_terminology()
+    return bare if terms.known(bare) and not terms.known(completed) else completed

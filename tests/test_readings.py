@@ -1,0 +1,63 @@
+"""Other readings of a name the terminology does not know whole (grading/readings.py): an
+abbreviation spelled out by the other name's initials, and the known names made of a name's
+own words. Each reading counts only when the terminology knows what it gives."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_agentclinic.grading.concepts import Terminology, default_terminology
+from pytest_agentclinic.grading.equivalence import judge
+from pytest_agentclinic.grading.readings import cores, spelled_out
+
+
+@pytest.fixture(scope="module")
+def terms() -> Terminology:
+    return default_terminology()
+
+
+def test_an_abbreviation_opening_a_name_is_spelled_out_by_the_other_names_initials(
+        terms: Terminology) -> None:
+    written = spelled_out("EBS-Dowling Meara", "epidermolysis bullosa simplex", terms)
+    assert written == "epidermolysis bullosa simplex, Dowling Meara"
+    assert terms.known(written)
+
+
+@pytest.mark.parametrize(("name", "other"), [
+    ("AD flare", "atopic dermatitis"),           # two letters: "AD" reads two ways
+    ("XBS-Dowling Meara", "epidermolysis bullosa simplex"),  # spells nothing of the other
+    ("EBS-Smith Jones", "epidermolysis bullosa simplex"),    # the name so written is unknown
+    ("psoriasis", "plaque psoriasis"),           # a known name is read as written
+])
+def test_no_abbreviation_is_spelled_out_unless_the_terminology_knows_the_result(
+        terms: Terminology, name: str, other: str) -> None:
+    assert spelled_out(name, other, terms) is None
+
+
+def test_the_cores_of_an_unknown_name_are_the_largest_known_names_of_its_words(
+        terms: Terminology) -> None:
+    found = cores("IgA-mediated small vessel vasculitis", terms)
+    assert "iga vasculitis" in found
+    assert all(terms.known(c) and c.endswith("vasculitis") for c in found)
+    assert cores("psoriasis", terms) == []  # known whole: no other reading
+
+
+@pytest.mark.parametrize(("answer", "truth", "correct", "relation"), [
+    # the truth's abbreviation spelled out: the answer is the disease above the named kind
+    ("epidermolysis bullosa simplex", "EBS-Dowling Meara", True, "broader"),
+    # a name of IgA vasculitis, which the truth's own words name with qualifiers
+    ("Henoch-Schönlein purpura", "IgA-mediated small vessel vasculitis", True, "broader"),
+    # a synonym of the known name the truth's words make, the rest of them a site
+    ("Morton's neuroma", "intermetatarsal plantar nerve neuroma", True, "synonym"),
+    ("glucagonoma", "Tumor of pancreatic alpha cells", True, "synonym"),
+    # another kind under the same words is no broader name
+    ("IgA nephropathy", "IgA-mediated small vessel vasculitis", False, None),
+    # the answer's abbreviation spelled out by the truth's words
+    ("PLEVA", "pityriasis lichenoides et varioliformis acuta", True, None),
+])
+def test_the_grader_relates_names_through_these_readings(
+        answer: str, truth: str, correct: bool, relation: str | None) -> None:
+    judged = judge(answer, truth)
+    assert judged.correct is correct, judged.reason
+    if relation is not None:
+        assert judged.relation == relation
