@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import make_case, write_yaml_cases
 
 from pytest_agentclinic import api
 
@@ -120,3 +121,55 @@ def test_the_lazy_api_resolves_what_type_checkers_see() -> None:
         assert getattr(api, name) is getattr(source, attr), name
     with pytest.raises(AttributeError, match="no_such_name"):
         api.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+
+
+#: A terminology whose load (the grader's warm-up, started with the run) finishes only once
+#: the doctor has been asked (or 10 s on), and a doctor that notes whether it had finished.
+SLOW_TERMINOLOGY = '''
+import threading
+from pathlib import Path
+
+from pytest_agentclinic.api import Reply
+from pytest_agentclinic.grading import concepts
+
+ASKED, DONE = threading.Event(), threading.Event()
+real_load = concepts.Terminology.load.__func__
+
+
+def load(cls, *args, **kwargs):
+    ASKED.wait(10)  # a bound only: the doctor's first turn releases it
+    try:
+        return real_load(cls, *args, **kwargs)
+    finally:
+        DONE.set()
+
+
+concepts.Terminology.load = classmethod(load)
+
+
+class Doctor:
+    model, prompt_version = "doctor-1", "1"
+
+    async def respond(self, view):
+        if not ASKED.is_set():
+            with Path("asked.txt").open("a") as out:
+                out.write(f"terminology loaded before the first turn: {DONE.is_set()}\\n")
+            ASKED.set()
+        return Reply("DIAGNOSIS READY: " + view.case.diagnosis)
+
+
+def pytest_agentclinic_make_agent(role, model, case, config):
+    return Doctor() if role == "doctor" else None
+'''
+
+
+def test_the_first_turn_does_not_wait_for_the_graders_terminology(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """The grader's terminology (an index built on a machine's first run, ~2 s) loads while
+    the first encounters already call their models; grading waits for it."""
+    pytester.makeconftest(SLOW_TERMINOLOGY)
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    result = pytester.runpytest_subprocess("c.yaml", "-p", "no:cacheprovider", *xdist)
+    result.assert_outcomes(passed=1)
+    assert (pytester.path / "asked.txt").read_text().splitlines() == [
+        "terminology loaded before the first turn: False"]
