@@ -94,6 +94,7 @@ def test_a_bare_collect_with_an_extension_installed_imports_nothing_heavy(
 
 def test_the_extension_option_is_declared_in_a_bare_run(tmp_path: Path) -> None:
     # Its option is then checked: the run loads the session (and so what it needs).
+    pytest.importorskip("tomllib")  # Python 3.11+
     modules = _modules(tmp_path, str(EXAMPLE / "pyproject.toml"), "--agent-nurse=offline",
                        script=WITH_EXAMPLE)
     assert "pytest_agentclinic.plugin.session" in modules
