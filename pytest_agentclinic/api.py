@@ -39,40 +39,43 @@ CHANGELOG.md a minor version ahead). The modules these names come from are inter
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .cases.errors import CaseError
-from .cases.formats import RecordReader
-from .cases.formats import register as register_case_format
-from .cases.loaders import load_case_file
-from .core.case import Case
-from .core.extensions import ExtensionError
-from .core.options import Option
-from .core.records import ResultRecord
-from .core.roles import OFFLINE, Agent, Judgement, Moderator, Reply, TurnView
-from .core.transcript import (
-    KNOWN_KINDS,
-    KNOWN_ROLES,
-    ItemHeader,
-    Transcript,
-    Usage,
-    Utterance,
-    Verdict,
-)
-from .grading.moderator import OfflineModerator
-from .grading.pipeline import Grade, grade_answer, grade_choice
-from .plugin.settings import add_options
-from .protocols.agentclinic import settled
-from .protocols.base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, Wording
-from .protocols.registry import get as get_protocol
-from .protocols.registry import names as protocol_names
-from .protocols.registry import register as register_protocol
-from .report import rundir
-from .report.table_registry import TableBuilder
-from .report.table_registry import register as register_report_tables
-from .report.tables import Table
+if TYPE_CHECKING:
+    # What type checkers see; at run time each name is imported on first use (PEP 562,
+    # :func:`__getattr__` below, from ``_LAZY``): an installed protocol's module imports this
+    # one in every pytest run of its environment, which must not pay for pydantic models,
+    # grading, reports and the HTTP clients it does not use.
+    from .cases.errors import CaseError
+    from .cases.formats import RecordReader
+    from .cases.formats import register as register_case_format
+    from .core.case import Case
+    from .core.extensions import ExtensionError
+    from .core.options import Option
+    from .core.records import ResultRecord
+    from .core.roles import OFFLINE, Agent, Judgement, Moderator, Reply, TurnView
+    from .core.transcript import (
+        KNOWN_KINDS,
+        KNOWN_ROLES,
+        ItemHeader,
+        Transcript,
+        Usage,
+        Utterance,
+        Verdict,
+    )
+    from .grading.pipeline import Grade
+    from .grading.pipeline import grade_choice as grade_multiple_choice
+    from .protocols.agentclinic import settled
+    from .protocols.base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, Wording
+    from .protocols.registry import get as get_protocol
+    from .protocols.registry import names as protocol_names
+    from .protocols.registry import register as register_protocol
+    from .report.table_registry import TableBuilder
+    from .report.table_registry import register as register_report_tables
+    from .report.tables import Table
 
 __all__ = [
     "KNOWN_KINDS", "KNOWN_ROLES", "OFFLINE", "Agent", "Case", "CaseError", "ExtensionError",
@@ -85,8 +88,51 @@ __all__ = [
     "role_interfaces", "settled", "write_records",
 ]
 
-#: Grade a multiple-choice answer (letter, option text or paraphrase) against the truth.
-grade_multiple_choice = grade_choice
+def _from(module: str, *names: str) -> dict[str, tuple[str, str]]:
+    return {name: (module, name) for name in names}
+
+
+#: Each name imported on first use: name -> (module, its name there). The same as the
+#: ``TYPE_CHECKING`` imports above (tests/test_startup.py checks that they agree).
+_LAZY: dict[str, tuple[str, str]] = {
+    **_from(".cases.errors", "CaseError"),
+    **_from(".cases.formats", "RecordReader"),
+    "register_case_format": (".cases.formats", "register"),
+    **_from(".core.case", "Case"),
+    **_from(".core.extensions", "ExtensionError"),
+    **_from(".core.options", "Option"),
+    **_from(".core.records", "ResultRecord"),
+    **_from(".core.roles", "OFFLINE", "Agent", "Judgement", "Moderator", "Reply", "TurnView"),
+    **_from(".core.transcript", "KNOWN_KINDS", "KNOWN_ROLES", "ItemHeader", "Transcript",
+            "Usage", "Utterance", "Verdict"),
+    **_from(".grading.pipeline", "Grade"),
+    #: Grade a multiple-choice answer (letter, option text or paraphrase) against the truth.
+    "grade_multiple_choice": (".grading.pipeline", "grade_choice"),
+    **_from(".protocols.agentclinic", "settled"),
+    **_from(".protocols.base", "ItemSpec", "PlayContext", "Protocol", "RoleSpec",
+            "RunOptions", "Wording"),
+    "get_protocol": (".protocols.registry", "get"),
+    "protocol_names": (".protocols.registry", "names"),
+    "register_protocol": (".protocols.registry", "register"),
+    **_from(".report.table_registry", "TableBuilder"),
+    "register_report_tables": (".report.table_registry", "register"),
+    **_from(".report.tables", "Table"),
+}
+
+if not TYPE_CHECKING:  # a type checker sees the imports above, and no catch-all
+
+    def __getattr__(name: str) -> Any:
+        """A public name, imported from its module on first use (then a plain attribute)."""
+        try:
+            module, attr = _LAZY[name]
+        except KeyError:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        value = getattr(importlib.import_module(module, __package__), attr)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})
 
 
 async def grade_free_response(answer: str, case: Case, moderator: Moderator | None = None,
@@ -94,23 +140,33 @@ async def grade_free_response(answer: str, case: Case, moderator: Moderator | No
     """Grade a free-text final answer against ``case`` through the pipeline both built-in
     protocols use: extraction (single / multiple / none), the rules, and ``moderator`` (a
     model, or a conftest's) for what the rules cannot decide; offline by default."""
+    from .grading.moderator import OfflineModerator
+    from .grading.pipeline import grade_answer
+
     return await grade_answer(answer, case, moderator or OfflineModerator(), sample)
 
 
 def role_interfaces(protocol: str) -> dict[str, type]:
     """Each role of ``protocol`` and the interface its agent must implement."""
+    from .protocols.registry import get as get_protocol
+
     return {role.name: role.interface for role in get_protocol(protocol).roles}
 
 
 def add_protocol_options(parser: Any, protocol: type[Protocol]) -> None:
     """Add ``protocol``'s ``--agent-*`` options (call from a conftest's ``pytest_addoption``;
     the plugin has added its own and the built-in protocols' by then)."""
+    from .plugin.options import add_options
+
     add_options(parser, protocol.options)
 
 
 def load_cases(path: str | Path) -> tuple[list[Case], list[CaseError]]:
     """The cases of one case file (any supported format, an extension's included) and its
     bad records, each naming file, line and field; nothing is raised for bad input."""
+    from .cases.errors import CaseError
+    from .cases.loaders import load_case_file
+
     loaded = load_case_file(Path(path))
     errors = list(loaded.errors)
     if loaded.not_cases is not None and not errors:
@@ -139,6 +195,8 @@ async def play_encounter(protocol: str, case: Case, agents: Mapping[str, object]
     """
     from .llm.cache import CacheMode, ResponseCache
     from .llm.caller import CallSettings, ModelCaller
+    from .protocols.base import PlayContext, RunOptions
+    from .protocols.registry import get as get_protocol
 
     kind = get_protocol(protocol)
     opts = {**_defaults(kind), **(options or {})}
@@ -161,12 +219,16 @@ async def play_encounter(protocol: str, case: Case, agents: Mapping[str, object]
 def read_records(path: str | Path) -> list[ResultRecord]:
     """The records of a run directory or its ``results.jsonl``; ValueError naming the line
     of a bad one."""
+    from .report import rundir
+
     return rundir.load_records(rundir.results_path(path))
 
 
 def write_records(run_dir: str | Path, records: Sequence[ResultRecord]) -> Path:
     """Write ``records`` as ``run_dir/results.jsonl`` (atomically, secrets redacted), what
     ``agentclinic report`` and :func:`read_records` read; returns the file written."""
+    from .report import rundir
+
     rundir.write_results(Path(run_dir), records)
     return rundir.results_path(run_dir)
 

@@ -69,6 +69,39 @@ def test_loaded_records_that_share_equal_parts_stay_independent(tmp_path: Path) 
         r.model_dump_json() for r in written]
 
 
+def test_loaded_records_share_equal_containers_and_stay_equal(tmp_path: Path) -> None:
+    written = [record("a", tests_requested=["CBC"]), record("b", tests_requested=["CBC"]),
+               record("c", models={"doctor": "m"}, given="y")]
+    write_results(tmp_path, written)
+    a, b, c = load_records(tmp_path)
+    assert [a, b, c] == written
+    # Every record names the same models and tests: one dict and one list for them all.
+    assert a.models is b.models and a.tests_requested is b.tests_requested
+    assert a.conditions is b.conditions and a.served is b.served
+    # Equal contents of another type, or other contents, are not shared.
+    assert c.models == {"doctor": "m"} and c.models is not a.models
+    assert a.conditions == {} and a.refusals == [] and a.served == {}
+    assert a.given is a.expected and c.given == "y"
+    a.models = {"doctor": "other"}  # replaced, never changed in place
+    assert b.models == written[1].models
+
+
+def test_the_caches_of_per_text_work_are_bounded() -> None:
+    """Each new case's text entered every cache: they held ~7 KB an item at 8,000 items."""
+    from pytest_agentclinic.core import text
+    from pytest_agentclinic.grading import equivalence, extract, kinds, mcq, relate, wording
+    from pytest_agentclinic.metrics import facts
+
+    caches = [text.tokens, text.content, facts.tokens, equivalence.relate, extract.extract,
+              mcq._choose, relate._forms, wording.root, wording.lone_slip, kinds._kind]
+    assert all(c.cache_info().maxsize == text.CACHE_ENTRIES for c in caches)
+    for i in range(text.CACHE_ENTRIES + 100):
+        kinds.kind(f"condition{i} disease")
+        text.tokens(f"I have had problem number {i} for two weeks.")
+    assert kinds._kind.cache_info().currsize == text.CACHE_ENTRIES
+    assert text.tokens.cache_info().currsize == text.CACHE_ENTRIES
+
+
 # --- case files --------------------------------------------------------------------------
 
 DOCUMENTS = {
@@ -153,7 +186,10 @@ def pytest_sessionfinish(session):
                                                   for n, _ in r.user_properties)
                                               for r in reports),
                    "items": len(items), "released": sum(map(released, items)),
-                   "items_with_record": sum(bool(i.user_properties) for i in items)}, fh)
+                   "items_with_record": sum(bool(i.user_properties) for i in items),
+                   "items_with_path": sum(i.transcript_path is not None for i in items),
+                   "marks": len({id(m) for i in items for m in i.own_markers}),
+                   "reports_with_keywords": sum(bool(r.keywords) for r in reports)}, fh)
 """
 
 
@@ -169,6 +205,11 @@ def test_items_and_reports_let_the_record_go_once_logged_and_junit_keeps_it(
     assert sum(h["items_with_record"] + h["reports_with_record"]
                for h in holdings.values()) == 0
     assert holdings["holdings-main"]["reports"] == 9  # pytest keeps every report
+    # Nor the transcript's path (the record names it), nor a mark of its own per item.
+    assert sum(h["items_with_path"] for h in holdings.values()) == 0
+    assert all(h["marks"] <= 1 for h in holdings.values())  # one specialty: one mark
+    if not xdist:  # a controller keeps the reports its workers send as they are
+        assert holdings["holdings-main"]["reports_with_keywords"] == 0
     lines = (pytester.path / "reports" / "rel" / "results.jsonl").read_text().splitlines()
     properties = [p.get("value") for p in ET.parse(pytester.path / "j.xml").iter("property")
                   if p.get("name") == "agentclinic_result"]

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from .case import Case
-from .transcript import Usage, Utterance, Verdict
+if TYPE_CHECKING:
+    # Annotations only: an installed protocol's agents and roles are defined in every pytest
+    # run of its environment, which must not import the pydantic models (bench_startup.py).
+    from .case import Case
+    from .transcript import Usage, Utterance, Verdict
 
 ROLES: tuple[str, ...] = ("doctor", "patient", "measurement", "moderator")
 OFFLINE = "offline"
@@ -28,12 +31,18 @@ class TurnView:
     sample: int
 
 
+def _no_usage() -> Usage:
+    from .transcript import Usage
+
+    return Usage()
+
+
 @dataclass(frozen=True)
 class Reply:
     """An agent's utterance and what producing it cost."""
 
     text: str
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=_no_usage)
 
 
 @dataclass(frozen=True)
@@ -41,7 +50,7 @@ class Judgement:
     """A moderator's verdict with the usage it took."""
 
     verdict: Verdict
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=_no_usage)
 
 
 @runtime_checkable
@@ -73,4 +82,4 @@ class Moderator(Protocol):
 #: Asks the user's code for an agent: ``(role, model, case, bias) -> agent or None``. The
 #: pytest layer answers it with the ``pytest_agentclinic_make_agent`` hook; None means the
 #: built-in agent for the role.
-MakeAgent = Callable[[str, str, Case, str], object | None]
+MakeAgent = Callable[[str, str, "Case", str], object | None]

@@ -45,6 +45,14 @@ from .lexicon import (
     WORDLIKE,
 )
 
+#: Entries each cache of per-text work keeps (here, in the grader and in the metrics): the
+#: texts of the items in flight, which ask again and again, and the names every case shares.
+#: Unbounded (or 262,144 entries), each cache grew with every new case's text: ~7 KB an item,
+#: more than pytest's own items and reports, in an 8,000-item run. (:func:`tokens` and
+#: :func:`content` are bounded at the end of this module: their source, decorators included,
+#: is part of :func:`normaliser_fingerprint`, which the shipped terminology's keys carry.)
+CACHE_ENTRIES = 2048
+
 __all__ = ["ABBREVIATIONS", "FILLER", "GENERIC", "HEDGES", "STOPWORDS", "Key", "compact",
            "content", "content_words", "fold", "key", "key_words", "normaliser_fingerprint",
            "sentences", "stem", "terminal_safe", "tokens", "variants", "words"]
@@ -297,3 +305,9 @@ def terminal_safe(text: str, *, newlines: bool = True) -> str:
     The text stored in records stays as it was; only what is printed is escaped."""
     pattern = _CONTROL if newlines else _CONTROL_OR_NEWLINE
     return pattern.sub(_escaped, text) if pattern.search(text) else text
+
+
+# Bounded here, not in their decorators: see CACHE_ENTRIES. inspect.getsource still reads
+# the functions as written, so the normaliser's fingerprint is unchanged.
+tokens = lru_cache(maxsize=CACHE_ENTRIES)(tokens.__wrapped__)
+content = lru_cache(maxsize=CACHE_ENTRIES)(content.__wrapped__)

@@ -14,6 +14,8 @@ the directory, ``off`` disables it), opened in milliseconds; else the table read
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from .terminology_memory import TIERS, MemoryIndex, Tier, joined, load_memory, r
 from .terminology_table import DATA_FILE, Row
 
 __all__ = ["BREADTH_ORDER", "SOURCES", "TIERS", "Backend", "Link", "LinkKind", "Terminology",
-           "Tier", "default_terminology"]
+           "Tier", "default_terminology", "terminology_loaded"]
 
 LinkKind = Literal["synonym", "broader", "narrower", "sibling"]
 #: Where a concept's breadth is counted: MeSH first, the clinicians' thesaurus.
@@ -287,7 +289,26 @@ def _source(ident: str) -> str:
     return "MONDO" if source == "EFO" else source
 
 
+#: One loader at a time: the pytest plugin warms the terminology in a thread while the first
+#: encounters already call their models, and grading must wait for that load, not repeat it.
+_LOADING = threading.RLock()
+
+
 @lru_cache(maxsize=1)
-def default_terminology() -> Terminology:
-    """The bundled terminology, loaded once per process."""
+def _loaded() -> Terminology:
     return Terminology.load()
+
+
+def default_terminology() -> Terminology:
+    """The bundled terminology, loaded once per process (a caller meeting a load under way in
+    another thread waits for it)."""
+    with _LOADING:
+        return _loaded()
+
+
+async def terminology_loaded() -> None:
+    """Wait, without blocking the event loop, until :func:`default_terminology` is loaded
+    (loading it in a thread when nobody has): its first load on a machine builds an index,
+    ~2 s of CPU, which on the loop would stall every call in flight."""
+    if _loaded.cache_info().currsize == 0:
+        await asyncio.to_thread(default_terminology)

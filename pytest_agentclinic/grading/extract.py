@@ -25,6 +25,7 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
+from ..core.text import CACHE_ENTRIES
 from .companions import one_condition
 from .kinds import kind
 from .markers import (
@@ -142,7 +143,7 @@ def _lists(text: str, *, labelled: bool, conditions_only: bool) -> bool:
     return len(named) >= 2
 
 
-@lru_cache(maxsize=131072)
+@lru_cache(maxsize=CACHE_ENTRIES)
 def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     """Step 1: the category of the answer and the diagnosis it names.
 

@@ -10,7 +10,9 @@ tests and treatments, procedure endings, the United States Adopted Names stems o
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
+from ..core.text import CACHE_ENTRIES
 from .terminology import CONDITION_SUFFIXES, FILLER, tokens
 
 #: Head words of tests and investigations.
@@ -66,7 +68,6 @@ _HEALTH = re.compile(r"(?:(?:currently|otherwise|completely|generally|apparently
                      r"(?:(?:healthy|in\s+good\s+health|asymptomatic|disease\s+free)"
                      r"(?:\s+(?:patient|individual|person|adult|child|infant|woman|man))?"
                      r"|normal\s+(?:patient|individual|person|adult|child|infant|newborn|woman|man))")
-_KIND_CACHE: dict[str, str] = {}
 
 
 def kind(name: str) -> str:
@@ -78,12 +79,10 @@ def kind(name: str) -> str:
     else is taken for a condition, since the grader only needs to tell conditions from
     the investigations and treatments some questions ask for.
     """
-    cached = _KIND_CACHE.get(name)
-    if cached is None:
-        cached = _KIND_CACHE[name] = _kind(name)
-    return cached
+    return _kind(name)
 
 
+@lru_cache(maxsize=CACHE_ENTRIES)
 def _kind(name: str) -> str:
     words = tokens(name)
     if not words:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from ..core.text import CACHE_ENTRIES
 from .equivalence import judge
 from .extract import extract
 from .refusals import is_refusal
@@ -66,7 +67,7 @@ def choose(response: str, options: Sequence[str]) -> Choice:
     return _choose(response, tuple(clean_option(o) for o in options))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=CACHE_ENTRIES)
 def _choose(response: str, options: tuple[str, ...]) -> Choice:
     text = clean(response)
     answer = _answer_part(text)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from ..core.case import Case
 from ..core.roles import Moderator
 from ..core.transcript import Outcome, Usage, Verdict
+from .concepts import terminology_loaded
 from .craftmd_grader import CraftMDGrader
 from .extract import Category, extract
 from .moderator import OfflineModerator
@@ -57,6 +58,7 @@ async def grade_answer(answer: str, case: Case, moderator: Moderator, sample: in
     """Grade a free-text final answer (either protocol) against ``case``. ``policy`` (how
     broader answers are graded) defaults to the offline moderator's, else ``strict``."""
     chosen: Policy = policy or getattr(moderator, "policy", None) or "strict"
+    await terminology_loaded()  # the rules below read it synchronously
     extraction = extract(answer, conditions_only=asks_for_a_condition(case))
     decision = decide(extraction, case.accepted_diagnoses, case.choices or (), chosen)
     if extraction.category != "single":

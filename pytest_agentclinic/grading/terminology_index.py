@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..core.heap import gc_paused
+from ..core.text import CACHE_ENTRIES
 from .terminology import normaliser_fingerprint
 from .terminology_memory import UNKNOWN, MemoryIndex, Tier, load_memory
 from .terminology_table import FORMAT_VERSION, read_table
@@ -307,11 +308,11 @@ class SqliteIndex:
         self._lock = threading.Lock()
         self._fallback: MemoryIndex | None = None
         self._broken = False
-        self._name = lru_cache(maxsize=1 << 16)(self._query_name)
-        self._concept = lru_cache(maxsize=1 << 16)(self._query_concept)
+        self._name = lru_cache(maxsize=CACHE_ENTRIES)(self._query_name)
+        self._concept = lru_cache(maxsize=CACHE_ENTRIES)(self._query_concept)
         self.members_of = lru_cache(maxsize=1 << 14)(self._query_members)
         self.below = lru_cache(maxsize=1 << 14)(self._query_below)
-        self.is_word = lru_cache(maxsize=1 << 16)(self._query_word)
+        self.is_word = lru_cache(maxsize=CACHE_ENTRIES)(self._query_word)
 
     @property
     def degraded(self) -> bool:

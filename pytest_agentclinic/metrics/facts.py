@@ -29,7 +29,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..core.case import Case
-from ..core.text import STOPWORDS, sentences, words
+from ..core.text import CACHE_ENTRIES, STOPWORDS, sentences, words
 
 METHOD = "elicit-1"
 ONE_UTTERANCE = 0.5
@@ -110,7 +110,7 @@ _PHRASES = tuple((re.compile(rf"\b{lay}\b", re.I), clinical) for lay, clinical i
     ("smok(?:es|ed|ing|er)", "smoke"), ("pounds", "weight"), ("lbs?", "weight")))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=CACHE_ENTRIES)
 def tokens(text: str) -> frozenset[str]:
     """The concept tokens of ``text`` (see the module docstring)."""
     for pattern, clinical in _PHRASES:

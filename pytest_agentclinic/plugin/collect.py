@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -132,12 +133,15 @@ class CaseFile(pytest.File):
         yield from self._errors(loaded)
         state = session_of(self.config)
         lines = {id(case): line for line, case in loaded.cases}
+        # One mark per specialty, shared by its items (a new one per item: ~0.2 KB each).
+        marks: dict[str, pytest.MarkDecorator] = {}
         for spec in state.protocol.expand([c for _, c in loaded.cases], state.run_options):
             case = spec.case
             _register_marker(self.config, case)
             item = EncounterItem.from_parent(self, name=f"{case.id}[{spec.label}]", spec=spec,
                                              line=lines[id(case)])
-            item.add_marker(case.specialty_marker)
+            name = case.specialty_marker
+            item.add_marker(marks.get(name) or marks.setdefault(name, getattr(pytest.mark, name)))
             yield item
 
 
@@ -161,10 +165,12 @@ class EncounterItem(pytest.Item):
 
     def release(self) -> None:
         """Let go of what only playing and reporting the item needed, once its last report is
-        logged: its case (~4 KB, with the conditions) and its result record's property (~2 KB
-        of JSON; results.jsonl holds the record). 8,000 items held them to the end."""
+        logged: its case (~4 KB, with the conditions), its result record's property (~2 KB
+        of JSON; results.jsonl holds the record) and its transcript's path (the record
+        names it). 8,000 items held them to the end."""
         self._spec = None
         self.user_properties[:] = _without_record(self.user_properties)
+        self.transcript_path = None
 
     def setup(self) -> None:
         """Obtain the encounter's result (run concurrently by the session's runner).
@@ -231,6 +237,11 @@ class EncounterItem(pytest.Item):
         return self.path, self.line - 1, self.nodeid
 
 
+#: What a logged report of an encounter keeps of its item's keywords: nothing (see
+#: :meth:`ReleaseReported.pytest_runtest_logreport`).
+_NO_KEYWORDS: Mapping[str, Any] = MappingProxyType({})
+
+
 class ReleaseReported:
     """Drops what an item and its reports carried only to be reported, once they are logged.
 
@@ -239,9 +250,16 @@ class ReleaseReported:
     (and item) for its summary. Registered in every process.
     """
 
+    def __init__(self) -> None:
+        #: The encounter item this process is running, whose reports are being logged.
+        self._running: str | None = None
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
-        """The report's copy of the record, once every plugin has seen the report."""
+        """The report's copy of the record, once every plugin has seen the report; and, for
+        an encounter's report, its copy of the item's keywords (~1 KB an item over its three
+        reports; no one reads a report's keywords once it is logged, the item keeps its own).
+        """
         try:
             return (yield)
         finally:
@@ -249,13 +267,17 @@ class ReleaseReported:
                 # A new list rather than the old one emptied: should a report share its
                 # item's list, the item's later reports still need the record.
                 report.user_properties = _without_record(report.user_properties)
+            if report.nodeid == self._running:
+                report.keywords = _NO_KEYWORDS
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
         """The item's own state, once its last report is logged."""
+        self._running = item.nodeid if isinstance(item, EncounterItem) else None
         try:
             return (yield)
         finally:
+            self._running = None
             if isinstance(item, EncounterItem):
                 item.release()
 

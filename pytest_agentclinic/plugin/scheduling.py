@@ -66,7 +66,8 @@ def warm_grader() -> concurrent.futures.Future[None]:
     """Open the offline grader's terminology in a thread now: the first use on a machine
     builds its index (~2 s of CPU; the in-memory fallback takes as long in every process),
     which, left to the first verdict, ran on the runner's event loop with every call in
-    flight stalled behind it. Encounters wait for this future (without blocking the loop)."""
+    flight stalled behind it. The encounters' model calls start meanwhile; grading waits for
+    the load without blocking the loop (``grading.concepts.terminology_loaded``)."""
     from ..grading.concepts import default_terminology
 
     future: concurrent.futures.Future[None] = concurrent.futures.Future()

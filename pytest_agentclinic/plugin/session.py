@@ -289,8 +289,10 @@ class AgentClinicSession:
 
     def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
         async def play() -> Transcript:
-            if self._grader_ready is not None:
-                await asyncio.wrap_future(self._grader_ready)
+            # Not waiting for the grader's warm-up (self._grader_ready): the encounter's
+            # model calls do not need it, and grading waits for it without blocking the loop
+            # (grading.concepts.terminology_loaded); on a machine with no index yet, the
+            # first request would wait ~2 s for it.
             settings = self.settings
             try:
                 with encounter_budget(settings.encounter_tokens, settings.encounter_cost):

@@ -12,16 +12,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..core.case import Case
 from ..core.options import Option
 from ..core.roles import OFFLINE, MakeAgent
-from ..core.transcript import ItemHeader, Transcript
 
 if TYPE_CHECKING:
     # Annotations only: an installed protocol subclasses Protocol in every pytest run of its
-    # environment, which must not pay for the caller, the metrics and the report's numpy.
+    # environment, which must not pay for the pydantic models, the caller, the metrics and
+    # the report's numpy.
+    from ..core.case import Case
     from ..core.measures import EncounterMeasures
     from ..core.records import ResultRecord
+    from ..core.transcript import ItemHeader, Transcript
     from ..grading.rules import Policy
     from ..llm.caller import ModelCaller
     from ..report.tables import Table
@@ -139,6 +140,8 @@ class Protocol(ABC):
 
     def header(self, item: ItemSpec) -> ItemHeader:
         """The item's header; also what an item that could not be played is recorded with."""
+        from ..core.transcript import ItemHeader
+
         case = item.case
         return ItemHeader(protocol=self.name, case_id=case.id, dataset=case.dataset,
                           specialty=case.specialty, models=dict(item.models),

@@ -52,6 +52,7 @@ class _SharedParts:
     def __init__(self) -> None:
         self._seen: dict[Usage | Perception, Any] = {}
         self._fields: dict[type[BaseModel], set[str]] = {}
+        self._containers: dict[tuple[object, ...], Any] = {}
 
     def record(self, line: bytes | str) -> ResultRecord:
         """The record of one results.jsonl line, sharing what earlier lines hold."""
@@ -60,16 +61,37 @@ class _SharedParts:
             record.usage[role] = self._seen.setdefault(usage, usage)
         if record.perception is not None:
             record.perception = self._seen.setdefault(record.perception, record.perception)
+        self._share_containers(record, _RECORD_CONTAINERS)
+        if record.given is not None and record.given == record.expected:
+            record.__dict__["given"] = record.expected
         self._share_fields(record)
         if record.measures is not None:
+            self._share_containers(record.measures, _MEASURES_CONTAINERS)
             self._share_fields(record.measures)
         return record
+
+    def _share_containers(self, model: BaseModel, names: tuple[str, ...]) -> None:
+        """One object for each equal dict or list of strings and numbers (every record
+        names the same models, most have no conditions, no refusals, the same tests). No
+        reader changes a record's containers in place: they are replaced, if at all."""
+        values = model.__dict__
+        for name in names:
+            value = values[name]
+            items = tuple(value.items()) if isinstance(value, dict) else tuple(value)
+            # The type is part of the key: {} and [] are both empty.
+            values[name] = self._containers.setdefault((type(value), items), value)
 
     def _share_fields(self, model: BaseModel) -> None:
         given = model.model_fields_set
         if len(given) == len(type(model).model_fields):  # every field given
             shared = self._fields.setdefault(type(model), given)
             object.__setattr__(model, "__pydantic_fields_set__", shared)
+
+
+#: The containers of a record and of its measures that :class:`_SharedParts` shares (each
+#: holds strings and numbers only, so it is hashable as a tuple).
+_RECORD_CONTAINERS = ("models", "conditions", "refusals", "tests_requested", "served")
+_MEASURES_CONTAINERS = ("tests_unpriced", "elicited_at")
 
 
 def result_files(results: Path) -> list[Path]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import time
@@ -164,41 +165,45 @@ def write_transcript(run_dir: Path, case_file: str | Path, item_id: str, t: Tran
     digest = hashlib.sha256(f"{source.resolve()}\0{item_id}".encode()).hexdigest()[:10]
     name = item_id.rsplit("::", 1)[-1]
     stem, item = _safe(source.stem)[:NAME_PART], _safe(name)[:NAME_PART]
-    path = run_dir / TRANSCRIPTS / f"{stem}__{item}-{digest}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # A string, not a Path: pathlib interns every part it parses, each item's name too.
+    folder = os.path.join(run_dir, TRANSCRIPTS)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{stem}__{item}-{digest}.json")
     write_text_atomic(path, redact(t.model_dump_json(indent=1)))
-    return str(path)
+    return path
 
 
 def read_transcript(run_dir: Path, record: ResultRecord) -> tuple[Transcript | None, str | None]:
     """The record's transcript, or ``None`` and a note saying why there is none."""
     if not record.transcript:
         return None, "No transcript was saved for this encounter (e.g. an imported run)."
-    candidate = _transcript_file(run_dir, Path(record.transcript))
+    candidate = _transcript_file(run_dir, record.transcript)
     if candidate is None:
         return None, f"Transcript file not found: {record.transcript}"
     try:
-        return Transcript.model_validate_json(candidate.read_bytes()), None
+        with open(candidate, "rb") as fh:
+            return Transcript.model_validate_json(fh.read()), None
     except (OSError, ValidationError) as exc:
         return None, f"Transcript {candidate} could not be read: {type(exc).__name__}."
 
 
-def _transcript_file(run_dir: Path, ref: Path) -> Path | None:
+def _transcript_file(run_dir: Path, ref: str) -> str | None:
     """Where the transcript ``ref`` of a run in ``run_dir`` is now, if anywhere."""
     # Paths are written as the run saw them; a moved or copied run directory still holds the
-    # file under transcripts/, so look there too.
-    candidates = [ref] if ref.is_absolute() else [Path.cwd() / ref, run_dir / ref]
-    candidates.append(run_dir / TRANSCRIPTS / ref.name)
-    return next((c for c in candidates if c.is_file()), None)
+    # file under transcripts/, so look there too. Strings, not Paths: see write_transcript.
+    candidates = ([ref] if os.path.isabs(ref)
+                  else [os.path.join(os.getcwd(), ref), os.path.join(run_dir, ref)])
+    candidates.append(os.path.join(run_dir, TRANSCRIPTS, os.path.basename(ref)))
+    return next((c for c in candidates if os.path.isfile(c)), None)
 
 
 def copy_transcript(run_dir: Path, record: ResultRecord, target_dir: Path) -> str | None:
     """Copy the record's transcript into run ``target_dir``; its new path, or None when the
     record has none or the file is gone (a merge of runs that moved)."""
-    source = _transcript_file(run_dir, Path(record.transcript)) if record.transcript else None
+    source = _transcript_file(run_dir, record.transcript) if record.transcript else None
     if source is None:
         return None
-    target = target_dir / TRANSCRIPTS / source.name
+    target = target_dir / TRANSCRIPTS / os.path.basename(source)
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
     return str(target)
