@@ -22,7 +22,7 @@ def _script(mode: str, k: int, delay: float) -> Any:
 
     def agentclinic(req: FakeRequest) -> FakeReply:
         if req.role == "doctor" and req.doctor_turn >= k - 1:
-            return FakeReply("DIAGNOSIS READY: Condition disease", delay=delay)
+            return FakeReply("DIAGNOSIS READY: Acute bronchitis", delay=delay)
         return FakeReply("Tell me more about it.", delay=delay)
 
     def craftmd(req: FakeRequest) -> FakeReply:
@@ -32,9 +32,9 @@ def _script(mode: str, k: int, delay: float) -> Any:
         if "talking with a doctor" in req.system:
             return FakeReply("I cough a lot.", delay=delay)
         if "Which of the following" in text or "Final Diagnosis: <" in text:
-            return FakeReply("Final Diagnosis: A) Condition disease", delay=delay)
+            return FakeReply("Final Diagnosis: A) Acute bronchitis", delay=delay)
         if req.doctor_turn >= k - 1:
-            return FakeReply("Final Diagnosis: Condition disease", delay=delay)
+            return FakeReply("Final Diagnosis: Acute bronchitis", delay=delay)
         return FakeReply("Since when do you cough?", delay=delay)
 
     return craftmd if mode == "craftmd" else agentclinic
@@ -161,10 +161,10 @@ def write_cases(path: Path, n: int, vignette: bool = False) -> None:
     case: dict[str, Any] = {"specialty": "Other",
                             "objective": "Evaluate the patient with a cough.",
                             "patient": {"history": "I cough."},
-                            "diagnosis": "Condition disease"}
+                            "diagnosis": "Acute bronchitis"}
     if vignette:
         case.update(vignette="A 40-year-old with a cough.", physical_exam={"Chest": "Clear."},
-                    choices=["Condition disease", "Other thing", "Third one", "Fourth one"])
+                    choices=["Acute bronchitis", "Pneumonia", "Asthma", "Pertussis"])
     path.write_text(yaml.safe_dump({"dataset": "bench",
                                     "cases": [{"id": f"b-{i:05d}", **case} for i in range(n)]}))
 
