@@ -40,8 +40,8 @@ import yaml
 
 from pytest_agentclinic.plugin.session import _Ahead
 
-# Run as a child: time _schedule inside a real pytest session, print JSON on the last line.
-CHILD = """
+# What both children start with: their imports and their own peak memory.
+PRELUDE = """
 import json, resource, sys, time
 import pytest
 def peak_mb():
@@ -53,6 +53,10 @@ def peak_mb():
             return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:")) / 1024
     except (OSError, StopIteration):
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+"""
+
+# Run as a child: time _schedule inside a real pytest session, print JSON on the last line.
+CHILD = PRELUDE + """
 from pytest_agentclinic.plugin.session import AgentClinicSession
 
 spent = [0.0, 0.0]
@@ -116,18 +120,7 @@ def lookahead_ratio(n: int) -> tuple[float, float]:
 
 
 # The plain run's child: no module of this plugin imported, nothing patched.
-PLAIN_CHILD = """
-import json, resource, sys, time
-import pytest
-def peak_mb():
-    # This process's own high-water mark: ru_maxrss also counts what the parent held when it
-    # forked this process (Linux keeps it across exec), which floored small runs at the
-    # benchmark's own RSS.
-    try:
-        with open("/proc/self/status") as fh:
-            return next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:")) / 1024
-    except (OSError, StopIteration):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+PLAIN_CHILD = PRELUDE + """
 start = time.perf_counter()
 status = pytest.main(sys.argv[1:])
 rss = peak_mb()
