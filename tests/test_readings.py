@@ -39,7 +39,7 @@ def test_the_cores_of_an_unknown_name_are_the_largest_known_names_of_its_words(
     found = cores("IgA-mediated small vessel vasculitis", terms)
     assert "iga vasculitis" in found
     assert all(terms.known(c) and c.endswith("vasculitis") for c in found)
-    assert cores("psoriasis", terms) == []  # known whole: no other reading
+    assert cores("psoriasis", terms) == ()  # known whole: no other reading
 
 
 @pytest.mark.parametrize(("answer", "truth", "correct", "relation"), [

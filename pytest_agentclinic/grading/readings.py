@@ -18,8 +18,10 @@ when the terminology knows the name it gives:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import combinations
 
+from ..core.text import CACHE_ENTRIES
 from .concepts import Terminology, default_terminology
 from .terminology import Key, compact, key, tokens
 
@@ -62,17 +64,18 @@ def _written(name: str, part: str, spelled: str) -> str:
     return re.sub(rf"\b{re.escape(part)}\b", spelled, name, count=1)
 
 
-def cores(name: str, terms: Terminology) -> list[str]:
+@lru_cache(maxsize=CACHE_ENTRIES)  # asked for each answer against one truth: up to 2^8 lookups
+def cores(name: str, terms: Terminology) -> tuple[str, ...]:
     """The largest names of two or more of ``name``'s words, its head (last) word among them,
     that the terminology knows, when it does not know ``name`` itself; each is written in the
     name's own word order."""
     words = tokens(name)
     whole = key(name)
     if not words or len(whole) > MAX_WORDS or terms.known(whole):
-        return []
+        return ()
     head = words[-1]
     if head not in whole:
-        return []
+        return ()
     rest = sorted(whole - {head})
     found: list[Key] = []
     for size in range(len(rest) - 1, 0, -1):
@@ -80,7 +83,7 @@ def cores(name: str, terms: Terminology) -> list[str]:
             candidate = frozenset((head, *chosen))
             if not any(candidate < f for f in found) and terms.known(candidate):
                 found.append(candidate)
-    return [" ".join(w for w in words if w in k) for k in found]
+    return tuple(" ".join(w for w in words if w in k) for k in found)
 
 
 def given_names(given: str) -> list[str]:
