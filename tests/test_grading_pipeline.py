@@ -273,9 +273,10 @@ def test_only_a_single_clear_verdict_is_read(reply: str, same: bool | None) -> N
 
 
 def moderator(server: FakeOpenAIServer, tmp_path: Path,
-              mode: CacheMode = CacheMode.READ_WRITE) -> LLMModerator:
+              mode: CacheMode = CacheMode.READ_WRITE, policy: Policy = "strict") -> LLMModerator:
     settings = CallSettings(api_base=server.url, policy=RetryPolicy(attempts=1))
-    return LLMModerator("openai/judge", ModelCaller(settings, ResponseCache(tmp_path, mode)))
+    return LLMModerator("openai/judge", ModelCaller(settings, ResponseCache(tmp_path, mode)),
+                        policy)
 
 
 def replies(*texts: str) -> Script:
@@ -350,9 +351,7 @@ def test_the_moderator_is_told_the_broader_rule_of_the_run_policy(
     # Under strict, the rules reject a family above the truth; a moderator told that any
     # broader name counts would accept what the rules reject.
     server = fake_server(replies("No"))
-    settings = CallSettings(api_base=server.url, policy=RetryPolicy(attempts=1))
-    judge = LLMModerator("openai/judge", ModelCaller(settings, ResponseCache(
-        tmp_path, CacheMode.READ_WRITE)), policy)
+    judge = moderator(server, tmp_path, policy=policy)
     asyncio.run(judge.judge(case("Rheumatoid arthritis"), "arthritis", 0))
     prompt = server.requests[0].last_user
     assert ("not a family of diseases" not in prompt) is family_counts
