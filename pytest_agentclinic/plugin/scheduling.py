@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Sequence
@@ -62,7 +61,7 @@ def llm_models(settings: Settings) -> list[str]:
     return [m for m in models if m and m != "offline"]
 
 
-def warm_grader() -> concurrent.futures.Future[None]:
+def warm_grader() -> None:
     """Open the offline grader's terminology in a thread now: the first use on a machine
     builds its index (~2 s of CPU; the in-memory fallback takes as long in every process),
     which, left to the first verdict, ran on the runner's event loop with every call in
@@ -70,13 +69,9 @@ def warm_grader() -> concurrent.futures.Future[None]:
     the load without blocking the loop (``grading.concepts.terminology_loaded``)."""
     from ..grading.concepts import default_terminology
 
-    future: concurrent.futures.Future[None] = concurrent.futures.Future()
-
     def load() -> None:
         # A failure here resurfaces, with its item, when grading loads the data again.
         with contextlib.suppress(Exception):
             default_terminology()
-        future.set_result(None)
 
     threading.Thread(target=load, name="agentclinic-grader-warm-up", daemon=True).start()
-    return future

@@ -88,7 +88,6 @@ class AgentClinicSession:
         self.lookahead: Lookahead = Ahead(LEAD_WINDOWS * started)
         if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
             self.caller.warm(llm_models(settings))
-        self._grader_ready: concurrent.futures.Future[None] | None = None
         self.run_options = settings.run_options
         self.play_context = PlayContext(self.caller, self._make_agent, settings.options,
                                         settings.grading_policy)
@@ -169,7 +168,7 @@ class AgentClinicSession:
         session.testsfailed -= self.bad_record_items
         if not session.config.option.collectonly and any(
                 isinstance(i, EncounterItem) for i in session.items):
-            self._grader_ready = warm_grader()
+            warm_grader()
         try:
             return (yield)
         finally:
@@ -289,7 +288,7 @@ class AgentClinicSession:
 
     def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
         async def play() -> Transcript:
-            # Not waiting for the grader's warm-up (self._grader_ready): the encounter's
+            # Not waiting for the grader's warm-up (warm_grader): the encounter's
             # model calls do not need it, and grading waits for it without blocking the loop
             # (grading.concepts.terminology_loaded); on a machine with no index yet, the
             # first request would wait ~2 s for it.
