@@ -93,12 +93,12 @@ def test_the_caches_of_per_text_work_are_bounded() -> None:
     from pytest_agentclinic.metrics import facts
 
     caches = [text.tokens, text.content, facts.tokens, equivalence.relate, extract.extract,
-              mcq._choose, relate._forms, wording.root, wording.lone_slip, kinds._kind]
+              mcq._choose, relate._forms, wording.root, wording.lone_slip, kinds.kind]
     assert all(c.cache_info().maxsize == text.CACHE_ENTRIES for c in caches)
     for i in range(text.CACHE_ENTRIES + 100):
         kinds.kind(f"condition{i} disease")
         text.tokens(f"I have had problem number {i} for two weeks.")
-    assert kinds._kind.cache_info().currsize == text.CACHE_ENTRIES
+    assert kinds.kind.cache_info().currsize == text.CACHE_ENTRIES
     assert text.tokens.cache_info().currsize == text.CACHE_ENTRIES
 
 

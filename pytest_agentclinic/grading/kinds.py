@@ -70,6 +70,7 @@ _HEALTH = re.compile(r"(?:(?:currently|otherwise|completely|generally|apparently
                      r"|normal\s+(?:patient|individual|person|adult|child|infant|newborn|woman|man))")
 
 
+@lru_cache(maxsize=CACHE_ENTRIES)
 def kind(name: str) -> str:
     """"condition", "test", "treatment", "drug", "finding" or "health": what a short name
     denotes.
@@ -79,11 +80,6 @@ def kind(name: str) -> str:
     else is taken for a condition, since the grader only needs to tell conditions from
     the investigations and treatments some questions ask for.
     """
-    return _kind(name)
-
-
-@lru_cache(maxsize=CACHE_ENTRIES)
-def _kind(name: str) -> str:
     words = tokens(name)
     if not words:
         return "condition"
