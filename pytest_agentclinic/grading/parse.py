@@ -20,7 +20,14 @@ from typing import Literal
 from .companions import hedged_role, parenthesized_role, restating_role, slashed
 from .kinds import kind
 from .refusals import is_non_answer, is_refusal, named_before_refusal
-from .statement import DISJUNCTION, SENTENCE_END, bare_name, clean, cut_context
+from .statement import (
+    DIFFERENTIAL_LABEL,
+    DISJUNCTION,
+    SENTENCE_END,
+    bare_name,
+    clean,
+    cut_context,
+)
 from .terminology import FILLER, GENERIC, content, tokens
 
 __all__ = ["Category", "Extraction", "Mention", "Role", "bare", "parse"]
@@ -243,7 +250,7 @@ def _after(text: str, stmt: str) -> list[Mention]:
         name = _bare(clean(sentence))
         if not name:
             continue
-        if (_DIFFERENTIAL_AFTER.match(name) or not bare_name(name)
+        if (_CONSIDERED.match(name) or not bare_name(name)
                 or kind(name) != "condition" or not _is_condition_phrase(name)):
             # "Diagnosis: X. Differential diagnoses include Y and Z.": the answer is X; what
             # it considered after it is no second diagnosis (and never scores)
@@ -286,10 +293,12 @@ def _resolved(mention: Mention, main: str, named: str) -> Mention:
 
 
 _LISTED = ("main", "listed", "concurrent")
+# A sentence opening what the answer considered besides its diagnosis: the differential's
+# label (as :mod:`.statement` reads it) or another word for it.
+_CONSIDERED = re.compile(rf"(?:the\s+)?(?:{DIFFERENTIAL_LABEL.pattern})|(?:other\s+(?:"
+                         r"possibilities|considerations|differentials?)|alternatives?|also\s+"
+                         r"considered)\b", re.I)
 # "Differential:", "DDx", "possible diagnoses: X, Y": what follows lists candidates
-_DIFFERENTIAL_AFTER = re.compile(
-    r"(?:the\s+)?(?:differentials?|ddx|other\s+(?:possibilities|considerations|"
-    r"differentials?)|alternatives?|also\s+considered)\b", re.I)
 _DIFFERENTIAL = re.compile(r"\bdifferentials?\b|\bddx\b|\bdiagnoses\b", re.I)
 
 

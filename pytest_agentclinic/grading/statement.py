@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DISJUNCTION", "SENTENCE_END", "bare_name", "clean", "cut_context", "declared",
-           "first_line", "label", "starts_labelled", "statement"]
+__all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
+           "cut_context", "declared", "first_line", "label", "starts_labelled", "statement"]
 
 # Emphasis, headings, bullets, and a table row's outer bars
 _MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$", re.M)
@@ -87,7 +87,7 @@ def declared(text: str) -> list[str]:
             if final and _TENTATIVE.search(found.group()):
                 continue  # a final diagnosis supersedes a working one
             part = text[found.end():].lstrip()
-            if (pattern is _LABELS[0] and _DIFFERENTIAL_LABEL.match(part)
+            if (pattern is _LABELS[0] and DIFFERENTIAL_LABEL.match(part)
                     and _LABELS[0].search(part)):
                 continue  # "Differential: X, Y. Final answer: Z" declares Z
             out.extend(declared(part) if starts_labelled(part) else [part])
@@ -98,7 +98,8 @@ _TENTATIVE = re.compile(r"\b(?:working|provisional|tentative|presumptive|presume
                         r"leading|top|initial|preliminary)\b", re.I)
 
 
-_DIFFERENTIAL_LABEL = re.compile(r"[*_#\s]*(?:differentials?(?:\s+diagnos[ie]s)?|ddx)\b", re.I)
+#: "Differential:", "Differential diagnoses", "DDx": what follows lists candidates.
+DIFFERENTIAL_LABEL = re.compile(r"[*_#\s]*(?:differentials?(?:\s+diagnos[ie]s)?|ddx)\b", re.I)
 
 
 def starts_labelled(text: str) -> bool:
