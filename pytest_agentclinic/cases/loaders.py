@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
+from ..core.heap import GivenFields, share_given_fields
 from . import documents, formats
 from .errors import CaseError as CaseError
 from .vignettes import read_craftmd_csv
@@ -46,6 +47,8 @@ class LoadedFile:
     #: Whether ``not_cases`` means damaged input (unreadable, unparsable) rather than a
     #: well-formed file of another kind.
     damaged: bool = False
+    #: One set per equal set of given field names, for the file's cases to share.
+    given_fields: GivenFields = field(default_factory=dict, repr=False, compare=False)
 
 
 class _FieldError(ValueError):
@@ -240,6 +243,8 @@ def _validate(loaded: LoadedFile, lineno: int, data: dict[str, Any]) -> None:
     position = len(loaded.cases) + len(loaded.errors)
     try:
         case = Case.model_validate(data)
+        # Shared as each case is built: the file's cases are all held at once.
+        share_given_fields(case, loaded.given_fields)
         loaded.cases.append((lineno, case))
         loaded.positions[case.id] = position
     except ValidationError as exc:
@@ -315,11 +320,17 @@ def _apply_sidecar(loaded: LoadedFile) -> None:
         loaded.sidecar_error = CaseError(sidecar, line, "cases", f"unreadable sidecar: {exc}")
         return
     loaded.cases = [
-        (line, case.model_copy(update={"specialty": by_position[loaded.positions[case.id]]}))
+        (line, _relabelled(case, by_position[loaded.positions[case.id]], loaded.given_fields))
         if loaded.positions.get(case.id) in by_position
         else (line, case)
         for line, case in loaded.cases
     ]
+
+
+def _relabelled(case: Case, specialty: str, shared: GivenFields) -> Case:
+    copy = case.model_copy(update={"specialty": specialty})
+    share_given_fields(copy, shared)  # a copy gets a set of its own
+    return copy
 
 
 def load_case_file(path: Path) -> LoadedFile:
@@ -352,6 +363,8 @@ def _load_csv(path: Path, text: str, loaded: LoadedFile) -> None:
         loaded.not_cases, loaded.damaged = f"cannot read the CSV: {exc}", True
         return
     loaded.format = converted.format
+    for case in converted.cases:
+        share_given_fields(case, loaded.given_fields)
     loaded.cases = list(zip(converted.lines, converted.cases, strict=True))
     loaded.errors = list(converted.errors)
 
