@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Literal
 
-from ..core.text import CACHE_ENTRIES, variants
+from ..core.text import bounded_cache, variants
 from .concepts import Link, Terminology, default_terminology
 from .readings import cores, given_names, spelled_out
 from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
@@ -121,7 +120,7 @@ class Relation:
     breadth: int | None = None
 
 
-@lru_cache(maxsize=CACHE_ENTRIES)
+@bounded_cache
 def relate(given: str, truth: str) -> Relation:
     """The relation of one given name to one form of the truth."""
     return _relate(given, truth, default_terminology())

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from functools import lru_cache
 
-from ..core.text import CACHE_ENTRIES
+from ..core.text import bounded_cache
 from .companions import one_condition
 from .kinds import kind
 from .markers import (
@@ -143,7 +142,7 @@ def _lists(text: str, *, labelled: bool, conditions_only: bool) -> bool:
     return len(named) >= 2
 
 
-@lru_cache(maxsize=CACHE_ENTRIES)
+@bounded_cache
 def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     """Step 1: the category of the answer and the diagnosis it names.
 

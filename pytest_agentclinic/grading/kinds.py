@@ -10,9 +10,8 @@ tests and treatments, procedure endings, the United States Adopted Names stems o
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
-from ..core.text import CACHE_ENTRIES
+from ..core.text import bounded_cache
 from .terminology import CONDITION_SUFFIXES, FILLER, tokens
 
 #: Head words of tests and investigations.
@@ -70,7 +69,7 @@ _HEALTH = re.compile(r"(?:(?:currently|otherwise|completely|generally|apparently
                      r"|normal\s+(?:patient|individual|person|adult|child|infant|newborn|woman|man))")
 
 
-@lru_cache(maxsize=CACHE_ENTRIES)
+@bounded_cache
 def kind(name: str) -> str:
     """"condition", "test", "treatment", "drug", "finding" or "health": what a short name
     denotes.

@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
-from ..core.text import CACHE_ENTRIES
+from ..core.text import bounded_cache
 from .equivalence import judge
 from .extract import extract
 from .refusals import is_refusal
@@ -67,7 +66,7 @@ def choose(response: str, options: Sequence[str]) -> Choice:
     return _choose(response, tuple(clean_option(o) for o in options))
 
 
-@lru_cache(maxsize=CACHE_ENTRIES)
+@bounded_cache
 def _choose(response: str, options: tuple[str, ...]) -> Choice:
     text = clean(response)
     answer = _answer_part(text)

@@ -18,10 +18,9 @@ when the terminology knows the name it gives:
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from itertools import combinations
 
-from ..core.text import CACHE_ENTRIES
+from ..core.text import bounded_cache
 from .concepts import Terminology, default_terminology
 from .terminology import Key, compact, key, tokens
 
@@ -64,7 +63,7 @@ def _written(name: str, part: str, spelled: str) -> str:
     return re.sub(rf"\b{re.escape(part)}\b", spelled, name, count=1)
 
 
-@lru_cache(maxsize=CACHE_ENTRIES)  # asked for each answer against one truth: up to 2^8 lookups
+@bounded_cache  # asked for each answer against one truth: up to 2^8 lookups
 def cores(name: str, terms: Terminology) -> tuple[str, ...]:
     """The largest names of two or more of ``name``'s words, its head (last) word among them,
     that the terminology knows, when it does not know ``name`` itself; each is written in the

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Literal
 
-from ..core.text import CACHE_ENTRIES
+from ..core.text import bounded_cache
 from .concepts import default_terminology
 from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
 from .kinds import kind
@@ -36,7 +36,7 @@ __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
 Standing = Literal["same", "synonym", "broader", "narrower", "other-branch", "unknown"]
 
 # The forms of a name (with and without its parentheticals), asked for again and again.
-_forms = lru_cache(maxsize=CACHE_ENTRIES)(truth_forms)
+_forms = bounded_cache(truth_forms)
 
 #: Roles whose match makes the answer right.
 PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})

@@ -35,12 +35,11 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..core.heap import gc_paused
-from ..core.text import CACHE_ENTRIES
+from ..core.text import bounded_cache
 from .terminology import normaliser_fingerprint
 from .terminology_memory import UNKNOWN, MemoryIndex, Tier, load_memory
 from .terminology_table import FORMAT_VERSION, read_table
@@ -308,11 +307,11 @@ class SqliteIndex:
         self._lock = threading.Lock()
         self._fallback: MemoryIndex | None = None
         self._broken = False
-        self._name = lru_cache(maxsize=CACHE_ENTRIES)(self._query_name)
-        self._concept = lru_cache(maxsize=CACHE_ENTRIES)(self._query_concept)
-        self.members_of = lru_cache(maxsize=1 << 14)(self._query_members)
-        self.below = lru_cache(maxsize=1 << 14)(self._query_below)
-        self.is_word = lru_cache(maxsize=CACHE_ENTRIES)(self._query_word)
+        self._name = bounded_cache(self._query_name)
+        self._concept = bounded_cache(self._query_concept)
+        self.members_of = bounded_cache(self._query_members, maxsize=1 << 14)
+        self.below = bounded_cache(self._query_below, maxsize=1 << 14)
+        self.is_word = bounded_cache(self._query_word)
 
     @property
     def degraded(self) -> bool:

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from functools import lru_cache
 
 from ..core.lexicon import GREEK_SUBTYPES
-from ..core.text import CACHE_ENTRIES
+from ..core.text import bounded_cache
 from .terminology import Key, content
 
 __all__ = [
@@ -66,7 +65,7 @@ _ENDINGS = ("ogenous", "genous", "ical", "ism", "ive", "ion", "ous", "oid", "eal
             "al", "ar", "ary", "ia", "a", "us", "um", "y", "e")
 
 
-@lru_cache(maxsize=CACHE_ENTRIES)
+@bounded_cache
 def root(word: str) -> str:
     """The word without an adjectival or noun ending, if a root of four letters is left."""
     for ending in _ENDINGS:
@@ -108,7 +107,7 @@ def slipped(g: Key, t: Key, known: Vocabulary = _knows_nothing) -> bool:
             and b.isalpha() and _one_edit(a, b) and not (known(a) and known(b)))
 
 
-@lru_cache(maxsize=CACHE_ENTRIES)
+@bounded_cache
 def lone_slip(given: tuple[str, ...], truth: tuple[str, ...],
               known: Vocabulary = _knows_nothing) -> bool:
     """Whether ``given`` is the truth's words with a one-letter slip in one word of seven

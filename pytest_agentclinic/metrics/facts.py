@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ..core.case import Case
-from ..core.text import CACHE_ENTRIES, STOPWORDS, sentences, words
+from ..core.text import STOPWORDS, bounded_cache, sentences, words
 
 METHOD = "elicit-1"
 ONE_UTTERANCE = 0.5
@@ -110,7 +109,7 @@ _PHRASES = tuple((re.compile(rf"\b{lay}\b", re.I), clinical) for lay, clinical i
     ("smok(?:es|ed|ing|er)", "smoke"), ("pounds", "weight"), ("lbs?", "weight")))
 
 
-@lru_cache(maxsize=CACHE_ENTRIES)
+@bounded_cache
 def tokens(text: str) -> frozenset[str]:
     """The concept tokens of ``text`` (see the module docstring)."""
     for pattern, clinical in _PHRASES:

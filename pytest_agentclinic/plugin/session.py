@@ -17,6 +17,7 @@ import pytest
 from ..core.case import Case
 from ..core.records import ResultRecord
 from ..core.redact import redact, redact_data
+from ..core.text import clear_caches
 from ..core.transcript import Transcript
 from ..llm.cache import ResponseCache
 from ..llm.caller import ModelCaller
@@ -204,6 +205,8 @@ class AgentClinicSession:
         self.runner.close()
         self.cache.close()
         self.results.close()
+        # No encounter runs now: the final reports reuse what the per-text caches held.
+        clear_caches()
         if self.is_worker:
             return
         self._sigint = defer_interrupts(session, lambda: self._writing_reports)
