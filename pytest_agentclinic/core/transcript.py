@@ -128,6 +128,11 @@ _HEADER_FIELDS = tuple(ItemHeader.model_fields)
 class Transcript(ItemHeader):
     """A whole encounter: written to ``reports/<run>/transcripts/``."""
 
+    # Its values are not kept in pydantic's process-wide table of parsed strings: a
+    # transcript lives for one item, and the table (16,384 strings) kept each item's own
+    # texts long after it, ~0.15 KB an item up to its bound.
+    model_config = ConfigDict(cache_strings="keys")
+
     version: int = TRANSCRIPT_VERSION
     prompt_versions: dict[str, str] = Field(default_factory=dict)
     utterances: list[Utterance] = Field(default_factory=list)
