@@ -6,10 +6,9 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TypeAlias
 
-if TYPE_CHECKING:
-    from pydantic import BaseModel
+from pydantic import BaseModel
 
 
 @contextmanager
@@ -31,7 +30,7 @@ def gc_paused() -> Iterator[None]:
 
 
 #: Sets of given field names by model class, shared by :func:`share_given_fields`.
-GivenFields: TypeAlias = "dict[tuple[type[BaseModel], frozenset[str]], set[str]]"
+GivenFields: TypeAlias = dict[tuple[type[BaseModel], frozenset[str]], set[str]]
 
 
 def share_given_fields(model: BaseModel, shared: GivenFields) -> None:
@@ -42,8 +41,6 @@ def share_given_fields(model: BaseModel, shared: GivenFields) -> None:
     Only frozen models take part: pydantic adds to the set only on assignment, which a frozen
     model refuses, and ``model_copy`` copies the set before adding to it.
     """
-    from pydantic import BaseModel  # here: a bare pytest run imports this module, not pydantic
-
     if not model.model_config.get("frozen"):
         return
     given = model.__pydantic_fields_set__

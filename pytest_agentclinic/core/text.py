@@ -26,8 +26,11 @@ import re
 import unicodedata
 import weakref
 from collections.abc import Callable
-from functools import _lru_cache_wrapper, lru_cache
-from typing import Any, TypeVar
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from functools import _lru_cache_wrapper
 
 from .lexicon import (
     ABBREVIATIONS,
