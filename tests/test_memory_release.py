@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import make_case, write_yaml_cases
+from helpers import make_case, osce_line, write_yaml_cases
 
 from pytest_agentclinic.cases import yaml_stream
 from pytest_agentclinic.core.records import ResultRecord
@@ -169,22 +169,51 @@ def test_cases_relabelled_by_a_sidecar_share_their_sets_too(tmp_path: Path) -> N
     assert "specialty" in a.model_fields_set
 
 
-def test_only_frozen_models_share_their_sets() -> None:
+def test_only_frozen_models_share_their_parts() -> None:
     """An unfrozen model's set grows on assignment: shared, it would grow for every model."""
     from pydantic import BaseModel
 
-    from pytest_agentclinic.core.heap import GivenFields, share_given_fields
+    from pytest_agentclinic.core.heap import FrozenParts
 
     class Loose(BaseModel):
         a: int = 0
         b: int = 0
 
-    shared: GivenFields = {}
+    shared = FrozenParts()
     one, two = Loose(a=1), Loose(a=2)
-    share_given_fields(one, shared)
-    share_given_fields(two, shared)
+    shared.share(one)
+    shared.share(two)
     one.b = 3
     assert two.model_fields_set == {"a"} and one.model_fields_set == {"a", "b"}
+
+
+def test_the_cases_of_a_file_share_equal_strings_keys_included(tmp_path: Path) -> None:
+    """Each JSONL record is parsed on its own: the names every case repeats were a string
+    apiece per case (~1 KB a case of AgentClinic-MedQA and of CRAFT-MD's vignettes)."""
+    from pytest_agentclinic.cases.loaders import load_case_file
+
+    path = tmp_path / "medqa.jsonl"
+    path.write_text("\n".join(osce_line(i) for i in range(3)) + "\n")
+    loaded = load_case_file(path)
+    (_, a), (_, b), (_, c) = loaded.cases
+    assert a.patient.demographics is b.patient.demographics is c.patient.demographics
+    assert a.patient.symptoms.primary is b.patient.symptoms.primary
+    assert a.specialty is b.specialty and a.dataset is b.dataset
+    (key_a, vitals_a), = a.physical_exam.items()
+    (key_b, vitals_b), = b.physical_exam.items()
+    assert key_a is key_b and vitals_a == vitals_b
+    assert next(iter(vitals_a)) is next(iter(vitals_b))  # nested keys too
+    # Equal, not the same case: what differs stays each case's own.
+    assert a.diagnosis != b.diagnosis and a.patient.history != b.patient.history
+    alone = load_case_file(_one_line_copy(path, tmp_path))
+    assert [c.model_dump() for _, c in alone.cases] == [a.model_dump()]
+
+
+def _one_line_copy(path: Path, folder: Path) -> Path:
+    copy = folder / "one" / path.name
+    copy.parent.mkdir()
+    copy.write_text(path.read_text().splitlines()[0] + "\n")
+    return copy
 
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
-from ..core.heap import GivenFields, share_given_fields
+from ..core.heap import FrozenParts
 from . import documents, formats
 from .errors import CaseError as CaseError
 from .vignettes import read_craftmd_csv
@@ -47,8 +47,8 @@ class LoadedFile:
     #: Whether ``not_cases`` means damaged input (unreadable, unparsable) rather than a
     #: well-formed file of another kind.
     damaged: bool = False
-    #: One set per equal set of given field names, for the file's cases to share.
-    given_fields: GivenFields = field(default_factory=dict, repr=False, compare=False)
+    #: The equal parts the file's cases share (their strings, their sets of given fields).
+    shared: FrozenParts = field(default_factory=FrozenParts, repr=False, compare=False)
 
 
 class _FieldError(ValueError):
@@ -244,7 +244,7 @@ def _validate(loaded: LoadedFile, lineno: int, data: dict[str, Any]) -> None:
     try:
         case = Case.model_validate(data)
         # Shared as each case is built: the file's cases are all held at once.
-        share_given_fields(case, loaded.given_fields)
+        loaded.shared.share(case)
         loaded.cases.append((lineno, case))
         loaded.positions[case.id] = position
     except ValidationError as exc:
@@ -320,16 +320,16 @@ def _apply_sidecar(loaded: LoadedFile) -> None:
         loaded.sidecar_error = CaseError(sidecar, line, "cases", f"unreadable sidecar: {exc}")
         return
     loaded.cases = [
-        (line, _relabelled(case, by_position[loaded.positions[case.id]], loaded.given_fields))
+        (line, _relabelled(case, by_position[loaded.positions[case.id]], loaded.shared))
         if loaded.positions.get(case.id) in by_position
         else (line, case)
         for line, case in loaded.cases
     ]
 
 
-def _relabelled(case: Case, specialty: str, shared: GivenFields) -> Case:
+def _relabelled(case: Case, specialty: str, shared: FrozenParts) -> Case:
     copy = case.model_copy(update={"specialty": specialty})
-    share_given_fields(copy, shared)  # a copy gets a set of its own
+    shared.share(copy)  # a copy gets a set of its own
     return copy
 
 
@@ -364,7 +364,7 @@ def _load_csv(path: Path, text: str, loaded: LoadedFile) -> None:
         return
     loaded.format = converted.format
     for case in converted.cases:
-        share_given_fields(case, loaded.given_fields)
+        loaded.shared.share(case)
     loaded.cases = list(zip(converted.lines, converted.cases, strict=True))
     loaded.errors = list(converted.errors)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TypeAlias
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -29,24 +29,51 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-#: Sets of given field names by model class, shared by :func:`share_given_fields`.
-GivenFields: TypeAlias = dict[tuple[type[BaseModel], frozenset[str]], set[str]]
+#: How deep :class:`FrozenParts` looks into nested containers (a case's metadata is any JSON
+#: value; a hostile file nests 1,000 deep).
+MAX_DEPTH = 32
 
 
-def share_given_fields(model: BaseModel, shared: GivenFields) -> None:
-    """Let ``model`` and the frozen models it holds use one set object for each equal set of
-    given field names (pydantic keeps one set per instance: 0.2-0.7 KB apiece, ~1.1 KB for a
-    case of 8,000 that all name the same fields).
+class FrozenParts:
+    """One object for each equal immutable part of many frozen models (the cases of a file):
 
-    Only frozen models take part: pydantic adds to the set only on assignment, which a frozen
-    model refuses, and ``model_copy`` copies the set before adding to it.
+    * their sets of given field names: pydantic keeps one per instance (0.2-0.7 KB apiece,
+      ~1.1 KB for a case of 8,000 that all name the same fields), and adds to it only on
+      assignment, which a frozen model refuses (``model_copy`` copies the set first);
+    * their strings, dict keys included: each record of a file is parsed on its own, so the
+      names every case repeats (a specialty, "Vital_Signs", an answer choice) were a string
+      apiece per case: ~1 KB a case of AgentClinic-MedQA and of CRAFT-MD's vignettes.
+
+    Unfrozen models are left as they are.
     """
-    if not model.model_config.get("frozen"):
-        return
-    given = model.__pydantic_fields_set__
-    object.__setattr__(model, "__pydantic_fields_set__",
-                       shared.setdefault((type(model), frozenset(given)), given))
-    for value in model.__dict__.values():
-        for inner in value if isinstance(value, (list, tuple)) else (value,):
-            if isinstance(inner, BaseModel):
-                share_given_fields(inner, shared)
+
+    def __init__(self) -> None:
+        self._sets: dict[tuple[type[BaseModel], frozenset[str]], set[str]] = {}
+        self._strings: dict[str, str] = {}
+
+    def share(self, model: BaseModel, depth: int = 0) -> None:
+        """Let ``model`` and what it holds use the objects equal parts already use."""
+        if not model.model_config.get("frozen") or depth > MAX_DEPTH:
+            return
+        given = model.__pydantic_fields_set__
+        object.__setattr__(model, "__pydantic_fields_set__",
+                           self._sets.setdefault((type(model), frozenset(given)), given))
+        values = model.__dict__
+        for name, value in values.items():
+            values[name] = self._part(value, depth + 1)
+
+    def _part(self, value: Any, depth: int) -> Any:
+        if isinstance(value, str):
+            return self._strings.setdefault(value, value)
+        if depth > MAX_DEPTH:
+            return value
+        if isinstance(value, BaseModel):
+            self.share(value, depth)
+        elif isinstance(value, dict):
+            # Rebuilt: an equal key stored again keeps the dict's own key object.
+            return {self._part(k, depth): self._part(v, depth + 1) for k, v in value.items()}
+        elif isinstance(value, list):
+            value[:] = [self._part(v, depth + 1) for v in value]
+        elif isinstance(value, tuple):
+            return tuple(self._part(v, depth + 1) for v in value)
+        return value
