@@ -18,7 +18,8 @@
     item's case, transcript path and record's JSON property (released once the item is
     reported), its reports' copies of its keywords, and the grader's, the metrics' and the
     offline agents' text caches (2,048 entries each, emptied before the final reports),
-    one set of given field names per case (equal ones shared: the case models are frozen)
+    one set of given field names and a copy of each repeated string per case (equal ones
+    shared: the case models are frozen)
     and each transcript's strings in pydantic's table of parsed strings. What still grows:
     pytest's own items and reports, and the records the final tables read back from
     results.jsonl (~2 KB each, their equal parts shared) while the reports are written.
