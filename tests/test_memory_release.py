@@ -216,7 +216,6 @@ def _one_line_copy(path: Path, folder: Path) -> Path:
     return copy
 
 
-
 DOCUMENTS = {
     "cases": "dataset: d\ncases:\n  - {id: a, tests: [x, y]}\n  - id: b\n",
     "a list": "- {id: a}\n- [1, 2]\n",

@@ -63,7 +63,7 @@ class FrozenParts:
             values[name] = self._part(value, depth + 1)
 
     def _part(self, value: Any, depth: int) -> Any:
-        if isinstance(value, str):
+        if type(value) is str:  # not a subclass (an enum's member equals its plain value)
             return self._strings.setdefault(value, value)
         if depth > MAX_DEPTH:
             return value
