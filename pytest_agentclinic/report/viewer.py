@@ -46,9 +46,11 @@ class ViewRun:
 def item_key(r: ResultRecord) -> str:
     """What identifies an item across runs: the case, the condition and the sample (not the
     doctor model, which is what runs of model versions change)."""
-    return "|".join(map(str, (r.dataset, r.case_id, r.bias, r.turn_budget, r.experiment,
-                              r.answer_format, r.image_mode, r.sample,
-                              r.models.get("patient", ""))))
+    key = "|".join(map(str, (r.dataset, r.case_id, r.bias, r.turn_budget, r.experiment,
+                             r.answer_format, r.image_mode, r.sample,
+                             r.models.get("patient", ""))))
+    # A protocol's own conditions (a MediQ setting) tell its items of one case apart.
+    return key + "".join(f"|{k}={v}" for k, v in sorted(r.conditions.items()))
 
 
 def accuracy_rows(run: ViewRun) -> list[dict[str, Any]]:

@@ -95,8 +95,9 @@ class MediQ(api.Protocol):
 
         return await play(self, item, ctx)
 
-    def measures(self, case: api.Case, transcript: api.Transcript) -> api.EncounterMeasures:
-        """Questions asked and facts revealed (see :mod:`.encounter`)."""
+    def measures(self, case: api.Case,
+                 transcript: api.Transcript) -> api.EncounterMeasures | None:
+        """Questions asked and facts revealed (see :mod:`.encounter`); none for a baseline."""
         from .encounter import measures
 
         return measures(case, transcript)

@@ -115,9 +115,12 @@ def _grade(t: api.Transcript, step: Step | None, expected: str) -> None:
     t.outcome = "correct" if t.verdict.correct else "incorrect"
 
 
-def measures(case: api.Case, t: api.Transcript) -> api.EncounterMeasures:
-    """Questions asked (repeated ones, and those the patient could not answer) and the
-    facts the patient revealed, with the turn each was first revealed at."""
+def measures(case: api.Case, t: api.Transcript) -> api.EncounterMeasures | None:
+    """Questions asked (repeated ones, and those the patient could not answer: the
+    ``redundant`` ones) and the facts the patient revealed, with the turn each was first
+    revealed at; None for a baseline (no interview took place) and for an error."""
+    if t.conditions.get("setting") in BASELINES or t.outcome == "error":
+        return None
     facts = [str(f) for f in case.metadata.get("facts", []) or []]  # type: ignore[union-attr]
     questions = [u.text.strip().lower() for u in t.utterances if u.kind == "question"]
     at: dict[int, int] = {}

@@ -27,14 +27,15 @@ def _order(setting: str) -> tuple[int, str]:
     return rank, setting
 
 
-def _groups(records: Sequence[api.ResultRecord]) -> list[tuple[str, str,
-                                                                list[api.ResultRecord]]]:
-    groups: dict[tuple[str, str], list[api.ResultRecord]] = {}
+def _groups(records: Sequence[api.ResultRecord]
+            ) -> list[tuple[tuple[str, str, str], list[api.ResultRecord]]]:
+    """The judged records by (doctor, dataset, setting), in the paper's order of settings."""
+    groups: dict[tuple[str, str, str], list[api.ResultRecord]] = {}
     for r in records:
         if r.outcome != "error":
-            groups.setdefault((r.doctor, _setting(r)), []).append(r)
-    keys = sorted(groups, key=lambda k: (k[0], _order(k[1])))
-    return [(doctor, setting, groups[doctor, setting]) for doctor, setting in keys]
+            groups.setdefault((r.doctor, r.dataset, _setting(r)), []).append(r)
+    return [(key, groups[key]) for key in sorted(groups, key=lambda k: (k[0], k[1],
+                                                                        _order(k[2])))]
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -56,26 +57,23 @@ def ran_out(r: api.ResultRecord) -> bool:
 def tables(records: Sequence[api.ResultRecord]) -> list[api.Table]:
     """The four MediQ tables of ``records`` (errors left out: an error is no answer)."""
     acc, asked, out, facts = [], [], [], []
-    for doctor, setting, mine in _groups(records):
-        n = len(mine)
+    for key, mine in _groups(records):
+        n, row = len(mine), [*key, str(len(mine))]
         right = sum(r.outcome == "correct" for r in mine)
         low, high = wilson(right, n)
-        acc.append([doctor, setting, str(n), f"{right / n:.3f}", f"[{low:.3f}, {high:.3f}]"])
+        acc.append([*row, f"{right / n:.3f}", f"[{low:.3f}, {high:.3f}]"])
+        if key[2].split("-")[0] not in EXPERTS:
+            continue  # a baseline asks nothing and reveals nothing
         counts = [r.measures.questions if r.measures else 0 for r in mine]
-        asked.append([doctor, setting, str(n), f"{statistics.fmean(counts):.2f}",
+        asked.append([*row, f"{statistics.fmean(counts):.2f}",
                       f"{statistics.median(counts):g}", str(max(counts))])
-        if setting.split("-")[0] in EXPERTS:
-            forced = sum(ran_out(r) for r in mine)
-            out.append([doctor, setting, str(n), str(mine[0].turn_budget), str(forced),
-                        f"{forced / n:.3f}"])
+        forced = sum(ran_out(r) for r in mine)
+        out.append([*row, str(mine[0].turn_budget), str(forced), f"{forced / n:.3f}"])
         got = [(r.measures.facts_elicited, r.measures.facts) for r in mine if r.measures]
-        shown = sum(g for g, _ in got)
-        total = sum(t for _, t in got)
-        facts.append([doctor, setting, str(n),
-                      f"{shown / len(got):.2f}" if got else "-",
+        shown, total = sum(g for g, _ in got), sum(t for _, t in got)
+        facts.append([*row, f"{shown / len(got):.2f}" if got else "-",
                       f"{shown / total:.3f}" if total else "-"])
-    return [_table("accuracy by setting (option letter)",
-                   ["accuracy", "95% CI"], acc),
+    return [_table("accuracy by setting (option letter)", ["accuracy", "95% CI"], acc),
             _table("questions asked by setting", ["mean", "median", "max"], asked),
             _table("budget ran out by setting (answer forced)",
                    ["budget", "ran out", "rate"], out),
@@ -84,6 +82,6 @@ def tables(records: Sequence[api.ResultRecord]) -> list[api.Table]:
 
 
 def _table(title: str, measures: list[str], rows: list[list[str]]) -> api.Table:
-    headers = ["doctor", "setting", "n", *measures]
+    headers = ["doctor", "dataset", "setting", "n", *measures]
     return api.Table(f"mediq: {title}", headers, rows,
-                     data=[dict(zip(headers, row, strict=True)) for row in rows], keys=2)
+                     data=[dict(zip(headers, row, strict=True)) for row in rows], keys=3)
