@@ -5,6 +5,8 @@ own conditions telling its items apart in the measures, the view and the charts.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +78,23 @@ def test_the_view_tells_the_conditions_of_a_case_apart() -> None:
 
 def test_no_cost_chart_when_every_measured_item_is_an_error() -> None:
     assert cost_accuracy_chart([_record("basic", "error")], {"m": "#000"}) == ""
+
+
+def test_compare_groups_by_a_protocols_own_condition(tmp_path: Path) -> None:
+    runs = {"a": ("correct", "incorrect"), "b": ("correct", "correct")}
+    for run, (basic, scale) in runs.items():
+        api.write_records(tmp_path / run, [
+            _record("basic", basic, run=run, given="A" if basic == "correct" else "B"),
+            _record("scale", scale, run=run, given="A" if scale == "correct" else "B")])
+    done = subprocess.run([sys.executable, "-m", "pytest_agentclinic.cli", "compare", "a", "b",
+                           "--by", "setting"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("|")[1].strip(): line for line in done.stdout.splitlines()
+            if line.startswith("| ") and "setting" not in line}
+    assert set(rows) == {"basic", "scale", "all"}
+    assert "+0.000" in rows["basic"] and "+1.000" in rows["scale"]
+    bad = subprocess.run([sys.executable, "-m", "pytest_agentclinic.cli", "compare", "a", "b",
+                          "--by", "settings"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert bad.returncode == 2 and "choose from" in bad.stderr and "setting" in bad.stderr
