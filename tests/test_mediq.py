@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from helpers import SHARED, llm_args, results
+from test_html_report import browser  # noqa: F401  (the real-browser fixture)
 
 from pytest_agentclinic import api
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
@@ -257,3 +258,24 @@ def test_an_exported_mediq_run_reads_back_with_inspect(pytester: pytest.Pytester
     assert {s.target for s in log.samples} == {r["expected"] for r in records.values()}
     roles = {m.metadata["role"] for s in log.samples for m in s.messages if m.metadata}
     assert {"doctor", "patient"} <= roles
+
+
+def test_the_view_shows_each_mediq_table(pytester: pytest.Pytester,
+                                         browser: Any) -> None:  # noqa: F811
+    pytester.path.joinpath("m.jsonl").write_text("\n".join(_lines(ICRAFT, 3)))
+    for run in ("old", "new"):
+        pytester.runpytest("m.jsonl", "--agent-protocol=mediq", "-p", "no:cacheprovider",
+                           "--agent-mediq-setting=initial,fixed", f"--agent-run-name={run}",
+                           "--agent-mediq-questions=2")
+    done = subprocess.run([sys.executable, "-m", "pytest_agentclinic.cli", "view",
+                           "reports/old", "reports/new", "-o", "view.html"],
+                          cwd=pytester.path, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    tab = browser.new_page()
+    tab.goto((pytester.path / "view.html").as_uri())
+    titles = tab.locator("#ptables h3").all_inner_texts()
+    assert len(titles) == 8 and sum("budget ran out by setting" in t for t in titles) == 2
+    budget = tab.locator("#ptables table").nth(2).locator("tr").all_inner_texts()
+    assert budget[1].split("\t") == ["offline", "icraft-md", "fixed", "3", "2", "3", "1.000"]
+    tab.close()

@@ -27,6 +27,7 @@ from ..core.records import ResultRecord
 from ..core.transcript import Transcript
 from .clustered import cluster_wilson
 from .statistics import per_case
+from .tables import Table
 
 #: The version of the page's embedded data (``ac-view-data``).
 VIEW_DATA_VERSION = 1
@@ -41,6 +42,8 @@ class ViewRun:
     date: str
     records: Sequence[ResultRecord]
     transcripts: dict[str, Transcript | None]
+    #: The run's protocol tables (``Protocol.tables`` and the report-table registry's).
+    tables: Sequence[Table] = ()
 
 
 def item_key(r: ResultRecord) -> str:
@@ -100,7 +103,9 @@ def view_data(runs: Sequence[ViewRun]) -> dict[str, Any]:
             "runs": [{"name": run.name, "date": run.date, "items": len(run.records)}
                      for run in runs],
             "accuracy": [row for run in runs for row in accuracy_rows(run)],
-            "items": items, "transcripts": transcripts}
+            "items": items, "transcripts": transcripts,
+            "tables": [{"run": index, "title": t.title, "headers": t.headers, "rows": t.rows}
+                       for index, run in enumerate(runs) for t in run.tables]}
 
 
 def render_view(runs: Sequence[ViewRun]) -> str:
