@@ -24,8 +24,10 @@ optionally its report :meth:`~Protocol.tables`), then :func:`register_protocol` 
 work as for the built-in protocols. A conftest that declares options also calls
 :func:`add_protocol_options` from its ``pytest_addoption``. A distribution declares it in
 the ``pytest_agentclinic.protocols`` entry-point group instead (and case formats in
-``pytest_agentclinic.case_formats``, report tables in ``pytest_agentclinic.report_tables``);
-docs/extending.md walks through a complete one.
+``pytest_agentclinic.case_formats``, report tables in ``pytest_agentclinic.report_tables``,
+JSON-lines record shapes, recognised by their keys, in ``pytest_agentclinic.jsonl_shapes``);
+docs/extending.md walks through a complete one, docs/mediq.md through a real benchmark. A
+protocol calls models with :func:`ask_model`.
 
 **Without pytest.** :func:`load_cases` reads a case file, :func:`play_encounter` plays one
 case through a protocol with the agents given, :func:`grade_free_response` and
