@@ -75,16 +75,8 @@ async def play(protocol: api.Protocol, item: api.ItemSpec,
             turn = len(dialogue) + 1
             if step.kind == "question" and not state.must_answer:
                 t.utterances.append(_said(turn, "question", step, expert))
-                view = api.TurnView(case, tuple(t.utterances), step.text, left, item.turn_budget,
-                                    item.sample)
-                reply = await patient.respond(view)  # type: ignore[attr-defined]
-                facts = [str(f) for f in case.metadata.get("facts", []) or []]  # type: ignore[union-attr]
-                shown = revealed(reply.text, facts)
-                t.utterances.append(api.Utterance(
-                    turn=turn, role="patient", kind="answer", text=reply.text,
-                    model=_model(patient), usage=reply.usage,
-                    detail=",".join(str(i + 1) for i in shown)))
-                dialogue.append((step.text, reply.text))
+                answer = await _answer(t, patient, item, step.text, left)
+                dialogue.append((step.text, answer))
                 continue
             t.utterances.append(_said(turn, "choice", step, expert))
             break
@@ -93,13 +85,31 @@ async def play(protocol: api.Protocol, item: api.ItemSpec,
     return t
 
 
+async def _answer(t: api.Transcript, patient: object, item: api.ItemSpec, question: str,
+                  left: int) -> str:
+    """The patient's answer, recorded with the numbers of the facts it recites."""
+    case = item.case
+    view = api.TurnView(case, tuple(t.utterances), question, left, item.turn_budget,
+                        item.sample)
+    reply: api.Reply = await patient.respond(view)  # type: ignore[attr-defined]
+    facts = [str(f) for f in case.metadata.get("facts", []) or []]  # type: ignore[union-attr]
+    shown = revealed(reply.text, facts)
+    t.utterances.append(api.Utterance(turn=t.turns_used, role="patient", kind="answer",
+                                      text=reply.text, model=_model(patient),
+                                      usage=reply.usage,
+                                      detail=",".join(str(i + 1) for i in shown)))
+    return reply.text
+
+
 def _model(agent: object) -> str:
     return str(getattr(agent, "model", "?"))
 
 
 def _said(turn: int, kind: str, step: Step, expert: object) -> api.Utterance:
-    detail = step.letter or "" if kind == "choice" else (
-        "" if step.confidence is None else f"confidence={step.confidence:.3g}")
+    if kind == "choice":
+        detail = step.letter or ""
+    else:  # a question: the confidence that made the expert ask
+        detail = "" if step.confidence is None else f"confidence={step.confidence:.3g}"
     return api.Utterance(turn=turn, role="doctor", kind=kind, text=step.said or step.text,
                          model=_model(expert), usage=step.usage, detail=detail)
 
