@@ -115,8 +115,13 @@ def test_offline_experts_ask_and_report_each_measure(pytester: pytest.Pytester,
     pytester.path.joinpath("m.jsonl").write_text("\n".join(_lines(ICRAFT, 6)))
     run = pytester.runpytest("m.jsonl", "--agent-protocol=mediq", "-p", "no:cacheprovider",
                              "--agent-mediq-setting=full,basic,fixed,scale-rg",
-                             "--agent-mediq-questions=3", "--agent-run-name=m", *xdist)
+                             "--agent-mediq-questions=3", "--agent-run-name=m",
+                             "--agent-gate-on", "setting=fixed", "--agent-min-accuracy=0.99",
+                             *xdist)
     records = results(pytester.path)
+    # The gate judges the setting chosen, alone.
+    run.stdout.fnmatch_lines(["offline [[]*setting=fixed[]]: accuracy * < minimum 0.990: FAIL"])
+    assert run.ret != 0 and "setting=full]" not in run.stdout.str()
     assert len(records) == 24
     fixed = [r for r in records.values() if r["conditions"]["setting"] == "fixed"]
     # The fixed expert asks until the budget runs out: 3 questions, then a forced answer.
