@@ -57,6 +57,11 @@ def test_every_case_of_both_files_loads() -> None:
     # The 3 records without context run as upstream's Patient runs them: nothing up front.
     empty = [c for c in medqa if not c.metadata["context"]]
     assert len(empty) == 3 and all(c.patient.history == "" for c in empty)
+    t = asyncio.run(api.play_encounter("mediq", empty[0], {},
+                                       options={"mediq_setting": ("fixed",)}))
+    answers = [u.text for u in t.utterances if u.role == "patient" and u.turn > 0]
+    assert t.outcome in ("correct", "incorrect") and len(answers) == 12
+    assert set(answers) == {"The patient cannot answer this question."}
     first = json.loads(_lines(ICRAFT, 1)[0])
     case = craft[0]
     assert case.metadata["answer_idx"] == first["answer_idx"] == "A"
