@@ -47,7 +47,7 @@ def declared(group: str) -> tuple[EntryPoint, ...]:
 
 @functools.cache
 def _every() -> Any:
-    # One pass over the installed distributions' metadata for all three groups: each pass
+    # One pass over the installed distributions' metadata for all the groups: each pass
     # reads every distribution's entry_points.txt, and a run that uses agents asks for each
     # group (a few ms a pass, paid in every pytest run for the protocols group). Any:
     # SelectableGroups on Python 3.10 and 3.11, EntryPoints after; both select by group.
