@@ -55,18 +55,25 @@ ALL = "all"
 _CHUNK_ELEMENTS = 1 << 18
 
 
-def check_fields(by: Sequence[str]) -> tuple[str, ...]:
-    """Return ``by`` as a tuple; raise ValueError naming the allowed fields on a bad one."""
-    bad = [f for f in by if f not in GROUP_FIELDS]
+def check_fields(by: Sequence[str], extra: Iterable[str] = ()) -> tuple[str, ...]:
+    """Return ``by`` as a tuple; raise ValueError naming the allowed fields on a bad one.
+    ``extra``: the protocol conditions the records carry (:func:`condition_names`)."""
+    allowed = (*GROUP_FIELDS, *(f for f in dict.fromkeys(extra) if f not in GROUP_FIELDS))
+    bad = [f for f in by if f not in allowed]
     if bad:
         raise ValueError(f"unknown group field(s) {', '.join(bad)}; "
-                         f"choose from {', '.join(GROUP_FIELDS)}")
+                         f"choose from {', '.join(allowed)}")
     return tuple(by)
 
 
+def condition_names(records: Iterable[ResultRecord]) -> tuple[str, ...]:
+    """The names of the protocols' own conditions ``records`` carry (a MediQ setting)."""
+    return tuple(dict.fromkeys(name for r in records for name in r.conditions))
+
+
 def group_key(record: ResultRecord, by: Sequence[str]) -> GroupKey:
-    """The record's values of the ``by`` fields."""
-    return tuple(GROUP_FIELDS[f](record) for f in by)
+    """The record's values of the ``by`` fields (a protocol's own conditions included)."""
+    return tuple(field_value(record, f) for f in by)
 
 
 def key_label(key: GroupKey) -> str:
@@ -174,7 +181,7 @@ def accuracy_table(records: Iterable[ResultRecord], by: Sequence[str] = (),
     not shrink it. ``n_resamples`` and ``seed`` are kept for callers' signatures (the
     interval no longer resamples).
     """
-    fields = check_fields(by)
+    fields = check_fields(by, condition_names(records))
     groups: dict[GroupKey, list[ResultRecord]] = {}
     for r in records:
         groups.setdefault(group_key(r, fields), []).append(r)
