@@ -1,0 +1,116 @@
+"""A case file is parsed once for all the run's processes (pytest_agentclinic.cases.parse_cache)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers import SHARED, make_case
+
+from pytest_agentclinic.cases import loaders, parse_cache
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _same(a: loaders.LoadedFile, b: loaders.LoadedFile) -> None:
+    assert (a.format, a.not_cases, a.damaged, a.positions) == (
+        b.format, b.not_cases, b.damaged, b.positions)
+    assert a.errors == b.errors and a.sidecar_error == b.sidecar_error
+    assert [line for line, _ in a.cases] == [line for line, _ in b.cases]
+    for (_, x), (_, y) in zip(a.cases, b.cases, strict=True):
+        assert x == y
+        assert x.model_dump(exclude_unset=True) == y.model_dump(exclude_unset=True)
+
+
+def _files() -> list[Path]:
+    files = sorted((ROOT / "cases").glob("*.yaml")) + sorted(
+        (ROOT / "tests" / "fixtures").glob("*.y*ml"))
+    files += sorted(p for p in (SHARED / "agentclinic").glob("*.jsonl"))[:2]
+    return files
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
+def test_a_stored_load_equals_the_parse(path: Path, tmp_path: Path) -> None:
+    first = parse_cache.load(path, tmp_path)
+    stored = list((tmp_path / parse_cache.FOLDER).glob("*.jsonl"))
+    assert len(stored) == 1
+    again = parse_cache.load(path, tmp_path)
+    _same(loaders.load_case_file(path), first)
+    _same(first, again)
+
+
+def _written(tmp_path: Path, n: int = 3, **extra: object) -> Path:
+    path = tmp_path / "c.yaml"
+    cases = [make_case(i) for i in range(n)]
+    cases.append({"id": "bad", "objective": "x"})  # no diagnosis: an error, kept as one
+    path.write_text(yaml.safe_dump({"dataset": "d", "cases": cases, **extra}))
+    return path
+
+
+def test_errors_and_lines_survive_the_store(tmp_path: Path) -> None:
+    path = _written(tmp_path)
+    parse_cache.load(path, tmp_path / "cache")
+    again = parse_cache.load(path, tmp_path / "cache")
+    assert [str(e.path) for e in again.errors] == [str(path)]
+    assert again.errors[0].field == "patient"  # the first missing field
+    _same(loaders.load_case_file(path), again)
+
+
+def test_a_changed_file_or_sidecar_is_parsed_again(tmp_path: Path) -> None:
+    path = _written(tmp_path, 2)
+    cache = tmp_path / "cache"
+    assert len(parse_cache.load(path, cache).cases) == 2
+    path.write_text(yaml.safe_dump({"dataset": "d", "cases": [make_case(i) for i in range(5)]}))
+    assert len(parse_cache.load(path, cache).cases) == 5
+    sidecar = tmp_path / f"c{loaders.SIDECAR_SUFFIX}"
+    sidecar.write_text(json.dumps({"cases": {"0": {"specialty": "Neurology"}}}))
+    assert parse_cache.load(path, cache).cases[0][1].specialty == "Neurology"
+
+
+def test_a_damaged_entry_is_ignored_and_rewritten(tmp_path: Path) -> None:
+    path = _written(tmp_path)
+    cache = tmp_path / "cache"
+    parse_cache.load(path, cache)
+    (entry,) = (cache / parse_cache.FOLDER).glob("*.jsonl")
+    entry.write_text('{"version": 1, "format": "project", "lines": [1, 2]}\n{"id": ')
+    _same(loaders.load_case_file(path), parse_cache.load(path, cache))
+    _same(loaders.load_case_file(path), parse_cache.load(path, cache))
+    assert entry.read_text().count("\n") == 4  # header and three cases, written anew
+
+
+def _count_parses(path: str, cache: str, queue: object) -> None:
+    calls = []
+    original = parse_cache.load_case_file
+
+    def counted(p: Path) -> loaders.LoadedFile:
+        calls.append(p)
+        return original(p)
+
+    parse_cache.load_case_file = counted  # type: ignore[assignment]
+    loaded = parse_cache.load(Path(path), Path(cache))
+    queue.put((len(calls), len(loaded.cases)))  # type: ignore[attr-defined]
+
+
+def test_processes_sharing_a_cache_parse_the_file_once(tmp_path: Path) -> None:
+    path = _written(tmp_path, 300)
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    workers = [ctx.Process(target=_count_parses, args=(str(path), str(tmp_path / "c"), queue))
+               for _ in range(4)]
+    for w in workers:
+        w.start()
+    results = [queue.get(timeout=120) for _ in workers]
+    for w in workers:
+        w.join()
+    assert sorted(parses for parses, _ in results) == [0, 0, 0, 1]
+    assert {cases for _, cases in results} == {300}
+
+
+def test_an_unwritable_cache_still_loads(tmp_path: Path) -> None:
+    path = _written(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    _same(loaders.load_case_file(path), parse_cache.load(path, blocker))
