@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import make_case, nejm_line, osce_line, write_yaml_cases
@@ -113,16 +114,14 @@ def test_as_text_flattens_every_shape() -> None:
 def _composes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     import yaml
 
-    from pytest_agentclinic.cases import yaml_aliases
-
     calls: list[str] = []
     original = yaml.compose
 
-    def counted(text: str, Loader: object) -> object:  # noqa: N803 (yaml's own name)
+    def counted(text: str, Loader: Any) -> object:  # yaml's own argument name
         calls.append(text)
         return original(text, Loader=Loader)
 
-    monkeypatch.setattr(yaml_aliases.yaml, "compose", counted)
+    monkeypatch.setattr(yaml, "compose", counted)  # what cases.yaml_aliases calls
     return calls
 
 

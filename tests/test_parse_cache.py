@@ -83,13 +83,13 @@ def test_a_damaged_entry_is_ignored_and_rewritten(tmp_path: Path) -> None:
 
 def _count_parses(path: str, cache: str, queue: object) -> None:
     calls = []
-    original = parse_cache.load_case_file
+    original = loaders.load_case_file
 
     def counted(p: Path) -> loaders.LoadedFile:
         calls.append(p)
         return original(p)
 
-    parse_cache.load_case_file = counted  # type: ignore[assignment]
+    setattr(parse_cache, "load_case_file", counted)  # noqa: B010 (a child process)
     loaded = parse_cache.load(Path(path), Path(cache))
     queue.put((len(calls), len(loaded.cases)))  # type: ignore[attr-defined]
 
