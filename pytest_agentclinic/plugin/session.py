@@ -41,7 +41,7 @@ from .collect import (
 )
 from .interrupts import defer_interrupts, restore_interrupts, say
 from .junit import write_gate_testcases
-from .scheduling import LEAD_WINDOWS, Ahead, llm_models, warm_grader
+from .scheduling import LEAD_WINDOWS, Ahead, index_terminology, llm_models, warm_grader
 from .scheduling import window as window_of
 from .settings import Settings
 
@@ -147,6 +147,7 @@ class AgentClinicSession:
             self.lock = rundir.lock_run(self.run_dir)
         except (rundir.RunInUse, rundir.RunDirError) as exc:
             raise pytest.UsageError(f"agentclinic: {exc}") from None
+        index_terminology(self.config.args)  # off the first encounter's path
         if llm_models(self.settings):
             unusable = self.cache.probe()  # workers fall back the same way, silently
             if unusable is not None:
