@@ -18,12 +18,22 @@ Printed, all measured in this one run:
 The issue's goals (10,000 cases, quiet machine): wall <= 1.05x the floor, first request
 <= 2 s, end phase <= 2 s, peak memory <= 600 MB. On a shared, loaded machine, use smaller
 ``--cases`` (e.g. 2,000) and read the figures as ratios.
+
+``--parts collect,report`` (on ``--distinct`` cases, default 4,000; medians of ``--rounds``
+interleaved runs, CPU time of the process alone):
+
+* collect: ``pytest --collect-only`` of the cases, parsed (a fresh cache directory) and read
+  back parsed (as every xdist worker but the first does), against plain pytest collecting as
+  many trivial parametrized tests (this plugin off); goal <= 1.5x;
+* report: ``agentclinic report`` of an offline run of those cases (goal <= 1.0 s of CPU), and
+  its report.html per item (goal <= 1.5 KB).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -141,7 +151,8 @@ def report(run_dir: Path, stats: dict[str, Any], clock: tuple[float, float, floa
           f"(goal <= 1.05x)")
     print(f"  first request {first_request:.2f} s (goal <= 2 s); first verdict "
           f"{first_verdict:.2f} s")
-    print(f"  end phase (last answer to exit) {ended_mono - last_answer:.2f} s (goal <= 2 s)")
+    print(f"  end phase (last answer to exit) {ended_mono - last_answer:.2f} s (goal <= 2 s): "
+          f"{_end_phase(run_dir, started_wall - started_mono, last_answer, recs)}")
     print(f"  peak memory of the process tree {peak_mb:.0f} MB (goal <= 600 MB at 10,000); "
           f"CPU of the process tree {cpu:.1f} s = "
           f"{cpu * 1000 / max(len(served), 1):.2f} ms per call")
@@ -152,6 +163,79 @@ def report(run_dir: Path, stats: dict[str, Any], clock: tuple[float, float, floa
         print(f"  summary.json {summary.stat().st_size / 1024:,.0f} KB")
 
 
+PLAIN = """
+import pytest
+
+@pytest.mark.parametrize("i", range({n}))
+def test_trivial(i):
+    assert i >= 0
+"""
+
+
+def _cpu(command: list[str], cwd: Path) -> float:
+    env = {**os.environ}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    _pid, _status, usage = os.wait4(process.pid, 0)
+    return usage.ru_utime + usage.ru_stime
+
+
+def collection(work: Path, n: int, rounds: int) -> None:
+    """Collection CPU of ``n`` distinct cases, parsed and read back, against plain pytest's."""
+    folder = work / "collect"
+    folder.mkdir()
+    (folder / "cases.yaml").write_text(yaml.safe_dump(
+        {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
+    (folder / "test_plain.py").write_text(PLAIN.format(n=n))
+    pytest_ = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only"]
+    cpu: dict[str, list[float]] = {"parsed": [], "stored": [], "plain": []}
+    for index in range(rounds):
+        cache = f"--agent-cache-dir=cache{index}"
+        cpu["parsed"].append(_cpu([*pytest_, "cases.yaml", cache], folder))
+        cpu["stored"].append(_cpu([*pytest_, "cases.yaml", cache], folder))
+        cpu["plain"].append(_cpu([*pytest_, "test_plain.py", "-p", "no:agentclinic", "-p",
+                                  "no:randomly", "-p", "no:xdist"], folder))
+    med = {k: statistics.median(v) for k, v in cpu.items()}
+    print(f"collection of {n:,} distinct cases, CPU, medians of {rounds}: parsed "
+          f"{med['parsed']:.2f} s = {med['parsed'] / med['plain']:.2f}x plain pytest's "
+          f"{n:,} trivial tests ({med['plain']:.2f} s); read back parsed {med['stored']:.2f} s "
+          f"= {med['stored'] / med['plain']:.2f}x (goal <= 1.5x)")
+
+
+def final_report(work: Path, n: int, rounds: int) -> None:
+    """``agentclinic report`` of an offline run of ``n`` cases: CPU, and its page's size."""
+    folder = work / "report"
+    folder.mkdir()
+    (folder / "cases.yaml").write_text(yaml.safe_dump(
+        {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "cases.yaml",
+                    "--agent-run-name=offline", "--agent-turns=4", "-n", "2"], cwd=folder,
+                   stdout=subprocess.DEVNULL, check=False)
+    run_dir = folder / "reports" / "offline"
+    command = [sys.executable, "-m", "pytest_agentclinic.cli", "report", str(run_dir)]
+    cpu = statistics.median(_cpu(command, folder) for _ in range(rounds))
+    page = (run_dir / "report.html").stat().st_size / 1024
+    print(f"agentclinic report of {n:,} offline encounters: {cpu:.2f} s of CPU (median of "
+          f"{rounds}; goal <= 1.0 s); report.html {page:,.0f} KB = {page / n:.2f} KB per item "
+          f"(goal <= {PAGE_GOAL_KB} KB)")
+
+
+def _end_phase(run_dir: Path, offset: float, last_answer: float,
+               recs: list[dict[str, Any]]) -> str:
+    """When, after the last answer, the last encounter ended, the last record was written
+    and the reports were (file times; ``offset`` turns monotonic seconds into epoch)."""
+    def after(epoch: float) -> str:
+        return f"+{epoch - offset - last_answer:.2f} s"
+
+    ended = max(r["started_at"] + r["duration_s"] for r in recs)
+    written = max(p.stat().st_mtime for p in run_dir.glob("results*.jsonl"))
+    page = run_dir / "report.html"
+    reports = after(page.stat().st_mtime) if page.exists() else "none"
+    return (f"last encounter ended {after(ended)}, last record written {after(written)}, "
+            f"report.html written {reports}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -160,9 +244,20 @@ def main() -> None:
     parser.add_argument("--rpm", type=float, default=3000.0)
     parser.add_argument("--workers", type=int, default=8, help="xdist workers (-n)")
     parser.add_argument("--delay", type=float, default=0.5, help="seconds per reply")
+    parser.add_argument("--parts", default="run,collect,report",
+                        help="which parts: run (the N encounters), collect, report")
+    parser.add_argument("--distinct", type=int, default=4_000,
+                        help="cases of the collect and report parts")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
     opts = parser.parse_args()
+    parts = opts.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:
-        run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay)
+        if "run" in parts:
+            run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay)
+        if "collect" in parts:
+            collection(Path(tmp), opts.distinct, opts.rounds)
+        if "report" in parts:
+            final_report(Path(tmp), opts.distinct, opts.rounds)
 
 
 if __name__ == "__main__":
