@@ -68,6 +68,12 @@ def test_a_changed_file_or_sidecar_is_parsed_again(tmp_path: Path) -> None:
     sidecar = tmp_path / f"c{loaders.SIDECAR_SUFFIX}"
     sidecar.write_text(json.dumps({"cases": {"0": {"specialty": "Neurology"}}}))
     assert parse_cache.load(path, cache).cases[0][1].specialty == "Neurology"
+    # One entry a case file: an earlier version's is removed.
+    assert len(list((cache / parse_cache.FOLDER).glob("*.jsonl"))) == 1
+    (tmp_path / "elsewhere").mkdir()
+    other = _written(tmp_path / "elsewhere", 2)
+    parse_cache.load(other, cache)
+    assert len(list((cache / parse_cache.FOLDER).glob("*.jsonl"))) == 2
 
 
 def test_a_damaged_entry_is_ignored_and_rewritten(tmp_path: Path) -> None:

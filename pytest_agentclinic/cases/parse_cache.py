@@ -47,7 +47,7 @@ def load(path: Path, cache_dir: Path | None) -> LoadedFile:
         key = _key(path)
     except OSError:
         return load_case_file(path)  # unreadable: the loader says why
-    entry = cache_dir / FOLDER / f"{key}.jsonl"
+    entry = cache_dir / FOLDER / f"{_path_tag(path)}-{key}.jsonl"
     found = _read(entry, path)
     if found is not None:
         return found
@@ -58,9 +58,25 @@ def load(path: Path, cache_dir: Path | None) -> LoadedFile:
                 return found
             loaded = load_case_file(path)
             _write(entry, loaded)
+            _forget_older(entry)
             return loaded
     except OSError:
         return load_case_file(path)
+
+
+def _path_tag(path: Path) -> str:
+    """What names the entries of one case file (its resolved path's hash)."""
+    return hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+
+
+def _forget_older(entry: Path) -> None:
+    """Remove the entries of earlier versions of the file: one entry a case file, not one
+    per edit of it."""
+    tag = entry.name.split("-", 1)[0]
+    for old in entry.parent.glob(f"{tag}-*.jsonl"):
+        if old != entry:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 def _key(path: Path) -> str:
