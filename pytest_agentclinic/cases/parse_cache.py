@@ -91,7 +91,8 @@ def _key(path: Path) -> str:
 @contextlib.contextmanager
 def _locked(entry: Path) -> Iterator[None]:
     entry.parent.mkdir(parents=True, exist_ok=True)
-    with open(entry.with_suffix(".lock"), "a") as lock:
+    # One lock a case file (not a version of it): nothing accumulates.
+    with open(entry.parent / f"{entry.name.split('-', 1)[0]}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
