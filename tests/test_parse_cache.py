@@ -120,3 +120,38 @@ def test_an_unwritable_cache_still_loads(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     _same(loaders.load_case_file(path), parse_cache.load(path, blocker))
+
+
+WAIT_FOR_PARSE = '''
+import json, os, time
+from pathlib import Path
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    # Before this worker collects: is the case file parsed (or its parse under way)?
+    if not hasattr(session.config, "workerinput"):
+        return
+    folder = Path(str(session.config.rootpath)) / ".agentclinic_cache" / "parsed-cases"
+    deadline = time.monotonic() + 15
+    while not list(folder.glob("*.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (Path(str(session.config.rootpath)) / f"seen-{os.getpid()}.json").write_text(
+        json.dumps(bool(list(folder.glob("*.jsonl")))))
+'''
+
+
+def test_under_xdist_the_controller_parses_while_the_workers_start(
+        pytester: pytest.Pytester) -> None:
+    """xdist only (the point of the test): without workers the one process parses as it
+    collects."""
+    from helpers import write_yaml_cases
+
+    pytester.makeconftest(WAIT_FOR_PARSE)
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    result = pytester.runpytest_subprocess("c.yaml", "-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    seen = [json.loads(p.read_text()) for p in pytester.path.glob("seen-*.json")]
+    assert seen == [True, True]

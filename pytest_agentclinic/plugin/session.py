@@ -41,7 +41,14 @@ from .collect import (
 )
 from .interrupts import defer_interrupts, restore_interrupts, say
 from .junit import write_gate_testcases
-from .scheduling import LEAD_WINDOWS, Ahead, index_terminology, llm_models, warm_grader
+from .scheduling import (
+    LEAD_WINDOWS,
+    Ahead,
+    index_terminology,
+    llm_models,
+    parse_ahead,
+    warm_grader,
+)
 from .scheduling import window as window_of
 from .settings import Settings
 
@@ -147,6 +154,8 @@ class AgentClinicSession:
             self.lock = rundir.lock_run(self.run_dir)
         except (rundir.RunInUse, rundir.RunDirError) as exc:
             raise pytest.UsageError(f"agentclinic: {exc}") from None
+        if getattr(self.config.option, "dist", "no") != "no":
+            parse_ahead(self.config.args, self.settings.cache_dir)  # while workers start
         index_terminology(self.config.args)  # off the first encounter's path
         if llm_models(self.settings):
             unusable = self.cache.probe()  # workers fall back the same way, silently
