@@ -21,12 +21,11 @@ from .statistics import (
     GROUP_FIELDS,
     GroupKey,
     accuracy_table,
-    cluster_bootstrap,
     group_rng,
     key_label,
     natural_key,
     per_case,
-    percentile_ci,
+    ratio_interval,
 )
 
 
@@ -101,8 +100,7 @@ def mean_ci(records: Sequence[ResultRecord], measure: Measure, key: GroupKey,
     if not pairs:
         return MeanCI(None, None, None, 0)
     sums, counts = per_case([c for c, _ in pairs], np.array([v for _, v in pairs], float))
-    boot = cluster_bootstrap(sums, counts, resamples, group_rng(seed, (*key, measure.name)))
-    low, high = percentile_ci(boot)
+    low, high = ratio_interval(sums, counts, resamples, group_rng(seed, (*key, measure.name)))
     return MeanCI(float(sums.sum() / counts.sum()), low, high, len(pairs))
 
 
