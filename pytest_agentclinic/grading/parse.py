@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from .companions import hedged_role, parenthesized_role, restating_role, slashed
+from .concurrent import finding
 from .kinds import kind
 from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
@@ -34,7 +35,7 @@ __all__ = ["Category", "Extraction", "Mention", "Role", "bare", "parse"]
 
 Category = Literal["single", "multiple", "none"]
 Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
-               "hedged", "offered", "parenthesized", "beside", "after"]
+               "hedged", "offered", "parenthesized", "beside", "after", "complication"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,10 @@ _REFINE = re.compile(
 _CONCURRENT = re.compile(
     r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
     r"as\s+well\s+as|together\s+with)\b\s*|\s*[,;]\s*|\s+-\s+", re.I)
+# "X complicated by Y": the answer states Y is a complication of X, a concurrent condition
+# (CRAFT-MD's grader: a main diagnosis with a concurrent minor one is the main diagnosis).
+_COMPLICATION = re.compile(r"\s*,?\s*\b(?:(?:further\s+|now\s+)?complicated\s+by)\b\s*",
+                           re.I)
 # A companion after a hedge stays a companion: "X, possibly with Y" or "possibly complicated
 # by Y" names X and a possible complication, not X or Y.
 _COMPANION = (r"(?:with|and|complicated\s+by|accompanied\s+by|along\s+with|plus|"
@@ -202,6 +207,9 @@ def _marker(tail: str) -> tuple[Role, str]:
         if _SPECIFIC.match(tail) is not None:
             return "refinement", rest
         return ("hedged" if _HEDGED.match(tail) is not None else "alternative"), rest
+    complication = _COMPLICATION.match(tail)
+    if complication is not None:
+        return "complication", tail[complication.end():]
     concurrent = _CONCURRENT.match(tail)
     if concurrent is not None:
         disjunction = DISJUNCTION.match(tail, concurrent.end())
@@ -310,7 +318,9 @@ def _is_list(mentions: tuple[Mention, ...], differential: bool) -> bool:
     """
     if not any(m.role == "listed" for m in mentions):
         return False
-    count = sum(m.role in _LISTED for m in mentions)
+    # a finding beside the diagnosis ("X, hepatomegaly, leukocytosis") is no item of a list
+    count = sum(m.role in _LISTED and (m.role == "main" or not finding(m.text))
+                for m in mentions)
     return count >= 3 or (count >= 2 and differential)
 
 

@@ -24,6 +24,7 @@ from typing import Literal
 
 from ..core.text import bounded_cache
 from .concepts import default_terminology
+from .concurrent import concurrent
 from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
 from .kinds import kind
 from .parse import Extraction, Mention
@@ -41,7 +42,7 @@ _forms = bounded_cache(truth_forms)
 #: Roles whose match makes the answer right.
 PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
 #: Roles of a name whose match never scores: the truth named only in a secondary role.
-SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside"})
+SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complication"})
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
 _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after"})
 #: Roles of a name that may restate the main diagnosis rather than add one.
@@ -210,7 +211,10 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
              # name in brackets that the terminology does not know may be a lay name of the
              # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
              and (_bracketed_disease(m.text, extraction.diagnosis) if m.role == "beside"
-                  else terms.disease_like(m.text) or _has_condition_word(m.text))]
+                  else terms.disease_like(m.text) or _has_condition_word(m.text))
+             # a finding, a linked concept or a stated secondary condition is concurrent:
+             # the main diagnosis is graded (CRAFT-MD's grader, step 1)
+             and not concurrent(m.text, extraction.diagnosis)]
     # The main diagnosis and the names that restate it, each linked to one before it
     # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
     same = [extraction.diagnosis, *(m.text for m in extraction.mentions

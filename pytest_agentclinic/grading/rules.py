@@ -31,6 +31,7 @@ from typing import Literal
 
 from ..core.case import Case
 from .equivalence import RelationKind
+from .extract import extract
 from .kinds import kind
 from .parse import Extraction
 from .relate import NameRelation, Related
@@ -190,4 +191,19 @@ def asks_for_a_condition(case: Case) -> bool:
     """Whether the case asks for a diagnosis: not when its answer or one of its choices is a
     test, treatment, drug or finding (some NEJM questions ask for those, and then a test or a
     treatment is an answer, not "no diagnosis")."""
-    return all(kind(name) == "condition" for name in (case.diagnosis, *case.choices))
+    return conditions_asked(case.diagnosis, case.choices)
+
+
+def conditions_asked(truth: str, choices: Sequence[str] = ()) -> bool:
+    """Whether a question with this correct answer and these choices asks for a condition
+    (see :func:`asks_for_a_condition`)."""
+    return all(kind(name) == "condition" for name in (truth, *choices))
+
+
+def grade_text(answer: str, accepted: Sequence[str], choices: Sequence[str] = (),
+               policy: Policy = "strict") -> tuple[Extraction, Decision]:
+    """The one grading entry of a free-text answer, for a run and for ``agentclinic grade``
+    alike: extract (reading tests and treatments as answers when the truth is one) and
+    decide."""
+    extraction = extract(answer, conditions_only=conditions_asked(accepted[0], choices))
+    return extraction, decide(extraction, accepted, choices, policy)

@@ -1,0 +1,113 @@
+"""Whether a name given beside the main diagnosis is a *concurrent* condition of it or another
+diagnosis competing with it.
+
+CRAFT-MD's grader was told: "if there is a main diagnosis with a concurrent minor diagnosis,
+return the main diagnosis"; only "more than one possible diagnosis" is multiple. A name
+joined to the main one by "with", "complicated by", "secondary", "and", a comma or a bracket
+is concurrent (the main diagnosis is graded) when the terminology or the words say it
+belongs to the main one (docs/grading.md, "Main and concurrent"):
+
+* a **finding**: a sign or symptom (ICD-10-CM chapter R, MeSH's Signs and Symptoms), or an
+  examination or laboratory finding by the clinical convention stated in docs/grading.md
+  (an enlarged organ, an effusion, swelling, dehydration, a blood count or electrolyte out
+  of range);
+* a **linked concept**: a hierarchy of the terminology places one name under the other
+  (diabetic ketoacidosis under diabetes mellitus), or the two names' words together are a
+  name of one concept the terminology knows (ICD-10-CM's combination codes: "mumps
+  orchitis", "measles complicated by pneumonia");
+* a **secondary condition** the answer states as such ("secondary bacterial infection",
+  "superinfection") that is no disease name of its own.
+
+Any other disease beside the main one (unrelated, or a sibling under the same parent, which
+competes for the same presentation) is an alternative: the answer is then several diagnoses.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..core.text import bounded_cache
+from .concepts import default_terminology
+from .equivalence import NEUTRAL_QUALIFIERS, PLACES, relate
+from .terminology import FILLER, key, tokens
+
+__all__ = ["concurrent", "finding", "linked", "stated_secondary"]
+
+# The clinical convention of docs/grading.md: what an examination or a laboratory test finds
+# beside a disease, named by its head word or the word's ending.
+_FINDING_WORDS = frozenset({
+    "effusion", "ascites", "edema", "oedema", "swelling", "dehydration", "hypovolemia",
+    "lymphadenopathy", "adenopathy", "lymphadenitis", "organomegaly", "fever", "jaundice",
+    "icterus", "hypoxemia", "hypoxia", "hypotension", "tachycardia", "bradycardia",
+    "leukocytosis", "leukopenia", "neutropenia", "neutrophilia", "lymphopenia",
+    "lymphocytosis", "thrombocytopenia", "thrombocytosis", "eosinophilia", "anemia",
+    "acidosis", "alkalosis", "proteinuria", "hematuria", "pyuria", "azotemia",
+})
+_FINDING_ENDINGS = ("megaly", "cytosis", "penia", "philia")
+# "hypokalemia", "hypernatremia", "hyperglycemia": a laboratory value out of range
+_OUT_OF_RANGE = re.compile(r"^hyp(?:er|o)[a-z]+(?:emia|aemia|uria)$")
+_AMOUNT = frozenset({"small", "large", "massive", "trace", "marked", "minimal", "mild",
+                     "moderate", "severe", "generalized", "generalised", "localized", "diffuse",
+                     "reactive", "tender", "painless", "persistent", "low", "high", "grade",
+                     # where: the cavities and nodes an examination or imaging finds it in
+                     "pleural", "pericardial", "peritoneal", "joint", "hilar", "mediastinal",
+                     "axillary", "inguinal", "submandibular", "supraclavicular", "occipital",
+                     "abdominal", "mesenteric", "retroperitoneal", "pedal", "peripheral",
+                     "periorbital", "lower", "upper", "extremity", "limb", "leg", "ankle",
+                     "posterior", "anterior", "hepatic", "splenic", "lymph", "node"})
+# The answer says the companion follows from the main diagnosis.
+_SECONDARY = frozenset({"secondary", "superinfection", "superinfected", "superimposed",
+                        "impetiginization", "impetiginisation", "impetiginized",
+                        "impetiginised"})
+
+
+@bounded_cache
+def finding(name: str) -> bool:
+    """Whether ``name`` is a sign, a symptom or an examination or laboratory finding."""
+    terms = default_terminology()
+    ids = terms.concepts(name)[1]
+    if terms.symptom(name) or any(i.startswith("ICD:R") for i in ids):
+        return True
+    words = tokens(name)
+    if not words:
+        return False
+    head, rest = words[-1], set(words[:-1]) - FILLER
+    # only the finding with where, how much or which side ("small pericardial effusion",
+    # "right inguinal lymphadenopathy"); a word of kind or cause makes a disease of it
+    # ("iron deficiency anemia", "familial hypercholesterolemia", "aplastic anemia")
+    plain = rest <= NEUTRAL_QUALIFIERS | PLACES | terms.site_words | _AMOUNT
+    return plain and (head in _FINDING_WORDS or head.endswith(_FINDING_ENDINGS)
+                      or _OUT_OF_RANGE.match(head) is not None)
+
+
+@bounded_cache
+def linked(name: str, main: str) -> bool:
+    """Whether the terminology links ``name`` to the main diagnosis: one placed under the
+    other by a hierarchy (not siblings: those compete), or their words together a name of
+    one concept it knows."""
+    if not name or not main:
+        return False
+    for a, b in ((name, main), (main, name)):
+        found = relate(a, b)
+        # one source's hierarchy alone is as often a slip as a link ("ankylosing
+        # spondylitis" under rheumatoid arthritis by MONDO only): two sources must state it
+        if found.kind in ("same", "synonym") or (
+                found.kind in ("broader", "narrower") and found.sure and found.curated):
+            return True
+    mine, theirs = key(name), key(main)
+    if not (mine and theirs) or mine <= theirs or theirs <= mine:
+        return False
+    terms = default_terminology()
+    # ICD-10-CM names a combination "X complicated by Y" ("Measles complicated by pneumonia")
+    return terms.known(mine | theirs) or terms.known(mine | theirs | {"complicated"})
+
+
+def stated_secondary(name: str) -> bool:
+    """Whether the answer calls the companion secondary ("secondary bacterial infection"),
+    and it is no disease name of its own ("secondary syphilis" is one)."""
+    return bool(_SECONDARY & set(tokens(name))) and not default_terminology().known(name)
+
+
+def concurrent(name: str, main: str) -> bool:
+    """Whether ``name``, given beside ``main``, is a concurrent condition of it."""
+    return finding(name) or stated_secondary(name) or linked(name, main)
