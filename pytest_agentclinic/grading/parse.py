@@ -232,6 +232,7 @@ def _next_segment(text: str) -> tuple[str, str]:
 def _tail_mentions(tail: str) -> list[Mention]:
     """Mentions from the clauses after the main diagnosis (causes, refinements, companions)."""
     out: list[Mention] = []
+    previous = ""
     for _ in range(16):  # a bound, not a limit real answers reach
         if not tail.strip():
             break
@@ -240,8 +241,17 @@ def _tail_mentions(tail: str) -> list[Mention]:
         if not segment.strip() and rest == tail:
             break
         tail = rest
+        if role in ("hedged", "alternative") and _FEATURES.fullmatch(previous.strip(" ,")):
+            # "W with features suggestive of T": the features are W's, and T a second name
+            # beside W, never a kind of it
+            role = "beside"
+        previous = segment
         out.extend(_split(segment, role))
     return out
+
+
+_FEATURES = re.compile(r"(?:some\s+|several\s+|many\s+|clinical\s+|atypical\s+)?(?:features?|"
+                       r"findings?|signs?|changes?|elements?|characteristics?)", re.I)
 
 
 # Sentences after the statement: a bare name there is one more diagnosis ("X; Y", "X. Y").

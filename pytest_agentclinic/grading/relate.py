@@ -17,6 +17,7 @@ Nothing here decides a verdict.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,7 +25,7 @@ from typing import Literal
 
 from ..core.text import bounded_cache
 from .concepts import default_terminology
-from .concurrent import concurrent
+from .concurrent import concurrent, finding, stated_secondary
 from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
 from .kinds import kind
 from .parse import Extraction, Mention
@@ -119,8 +120,12 @@ class Related:
 
     @cached_property
     def named(self) -> str | None:
-        """The accepted name the whole statement names ("Granulomatosis with polyangiitis")."""
-        return next((t for t in self.accepted if self.whole and _same(self.whole, t)), None)
+        """The accepted name the whole statement names ("Granulomatosis with polyangiitis"),
+        with a finding or a secondary condition after it or not ("Granulomatosis with
+        polyangiitis with cervical lymphadenopathy")."""
+        forms = [self.whole, *_without_findings(self.extraction)] if self.whole else \
+            _without_findings(self.extraction)
+        return next((t for form in forms for t in self.accepted if _same(form, t)), None)
 
     @cached_property
     def one_name(self) -> bool:
@@ -182,8 +187,8 @@ class Related:
 def _best_match(extraction: Extraction, truth: str) -> NameRelation:
     """The mention that matches the truth (a primary one first), else the closest primary."""
     judged = [relate_name(m, truth) for m in extraction.mentions
-              if m.role in PRIMARY_ROLES or m.role in SECONDARY_ROLES]
-    for roles in (PRIMARY_ROLES, SECONDARY_ROLES):
+              if m.role in PRIMARY_ROLES or m.role in SECONDARY_ROLES or m.role == "after"]
+    for roles in (PRIMARY_ROLES, SECONDARY_ROLES | {"after"}):
         for r in judged:
             if r.role in roles and r.correct and r.sure:
                 return r
@@ -195,6 +200,26 @@ def _best_match(extraction: Extraction, truth: str) -> NameRelation:
     # No role: no name of the answer is compared with the truth.
     return NameRelation(extraction.diagnosis, "", "different", False, True,
                         "no diagnosis named matches the correct answer")
+
+
+def _without_findings(extraction: Extraction) -> list[str]:
+    """The statement's body with the findings and secondary conditions that end it taken off
+    one by one ("DRESS with cervical lymphadenopathy" gives "DRESS")."""
+    body, out = extraction.body, []
+    for mention in reversed(extraction.mentions):
+        if mention.role == "main" or not (finding(mention.text) or stated_secondary(mention.text)
+                                          or mention.role == "complication"):
+            break
+        at = body.lower().rfind(mention.text.lower())
+        if at <= 0:
+            break
+        body = _JOINER.sub("", body[:at])
+        out.append(body)
+    return out
+
+
+_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary)\s+)*"
+                     r"(?:an?\s+|the\s+)?$", re.I)
 
 
 def _another_disease(extraction: Extraction, whole: str) -> str | None:

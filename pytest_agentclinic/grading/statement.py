@@ -169,6 +169,7 @@ _CONTEXT = re.compile(
     r"can|could|is|are|was|were|has|have|seems?|appears?|given|based\s+on|considering|"
     r"as\s+evidenced|"
     r"evidenced|indicated|characterized|presenting|presents|manifesting|because|since|"
+    r"confirmed|proven|established|"
     r"if|when|pending|to\s+be|needs?|needing|in\s+(?:a|this|the|her|his)\s+"
     r"(?:patient|child|woman|man|infant|boy|girl)|in\s+light\s+of|supported\s+by)\b", re.I)
 # An opening that answers nothing: the diagnosis comes in a later sentence.
@@ -196,8 +197,9 @@ def statement(text: str) -> str:
     text = _ENUMERATOR.sub("", text)  # "A. Asthma": the label of an answer, not a sentence
     head = _first_sentence(text)
     lead = _LEADS.search(head)
-    if lead is not None and _SUPPORT.match(lead.group()) and _opens_with_disease(
-            head[: lead.start()]):
+    if (lead is not None and _SUPPORT.match(lead.group())
+            and not _NO_NAME.match(head, lead.end())
+            and _opens_with_disease(head[: lead.start()])):
         # "X with features suggestive of Y": X is the answer, Y a second name beside it
         lead = None
     if lead is not None and DISJUNCTION.match(head, lead.end()):
