@@ -138,7 +138,10 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     spelled = _spelled(given, truth, terms)
     if spelled is not None:
         return spelled
-    if not terms.known(g) and lone_slip(tokens(given), tokens(truth), terms.is_word):
+    if not terms.known(g) and (lone_slip(tokens(given), tokens(truth), terms.is_word)
+                               # as written: the normaliser may read a slip's ending as a
+                               # Latin plural ("pancreatitsi"), two letters from the truth
+                               or lone_slip(_written(given), _written(truth), terms.is_word)):
         return Relation("same", "the same name but for a one-letter slip, and no other known "
                         "name that close")
     if g <= GENERIC:
@@ -344,6 +347,11 @@ def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
         return Relation("related", f"{words.reason}: one word of the truth's name")
     return Relation("related", f"{words.reason}: the terminology places no concept of that "
                     "name above the truth", sure=False)
+
+
+def _written(name: str) -> tuple[str, ...]:
+    """A name's words as written, lower case."""
+    return tuple(re.findall(r"[^\W\d_]+", name.lower()))
 
 
 def _slipped_words(g: Key, t: Key) -> frozenset[str]:
