@@ -42,10 +42,10 @@ def test_a_concurrent_finding_or_complication_leaves_the_main_diagnosis_graded(
 
 
 @pytest.mark.parametrize("answer", [
-    f"{T}, {W}", f"{T} and {W}", f"{T} with {W}", f"{W} with {T}", f"{T}, iron deficiency anemia",
-    f"{T}, rib fracture", f"{T}, intrauterine pregnancy", f"Concussion with features suggestive of {T}",
-    f"Pregnancy with features suggestive of {T}", f"{W} complicated by {T}",
-    f"Rheumatoid arthritis with ankylosing spondylitis",
+    f"{T}, {W}", f"{T} and {W}", f"{T} with {W}", f"{W} with {T}",
+    f"{T}, iron deficiency anemia", f"{T}, rib fracture", f"{T}, intrauterine pregnancy",
+    f"Concussion with features suggestive of {T}", f"Pregnancy with features suggestive of {T}",
+    f"{W} complicated by {T}", "Rheumatoid arthritis with ankylosing spondylitis",
 ])
 def test_another_disease_or_the_truth_in_a_secondary_role_never_scores(answer: str) -> None:
     truth = "Ankylosing spondylitis" if answer.startswith("Rheumatoid") else T
