@@ -153,3 +153,10 @@ def test_paper_lets_a_concurrent_name_match_but_no_alternative_or_cause() -> Non
     assert scores(f"{W} due to {T}", grader=PAPER) == [0, 0]
     assert scores(f"{W} vs {T}", grader=PAPER) == [0, 0]
     assert scores("fracture", "scaphoid fracture", grader=PAPER) == [1, 1]  # any broader name
+
+
+def test_the_lesion_a_cancer_arose_in_is_no_second_diagnosis() -> None:
+    assert scores("Melanoma arising in a congenital melanocytic nevus", "Melanoma") == [1, 1]
+    # the truth as the lesion it arose in is in a secondary role
+    assert scores("Melanoma arising in a congenital melanocytic nevus",
+                  "Congenital melanocytic nevus") == [0, 0]

@@ -83,6 +83,8 @@ _CAUSE = re.compile(
     r"resulting\s+from|as\s+a\s+result\s+of|because\s+of|attributable\s+to|related\s+to|"
     r"associated\s+with|in\s+the\s+(?:setting|context)\s+of|triggered\s+by|precipitated\s+by|"
     r"following|after|from|exacerbated\s+by|complicating|leading\s+to|causing|"
+    # "melanoma arising in a congenital nevus": the lesion it arose in, not a second one
+    r"arising\s+(?:in|from|within|on)|on\s+a\s+background\s+of|superimposed\s+on|"
     # "erythema migrans, indicative of Lyme disease": what the diagnosis points to
     r"indicative\s+of|characteristic\s+of|pathognomonic\s+(?:of|for))\b", re.I)
 _REFINE = re.compile(
