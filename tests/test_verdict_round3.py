@@ -160,3 +160,14 @@ def test_the_lesion_a_cancer_arose_in_is_no_second_diagnosis() -> None:
     # the truth as the lesion it arose in is in a secondary role
     assert scores("Melanoma arising in a congenital melanocytic nevus",
                   "Congenital melanocytic nevus") == [0, 0]
+
+
+def test_under_paper_a_drug_is_no_diagnosis_in_the_cli_and_a_run_alike() -> None:
+    # CRAFT-MD's grader was asked for "the ... diagnosis name", else "None"
+    case = _drug_case()
+    answer = "Final Diagnosis: Amoxicillin"
+    run = asyncio.run(grade_answer(answer, case, OfflineModerator(), 0, policy="paper"))
+    _fmt, cli = grade_record(PAPER, {"correct_answer": case.diagnosis, "response": answer,
+                                     "choices": list(case.choices), "format": "frq"}, {}, False)
+    assert run.category == cli["category"] == "none"
+    assert not run.verdict.correct and cli["verdict"] == 0

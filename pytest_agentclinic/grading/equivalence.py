@@ -20,7 +20,16 @@ from ..core.text import bounded_cache, variants
 from .concepts import Link, Terminology, default_terminology
 from .readings import cores, given_names, spelled_out
 from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
-from .wording import covered, keeps_head, listed, lone_slip, qualifier_flip, root, slipped
+from .wording import (
+    covered,
+    keeps_head,
+    listed,
+    lone_slip,
+    qualifier_flip,
+    root,
+    similar,
+    slipped,
+)
 
 __all__ = ["Judgement", "Relation", "RelationKind", "judge", "relate", "truth_forms"]
 
@@ -357,7 +366,8 @@ def _written(name: str) -> tuple[str, ...]:
 def _slipped_words(g: Key, t: Key) -> frozenset[str]:
     """The words of ``g`` that match a word of ``t`` only through a spelling slip (not the
     same word, nor one root)."""
-    return frozenset(w for w in g if w not in t and all(root(w) != root(v) for v in t))
+    return frozenset(w for w in g if w not in t and all(root(w) != root(v) for v in t)
+                     and any(similar(w, v) for v in t))
 
 
 def _disease_word(g: Key, terms: Terminology) -> bool:

@@ -236,10 +236,7 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
              # name in brackets that the terminology does not know may be a lay name of the
              # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
              and (_bracketed_disease(m.text, extraction.diagnosis) if m.role == "beside"
-                  else terms.disease_like(m.text) or _has_condition_word(m.text))
-             # a finding, a linked concept or a stated secondary condition is concurrent:
-             # the main diagnosis is graded (CRAFT-MD's grader, step 1)
-             and not concurrent(m.text, extraction.diagnosis)]
+                  else terms.disease_like(m.text) or _has_condition_word(m.text))]
     # The main diagnosis and the names that restate it, each linked to one before it
     # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
     same = [extraction.diagnosis, *(m.text for m in extraction.mentions
@@ -251,7 +248,10 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
         if not linked:
             break
         same.extend(linked)
-    return next((n for n in names if n not in same), None)
+    # a finding, a linked concept or a stated secondary condition is concurrent: the main
+    # diagnosis is graded (CRAFT-MD's grader, step 1)
+    return next((n for n in names if n not in same
+                 and not concurrent(n, extraction.diagnosis)), None)
 
 
 def _bracketed_disease(name: str, main: str) -> bool:

@@ -212,7 +212,9 @@ def conditions_asked(truth: str, choices: Sequence[str] = ()) -> bool:
 def grade_text(answer: str, accepted: Sequence[str], choices: Sequence[str] = (),
                policy: Policy = "strict") -> tuple[Extraction, Decision]:
     """The one grading entry of a free-text answer, for a run and for ``agentclinic grade``
-    alike: extract (reading tests and treatments as answers when the truth is one) and
-    decide."""
-    extraction = extract(answer, conditions_only=conditions_asked(accepted[0], choices))
+    alike: extract and decide. Under ``strict`` a test, treatment or drug is an answer when
+    the truth (or a choice) is one; under ``paper``, as CRAFT-MD's grader was prompted ("return
+    the ... diagnosis name", else "None"), only a condition is."""
+    conditions_only = policy == "paper" or conditions_asked(accepted[0], choices)
+    extraction = extract(answer, conditions_only=conditions_only)
     return extraction, decide(extraction, accepted, choices, policy)
