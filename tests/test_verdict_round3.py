@@ -171,3 +171,29 @@ def test_under_paper_a_drug_is_no_diagnosis_in_the_cli_and_a_run_alike() -> None
                                      "choices": list(case.choices), "format": "frq"}, {}, False)
     assert run.category == cli["category"] == "none"
     assert not run.verdict.correct and cli["verdict"] == 0
+
+
+@pytest.mark.parametrize(("truth", "companion"), [
+    ("Acute pancreatitis", "pancreatic pseudocyst"), ("Mumps", "orchitis"),
+    ("Type 1 diabetes mellitus", "diabetic ketoacidosis"),
+    ("Acute appendicitis", "perforation"), ("Diverticulitis", "abscess formation"),
+    ("Diabetes mellitus", "diabetic ketoacidosis"),
+])
+def test_the_truth_with_its_typical_complication_scores(truth: str, companion: str) -> None:
+    assert scores(f"{truth} with {companion}", truth) == [1, 1]
+    # the complication named as the main diagnosis, the truth beside it: never
+    assert scores(f"{companion.capitalize()} with {truth.lower()}", truth) == [0, 0]
+
+
+@pytest.mark.parametrize(("truth", "other"), [
+    ("Rheumatoid arthritis", "psoriatic arthritis"), ("Crohn disease", "ulcerative colitis"),
+    ("Acute pancreatitis", "peptic ulcer disease"), ("Migraine", "tension headache"),
+    ("Graves disease", "diabetic ketoacidosis"), ("Multiple sclerosis", "pulmonary embolism"),
+    ("Multiple sclerosis", "normal pressure hydrocephalus"),
+    ("Multiple myeloma", "multiple sclerosis"),
+    ("Obstructive sleep apnea", "hypertrophic obstructive cardiomyopathy"),
+    ("Acute pericarditis", "acute type A aortic dissection")])
+def test_a_sibling_or_a_competing_disease_beside_the_truth_is_a_second_diagnosis(
+        truth: str, other: str) -> None:
+    assert scores(f"{truth} with {other}", truth) == [0, 0]
+    assert scores(f"{truth}, {other}", truth) == [0, 0]

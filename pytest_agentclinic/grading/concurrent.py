@@ -30,8 +30,10 @@ from ..core.text import bounded_cache
 from .concepts import default_terminology
 from .equivalence import NEUTRAL_QUALIFIERS, PLACES, relate
 from .terminology import FILLER, key, tokens
+from .wording import similar
 
-__all__ = ["concurrent", "finding", "linked", "stated_secondary"]
+__all__ = ["complication", "concurrent", "finding", "linked", "named_after",
+           "stated_secondary"]
 
 # The clinical convention of docs/grading.md: what an examination or a laboratory test finds
 # beside a disease, named by its head word or the word's ending.
@@ -108,6 +110,50 @@ def stated_secondary(name: str) -> bool:
     return bool(_SECONDARY & set(tokens(name))) and not default_terminology().known(name)
 
 
+# The clinical convention of docs/grading.md: what a disease does to the body, a complication
+# by its head word, not a disease competing for the same presentation.
+# Named alone (or with how much): a complication that names no organ is no other case's
+# disease ("perforation", but "pulmonary embolism" is a diagnosis of its own).
+_COMPLICATION_HEADS = frozenset({
+    "abscess", "perforation", "rupture", "gangrene", "necrosis", "fistula", "stricture",
+    "obstruction", "bleeding", "hemorrhage", "haemorrhage", "sepsis", "shock", "emboli",
+    "metastasis", "metastases", "dissemination", "superinfection", "formation",
+})
+
+
+def complication(name: str) -> bool:
+    """Whether ``name`` is a complication process named alone ("perforation", "abscess
+    formation", "possible rupture")."""
+    words = [w for w in tokens(name) if w not in FILLER]
+    return (bool(words) and words[-1] in _COMPLICATION_HEADS
+            and set(words[:-1]) <= NEUTRAL_QUALIFIERS | _AMOUNT | _COMPLICATION_HEADS)
+
+
+@bounded_cache
+def named_after(name: str, main: str) -> bool:
+    """Whether a modifier of ``name`` is made from the main diagnosis's disease word, the
+    head words differing: a manifestation named after the disease ("diabetic ketoacidosis"
+    beside diabetes mellitus, "pancreatic pseudocyst" beside pancreatitis); not a sibling
+    ("psoriatic arthritis" beside rheumatoid arthritis shares the head), nor a name sharing
+    only an organ's adjective or a prefix ("aortic", "hyper-", "lymph-")."""
+    words, others = tokens(name), tokens(main)
+    if len(words) < 2 or not others or similar(words[-1], others[-1]):
+        return False
+    roots = {r for w in others for r in [_disease_root(w)] if len(r) >= 6}
+    return any(w.startswith(r) for w in words[:-1] for r in roots)
+
+
+_DISEASE_ENDING = re.compile(r"(?:itis|osis|oma|iasis|emia|aemia|(?<=et)es?)$")
+
+
+def _disease_root(word: str) -> str:
+    """The root of a word that names a disease by its ending ("pancreatitis": "pancreat",
+    "diabetes", which the normaliser reads "diabete": "diabet"), else ""."""
+    found = _DISEASE_ENDING.search(word)
+    return word[: found.start()] if found is not None else ""
+
+
 def concurrent(name: str, main: str) -> bool:
     """Whether ``name``, given beside ``main``, is a concurrent condition of it."""
-    return finding(name) or stated_secondary(name) or linked(name, main)
+    return (finding(name) or stated_secondary(name) or complication(name)
+            or named_after(name, main) or linked(name, main))

@@ -259,7 +259,12 @@ def _bracketed_disease(name: str, main: str) -> bool:
     noun it knows in another branch than the main name ("plaque psoriasis (papulopustular
     rosacea)"); an unknown name otherwise may be a lay name of the main one ("(canker
     sores)")."""
-    return default_terminology().known(name) or _head_apart(name, [main])
+    words = tokens(name)
+    terms = default_terminology()
+    # ending in a name it knows ("(acute type A aortic dissection)": aortic dissection)
+    return (terms.known(name) or _head_apart(name, [main])
+            or (len(words) > 2 and terms.known(" ".join(words[-2:]))
+                and not _restates(" ".join(words[-2:]), main, loosely=True)))
 
 
 def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
@@ -285,7 +290,17 @@ def _one_concept(name: str, other: str) -> bool:
 
 
 def _has_condition_word(name: str) -> bool:
-    return any(w.endswith(CONDITION_SUFFIXES) for w in tokens(name))
+    """Whether a name has a word that names a condition, or ends in a name the terminology
+    knows ("acute type A aortic dissection": aortic dissection), or names an injury or a
+    state of pregnancy (a second condition the answer gives, not a finding of the first)."""
+    words = tokens(name)
+    return (any(w.endswith(CONDITION_SUFFIXES) or w in _INJURIES_AND_STATES for w in words)
+            or (len(words) > 2 and default_terminology().known(" ".join(words[-2:]))))
+
+
+_INJURIES_AND_STATES = frozenset({
+    "sprain", "strain", "concussion", "laceration", "contusion", "dislocation", "burn",
+    "injury", "trauma", "tear", "dissection", "torsion", "pregnancy", "gestation"})
 
 
 def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:
