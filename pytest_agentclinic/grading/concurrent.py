@@ -16,7 +16,10 @@ belongs to the main one (docs/grading.md, "Main and concurrent"):
   name of one concept the terminology knows (ICD-10-CM's combination codes: "mumps
   orchitis", "measles complicated by pneumonia");
 * a **secondary condition** the answer states as such ("secondary bacterial infection",
-  "superinfection") that is no disease name of its own.
+  "superinfection") that is no disease name of its own;
+* a **complication** process named alone ("perforation", "abscess formation"), or a
+  manifestation named after the main disease's own word ("diabetic ketoacidosis" beside
+  diabetes mellitus, "pancreatic pseudocyst" beside pancreatitis).
 
 Any other disease beside the main one (unrelated, or a sibling under the same parent, which
 competes for the same presentation) is an alternative: the answer is then several diagnoses.
