@@ -57,12 +57,16 @@ async def table(moderators: dict[str, Moderator]) -> None:
     must_score = suite().must_score
     print(f"| strategy | target | {header} |")
     print("|---|---|" + "---|" * len(columns))
+    off: list[str] = []
     for strategy in suite().strategies:
         cells: list[str] = []
         notes: set[str] = set()
         for protocol, name in columns:
             scored, applicable = await hits(strategy, protocol, moderators[name])
-            cells.append(f"{len(scored)}/{applicable} ({len(scored) / max(applicable, 1):.0%})")
+            share = len(scored) / max(applicable, 1)
+            cells.append(f"{len(scored)}/{applicable} ({share:.0%})")
+            if not _on_target(strategy, share, strategy in must_score):
+                off.append(f"{strategy} ({protocol} / {name}: {share:.1%})")
             if strategy in must_score:
                 notes.update(c.id for c in library() if c.id not in scored
                              and answer(strategy, c, protocol) is not None)
@@ -72,6 +76,22 @@ async def table(moderators: dict[str, Moderator]) -> None:
         label = "misses" if strategy in must_score else "hits"
         print(f"| {strategy} | {kind} | " + " | ".join(cells) + " |"
               + (f"  {label}: {', '.join(sorted(notes))}" if notes else ""))
+    print(f"\nTargets (must score >= {suite().minimum_control:.0%}; must not <= "
+          f"{suite().maximum_share:.0%}, one-word answers <= {ONE_WORD_SHARE:.0%}; both "
+          f"protocols): " + ("all met" if not off else f"{len(off)} off: {'; '.join(off)}"))
+
+
+#: The one-word answers ("{word}", a modifier of the true name) may score on at most this
+#: share of the cases (issue 31); every other must-not shape on at most the fixture's share.
+ONE_WORD_SHARE = 0.05
+_ONE_WORD = frozenset({"one_word"})
+
+
+def _on_target(strategy: str, share: float, scoring: bool) -> bool:
+    if scoring:
+        return share >= float(suite().minimum_control)
+    limit = ONE_WORD_SHARE if strategy in _ONE_WORD else float(suite().maximum_share)
+    return share <= limit
 
 
 def main() -> None:

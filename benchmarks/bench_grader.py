@@ -11,6 +11,7 @@ paper's grader (``craftmd/expert_grader_validation_dev.jsonl``): 1 - sum |ours -
 moderator on the answers the rules are unsure of, beside the recorded GPT-4 grader's own.
 
     python benchmarks/bench_grader.py [--datasets ../shared/datasets] [--top 25]
+        [--policy strict|paper] [--experts-only] [--agreement-only]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_agentclinic.grading.concepts import default_terminology
 from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.rules import POLICIES
 from tools.craftmd_eval import (
     EXPERIMENTS,
     KINDS,
@@ -124,12 +126,25 @@ def print_mcq(reports: dict[str, Report]) -> None:
 EXPERTS = Path("craftmd") / "expert_grader_validation_dev.jsonl"
 
 
-def expert_agreement(path: Path, grader: CraftMDGrader) -> dict[str, float]:
+def fold(case: str) -> str:
+    """The fold of a case of the dev half: "A" or "B" by the parity of its index in the half.
+
+    The dev half holds the even case numbers (case_0, case_2, ...), so its own index is the
+    number halved; fold A holds the even indices (case_0, case_4, ...), fold B the odd ones
+    (case_2, case_6, ...). Disagreements are studied in fold A only; a rule that raises A and
+    not B is a fit to cases, not a rule.
+    """
+    return "A" if (int(case.rsplit("_", 1)[1]) // 2) % 2 == 0 else "B"
+
+
+def expert_agreement(path: Path, grader: CraftMDGrader,
+                     only: str | None = None) -> dict[str, float]:
     """Agreement with the dermatologists' count of correct answers per case: ours offline,
     ours with the recorded GPT-4 verdict deciding what the rules are unsure of, and the
-    recorded GPT-4 grader's."""
+    recorded GPT-4 grader's; ``only`` keeps one fold ("A" or "B")."""
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
+    rows = [row for row in rows if only is None or fold(row["case"]) == only]
     gaps = {"offline": 0, "GPT-4 as moderator": 0, "recorded GPT-4 grader": 0}
     unsure = 0
     for row in rows:
@@ -148,17 +163,19 @@ def expert_agreement(path: Path, grader: CraftMDGrader) -> dict[str, float]:
 
 
 def print_experts(datasets: Path, grader: CraftMDGrader) -> None:
-    """Agreement with the dermatologists (development half of the validation cases)."""
+    """Agreement with the dermatologists (development half of the validation cases), whole
+    and in its two folds."""
     path = datasets / EXPERTS
     if not path.exists():
         print(f"Expert agreement: {path} not found")
         return
-    result = expert_agreement(path, grader)
-    print(f"Expert agreement (dermatologists, {int(result['cases'])} cases, "
-          f"{int(result['unsure answers'])} answers the rules are unsure of): "
-          f"offline {result['offline']:.4f}  "
-          f"GPT-4 as moderator {result['GPT-4 as moderator']:.4f}  "
-          f"recorded GPT-4 grader {result['recorded GPT-4 grader']:.4f}")
+    for only, title in ((None, "dev half"), ("A", "fold A"), ("B", "fold B")):
+        result = expert_agreement(path, grader, only)
+        print(f"Expert agreement, {title} (dermatologists, {int(result['cases'])} cases, "
+              f"{int(result['unsure answers'])} answers the rules are unsure of, "
+              f"{grader.policy}): offline {result['offline']:.4f}  "
+              f"GPT-4 as moderator {result['GPT-4 as moderator']:.4f}  "
+              f"recorded GPT-4 grader {result['recorded GPT-4 grader']:.4f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--experts-only", action="store_true",
                         help="print the agreement with the dermatologists only")
+    parser.add_argument("--policy", choices=POLICIES, default="strict",
+                        help="the grading policy measured (default strict)")
+    parser.add_argument("--agreement-only", action="store_true",
+                        help="print the agreement with the recorded GPT-4 verdicts only")
     args = parser.parse_args(argv)
     if not (args.datasets / "craftmd").is_dir():
         print(f"no CRAFT-MD datasets under {args.datasets}", file=sys.stderr)
@@ -175,10 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     start, cpu = time.perf_counter(), time.process_time()
     default_terminology()
     load, load_cpu = time.perf_counter() - start, time.process_time() - cpu
-    print_experts(args.datasets, CraftMDGrader())
+    grader = CraftMDGrader(policy=args.policy)
+    print_experts(args.datasets, grader)
     if args.experts_only:
         return 0
-    reports = evaluate_shared(args.datasets, grader=CraftMDGrader())
+    reports = evaluate_shared(args.datasets, grader=grader)
+    print(_row(f"pooled ({args.policy})", pooled(reports.values())))
+    if args.agreement_only:
+        return 0
     print_frq(reports)
     print_disagreements(reports, args.top)
     print_step1(reports)

@@ -104,6 +104,7 @@ def restating_role(name: str, main: str, named: str, role: CompanionRole) -> Com
     # body may be the name ("Granulomatosis with polyangiitis (also known as ...)").
     for other in {main, named} - {""}:
         relation = relate(name, other)
-        if (relation.sure and relation.kind in _RESTATES) or abbreviates(name, other):
+        if ((relation.sure and relation.kind in _RESTATES and not relation.family)
+                or abbreviates(name, other)):
             return role
     return "beside"

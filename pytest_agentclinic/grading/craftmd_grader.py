@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from .equivalence import RelationKind
-from .extract import Category, extract
+from .extract import Category
 from .mcq import Choice, choose, clean_option, is_correct
-from .rules import OFFLINE, OFFLINE_UNSURE, Policy, decide
+from .rules import OFFLINE, OFFLINE_UNSURE, Policy, grade_text
 
 Format = Literal["frq", "mcq"]
 
@@ -94,8 +94,7 @@ class CraftMDGrader:
                   choices: Sequence[str] = ()) -> Verdict:
         """Step 1 (extract) and step 2 (the rules of :mod:`.rules`, the pipeline both
         protocols grade with) on a free-response answer; ``choices`` are the case's options."""
-        extraction = extract(response)
-        decision = decide(extraction, [correct_answer], choices, self.policy)
+        extraction, decision = grade_text(response, [correct_answer], choices, self.policy)
         return Verdict(int(decision.correct), extraction.label, extraction.category,
                        OFFLINE if decision.sure else OFFLINE_UNSURE, decision.reason,
                        sure=decision.sure, relation=decision.relation)

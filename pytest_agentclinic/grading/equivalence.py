@@ -20,7 +20,16 @@ from ..core.text import bounded_cache, variants
 from .concepts import Link, Terminology, default_terminology
 from .readings import cores, given_names, spelled_out
 from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
-from .wording import covered, keeps_head, listed, lone_slip, qualifier_flip, slipped
+from .wording import (
+    covered,
+    keeps_head,
+    listed,
+    lone_slip,
+    qualifier_flip,
+    root,
+    similar,
+    slipped,
+)
 
 __all__ = ["Judgement", "Relation", "RelationKind", "judge", "relate", "truth_forms"]
 
@@ -138,7 +147,10 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     spelled = _spelled(given, truth, terms)
     if spelled is not None:
         return spelled
-    if not terms.known(g) and lone_slip(tokens(given), tokens(truth), terms.is_word):
+    if not terms.known(g) and (lone_slip(tokens(given), tokens(truth), terms.is_word)
+                               # as written: the normaliser may read a slip's ending as a
+                               # Latin plural ("pancreatitsi"), two letters from the truth
+                               or lone_slip(_written(given), _written(truth), terms.is_word)):
         return Relation("same", "the same name but for a one-letter slip, and no other known "
                         "name that close")
     if g <= GENERIC:
@@ -161,6 +173,12 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
             and not keeps_head(g, truth, terms.is_word)):
         return Relation("related", f"{given!r} is a word of the truth's name, not its head")
     words = _word_relation(g, t, terms)
+    if (words is not None and words.kind == "same" and _slipped_words(g, t)
+            and terms.known(g) and terms.known(t) and (link is None or link.kind == "sibling")):
+        # A slip is read only when no other known name is as close: two names the
+        # terminology knows apart are two ("osteoblastoma", "osteoclastoma").
+        return Relation("different", f"{given!r} is a name of its own, not a slip of "
+                        f"{truth!r}")
     if words is not None and words.kind == "same":
         # Before a synonym of unknown scope: the words themselves are sure.
         return words
@@ -169,7 +187,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if link is not None and link.curated:
         return _hierarchy(link, terms)
     if words is not None:
-        return _words_only(words, g, t, truth, terms, link)
+        return _words_only(words, g, t, truth, terms, link, bare)
     via = _via_core(given, truth, terms) if terms.known(g) else None
     if via is not None:
         return via
@@ -285,7 +303,7 @@ def _hierarchy(link: Link, terms: Terminology) -> Relation:
 
 
 def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
-                link: Link | None) -> Relation:
+                link: Link | None, bare: bool = False) -> Relation:
     """A broader or narrower relation seen in the words alone, judged against the terminology.
 
     Both names known to the terminology but unrelated by it (one source alone may agree with
@@ -328,11 +346,28 @@ def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
     if words.kind != "broader":
         return words
     if not t_known:
+        if bare and not _disease_word(g, terms):
+            # a bare head noun ("fracture", "cyst", "ulcer") names a kind of lesion or
+            # process, a family of diseases: never right under strict
+            return Relation("broader", f"{words.reason}: a bare head noun, a family of "
+                            "lesions or processes", family=True)
         return Relation("broader", f"{words.reason} (the answer is its head)", sure=False)
     if lifted:
         return Relation("related", f"{words.reason}: one word of the truth's name")
     return Relation("related", f"{words.reason}: the terminology places no concept of that "
                     "name above the truth", sure=False)
+
+
+def _written(name: str) -> tuple[str, ...]:
+    """A name's words as written, lower case."""
+    return tuple(re.findall(r"[^\W\d_]+", name.lower()))
+
+
+def _slipped_words(g: Key, t: Key) -> frozenset[str]:
+    """The words of ``g`` that match a word of ``t`` only through a spelling slip (not the
+    same word, nor one root)."""
+    return frozenset(w for w in g if w not in t and all(root(w) != root(v) for v in t)
+                     and any(similar(w, v) for v in t))
 
 
 def _disease_word(g: Key, terms: Terminology) -> bool:

@@ -42,6 +42,7 @@ from .parse import bare as _bare
 from .statement import (
     bare_name,
     clean,
+    cut_sections,
     declared,
     first_line,
     label,
@@ -76,19 +77,24 @@ def _claims(answer: str) -> list[str]:
     return claims
 
 
-def _answer(response: str, *, conditions_only: bool) -> tuple[str, Extraction | None]:
+def _answer(response: str, *,
+            conditions_only: bool) -> tuple[str, Extraction | None, bool]:
     """The doctor's answer, and the extraction when its declarations settle it already:
     none when empty, multiple when "DIAGNOSIS READY:" or labels declare different diagnoses.
     Given twice, the last declaration with words answers: one before it may echo the
-    harness's warning ("reply now with DIAGNOSIS READY: <diagnosis>")."""
+    harness's warning ("reply now with DIAGNOSIS READY: <diagnosis>"). The last value says
+    whether the answer follows "DIAGNOSIS READY:", which then reads as a label would."""
     before_ready, declarations = ready_answers(response)
     given = [p for p in (strip_echoes(unwrap(d)) for d in declarations) if _ALNUM.search(p)]
     if len(given) > 1 and _ready_apart(given, conditions_only=conditions_only):
         return "", Extraction("multiple", "", reason="the answer is declared ready twice, "
-                              "naming different diagnoses")
+                              "naming different diagnoses"), True
     answer = (given or [""])[-1] if declarations else strip_echoes(unwrap(response))
+    # What follows a committed answer under a heading ("Differential:", "Ruled out:",
+    # "Reasoning:") is what it weighed or why, in both protocols alike.
+    answer = cut_sections(answer)
     if not _ALNUM.search(answer):
-        return answer, Extraction("none", "", reason="empty answer")
+        return answer, Extraction("none", "", reason="empty answer"), bool(declarations)
     claims = _claims(answer)
     if declarations:
         # a label before "DIAGNOSIS READY:" declares an answer too ("Final Diagnosis: X ...
@@ -97,8 +103,8 @@ def _answer(response: str, *, conditions_only: bool) -> tuple[str, Extraction | 
         claims = [*claims, answer, *before] if before else claims
     if _disagree(claims, conditions_only=conditions_only):
         return answer, Extraction("multiple", "", reason=f"the answer labels {len(claims)} "
-                                  "diagnoses")
-    return answer, None
+                                  "diagnoses"), bool(declarations)
+    return answer, None, bool(declarations)
 
 
 def _ready_apart(declarations: list[str], *, conditions_only: bool) -> bool:
@@ -150,12 +156,14 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     names none; ``conditions_only=False`` reads them as answers (for questions whose correct
     answer is itself a treatment or a test, as some NEJM cases have).
     """
-    answer, shape = _answer(response, conditions_only=conditions_only)
+    answer, shape, ready = _answer(response, conditions_only=conditions_only)
     if shape is not None:
         return shape
     labelled = label(answer)
+    # "DIAGNOSIS READY: X" is read as "Final Diagnosis: X" is: a list counts only where it
+    # starts right at the marker
     if _lists(_unranked(answer if labelled is None else labelled),
-              labelled=labelled is not None, conditions_only=conditions_only):
+              labelled=labelled is not None or ready, conditions_only=conditions_only):
         return Extraction("multiple", "", reason="the answer lists several items")
     text, excluded = drop_negations(drop_abbreviations(drop_preface(
         clean(answer if labelled is None else labelled))))

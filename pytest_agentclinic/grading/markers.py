@@ -93,8 +93,10 @@ _TABLE_ROW = re.compile(r"^[ \t]*\|[ \t]*((?:[*_\w]+[ \t]+)*?[*_]*(?:diagnosis|d
                         r"[ \t]*\|[ \t]*$", re.M | re.I)
 _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,}:?[ \t]*)?$\n?",
                          re.M)
+_SET_ASIDE = re.compile(r"\b(?:differentials?|ddx|ruled\s+out|excluded|less\s+likely|against|"
+                        r"considered|alternatives?|other\s+possibilities)\b", re.I)
 # A code fence around the answer ("```json"): markup, not words.
-_FENCE = re.compile(r"^[ \t]*```[\w-]*[ \t]*$", re.M)
+_FENCE = re.compile(r"(?:^|(?<=[ \t]))[ \t]*```[\w-]*[ \t]*$|^[ \t]*```", re.M)
 _JSON_KEYS = ("final diagnosis", "diagnosis", "most likely diagnosis", "final answer", "answer",
               "dx")
 
@@ -104,7 +106,10 @@ def unwrap(text: str) -> str:
     ("diagnosis: X"), and without a reasoning block, comments or code fences."""
     text = _FENCE.sub("", _THINKING.sub(" ", _COMMENT.sub(" ", text)))
     if "|" in text:
-        text = _TABLE_RULE.sub("", _TABLE_HEADER.sub("", text))  # a header names columns
+        # a header names columns; one of alternatives set aside ("| Differential | Why less
+        # likely |") heads a section of what the answer considered, as "Considered:" would
+        text = _TABLE_RULE.sub("", _TABLE_HEADER.sub(
+            lambda m: "\nConsidered:\n" if _SET_ASIDE.search(m.group()) else "", text))
         text = _TABLE_CELLS.sub(r"- \1", _TABLE_ROW.sub(r"\1: \2", text))  # other rows: a list
     text = _TAGGED.sub(lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n",
                        text)
@@ -127,16 +132,26 @@ def _json_answer(text: str) -> str | None:
         return None
     if not isinstance(data, dict):
         return None
+    return "\n".join(_json_lines(data)) or None
+
+
+def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
+    """The labelled lines of an object's answer keys, and of the objects nested in it
+    (``{"assessment": {"final_diagnosis": "X"}}``, as models write them), a few levels
+    down."""
     lines: list[str] = []
     for key, value in data.items():
         name = re.sub(r"[_\-\s]+", " ", str(key)).strip().lower()
+        if isinstance(value, dict) and depth < 3:
+            lines.extend(_json_lines(value, depth + 1))
+            continue
         if name not in _JSON_KEYS:
             continue
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             value = "".join(f"\n- {v}" for v in value)  # a list stays a list
         if isinstance(value, str):
             lines.append(f"{name}: {value}")
-    return "\n".join(lines) or None
+    return lines
 
 
 # --- echoed prompt text -----------------------------------------------------------------------
@@ -206,8 +221,13 @@ _NEGATED_ASIDES = (
 _NOT_BUT = re.compile(rf"\s*(?:it\s+is\s+|it's\s+|this\s+is\s+)?not\s+(?:a\s+|an\s+)?"
                       rf"({_NAME_IN_CLAUSE})(?:,?\s+but\s+(?:rather\s+|instead\s+)?|\s+-\s+)",
                       re.I)
+# "W was considered, but T fits better": what the doctor weighed and set aside is no answer.
+_CONSIDERED_BUT = re.compile(rf"\s*({_NAME_IN_CLAUSE})\s+(?:was|were|is|has\s+been|had\s+been)\s+"
+                             r"(?:also\s+|initially\s+|first\s+)?(?:considered|entertained|"
+                             r"raised)\s*,?\s*but\s+(?:rather\s+|instead\s+)?", re.I)
 _CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
-_NEGATION_WORD = re.compile(r"\b(?:not|no|don't|ruled|exclud\w*|unlikely|rather|instead)\b",
+_NEGATION_WORD = re.compile(r"\b(?:not|no|don't|ruled|exclud\w*|unlikely|rather|instead|"
+                            r"considered|entertained|raised)\b",
                             re.I)
 
 
@@ -218,8 +238,8 @@ def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
     excluded: list[str] = []
     clauses: list[str] = []
     for clause in _CLAUSE.split(text):
-        instead = _NOT_BUT.match(clause)
-        if instead is not None:  # "Not X, but Y": Y is the answer
+        instead = _NOT_BUT.match(clause) or _CONSIDERED_BUT.match(clause)
+        if instead is not None:  # "Not X, but Y", "X was considered, but Y": Y answers
             excluded.append(instead.group(1).strip())
             clause = clause[instead.end():]
         bare = clause.strip().rstrip(".;!? ")

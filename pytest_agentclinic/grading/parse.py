@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from .companions import hedged_role, parenthesized_role, restating_role, slashed
+from .concurrent import finding
 from .kinds import kind
 from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
@@ -34,7 +35,7 @@ __all__ = ["Category", "Extraction", "Mention", "Role", "bare", "parse"]
 
 Category = Literal["single", "multiple", "none"]
 Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
-               "hedged", "offered", "parenthesized", "beside", "after"]
+               "hedged", "offered", "parenthesized", "beside", "after", "complication"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,8 @@ _CAUSE = re.compile(
     r"resulting\s+from|as\s+a\s+result\s+of|because\s+of|attributable\s+to|related\s+to|"
     r"associated\s+with|in\s+the\s+(?:setting|context)\s+of|triggered\s+by|precipitated\s+by|"
     r"following|after|from|exacerbated\s+by|complicating|leading\s+to|causing|"
+    # "melanoma arising in a congenital nevus": the lesion it arose in, not a second one
+    r"arising\s+(?:in|from|within|on)|on\s+a\s+background\s+of|superimposed\s+on|"
     # "erythema migrans, indicative of Lyme disease": what the diagnosis points to
     r"indicative\s+of|characteristic\s+of|pathognomonic\s+(?:of|for))\b", re.I)
 _REFINE = re.compile(
@@ -92,6 +95,10 @@ _REFINE = re.compile(
 _CONCURRENT = re.compile(
     r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
     r"as\s+well\s+as|together\s+with)\b\s*|\s*[,;]\s*|\s+-\s+", re.I)
+# "X complicated by Y": the answer states Y is a complication of X, a concurrent condition
+# (CRAFT-MD's grader: a main diagnosis with a concurrent minor one is the main diagnosis).
+_COMPLICATION = re.compile(r"\s*,?\s*\b(?:(?:further\s+|now\s+)?complicated\s+by)\b\s*",
+                           re.I)
 # A companion after a hedge stays a companion: "X, possibly with Y" or "possibly complicated
 # by Y" names X and a possible complication, not X or Y.
 _COMPANION = (r"(?:with|and|complicated\s+by|accompanied\s+by|along\s+with|plus|"
@@ -202,6 +209,9 @@ def _marker(tail: str) -> tuple[Role, str]:
         if _SPECIFIC.match(tail) is not None:
             return "refinement", rest
         return ("hedged" if _HEDGED.match(tail) is not None else "alternative"), rest
+    complication = _COMPLICATION.match(tail)
+    if complication is not None:
+        return "complication", tail[complication.end():]
     concurrent = _CONCURRENT.match(tail)
     if concurrent is not None:
         disjunction = DISJUNCTION.match(tail, concurrent.end())
@@ -224,6 +234,7 @@ def _next_segment(text: str) -> tuple[str, str]:
 def _tail_mentions(tail: str) -> list[Mention]:
     """Mentions from the clauses after the main diagnosis (causes, refinements, companions)."""
     out: list[Mention] = []
+    previous = ""
     for _ in range(16):  # a bound, not a limit real answers reach
         if not tail.strip():
             break
@@ -232,8 +243,17 @@ def _tail_mentions(tail: str) -> list[Mention]:
         if not segment.strip() and rest == tail:
             break
         tail = rest
+        if role in ("hedged", "alternative") and _FEATURES.fullmatch(previous.strip(" ,")):
+            # "W with features suggestive of T": the features are W's, and T a second name
+            # beside W, never a kind of it
+            role = "beside"
+        previous = segment
         out.extend(_split(segment, role))
     return out
+
+
+_FEATURES = re.compile(r"(?:some\s+|several\s+|many\s+|clinical\s+|atypical\s+)?(?:features?|"
+                       r"findings?|signs?|changes?|elements?|characteristics?)", re.I)
 
 
 # Sentences after the statement: a bare name there is one more diagnosis ("X; Y", "X. Y").
@@ -310,7 +330,9 @@ def _is_list(mentions: tuple[Mention, ...], differential: bool) -> bool:
     """
     if not any(m.role == "listed" for m in mentions):
         return False
-    count = sum(m.role in _LISTED for m in mentions)
+    # a finding beside the diagnosis ("X, hepatomegaly, leukocytosis") is no item of a list
+    count = sum(m.role in _LISTED and (m.role == "main" or not finding(m.text))
+                for m in mentions)
     return count >= 3 or (count >= 2 and differential)
 
 

@@ -28,9 +28,9 @@ from ..core.roles import Moderator
 from ..core.transcript import Outcome, Usage, Verdict
 from .concepts import terminology_loaded
 from .craftmd_grader import CraftMDGrader
-from .extract import Category, extract
+from .extract import Category
 from .moderator import OfflineModerator
-from .rules import OFFLINE, OFFLINE_UNSURE, Policy, asks_for_a_condition, decide
+from .rules import OFFLINE, OFFLINE_UNSURE, Policy, grade_text
 
 _GRADER = CraftMDGrader()
 
@@ -59,8 +59,8 @@ async def grade_answer(answer: str, case: Case, moderator: Moderator, sample: in
     broader answers are graded) defaults to the offline moderator's, else ``strict``."""
     chosen: Policy = policy or getattr(moderator, "policy", None) or "strict"
     await terminology_loaded()  # the rules below read it synchronously
-    extraction = extract(answer, conditions_only=asks_for_a_condition(case))
-    decision = decide(extraction, case.accepted_diagnoses, case.choices or (), chosen)
+    extraction, decision = grade_text(answer, case.accepted_diagnoses, case.choices or (),
+                                      chosen)
     if extraction.category != "single":
         label = "multiple" if extraction.category == "multiple" else None
         return Grade(extraction.category, label,

@@ -17,6 +17,7 @@ Nothing here decides a verdict.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,6 +25,7 @@ from typing import Literal
 
 from ..core.text import bounded_cache
 from .concepts import default_terminology
+from .concurrent import concurrent, finding, stated_secondary
 from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
 from .kinds import kind
 from .parse import Extraction, Mention
@@ -41,7 +43,7 @@ _forms = bounded_cache(truth_forms)
 #: Roles whose match makes the answer right.
 PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
 #: Roles of a name whose match never scores: the truth named only in a secondary role.
-SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside"})
+SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complication"})
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
 _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after"})
 #: Roles of a name that may restate the main diagnosis rather than add one.
@@ -118,8 +120,12 @@ class Related:
 
     @cached_property
     def named(self) -> str | None:
-        """The accepted name the whole statement names ("Granulomatosis with polyangiitis")."""
-        return next((t for t in self.accepted if self.whole and _same(self.whole, t)), None)
+        """The accepted name the whole statement names ("Granulomatosis with polyangiitis"),
+        with a finding or a secondary condition after it or not ("Granulomatosis with
+        polyangiitis with cervical lymphadenopathy")."""
+        forms = [self.whole, *_without_findings(self.extraction)] if self.whole else \
+            _without_findings(self.extraction)
+        return next((t for form in forms for t in self.accepted if _same(form, t)), None)
 
     @cached_property
     def one_name(self) -> bool:
@@ -181,8 +187,8 @@ class Related:
 def _best_match(extraction: Extraction, truth: str) -> NameRelation:
     """The mention that matches the truth (a primary one first), else the closest primary."""
     judged = [relate_name(m, truth) for m in extraction.mentions
-              if m.role in PRIMARY_ROLES or m.role in SECONDARY_ROLES]
-    for roles in (PRIMARY_ROLES, SECONDARY_ROLES):
+              if m.role in PRIMARY_ROLES or m.role in SECONDARY_ROLES or m.role == "after"]
+    for roles in (PRIMARY_ROLES, SECONDARY_ROLES | {"after"}):
         for r in judged:
             if r.role in roles and r.correct and r.sure:
                 return r
@@ -194,6 +200,26 @@ def _best_match(extraction: Extraction, truth: str) -> NameRelation:
     # No role: no name of the answer is compared with the truth.
     return NameRelation(extraction.diagnosis, "", "different", False, True,
                         "no diagnosis named matches the correct answer")
+
+
+def _without_findings(extraction: Extraction) -> list[str]:
+    """The statement's body with the findings and secondary conditions that end it taken off
+    one by one ("DRESS with cervical lymphadenopathy" gives "DRESS")."""
+    body, out = extraction.body, []
+    for mention in reversed(extraction.mentions):
+        if mention.role == "main" or not (finding(mention.text) or stated_secondary(mention.text)
+                                          or mention.role == "complication"):
+            break
+        at = body.lower().rfind(mention.text.lower())
+        if at <= 0:
+            break
+        body = _JOINER.sub("", body[:at])
+        out.append(body)
+    return out
+
+
+_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary)\s+)*"
+                     r"(?:an?\s+|the\s+)?$", re.I)
 
 
 def _another_disease(extraction: Extraction, whole: str) -> str | None:
@@ -222,7 +248,10 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
         if not linked:
             break
         same.extend(linked)
-    return next((n for n in names if n not in same), None)
+    # a finding, a linked concept or a stated secondary condition is concurrent: the main
+    # diagnosis is graded (CRAFT-MD's grader, step 1)
+    return next((n for n in names if n not in same
+                 and not concurrent(n, extraction.diagnosis)), None)
 
 
 def _bracketed_disease(name: str, main: str) -> bool:
@@ -230,7 +259,12 @@ def _bracketed_disease(name: str, main: str) -> bool:
     noun it knows in another branch than the main name ("plaque psoriasis (papulopustular
     rosacea)"); an unknown name otherwise may be a lay name of the main one ("(canker
     sores)")."""
-    return default_terminology().known(name) or _head_apart(name, [main])
+    words = tokens(name)
+    terms = default_terminology()
+    # ending in a name it knows ("(acute type A aortic dissection)": aortic dissection)
+    return (terms.known(name) or _head_apart(name, [main])
+            or (len(words) > 2 and terms.known(" ".join(words[-2:]))
+                and not _restates(" ".join(words[-2:]), main, loosely=True)))
 
 
 def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
@@ -256,7 +290,17 @@ def _one_concept(name: str, other: str) -> bool:
 
 
 def _has_condition_word(name: str) -> bool:
-    return any(w.endswith(CONDITION_SUFFIXES) for w in tokens(name))
+    """Whether a name has a word that names a condition, or ends in a name the terminology
+    knows ("acute type A aortic dissection": aortic dissection), or names an injury or a
+    state of pregnancy (a second condition the answer gives, not a finding of the first)."""
+    words = tokens(name)
+    return (any(w.endswith(CONDITION_SUFFIXES) or w in _INJURIES_AND_STATES for w in words)
+            or (len(words) > 2 and default_terminology().known(" ".join(words[-2:]))))
+
+
+_INJURIES_AND_STATES = frozenset({
+    "sprain", "strain", "concussion", "laceration", "contusion", "dislocation", "burn",
+    "injury", "trauma", "tear", "dissection", "torsion", "pregnancy", "gestation"})
 
 
 def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:

@@ -31,6 +31,7 @@ from typing import Literal
 
 from ..core.case import Case
 from .equivalence import RelationKind
+from .extract import extract
 from .kinds import kind
 from .parse import Extraction
 from .relate import NameRelation, Related
@@ -77,7 +78,7 @@ class _Answer:
         """How the main diagnosis (or a name restating it) relates to the truth: the best of
         its matches with the accepted names (under strict, one that is no family first)."""
         strict = self.policy == "strict"
-        return max((_match(self.facts.name, m) for m in self.facts.matches),
+        return max((_match(self.facts.name, m, self.policy) for m in self.facts.matches),
                    key=lambda d: (d.correct and not (d.family and strict), d.correct, d.sure))
 
 
@@ -85,7 +86,10 @@ Row = Callable[[_Answer], "Decision | None"]
 
 
 def _beside(a: _Answer) -> Decision | None:
-    beside = a.facts.beside
+    # CRAFT-MD's grader returns the main diagnosis when a concurrent one accompanies it, and
+    # reads "multiple" only in alternatives (``paper``); ``strict`` reads a disease beside
+    # the main one that the terminology does not link to it as a second diagnosis.
+    beside = a.facts.beside if a.policy == "strict" else None
     return None if beside is None else Decision(
         False, True, f"names another disease beside the main diagnosis: {beside!r} (several "
         "diagnoses)", "different")
@@ -175,11 +179,17 @@ def decide(extraction: Extraction, accepted: Sequence[str],
                 None) or _elsewhere(answer)
 
 
-def _match(main: str, r: NameRelation) -> Decision:
-    """The decision one match says: the truth named only in a secondary role is wrong."""
+#: Roles a name may match in under the ``paper`` policy: CRAFT-MD's grader compared every
+#: concurrent name it returned with the truth (not a cause, not an alternative).
+PAPER_ROLES = frozenset({"concurrent", "listed", "beside", "after", "complication"})
+
+
+def _match(main: str, r: NameRelation, policy: Policy = "strict") -> Decision:
+    """The decision one match says: the truth named only in a secondary role is wrong (under
+    ``paper``, a concurrent name may match)."""
     if not r.role:
         return Decision(False, True, r.reason, "different")
-    if not r.primary:
+    if not r.primary and not (policy == "paper" and r.role in PAPER_ROLES):
         return Decision(False, True, f"the truth is named only in a secondary role "
                         f"({r.role} {r.name!r}); the main diagnosis is {main!r}", "different")
     reason = f"{r.role} {r.name!r}: {r.kind} ({r.reason})"
@@ -190,4 +200,21 @@ def asks_for_a_condition(case: Case) -> bool:
     """Whether the case asks for a diagnosis: not when its answer or one of its choices is a
     test, treatment, drug or finding (some NEJM questions ask for those, and then a test or a
     treatment is an answer, not "no diagnosis")."""
-    return all(kind(name) == "condition" for name in (case.diagnosis, *case.choices))
+    return conditions_asked(case.diagnosis, case.choices)
+
+
+def conditions_asked(truth: str, choices: Sequence[str] = ()) -> bool:
+    """Whether a question with this correct answer and these choices asks for a condition
+    (see :func:`asks_for_a_condition`)."""
+    return all(kind(name) == "condition" for name in (truth, *choices))
+
+
+def grade_text(answer: str, accepted: Sequence[str], choices: Sequence[str] = (),
+               policy: Policy = "strict") -> tuple[Extraction, Decision]:
+    """The one grading entry of a free-text answer, for a run and for ``agentclinic grade``
+    alike: extract and decide. Under ``strict`` a test, treatment or drug is an answer when
+    the truth (or a choice) is one; under ``paper``, as CRAFT-MD's grader was prompted ("return
+    the ... diagnosis name", else "None"), only a condition is."""
+    conditions_only = policy == "paper" or conditions_asked(accepted[0], choices)
+    extraction = extract(answer, conditions_only=conditions_only)
+    return extraction, decide(extraction, accepted, choices, policy)

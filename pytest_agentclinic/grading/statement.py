@@ -20,7 +20,8 @@ from __future__ import annotations
 import re
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
-           "cut_context", "declared", "first_line", "label", "starts_labelled", "statement"]
+           "cut_context", "cut_sections", "declared", "first_line", "label", "starts_labelled",
+           "statement"]
 
 # Emphasis, headings, bullets, and a table row's outer bars
 _MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$", re.M)
@@ -148,7 +149,10 @@ _LEADS = re.compile(
 
 # What may follow a lead without naming anything: the name came before it.
 _NO_NAME = re.compile(r"\s*(?:the\s+)?(?:most\s+|more\s+)?(?:likely|probable)\b(?:\s+(?:diagnosis|"
-                      r"explanation|cause|answer|one))?\s*$", re.I)
+                      r"explanation|cause|answer|one))?\s*$"
+                      # "... but X fits better", "X fits best"
+                      r"|\s*(?:better|best|most\s+closely|the\s+(?:picture|presentation|"
+                      r"findings|clinical\s+picture)(?:\s+best)?)\s*$", re.I)
 _OPENING = re.compile(r"^\s*\(")  # "X\n(or Y)"
 _ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])")
 #: A word that offers another diagnosis at the start of a clause or sentence.
@@ -165,6 +169,7 @@ _CONTEXT = re.compile(
     r"can|could|is|are|was|were|has|have|seems?|appears?|given|based\s+on|considering|"
     r"as\s+evidenced|"
     r"evidenced|indicated|characterized|presenting|presents|manifesting|because|since|"
+    r"confirmed|proven|established|"
     r"if|when|pending|to\s+be|needs?|needing|in\s+(?:a|this|the|her|his)\s+"
     r"(?:patient|child|woman|man|infant|boy|girl)|in\s+light\s+of|supported\s+by)\b", re.I)
 # An opening that answers nothing: the diagnosis comes in a later sentence.
@@ -192,8 +197,9 @@ def statement(text: str) -> str:
     text = _ENUMERATOR.sub("", text)  # "A. Asthma": the label of an answer, not a sentence
     head = _first_sentence(text)
     lead = _LEADS.search(head)
-    if lead is not None and _SUPPORT.match(lead.group()) and _opens_with_disease(
-            head[: lead.start()]):
+    if (lead is not None and _SUPPORT.match(lead.group())
+            and not _NO_NAME.match(head, lead.end())
+            and _opens_with_disease(head[: lead.start()])):
         # "X with features suggestive of Y": X is the answer, Y a second name beside it
         lead = None
     if lead is not None and DISJUNCTION.match(head, lead.end()):
@@ -301,7 +307,43 @@ def bare_name(line: str) -> bool:
             and DISJUNCTION.match(text) is None and cut_context(text) == text)
 
 
+# A reason after the name, set off by a colon or a dash ("X: the history and examination are
+# classic", "X - classic presentation"): what follows explains, it names nothing more.
+_REASON = re.compile(
+    r"\s*(?::|\s[-\u2013\u2014]+)\s*(?=(?:a\s+|an\s+|the\s+|this\s+|these\s+|her\s+|his\s+)?"
+    r"(?:classic(?:al)?|typical|textbook|characteristic|pathognomonic|consistent|compatible|"
+    r"confirmed|supported|evidenced|suggested|indicated|given|based|history|presentation|"
+    r"findings?|features?|picture|patient|clinical|exam(?:ination)?|symptoms?|signs?|"
+    r"combination|constellation|triad|biopsy|imaging|labs?|because|since|as|explains?)\b)",
+    re.I)
+
+
 def cut_context(text: str) -> str:
     """``text`` up to where it stops naming the condition and starts explaining it."""
     found = _CONTEXT.search(text)
-    return text[: found.start()] if found is not None and found.start() > 0 else text
+    text = text[: found.start()] if found is not None and found.start() > 0 else text
+    reason = _REASON.search(text)
+    return text[: reason.start()] if reason is not None and reason.start() > 0 else text
+
+
+# A heading that opens what the answer adds after committing to one diagnosis: the
+# alternatives it weighed and set aside, or its reasons ("Differential:", "Ruled out:",
+# "## Reasoning", a table of differentials). None of it is a second diagnosis.
+_SECTION = re.compile(
+    r"^[ \t>#*_\-\u2022]*(?:(?:the\s+|my\s+)?(?:differentials?(?:\s+diagnos[ie]s)?|ddx|"
+    r"ruled\s+out|excluded|exclusions?|less\s+likely|other\s+(?:possibilities|considerations)|"
+    r"(?:also\s+)?considered|considerations?|reasons?|reasoning|rationale|justification|"
+    r"explanation|why|supporting(?:\s+\w+)?|key\s+(?:findings|features)|findings|evidence|"
+    r"workup|work-up|next\s+steps?|plan|management|recommendations?|treatment)\b[^\n:]{0,40}?"
+    r"[*_]*[ \t]*(?::|$))", re.I | re.M)
+
+
+def cut_sections(text: str) -> str:
+    """``text`` up to the first section heading after a committed answer (its first line
+    holds the answer, and is no section heading itself)."""
+    first = first_line(text)
+    if not first.strip() or _SECTION.match(first):
+        return text
+    start = text.find(first) + len(first)
+    found = _SECTION.search(text, start)
+    return text[: found.start()] if found is not None else text
