@@ -341,10 +341,6 @@ AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
 #: rule and the main-diagnosis rule score 0 (the benchmark's anatomy counts each).
 #: Then 0.911/0.776 for GPT-4: a sibling or an unknown name with another disease's head in
 #: brackets after the main diagnosis is a second diagnosis ("T (W)").
-# Issue 31 reads a test, treatment or drug as the answer where the truth is one (4,476 of the
-# recorded free-response answers; the recorded grader, asked for "the diagnosis name",
-# accepted 133 of them): about 0.4 points of agreement with it, measured 0.9073 / 0.7667
-# (GPT-4's answers) and 0.9279 / 0.7800 (GPT-3.5's).
 REGRESSION = {"gpt4": (0.906, 0.765), "gpt3": (0.927, 0.778)}
 
 

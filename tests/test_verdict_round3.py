@@ -109,17 +109,25 @@ def _drug_case() -> Case:
                                 "dataset": "t"})
 
 
-def test_the_cli_and_a_run_grade_a_drug_truth_alike() -> None:
+def test_the_cli_and_a_craftmd_run_grade_a_drug_truth_alike() -> None:
+    # CRAFT-MD asks every doctor for a diagnosis: a drug names none, in a run as in the CLI
     case = _drug_case()
     answer = "Final Diagnosis: Amoxicillin"
-    run = asyncio.run(grade_answer(answer, case, OfflineModerator(), 0))
+    run = asyncio.run(grade_answer(answer, case, OfflineModerator(), 0, diagnosis_asked=True))
     _fmt, cli = grade_record(STRICT, {"correct_answer": case.diagnosis, "response": answer,
                                       "format": "frq"}, {}, False)
     _fmt, with_choices = grade_record(STRICT, {"correct_answer": case.diagnosis,
                                                "response": answer, "format": "frq",
                                                "choices": list(case.choices)}, {}, False)
-    assert run.verdict.correct and cli["verdict"] == 1 and with_choices["verdict"] == 1
-    assert cli["category"] == run.category == "single"
+    assert run.category == cli["category"] == with_choices["category"] == "none"
+    assert not run.verdict.correct and cli["verdict"] == with_choices["verdict"] == 0
+
+
+def test_a_question_whose_answer_is_a_drug_takes_one_when_it_does_not_ask_a_diagnosis() -> None:
+    # an AgentClinic NEJM question asking for a treatment: the drug is the answer
+    run = asyncio.run(grade_answer("DIAGNOSIS READY: Amoxicillin", _drug_case(),
+                                   OfflineModerator(), 0))
+    assert run.verdict.correct and run.category == "single"
 
 
 # --- guard rails ------------------------------------------------------------------------------

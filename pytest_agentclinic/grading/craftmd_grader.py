@@ -94,7 +94,8 @@ class CraftMDGrader:
                   choices: Sequence[str] = ()) -> Verdict:
         """Step 1 (extract) and step 2 (the rules of :mod:`.rules`, the pipeline both
         protocols grade with) on a free-response answer; ``choices`` are the case's options."""
-        extraction, decision = grade_text(response, [correct_answer], choices, self.policy)
+        extraction, decision = grade_text(response, [correct_answer], choices, self.policy,
+                                          diagnosis_asked=True)
         return Verdict(int(decision.correct), extraction.label, extraction.category,
                        OFFLINE if decision.sure else OFFLINE_UNSURE, decision.reason,
                        sure=decision.sure, relation=decision.relation)

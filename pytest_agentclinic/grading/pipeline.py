@@ -54,13 +54,15 @@ class Grade:
 
 
 async def grade_answer(answer: str, case: Case, moderator: Moderator, sample: int,
-                       policy: Policy | None = None) -> Grade:
+                       policy: Policy | None = None, *,
+                       diagnosis_asked: bool | None = None) -> Grade:
     """Grade a free-text final answer (either protocol) against ``case``. ``policy`` (how
-    broader answers are graded) defaults to the offline moderator's, else ``strict``."""
+    broader answers are graded) defaults to the offline moderator's, else ``strict``;
+    ``diagnosis_asked`` is what the question asked (see :func:`.rules.grade_text`)."""
     chosen: Policy = policy or getattr(moderator, "policy", None) or "strict"
     await terminology_loaded()  # the rules below read it synchronously
     extraction, decision = grade_text(answer, case.accepted_diagnoses, case.choices or (),
-                                      chosen)
+                                      chosen, diagnosis_asked=diagnosis_asked)
     if extraction.category != "single":
         label = "multiple" if extraction.category == "multiple" else None
         return Grade(extraction.category, label,

@@ -210,11 +210,20 @@ def conditions_asked(truth: str, choices: Sequence[str] = ()) -> bool:
 
 
 def grade_text(answer: str, accepted: Sequence[str], choices: Sequence[str] = (),
-               policy: Policy = "strict") -> tuple[Extraction, Decision]:
+               policy: Policy = "strict", *,
+               diagnosis_asked: bool | None = None) -> tuple[Extraction, Decision]:
     """The one grading entry of a free-text answer, for a run and for ``agentclinic grade``
-    alike: extract and decide. Under ``strict`` a test, treatment or drug is an answer when
-    the truth (or a choice) is one; under ``paper``, as CRAFT-MD's grader was prompted ("return
-    the ... diagnosis name", else "None"), only a condition is."""
-    conditions_only = policy == "paper" or conditions_asked(accepted[0], choices)
+    alike: extract and decide.
+
+    What the question asked decides what may be an answer. CRAFT-MD asks every doctor for
+    a diagnosis and its grader was prompted to "return the ... diagnosis name", else "None"
+    (``diagnosis_asked=True``: its runs and ``agentclinic grade``): a test, treatment or drug
+    then names no diagnosis, even where the dataset's answer is one. Left ``None``, the
+    question is read off the truth and the choices (:func:`conditions_asked`): an
+    AgentClinic NEJM question whose answer is a test or a treatment takes one as its answer.
+    Under ``paper`` only a condition is ever an answer, as the paper's grader was prompted."""
+    asked = conditions_asked(accepted[0], choices) if diagnosis_asked is None \
+        else diagnosis_asked
+    conditions_only = policy == "paper" or asked
     extraction = extract(answer, conditions_only=conditions_only)
     return extraction, decide(extraction, accepted, choices, policy)

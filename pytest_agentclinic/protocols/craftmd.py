@@ -217,7 +217,7 @@ async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: S
     stage("grading")
     grade = (grade_choice(reply.text, item.options, item.case.diagnosis) if item.options
              else await grade_answer(reply.text, item.case, cast.moderator, item.sample,
-                                    cast.policy))
+                                    cast.policy, diagnosis_asked=True))
     t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
     t.utterances.append(Utterance(turn=t.turns_used, role="moderator", kind="judgement",
                                   text=grade.verdict.reason, model=grade.verdict.decided_by,
