@@ -68,3 +68,8 @@ def suffixes() -> tuple[str, ...]:
     """Every suffix a case file may have: the built-in ones, then the extensions'."""
     _load_installed()
     return (*sorted(_BUILT_IN), *_READERS)
+
+
+def registered() -> tuple[str, ...]:
+    """The suffixes registered so far by a conftest or plugin (no installed one is loaded)."""
+    return tuple(_READERS)

@@ -9,11 +9,13 @@ HTTP clients are imported by runs that can use them (``benchmarks/bench_startup.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from ..core import extensions
 from ..protocols import registry
 from . import hookspecs
 from .options import OPTIONS, add_options
@@ -34,6 +36,11 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A broken or conflicting extension is a warning in every run; one that asks for it by
+    # name gets the same message as its usage error.
+    for message in extensions.problems():
+        config.issue_config_time_warning(pytest.PytestConfigWarning(message), stacklevel=2)
+    extensions.on_problem = _warn
     if not _may_collect_cases(config):
         return
     from .case_paths import extra_args
@@ -74,14 +81,27 @@ def pytest_configure(config: pytest.Config) -> None:
             state.lookahead = worker_lookahead(config)
 
 
+def pytest_unconfigure() -> None:
+    extensions.on_problem = None
+
+
+def _warn(message: str) -> None:
+    # Found later in the run (a case format at collection, report tables at its end).
+    warnings.warn(pytest.PytestConfigWarning(message), stacklevel=2)
+
+
 def _may_collect_cases(config: pytest.Config) -> bool:
-    """Whether this run can involve agents: paths named on the command line (case files
-    are collected from those only), ``agent_cases`` in the ini, or an ``--agent-*`` option
-    given (it is then checked, whatever the run collects)."""
-    if config.args_source == pytest.Config.ArgsSource.ARGS or config.getini("agent_cases"):
+    """Whether this run can involve agents: an ``--agent-*`` option given (it is then
+    checked, whatever the run collects), or a path that can hold cases (a case file named,
+    a path ``agent_cases`` covers, a named folder holding a file that looks like cases:
+    :func:`.case_paths.may_involve_agents`)."""
+    if any(config.getoption("agent_" + opt.name) is not None or config.getini(opt.ini)
+           for opt in (*OPTIONS, *registry.all_options())):
         return True
-    return any(config.getoption("agent_" + opt.name) is not None or config.getini(opt.ini)
-               for opt in (*OPTIONS, *registry.all_options()))
+    from .case_paths import may_involve_agents
+
+    ini_paths = tuple(Path(p) for p in config.getini("agent_cases"))
+    return may_involve_agents(config, ini_paths)
 
 
 def pytest_report_header() -> str:
