@@ -41,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for message in extensions.problems():
         config.issue_config_time_warning(pytest.PytestConfigWarning(message), stacklevel=2)
     extensions.on_problem = _warn
+    _check_ini_keys(config)
     if not _may_collect_cases(config):
         return
     from .case_paths import extra_args
@@ -79,6 +80,26 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistHooks(state), "agentclinic-xdist")
         if workerinput is not None:
             state.lookahead = worker_lookahead(config)
+
+
+def _check_ini_keys(config: pytest.Config) -> None:
+    """An ``agent_*`` ini key the plugin does not know is a usage error naming the closest
+    known one: pytest would only warn at the end, after a run with the default (offline)
+    doctor in place of the one meant (``agent_doctr = gpt-4o``)."""
+    # pytest's own list of the ini keys no plugin declared (it warns of them at the end).
+    unknown_keys: set[str] = getattr(config, "_get_unknown_ini_keys", set)()
+    unknown = sorted(k for k in unknown_keys if k.startswith("agent_"))
+    if not unknown:
+        return
+    import difflib
+
+    known = ["agent_cases", *(opt.ini for opt in (*OPTIONS, *registry.all_options()))]
+    lines = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        lines.append(f"{config.inipath}: unknown ini option {key!r}{hint}")
+    raise pytest.UsageError("\n".join(lines))
 
 
 def pytest_unconfigure() -> None:
