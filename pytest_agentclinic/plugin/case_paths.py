@@ -61,20 +61,26 @@ def case_suffix(path: Path) -> bool:
     return path.suffix in BUILT_IN_SUFFIXES or path.suffix in extension_suffixes()
 
 
-def looks_like_cases(path: Path) -> bool:
+def looks_like_cases(path: Path | str, suffixes: tuple[str, ...] | None = None) -> bool:
     """Whether ``path`` positively looks like a case file: an extension's suffix (that
     format is cases by definition), or a key only a case has in its first bytes. An empty
     file, ``{}``, ``[]``, a header-only CSV or any other fixture does not."""
-    if not case_suffix(path):
+    name = os.fspath(path)
+    suffix = os.path.splitext(name)[1]
+    if name.endswith(SIDECAR_SUFFIX):
         return False
-    if path.suffix not in BUILT_IN_SUFFIXES:
-        return True
+    if suffix not in BUILT_IN_SUFFIXES:
+        return suffix in (extension_suffixes() if suffixes is None else suffixes)
+    # os-level reads: a folder walk may sniff thousands of small fixtures (2,000 in ~25 ms).
     try:
-        with path.open("rb") as f:
-            head = f.read(SNIFF_BYTES)
+        fd = os.open(name, os.O_RDONLY)
+        try:
+            head = os.read(fd, SNIFF_BYTES)
+        finally:
+            os.close(fd)
     except OSError:
         return False
-    pattern = _CSV_HEADER if path.suffix == ".csv" else _CASE_KEY
+    pattern = _CSV_HEADER if suffix == ".csv" else _CASE_KEY
     return pattern.search(head.removeprefix(b"\xef\xbb\xbf")) is not None
 
 
@@ -82,14 +88,20 @@ def _ignored(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatch(name, p) for p in patterns)
 
 
-def _walk(folder: Path, norecurse: tuple[str, ...]) -> Iterator[Path]:
+def _walk(folder: str, norecurse: tuple[str, ...]) -> Iterator[str]:
     """The files pytest's own walk would visit under ``folder`` (roughly: its
     ``norecursedirs`` and virtual environments skipped)."""
-    for top, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not _ignored(d, norecurse)
-                         and not (Path(top, d) / "pyvenv.cfg").exists())
-        for name in sorted(files):
-            yield Path(top, name)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            if not _ignored(entry.name, norecurse) and \
+                    not os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                yield from _walk(entry.path, norecurse)
+        else:
+            yield entry.path
 
 
 def _covered(path: Path, ini_paths: tuple[Path, ...]) -> bool:
@@ -102,13 +114,15 @@ def may_involve_agents(config: pytest.Config, ini_paths: tuple[Path, ...]) -> bo
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         return bool(ini_paths)
     norecurse = tuple(config.getini("norecursedirs"))
+    suffixes = extension_suffixes()
     for root in case_roots(config, ini_paths):
         if _covered(root, ini_paths):
             return True
         if root.is_file():
             if case_suffix(root):
                 return True
-        elif root.is_dir() and any(looks_like_cases(p) for p in _walk(root, norecurse)):
+        elif root.is_dir() and any(looks_like_cases(p, suffixes)
+                                   for p in _walk(str(root), norecurse)):
             return True
     return False
 
