@@ -38,8 +38,10 @@ SIDECAR_SUFFIX = ".specialties.json"
 #: How much of a file the sniff reads: a case's own key comes early in any case file.
 SNIFF_BYTES = 256 * 1024
 #: A key only a case record has (JSON or YAML): the diagnosis, AgentClinic's OSCE record,
-#: NEJM's patient_info. Fixtures of other kinds (``{}``, ``[]``, a config) have none.
-_CASE_KEY = re.compile(rb"""(?:^|[\s{,'"-])["']?(?:diagnosis|OSCE_Examination|patient_info)"""
+#: NEJM's patient_info, or the project's ``cases`` list (a file meant as cases, even an
+#: empty one). Fixtures of other kinds (``{}``, ``[]``, a config) have none.
+_CASE_KEY = re.compile(rb"""(?:^|[\s{,'"-])["']?"""
+                       rb"""(?:diagnosis|OSCE_Examination|patient_info|cases)"""
                        rb"""["']?\s*:""", re.MULTILINE)
 #: CRAFT-MD's CSV: the header names the vignette column.
 _CSV_HEADER = re.compile(rb"^[^\n]*\bcase_vignette\b")
