@@ -108,3 +108,17 @@ def test_a_raising_report_tables_extension_loses_no_report(tmp_path: Path) -> No
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["gate"]["passed"] is True
     assert (run_dir / "report.html").exists()
+
+
+def test_a_broken_case_format_is_a_usage_error_where_its_file_is_named(
+        tmp_path: Path, repo: Path) -> None:
+    site = tmp_path / "site"
+    install(site, "ward-format", "raise ImportError('no module named pandas')\n",
+            {"pytest_agentclinic.case_formats": {"ward": "ward_format:read"}})
+    (repo / "er.ward").write_text("anything\n")
+    used = pytest_run(repo, site, "er.ward")
+    assert used.returncode == pytest.ExitCode.USAGE_ERROR, used.stdout + used.stderr
+    assert "er.ward: entry point 'ward = ward_format:read'" in used.stderr
+    assert "distribution ward-format" in used.stderr
+    run = pytest_run(repo, site, "tests")
+    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout + run.stderr

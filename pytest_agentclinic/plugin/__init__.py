@@ -52,6 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .settings import resolve
 
     settings = resolve(config)
+    _check_named_formats(config, settings.case_paths)
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         from .xdist_hooks import WORKER_KEY
@@ -100,6 +101,21 @@ def _check_ini_keys(config: pytest.Config) -> None:
         hint = f"; did you mean {close[0]!r}?" if close else ""
         lines.append(f"{config.inipath}: unknown ini option {key!r}{hint}")
     raise pytest.UsageError("\n".join(lines))
+
+
+def _check_named_formats(config: pytest.Config, ini_paths: tuple[Path, ...]) -> None:
+    """A case file named on the command line whose format's extension failed to load: its
+    problem is this run's usage error (other runs only warn of it)."""
+    from ..cases import formats
+    from .case_paths import case_roots
+
+    for root in case_roots(config, ini_paths):
+        if root.suffix in formats.suffixes() or root.name.endswith(".specialties.json"):
+            continue
+        problem = (extensions.problem_of(extensions.CASE_FORMATS, root.suffix)
+                   or extensions.problem_of(extensions.CASE_FORMATS, root.suffix.lstrip(".")))
+        if problem is not None:
+            raise pytest.UsageError(f"{root.name}: {problem}")
 
 
 def pytest_unconfigure() -> None:
