@@ -9,8 +9,8 @@ import pytest
 import scipy.stats  # noqa: F401  (see below)
 from helpers import SHARED
 
-import pytest_agentclinic.plugin.session  # noqa: F401  (see below)
-import pytest_agentclinic.protocols.agentclinic  # noqa: F401
+import pytest_agentclinic.plugin.session  # (see below)
+import pytest_agentclinic.protocols.agentclinic
 import pytest_agentclinic.protocols.craftmd  # noqa: F401
 from pytest_agentclinic.grading import terminology_index
 from pytest_agentclinic.llm import client
