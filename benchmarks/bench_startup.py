@@ -10,6 +10,10 @@ an LLM run sends its first request.
     and with the example extension (``tests/example_triage``, this checkout's copy, declared
     as installing it declares it: a protocol's options are declared in every run, so its
     module is imported, with whatever it imports);
+(c) ``pytest tests`` in a repository that has nothing to do with agents: one test, and data
+    fixtures of every kind the plugin reads (JSON, YAML, CSV: ``{}``, ``[]``, zero bytes, a
+    header-only CSV, 2,000 small JSON files); the outcome must be that of
+    ``-p no:agentclinic`` and the plugin adds <= 0.05 s (median of interleaved pairs);
 (b) an LLM run of one case against a fake server in its own process: seconds from starting
     pytest to the server receiving the first request (goal: <= 1 s on a quiet machine);
     median of a few runs, interleaved, with the bytecode cached (as an installed package
@@ -103,6 +107,52 @@ def added(empty: Path, pairs: int, example: bool) -> None:
           f"(goal <= 0.10 s: {'met' if max(wall, cpu) <= 0.10 else 'NOT met'})")
 
 
+#: A repository's data fixtures the plugin must leave alone.
+FIXTURES = {"empty.json": "", "object.json": "{}", "list.json": "[]", "blank.yaml": "",
+            "config.yml": "retries: 3\nnames: [a, b]\n", "header.csv": "id,name,value\n",
+            "lines.jsonl": "{}\n[]\n", "broken.json": "{not json", "rows.csv": "a,b\n1,2\n"}
+
+
+def fixture_repository(root: Path, small_json: int = 2000) -> Path:
+    data = root / "tests" / "data"
+    data.mkdir(parents=True)
+    (root / "tests" / "test_data.py").write_text(
+        "from pathlib import Path\n\n"
+        "def test_fixtures():\n"
+        "    assert (Path(__file__).parent / 'data' / 'empty.json').exists()\n")
+    for name, text in FIXTURES.items():
+        (data / name).write_text(text)
+    for index in range(small_json):
+        (data / f"record{index:04d}.json").write_text(f'{{"id": {index}, "label": "x"}}')
+    return root
+
+
+def outcome(repo: Path, args: list[str]) -> tuple[int, str]:
+    done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=repo,
+                          capture_output=True, text=True, check=False)
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    return done.returncode, last.split(" in ")[0]
+
+
+def fixtures_run(repo: Path, pairs: int) -> None:
+    base = ["tests", "-q", "-p", "no:cacheprovider"]
+    plain = [*base, "-p", "no:agentclinic"]
+    same = outcome(repo, base) == outcome(repo, plain)
+    walls: list[float] = []
+    cpus: list[float] = []
+    timed(base, repo, False)  # warm the file cache
+    for index in range(pairs):
+        order = [True, False] if index % 2 == 0 else [False, True]
+        run = {w: timed(base if w else plain, repo, False) for w in order}
+        walls.append(run[True][0] - run[False][0])
+        cpus.append(run[True][1] - run[False][1])
+    wall, cpu = statistics.median(walls), statistics.median(cpus)
+    print(f"(c) pytest tests in a repository of data fixtures (2,000 small JSON files, {{}}, "
+          f"[], zero bytes, a header-only CSV), {pairs} interleaved pairs: same outcome as "
+          f"-p no:agentclinic: {same}; the plugin adds {wall:.3f} s wall, {cpu:.3f} s CPU "
+          f"(goal <= 0.05 s: {'met' if same and max(wall, cpu) <= 0.05 else 'NOT met'})")
+
+
 def _first_delay(work: Path, name: str, env: dict[str, str]) -> float:
     """Seconds from starting one LLM run to the server receiving its first request."""
     server = Server(delay=0.0)
@@ -147,12 +197,17 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=int, default=15)
     parser.add_argument("--runs", type=int, default=3, help="LLM runs in (b), each condition")
+    parser.add_argument("--only-fixtures", action="store_true", help="run (c) only")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agentclinic-startup-") as tmp:
+        if opts.only_fixtures:
+            fixtures_run(fixture_repository(Path(tmp) / "fixtures"), opts.pairs)
+            return
         empty = Path(tmp) / "empty"
         empty.mkdir()
         added(empty, opts.pairs, example=False)
         added(empty, opts.pairs, example=True)
+        fixtures_run(fixture_repository(Path(tmp) / "fixtures"), opts.pairs)
         work = Path(tmp) / "work"
         work.mkdir()
         first_request(work, opts.runs)

@@ -9,12 +9,17 @@ import pytest
 import scipy.stats  # noqa: F401  (see below)
 from helpers import SHARED
 
+import pytest_agentclinic.plugin.session  # (see below)
+import pytest_agentclinic.protocols.agentclinic
+import pytest_agentclinic.protocols.craftmd  # noqa: F401
 from pytest_agentclinic.grading import terminology_index
 from pytest_agentclinic.llm import client
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, Script
 
 # numpy (under scipy) cannot be imported twice in one process, and pytester's in-process runs
 # drop the modules a run imported: import it here, once, before any run (the gate uses it).
+# The plugin's stack likewise: a run of test files names no case file, so the plugin does
+# not import it, and a class imported anew by each in-process run would not equal the last.
 
 # pytester points HOME at each test's own directory, so every run (and each of its -n 2
 # workers) would build the terminology's index again (~2 s). Every run of the session uses

@@ -27,3 +27,13 @@ def test_one_server_thread_in_the_doc_and_in_the_real_model_test() -> None:
     assert "`--n_threads 1`" in _llama_cpp_advice()
     source = (ROOT / "tests" / "test_real_model.py").read_text()
     assert '"--n_threads", "1"' in source and "--agent-encounter-timeout" in source
+
+
+def test_every_llama_cpp_command_sets_a_context_the_encounters_fit() -> None:
+    """Without --n_ctx the server stops at 2,048 tokens: a 20-turn encounter errored at its
+    14th call; the real-model test starts its server with 4,096."""
+    commands = re.findall(r"`(python -m llama_cpp\.server --model[^`]*)`", DOC)
+    assert commands and all("--n_ctx 4096" in c for c in commands), commands
+    assert all("-c 4096" in c for c in re.findall(r"`(llama-server -m[^`]*)`", DOC))
+    source = (ROOT / "tests" / "test_real_model.py").read_text()
+    assert '"--n_ctx", "4096"' in source

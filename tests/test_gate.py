@@ -78,6 +78,21 @@ def test_min_accuracy(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                                  f"gate {'PASSED' if status == 0 else 'FAILED'}: *"])
 
 
+@pytest.mark.parametrize(("minimum", "colour"), [("0.9", "32"), ("0.99", "31")])
+def test_the_final_line_says_the_gate_verdict_in_its_colour(
+        suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str],
+        minimum: str, colour: str) -> None:
+    """A failed gate ended on a green "28 passed, 2 xfailed" line with exit status 1."""
+    result = run(suite, monkeypatch, [1, 2], f"--agent-min-accuracy={minimum}", "--color=yes",
+                 *xdist)
+    lines = result.stdout.lines
+    last = next(line for line in reversed(lines) if "passed" in line)
+    assert last.startswith(f"\x1b[{colour}m"), repr(last)
+    assert ("1 gate failed" in last) == (colour == "31")
+    verdict = next(line for line in lines if "gate PASSED" in line or "gate FAILED" in line)
+    assert f"\x1b[{colour}m" in verdict, repr(verdict)
+
+
 @pytest.mark.parametrize(("wrong", "status", "why"), [
     (list(range(1, 16)), 1, "drop larger than allowed and significant"),  # 15 lost: p < 0.001
     ([1, 2], 0, "drop not significant at alpha=0.05"),  # drop 0.067 > 0.05, but 2 cases only

@@ -223,10 +223,32 @@ def test_an_unknown_top_level_key_is_an_error_and_the_cases_load(tmp_path: Path)
 EMPTY = {
     "an empty cases list": ("c.yaml", "dataset: t\ncases: []\n", 2, "cases"),
     "cases given nothing": ("c.yaml", "dataset: t\ncases:\n", 2, "cases"),
-    "an empty JSON list": ("c.json", "[]", 1, "<file>"),
-    "an empty JSON object": ("c.json", "{}\n", 1, "<file>"),
-    "a zero-byte file": ("c.yaml", "", 1, "<file>"),
 }
+#: Files with nothing that makes them cases: a data fixture, left alone in a folder walk
+#: (issue 32: a repository's `tests/data` of such fixtures failed its own test run).
+NOT_CASES = {"an empty JSON list": ("c.json", "[]"), "an empty JSON object": ("c.json", "{}\n"),
+             "a zero-byte file": ("c.yaml", "")}
+
+
+@pytest.mark.parametrize(("name", "text"), NOT_CASES.values(), ids=NOT_CASES.keys())
+def test_an_empty_data_file_in_a_folder_is_left_alone(pytester: pytest.Pytester,
+                                                      xdist: list[str], name: str,
+                                                      text: str) -> None:
+    folder = pytester.mkdir("cases")
+    write_yaml_cases(folder / "good.yaml", [make_case(1)])
+    (folder / name).write_text(text)
+    result = pytester.runpytest("cases", "--agent-run-name=r", *NO_CACHE, *xdist)
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+
+
+@pytest.mark.parametrize(("name", "text"), NOT_CASES.values(), ids=NOT_CASES.keys())
+def test_an_empty_file_named_as_cases_is_an_error(pytester: pytest.Pytester, xdist: list[str],
+                                                  name: str, text: str) -> None:
+    (pytester.path / name).write_text(text)
+    result = pytester.runpytest(name, "--agent-run-name=r", *NO_CACHE, *xdist)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"*{name}:1: field '<file>': *"])
 
 
 @pytest.mark.parametrize(("name", "text", "line", "field"), EMPTY.values(), ids=EMPTY.keys())

@@ -111,9 +111,8 @@ def test_a_diagnosis_late_in_the_file_is_still_a_case(pytester: pytest.Pytester,
 
 @pytest.mark.parametrize(("name", "data", "reason"), [
     ("truncated.json", b'[{"id": "t-01", "diagnosis": "A", "objective', "cannot parse"),
-    ("binary.yaml", b"\x89PNG\r\n\x1a\n\x00\xff", "cannot read"),
     ("latin1.jsonl", '{"diagnosis": "Ménière"}\n'.encode("latin-1"), "cannot read"),
-    ("empty.yaml", b"", "empty"),
+    ("diagnosis.yaml", b"diagnosis: [unclosed\n", "cannot parse"),
 ])
 def test_junk_in_a_case_folder_is_an_error_and_the_rest_runs(
         pytester: pytest.Pytester, name: str, data: bytes, reason: str, xdist: list[str]) -> None:
@@ -125,6 +124,22 @@ def test_junk_in_a_case_folder_is_an_error_and_the_rest_runs(
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines([f"*{name}:*{reason}*"])
     assert result.ret != 0
+
+
+@pytest.mark.parametrize(("name", "data"), [
+    ("binary.yaml", b"\x89PNG\r\n\x1a\n\x00\xff"), ("empty.yaml", b""),
+    ("object.json", b"{}"), ("list.json", b"[]"), ("header.csv", b"id,name\n"),
+    ("broken.json", b"{not json"), ("rows.jsonl", b"{}\n[]\n")])
+def test_a_data_file_in_a_case_folder_that_does_not_look_like_cases_is_left_alone(
+        pytester: pytest.Pytester, name: str, data: bytes, xdist: list[str]) -> None:
+    """A folder walk parses only files that positively look like cases (a key only a case
+    has); a fixture beside them is not an error."""
+    folder = pytester.mkdir("cases")
+    write_yaml_cases(folder / "good.yaml", [make_case(1)])
+    (folder / name).write_bytes(data)
+    result = pytester.runpytest("cases", *NO_CACHE, *xdist)
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
 
 
 def test_an_explicit_file_that_is_not_cases_is_one_clear_error(

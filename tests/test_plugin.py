@@ -123,6 +123,20 @@ def test_repeats_and_budgets_multiply_items(pytester: pytest.Pytester,
                                  "4 tests collected*"])
 
 
+@pytest.mark.parametrize("args", [[], ["tests"]], ids=["plain pytest", "a test folder"])
+def test_an_unknown_agent_ini_key_is_a_usage_error_with_a_did_you_mean(
+        pytester: pytest.Pytester, args: list[str], xdist: list[str]) -> None:
+    """`agent_doctr = gpt-4o` ran the offline doctor with only a warning at the bottom."""
+    pytester.makeini("[pytest]\nagent_doctr = gpt-4o\nagent_turns = 5\n")
+    pytester.mkdir("tests")
+    (pytester.path / "tests" / "test_one.py").write_text("def test_one():\n    pass\n")
+    result = pytester.runpytest(*args, *xdist)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown ini option 'agent_doctr'; did you mean "
+                                 "'agent_doctor'?*"])
+    assert "agent_turns" not in result.stderr.str()  # a known key is not named
+
+
 def test_ini_twins_and_cli_precedence(pytester: pytest.Pytester, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
     pytester.makeini("[pytest]\nagent_turns = 3\nagent_run_name = from-ini\n")

@@ -16,7 +16,8 @@ from test_html_report import browser, encounter  # noqa: F401  (browser is a fix
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.core.records import ResultRecord
 from pytest_agentclinic.core.transcript import Usage
-from pytest_agentclinic.report.charts import bar_chart
+from pytest_agentclinic.report import charts
+from pytest_agentclinic.report.charts import FIT_JS, bar_chart
 from pytest_agentclinic.report.rundir import write_transcript
 
 BIASES = ("none", "doctor:recency", "doctor:confirmation")
@@ -124,6 +125,34 @@ def test_value_labels_are_never_clipped(browser: Any, tmp_path: Path) -> None:  
         value = tab.locator("text.value").bounding_box()
         assert tab.locator("text.value").inner_html() == "36.3% · 29076/80000"
         assert value["x"] + value["width"] <= svg["x"] + svg["width"] + 0.5
+    finally:
+        tab.close()
+
+
+@pytest.mark.parametrize("font", ["DejaVu Sans", "Liberation Sans", "DejaVu Sans Mono",
+                                  "DejaVu Sans; font-size: 15px"])
+def test_labels_stay_inside_the_chart_in_any_font(browser: Any, tmp_path: Path,  # noqa: F811
+                                                  font: str) -> None:
+    """The chart assumed 7.6 px a character: DejaVu Sans (7.9) ran the value label to 548.0
+    against the chart's 528.4 (a CI machine whose only font is DejaVu failed)."""
+    rows = [{"group": "dermatology and venereology, all", "n": 80_000, "correct": 29_076,
+             "accuracy": 0.99, "ci_low": 0.98, "ci_high": 0.995},
+            {"group": "x", "n": 123_456, "correct": 123_455, "accuracy": 0.999992,
+             "ci_low": 0.99, "ci_high": 1.0}]
+    (tmp_path / "chart.html").write_text(
+        f"<html><head><style>svg text {{ font-family: {font}; }}</style></head>"
+        f"<body style='width:520px'>{bar_chart('big', rows)}<script>{FIT_JS}</script>"
+        f"</body></html>")
+    template = (Path(charts.__file__).parent / "html_template.html").read_text()
+    assert FIT_JS.replace(" ", "") in template.replace(" ", "")  # the report runs it too
+    tab = browser.new_page(viewport={"width": 800, "height": 600})
+    try:
+        tab.goto((tmp_path / "chart.html").as_uri())
+        svg = tab.locator("svg").bounding_box()
+        for text in tab.locator("svg text").all():
+            box = text.bounding_box()
+            assert box["x"] >= svg["x"] - 0.5, text.inner_html()
+            assert box["x"] + box["width"] <= svg["x"] + svg["width"] + 0.5, text.inner_html()
     finally:
         tab.close()
 

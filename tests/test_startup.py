@@ -174,3 +174,42 @@ def test_the_first_turn_does_not_wait_for_the_graders_terminology(
     result.assert_outcomes(passed=1)
     assert (pytester.path / "asked.txt").read_text().splitlines() == [
         "terminology loaded before the first turn: False"]
+
+
+def fixture_repository(root: Path, small_json: int = 50) -> Path:
+    """A repository that has nothing to do with agents: a test and its data fixtures, the
+    empty and header-only ones included (``benchmarks/bench_startup.py`` makes 2,000)."""
+    data = root / "tests" / "data"
+    data.mkdir(parents=True)
+    (root / "tests" / "test_data.py").write_text(
+        "from pathlib import Path\n\n"
+        "def test_fixtures():\n"
+        "    assert (Path(__file__).parent / 'data' / 'empty.json').exists()\n")
+    for name, text in {"empty.json": "", "object.json": "{}", "list.json": "[]",
+                       "blank.yaml": "", "config.yml": "retries: 3\nnames: [a, b]\n",
+                       "header.csv": "id,name,value\n", "lines.jsonl": "{}\n[]\n",
+                       "broken.json": "{not json", "rows.csv": "a,b\n1,2\n"}.items():
+        (data / name).write_text(text)
+    for index in range(small_json):
+        (data / f"record{index:04d}.json").write_text(f'{{"id": {index}, "label": "x"}}')
+    return root
+
+
+def test_a_repository_of_data_fixtures_is_left_alone(tmp_path: Path) -> None:
+    """`pytest tests` in a repository whose fixtures include `{}`, `[]`, zero bytes and a
+    header-only CSV: the outcome of `-p no:agentclinic`, and nothing heavy imported."""
+    repo = fixture_repository(tmp_path)
+    runs = [subprocess.run([sys.executable, "-m", "pytest", "tests", "-q", "-p",
+                            "no:cacheprovider", *extra], cwd=repo, capture_output=True,
+                           text=True, check=False) for extra in ([], ["-p", "no:agentclinic"])]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stdout
+    assert "1 passed" in runs[0].stdout and "error" not in runs[0].stdout.lower()
+    assert _heavy(_modules(repo, "tests")) == []
+
+
+def test_a_folder_of_cases_is_still_an_agent_run(tmp_path: Path) -> None:
+    """A named folder that holds a case file (beside data fixtures) still runs its cases."""
+    repo = fixture_repository(tmp_path, small_json=3)
+    write_yaml_cases(repo / "tests" / "data" / "cases.yaml", [make_case(1)])
+    modules = _modules(repo, "tests")
+    assert "pytest_agentclinic.plugin.session" in modules

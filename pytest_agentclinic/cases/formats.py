@@ -109,3 +109,8 @@ def jsonl_shape_for(record: Mapping[str, Any]) -> JsonlShape | None:
     extensions.load_once(extensions.JSONL_SHAPES, _add_installed_shape)
     fits = [s for s in _SHAPES.values() if all(k in record for k in s.keys)]
     return max(fits, key=lambda s: len(s.keys), default=None)
+
+
+def registered() -> tuple[str, ...]:
+    """The suffixes registered so far by a conftest or plugin (no installed one is loaded)."""
+    return tuple(_READERS)

@@ -52,11 +52,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"agentclinic report: {run_dir / 'summary.json'}: unreadable, rebuilt from the "
               f"records ({type(exc).__name__})", file=sys.stderr)
         summary = {}
-    summary = {k: v for k, v in summary.items() if k not in ("tables", "by_doctor")}
-    summary.setdefault("run", records[0].run)
-    summary.setdefault("roles", {k: ", ".join(sorted({r.models.get(k, "?") for r in records}))
-                                 for k in records[0].models})
-    summary["items"] = len(records)
+    # The one builder: the old summary's settings kept, every count computed anew from
+    # the records (a summary rebuilt from the records alone keeps its version, the
+    # plugin's, the model calls and the served models).
+    roles = summary.get("roles") or {k: ", ".join(sorted({r.models.get(k, "?") for r in records}))
+                                     for k in records[0].models}
+    summary = rundir.run_summary({**summary, "roles": roles}, records,
+                                 int(summary.get("bad_case_records") or 0))
     partial = rundir.completeness(run_dir, len(records))
     if partial:
         # A killed or interrupted run: its finished items are reported, and it says so.

@@ -26,7 +26,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Read every run, write the page, print its path."""
     from ..report import rundir
-    from ..report.viewer import ViewRun, flipping_keys, item_key, render_view
+    from ..report.viewer import ViewRun, flipping_keys, item_keyer, render_view
     from ._runs import NoRun, load_run, say
 
     runs: list[ViewRun] = []
@@ -45,10 +45,11 @@ def run(args: argparse.Namespace) -> int:
         dirs.append(run_dir)
     # Only the items that flipped between two runs show transcripts: read those alone.
     flipping = flipping_keys(runs)
+    key = item_keyer(runs)
     for view, run_dir in zip(runs, dirs, strict=True):
         view.transcripts.update({
             r.nodeid: rundir.read_transcript(run_dir, r)[0] for r in view.records
-            if (view.name, item_key(r)) in flipping})
+            if (view.name, key(r)) in flipping})
     out = Path(args.output)
     out.write_text(render_view(runs), encoding="utf-8")
     print(f"{out}: {len(runs)} runs, {sum(len(r.records) for r in runs)} items, "

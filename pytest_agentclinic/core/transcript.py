@@ -30,9 +30,13 @@ class Usage(BaseModel):
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: What the calls cost this run: a cache hit costs nothing.
     cost_usd: float = 0.0
     cache_hits: int = 0
     latency_s: float = 0.0
+    #: What the cache hits would have cost uncached (their recorded cost): the run's cost
+    #: uncached is ``cost_usd + saved_usd``.
+    saved_usd: float = 0.0
 
     def __add__(self, other: Usage) -> Usage:
         # Every field is a count or a sum: a new field is added up without a change here.

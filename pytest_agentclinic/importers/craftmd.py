@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..cases.craftmd_csv import CaseInfo, case_table
 from ..core.jsonl import json_lines
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript, Verdict
 from ..grading.craftmd_grader import CraftMDGrader
+from ..report.run_summary import build_summary
 from ..report.rundir import (
-    SUMMARY_VERSION,
     gc_paused,
     sha256_of,
     write_reports_text,
@@ -148,9 +147,7 @@ def convert(lines: Sequence[dict[str, Any]], cases: dict[str, CaseInfo], *, run:
 def craftmd_summary(result: ImportResult, files: Sequence[Path]) -> dict[str, Any]:
     """``summary.json`` in :func:`..report.rundir.run_summary`'s shape, plus where it came from."""
     records = result.records
-    return {
-        "version": SUMMARY_VERSION,
-        "plugin_version": __version__,
+    header = {
         "run": result.run_dir.name,
         "protocol": "craftmd",
         "source": "recorded CRAFT-MD answers (imported, no encounter replayed)",
@@ -159,15 +156,11 @@ def craftmd_summary(result: ImportResult, files: Sequence[Path]) -> dict[str, An
         "repeat": len({r.sample for r in records}),
         "cache_mode": "none",
         "temperature": None,
-        "case_files": {str(f): sha256_of(str(f)) for f in files},
-        "items": len(records),
-        "bad_case_records": len(result.skipped),
         "mcq_lines": result.mcq_lines,
         "unknown_cases": result.unknown_cases,
-        "model_calls": 0,
-        "cache_hits": 0,
-        "cache_misses": 0,
     }
+    return build_summary(header, records, len(result.skipped),
+                         case_files={str(f): sha256_of(str(f)) for f in files})
 
 
 def import_craftmd(path: str | Path, out: str | Path | None = None,

@@ -178,9 +178,7 @@ class ModelCaller:
                                      case_id=case_id, sample=sample,
                                      prompt_version=prompt_version, extra=extra,
                                      readable=readable)
-        if budget is not None:
-            budget.charge(reply.usage.prompt_tokens + reply.usage.completion_tokens,
-                          reply.usage.cost_usd)
+        _charge_budget(reply.usage, budget)
         return reply
 
     async def _complete(self, *, role: str, model: str, messages: list[dict[str, Any]],
@@ -202,10 +200,11 @@ class ModelCaller:
             stats.prompt_tokens += hit["prompt_tokens"]
             stats.completion_tokens += hit["completion_tokens"]
             self._note_fingerprint(model, hit.get("fingerprint"))
+            # A hit costs nothing now; what it would have cost is kept apart.
             return Reply(hit["text"], Usage(calls=1, cache_hits=1,
                                             prompt_tokens=hit["prompt_tokens"],
                                             completion_tokens=hit["completion_tokens"],
-                                            cost_usd=hit["cost_usd"]))
+                                            saved_usd=hit["cost_usd"]))
         if self.cache.mode is CacheMode.REPLAY:
             raise ReplayMissError(parts)
         if self._fast_path_cold:
@@ -213,19 +212,26 @@ class ModelCaller:
             _start_fast_path_warm_up()
         started = time.perf_counter()
         tries = 0
+        discarded = Usage()
 
         async def attempt() -> client.Completion:
-            nonlocal tries
+            nonlocal tries, discarded
             tries += 1
             stats.retries += tries > 1
             try:
                 return await self._send(model, messages, params)
             except TransientError as exc:
                 stats.rate_limited += exc.status == 429
+                if exc.billed is not None:
+                    discarded += self._discarded(*exc.billed)
                 raise
 
         stats.calls += 1
-        done, _attempts = await call_with_retries(attempt, self.settings.policy)
+        try:
+            done, _attempts = await call_with_retries(attempt, self.settings.policy)
+        except BaseException:
+            _charge_budget(discarded)  # the encounter spent it, though it got no reply
+            raise
         stats.paid_calls += 1
         stats.spent_usd += done.cost_usd
         stats.prompt_tokens += done.prompt_tokens
@@ -238,10 +244,21 @@ class ModelCaller:
             self.cache.put(key, {"text": text, "prompt_tokens": done.prompt_tokens,
                                  "completion_tokens": done.completion_tokens,
                                  "cost_usd": done.cost_usd, "fingerprint": done.fingerprint})
-        return Reply(text, Usage(calls=1, prompt_tokens=done.prompt_tokens,
-                                      completion_tokens=done.completion_tokens,
-                                      cost_usd=done.cost_usd,
-                                      latency_s=time.perf_counter() - started))
+        # Replies billed and discarded on the way (a 200 with no content) count with it.
+        return Reply(text, discarded + Usage(calls=1, prompt_tokens=done.prompt_tokens,
+                                             completion_tokens=done.completion_tokens,
+                                             cost_usd=done.cost_usd,
+                                             latency_s=time.perf_counter() - started))
+
+    def _discarded(self, prompt: int, completion: int, cost: float) -> Usage:
+        """Count a reply the provider billed that the caller discards: in the run's
+        counters (the cost limit counts real spend) and in the reply's usage."""
+        self.stats.paid_calls += 1
+        self.stats.discarded_replies += 1
+        self.stats.spent_usd += cost
+        self.stats.prompt_tokens += prompt
+        self.stats.completion_tokens += completion
+        return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
 
     async def _send(self, model: str, messages: list[dict[str, Any]],
                     params: dict[str, Any]) -> client.Completion:
@@ -310,3 +327,12 @@ def _warm_fast_path() -> None:
     """Import aiohttp and parse the price table (in a warm-up thread)."""
     openai_http.preload()
     prices.cost_usd("", 0, 0)
+
+
+def _charge_budget(usage: Usage, budget: encounter_limits.EncounterBudget | None = None) -> None:
+    """Charge ``usage`` to the running encounter's budget, if it has one. A cached reply is
+    charged what it cost when made, so a replay ends where the recorded run ended."""
+    budget = budget or encounter_limits.current()
+    if budget is not None:
+        budget.charge(usage.prompt_tokens + usage.completion_tokens,
+                      usage.cost_usd + usage.saved_usd)

@@ -173,7 +173,13 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
     except (AttributeError, IndexError) as exc:
         raise TransientError(f"bad response from {model}: no message") from exc
     if not isinstance(text, str) or not text.strip():
-        raise TransientError(f"bad response from {model}: empty message")
+        usage = getattr(response, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", 0) or 0
+        completion = getattr(usage, "completion_tokens", 0) or 0
+        # Billed all the same: the caller counts it and charges the encounter's budget.
+        raise TransientError(f"bad response from {model}: empty message",
+                             billed=(prompt, completion, _cost(litellm, response))
+                             if prompt or completion else None)
     if getattr(choice, "finish_reason", None) == "length":
         raise cut_by_token_limit(model, params.get("max_tokens"))
     usage = getattr(response, "usage", None)

@@ -16,10 +16,14 @@ class TransientError(LLMError):
     """Worth retrying: timeout, 429, 5xx, a malformed response."""
 
     def __init__(self, message: str, *, status: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None,
+                 billed: tuple[int, int, float] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+        #: A reply the provider billed but the caller discards (a 200 with no content):
+        #: its prompt tokens, completion tokens and cost, counted and charged all the same.
+        self.billed = billed
 
 
 class InfrastructureError(LLMError):

@@ -138,6 +138,18 @@ def _message(raw: bytes) -> str:
         return raw[:200].decode("utf-8", "replace")
 
 
+def _billed(model: str, data: Any) -> tuple[int, int, float] | None:
+    """The usage of a reply that is discarded (it was billed all the same)."""
+    try:
+        usage = data.get("usage") or {}
+        prompt = int(usage.get("prompt_tokens") or 0)
+        completion = int(usage.get("completion_tokens") or 0)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    return (prompt, completion, cost_usd(model, prompt, completion)) if prompt or completion \
+        else None
+
+
 def _completion(model: str, raw: bytes, max_tokens: object) -> Completion:
     try:
         data = json.loads(raw)
@@ -146,7 +158,8 @@ def _completion(model: str, raw: bytes, max_tokens: object) -> Completion:
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise TransientError(f"bad response from {model}: no message") from exc
     if not isinstance(text, str) or not text.strip():
-        raise TransientError(f"bad response from {model}: empty message")
+        raise TransientError(f"bad response from {model}: empty message",
+                             billed=_billed(model, data))
     if choice.get("finish_reason") == "length":
         raise cut_by_token_limit(model, max_tokens)
     try:

@@ -20,6 +20,9 @@ class CallStats:
     #: Calls that reached a provider and their cost (cache hits cost nothing now).
     paid_calls: int = 0
     spent_usd: float = 0.0
+    #: Replies billed but discarded (a 200 with no content, asked again): counted in
+    #: ``paid_calls``, ``spent_usd`` and the tokens too.
+    discarded_replies: int = 0
     #: HTTP requests awaiting their reply right now.
     in_flight: int = 0
 

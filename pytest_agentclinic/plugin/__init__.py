@@ -9,11 +9,13 @@ HTTP clients are imported by runs that can use them (``benchmarks/bench_startup.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from ..core import extensions
 from ..protocols import registry
 from . import hookspecs
 from .options import OPTIONS, add_options
@@ -34,6 +36,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A broken or conflicting extension is a warning in every run; one that asks for it by
+    # name gets the same message as its usage error.
+    for message in extensions.problems():
+        config.issue_config_time_warning(pytest.PytestConfigWarning(message), stacklevel=2)
+    extensions.on_problem = _warn
+    _check_ini_keys(config)
     if not _may_collect_cases(config):
         return
     from .case_paths import extra_args
@@ -44,6 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .settings import resolve
 
     settings = resolve(config)
+    _check_named_formats(config, settings.case_paths)
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None:
         from .xdist_hooks import WORKER_KEY
@@ -74,14 +83,62 @@ def pytest_configure(config: pytest.Config) -> None:
             state.lookahead = worker_lookahead(config)
 
 
+def _check_ini_keys(config: pytest.Config) -> None:
+    """An ``agent_*`` ini key the plugin does not know is a usage error naming the closest
+    known one: pytest would only warn at the end, after a run with the default (offline)
+    doctor in place of the one meant (``agent_doctr = gpt-4o``)."""
+    # pytest's own list of the ini keys no plugin declared (it warns of them at the end).
+    unknown_keys: set[str] = getattr(config, "_get_unknown_ini_keys", set)()
+    unknown = sorted(k for k in unknown_keys if k.startswith("agent_"))
+    if not unknown:
+        return
+    import difflib
+
+    known = ["agent_cases", *(opt.ini for opt in (*OPTIONS, *registry.all_options()))]
+    lines = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        lines.append(f"{config.inipath}: unknown ini option {key!r}{hint}")
+    raise pytest.UsageError("\n".join(lines))
+
+
+def _check_named_formats(config: pytest.Config, ini_paths: tuple[Path, ...]) -> None:
+    """A case file named on the command line whose format's extension failed to load: its
+    problem is this run's usage error (other runs only warn of it)."""
+    from ..cases import formats
+    from .case_paths import case_roots
+
+    for root in case_roots(config, ini_paths):
+        if root.suffix in formats.suffixes() or root.name.endswith(".specialties.json"):
+            continue
+        problem = (extensions.problem_of(extensions.CASE_FORMATS, root.suffix)
+                   or extensions.problem_of(extensions.CASE_FORMATS, root.suffix.lstrip(".")))
+        if problem is not None:
+            raise pytest.UsageError(f"{root.name}: {problem}")
+
+
+def pytest_unconfigure() -> None:
+    extensions.on_problem = None
+
+
+def _warn(message: str) -> None:
+    # Found later in the run (a case format at collection, report tables at its end).
+    warnings.warn(pytest.PytestConfigWarning(message), stacklevel=2)
+
+
 def _may_collect_cases(config: pytest.Config) -> bool:
-    """Whether this run can involve agents: paths named on the command line (case files
-    are collected from those only), ``agent_cases`` in the ini, or an ``--agent-*`` option
-    given (it is then checked, whatever the run collects)."""
-    if config.args_source == pytest.Config.ArgsSource.ARGS or config.getini("agent_cases"):
+    """Whether this run can involve agents: an ``--agent-*`` option given (it is then
+    checked, whatever the run collects), or a path that can hold cases (a case file named,
+    a path ``agent_cases`` covers, a named folder holding a file that looks like cases:
+    :func:`.case_paths.may_involve_agents`)."""
+    if any(config.getoption("agent_" + opt.name) is not None or config.getini(opt.ini)
+           for opt in (*OPTIONS, *registry.all_options())):
         return True
-    return any(config.getoption("agent_" + opt.name) is not None or config.getini(opt.ini)
-               for opt in (*OPTIONS, *registry.all_options()))
+    from .case_paths import may_involve_agents
+
+    ini_paths = tuple(Path(p) for p in config.getini("agent_cases"))
+    return may_involve_agents(config, ini_paths)
 
 
 def pytest_report_header() -> str:

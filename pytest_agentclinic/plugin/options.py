@@ -77,7 +77,9 @@ OPTIONS: tuple[Option, ...] = (
            "otherwise), 'off', or a number of seconds between lines", "auto",
            metavar="auto|off|S"),
     Option("max_cost", "start no new encounter once the spent plus in-flight cost (USD) "
-           "would pass this", None, metavar="USD"),
+           "would pass this; encounters already started finish, so the run may overshoot "
+           "by up to --agent-concurrency encounters per worker (more for CRAFT-MD's shared "
+           "conversations)", None, metavar="USD"),
     # A smoke run on a few cases (plugin/subset.py); the gate refuses to pass a subset.
     Option("limit", "run only the first N selected cases (after -k/-m), every item of each",
            None, "limit", "N"),

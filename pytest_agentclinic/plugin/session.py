@@ -311,6 +311,8 @@ class AgentClinicSession:
                     "selected case")
         if self.gate is not None:
             summary.print_gate(terminalreporter, self.gate)
+            if not self.gate.passed:
+                _say_gate_failed(terminalreporter)
         if self.unknown_served:
             terminalreporter.write_line(
                 f"agentclinic: the model behind {', '.join(self.unknown_served)} at "
@@ -473,3 +475,17 @@ class AgentClinicSession:
         # conditions (a CRAFT-MD error keeps its experiment, so tables and pairing see it).
         header = self.protocol.header(item.spec)
         return Transcript(**{**header.header(), "outcome": "error", "error": error})
+
+
+class _GateVerdict:
+    """Counted in pytest's final line as "1 gate failed"."""
+
+    count_towards_summary = True
+
+
+def _say_gate_failed(terminalreporter: Any) -> None:
+    """Make pytest's final line say the gate's verdict: "1 gate failed", in red. pytest
+    colours the line red when its stats hold a "failed" key; an empty one adds no count
+    (a gated run's misses are xfailed, so the line was green on exit status 1)."""
+    terminalreporter.stats.setdefault("failed", [])
+    terminalreporter.stats.setdefault("gate failed", []).append(_GateVerdict())

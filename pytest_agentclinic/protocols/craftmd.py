@@ -36,7 +36,7 @@ from ..core.measures import EncounterMeasures
 from ..core.options import Option
 from ..core.records import ResultRecord
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
-from ..core.transcript import ItemHeader, Transcript, Utterance
+from ..core.transcript import ItemHeader, Transcript, Usage, Utterance
 from ..grading.moderator import OfflineModerator
 from ..grading.pipeline import grade_answer, grade_choice
 from ..grading.rules import Policy
@@ -98,11 +98,27 @@ class Conversation:
 
     utterances: list[Utterance] = field(default_factory=list)
     capped: bool = False
+    #: Whether an item's transcript already carries the conversation's (and its summary's)
+    #: usage: its calls were made once, so they are charged once, to the first item that
+    #: takes them; the other items show the utterances with no usage.
+    charged: bool = False
+    summary_charged: bool = False
+
+    def take(self) -> list[Utterance]:
+        """The utterances for one item's transcript, with their usage the first time only."""
+        if self.charged:
+            return [_uncharged(u) for u in self.utterances]
+        self.charged = True
+        return list(self.utterances)
 
     @property
     def statements(self) -> list[str]:
         """What the patient said, in order."""
         return [u.text for u in self.utterances if u.role == "patient"]
+
+
+def _uncharged(u: Utterance) -> Utterance:
+    return u.model_copy(update={"usage": Usage()}) if u.usage.calls else u
 
 
 def _utter(turn: int, role: Any, kind: Any, reply: Reply, model: str) -> Utterance:
@@ -200,10 +216,12 @@ async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: S
     if item.experiment in ("multiturn", "singleturn", "summarized"):
         stage("conversation")
         convo: Conversation = await conversation()
-        t.utterances.extend(convo.utterances)
+        t.utterances.extend(convo.take())
         if item.experiment == "summarized":
             reply: Reply = await summary()
-            t.utterances.append(_utter(0, "summarizer", "summary", reply, cast.summarizer.model))
+            said = _utter(0, "summarizer", "summary", reply, cast.summarizer.model)
+            t.utterances.append(_uncharged(said) if convo.summary_charged else said)
+            convo.summary_charged = True
         if item.experiment == "multiturn" and convo.capped:
             t.outcome = "no_diagnosis"  # the turn cap ended a runaway dialogue
             return

@@ -73,6 +73,10 @@ def _add_installed(point: EntryPoint, protocol: object) -> None:
         raise extensions.ExtensionError(
             f"{extensions.describe(point)}: the entry point's name must be the "
             f"protocol's own `name` ({vars(protocol).get('name')!r})")
+    if point.name in _BUILT_IN:
+        raise extensions.ExtensionError(
+            f"{extensions.describe(point)}: {point.name!r} is a built-in protocol's name; "
+            f"an installed protocol may not replace it")
     # A conftest's registration of the same name, made earlier, wins.
     if point.name not in _PROTOCOLS:
         register(protocol)
@@ -88,6 +92,9 @@ def get(name: str) -> type[Protocol]:
     """The protocol registered as ``name``; ValueError naming the known ones otherwise."""
     _load_installed()
     if name not in _PROTOCOLS:
+        broken = extensions.problem_of(extensions.PROTOCOLS, name)
+        if broken is not None:
+            raise ValueError(broken)
         raise ValueError(f"{name!r} is not one of: {', '.join(_PROTOCOLS)}") from None
     protocol = _PROTOCOLS[name]
     # A built-in is looked up in its module each time (a dict lookup once imported), not

@@ -32,9 +32,12 @@ def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
     label_w = min(LABEL_MAX_W, 18 + _text_w(max((len(label) for label, *_ in placed),
                                                    default=8)))
     values = [_value_label(row) for *_, row, _ in placed]
-    # Wide enough for the longest value label ("36.3% · 29076/80000"): never clipped.
+    # Room for the longest value label ("36.3% · 29076/80000") at a wide font's width; the
+    # label is anchored at the chart's right edge, so whatever font the reader's browser
+    # draws it in, it ends inside the chart (at 7.6 px a character assumed, DejaVu Sans' 7.9
+    # ran it 20 px past the edge).
     width, row_h = 600, 28
-    text_w = max(112, 16 + round(7.6 * max((len(v) for v in values), default=0)))
+    text_w = max(112, 16 + _text_w(max((len(v) for v in values), default=0)))
     plot_w = width - label_w - text_w
     top, bottom = (placed[0][3], placed[-1][3] + row_h) if placed else (8, 8)
     parts = [_svg_open(width, bottom + 30, title), _x_grid(label_w, plot_w, top, bottom)]
@@ -59,8 +62,8 @@ def bar_chart(title: str, rows: Sequence[Mapping[str, Any]],
             parts.append(f'<path class="ci" d="M{x1:.1f} {mid:.1f}H{x2:.1f}'
                          f'M{x1:.1f} {mid - 6:.1f}v12M{x2:.1f} {mid - 6:.1f}v12"/>')
         value = _value_label(row)
-        parts.append(f'<text class="value" x="{label_w + plot_w + 10}" y="{mid + 4:.1f}">'
-                     f"{escape(value)}</text></g>")
+        parts.append(f'<text class="value" x="{width - VALUE_MARGIN}" y="{mid + 4:.1f}" '
+                     f'text-anchor="end">{escape(value)}</text></g>')
     parts.append("</svg>")
     return card(card_title(title), "".join(parts),
                  "Bars: correct / judged encounters (errors excluded); whiskers: 95% CI.",
@@ -71,9 +74,23 @@ _Placed = tuple[str, str | None, Mapping[str, Any], int]
 
 #: The widest a bar chart's label column gets (of its 600 px): longer labels take two lines.
 LABEL_MAX_W = 250
-#: Width of one character of the 12.5 px labels, on the safe side (DejaVu Sans' digits and
-#: capitals are ~0.6 em): a label drawn past the SVG's edge is cut off.
-CHAR_W = 7.6
+#: Width of one character of the 12.5 px labels, on the safe side: DejaVu Sans, the widest
+#: common sans, draws digits and capitals at ~0.64 em (7.9 px); Liberation Sans and Arial at
+#: ~0.56 em. Only room is sized with it: text is anchored so that it ends inside the chart.
+CHAR_W = 8.2
+#: The value labels end this far inside the chart's right edge.
+VALUE_MARGIN = 6
+
+
+#: Sizes are estimated at :data:`CHAR_W`; the page (its script, ``html_template.html``)
+#: measures each label with a room (``data-room``, in the chart's units) in the font the
+#: reader's browser has, and squeezes one that does not fit to its room: a label is never
+#: cut off at the chart's edge. The same code, for a page of charts alone.
+FIT_JS = ('document.querySelectorAll("svg [data-room]").forEach(function (t) {'
+          ' var room = +t.getAttribute("data-room");'
+          ' if (t.getComputedTextLength() > room) {'
+          ' t.setAttribute("textLength", room);'
+          ' t.setAttribute("lengthAdjust", "spacingAndGlyphs"); } });')
 
 
 def _text_w(chars: int) -> int:
@@ -84,13 +101,15 @@ def _label(label: str, right: float, mid: float) -> str:
     """A bar's label, right-aligned at ``right``: on one line if it fits the label column,
     else on two (the second shortened with "…"); never wider than the column."""
     chars = int((right - 6) / CHAR_W + 1e-9)
+    room = f'data-room="{right - 2:g}"'  # measured in the page (FIT_SCRIPT)
     if len(label) <= chars:
-        return (f'<text class="label" x="{right}" y="{mid + 4:.1f}" text-anchor="end">'
+        return (f'<text class="label" x="{right}" y="{mid + 4:.1f}" text-anchor="end" {room}>'
                 f"{escape(label)}</text>")
     lines = textwrap.wrap(label, chars, break_long_words=True, break_on_hyphens=False)
     second = " ".join(lines[1:])
-    spans = (f'<tspan x="{right}" y="{mid - 2:.1f}">{escape(lines[0])}</tspan>'
-             f'<tspan x="{right}" y="{mid + 10:.1f}">{escape(_shorten(second, chars))}</tspan>')
+    spans = (f'<tspan x="{right}" y="{mid - 2:.1f}" {room}>{escape(lines[0])}</tspan>'
+             f'<tspan x="{right}" y="{mid + 10:.1f}" {room}>'
+             f"{escape(_shorten(second, chars))}</tspan>")
     return f'<text class="label two" text-anchor="end">{spans}</text>'
 
 

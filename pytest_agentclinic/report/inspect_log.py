@@ -15,6 +15,9 @@ ended in an infrastructure error keeps its messages and carries Inspect's ``erro
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -57,8 +60,35 @@ def _messages(t: Transcript | None) -> list[dict[str, Any]]:
 
 
 def _sample_id(r: ResultRecord, varied: Sequence[str]) -> str:
-    parts = [f"{name}={getattr(r, name)}" for name in varied]
+    parts = [f"{name}={_field(r, name)}" for name in varied]
     return r.case_id + (f" [{', '.join(parts)}]" if parts else "")
+
+
+def _field(r: ResultRecord, name: str) -> object:
+    """A condition of the record: a header field, a protocol's own condition
+    (``conditions.<name>``) or a role's model (``models.<role>``)."""
+    kind, _, key = name.partition(".")
+    if kind == "conditions" and key:
+        return r.conditions.get(key)
+    if kind == "models" and key:
+        return r.models.get(key)
+    return getattr(r, name)
+
+
+def _varied(records: Sequence[ResultRecord]) -> list[str]:
+    """What varies over the log's items besides the case and the repeat: each such field is
+    part of a sample's id, so (id, epoch) names one sample."""
+    names = ["bias", "turn_budget", "experiment", "answer_format", "image_mode",
+             *sorted({f"conditions.{k}" for r in records for k in r.conditions}),
+             *sorted({f"models.{k}" for r in records for k in r.models if k != "doctor"})]
+    return [n for n in names if len({str(_field(r, n)) for r in records}) > 1]
+
+
+def _identity(run: str, mine: Sequence[ResultRecord]) -> str:
+    """A digest of the run and every role's model (not of their sanitised names, which
+    may collide): the log's id and its file name's."""
+    models = sorted(mine[0].models.items()) if mine else []
+    return hashlib.sha256(json.dumps([run, models]).encode()).hexdigest()[:22]
 
 
 def _sample(r: ResultRecord, t: Transcript | None, varied: Sequence[str]) -> dict[str, Any]:
@@ -101,16 +131,41 @@ def _results(records: Sequence[ResultRecord]) -> dict[str, Any]:
                     "stderr": {"name": "stderr", "value": stderr, "params": {}}}}]}
 
 
-def inspect_log(run: str, doctor: str, records: Sequence[ResultRecord],
+def log_groups(records: Sequence[ResultRecord]) -> list[list[ResultRecord]]:
+    """The records of each Inspect log: one per doctor and set of the other roles' models
+    (an Inspect eval has one model and one model per role)."""
+    groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[ResultRecord]] = {}
+    for r in records:
+        others = tuple(sorted((k, v) for k, v in r.models.items() if k != "doctor"))
+        groups.setdefault((r.doctor, others), []).append(r)
+    return list(groups.values())
+
+
+def log_file_name(run: str, mine: Sequence[ResultRecord], taken: set[str]) -> str:
+    """The file name Inspect lists (``{timestamp}_{task}_{id}.json``: ``inspect view`` and
+    ``list_eval_logs`` skip any other), unique among ``taken`` (which it joins)."""
+    started = min((r.started_at for r in mine if r.started_at), default=time.time())
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S+00-00", time.gmtime(started))
+    task = re.sub(r"[^A-Za-z0-9-]+", "-", f"agentclinic-{mine[0].protocol}")[:60]
+    digest = _identity(run, mine)
+    name, n = f"{stamp}_{task}_{digest}.json", 1
+    while name in taken:  # the same run and models twice: never overwrite
+        n += 1
+        name = f"{stamp}_{task}_{digest}{n}.json"
+    taken.add(name)
+    return name
+
+
+def inspect_log(run: str, mine: Sequence[ResultRecord],
                 transcripts: Mapping[str, Transcript | None],
                 summary: Mapping[str, Any]) -> dict[str, Any]:
-    """The Inspect eval log (a JSON-able dict) of ``doctor``'s items of run ``run``.
+    """The Inspect eval log (a JSON-able dict) of one group of run ``run``'s items
+    (:func:`log_groups`: one doctor, one model per other role).
 
     ``transcripts`` maps a record's nodeid to its transcript (None where it is gone).
     """
-    mine = [r for r in records if r.doctor == doctor]
-    varied = [f for f in ("bias", "turn_budget", "experiment", "answer_format", "image_mode")
-              if len({getattr(r, f) for r in mine}) > 1]
+    doctor = mine[0].doctor if mine else ""
+    varied = _varied(mine)
     started = min((r.started_at for r in mine if r.started_at), default=time.time())
     ended = max((r.started_at + r.duration_s for r in mine if r.started_at), default=started)
     roles = {role: {"model": model} for role, model in mine[0].models.items()
@@ -121,7 +176,7 @@ def inspect_log(run: str, doctor: str, records: Sequence[ResultRecord],
         "version": INSPECT_LOG_VERSION,
         "status": "error" if any(r.outcome == "error" for r in mine) else "success",
         "eval": {
-            "eval_id": f"{run}-{doctor}", "run_id": run, "created": _iso(started),
+            "eval_id": _identity(run, mine), "run_id": run, "created": _iso(started),
             "task": f"agentclinic/{protocol}", "task_id": f"{run}-{protocol}",
             "task_version": 0,
             "dataset": {"name": ", ".join(sorted({r.dataset for r in mine})),

@@ -16,12 +16,12 @@ from typing import Any
 
 from ..core.records import ResultRecord
 from . import rundir
+from .run_summary import build_summary
 
 #: Summary fields that must be equal in every merged run: they decide what was measured.
 MUST_AGREE = ("protocol", "roles", "turn_budgets", "biases", "image_modes", "experiments",
               "answer_modes", "repeat", "sampling", "cache_mode")
 #: Summary fields that are counts: the merged run's value is the sum.
-SUMMED = ("bad_case_records", "model_calls", "cache_hits", "cache_misses")
 
 
 class MergeError(ValueError):
@@ -125,16 +125,21 @@ def merge(parts: Sequence[RunPart], out: Path,
             lost += record.transcript is not None and path is None
             records.append(record.model_copy(update={"run": out.name, "transcript": path}))
     records.sort(key=lambda r: r.nodeid)
-    return records, merged_summary(parts, out.name, len(records)), lost
+    return records, merged_summary(parts, out.name, records), lost
 
 
-def merged_summary(parts: Sequence[RunPart], run: str, items: int) -> dict[str, Any]:
-    """The first part's settings, with counts summed and lists joined."""
+def merged_summary(parts: Sequence[RunPart], run: str,
+                   records: Sequence[ResultRecord]) -> dict[str, Any]:
+    """The first part's settings, with counts summed and lists joined (the one builder,
+    :func:`.run_summary.build_summary`, counts the merged records)."""
     # Tables, the conditions and the gate are the merged records' (a shard's gate judged a
     # shard); the date is the earliest start, the duration the longest machine's.
-    summary = {k: v for k, v in parts[0].summary.items()
-               if k not in ("tables", "by_doctor", "conditions", "gate")}
-    summary.update(run=run, items=items, shard=None)
+    header = {k: v for k, v in parts[0].summary.items()
+              if k not in ("tables", "by_doctor", "conditions", "gate")}
+    header.update(run=run, shard=None)
+    summary = build_summary(header, records,
+                            sum(int(p.summary.get("bad_case_records") or 0) for p in parts),
+                            litellm_version=header.get("litellm_version"))
     dates = [str(p.summary["date"]) for p in parts if p.summary.get("date")]
     durations = [float(p.summary["duration_s"]) for p in parts
                  if isinstance(p.summary.get("duration_s"), (int, float))]
@@ -142,8 +147,6 @@ def merged_summary(parts: Sequence[RunPart], run: str, items: int) -> dict[str, 
         summary["date"] = min(dates)
     if durations:
         summary["duration_s"] = max(durations)
-    for key in SUMMED:
-        summary[key] = sum(int(p.summary.get(key) or 0) for p in parts)
     files: dict[str, str] = {}
     served: dict[str, set[str]] = {}
     for part in parts:

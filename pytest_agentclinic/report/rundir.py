@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .. import __version__
 from ..core.heap import gc_paused as gc_paused
 from ..core.records import ResultRecord
 from ..core.redact import redact
@@ -39,6 +38,11 @@ from .results_jsonl import ResultsStream as ResultsStream
 from .results_jsonl import merge_results as merge_results
 from .results_jsonl import worker_results_name as worker_results_name
 from .results_jsonl import write_results as write_results
+from .run_summary import SUMMARY_VERSION as SUMMARY_VERSION
+from .run_summary import build_summary, check_version
+from .run_summary import record_roles as record_roles
+from .run_summary import served_models as served_models
+from .run_summary import sha256_of as sha256_of
 from .runlock import RunDirError as RunDirError
 from .runlock import RunInUse as RunInUse
 from .runlock import RunLock as RunLock
@@ -48,7 +52,6 @@ from .safe_write import is_disk_full as is_disk_full
 from .summary_md import render_markdown
 from .tables import Table
 
-SUMMARY_VERSION = 1
 MANIFEST_VERSION = 1
 SUMMARY = "summary.json"
 MANIFEST = "run.json"
@@ -71,14 +74,6 @@ def results_path(path: str | Path) -> Path:
 
 def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")
-
-
-def sha256_of(path: str) -> str:
-    """The file's sha256, or "unreadable"."""
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return "unreadable"
 
 
 # --- records -------------------------------------------------------------------------------
@@ -221,7 +216,10 @@ def read_summary(path: Path) -> dict[str, Any]:
         data = json.loads(summary_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{summary_path}:{exc.lineno}: not JSON ({exc.msg})") from None
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    check_version(data, str(summary_path))
+    return data
 
 
 def read_baseline(path: Path) -> tuple[list[ResultRecord], dict[str, Any]]:
@@ -243,47 +241,10 @@ def litellm_version() -> str | None:
         return None
 
 
-def record_roles(configured: Mapping[str, str],
-                 records: Sequence[ResultRecord]) -> dict[str, str]:
-    """Each role's model as the records name it (a conftest's agent names itself), else as
-    configured."""
-    roles = {}
-    for role, model in configured.items():
-        seen = sorted({r.models[role] for r in records if role in r.models})
-        roles[role] = ", ".join(seen) if seen else model
-    return roles
-
-
 def run_summary(header: Mapping[str, Any], records: Sequence[ResultRecord],
                 bad_records: int) -> dict[str, Any]:
-    """``summary.json``'s fields: the run's settings (``header``) and the records' counts."""
-    files = sorted({r.case_file for r in records if r.case_file})
-    hits = sum(u.cache_hits for r in records for u in r.usage.values())
-    calls = sum(u.calls for r in records for u in r.usage.values())
-    return {
-        "version": SUMMARY_VERSION,
-        "plugin_version": __version__,
-        "litellm_version": litellm_version(),
-        "run": records[0].run if records else None,
-        **header,
-        "roles": record_roles(header.get("roles") or {}, records),
-        "case_files": {f: sha256_of(f) for f in files},
-        "items": len(records),
-        "bad_case_records": bad_records,
-        "model_calls": calls,
-        "cache_hits": hits,
-        "cache_misses": calls - hits,
-        "served_models": served_models(records),
-    }
-
-
-def served_models(records: Sequence[ResultRecord]) -> dict[str, list[str]]:
-    """model -> every served identity its records name (one, unless the server changed)."""
-    seen: dict[str, dict[str, None]] = {}
-    for record in records:
-        for model, identity in record.served.items():
-            seen.setdefault(model, {})[identity] = None
-    return {model: sorted(ids) for model, ids in sorted(seen.items())}
+    """``summary.json``'s fields (:func:`.run_summary.build_summary`, the one builder)."""
+    return build_summary(header, records, bad_records, litellm_version=litellm_version())
 
 
 def write_reports(run_dir: Path, summary: dict[str, Any], records: Sequence[ResultRecord],

@@ -98,7 +98,8 @@ def print_gate(tr: Any, result: GateResult) -> None:
         tr.write_line(line)
     verdict = "PASSED" if result.passed else "FAILED"
     tr.write_line(f"gate {verdict}: the exit status is the gate's verdict (misdiagnosed "
-                  "items are measurements under a gate: they show as xfailed, -rx lists them)")
+                  "items are measurements under a gate: they show as xfailed, -rx lists them)",
+                  bold=True, **{"green" if result.passed else "red": True})
 
 
 def print_summary(tr: Any, roles: Mapping[str, str], tables: Sequence[Table], run_dir: Path,

@@ -39,4 +39,14 @@ def _add_installed(point: EntryPoint, builder: object) -> None:
 def tables_for(protocol: str, records: Sequence[ResultRecord], resamples: int) -> list[Table]:
     """The registered tables of ``protocol``'s ``records``."""
     extensions.load_once(extensions.REPORT_TABLES, _add_installed)
-    return [t for build in _BUILDERS.get(protocol, ()) for t in build(records, resamples)]
+    tables: list[Table] = []
+    for build in _BUILDERS.get(protocol, ()):
+        try:
+            tables += build(records, resamples)
+        except Exception as exc:
+            # One extension's bug must not cost the run its summary, report and verdict.
+            name = getattr(build, "__qualname__", repr(build))
+            extensions.problem(extensions.REPORT_TABLES, f"{protocol}:{name}",
+                               f"report tables {name} of protocol {protocol!r} failed and "
+                               f"are left out of the report: {type(exc).__name__}: {exc}")
+    return tables

@@ -280,22 +280,26 @@ def usage_table(records: Sequence[ResultRecord]) -> Table:
         for role, u in r.usage.items():
             if not u.calls:
                 continue  # an offline agent: nothing to show
-            t = totals.setdefault((role, r.models.get(role, "?")), [0.0] * 6)
+            t = totals.setdefault((role, r.models.get(role, "?")), [0.0] * 7)
             for k, v in enumerate((u.calls, u.cache_hits, u.prompt_tokens, u.completion_tokens,
-                                   u.cost_usd, u.latency_s)):
+                                   u.cost_usd, u.latency_s, u.saved_usd)):
                 t[k] += v
     rows, data = [], []
-    for (role, model), (calls, hits, prompt, completion, cost, latency) in sorted(totals.items()):
+    for (role, model), (calls, hits, prompt, completion, cost, latency,
+                        saved) in sorted(totals.items()):
         sent = calls - hits
         mean_latency = latency / sent if sent else None
+        # What the run cost (a cache hit costs nothing) and what it would cost uncached.
         rows.append([role, model, str(int(calls)), str(int(hits)), str(int(prompt)),
-                     str(int(completion)), f"{cost:.4f}",
+                     str(int(completion)), f"{cost:.4f}", f"{cost + saved:.4f}",
                      "-" if mean_latency is None else f"{mean_latency:.2f}"])
         data.append({"role": role, "model": model, "calls": int(calls), "cache_hits": int(hits),
                      "prompt_tokens": int(prompt), "completion_tokens": int(completion),
-                     "cost_usd": cost, "mean_latency_s": mean_latency})
+                     "cost_usd": cost, "uncached_cost_usd": cost + saved,
+                     "mean_latency_s": mean_latency})
     return Table("usage by role and model", ["role", "model", "calls", "cache hits",
                                              "prompt tokens", "completion tokens", "cost $",
+                                             "uncached $",
                                              "s per call"], rows, data,
                  "s per call: mean latency of the calls sent (cache hits cost no time)", keys=2)
 

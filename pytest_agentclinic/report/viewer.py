@@ -15,8 +15,9 @@ some two runs, so a page over large runs stays small.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -46,14 +47,24 @@ class ViewRun:
     tables: Sequence[Table] = ()
 
 
-def item_key(r: ResultRecord) -> str:
-    """What identifies an item across runs: the case, the condition and the sample (not the
-    doctor model, which is what runs of model versions change)."""
-    key = "|".join(map(str, (r.dataset, r.case_id, r.bias, r.turn_budget, r.experiment,
-                             r.answer_format, r.image_mode, r.sample,
-                             r.models.get("patient", ""))))
-    # A protocol's own conditions (a MediQ setting) tell its items of one case apart.
-    return key + "".join(f"|{k}={v}" for k, v in sorted(r.conditions.items()))
+def item_key(r: ResultRecord, with_doctor: bool = True) -> str:
+    """What identifies an item across runs: everything that makes it (the protocol, the
+    case, every condition, the repeat, each role's model), the doctor's model included
+    unless ``with_doctor`` is False (:func:`item_keyer`)."""
+    models = sorted((role, model) for role, model in r.models.items()
+                    if with_doctor or role != "doctor")
+    return json.dumps([r.protocol, r.dataset, r.case_id, r.bias, r.turn_budget, r.experiment,
+                       r.answer_format, r.image_mode, r.sample, models, r.conditions],
+                      sort_keys=True, default=str, separators=(",", ":"))
+
+
+def item_keyer(runs: Sequence[ViewRun]) -> Callable[[ResultRecord], str]:
+    """The key of the page's items. Runs of one doctor model each (model versions compared
+    run to run) pair their items whatever the doctor's name; as soon as a run has several
+    doctors, the doctor is part of the key, or one doctor's items would overwrite
+    another's and hide their flips."""
+    with_doctor = any(len({r.doctor for r in run.records}) > 1 for run in runs)
+    return functools.partial(item_key, with_doctor=with_doctor)
 
 
 def accuracy_rows(run: ViewRun) -> list[dict[str, Any]]:
@@ -75,10 +86,11 @@ def accuracy_rows(run: ViewRun) -> list[dict[str, Any]]:
 def flipping_keys(runs: Sequence[ViewRun]) -> set[tuple[str, str]]:
     """(run, item key) of every item whose correctness differs in some other run."""
     right: dict[str, dict[str, bool]] = {}
+    key = item_keyer(runs)
     for run in runs:
         for r in run.records:
             if r.outcome != "error":
-                right.setdefault(item_key(r), {})[run.name] = r.outcome == "correct"
+                right.setdefault(key(r), {})[run.name] = r.outcome == "correct"
     return {(run, key) for key, by_run in right.items() if len(set(by_run.values())) > 1
             for run in by_run}
 
@@ -90,10 +102,11 @@ def _turns(t: Transcript | None) -> list[list[str]]:
 def view_data(runs: Sequence[ViewRun]) -> dict[str, Any]:
     """The page's data: runs, accuracy rows, items, and the flipped items' transcripts."""
     flipping = flipping_keys(runs)
+    keyer = item_keyer(runs)
     items, transcripts = [], {}
     for index, run in enumerate(runs):
         for r in run.records:
-            key = item_key(r)
+            key = keyer(r)
             items.append({"run": index, "key": key, "case": r.case_id, "doctor": r.doctor,
                           "specialty": r.specialty, "bias": r.bias, "outcome": r.outcome,
                           "given": r.given, "expected": r.expected, "sample": r.sample})
