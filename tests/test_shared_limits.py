@@ -119,7 +119,10 @@ def test_uneven_processes_pace_like_one(valkey: ValkeyProcess) -> None:
     asyncio.run(run())
     span = max(starts) - min(starts)
     assert len(starts) == 80
-    assert span <= 1.25 * _minimum(80, rpm), (span, _minimum(80, rpm))
+    # On its quarter the big process alone needs 50 / (rate / 4); sharing, the four need
+    # about _minimum(80) (less than half of it). The benchmark measures the ratio closely.
+    static = 50 / (rpm * RPM_MARGIN / 60 / 4)
+    assert _minimum(80, rpm) < 0.25 * static and span < 0.5 * static, (span, static)
     assert _refused(starts, rpm) == 0  # never faster than the limit
     keys = _keys(valkey)
     assert len(keys) == 1 and 0 < next(iter(keys.values())) <= (
@@ -212,6 +215,42 @@ def test_a_run_paces_on_the_server(pytester: pytest.Pytester, valkey: ValkeyProc
     assert len(keys) == 1 and next(iter(keys)).startswith(shared_limits.KEY_PREFIX)
     records = list((pytester.path / "reports").glob("*/results.jsonl"))
     assert len(records[0].read_text().splitlines()) == 8
+
+
+def test_a_run_whose_server_dies_warns_falls_back_and_keeps_every_record(
+        pytester: pytest.Pytester, valkey: ValkeyProcess, xdist: list[str],
+        monkeypatch: pytest.MonkeyPatch, warm_litellm: None) -> None:
+    """The server killed mid-run and restarted: one warning per process, no refusal, every
+    record kept, the run ends."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-key")
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 25)])
+
+    def slow(req: FakeRequest) -> FakeReply:
+        return FakeReply(_diagnose(req).content, delay=0.2)
+
+    def chaos(server: FakeOpenAIServer) -> None:
+        while server.calls < 12:
+            time.sleep(0.01)
+        valkey.kill()
+        time.sleep(1.5)
+        valkey.start()
+
+    with FakeOpenAIServer(slow, RateLimit(rpm=1200)) as server:
+        import threading
+
+        killer = threading.Thread(target=chaos, args=(server,), daemon=True)
+        killer.start()
+        result = pytester.runpytest("c.yaml", "--agent-rpm=1200", "--agent-concurrency=4",
+                                    f"--agent-limits-url={valkey.url}",
+                                    *llm_args(server, ("doctor",)), *xdist)
+        killer.join(30)
+    assert result.ret in (0, 1), result.stdout.str()
+    assert server.refused == 0 and server.calls == 48
+    records = list((pytester.path / "reports").glob("*/results.jsonl"))
+    lines = [json.loads(line) for line in records[0].read_text().splitlines()]
+    assert len(lines) == 24 and not any(r["outcome"] == "error" for r in lines)
+    result.stdout.fnmatch_lines(["*the limits server redis://127.0.0.1:*/0 is unreachable*"
+                                 "paces at its 1/* share*"])
 
 
 def test_the_environment_names_the_server_and_a_password_never_shows(

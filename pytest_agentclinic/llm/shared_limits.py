@@ -31,6 +31,7 @@ import contextlib
 import hashlib
 import importlib
 import json
+import threading
 import time
 import urllib.parse
 import warnings
@@ -52,20 +53,29 @@ PROBE_S = 0.5
 #: After a rejoin no shared slot starts for this long: the other processes find the server
 #: within one probe period and stop pacing on their shares meanwhile.
 REJOIN_GUARD_S = 1.5 * PROBE_S
+#: A round trip this short gives the server's clock offset to within half of it.
+CLOCK_RTT_S = 0.005
+#: A request slot found gone (its waiter woke, or read the server's reply, past the catch-up
+#: bound) is taken anew at most this many times in a row: a process that is always that
+#: slow still makes progress.
+MAX_RETAKES = 5
 #: A "none" for the script's floors (Lua's tonumber does not read "-inf").
 _NONE = -1.0e18
 
 #: Reserve ``ARGV[1]`` seconds of the schedule ``KEYS[1]`` (its theoretical arrival time, on
 #: the server's clock): the slot after the previous reservation's, or now once the bucket of
 #: ``ARGV[2]`` seconds has refilled. ``ARGV[3]``: the end of the schedule this process last
-#: saw, used when the key is gone (a restart); ``ARGV[4]``: no slot before now plus this
-#: (a rejoin, a 429's pause); ``ARGV[5]``: the key's lifetime past the schedule's end (ms).
+#: saw, used when the key is gone (a restart) and, when ``ARGV[6]`` is 1 (a rejoin), also when
+#: it is later than the key's (a restarted server was refilled by a process that had seen
+#: less of it); ``ARGV[4]``: no slot before now plus this (a rejoin, a 429's pause);
+#: ``ARGV[5]``: the key's lifetime past the schedule's end (ms).
 #: Returns the slot, the server's now and the schedule's new end, as text (Lua numbers
 #: would be cut to integers).
 RESERVE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local tat = tonumber(redis.call('GET', KEYS[1]) or ARGV[3])
+if ARGV[6] == '1' then tat = math.max(tat, tonumber(ARGV[3])) end
 tat = math.max(tat, now + tonumber(ARGV[4]))
 local slot = math.max(now, tat - tonumber(ARGV[2]))
 local after = math.max(tat, slot) + tonumber(ARGV[1])
@@ -168,9 +178,15 @@ class LimitsServer:
         self.fallback_s = 0.0
         self._lost_at = 0.0
         self._client: Any = None
-        self._errors: tuple[type[BaseException], ...] = (OSError, asyncio.TimeoutError)
+        # Until the client is imported (a process without it falls back like a lost server).
+        self._errors: tuple[type[BaseException], ...] = (OSError, asyncio.TimeoutError,
+                                                         ImportError)
         self._scripts: dict[str, Any] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._connecting: asyncio.Future[None] | None = None
+        #: Local clock minus the server's, from the fastest round trip seen (its time).
+        self.offset: float | None = None
+        self._offset_rtt = 0.0
         self._probe: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.schedules: list[SharedSchedule] = []
@@ -178,32 +194,60 @@ class LimitsServer:
     async def _connect(self) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
-            # redis.asyncio takes ~0.25 s to import: not on the loop.
-            module = await asyncio.to_thread(importlib.import_module, "redis.asyncio")
-            retry = importlib.import_module("redis.asyncio.retry")
-            backoff = importlib.import_module("redis.backoff")
-            exceptions = importlib.import_module("redis.exceptions")
-            self._errors = (exceptions.RedisError, OSError, asyncio.TimeoutError)
-            # One immediate retry: a pooled connection a restarted server dropped.
-            self._client = module.Redis.from_url(
-                client_url(self.url), socket_timeout=TIMEOUT_S,
-                socket_connect_timeout=TIMEOUT_S, retry=retry.Retry(backoff.NoBackoff(), 1))
-            self._scripts = {"reserve": self._client.register_script(RESERVE),
-                             "refund": self._client.register_script(REFUND)}
-            self._loop = loop
+            if self._connecting is None or self._loop is not loop:
+                self._loop = loop
+                self._connecting = asyncio.ensure_future(self._open())
+            try:
+                await asyncio.shield(self._connecting)
+            except BaseException:
+                self._connecting = None  # the next call tries again
+                raise
         return self._scripts
 
-    async def run(self, script: str, key: str, args: list[float]) -> list[float]:
-        """Run one of the scripts on ``key``; :class:`ServerLost` when the server fails."""
+    async def _open(self) -> None:
+        """Make the client, load the scripts and learn the server's clock: once, whatever
+        the number of calls waiting for it."""
+        # redis.asyncio takes ~0.25 s to import: not on the loop.
+        module = await asyncio.to_thread(importlib.import_module, "redis.asyncio")
+        retry = importlib.import_module("redis.asyncio.retry")
+        backoff = importlib.import_module("redis.backoff")
+        exceptions = importlib.import_module("redis.exceptions")
+        self._errors = (exceptions.RedisError, OSError, asyncio.TimeoutError)
+        # One immediate retry: a pooled connection a restarted server dropped.
+        client = module.Redis.from_url(
+            client_url(self.url), socket_timeout=TIMEOUT_S,
+            socket_connect_timeout=TIMEOUT_S, retry=retry.Retry(backoff.NoBackoff(), 1))
+        for _ in range(3):  # the first answer pays for the connection
+            sent = self.clock()
+            seconds, micros = await client.time()
+            self.learn_clock(sent, seconds + micros / 1e6)
+        await client.script_load(RESERVE)
+        await client.script_load(REFUND)
+        self._scripts = {"reserve": client.register_script(RESERVE),
+                         "refund": client.register_script(REFUND)}
+        self._client = client
+
+    def learn_clock(self, sent: float, server_now: float) -> None:
+        """A reply sent at local ``sent`` (and read now) saw the server's clock at
+        ``server_now``: keep the offset of the fastest round trip (its error is half of it)."""
+        rtt = self.clock() - sent
+        if self.offset is None or rtt <= max(self._offset_rtt, CLOCK_RTT_S):
+            self.offset = sent + rtt / 2 - server_now
+            self._offset_rtt = rtt
+
+    async def run(self, script: str, key: str, args: list[float]) -> tuple[list[float], float]:
+        """Run one of the scripts on ``key``: its reply, and the clock time it was sent;
+        :class:`ServerLost` when the server fails."""
         try:
             scripts = await self._connect()
+            sent = self.clock()
             reply = await scripts[script](keys=[key], args=args)
         except asyncio.CancelledError:
             raise
         except self._errors as exc:
             self.lose(exc)
             raise ServerLost(str(exc)) from None
-        return [float(x) for x in reply] if isinstance(reply, list) else []
+        return ([float(x) for x in reply] if isinstance(reply, list) else []), sent
 
     def spawn(self, work: Any) -> None:
         """Run ``work`` in the background (a refund, a pause), keeping a reference."""
@@ -258,6 +302,11 @@ class LimitsServer:
                 await client.aclose()
 
 
+def _import_client() -> None:
+    with contextlib.suppress(ImportError):
+        importlib.import_module("redis.asyncio")
+
+
 def _consume(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()
@@ -290,20 +339,32 @@ class SharedSchedule:
         self._queue = 0.0
         server.schedules.append(self)
 
-    def _args(self, cost: float, floor: float = _NONE) -> list[float]:
+    def _args(self, cost: float, floor: float, rejoin: bool) -> list[float]:
         slack = (self.capacity - min(cost, self.capacity)) / self.rate
         return [cost / self.rate, slack, self._end if self._end is not None else _NONE, floor,
-                KEY_TTL_S * 1000]
+                KEY_TTL_S * 1000, int(rejoin)]
 
-    async def _reserve(self, cost: float, floor: float = _NONE) -> float:
-        """A shared slot for ``cost`` units, as a local clock time."""
-        slot, now, end = await self.server.run("reserve", self.key, self._args(cost, floor))
+    async def _reserve(self, cost: float, floor: float = _NONE,
+                       rejoin: bool = False) -> float:
+        """A shared slot for ``cost`` units as a local clock time.
+
+        Through the server's clock offset (learned from fast round trips), not from when the
+        reply was read: a process slow to read it (a busy CPU, another thread holding the GIL)
+        then knows its slot went by, and does not start late into the next processes' slots.
+        """
+        server = self.server
+        (slot, now, end), sent = await server.run("reserve", self.key,
+                                                  self._args(cost, floor, rejoin))
         self._end, self._queue = end, end - now
-        return slot - now + self._clock()
+        server.learn_clock(sent, now)
+        if server.offset is None:
+            return slot - now + self._clock()
+        return slot + server.offset
 
     async def take(self, cost: float = 1.0) -> None:
         """Wait for a slot of ``cost`` units: the shared schedule's, or the share's while
         the server is lost."""
+        retakes = 0
         while True:
             if not self.server.up:
                 if await self._take_fallback(cost):
@@ -315,8 +376,10 @@ class SharedSchedule:
                 continue
             while (delay := due - self._clock()) > 0:
                 await asyncio.sleep(delay)
-            if not self.retake_late or self._clock() - due <= self.catch_up:
+            late = self._clock() - due > self.catch_up
+            if not (self.retake_late and late) or retakes >= MAX_RETAKES:
                 return
+            retakes += 1
 
     async def _take_fallback(self, cost: float) -> bool:
         """Wait for a slot of the share; False when the server came back meanwhile (the
@@ -366,7 +429,8 @@ class SharedSchedule:
     async def rejoin(self) -> None:
         """The server answers again: hold the shared schedule for the guard (the other
         processes stop pacing on their shares meanwhile), with no burst after it."""
-        await self._reserve(0.0, REJOIN_GUARD_S + (self.capacity - 1.0) / self.rate)
+        await self._reserve(0.0, REJOIN_GUARD_S + (self.capacity - 1.0) / self.rate,
+                            rejoin=True)
 
 
 class SharedPacing:
@@ -379,6 +443,8 @@ class SharedPacing:
         self.server = LimitsServer(url, parts)
         self.api_base = api_base
         self.model_list = tuple(model_list)
+        # The client's import (~0.25 s) starts now, in a thread: the first calls find it done.
+        threading.Thread(target=_import_client, daemon=True).start()
 
     def where(self, model: str) -> list[str]:
         """Where ``model`` is served: the api base and its group's deployments (never their
