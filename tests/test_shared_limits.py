@@ -170,6 +170,40 @@ def test_a_lost_server_falls_back_to_the_share_and_is_rejoined(valkey: ValkeyPro
     assert _keys(valkey)  # the restarted server holds the schedule again
 
 
+def test_tokens_are_charged_their_real_usage_on_the_server(valkey: ValkeyProcess) -> None:
+    """A call reserves its estimate of the run's token schedule and is charged its real
+    usage: the server's schedule gives the difference back, for every process."""
+    import redis
+
+    tpm = 60_000.0
+    rate = tpm * RPM_MARGIN / 60
+    client = redis.Redis.from_url(valkey.url, decode_responses=True)
+
+    def end() -> float:
+        (key,) = [k for k in client.keys("*") if ":tpm=" in k]
+        return float(client.get(key) or 0)
+
+    async def run() -> tuple[float, float]:
+        pacing = shared_limits.SharedPacing(valkey.url, 2, "http://provider")
+        gate = Gates({}, Budget(tpm=tpm), 8, parts=2, shared=pacing)["m"]
+        started = await gate.acquire(tokens=5000)
+        reserved = end()
+        gate.release(started, reserved=5000, used=1000)
+        for _ in range(100):  # the refund runs in the background
+            await asyncio.sleep(0.01)
+            if end() < reserved:
+                break
+        refunded = end()
+        await pacing.aclose()
+        return reserved, refunded
+
+    try:
+        reserved, refunded = asyncio.run(run())
+    finally:
+        client.close()
+    assert abs((reserved - refunded) - 4000 / rate) < 1e-3
+
+
 def test_keys_part_unrelated_limits_and_deployments() -> None:
     key = shared_limits.schedule_key
     same = key("rpm", 600, "gpt-4o", ["https://api.example/v1"])
@@ -259,16 +293,24 @@ def test_the_environment_names_the_server_and_a_password_never_shows(
     server_with_password = _start(password=PASSWORD)
     try:
         monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-key")
-        monkeypatch.setenv(shared_limits.ENV, server_with_password.url)
         write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+        # On the command line (which summary.json records), then from the environment.
         with FakeOpenAIServer(_diagnose) as server:
+            on_cli = pytester.runpytest("c.yaml", "--agent-rpm=6000", "-v",
+                                        "--agent-run-name=on-cli",
+                                        f"--agent-limits-url={server_with_password.url}",
+                                        *llm_args(server, ("doctor",)), *xdist)
+            monkeypatch.setenv(shared_limits.ENV, server_with_password.url)
             result = pytester.runpytest("c.yaml", "--agent-rpm=6000", "-v",
                                         *llm_args(server, ("doctor",)), *xdist)
-        assert result.ret in (0, 1), result.stdout.str()
+        assert on_cli.ret in (0, 1) and result.ret in (0, 1), result.stdout.str()
         assert _keys(server_with_password)  # the environment's server kept the schedule
         written = "".join(p.read_text(errors="replace") for p in
                           (pytester.path / "reports").rglob("*") if p.is_file())
-        assert PASSWORD not in result.stdout.str() + result.stderr.str() + written
+        summary = (pytester.path / "reports" / "on-cli" / "summary.json").read_text()
+        assert "--agent-limits-url=redis://***@127.0.0.1" in summary  # the command, masked
+        shown = "".join(r.stdout.str() + r.stderr.str() for r in (on_cli, result))
+        assert PASSWORD not in shown + written
         # A wrong password: one usage line, the URL masked.
         monkeypatch.setenv(shared_limits.ENV, server_with_password.url.replace(
             PASSWORD, PASSWORD + "-wrong"))

@@ -15,6 +15,10 @@ Every model call passes through its model's :class:`ModelGate` before it is sent
   usage afterwards;
 * a 429 **pauses every call of the model** until the provider's Retry-After (or
   ``x-ratelimit-reset-*``) has passed, instead of letting each call find out on its own.
+
+A process's gates pace on its even share of the run's limits, or (``--agent-limits-url``)
+on schedules kept on a server for every process of the run
+(:mod:`.shared_limits`; :class:`Pacing` is what both offer the gate).
 """
 
 from __future__ import annotations
