@@ -300,8 +300,16 @@ def test_the_paced_workflow_shares_the_limit_on_a_server(project: Path, fake_ser
         pytest.skip(f"no valkey-server can start here: {exc}")
     write_yaml_cases(project / "cases" / "c.yaml", [make_case(i) for i in range(1, 14)])
     monkeypatch.setenv("AGENTCLINIC_LIMITS_URL", valkey.url)  # the job's env, as the service
+    base = clinic()
+
+    def right(req: FakeRequest) -> FakeReply:  # every case diagnosed: the merge's gate passes
+        if req.role == "doctor" and req.doctor_turn >= 2:
+            case = re.search(r"complaint (\d+)\.", req.system)
+            return FakeReply(f"DIAGNOSIS READY: Condition{case.group(1) if case else 0} disease")
+        return base(req)
+
     try:
-        server = fake_server(clinic())
+        server = fake_server(right)
         runner = run_recipe(project, server.url, only="jobs:\n  paced:", doc=MANY, bash=False)
         import redis
 
