@@ -297,6 +297,8 @@ def test_the_paced_workflow_shares_the_limit_on_a_server(project: Path, fake_ser
     try:
         valkey = ValkeyProcess().start()
     except ValkeyUnavailable as exc:
+        if os.environ.get("AGENTCLINIC_REQUIRE_VALKEY"):
+            pytest.fail(f"no valkey-server can start: {exc}")
         pytest.skip(f"no valkey-server can start here: {exc}")
     write_yaml_cases(project / "cases" / "c.yaml", [make_case(i) for i in range(1, 14)])
     monkeypatch.setenv("AGENTCLINIC_LIMITS_URL", valkey.url)  # the job's env, as the service
