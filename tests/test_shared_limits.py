@@ -177,6 +177,20 @@ def test_a_lost_server_falls_back_to_the_share_and_is_rejoined(valkey: ValkeyPro
     assert _keys(valkey)  # the restarted server holds the schedule again
 
 
+def test_warnings_as_errors_never_fail_a_call(capsys: pytest.CaptureFixture[str]) -> None:
+    """A run with -W error (filterwarnings = error): the fallback's warning is printed,
+    and the calls go on at the share's pace."""
+    from pytest_agentclinic.testing.valkey import free_port
+
+    starts: list[float] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        outages = asyncio.run(_process(f"redis://127.0.0.1:{free_port()}/0", 6, starts,
+                                       rpm=6000, parts=2, reply_s=0.0, workers=2))
+    assert outages == 1 and len(starts) == 6
+    assert "paces at its 1/2 share" in capsys.readouterr().err
+
+
 def test_tokens_are_charged_their_real_usage_on_the_server(valkey: ValkeyProcess) -> None:
     """A call reserves its estimate of the run's token schedule and is charged its real
     usage: the server's schedule gives the difference back, for every process."""

@@ -31,6 +31,7 @@ import contextlib
 import hashlib
 import importlib
 import json
+import sys
 import threading
 import time
 import urllib.parse
@@ -265,10 +266,13 @@ class LimitsServer:
         self._lost_at = self.clock()
         for schedule in self.schedules:
             schedule.fall_back()
-        warnings.warn(SharedLimitsWarning(
-            f"agentclinic: the limits server {redact(self.url)} is unreachable "
-            f"({redact(str(exc)) or type(exc).__name__}): this process paces at its 1/"
-            f"{self.parts} share of the limits until the server answers again"), stacklevel=2)
+        message = (f"agentclinic: the limits server {redact(self.url)} is unreachable "
+                   f"({redact(str(exc)) or type(exc).__name__}): this process paces at its 1/"
+                   f"{self.parts} share of the limits until the server answers again")
+        try:
+            warnings.warn(SharedLimitsWarning(message), stacklevel=2)
+        except Warning:  # a run with -W error: say it, never fail the call for it
+            print(message, file=sys.stderr)
         if self._probe is None or self._probe.done():
             self._probe = asyncio.ensure_future(self._find_again())
 
