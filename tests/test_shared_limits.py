@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from helpers import llm_args, make_case, write_yaml_cases
 
-from pytest_agentclinic.llm import shared_limits
+from pytest_agentclinic.llm import limits_url, shared_limits
 from pytest_agentclinic.llm.limiter import RPM_BURST_S, RPM_MARGIN, Budget, Gates
 from pytest_agentclinic.testing.fake_server import (
     FakeOpenAIServer,
@@ -240,8 +240,8 @@ def test_keys_part_unrelated_limits_and_deployments() -> None:
 @pytest.mark.parametrize("url", ["http://host:6379", "redis://", "redis://host:6379/zero",
                                  f"ftp://:{PASSWORD}@host"])
 def test_a_bad_url_is_refused_without_its_password(url: str) -> None:
-    with pytest.raises(shared_limits.LimitsURLError) as raised:
-        shared_limits.check_url(url)
+    with pytest.raises(limits_url.LimitsURLError) as raised:
+        limits_url.check_url(url)
     assert PASSWORD not in str(raised.value) and "redis://" in str(raised.value)
 
 

@@ -20,8 +20,8 @@ server's own clock (``TIME``), so N processes together pace exactly like one.
   too), so no process takes shared slots while others still pace on their shares. A restart
   loses nothing that matters: slots are times, and each process hands the server the end of
   the schedule as it last saw it.
-* The ``redis`` client (an optional extra) is imported only here, in a thread, when a run
-  names a server.
+* The ``redis`` client (an optional extra) is imported only here (its asyncio client, in a
+  thread) and in :mod:`.limits_url` (the check at the start), when a run names a server.
 """
 
 from __future__ import annotations
@@ -34,21 +34,17 @@ import json
 import sys
 import threading
 import time
-import urllib.parse
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..core.redact import redact
+from .limits_url import ENV as ENV
+from .limits_url import TIMEOUT_S, client_url
 
-#: The environment variable a CI ``services:`` block may set instead of the option.
-ENV = "AGENTCLINIC_LIMITS_URL"
-SCHEMES = ("redis", "rediss", "valkey", "valkeys")
 KEY_PREFIX = "agentclinic:pace:v1"
 #: A schedule's key outlives the schedule's end by this much, then the server drops it.
 KEY_TTL_S = 120.0
-#: Seconds a server command may take before the process falls back to its share.
-TIMEOUT_S = 2.0
 #: Seconds between a fallen-back process's probes of the server.
 PROBE_S = 0.5
 #: After a rejoin no shared slot starts for this long: the other processes find the server
@@ -94,55 +90,6 @@ if tat then
 end
 return 0
 """
-
-
-class LimitsURLError(ValueError):
-    """A ``--agent-limits-url`` that is not a Redis URL."""
-
-
-def check_url(url: str) -> str:
-    """``url`` when it is a ``redis://`` (or ``rediss://``, ``valkey://``) URL with a host,
-    else :class:`LimitsURLError` (its text never shows a password)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError:
-        parts, port = None, None
-    if parts is None or parts.scheme not in SCHEMES or not parts.hostname:
-        raise LimitsURLError(f"expected redis://[:PASSWORD@]HOST[:PORT][/DB], got "
-                             f"{redact(url)!r}")
-    del port
-    db = parts.path.strip("/")
-    if db and not db.isdigit():
-        raise LimitsURLError(f"the database must be a number (redis://HOST:PORT/0), got "
-                             f"{redact(url)!r}")
-    return url
-
-
-def client_url(url: str) -> str:
-    """The URL as the ``redis`` client reads it (Valkey's schemes are Redis's)."""
-    scheme, rest = url.split("://", 1)
-    return {"valkey": "redis", "valkeys": "rediss"}.get(scheme, scheme) + "://" + rest
-
-
-def unreachable(url: str, timeout: float = TIMEOUT_S) -> str | None:
-    """Why the server at ``url`` cannot serve as the run's limiter (None when it answers):
-    the client missing, the server down, a wrong password. Synchronous: before any loop."""
-    try:
-        import redis
-    except ImportError:
-        return ("needs the redis client: pip install 'pytest-agentclinic[redis]'")
-    try:
-        client = redis.Redis.from_url(client_url(url), socket_timeout=timeout,
-                                      socket_connect_timeout=timeout)
-        try:
-            client.ping()
-            client.eval("return 1", 0)  # scripts allowed (not a proxy that refuses EVAL)
-        finally:
-            client.close()
-    except (redis.RedisError, OSError) as exc:
-        return f"cannot use {redact(url)}: {redact(str(exc)) or type(exc).__name__}"
-    return None
 
 
 def schedule_key(kind: str, rate_per_minute: float, model: str, where: Iterable[str]) -> str:

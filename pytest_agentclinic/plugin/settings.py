@@ -356,20 +356,20 @@ def _limits_url(config: pytest.Config) -> str | None:
     """``--agent-limits-url``, else the environment's variable (a CI service sets it),
     else the ini's; a URL that is not a Redis URL is a usage error (never echoing its
     password)."""
-    from ..llm import shared_limits
+    from ..llm import limits_url
 
     opt = OPTION_BY_NAME["limits_url"]
     cli = config.getoption("agent_" + opt.name)
-    env = os.environ.get(shared_limits.ENV, "").strip()
-    source, url = ((opt.flag, cli) if cli else (shared_limits.ENV, env) if env
+    env = os.environ.get(limits_url.ENV, "").strip()
+    source, url = ((opt.flag, cli) if cli else (limits_url.ENV, env) if env
                    else (opt.flag, config.getini(opt.ini)))
     url = str(url or "").strip()
     if not url:
         return None
     register_url(url)  # a password in it is masked from here on, in whatever is written
     try:
-        return shared_limits.check_url(url)
-    except shared_limits.LimitsURLError as exc:
+        return limits_url.check_url(url)
+    except limits_url.LimitsURLError as exc:
         raise pytest.UsageError(f"{source}: {exc}") from None
 
 
@@ -383,9 +383,9 @@ def _check_limits_server(config: pytest.Config, settings: Settings) -> None:
             or getattr(config, "workerinput", None) is not None
             or settings.cache is CacheMode.REPLAY or config.option.collectonly):
         return
-    from ..llm import shared_limits
+    from ..llm import limits_url
 
-    problem = shared_limits.unreachable(call.limits_url)
+    problem = limits_url.unreachable(call.limits_url)
     if problem is not None:
         raise pytest.UsageError(f"--agent-limits-url: {problem}")
 
