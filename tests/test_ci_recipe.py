@@ -287,6 +287,45 @@ def test_the_many_machines_workflow_carries_reports_and_caches_to_the_merge(
     assert (runner.artifacts / "merged" / "summary.json").is_file()
 
 
+def test_the_paced_workflow_shares_the_limit_on_a_server(project: Path, fake_server: Start,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service-container recipe: four shards side by side, paced on one server (a real
+    valkey-server stands in for the container), then merged."""
+    _needs_merge()
+    from pytest_agentclinic.testing.valkey import ValkeyProcess, ValkeyUnavailable
+
+    try:
+        valkey = ValkeyProcess().start()
+    except ValkeyUnavailable as exc:
+        if os.environ.get("AGENTCLINIC_REQUIRE_VALKEY"):
+            pytest.fail(f"no valkey-server can start: {exc}")
+        pytest.skip(f"no valkey-server can start here: {exc}")
+    write_yaml_cases(project / "cases" / "c.yaml", [make_case(i) for i in range(1, 14)])
+    monkeypatch.setenv("AGENTCLINIC_LIMITS_URL", valkey.url)  # the job's env, as the service
+    base = clinic()
+
+    def right(req: FakeRequest) -> FakeReply:  # every case diagnosed: the merge's gate passes
+        if req.role == "doctor" and req.doctor_turn >= 2:
+            case = re.search(r"complaint (\d+)\.", req.system)
+            return FakeReply(f"DIAGNOSIS READY: Condition{case.group(1) if case else 0} disease")
+        return base(req)
+
+    try:
+        server = fake_server(right)
+        runner = run_recipe(project, server.url, only="jobs:\n  paced:", doc=MANY, bash=False)
+        import redis
+
+        client = redis.Redis.from_url(valkey.url, decode_responses=True)
+        keys = list(client.keys("agentclinic:pace:*"))
+        client.close()
+    finally:
+        valkey.__exit__(None, None, None)
+    assert len(keys) == 1 and "rpm=500" in keys[0]  # the four shards took one schedule
+    summary = json.loads((runner.job_dirs["paced"] / "reports/merged/summary.json").read_text())
+    assert summary["items"] == 13 and len(summary["merged_from"]) == 4
+    assert (runner.artifacts / "paced" / "summary.json").is_file()
+
+
 def test_hidden_files_stay_behind_unless_included(tmp_path: Path) -> None:
     (tmp_path / "reports/r").mkdir(parents=True)
     (tmp_path / "reports/r/a.json").write_text("{}")
@@ -304,4 +343,5 @@ def test_every_workflow_in_the_docs_is_tested() -> None:
     found = {(doc.name, next(iter(yaml.safe_load(text)["jobs"])))
              for doc in docs for language, text in blocks(doc)
              if language == "yaml" and "jobs" in (yaml.safe_load(text) or {})}
-    assert found == {("ci.md", "gate"), ("ci.md", "shard"), ("many-machines.md", "shard")}
+    assert found == {("ci.md", "gate"), ("ci.md", "shard"), ("many-machines.md", "shard"),
+                     ("many-machines.md", "paced")}

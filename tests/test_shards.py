@@ -233,3 +233,20 @@ def test_each_shard_takes_its_share_of_the_limits() -> None:
     assert alone["budget"] == Budget(rpm=150.0, tpm=10000.0)
     in_worker = _transport(worker, values, Path("."))  # type: ignore[arg-type]
     assert in_worker["budget"] == Budget(rpm=50.0, tpm=40000.0 / 12)
+
+
+def test_with_a_limits_server_each_process_keeps_the_whole_limits() -> None:
+    """--agent-limits-url: every process paces on the server with the run's whole limits,
+    and knows its share (1 / shards x workers) for when the server is lost."""
+    from types import SimpleNamespace
+
+    from pytest_agentclinic.llm.limiter import Budget
+    from pytest_agentclinic.plugin.settings import _transport
+
+    values = {"models": None, "concurrency": 16, "rpm": 600.0, "tpm": 40000.0,
+              "transport": "auto", "shard": "2/4"}
+    worker = SimpleNamespace(workerinput={"workercount": 3})
+    url = "redis://127.0.0.1:6379/0"
+    shared = _transport(worker, values, Path("."), url)  # type: ignore[arg-type]
+    assert shared["budget"] == Budget(rpm=600.0, tpm=40000.0)
+    assert shared["parts"] == 12 and shared["limits_url"] == url

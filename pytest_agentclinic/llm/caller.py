@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.redact import redact, register_params, register_url
 from ..core.roles import Reply
@@ -19,6 +19,9 @@ from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_token
 from .retry import RetryPolicy, call_with_retries
 from .stats import CallStats
 from .transports import TRANSPORTS as TRANSPORTS
+
+if TYPE_CHECKING:
+    from .shared_limits import SharedPacing
 
 T = TypeVar("T")
 
@@ -42,11 +45,16 @@ class CallSettings:
     budgets: dict[str, Budget] = field(default_factory=dict)
     #: ``--agent-models`` deployments, in litellm's ``model_list`` format.
     model_list: tuple[dict[str, Any], ...] = ()
+    #: ``--agent-limits-url``: the budgets are then the whole run's, paced on that server,
+    #: and ``parts`` (processes of the run) divides them when the server is lost.
+    limits_url: str | None = None
+    parts: int = 1
 
     def __post_init__(self) -> None:
         # Every process that calls models builds these settings (each xdist worker, every
         # command): from here on the keys they carry are masked in all it writes and prints.
         register_url(self.api_base)
+        register_url(self.limits_url)
         for entry in self.model_list:
             register_params(entry.get("litellm_params"))
 
@@ -64,7 +72,14 @@ class ModelCaller:
         self.cache = cache
         #: Requests sent over HTTP (attempts included) by this process.
         self.http_attempts = 0
-        self.gates = Gates(settings.budgets, settings.budget, settings.concurrency)
+        self.pacing: SharedPacing | None = None
+        if settings.limits_url:
+            from .shared_limits import SharedPacing
+
+            self.pacing = SharedPacing(settings.limits_url, settings.parts, settings.api_base,
+                                       settings.model_list)
+        self.gates = Gates(settings.budgets, settings.budget, settings.concurrency,
+                           parts=settings.parts, shared=self.pacing)
         self.fast = openai_http.OpenAIHTTP(settings.concurrency)
         #: Seconds spent in calls, summed over calls (busy slot-seconds).
         self.busy_s = 0.0
@@ -151,8 +166,10 @@ class ModelCaller:
                 _start_fast_path_warm_up()
 
     async def aclose(self) -> None:
-        """Close the fast path's connection pool."""
+        """Close the fast path's connection pool (and the limits server's link)."""
         await self.fast.aclose()
+        if self.pacing is not None:
+            await self.pacing.aclose()
 
     async def closing(self, work: Awaitable[T]) -> T:
         """Await ``work``, then close the pool (for one-loop commands: play, meld)."""

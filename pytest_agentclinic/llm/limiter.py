@@ -15,6 +15,10 @@ Every model call passes through its model's :class:`ModelGate` before it is sent
   usage afterwards;
 * a 429 **pauses every call of the model** until the provider's Retry-After (or
   ``x-ratelimit-reset-*``) has passed, instead of letting each call find out on its own.
+
+A process's gates pace on its even share of the run's limits, or (``--agent-limits-url``)
+on schedules kept on a server for every process of the run
+(:mod:`.shared_limits`; :class:`Pacing` is what both offer the gate).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import heapq
 import itertools
 import re
 import time
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -159,6 +164,10 @@ class Schedule:
             await asyncio.sleep(delay)
         self.late(slot)
 
+    async def take(self, cost: float = 1.0) -> None:
+        """Reserve a start of ``cost`` and wait for it (what a shared schedule also does)."""
+        await self.wait(self.reserve(cost))
+
 
 @dataclass
 class GateStats:
@@ -171,11 +180,37 @@ class GateStats:
     lowest_limit: int = 0
 
 
+class Pacing(typing.Protocol):
+    """A schedule's face to the gate: :class:`Schedule`, or one kept on a server
+    (:class:`.shared_limits.SharedSchedule`)."""
+
+    catch_up: float
+
+    async def take(self, cost: float = 1.0) -> None:
+        """Wait for a start of ``cost`` units."""
+
+    def refund(self, cost: float) -> None:
+        """Give back ``cost`` units."""
+
+    def hold(self, until: float) -> None:
+        """No start before clock time ``until``."""
+
+
+#: Makes a shared schedule: (model, kind ``rpm``/``tpm``, the whole run's limit per minute,
+#: units a second, bucket capacity, this process's share as the fallback).
+SharedFactory = Callable[[str, str, float, float, float, Schedule], Pacing]
+
+
 class ModelGate:
-    """Admission for one model's calls (one per model per process, on the runner's loop)."""
+    """Admission for one model's calls (one per model per process, on the runner's loop).
+
+    ``budget`` is this process's share of the limits; with ``shared`` it is the whole run's,
+    paced on a server, and ``parts`` divides it for the share a lost server falls back to.
+    """
 
     def __init__(self, model: str, budget: Budget, max_in_flight: int,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, *, parts: int = 1,
+                 shared: SharedFactory | None = None) -> None:
         self.model = model
         self.budget = budget
         self.max_in_flight = max(1, max_in_flight)
@@ -185,15 +220,14 @@ class ModelGate:
         self.stats = GateStats(lowest_limit=self.limit)
         self._clock = clock
         self._paused_until = 0.0
-        self._requests: Schedule | None = None
-        self._tokens: Schedule | None = None
+        self._requests: Pacing | None = None
+        self._tokens: Pacing | None = None
         if budget.rpm:
-            rate = budget.rpm * RPM_MARGIN / 60
-            self._requests = Schedule(rate, rate * RPM_BURST_S, clock=clock)
+            self._requests = _pacing(model, "rpm", budget.rpm, RPM_BURST_S, clock, parts,
+                                     shared)
         if budget.tpm:
             # Providers hold a minute's tokens in their bucket.
-            self._tokens = Schedule(budget.tpm * RPM_MARGIN / 60, budget.tpm * RPM_MARGIN,
-                                    clock=clock)
+            self._tokens = _pacing(model, "tpm", budget.tpm, 60.0, clock, parts, shared)
         self._successes = 0
         self._decreased_at = float("-inf")
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -230,7 +264,7 @@ class ModelGate:
         back together do not leave together."""
         requests = self._requests
         if requests is not None and self._clock() - admitted > requests.catch_up:
-            await requests.wait(requests.reserve())
+            await requests.take()
 
     def release(self, started: float, *, reserved: int = 0, used: int | None = None,
                 rate_limited: bool = False, timed_out: bool = False,
@@ -300,10 +334,10 @@ class ModelGate:
             await self._wait_unpaused()
             requests, budget = self._requests, self._tokens
             if requests is not None:
-                await requests.wait(requests.reserve())
+                await requests.take()
             if budget is not None:
                 try:
-                    await budget.wait(budget.reserve(tokens))
+                    await budget.take(tokens)
                 except BaseException:
                     budget.refund(tokens)  # a cancelled call spends none
                     raise
@@ -313,20 +347,42 @@ class ModelGate:
                 budget.refund(tokens)  # not spent: the call waits the pause out first
 
 
-class Gates:
-    """The gates of one process, one per model, created on first use."""
+def _pacing(model: str, kind: str, per_minute: float, capacity_s: float,
+            clock: Callable[[], float], parts: int, shared: SharedFactory | None) -> Pacing:
+    """A schedule at :data:`RPM_MARGIN` of ``per_minute`` holding ``capacity_s`` seconds'
+    worth: this process's own, or a shared one falling back to its 1/``parts`` share."""
+    rate = per_minute * RPM_MARGIN / 60
+    if shared is None:
+        return Schedule(rate, rate * capacity_s, clock=clock)
+    # The share a lost server falls back to starts no request burst: the processes fall
+    # back together, and their bursts would add up.
+    share = rate / parts
+    fallback = Schedule(share, share * capacity_s if kind == "tpm" else 1.0, clock=clock)
+    return shared(model, kind, per_minute, rate, rate * capacity_s, fallback)
 
-    def __init__(self, budgets: dict[str, Budget], default: Budget, max_in_flight: int) -> None:
+
+class Gates:
+    """The gates of one process, one per model, created on first use.
+
+    With ``shared`` (``--agent-limits-url``) the budgets are the whole run's, paced on the
+    server, and ``parts`` is the number of processes whose even share a gate falls back to.
+    """
+
+    def __init__(self, budgets: dict[str, Budget], default: Budget, max_in_flight: int,
+                 *, parts: int = 1, shared: SharedFactory | None = None) -> None:
         self.budgets = budgets
         self.default = default
         self.max_in_flight = max_in_flight
+        self.parts = parts
+        self.shared = shared
         self._gates: dict[str, ModelGate] = {}
 
     def __getitem__(self, model: str) -> ModelGate:
         gate = self._gates.get(model)
         if gate is None:
             budget = self.budgets.get(model, self.default)
-            gate = self._gates[model] = ModelGate(model, budget, self.max_in_flight)
+            gate = self._gates[model] = ModelGate(model, budget, self.max_in_flight,
+                                                  parts=self.parts, shared=self.shared)
         return gate
 
     def stats(self) -> dict[str, GateStats]:

@@ -37,12 +37,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("retry_after_cap", "longest Retry-After to honour, in seconds", 30.0, "float", "S"),
     # -- transport: rate limits, deployments, the HTTP path (docs/transport.md)
     Option("rpm", "requests per minute the provider allows per model, for the whole run: "
-           "split evenly over --agent-shard's N shards and xdist workers; without "
+           "split evenly over --agent-shard's N shards and xdist workers (or shared on "
+           "--agent-limits-url); without "
            "--agent-rpm/--agent-tpm, calls in flight adapt to 429s and timeouts",
            None, "limit", "N"),
     Option("tpm", "tokens per minute the provider allows per model, for the whole run "
-           "(split evenly over shards and xdist workers)",
+           "(split evenly over shards and xdist workers, or shared on --agent-limits-url)",
            None, "limit", "N"),
+    Option("limits_url", "a Valkey/Redis server (redis://[:PASSWORD@]HOST:PORT/DB, or the "
+           "environment's AGENTCLINIC_LIMITS_URL) that keeps one --agent-rpm/--agent-tpm "
+           "schedule for every process of the run (xdist workers, shards on other machines) "
+           "instead of an even share each; needs pip install 'pytest-agentclinic[redis]'",
+           None, metavar="URL"),
     Option("models", "deployments file in litellm's model_list format (model_name, "
            "litellm_params, rpm/tpm): a role's model named there is served by litellm's Router",
            None, metavar="FILE"),

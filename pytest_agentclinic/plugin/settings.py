@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..core.options import Option
-from ..core.redact import has_userinfo, redact
+from ..core.redact import has_userinfo, redact, register_url
 from ..llm import preflight
 from ..llm.cache import CacheMode
 from ..llm.caller import CallSettings
@@ -246,7 +247,7 @@ def resolve(config: pytest.Config) -> Settings:
         call=CallSettings(api_base=_api_base(v["api_base"]),
                           timeout=_positive("timeout", v["timeout"]),
                           temperature=v["temperature"], max_tokens=v["max_tokens"],
-                          policy=policy, **_transport(config, v, root)),
+                          policy=policy, **_transport(config, v, root, _limits_url(config))),
         gate=_gate(v, root),
         encounter_timeout=_positive("encounter_timeout", v["encounter_timeout"]),
         case_paths=tuple(Path(p) for p in config.getini("agent_cases")),
@@ -258,6 +259,7 @@ def resolve(config: pytest.Config) -> Settings:
         grading_policy=v["grading_policy"],
     )
     _check_models(config, settings)
+    _check_limits_server(config, settings)
     return settings
 
 
@@ -324,10 +326,13 @@ def _operations(v: dict[str, Any]) -> Operations:
     return Operations(shard=shard, progress_every=every, max_cost_usd=max_cost)
 
 
-def _transport(config: pytest.Config, v: dict[str, Any], root: Path) -> dict[str, Any]:
+def _transport(config: pytest.Config, v: dict[str, Any], root: Path,
+               limits_url: str | None = None) -> dict[str, Any]:
     """The caller's transport settings; rate limits are the provider's, split over the
     shards (``--agent-shard K/N``: N machines) and each shard's xdist workers, so the whole
-    run stays within them (each process gets an even share, no coordination)."""
+    run stays within them (each process gets an even share, no coordination). With
+    ``limits_url`` every process keeps the whole limits, paced on that server, and falls
+    back to its even share (1/``parts``) when the server is lost."""
     from ..llm.deployments import ModelsFileError, load
 
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
@@ -338,11 +343,51 @@ def _transport(config: pytest.Config, v: dict[str, Any], root: Path) -> dict[str
             deployments = load(root / v["models"])
         except ModelsFileError as exc:
             raise pytest.UsageError(f"--agent-models: {exc}") from None
-    budgets = {name: b.share(workers)
+    split = 1 if limits_url else workers
+    budgets = {name: b.share(split)
                for name, b in (deployments.budgets if deployments else {}).items()}
-    return {"concurrency": v["concurrency"], "budget": Budget(v["rpm"], v["tpm"]).share(workers),
+    return {"concurrency": v["concurrency"], "budget": Budget(v["rpm"], v["tpm"]).share(split),
             "budgets": budgets, "transport": v["transport"],
-            "model_list": deployments.model_list if deployments else ()}
+            "model_list": deployments.model_list if deployments else (),
+            "limits_url": limits_url, "parts": workers}
+
+
+def _limits_url(config: pytest.Config) -> str | None:
+    """``--agent-limits-url``, else the environment's variable (a CI service sets it),
+    else the ini's; a URL that is not a Redis URL is a usage error (never echoing its
+    password)."""
+    from ..llm import limits_url
+
+    opt = OPTION_BY_NAME["limits_url"]
+    cli = config.getoption("agent_" + opt.name)
+    env = os.environ.get(limits_url.ENV, "").strip()
+    source, url = ((opt.flag, cli) if cli else (limits_url.ENV, env) if env
+                   else (opt.flag, config.getini(opt.ini)))
+    url = str(url or "").strip()
+    if not url:
+        return None
+    register_url(url)  # a password in it is masked from here on, in whatever is written
+    try:
+        return limits_url.check_url(url)
+    except limits_url.LimitsURLError as exc:
+        raise pytest.UsageError(f"{source}: {exc}") from None
+
+
+def _check_limits_server(config: pytest.Config, settings: Settings) -> None:
+    """Once, in the controller: a limits server that cannot serve is one usage line (a
+    run that calls no model, or has no rate limit to share, does not ask it)."""
+    call = settings.call
+    limited = (call.budget.rpm or call.budget.tpm
+               or any(b.rpm or b.tpm for b in call.budgets.values()))
+    if (call.limits_url is None or not limited or not settings.llm_models
+            or getattr(config, "workerinput", None) is not None
+            or settings.cache is CacheMode.REPLAY or config.option.collectonly):
+        return
+    from ..llm import limits_url
+
+    problem = limits_url.unreachable(call.limits_url)
+    if problem is not None:
+        raise pytest.UsageError(f"--agent-limits-url: {problem}")
 
 
 def _shards(value: object) -> int:
