@@ -143,9 +143,8 @@ def icd_name_forms(name: str) -> Iterator[str]:
         if not after or after.startswith((",", "(")):
             yield alt
         else:
-            before = name[:match.start()].rstrip().rsplit(" ", 1)[0]
-            if before != name[:match.start()].rstrip():
-                yield _PAREN.sub(" ", _BRACKET.sub(" ", f"{before} {alt} {after}"))
+            before = " ".join(name[:match.start()].split()[:-1])
+            yield _PAREN.sub(" ", _BRACKET.sub(" ", f"{before} {alt} {after}")).strip()
     bare = _BRACKET.sub(" ", name)
     yield _PAREN.sub(" ", bare)
     yield _PAREN.sub(r" \1 ", bare)
