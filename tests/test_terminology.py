@@ -367,3 +367,16 @@ def test_an_icd_bracket_inside_a_name_stands_for_the_word_before_it() -> None:
     assert "SCID" not in list(icd_name_forms("Severe combined immunodeficiency [SCID]"))
     assert not any("except" in f and "[" not in f and "Burn" not in f
                    for f in icd_name_forms("Burn of ear [any part, except ear drum]"))
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("testicular torsion", "torsion of the testis"),   # adjective and noun, word order
+    ("ovarian torsion", "torsion of ovary"),
+    ("generalised pustular psoriasis", "generalized pustular psoriasis"),  # spelling
+    ("Deep mycoses", "deep mycosis"),                   # a Latin plural
+    ("arthritides", "arthritis"),
+])
+def test_word_forms_the_sources_use_for_one_another_are_one_name(answer: str,
+                                                                 truth: str) -> None:
+    verdict = judge(answer, truth)
+    assert (verdict.correct, verdict.sure, verdict.relation) == (True, True, "same"), verdict
