@@ -242,7 +242,8 @@ OPTIONS = ["Psoriasis", "Lichen planus", "Seborrheic dermatitis", "Pityriasis ro
     ("B. Lichen planus", 1, "letter"),
     ("**Final Diagnosis:** Psoriasis.", 0, "text"),
     ("The answer is seborrheic dermatitis rather than psoriasis.", 2, "text"),
-    ("Seborrhoeic dermatitis", 2, "paraphrase"),
+    # the British spelling is the option's text once folded (a word form the sources use)
+    ("Seborrhoeic dermatitis", 2, "text"),
     ("Pityriasis rosea-like eruption, herald patch type", 3, "text"),
     ("None of the options fits; this looks like scabies.", None, "refusal"),
     ("Insufficient information to choose.", None, "refusal"),

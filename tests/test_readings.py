@@ -8,7 +8,7 @@ import pytest
 
 from pytest_agentclinic.grading.concepts import Terminology, default_terminology
 from pytest_agentclinic.grading.equivalence import judge
-from pytest_agentclinic.grading.readings import cores, spelled_out
+from pytest_agentclinic.grading.readings import ambiguous, cores, expansions, spelled_out
 
 
 @pytest.fixture(scope="module")
@@ -61,3 +61,50 @@ def test_the_grader_relates_names_through_these_readings(
     assert judged.correct is correct, judged.reason
     if relation is not None:
         assert judged.relation == relation
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # the sources give each for two diseases: the answer does not say which
+    ("HSP", "Henoch-Schonlein purpura"),
+    ("HSP", "hereditary spastic paraplegia"),
+    ("BPD", "borderline personality disorder"),
+])
+def test_an_abbreviation_with_several_expansions_is_not_read_as_the_truth(
+        answer: str, truth: str) -> None:
+    assert len(expansions(answer)) >= 2
+    judged = judge(answer, truth)
+    assert not judged.correct, judged.reason
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("DLE", "discoid lupus erythematosus"),  # one disease in the sources
+    # the sources' two expansions are one disease and a kind of it
+    ("PLEVA", "pityriasis lichenoides et varioliformis acuta"),
+])
+def test_an_abbreviation_of_one_disease_is_still_spelled_out(answer: str, truth: str) -> None:
+    assert judge(answer, truth).correct
+
+
+def test_expansions_that_the_terminology_links_are_one_disease(terms: Terminology) -> None:
+    assert ambiguous("HSP", "Henoch-Schonlein purpura", terms)
+    assert not ambiguous("PLEVA", "pityriasis lichenoides et varioliformis acuta", terms)
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("AIH", "autoimmune hepatitis"),  # the sources give AIH for this disease alone
+    ("SSc", "systemic sclerosis"),
+])
+def test_an_abbreviation_the_sources_give_for_one_disease_is_read_as_it(
+        answer: str, truth: str) -> None:
+    assert len(expansions(answer)) == 1
+    assert judge(answer, truth).correct
+
+
+@pytest.mark.parametrize("answer", [
+    "MS",   # the shared table's ambiguous abbreviations stay as written
+    "CF",   # two letters are too often two things
+    "Aih",  # an abbreviation is written in capitals
+])
+def test_no_other_name_is_read_as_the_one_disease_of_an_abbreviation(answer: str) -> None:
+    assert not judge(answer, "autoimmune hepatitis").correct
+    assert spelled_out(answer, "myeloid sarcoma", default_terminology()) is None

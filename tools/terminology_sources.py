@@ -14,11 +14,14 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from pytest_agentclinic.grading.terminology import (
     CONDITION_SUFFIXES,
+    FILLER,
     GENERIC,
+    base_key,
     content,
     icd_name_forms,
     key,
@@ -56,6 +59,8 @@ class Concept:
     #: (grade, name) pairs; grades as in :mod:`.terminology_table`.
     names: list[tuple[str, str]]
     xrefs: list[str] = field(default_factory=list)
+    #: Acronyms the source gives for the concept ("SCZD"), kept out of its names.
+    acronyms: list[str] = field(default_factory=list)
 
 
 def usable_name(name: str) -> bool:
@@ -72,6 +77,11 @@ def usable_name(name: str) -> bool:
 def usable_synonym(name: str) -> bool:
     """Whether a synonym may link an answer to its concept: a usable name, not an acronym."""
     return usable_name(name) and not _ACRONYM.match(name.strip())
+
+
+def is_acronym(name: str) -> bool:
+    """Whether a name is one acronym ("SCZD", "MetS", "CLL")."""
+    return bool(_ACRONYM.match(name.strip()))
 
 
 def mesh_concepts(text: str) -> Iterator[Concept]:
@@ -93,7 +103,8 @@ def mesh_concepts(text: str) -> Iterator[Concept]:
         parents = sorted({f"MESH:{by_tree[t.rsplit('.', 1)[0]]}" for t in trees
                           if "." in t and t.rsplit(".", 1)[0] in by_tree})
         names = [("p", label), *(("s", e) for e in entries if usable_synonym(e))]
-        yield Concept(f"MESH:{ident}", label, parents, names)
+        yield Concept(f"MESH:{ident}", label, parents, names,
+                      acronyms=[e for e in entries if is_acronym(e)])
 
 
 def obo_concepts(source: str, data: bytes) -> Iterator[Concept]:
@@ -118,7 +129,8 @@ def obo_concepts(source: str, data: bytes) -> Iterator[Concept]:
                                  if s.lower() != label.lower() and usable_synonym(s))]
         xrefs = [f"{_XREF_SOURCES[x['namespace']]}:{_xref_id(x)}"
                  for x in entry.get("xrefs", []) if x["namespace"] in _XREF_SOURCES]
-        yield Concept(ident, label, [p for p in parents[ident] if p in keep], names, xrefs)
+        yield Concept(ident, label, [p for p in parents[ident] if p in keep], names, xrefs,
+                      [s for s in entry.get("synonyms", []) if is_acronym(s)])
 
 
 def _xref_id(xref: dict[str, str]) -> str:
@@ -255,3 +267,174 @@ def site_words(concepts: Iterable[Concept]) -> frozenset[str]:
 
 def _is_condition_word(word: str) -> bool:
     return word in GENERIC or (len(word) > 4 and word.endswith(CONDITION_SUFFIXES))
+
+
+# --- word forms learned from the sources -------------------------------------------------
+
+#: How many concepts, and how many independent sources (EFO counts as MONDO), must use two
+#: words for one another before they are one word form.
+FORM_MIN_CONCEPTS = 3
+FORM_MIN_SOURCES = 2
+#: A larger group of forms has drifted along a chain of pairs and is not taken.
+FORM_MAX_GROUP = 4
+#: Endings of an adjective made from a noun ("testicular", "ovarian", "uterine").
+#: What a noun may end in beyond the stem its adjective keeps ("test-is", "ovar-y",
+#: "uter-us", "laryn-x", "sple-en"; "osteo-id" is no noun of "osteogenic").
+NOUN_ENDINGS = frozenset({"", "a", "e", "y", "s", "x", "us", "um", "is", "ix", "ex", "en", "on",
+                          "le", "ia", "ea"})
+ADJECTIVE_ENDINGS = ("al", "ic", "ar", "ine", "ian", "eal", "ial", "ous", "ary", "ile", "iac")
+
+
+def word_form_pairs(concepts: Iterable[Concept]) -> dict[tuple[str, str], set[str]]:
+    """Pairs of words that two names of one concept differ by, and nothing else ("torsion of
+    the testis", "testicular torsion"), with the concepts that show them."""
+    pairs: dict[tuple[str, str], set[str]] = {}
+    for concept in concepts:
+        keys = sorted({" ".join(sorted(base_key(n))) for _, n in concept.names} - {""})
+        sets = [frozenset(k.split()) for k in keys[:40]]
+        for i, a in enumerate(sets):
+            for b in sets[i + 1:]:
+                only_a, only_b = a - b, b - a
+                if len(only_a) == 1 and len(only_b) == 1:
+                    pair = (min(*only_a, *only_b), max(*only_a, *only_b))
+                    pairs.setdefault(pair, set()).add(concept.id)
+    return pairs
+
+
+def is_word_form(a: str, b: str, conditions: AbstractSet[str] = frozenset()) -> bool:
+    """Whether two words are forms of one word: a noun and its adjective ("ovary",
+    "ovarian": the adjective keeps the noun's stem, all but a noun ending, and adds at most
+    five letters), or two spellings (at most two letters apart, the first two letters and
+    any disease ending kept: "generalised", "foetal", "disk"; not "internal" and
+    "external", "dermatosis" and "dermatitis"). A noun in ``conditions`` (a disease named
+    by one word: "hemorrhage", "cyst") has no adjective here: "hemorrhagic disease" and
+    "cystic disease" are diseases of their own."""
+    if not (a.isalpha() and b.isalpha()) or min(len(a), len(b)) < 4:
+        return False
+    if {a, b} & (GENERIC | FILLER):
+        return False
+    for noun, adjective in ((a, b), (b, a)):
+        # A tumour's name ("lymphoma") has no adjective among the words it shares a stem
+        # with ("lymphatic", "lymphoid").
+        if (adjective.endswith(ADJECTIVE_ENDINGS) and len(noun) <= len(adjective)
+                and noun not in conditions and not noun.endswith(CONDITION_SUFFIXES)):
+            shared = len(_common_prefix(noun, adjective))
+            if (shared >= 3 and noun[shared:] in NOUN_ENDINGS
+                    and len(adjective) - shared <= 5):
+                return True
+    if a.endswith(ADJECTIVE_ENDINGS) != b.endswith(ADJECTIVE_ENDINGS):
+        return False  # a noun and an adjective that are not its own ("hemorrhagic")
+    a, b = _american(a), _american(b)
+    if a[:2] != b[:2] or _ending(a) != _ending(b):
+        return False
+    return _distance(a, b) <= (1 if min(len(a), len(b)) < 6 else 2)
+
+
+def _american(word: str) -> str:
+    # British "ae" and "oe" ("caecum", "foetal", "gonorrhoea") are the American "e".
+    return word.replace("ae", "e").replace("oe", "e")
+
+
+def _ending(word: str) -> str:
+    # Parasitic infestations end in "-iasis" or "-osis" alike (babesiosis, babesiasis).
+    ending = next((s for s in CONDITION_SUFFIXES if word.endswith(s)), "")
+    return "osis" if ending == "iasis" else ending
+
+
+def mine_word_forms(concepts: Iterable[Concept]) -> dict[str, str]:
+    """Variant -> canonical word, from the pairs many concepts of two sources show.
+
+    Each group of forms takes the one most preferred names use.
+    """
+    concepts = list(concepts)
+    pairs = word_form_pairs(concepts)
+    root: dict[str, str] = {}
+
+    def find(word: str) -> str:
+        while root.setdefault(word, word) != word:
+            word = root[word]
+        return word
+
+    # Diseases named by one word as written ("Hemorrhage", "Cysts"; not "Spleen Diseases").
+    conditions = {w for c in concepts for g, n in c.names if g == "p" and " " not in n.strip()
+                  for w in base_key(n)}
+    for (a, b), idents in sorted(pairs.items()):
+        sources = {_ontology(i).replace("EFO", "MONDO") for i in idents}
+        if (len(idents) >= FORM_MIN_CONCEPTS and len(sources) >= FORM_MIN_SOURCES
+                and is_word_form(a, b, conditions)):
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                root[max(ra, rb)] = min(ra, rb)
+    use: Counter[str] = Counter(w for c in concepts for g, n in c.names if g == "p"
+                                for w in base_key(n))
+    groups: dict[str, list[str]] = {}
+    for word in root:
+        groups.setdefault(find(word), []).append(word)
+    forms: dict[str, str] = {}
+    for members in groups.values():
+        if len(members) > FORM_MAX_GROUP:
+            continue  # a chain of pairs that drifted from one word to others
+
+        canonical = max(sorted(members), key=lambda w: (use[w], -len(w)))
+        forms.update({w: canonical for w in members if w != canonical})
+    return dict(sorted(forms.items()))
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def _distance(a: str, b: str) -> int:
+    """Levenshtein distance (words are short)."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1,
+                               previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+# --- abbreviations ----------------------------------------------------------------------
+
+# An acronym in parentheses or brackets that ends a name abbreviates it ("discoid lupus
+# erythematosus (DLE)", "Severe combined immunodeficiency [SCID]"); inside a name it may
+# abbreviate only some of its words ("multiple endocrine neoplasia (MEN) IIa").
+_END_ACRONYM = re.compile(r"[(\[]([A-Za-z0-9]{2,8})[)\]]\s*(?:NOS)?\s*$")
+_ENCLOSED = re.compile(r"\s*[(\[][^)\]]*[)\]]")
+#: Letters an abbreviation is compared by: 2 to 8 of them ("SLE", "MEN2A").
+_ABBREVIATION = re.compile(r"^[a-z0-9]{2,8}$")
+
+
+def abbreviations(concepts: Iterable[Concept], clusters: dict[str, str]) -> dict[str, list[str]]:
+    """Abbreviation (lower case) -> the names of the diseases the sources give it for, one
+    per disease (concepts of one cluster, or of one name, count once).
+
+    Taken from the acronyms among the sources' synonyms and from a parenthesis or an
+    ICD-10-CM bracket that ends a name and holds one.
+    """
+    found: dict[str, dict[str, str]] = {}
+    for concept in concepts:
+        label = " ".join(_ENCLOSED.sub(" ", concept.label).split())
+        if not label or is_acronym(label):
+            continue
+        written = set(concept.acronyms)
+        for _, name in concept.names:
+            end = _END_ACRONYM.search(name)
+            if end and is_acronym(end.group(1)):
+                written.add(end.group(1))
+        for acronym in written:
+            letters = acronym.lower()
+            if _ABBREVIATION.match(letters):
+                found.setdefault(letters, {}).setdefault(clusters[concept.id], label)
+    out: dict[str, list[str]] = {}
+    for letters, named in sorted(found.items()):
+        # Concepts of several clusters that share a name are one disease the clustering
+        # kept apart: one name per key.
+        by_key = {" ".join(sorted(key(label))): label for label in sorted(named.values())}
+        out[letters] = sorted(by_key.values())
+    return out

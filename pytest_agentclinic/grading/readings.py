@@ -13,18 +13,26 @@ when the terminology knows the name it gives:
   a kind of each;
 * :func:`given_names`: the names a slash joins into one ("chronic prostatitis/chronic pelvic
   pain syndrome"), each a name of the whole.
+
+An abbreviation the sources give for several diseases (:func:`expansions`: "HSP" is
+hereditary spastic paraplegia and Henoch-Schönlein purpura, "BPD" borderline personality
+disorder and bronchopulmonary dysplasia) is never spelled out toward the other name: which
+disease it means is the writer's to say.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import combinations
+from pathlib import Path
 
+from ..core.lexicon import AMBIGUOUS
 from ..core.text import bounded_cache
 from .concepts import Terminology, default_terminology
-from .terminology import Key, compact, key, tokens
+from .terminology import ABBREVIATIONS_FILE, Key, compact, key, tokens
 
-__all__ = ["cores", "given_names", "spelled_out"]
+__all__ = ["ambiguous", "cores", "expansions", "given_names", "spelled_out"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -35,7 +43,10 @@ MAX_WORDS = 8
 
 def spelled_out(name: str, other: str, terms: Terminology) -> str | None:
     """``name`` with an abbreviation spelled out by the initials of ``other``'s words, when
-    the terminology knows the name so written and does not know ``name``; else None."""
+    the terminology knows the name so written and does not know ``name``, and the sources
+    give the abbreviation for no other disease; a name that is an abbreviation alone the
+    sources give for one disease only, as that disease ("AIH": autoimmune hepatitis); else
+    None."""
     if terms.known(name):
         return None
     words = _WORD.findall(other)
@@ -49,9 +60,66 @@ def spelled_out(name: str, other: str, terms: Terminology) -> str | None:
             continue
         spelled = " ".join(words[start:start + len(letters)])
         written = _written(name, part, spelled)
-        if terms.known(written):
+        if terms.known(written) and not ambiguous(part, spelled, terms):
             return written
-    return None
+    alone = _alone(name, terms)
+    return alone if alone is not None and terms.known(alone) else None
+
+
+@lru_cache(maxsize=1)
+def _abbreviations(path: Path = ABBREVIATIONS_FILE) -> dict[str, tuple[str, ...]]:
+    if not path.exists():
+        return {}
+    out: dict[str, tuple[str, ...]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            letters, names = line.split("\t", 1)
+            out[letters] = tuple(names.split("|"))
+    return out
+
+
+def expansions(abbreviation: str) -> tuple[str, ...]:
+    """The diseases the sources give ``abbreviation`` for, one name each (empty when none)."""
+    return _abbreviations().get(abbreviation.lower(), ())
+
+
+def ambiguous(abbreviation: str, reading: str, terms: Terminology) -> bool:
+    """Whether ``abbreviation`` stands for more than one disease: the sources give it for
+    several, or for one that ``reading`` is not. Names the terminology links (one a synonym
+    or a kind of the other, as "acute lichenoid pityriasis" and its febrile ulceronecrotic
+    kind) are one disease; so is a reading that shares a word with the sources' disease
+    (the terminology may not know its every name)."""
+    senses: list[list[Key]] = []
+    for name in expansions(abbreviation):
+        name_key = key(name)
+        home = next((s for s in senses if any(_one_sense(name_key, m, terms) for m in s)),
+                    None)
+        if home is None:
+            senses.append([name_key])
+        else:
+            home.append(name_key)
+    if len(senses) != 1:
+        return len(senses) > 1
+    read = key(reading)
+    return not any(read & m or _one_sense(read, m, terms) for m in senses[0])
+
+
+def _one_sense(a: Key, b: Key, terms: Terminology) -> bool:
+    if a == b:
+        return True
+    link = terms.link(a, b)
+    return link is not None and link.kind != "sibling"
+
+
+def _alone(name: str, terms: Terminology) -> str | None:
+    """The one disease the sources give a name for when the name is an abbreviation alone,
+    written in capitals ("SSc", "AIH"), and they give it for one disease only."""
+    part = name.strip()
+    if (not _WORD.fullmatch(part) or len(part) < MIN_LETTERS
+            or sum(c.isupper() for c in part) < 2 or part.lower() in AMBIGUOUS):
+        return None
+    found = expansions(part)
+    return found[0] if found and not ambiguous(part, found[0], terms) else None
 
 
 def _written(name: str, part: str, spelled: str) -> str:

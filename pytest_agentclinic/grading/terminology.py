@@ -15,31 +15,136 @@ import hashlib
 import inspect
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 from ..core import text
-from ..core.text import FILLER, GENERIC, HEDGES, Key, compact, content, key, tokens
+from ..core.text import FILLER, GENERIC, HEDGES, Key, bounded_cache
 
-__all__ = ["CONDITION_SUFFIXES", "FILLER", "GENERIC", "HEDGES", "Key", "compact", "content",
-           "icd_name_forms", "key", "normaliser_fingerprint", "tokens"]
+__all__ = ["ABBREVIATIONS_FILE", "CONDITION_SUFFIXES", "FILLER", "FORMS_FILE", "GENERIC",
+           "HEDGES", "Key", "base_key", "compact", "content", "icd_name_forms", "key",
+           "normaliser_fingerprint", "read_forms", "set_word_forms", "tokens", "word_forms"]
 
 _BRACKET = re.compile(r"\[([^\]]*)\]")
 _PAREN = re.compile(r"\(([^)]*)\)")
 _RANGE = re.compile(r"\([A-Z]\d\d(\.\d+)?-[A-Z]\d\d(\.\d+)?\)\s*$")
+# An acronym in brackets ("[HIV]", "[BMI]") abbreviates the words before it, often only some
+# of them: no name of the code. Nor is a bracket saying what a site covers ("[any part,
+# except ear drum]").
+_BRACKET_ACRONYM = re.compile(r"^[A-Za-z]*[A-Z][A-Za-z0-9.]*[A-Z0-9][A-Za-z0-9.]*$")
+_BRACKET_SCOPE = re.compile(r"^\s*any\b|\bexcept\b", re.I)
+
+#: Where the word forms learned from the sources are kept (see :func:`word_forms`).
+FORMS_FILE = Path(__file__).with_name("data") / "word_forms.tsv"
+#: Where the sources' abbreviations are kept, with the diseases each stands for (see
+#: :func:`.readings.expansions`).
+ABBREVIATIONS_FILE = Path(__file__).with_name("data") / "abbreviations.tsv"
+
+
+def read_forms(path: Path = FORMS_FILE) -> dict[str, str]:
+    """The learned word forms, variant -> canonical (empty when the file is absent)."""
+    if not path.exists():
+        return {}
+    forms: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            variant, canonical = line.split("\t")[:2]
+            forms[variant] = canonical
+    return forms
+
+
+#: Word forms the sources use for one another in names of one concept, learned at build
+#: time (``tools/build_terminology.py``): adjective and noun of an organ ("testicular",
+#: "testis"; "ovarian", "ovary") and spelling variants ("generalised", "foetal", "disk").
+_FORMS: dict[str, str] = read_forms()
+
+# Latin and Greek plurals the shared normaliser's plural folding reads as English ones
+# ("mycoses" would be "mycose"): folded in the name before it reads it.
+_PLURALS = ((re.compile(r"\b(?!(?:over)?doses\b)([A-Za-z]{3,})oses\b"), r"\1osis"),
+            (re.compile(r"\b([A-Za-z]{3,})itides\b"), r"\1itis"),
+            (re.compile(r"\b([A-Za-z]{3,})iases\b"), r"\1iasis"),
+            (re.compile(r"\b([A-Za-z]{3,})sses\b"), r"\1ss"))
+
+
+def _singular(name: str) -> str:
+    for pattern, replacement in _PLURALS:
+        name = pattern.sub(replacement, name)
+    return name
+
+
+def word_forms() -> dict[str, str]:
+    """The learned word forms in use (the build replaces them with ones it mines)."""
+    return _FORMS
+
+
+def set_word_forms(forms: dict[str, str]) -> None:
+    """Use ``forms`` from now on (the table build, after mining them from the sources)."""
+    _FORMS.clear()
+    _FORMS.update(forms)
+    text.clear_caches()
+
+
+@bounded_cache
+def tokens(name: str, *, expand_ambiguous: bool = False,
+           name_forms: bool = True) -> tuple[str, ...]:
+    """:func:`..core.text.tokens` of a name, Latin plurals folded first and, with
+    ``name_forms``, the learned word forms unified."""
+    words = text.tokens(_singular(name), expand_ambiguous=expand_ambiguous,
+                        name_forms=name_forms)
+    return tuple(_FORMS.get(w, w) for w in words) if name_forms and _FORMS else words
+
+
+def base_content(name: str) -> tuple[str, ...]:
+    """The identifying words of a name without the learned word forms (what they are
+    learned from)."""
+    return text.content(_singular(name))
+
+
+@bounded_cache
+def content(name: str) -> tuple[str, ...]:
+    """The identifying words of a name, in order (:func:`..core.text.content`, Latin plurals
+    folded, learned word forms unified)."""
+    return tuple(_FORMS.get(w, w) for w in base_content(name))
+
+
+def key(name: str) -> Key:
+    """The order-free comparison key of a name (see :func:`content`)."""
+    return frozenset(content(name))
+
+
+def base_key(name: str) -> Key:
+    """:func:`key` without the learned word forms."""
+    return frozenset(base_content(name))
+
+
+def compact(name: str) -> str:
+    """The content words run together: "post-streptococcal" and "poststreptococcal" agree."""
+    return "".join(content(name))
 
 
 def icd_name_forms(name: str) -> Iterator[str]:
     """The names an ICD-10-CM description stands for.
 
-    Square brackets hold alternative names ("Osteitis deformans [Paget's disease of bone]");
-    parentheses hold non-essential words, so the name is given with and without them.
-    Residual categories ("Other ...") name no single condition and give nothing.
+    Square brackets hold alternative names: one that ends the name (or a part before a
+    comma) names the whole ("Varicella [chickenpox]", "Osteitis deformans [Paget's disease of
+    bone]"); one inside it stands for the word before it ("Third [oculomotor] nerve palsy":
+    oculomotor nerve palsy; "ascending [right] colon" makes "right" no name of the code).
+    Bracketed acronyms and scopes ("[any part, except ear drum]") name nothing. Parentheses
+    hold non-essential words, so the name is given with and without them. Residual
+    categories ("Other ...") name no single condition and give nothing.
     """
     name = _RANGE.sub("", name).strip()
     if name.lower().startswith(("other ", "unspecified ")):
         return
-    for alt in _BRACKET.findall(name):
-        if alt.strip():
+    for match in _BRACKET.finditer(name):
+        alt = match.group(1).strip()
+        if not alt or _BRACKET_ACRONYM.match(alt) or _BRACKET_SCOPE.search(alt):
+            continue
+        after = name[match.end():].lstrip()
+        if not after or after.startswith((",", "(")):
             yield alt
+        else:
+            before = " ".join(name[:match.start()].split()[:-1])
+            yield _PAREN.sub(" ", _BRACKET.sub(" ", f"{before} {alt} {after}")).strip()
     bare = _BRACKET.sub(" ", name)
     yield _PAREN.sub(" ", bare)
     yield _PAREN.sub(r" \1 ", bare)
@@ -55,7 +160,11 @@ CONDITION_SUFFIXES = ("itis", "osis", "oma", "emia", "aemia", "pathy", "plasia",
 
 def normaliser_fingerprint() -> str:
     """A digest of everything the table's keys depend on: the text normaliser
-    (:func:`..core.text.normaliser_fingerprint`) and the ICD-10-CM name forms. Keys in the
-    table are valid while the fingerprint they were built with matches."""
-    parts = [text.normaliser_fingerprint(), inspect.getsource(icd_name_forms)]
+    (:func:`..core.text.normaliser_fingerprint`), the plural folds, the learned word forms and
+    the ICD-10-CM name forms. Keys in the table are valid while the fingerprint they were
+    built with matches."""
+    parts = [text.normaliser_fingerprint(), inspect.getsource(icd_name_forms),
+             inspect.getsource(tokens), inspect.getsource(base_content),
+             inspect.getsource(content), [p.pattern for p, _ in _PLURALS],
+             _BRACKET_ACRONYM.pattern, _BRACKET_SCOPE.pattern, sorted(_FORMS.items())]
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
