@@ -21,7 +21,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..core.redact import redact
+from ..core.redact import redact, register_url
 from .client import PLACEHOLDER_KEY, Completion
 from .errors import TransientError, cannot_reach, cut_by_token_limit, from_status, timed_out
 from .limiter import wait_from_headers
@@ -57,6 +57,10 @@ class OpenAIHTTP:
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reached: set[str] = set()
+        #: The environment's proxy per URL (read once per URL and session, as litellm's
+        #: HTTP clients do at start, not per call: aiohttp's ``trust_env`` costs two
+        #: thread hops per request).
+        self._proxies: dict[str, str | None] = {}
 
     def _client(self) -> aiohttp.ClientSession:
         import aiohttp
@@ -88,9 +92,12 @@ class OpenAIHTTP:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         url = _completions_url(api_base)
         body = {"model": name, "messages": messages, **params}
+        if url not in self._proxies:
+            self._proxies[url] = proxy_for(url)
         try:
             async with self._client().post(
-                    url, json=body, headers=headers, timeout=_timeout(timeout)) as response:
+                    url, json=body, headers=headers, timeout=_timeout(timeout),
+                    proxy=self._proxies[url]) as response:
                 raw = await response.read()
                 status, reply_headers = response.status, response.headers
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
@@ -119,6 +126,25 @@ def _timeout(seconds: float) -> aiohttp.ClientTimeout:
     import aiohttp
 
     return aiohttp.ClientTimeout(total=seconds)
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTP_PROXY``, ``HTTPS_PROXY``,
+    ``ALL_PROXY``, minus ``NO_PROXY``), as litellm's clients honour them. Credentials in its
+    URL stay there (aiohttp sends them as ``Proxy-Authorization``) and are registered as
+    secrets in both forms."""
+    import urllib.parse
+    import urllib.request
+
+    host = urllib.parse.urlsplit(url).hostname or ""
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(urllib.parse.urlsplit(url).scheme) or proxies.get("all")
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    if not host or not proxy or bypass(host, proxies):
+        return None
+    proxy = proxy if "://" in proxy else f"http://{proxy}"
+    register_url(proxy)
+    return proxy
 
 
 def _key(prefix: str) -> str | None:
