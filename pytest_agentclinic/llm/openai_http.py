@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.redact import redact, register_url
 from .client import PLACEHOLDER_KEY, Completion
-from .errors import TransientError, cannot_reach, cut_by_token_limit, from_status, timed_out
+from .errors import (
+    TransientError,
+    cannot_reach,
+    cut_by_token_limit,
+    first_line,
+    from_status,
+    timed_out,
+    too_large,
+)
 from .limiter import wait_from_headers
 from .prices import cost_usd
 from .served import endpoint
@@ -82,8 +90,10 @@ class OpenAIHTTP:
             self._session = None
 
     async def acomplete(self, model: str, messages: list[dict[str, Any]], *, api_base: str,
-                        timeout: float, params: dict[str, Any]) -> Completion:
-        """One chat completion; failures are the same :mod:`.errors` as litellm's path."""
+                        timeout: float, params: dict[str, Any],
+                        max_bytes: int = 4_194_304) -> Completion:
+        """One chat completion; failures are the same :mod:`.errors` as litellm's path. A
+        reply longer than ``max_bytes`` is not read past it: an error, never cached."""
         import aiohttp
 
         prefix, name = model.split("/", 1)
@@ -98,8 +108,10 @@ class OpenAIHTTP:
             async with self._client().post(
                     url, json=body, headers=headers, timeout=_timeout(timeout),
                     proxy=self._proxies[url]) as response:
-                raw = await response.read()
                 status, reply_headers = response.status, response.headers
+                # An error body needs only its message: its first 64 KB are read.
+                raw = (await _body(response, max_bytes) if status == 200
+                       else await _prefix(response, _ERROR_BYTES))
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
             raise timed_out(model, timeout) from exc
         except aiohttp.ClientError as exc:
@@ -109,8 +121,10 @@ class OpenAIHTTP:
             raise TransientError(f"{model}: {text}") from exc
         self._reached.add(api_base)
         if status != 200:
-            raise from_status(status, model, f"HTTP {status}: {redact(_message(raw))}",
+            raise from_status(status, model, f"HTTP {status}: {redact(_message(raw or b''))}",
                               wait_from_headers(dict(reply_headers)))
+        if raw is None:
+            raise too_large(model, "a reply", response.content_length, max_bytes)
         return _completion(model, raw, body.get("max_tokens"))
 
 
@@ -156,12 +170,45 @@ def _key(prefix: str) -> str | None:
     return os.environ.get(variable) or PLACEHOLDER_KEY
 
 
+#: The bytes of an error body read: its message is cut to its first line anyway.
+_ERROR_BYTES = 65_536
+
+
+async def _body(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
+    """The body, or None when it is longer than ``limit`` bytes (not read past it)."""
+    length = response.content_length
+    if length is not None:
+        # A declared length is enforced by aiohttp's framing: one read, the usual path.
+        return await response.read() if length <= limit else None
+    chunks, size = [], 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _prefix(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The first ``limit`` bytes of the body (the rest is left unread)."""
+    chunks, size = [], 0
+    while size < limit:
+        chunk = await response.content.read(limit - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 def _message(raw: bytes) -> str:
+    """The provider's error message: its first line, bounded, as litellm's path keeps it."""
     try:
         error = json.loads(raw).get("error", {})
-        return str(error.get("message", error) if isinstance(error, dict) else error)
-    except (ValueError, AttributeError):
-        return raw[:200].decode("utf-8", "replace")
+        text = str(error.get("message", error) if isinstance(error, dict) else error)
+    except (ValueError, AttributeError, RecursionError):
+        text = raw[:_ERROR_BYTES].decode("utf-8", "replace")
+    return first_line(text)
 
 
 def _completion(model: str, raw: bytes, max_tokens: object) -> Completion:
