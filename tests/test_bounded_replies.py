@@ -147,3 +147,12 @@ def test_grading_a_long_answer_reads_a_bounded_part(monkeypatch: pytest.MonkeyPa
     grade = asyncio.run(pipeline.grade_answer(answer, case, OfflineModerator(), 0))
     assert grade.outcome == "correct"
     assert read and max(read) <= 100_000
+
+
+def test_litellm_does_not_scrub_error_bodies_on_the_loop(warm_litellm: None) -> None:
+    # litellm's own scrub of an error text is one large regex in Python (~6 s per MB, on the
+    # event loop): our redaction of the first line replaces it.
+    import litellm._logging
+
+    client._load()
+    assert not litellm._logging._ENABLE_SECRET_REDACTION
