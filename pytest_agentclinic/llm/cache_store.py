@@ -92,10 +92,14 @@ def open_store(directory: Path) -> Any:
     store = diskcache.Cache(str(directory), size_limit=2**34, cull_limit=0, disk=DataDisk)
     try:
         marker = store.get(FORMAT_KEY)
+        if marker is None and len(store):
+            # Another process (an xdist worker) may have just started this cache: its marker
+            # is written before its first entry.
+            marker = store.get(FORMAT_KEY)
         if marker is None:
             if len(store):
                 raise old_format(directory)
-            store.set(FORMAT_KEY, FORMAT)
+            store.add(FORMAT_KEY, FORMAT)
         elif marker != FORMAT:
             raise CacheFormatError(f"the response cache {directory} is of format {marker!r}, "
                                    f"not {FORMAT!r}: refused")
