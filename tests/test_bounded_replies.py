@@ -93,6 +93,7 @@ def test_a_huge_error_message_is_kept_to_its_first_line(
         _call(server, transport)
     text = str(caught.value)
     assert "upstream exploded" in text and len(text) < 600 and "second line" not in text
+    assert '{"error"' not in text  # the message, even from a body read only in part
 
 
 def test_a_reply_past_the_cap_is_refused_without_a_length_too(fake_server: Start) -> None:

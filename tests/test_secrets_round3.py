@@ -143,3 +143,20 @@ def test_referenced_and_header_secrets_are_found_in_no_artefact(
                      for f in _forms(secret)}:
             assert form not in output
             assert [p.name for p in files if form.encode() in p.read_bytes()] == [], form
+
+
+def test_a_run_reaches_its_api_base_through_the_proxy(
+        pytester: pytest.Pytester, fake_server: Start, monkeypatch: pytest.MonkeyPatch,
+        xdist: list[str]) -> None:
+    seen: list[str] = []
+    proxy = fake_server(_proxy(seen))
+    port = proxy.url.split(":")[2].split("/")[0]
+    monkeypatch.setenv("HTTP_PROXY", f"http://puser:pw-RunSentinel-5@127.0.0.1:{port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
+    result = pytester.runpytest("c.yaml", "--agent-doctor=openai/fake-doctor",
+                                "--agent-api-base=http://upstream.invalid:9/v1",
+                                "--agent-perception=no", "-p", "no:cacheprovider", *xdist)
+    result.assert_outcomes(passed=1)
+    assert seen and set(seen) == {"Basic " + base64.b64encode(b"puser:pw-RunSentinel-5").decode()}

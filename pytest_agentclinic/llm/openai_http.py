@@ -19,6 +19,7 @@ import asyncio
 import functools
 import json
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from ..core.redact import redact, register_url
@@ -170,6 +171,8 @@ def _key(prefix: str) -> str | None:
     return os.environ.get(variable) or PLACEHOLDER_KEY
 
 
+#: ``"message": "...`` at the start of an error body cut short.
+_MESSAGE_START = re.compile(r'"message"\s*:\s*"([^"\\]{1,400})')
 #: The bytes of an error body read: its message is cut to its first line anyway.
 _ERROR_BYTES = 65_536
 
@@ -208,6 +211,9 @@ def _message(raw: bytes) -> str:
         text = str(error.get("message", error) if isinstance(error, dict) else error)
     except (ValueError, AttributeError, RecursionError):
         text = raw[:_ERROR_BYTES].decode("utf-8", "replace")
+        # A body cut at the first 64 KB is no JSON: its message's start is still there.
+        started = _MESSAGE_START.search(text)
+        text = started.group(1) if started else text
     return first_line(text)
 
 
