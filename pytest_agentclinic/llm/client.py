@@ -48,9 +48,10 @@ def _load(pool: int = 0) -> Any:
         if _litellm is None:
             # Must be set before the import, or litellm fetches its cost map from the network.
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            # litellm scrubs every error text with one large regex in Python (~6 s per MB of
-            # a provider's error body, on the event loop): a 50 MB body held every encounter
-            # for minutes. The first line of the message is kept and redacted by us instead.
+            # litellm scrubs every error text with one large regex in Python (0.36 s of CPU
+            # per MB of a provider's error body per pass, at least two passes, on the loop):
+            # a 50 MB body held every encounter for minutes. The first line of the message is
+            # kept and redacted by us instead.
             os.environ.setdefault("LITELLM_DISABLE_REDACT_SECRETS", "True")
             # litellm reads its aiohttp pool size at import and caps a host at 500
             # connections: `--agent-concurrency 1024` would silently run 500 at once.
