@@ -24,8 +24,10 @@ optionally its report :meth:`~Protocol.tables`), then :func:`register_protocol` 
 work as for the built-in protocols. A conftest that declares options also calls
 :func:`add_protocol_options` from its ``pytest_addoption``. A distribution declares it in
 the ``pytest_agentclinic.protocols`` entry-point group instead (and case formats in
-``pytest_agentclinic.case_formats``, report tables in ``pytest_agentclinic.report_tables``);
-docs/extending.md walks through a complete one.
+``pytest_agentclinic.case_formats``, report tables in ``pytest_agentclinic.report_tables``,
+JSON-lines record shapes, recognised by their keys, in ``pytest_agentclinic.jsonl_shapes``);
+docs/extending.md walks through a complete one, docs/mediq.md through a real benchmark. A
+protocol calls models with :func:`ask_model`.
 
 **Without pytest.** :func:`load_cases` reads a case file, :func:`play_encounter` plays one
 case through a protocol with the agents given, :func:`grade_free_response` and
@@ -50,10 +52,11 @@ if TYPE_CHECKING:
     # one in every pytest run of its environment, which must not pay for pydantic models,
     # grading, reports and the HTTP clients it does not use.
     from .cases.errors import CaseError
-    from .cases.formats import RecordReader
+    from .cases.formats import JsonlShape, RecordReader, register_jsonl_shape
     from .cases.formats import register as register_case_format
     from .core.case import Case
     from .core.extensions import ExtensionError
+    from .core.measures import EncounterMeasures
     from .core.options import Option
     from .core.records import ResultRecord
     from .core.roles import OFFLINE, Agent, Judgement, Moderator, Reply, TurnView
@@ -78,13 +81,16 @@ if TYPE_CHECKING:
     from .report.tables import Table
 
 __all__ = [
-    "KNOWN_KINDS", "KNOWN_ROLES", "OFFLINE", "Agent", "Case", "CaseError", "ExtensionError",
-    "Grade", "ItemHeader", "ItemSpec", "Judgement", "Moderator", "Option", "PlayContext",
+    "KNOWN_KINDS", "KNOWN_ROLES", "OFFLINE", "Agent", "Case", "CaseError", "EncounterMeasures",
+    "ExtensionError",
+    "Grade", "ItemHeader", "ItemSpec", "JsonlShape", "Judgement", "Moderator", "Option",
+    "PlayContext",
     "Protocol", "RecordReader", "Reply", "ResultRecord", "RoleSpec", "RunOptions", "Table",
     "TableBuilder", "Transcript", "TurnView", "Usage", "Utterance", "Verdict", "Wording",
-    "add_protocol_options", "build_report", "get_protocol", "grade_free_response",
+    "add_protocol_options", "ask_model", "build_report", "get_protocol", "grade_free_response",
     "grade_multiple_choice", "load_cases", "play_encounter", "protocol_names",
-    "read_records", "register_case_format", "register_protocol", "register_report_tables",
+    "read_records", "register_case_format", "register_jsonl_shape", "register_protocol",
+    "register_report_tables",
     "role_interfaces", "settled", "write_records",
 ]
 
@@ -96,10 +102,11 @@ def _from(module: str, *names: str) -> dict[str, tuple[str, str]]:
 #: ``TYPE_CHECKING`` imports above (tests/test_startup.py checks that they agree).
 _LAZY: dict[str, tuple[str, str]] = {
     **_from(".cases.errors", "CaseError"),
-    **_from(".cases.formats", "RecordReader"),
+    **_from(".cases.formats", "JsonlShape", "RecordReader", "register_jsonl_shape"),
     "register_case_format": (".cases.formats", "register"),
     **_from(".core.case", "Case"),
     **_from(".core.extensions", "ExtensionError"),
+    **_from(".core.measures", "EncounterMeasures"),
     **_from(".core.options", "Option"),
     **_from(".core.records", "ResultRecord"),
     **_from(".core.roles", "OFFLINE", "Agent", "Judgement", "Moderator", "Reply", "TurnView"),
@@ -144,6 +151,19 @@ async def grade_free_response(answer: str, case: Case, moderator: Moderator | No
     from .grading.pipeline import grade_answer
 
     return await grade_answer(answer, case, moderator or OfflineModerator(), sample)
+
+
+async def ask_model(ctx: PlayContext, *, role: str, model: str,
+                    messages: list[dict[str, Any]], case_id: str, sample: int,
+                    prompt_version: str) -> Reply:
+    """Ask ``model`` (a litellm model string) for the reply to chat ``messages``, as the
+    built-in LLM agents do: through the run's caller, so the response cache, retries,
+    ``--agent-api-base``, the encounter's token and cost limits and the usage counts apply.
+    ``role``, ``case_id``, ``sample`` and ``prompt_version`` enter the cache key. A failure
+    raises (inside :func:`settled` the item becomes an *error*)."""
+    return await ctx.caller.complete(role=role, model=model, messages=messages,
+                                     case_id=case_id, sample=sample,
+                                     prompt_version=prompt_version)
 
 
 def role_interfaces(protocol: str) -> dict[str, type]:

@@ -77,7 +77,7 @@ def xdist(request: pytest.FixtureRequest) -> list[str]:
       what only xdist does);
       ``test_streamed_results.py::test_a_killed_run_keeps_its_finished_records`` (kills a
       ``python -m pytest`` subprocess mid-run, itself parametrized over no ``-n`` and
-      ``-n 2``);
+      ``-n 2``); ``test_worker_release.py`` (how xdist's workers end, ``-n 2``);
     * about the transport and the LLM client, not collection, reporting or gating:
       ``test_llm_server.py``, ``test_transport.py``, ``test_deadlines_secrets.py``,
       ``test_served_model.py``, ``test_fault_suite.py``, ``test_real_model.py``;

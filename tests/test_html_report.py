@@ -631,3 +631,84 @@ def test_browser_page_fits_the_window_and_shows_no_raw_data(
         tab.screenshot(path=f"/tmp/report-{protocol}-{width}.png", full_page=True)
     finally:
         context.close()
+
+
+# -- a large run's page links its transcripts (issue: pages at 10,000 encounters) --------------
+
+def _long(t: Transcript, turns: int) -> Transcript:
+    """``t`` with ``turns`` more question-and-answer pairs: a longer dialogue."""
+    more = [Utterance(turn=4 + k // 2, role="doctor" if k % 2 == 0 else "patient",
+                      kind="question" if k % 2 == 0 else "answer", model="doc-a",
+                      text=f"Turn {k}: " + "words of the dialogue " * 12) for k in range(turns)]
+    return t.model_copy(update={"utterances": [*t.utterances, *more]})
+
+
+def test_a_large_run_links_its_transcripts_and_reads_none(
+        small_run: tuple[Path, list[ResultRecord]], monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_agentclinic.report import html, rundir
+
+    run_dir, records = small_run
+    monkeypatch.setattr(html, "EMBED_MAX", 2)
+
+    def unread(*_args: Any) -> Any:
+        raise AssertionError("a linked page reads no transcript")
+
+    monkeypatch.setattr(rundir, "read_transcript", unread)
+    page = parse(render_html(run_dir, tables_for(records), SUMMARY))
+    assert json.loads(page.json_blocks["ac-transcripts"]) is None
+    data = json.loads(page.json_blocks["ac-records"])
+    at = data["fields"].index("transcript")
+    refs = [row[at] for row in data["rows"]]
+    assert refs[:2] == [f"transcripts/{Path(str(r.transcript)).name}" for r in records[:2]]
+    assert all((run_dir / ref).is_file() for ref in refs[:2])
+    assert refs[2] is None
+    assert "No transcript was saved" in data["rows"][2][data["fields"].index("note")]
+
+
+def test_a_large_page_stays_small_whatever_the_dialogues(tmp_path: Path) -> None:
+    from pytest_agentclinic.report.html import EMBED_MAX
+
+    n = EMBED_MAX + 200
+    sizes = {}
+    for turns in (0, 20):
+        run_dir = tmp_path / f"turns{turns}"
+        records = save(run_dir, [(_long(encounter(i), turns), "Psoriasis") for i in range(n)])
+        sizes[turns] = write_html(run_dir, tables_for(records), SUMMARY).stat().st_size
+    # The dialogues are not in the page: only the turns used grow a digit.
+    assert sizes[20] - sizes[0] <= 2 * n
+    assert sizes[20] / n <= 1.5 * 1024
+
+
+def test_browser_loads_a_linked_dialogue_when_served_and_links_it_from_disk(
+        browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import functools
+    import http.server
+    import threading
+
+    from pytest_agentclinic.report import html
+
+    run_dir = tmp_path / "reports" / "r"
+    records = save(run_dir, [(encounter(i), "Psoriasis") for i in range(3)])
+    monkeypatch.setattr(html, "EMBED_MAX", 2)
+    write_html(run_dir, tables_for(records), SUMMARY)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(run_dir))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    tab = browser.new_page()
+    try:
+        tab.goto(f"http://127.0.0.1:{server.server_port}/report.html")
+        tab.locator("#q").fill("c-01")
+        tab.locator("#rows tr").first.click()
+        panel = tab.locator("#drawer .panel")
+        panel.locator(".msg.role-doctor.kind-question").first.wait_for(timeout=10000)
+        assert "Where is the rash of case 1?" in panel.locator(".msg").first.inner_text()
+        assert "decided by offline-matcher" in panel.locator(".msg.kind-judgement").inner_text()
+        tab.goto((run_dir / "report.html").as_uri())
+        tab.locator("#q").fill("c-02")
+        tab.locator("#rows tr").first.click()
+        link = tab.locator("#drawer .panel .note a")
+        link.wait_for(timeout=10000)
+        assert link.get_attribute("href") == f"transcripts/{Path(str(records[2].transcript)).name}"
+    finally:
+        tab.close()
+        server.shutdown()

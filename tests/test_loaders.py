@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import make_case, nejm_line, osce_line, write_yaml_cases
@@ -106,3 +107,51 @@ def test_format_is_recognised_by_content(tmp_path: Path) -> None:
 def test_as_text_flattens_every_shape() -> None:
     assert as_text({"Heart_Rate": 72, "Notes": ["a", "b"]}) == "Heart Rate: 72; Notes: a; b"
     assert as_text(None) == ""
+
+
+# --- a document with harmless anchors is composed once ------------------------------------------
+
+def _composes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    import yaml
+
+    calls: list[str] = []
+    original = yaml.compose
+
+    def counted(text: str, Loader: Any) -> object:  # yaml's own argument name
+        calls.append(text)
+        return original(text, Loader=Loader)
+
+    monkeypatch.setattr(yaml, "compose", counted)  # what cases.yaml_aliases calls
+    return calls
+
+
+def test_harmless_anchors_are_not_composed_a_second_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    shared = {"demographics": "40-year-old woman", "history": "I cough."}
+    cases = [{**make_case(i), "patient": shared} for i in range(50)]  # dumped as &id001 / *id001
+    path = tmp_path / "anchors.yaml"
+    path.write_text(yaml.safe_dump({"dataset": "d", "cases": cases}))
+    assert "*id001" in path.read_text()
+    calls = _composes(monkeypatch)
+    loaded = load_case_file(path)
+    assert not loaded.errors and len(loaded.cases) == 50
+    assert loaded.cases[-1][1].patient.history == "I cough."
+    assert calls == []
+
+
+@pytest.mark.parametrize("text", [
+    "dataset: d\ncases:\n- &c {id: a, objective: o, diagnosis: d, patient: {history: h},"
+    " extra: [*c]}\n",
+    "dataset: d\ncases:\n- &c {id: a, objective: o, diagnosis: d, patient: {history: h}}\n"
+    + "- *c\n" * 20_000,
+])
+def test_nested_or_many_aliases_still_get_the_full_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    path = tmp_path / "aliases.yaml"
+    path.write_text(text)
+    calls = _composes(monkeypatch)
+    loaded = load_case_file(path)
+    assert len(calls) == 1
+    assert not loaded.cases and loaded.errors

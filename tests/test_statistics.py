@@ -245,3 +245,104 @@ def test_mcnemar_equals_statsmodels_exact(a_only: int, b_only: int) -> None:
 
     ref = mcnemar([[7, a_only], [b_only, 9]], exact=True).pvalue
     assert mcnemar_exact(a_only, b_only) == pytest.approx(ref, rel=1e-9)
+
+
+# --- the bootstrap by counts and the analytic interval (issue: reports at 10,000 cases) ---------
+
+class _Recording:
+    """A generator that records how many random values each draw makes."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.drawn = 0
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.rng, name)
+
+        def draw(*args: Any, **kwargs: Any) -> Any:
+            out = method(*args, **kwargs)
+            self.drawn += int(np.size(out))
+            return out
+
+        return draw
+
+
+def test_a_bootstrap_over_few_kinds_of_case_does_not_draw_resamples_times_cases() -> None:
+    # 10,000 cases, one verdict each: two kinds of case. Resampling indices drew 10,000 x
+    # 10,000 numbers; counts over the kinds draw 10,000 x 2.
+    verdicts = (np.arange(10_000) % 3 != 0).astype(np.float64)
+    rng = _Recording(3)
+    boot = cluster_bootstrap(verdicts, np.ones(10_000), 10_000, rng)  # type: ignore[arg-type]
+    assert len(boot) == 10_000
+    assert rng.drawn <= 10_000 * 2
+
+
+@pytest.mark.parametrize("repeats", [1, 3])
+def test_the_bootstrap_by_counts_has_the_index_bootstrap_distribution(repeats: int) -> None:
+    from pytest_agentclinic.report.statistics import _index_bootstrap
+
+    rng = np.random.default_rng(5)
+    values = rng.integers(0, 6, size=(400, repeats)).astype(np.float64)  # e.g. tests ordered
+    cases = [f"c{i}" for i in range(400) for _ in range(repeats)]
+    sums, counts = per_case(cases, values.ravel())
+    by_counts = cluster_bootstrap(sums, counts, 20_000, np.random.default_rng(1))
+    by_index = _index_bootstrap(sums, counts, 20_000, np.random.default_rng(2))
+    # Same statistic, same resampling scheme: equal up to Monte Carlo error (the standard
+    # error of a 20,000-draw mean is ~0.7% of the spread).
+    assert by_counts.mean() == pytest.approx(by_index.mean(), abs=0.03 * by_index.std())
+    assert by_counts.std() == pytest.approx(by_index.std(), rel=0.03)
+    assert np.quantile(by_counts, [0.025, 0.975]) == pytest.approx(
+        np.quantile(by_index, [0.025, 0.975]), abs=0.08 * by_index.std())
+    # Whole cases only: every resample's mean is a mean over multiples of the cases' sums.
+    assert sums.sum() / counts.sum() == pytest.approx(float(np.median(by_counts)), abs=0.05)
+
+
+def test_the_normal_interval_equals_statsmodels_one_item_per_case() -> None:
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    from pytest_agentclinic.report.statistics import cluster_normal_interval
+
+    x = np.random.default_rng(11).gamma(2.0, 30.0, 3_000).round(2)
+    ours = cluster_normal_interval(x, np.ones(len(x)))
+    assert ours == pytest.approx(DescrStatsW(x).zconfint_mean(alpha=0.05), rel=1e-9)
+
+
+def test_the_normal_interval_equals_statsmodels_cluster_robust_ols() -> None:
+    import statsmodels.api as sm
+
+    from pytest_agentclinic.report.statistics import cluster_normal_interval
+
+    rng = np.random.default_rng(12)
+    sizes = rng.integers(1, 5, size=1_500)
+    groups = np.repeat(np.arange(len(sizes)), sizes)
+    y = rng.normal(0, 1, len(sizes))[groups] + rng.normal(0, 1, len(groups)) + 4.0
+    sums, counts = per_case([str(g) for g in groups], y)
+    fit = sm.OLS(y, np.ones(len(y))).fit(cov_type="cluster", cov_kwds={"groups": groups},
+                                         use_t=False)
+    assert cluster_normal_interval(sums, counts) == pytest.approx(
+        tuple(fit.conf_int(alpha=0.05)[0]), rel=1e-9)
+
+
+def test_ratio_interval_is_analytic_only_for_many_kinds_over_many_cases() -> None:
+    from pytest_agentclinic.report.statistics import (
+        ANALYTIC_MIN,
+        cluster_normal_interval,
+        percentile_ci,
+        ratio_interval,
+    )
+
+    rng = np.random.default_rng(13)
+    spend = rng.gamma(2.0, 30.0, ANALYTIC_MIN).round(2)  # continuous: as many kinds as cases
+    ones = np.ones(len(spend))
+    assert ratio_interval(spend, ones, 2_000, np.random.default_rng(0)) == (
+        cluster_normal_interval(spend, ones))
+    few = spend[:200]  # too few cases for the normal interval: the bootstrap
+    assert ratio_interval(few, ones[:200], 2_000, np.random.default_rng(0)) == percentile_ci(
+        cluster_bootstrap(few, ones[:200], 2_000, np.random.default_rng(0)))
+    turns = rng.integers(1, 10, 5_000).astype(np.float64)  # few kinds: the bootstrap by counts
+    low, high = ratio_interval(turns, np.ones(5_000), 2_000, np.random.default_rng(0))
+    assert (low, high) == percentile_ci(
+        cluster_bootstrap(turns, np.ones(5_000), 2_000, np.random.default_rng(0)))
+    normal = cluster_normal_interval(turns, np.ones(5_000))
+    assert low == pytest.approx(normal[0], abs=0.02) and high == pytest.approx(normal[1],
+                                                                              abs=0.02)

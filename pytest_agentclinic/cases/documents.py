@@ -18,7 +18,7 @@ import yaml
 
 from . import yaml_stream
 from .errors import CaseError
-from .yaml_aliases import alias_problem
+from .yaml_aliases import alias_problem, harmless, has_aliases
 
 #: The keys of a document of many cases (``version`` is the cases' format version).
 DOCUMENT_KEYS = ("dataset", "cases", "version")
@@ -44,10 +44,12 @@ def parse(path: Path, text: str) -> Parsed:
         if path.suffix == ".json":
             data = json.loads(text)
             return Parsed(data, json_element_lines(text))
-        problem = alias_problem(text, yaml_stream.WHOLE_LOADER)
-        if problem is not None:
-            return Parsed(error=CaseError(path, *problem))
-        data, lines = yaml_stream.load_with_lines(text)
+        if has_aliases(text):
+            problem, data, lines = _load_aliased(text)
+            if problem is not None:
+                return Parsed(error=CaseError(path, *problem))
+        else:
+            data, lines = yaml_stream.load_with_lines(text)
         key = "cases" if isinstance(data, dict) else None
         return Parsed(data, lines.get(key))
     except yaml_stream.DuplicateKey as exc:
@@ -56,6 +58,22 @@ def parse(path: Path, text: str) -> Parsed:
         # ValueError: JSON's own errors, and an integer of more than 4,300 digits.
         return Parsed(error=CaseError(path, _line(exc), "<document>",
                                       f"cannot parse: {_reason(exc)}"))
+
+
+def _load_aliased(text: str) -> tuple[tuple[int, str, str] | None, Any,
+                                      dict[str | None, list[int]]]:
+    """A document with aliases, loaded once; composed a second time to find a loop or a
+    bomb only when the load's count of its aliases cannot rule them out (or it failed)."""
+    try:
+        data, lines, count = yaml_stream.load_counting_aliases(text)
+    except (yaml.YAMLError, ValueError, RecursionError):
+        problem = alias_problem(text, yaml_stream.WHOLE_LOADER)
+        if problem is None:
+            raise
+        return problem, None, {}
+    if harmless(count.nodes, count.aliased, count.nested):
+        return None, data, lines
+    return alias_problem(text, yaml_stream.WHOLE_LOADER), data, lines
 
 
 def _line(exc: BaseException) -> int:

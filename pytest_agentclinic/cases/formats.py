@@ -11,7 +11,8 @@ file, line and field, and the file's other cases load.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any, cast
@@ -68,3 +69,43 @@ def suffixes() -> tuple[str, ...]:
     """Every suffix a case file may have: the built-in ones, then the extensions'."""
     _load_installed()
     return (*sorted(_BUILT_IN), *_READERS)
+
+
+@dataclass(frozen=True)
+class JsonlShape:
+    """A JSON-lines record shape an extension reads. ``.jsonl`` is built in, so an
+    extension's JSON-lines files are recognised by content, as the built-in ones are: a
+    file none of the built-in shapes reads, whose first record has every one of ``keys``,
+    is read by ``reader`` (records in the project's case shape, as for a suffix format)."""
+
+    #: The format's name (the loaded file's ``format``).
+    name: str
+    #: The keys every record of the shape has (together, they tell it from other shapes).
+    keys: tuple[str, ...]
+    reader: RecordReader
+
+
+_SHAPES: dict[str, JsonlShape] = {}
+
+
+def register_jsonl_shape(shape: JsonlShape) -> JsonlShape:
+    """Read JSON-lines files whose records have ``shape.keys`` with ``shape.reader``."""
+    if not (isinstance(shape, JsonlShape) and shape.keys and callable(shape.reader)):
+        raise TypeError(f"{shape!r} is not a JsonlShape with keys and a callable reader")
+    _SHAPES[shape.name] = shape
+    return shape
+
+
+def _add_installed_shape(point: EntryPoint, shape: object) -> None:
+    if not (isinstance(shape, JsonlShape) and shape.keys and callable(shape.reader)):
+        raise extensions.ExtensionError(f"{extensions.describe(point)}: needs a JsonlShape "
+                                        f"with keys and a callable reader")
+    _SHAPES.setdefault(shape.name, shape)  # a conftest's, registered earlier, wins
+
+
+def jsonl_shape_for(record: Mapping[str, Any]) -> JsonlShape | None:
+    """The registered or installed shape whose keys ``record`` has all of (the one with
+    the most keys when several fit), if any."""
+    extensions.load_once(extensions.JSONL_SHAPES, _add_installed_shape)
+    fits = [s for s in _SHAPES.values() if all(k in record for k in s.keys)]
+    return max(fits, key=lambda s: len(s.keys), default=None)

@@ -203,6 +203,12 @@ _CASE_KEYS = ("OSCE_Examination", "patient_info", "answers", "diagnosis")
 def _load_jsonl(path: Path, text: str, loaded: LoadedFile) -> None:
     records = list(_iter_jsonl(path, text))
     dicts = [r for _, r in records if isinstance(r, dict)]
+    shape = None if any(k in r for r in dicts for k in _CASE_KEYS) or not dicts else (
+        formats.jsonl_shape_for(dicts[0]))
+    if shape is not None:  # an extension's records (e.g. MediQ's), read by its reader
+        loaded.format = shape.name
+        _read_with(shape.reader, path, text, loaded)
+        return
     if not any(k in r for r in dicts for k in _CASE_KEYS):
         loaded.damaged = not dicts
         unreadable = [r for _, r in records if isinstance(r, CaseError)]
@@ -379,11 +385,18 @@ def _load_extension(path: Path, text: str, loaded: LoadedFile) -> None:
         loaded.not_cases = f"no case format reads {path.suffix!r} files"
         return
     loaded.format = path.suffix.lstrip(".")
+    _read_with(reader, path, text, loaded)
+
+
+def _read_with(reader: formats.RecordReader, path: Path, text: str,
+               loaded: LoadedFile) -> None:
+    """The records an extension's reader makes of ``text``, validated as cases."""
     try:
         records = list(reader(path, text))
     except Exception as exc:  # the extension's bug: one error for its file, not a crash
-        loaded.errors.append(CaseError(path, 1, "<file>", f"the {path.suffix} reader failed: "
-                                                          f"{type(exc).__name__}: {exc}"))
+        loaded.errors.append(CaseError(path, 1, "<file>", f"the {loaded.format} reader "
+                                                          f"failed: {type(exc).__name__}: "
+                                                          f"{exc}"))
         loaded.not_cases, loaded.damaged = loaded.errors[0].message, True
         return
     for lineno, record in records:

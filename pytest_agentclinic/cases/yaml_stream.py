@@ -18,6 +18,7 @@ import yaml
 from yaml.composer import Composer, ComposerError
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.events import (
+    AliasEvent,
     CollectionStartEvent,
     Event,
     MappingEndEvent,
@@ -102,6 +103,60 @@ else:
     _Loader = _CLoader
 
 
+class _AliasCounter:
+    """Counts, while composing, what an alias bomb or a recursive alias needs: the nodes
+    composed, each anchored node's size, the nodes the aliases add, and whether an alias
+    stands inside an anchored node (only then can aliases compound, or loop)."""
+
+    nodes = 0
+    aliased = 0
+    open_anchors = 0
+    nested_alias = False
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()  # type: ignore[attr-defined]
+        anchor = event.anchor
+        if isinstance(event, AliasEvent):
+            self.nested_alias = self.nested_alias or self.open_anchors > 0
+            self.aliased += self.anchor_sizes.get(anchor, 1)  # type: ignore[attr-defined]
+            return super().compose_node(parent, index)  # type: ignore[misc]
+        self.nodes += 1
+        if anchor is None:
+            return super().compose_node(parent, index)  # type: ignore[misc]
+        before = self.nodes
+        self.open_anchors += 1
+        try:
+            return super().compose_node(parent, index)  # type: ignore[misc]
+        finally:
+            self.open_anchors -= 1
+            self.anchor_sizes[anchor] = self.nodes - before + 1  # type: ignore[attr-defined]
+
+
+class _CountingLoader(_AliasCounter, _Loader):  # type: ignore[misc]
+    """The stream loader, counting aliases (for documents that have any)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.anchor_sizes: dict[str, int] = {}
+
+
+@dataclass(frozen=True)
+class AliasCount:
+    """What composing a document found of its aliases (see :class:`_AliasCounter`)."""
+
+    nodes: int
+    aliased: int
+    nested: bool
+
+
+def load_counting_aliases(text: str) -> tuple[Any, dict[str | None, list[int]], AliasCount]:
+    """:func:`load_with_lines`, and the count of the document's aliases, taken on the one
+    compose the load makes (no second compose of the document to check them)."""
+    loader = _CountingLoader(text)
+    data, lines = _load(loader)
+    return data, lines, AliasCount(loader.nodes, loader.aliased, loader.nested_alias)
+
+
 def load(text: str) -> Any:
     """The single document of ``text`` as ``yaml.load`` with the safe loader builds it (and
     its errors), its long lists built an element at a time."""
@@ -111,7 +166,10 @@ def load(text: str) -> Any:
 def load_with_lines(text: str) -> tuple[Any, dict[str | None, list[int]]]:
     """:func:`load`, and the 1-based start line of each element of the long lists: under the
     key that holds the list, or ``None`` for a top-level list."""
-    loader = _Loader(text)
+    return _load(_Loader(text))
+
+
+def _load(loader: Any) -> tuple[Any, dict[str | None, list[int]]]:
     loader.element_lines = {}
     try:
         loader.get_event()  # stream start

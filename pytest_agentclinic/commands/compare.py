@@ -38,7 +38,8 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("run_b", metavar="RUN_B", help="the run compared with RUN_A")
     parser.add_argument("--by", action="append", default=[], metavar="FIELD[,FIELD]",
                         help=f"one table per --by; FIELD,FIELD groups by both. Fields: "
-                             f"{FIELDS_HELP}. Without --by: the overall row only")
+                             f"{FIELDS_HELP}, or a protocol's own condition (MediQ's "
+                             f"setting). Without --by: the overall row only")
     parser.add_argument("--json", type=Path, default=None, metavar="OUT",
                         help="also write every table, with all flipped cases, as JSON")
     parser.add_argument("--html", type=Path, default=None, metavar="OUT",
@@ -68,15 +69,17 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def run(args: argparse.Namespace) -> int:
     """Compare; exit 0, or 2 on unreadable runs, bad fields or nothing to pair."""
     from ..report import comparison as st
-    from ..report.statistics import check_fields
+    from ..report.statistics import check_fields, condition_names
 
     try:
-        groupings = [check_fields([f.strip() for f in spec.split(",") if f.strip()])
-                     for spec in args.by] or [()]
         on = (st.check_pair_fields([f.strip() for f in args.pair_on.split(",") if f.strip()])
               if args.pair_on is not None else st.CONDITION_FIELDS)
         a = _load(args.run_a, args.doctor_a)
         b = _load(args.run_b, args.doctor_b)
+        # A protocol's own conditions (MediQ's setting) group like the built-in fields.
+        groupings = [check_fields([f.strip() for f in spec.split(",") if f.strip()],
+                                  condition_names([*a, *b]))
+                     for spec in args.by] or [()]
         pairing = st.pair_records(a, b, on)
         if not pairing.pairs:
             raise ValueError(_nothing_paired(pairing, on))

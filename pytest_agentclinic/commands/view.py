@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
         name = str(summary.get("run") or records[0].run)
         if any(r.name == name for r in runs):
             name = f"{name} ({given})"
-        runs.append(ViewRun(name, str(summary.get("date", "")), records, {}))
+        runs.append(ViewRun(name, str(summary.get("date", "")), records, {},
+                            _protocol_tables(records)))
         dirs.append(run_dir)
     # Only the items that flipped between two runs show transcripts: read those alone.
     flipping = flipping_keys(runs)
@@ -53,3 +54,17 @@ def run(args: argparse.Namespace) -> int:
     print(f"{out}: {len(runs)} runs, {sum(len(r.records) for r in runs)} items, "
           f"{len(flipping)} flipped item(s) with transcripts")
     return 0
+
+
+def _protocol_tables(records: list[Any]) -> list[Any]:
+    """The tables each protocol of ``records`` adds for its own records (installed ones)."""
+    from ..protocols import registry
+    from ..report import table_registry
+
+    out = []
+    for name in dict.fromkeys(r.protocol for r in records):
+        mine = [r for r in records if r.protocol == name]
+        if name in registry.names():
+            out += registry.get(name)().tables(mine, 2000)
+        out += table_registry.tables_for(name, mine, 2000)
+    return out

@@ -12,6 +12,9 @@ The groups (a distribution declares them in its ``pyproject.toml``)::
     [project.entry-points."pytest_agentclinic.report_tables"]
     triage = "agentclinic_triage:tables"          # name = the protocol whose records they show
 
+    [project.entry-points."pytest_agentclinic.jsonl_shapes"]
+    mediq = "agentclinic_mediq:SHAPE"             # a JsonlShape: .jsonl records by their keys
+
 The pytest plugin and the ``agentclinic`` CLI read them through the registries
 (``protocols.registry``, ``cases.formats``, ``report.table_registry``), each group once per
 process and only when a registry is first asked.
@@ -27,6 +30,8 @@ from typing import Any
 PROTOCOLS = "pytest_agentclinic.protocols"
 CASE_FORMATS = "pytest_agentclinic.case_formats"
 REPORT_TABLES = "pytest_agentclinic.report_tables"
+#: JSON-lines record shapes (``.jsonl`` is built in: recognised by the records' keys).
+JSONL_SHAPES = "pytest_agentclinic.jsonl_shapes"
 
 
 class ExtensionError(ValueError):
@@ -42,7 +47,7 @@ def declared(group: str) -> tuple[EntryPoint, ...]:
 
 @functools.cache
 def _every() -> Any:
-    # One pass over the installed distributions' metadata for all three groups: each pass
+    # One pass over the installed distributions' metadata for all the groups: each pass
     # reads every distribution's entry_points.txt, and a run that uses agents asks for each
     # group (a few ms a pass, paid in every pytest run for the protocols group). Any:
     # SelectableGroups on Python 3.10 and 3.11, EntryPoints after; both select by group.

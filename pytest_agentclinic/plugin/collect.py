@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-from ..cases.loaders import CaseError, LoadedFile, load_case_file
+from ..cases.loaders import CaseError, LoadedFile
 from ..core.case import Case
 from ..core.text import terminal_safe
 from ..core.transcript import Transcript
@@ -125,22 +125,25 @@ class CaseFile(pytest.File):
                 self, name=f"line-{rest[0][0].line}-and-{len(rest) - 1}-more", errors=rest)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        from ..cases import parse_cache
         from . import session_of
 
-        loaded = load_case_file(self.path)
+        state = session_of(self.config)
+        # Parsed once for all the run's processes (each xdist worker collects every item).
+        loaded = parse_cache.load(self.path, state.settings.cache_dir)
         if loaded.not_cases is not None and self.origin == "folder" and not loaded.damaged:
             return  # a well-formed file of another kind in a folder of cases
         yield from self._errors(loaded)
-        state = session_of(self.config)
         lines = {id(case): line for line, case in loaded.cases}
         # One mark per specialty, shared by its items (a new one per item: ~0.2 KB each).
         marks: dict[str, pytest.MarkDecorator] = {}
         for spec in state.protocol.expand([c for _, c in loaded.cases], state.run_options):
             case = spec.case
-            _register_marker(self.config, case)
+            name = case.specialty_marker
+            if name not in marks:  # once a specialty (reading the markers: 0.1 ms a case)
+                _register_marker(self.config, case)
             item = EncounterItem.from_parent(self, name=f"{case.id}[{spec.label}]", spec=spec,
                                              line=lines[id(case)])
-            name = case.specialty_marker
             item.add_marker(marks.get(name) or marks.setdefault(name, getattr(pytest.mark, name)))
             yield item
 

@@ -42,7 +42,14 @@ from .collect import (
 )
 from .interrupts import defer_interrupts, restore_interrupts, say
 from .junit import write_gate_testcases
-from .scheduling import LEAD_WINDOWS, Ahead, llm_models, warm_grader
+from .scheduling import (
+    LEAD_WINDOWS,
+    Ahead,
+    index_terminology,
+    llm_models,
+    parse_ahead,
+    warm_grader,
+)
 from .scheduling import window as window_of
 from .settings import Settings
 
@@ -115,6 +122,8 @@ class AgentClinicSession:
         self.disk_full: str | None = None
         self._writing_reports = False
         self._sigint: Any = None
+        #: The merged records, from the gate's step to the reports' (controller only).
+        self._records: list[ResultRecord] | None = None
 
     # ----------------------------------------------------------------- hooks
 
@@ -146,6 +155,9 @@ class AgentClinicSession:
             self.lock = rundir.lock_run(self.run_dir)
         except (rundir.RunInUse, rundir.RunDirError) as exc:
             raise pytest.UsageError(f"agentclinic: {exc}") from None
+        if getattr(self.config.option, "dist", "no") != "no":
+            parse_ahead(self.config.args, self.settings.cache_dir)  # while workers start
+        index_terminology(self.config.args)  # off the first encounter's path
         if llm_models(self.settings):
             unusable = self.cache.probe()  # workers fall back the same way, silently
             if unusable is not None:
@@ -211,9 +223,29 @@ class AgentClinicSession:
         if self.is_worker:
             return
         self._sigint = defer_interrupts(session, lambda: self._writing_reports)
+        # The gate now: its exit status and JUnit testcase must be in before pytest's junitxml
+        # writes its file (in this hook); the reports once the workers are gone (below).
+        self._reporting(session, self._finish)
+
+    @pytest.hookimpl(specname="pytest_sessionfinish", wrapper=True, trylast=True)
+    def pytest_sessionfinish_reports(self, session: pytest.Session
+                                     ) -> Generator[None, object, object]:
+        """Write the final reports after every other plugin's ``pytest_sessionfinish``, and so
+        after xdist's, which shuts the workers down: the workers, idle since their last item,
+        were held until the reports were written (3.3 s more at 10,000 encounters; on a
+        loaded machine xdist's 10 s timeout killed them). Still before pytest's summary,
+        which shows the tables (a trylast wrapper is the innermost)."""
+        try:
+            return (yield)
+        finally:
+            if not self.is_worker and self._records is not None:
+                self._reporting(session, self._write_reports)
+
+    def _reporting(self, session: pytest.Session, step: Callable[[pytest.Session], None]) -> None:
+        """Run a step of the final reports; Ctrl-C or a full disk stops it with one line."""
         try:
             self._writing_reports = True
-            self._finish(session)
+            step(session)
         except KeyboardInterrupt:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
             say(self.config, f"agentclinic: interrupted while writing the reports; every "
@@ -228,7 +260,8 @@ class AgentClinicSession:
             self._writing_reports = False
 
     def _finish(self, session: pytest.Session) -> None:
-        """Merge the records streamed to disk and write the reports."""
+        """Merge the records streamed to disk and judge the gate (the reports follow:
+        :meth:`_write_reports`)."""
         # Read back from the results files, sorted: kept in memory through the run, the
         # records were the largest thing that grew with the items.
         records = rundir.merge_results(self.run_dir) if self.started else []
@@ -242,6 +275,12 @@ class AgentClinicSession:
                 session.exitstatus = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
         self.unknown_served = sorted({m for r in records for m, identity in r.served.items()
                                       if identity.startswith(UNKNOWN)})
+        self._records = records
+
+    def _write_reports(self, session: pytest.Session) -> None:
+        """The tables, summary.json, summary.md and report.html of the merged records."""
+        del session
+        records, self._records = self._records or [], None
         if records:
             self.tables = report_tables(records)
             summary = rundir.run_summary({**self._run_info(), **self.settings.summary_header()},

@@ -21,12 +21,11 @@ from .statistics import (
     GROUP_FIELDS,
     GroupKey,
     accuracy_table,
-    cluster_bootstrap,
     group_rng,
     key_label,
     natural_key,
     per_case,
-    percentile_ci,
+    ratio_interval,
 )
 
 
@@ -101,8 +100,7 @@ def mean_ci(records: Sequence[ResultRecord], measure: Measure, key: GroupKey,
     if not pairs:
         return MeanCI(None, None, None, 0)
     sums, counts = per_case([c for c, _ in pairs], np.array([v for _, v in pairs], float))
-    boot = cluster_bootstrap(sums, counts, resamples, group_rng(seed, (*key, measure.name)))
-    low, high = percentile_ci(boot)
+    low, high = ratio_interval(sums, counts, resamples, group_rng(seed, (*key, measure.name)))
     return MeanCI(float(sums.sum() / counts.sum()), low, high, len(pairs))
 
 
@@ -139,7 +137,8 @@ def one_per_conversation(records: Sequence[ResultRecord]) -> list[ResultRecord]:
     for r in records:
         if r.measures is not None:
             key = (r.protocol, r.dataset, r.case_id, r.sample, tuple(sorted(r.models.items())),
-                   r.bias, r.turn_budget, r.experiment, r.image_mode)
+                   r.bias, r.turn_budget, r.experiment, r.image_mode,
+                   tuple(sorted(r.conditions.items())))  # a protocol's own conditions
             seen.setdefault(key, r)
     return list(seen.values())
 
@@ -168,8 +167,10 @@ def cost_accuracy_chart(records: Sequence[ResultRecord], colours: Mapping[str, s
     conversations = one_per_conversation(measured)
     spend = {row.key[0]: mean_ci([r for r in conversations if r.doctor == row.key[0]],
                                  BY_NAME["test_spend_usd"], row.key, resamples) for row in rows}
+    # No judged row (every measured item an error): no spend, and no chart.
     highest = max([s.high or 0.0 for s in spend.values()] + [s.mean or 0.0
-                                                            for s in spend.values()])
+                                                            for s in spend.values()],
+                  default=0.0)
     if not rows or highest <= 0:
         return ""  # no test was paid for (CRAFT-MD orders none): a cost axis says nothing
     width, height, left, right, top, bottom = 600, 320, 56, 24, 16, 44

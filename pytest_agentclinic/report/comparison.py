@@ -23,6 +23,7 @@ from .statistics import (
     _Row,
     check_fields,
     cluster_bootstrap,
+    condition_names,
     group_key,
     group_rng,
     natural_key,
@@ -197,7 +198,7 @@ def compare_pairs(pairs: Sequence[Pair], by: Sequence[str] = (), n_resamples: in
     if not pairs:
         raise ValueError("no judged items pair between the two runs (same dataset, case, "
                          "sample and --pair-on fields)")
-    fields = check_fields(by)
+    fields = check_fields(by, condition_names(r for pair in pairs for r in pair))
     groups: dict[GroupKey, list[Pair]] = {}
     for pair in pairs:
         groups.setdefault(_pair_group(pair, fields), []).append(pair)

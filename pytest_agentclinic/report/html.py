@@ -1,9 +1,18 @@
-"""The run's HTML report: one self-contained page with charts, settings and transcripts.
+"""The run's HTML report: one page with charts, settings, the records and their dialogues.
 
-The page must open offline from a mail attachment or a CI artefact, so everything is inline:
-CSS and vanilla JS from ``html_template.html``, plots as SVG drawn here, and the encounters
-as JSON in ``<script type="application/json">`` blocks that the page renders a page at a time
-(imported CRAFT-MD runs hold ~40,000 records; 40,000 DOM rows would freeze the browser).
+The page must open offline from a mail attachment or a CI artefact, so everything it needs
+is inline: CSS and vanilla JS from ``html_template.html``, plots as SVG drawn here, and the
+records as JSON in a ``<script type="application/json">`` block that the page renders a page
+at a time (imported CRAFT-MD runs hold ~40,000 records; 40,000 DOM rows would freeze the
+browser).
+
+The dialogues are embedded only in a small run's page (at most :data:`EMBED_MAX` records):
+self-contained, it can be mailed alone. A larger run's page stays small at any size (~0.5 KB
+a record; embedded, 10,000 two-call dialogues made 9.5 MB, and a page grew with the
+dialogues' length): each record names its transcript file under the run directory, which
+the page loads when the record is opened (served over HTTP, as CI artefact viewers and
+``python -m http.server`` do), or links to (opened from disk, where browsers let a page read
+no other file). Writing it reads no transcript.
 """
 
 from __future__ import annotations
@@ -23,6 +32,11 @@ from .charts import SERIES_COLOURS, bar_chart, budget_chart, card, card_title, f
 from .tables import pooled_over, usage_table
 
 REPORT_FILE = "report.html"
+#: Pages of at most this many records embed their dialogues (self-contained); larger ones
+#: load each from its transcript file when it is opened.
+EMBED_MAX = 1_000
+#: Where the run keeps its transcripts (``rundir.TRANSCRIPTS``), relative to the page.
+TRANSCRIPTS_FOLDER = "transcripts"
 TEMPLATE_FILE = "html_template.html"
 
 #: Field order of each embedded record row; the page's JS reads the same list from the JSON,
@@ -50,10 +64,13 @@ def write_page(write: Callable[[str], object], run_name: str,
     ``tables`` maps a title ("by doctor", "accuracy by specialty", ...) to rows with
     ``group``, ``n``, ``correct``, ``accuracy``, ``ci_low``, ``ci_high`` (95% CI) and
     ``errors``; each becomes a bar chart (rows without ``accuracy`` become a plain table).
-    ``skipped`` counts unreadable record lines, for a warning.
+    ``skipped`` counts unreadable record lines, for a warning. Past :data:`EMBED_MAX`
+    records ``transcripts`` is not read: each record links its transcript file instead.
     """
     run = str(summary.get("run") or (records[0].run if records else run_name))
     notes: list[str | None] = []
+    if len(records) > EMBED_MAX:
+        transcripts = _links(records)
     values: dict[str, Callable[[], Iterable[str]]] = {
         "TITLE": lambda: [escape(f"AgentClinic report · {run}")],
         "HEADER": lambda: [_header(run, summary, records, skipped)],
@@ -61,7 +78,8 @@ def write_page(write: Callable[[str], object], run_name: str,
         # The template puts the transcripts first: each record's row carries the note left
         # by reading its transcript.
         "TRANSCRIPTS_JSON": lambda: _transcripts_json(transcripts, notes),
-        "RECORDS_JSON": lambda: _records_json(records, notes),
+        "RECORDS_JSON": lambda: _records_json(records, notes,
+                                              isinstance(transcripts, _Linked)),
     }
     template = resources.files(__package__).joinpath(TEMPLATE_FILE).read_text(encoding="utf-8")
     # Placeholders are found in the template only, so placeholder-like text inside the data
@@ -88,9 +106,24 @@ def _charts(records: Sequence[ResultRecord],
     return "\n".join(charts) or '<p class="muted">No accuracy tables were given.</p>'
 
 
+class _Linked(list[tuple[None, str | None]]):
+    """The transcripts of a page that links them: no transcript, each record's note."""
+
+
+def _links(records: Sequence[ResultRecord]) -> _Linked:
+    return _Linked((None, None if r.transcript else
+                    "No transcript was saved for this encounter (e.g. an imported run).")
+                   for r in records)
+
+
 def _transcripts_json(transcripts: Iterable[tuple[Transcript | None, str | None]],
                       notes: list[str | None]) -> Iterator[str]:
-    """The transcripts' JSON array, an element at a time; each one's note goes to ``notes``."""
+    """The transcripts' JSON array, an element at a time; each one's note goes to ``notes``.
+    A page that links its transcripts gets ``null``: the page loads each when opened."""
+    if isinstance(transcripts, _Linked):
+        notes.extend(note for _none, note in transcripts)
+        yield "null"
+        return
     yield "["
     for i, (transcript, note) in enumerate(transcripts):
         notes.append(note)
@@ -99,12 +132,26 @@ def _transcripts_json(transcripts: Iterable[tuple[Transcript | None, str | None]
     yield "]"
 
 
-def _records_json(records: Sequence[ResultRecord], notes: Sequence[str | None]) -> Iterator[str]:
-    """``{"fields": [...], "rows": [...]}``, a row at a time."""
+def _records_json(records: Sequence[ResultRecord], notes: Sequence[str | None],
+                  linked: bool = False) -> Iterator[str]:
+    """``{"fields": [...], "rows": [...]}``, a row at a time; ``linked``: each row's
+    transcript is its file's path relative to the page (which the page loads)."""
     yield '{"fields":' + _script_json(list(RECORD_FIELDS)) + ',"rows":['
     for i, (record, note) in enumerate(zip(records, notes, strict=True)):
-        yield ("," if i else "") + _script_json(_record_row(record, note))
+        row = _record_row(record, note)
+        if linked and record.transcript:
+            row[_TRANSCRIPT_AT] = _relative(record.transcript)
+        yield ("," if i else "") + _script_json(row)
     yield "]}"
+
+
+_TRANSCRIPT_AT = RECORD_FIELDS.index("transcript")
+
+
+def _relative(ref: str) -> str:
+    """The transcript's path relative to the page: the run keeps it under transcripts/
+    (a moved or merged run directory too), whatever path the record was written with."""
+    return f"{TRANSCRIPTS_FOLDER}/{ref.replace(chr(92), '/').rsplit('/', 1)[-1]}"
 
 
 def _data_card(title: str, rows: Sequence[Mapping[str, Any]]) -> str:

@@ -22,6 +22,7 @@ from .statistics import (
     GroupKey,
     check_fields,
     cluster_bootstrap,
+    condition_names,
     group_rng,
     key_label,
     natural_key,
@@ -57,7 +58,7 @@ def compare_measures(pairs: Sequence[Pair], by: Sequence[str] = (), n_resamples:
     """Every measure's paired difference per group of ``by`` (then over all pairs when
     grouped); measures no pair of a group has are left out. Holm runs over one group's
     measures."""
-    fields = check_fields(by)
+    fields = check_fields(by, condition_names(r for pair in pairs for r in pair))
     groups: dict[GroupKey, list[Pair]] = {}
     for pair in pairs:
         groups.setdefault(pair_group(pair, fields), []).append(pair)

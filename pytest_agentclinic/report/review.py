@@ -25,7 +25,7 @@ import numpy as np
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript
 from .rundir import read_review
-from .statistics import cluster_bootstrap, group_rng, per_case, percentile_ci
+from .statistics import group_rng, per_case, ratio_interval
 from .tables import Table
 
 REVIEW_VERSION = 1
@@ -268,7 +268,7 @@ def _mean_ci(pairs: Sequence[tuple[str, int]], key: tuple[str, ...],
     if not pairs:
         return {"mean": None, "ci_low": None, "ci_high": None, "n": 0}
     sums, counts = per_case([c for c, _ in pairs], np.array([v for _, v in pairs], float))
-    low, high = percentile_ci(cluster_bootstrap(sums, counts, resamples, group_rng(0, key)))
+    low, high = ratio_interval(sums, counts, resamples, group_rng(0, key))
     return {"mean": float(sums.sum() / counts.sum()), "ci_low": low, "ci_high": high,
             "n": len(pairs)}
 

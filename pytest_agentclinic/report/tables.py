@@ -21,11 +21,10 @@ from .statistics import (
     GROUP_FIELDS,
     GroupRow,
     accuracy_table,
-    cluster_bootstrap,
     field_value,
     group_rng,
     per_case,
-    percentile_ci,
+    ratio_interval,
 )
 
 
@@ -176,8 +175,7 @@ def _mean_ci(records: Sequence[ResultRecord], value: Callable[[ResultRecord], in
     if not pairs:
         return None, "-", 0
     sums, counts = per_case([c for c, _ in pairs], np.array([v for _, v in pairs], float))
-    boot = cluster_bootstrap(sums, counts, resamples, group_rng(0, seed_key))
-    low, high = percentile_ci(boot)
+    low, high = ratio_interval(sums, counts, resamples, group_rng(0, seed_key))
     return float(sums.sum() / counts.sum()), f"[{low:.1f}, {high:.1f}]", len(pairs)
 
 

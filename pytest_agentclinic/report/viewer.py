@@ -27,6 +27,7 @@ from ..core.records import ResultRecord
 from ..core.transcript import Transcript
 from .clustered import cluster_wilson
 from .statistics import per_case
+from .tables import Table
 
 #: The version of the page's embedded data (``ac-view-data``).
 VIEW_DATA_VERSION = 1
@@ -41,14 +42,18 @@ class ViewRun:
     date: str
     records: Sequence[ResultRecord]
     transcripts: dict[str, Transcript | None]
+    #: The run's protocol tables (``Protocol.tables`` and the report-table registry's).
+    tables: Sequence[Table] = ()
 
 
 def item_key(r: ResultRecord) -> str:
     """What identifies an item across runs: the case, the condition and the sample (not the
     doctor model, which is what runs of model versions change)."""
-    return "|".join(map(str, (r.dataset, r.case_id, r.bias, r.turn_budget, r.experiment,
-                              r.answer_format, r.image_mode, r.sample,
-                              r.models.get("patient", ""))))
+    key = "|".join(map(str, (r.dataset, r.case_id, r.bias, r.turn_budget, r.experiment,
+                             r.answer_format, r.image_mode, r.sample,
+                             r.models.get("patient", ""))))
+    # A protocol's own conditions (a MediQ setting) tell its items of one case apart.
+    return key + "".join(f"|{k}={v}" for k, v in sorted(r.conditions.items()))
 
 
 def accuracy_rows(run: ViewRun) -> list[dict[str, Any]]:
@@ -98,7 +103,9 @@ def view_data(runs: Sequence[ViewRun]) -> dict[str, Any]:
             "runs": [{"name": run.name, "date": run.date, "items": len(run.records)}
                      for run in runs],
             "accuracy": [row for run in runs for row in accuracy_rows(run)],
-            "items": items, "transcripts": transcripts}
+            "items": items, "transcripts": transcripts,
+            "tables": [{"run": index, "title": t.title, "headers": t.headers, "rows": t.rows}
+                       for index, run in enumerate(runs) for t in run.tables]}
 
 
 def render_view(runs: Sequence[ViewRun]) -> str:

@@ -1,0 +1,264 @@
+"""Ten thousand encounters, from the first request to the last page.
+
+    python benchmarks/bench_10k.py [--cases 10000] [--rpm 3000] [--workers 8] [--k 2]
+
+One pytest run of N distinct cases (each an encounter of exactly k doctor calls, the patient
+offline) with ``-n WORKERS`` against the project's fake OpenAI server in its own process,
+which refuses above the RPM limit (429 + Retry-After); ``--agent-rpm`` is set to that limit.
+Printed, all measured in this one run:
+
+* wall / RPM floor: the pytest process's wall time against the least the limit allows
+  (every call at the limit after the bucket's first second, plus one reply);
+* first request: from the process's start to the server's first request;
+* first verdict: from the start to the first encounter's end;
+* end phase: from the server's last answer to the process's exit (final reports, workers);
+* peak memory of the process tree (pytest and its workers, RSS summed, sampled every 0.1 s);
+* page sizes: report.html and its transcripts' directory, per item.
+
+The issue's goals (10,000 cases, quiet machine): wall <= 1.05x the floor, first request
+<= 2 s, end phase <= 2 s, peak memory <= 600 MB. On a shared, loaded machine, use smaller
+``--cases`` (e.g. 2,000) and read the figures as ratios.
+
+``--parts collect,report`` (on ``--distinct`` cases, default 4,000; medians of ``--rounds``
+interleaved runs, CPU time of the process alone):
+
+* collect: ``pytest --collect-only`` of the cases, parsed (a fresh cache directory) and read
+  back parsed (as every xdist worker but the first does), against plain pytest collecting as
+  many trivial parametrized tests (this plugin off); goal <= 1.5x;
+* report: ``agentclinic report`` of an offline run of those cases (goal <= 1.0 s of CPU), and
+  its report.html per item (goal <= 1.5 KB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from benchlib import Server, records
+
+PAGE_GOAL_KB = 1.5
+
+
+def case(i: int) -> dict[str, Any]:
+    """A small case with distinct text (see bench_scale.case)."""
+    return {
+        "id": f"t-{i:05d}", "specialty": "Pulmonology",
+        "objective": f"Evaluate and diagnose the patient presenting with cough {i}.",
+        "patient": {"demographics": "40-year-old woman",
+                    "history": f"I have had cough number {i} for two weeks.",
+                    "symptoms": {"primary": "Cough", "secondary": ["Fatigue"]}},
+        "physical_exam": {"Chest": f"Scattered wheezes ({i})."},
+        "diagnosis": "Acute bronchitis",
+    }
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        todo.extend(children.get(p, []))
+    return found
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
+    except OSError:
+        return 0
+
+
+class TreePeak(threading.Thread):
+    """The largest sum of RSS over a process and its descendants, sampled."""
+
+    def __init__(self, pid: int, every: float = 0.1) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.every, self.peak_kb = pid, every, 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(self.every):
+            self.peak_kb = max(self.peak_kb, sum(_rss_kb(p) for p in _tree(self.pid)))
+
+
+def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float) -> None:
+    (work / "cases.yaml").write_text(yaml.safe_dump(
+        {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
+    server = Server(delay=delay, k=k, rpm=rpm)
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "cases.yaml",
+            f"-n{workers}", "--agent-doctor=openai/bench", f"--agent-api-base={server.url}",
+            "--agent-cache=off", f"--agent-rpm={rpm:g}", "--agent-run-name=tenk"]
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured as installed (see benchlib._env)
+    try:
+        started_wall, started_mono = time.time(), time.monotonic()
+        process = subprocess.Popen(args, cwd=work, env=env, stdout=subprocess.DEVNULL)
+        peak = TreePeak(process.pid)
+        peak.start()
+        _pid, status, usage = os.wait4(process.pid, 0)
+        ended_mono = time.monotonic()
+        peak.done.set()
+        peak.join()
+        stats = server.stats()
+    finally:
+        server.stop()
+    report(work / "reports" / "tenk", stats, (started_wall, started_mono, ended_mono),
+           (n, k, rpm, workers), peak.peak_kb / 1024, usage.ru_utime + usage.ru_stime, status)
+
+
+def report(run_dir: Path, stats: dict[str, Any], clock: tuple[float, float, float],
+           shape: tuple[int, int, float, int], peak_mb: float, cpu: float, status: int) -> None:
+    started_wall, started_mono, ended_mono = clock
+    n, k, rpm, workers = shape
+    served = stats["served"]
+    recs = records(run_dir)
+    wall = ended_mono - started_mono
+    rate = rpm / 60
+    floor = max(len(served) - rate, 0) / rate
+    first_request = min(a for a, _b in served) - started_mono if served else float("nan")
+    last_answer = max(b for _a, b in served) if served else ended_mono
+    first_verdict = min(r["started_at"] + r["duration_s"] for r in recs) - started_wall
+    errors = sum(r["outcome"] == "error" for r in recs)
+    page = run_dir / "report.html"
+    page_kb = page.stat().st_size / 1024 if page.exists() else 0.0
+    transcripts = sum(f.stat().st_size for f in (run_dir / "transcripts").rglob("*")
+                      if f.is_file()) / 1024
+    print(f"{n:,} encounters x {k} calls, {rpm:g} RPM, -n {workers} (exit status "
+          f"{os.waitstatus_to_exitcode(status)}, {len(recs):,} records, {errors} errored, "
+          f"{stats['refused']} refused, {len(served):,} calls served)")
+    print(f"  wall {wall:.1f} s / RPM floor {floor:.1f} s = {wall / max(floor, 1e-9):.3f}x "
+          f"(goal <= 1.05x)")
+    print(f"  first request {first_request:.2f} s (goal <= 2 s); first verdict "
+          f"{first_verdict:.2f} s")
+    print(f"  end phase (last answer to exit) {ended_mono - last_answer:.2f} s (goal <= 2 s): "
+          f"{_end_phase(run_dir, started_wall - started_mono, last_answer, recs)}")
+    print(f"  peak memory of the process tree {peak_mb:.0f} MB (goal <= 600 MB at 10,000); "
+          f"CPU of the process tree {cpu:.1f} s = "
+          f"{cpu * 1000 / max(len(served), 1):.2f} ms per call")
+    print(f"  report.html {page_kb:,.0f} KB = {page_kb / max(len(recs), 1):.2f} KB per item "
+          f"(goal <= {PAGE_GOAL_KB} KB); transcripts {transcripts:,.0f} KB beside it")
+    summary = run_dir / "summary.json"
+    if summary.exists():
+        print(f"  summary.json {summary.stat().st_size / 1024:,.0f} KB")
+
+
+PLAIN = """
+import pytest
+
+@pytest.mark.parametrize("i", range({n}))
+def test_trivial(i):
+    assert i >= 0
+"""
+
+
+def _cpu(command: list[str], cwd: Path) -> float:
+    env = {**os.environ}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    _pid, _status, usage = os.wait4(process.pid, 0)
+    return usage.ru_utime + usage.ru_stime
+
+
+def collection(work: Path, n: int, rounds: int) -> None:
+    """Collection CPU of ``n`` distinct cases, parsed and read back, against plain pytest's."""
+    folder = work / "collect"
+    folder.mkdir()
+    (folder / "cases.yaml").write_text(yaml.safe_dump(
+        {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
+    (folder / "test_plain.py").write_text(PLAIN.format(n=n))
+    pytest_ = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only"]
+    cpu: dict[str, list[float]] = {"parsed": [], "stored": [], "plain": []}
+    for index in range(rounds):
+        cache = f"--agent-cache-dir=cache{index}"
+        cpu["parsed"].append(_cpu([*pytest_, "cases.yaml", cache], folder))
+        cpu["stored"].append(_cpu([*pytest_, "cases.yaml", cache], folder))
+        cpu["plain"].append(_cpu([*pytest_, "test_plain.py", "-p", "no:agentclinic", "-p",
+                                  "no:randomly", "-p", "no:xdist"], folder))
+    med = {k: statistics.median(v) for k, v in cpu.items()}
+    print(f"collection of {n:,} distinct cases, CPU, medians of {rounds}: parsed "
+          f"{med['parsed']:.2f} s = {med['parsed'] / med['plain']:.2f}x plain pytest's "
+          f"{n:,} trivial tests ({med['plain']:.2f} s); read back parsed {med['stored']:.2f} s "
+          f"= {med['stored'] / med['plain']:.2f}x (goal <= 1.5x)")
+
+
+def final_report(work: Path, n: int, rounds: int) -> None:
+    """``agentclinic report`` of an offline run of ``n`` cases: CPU, and its page's size."""
+    folder = work / "report"
+    folder.mkdir()
+    (folder / "cases.yaml").write_text(yaml.safe_dump(
+        {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "cases.yaml",
+                    "--agent-run-name=offline", "--agent-turns=4", "-n", "2"], cwd=folder,
+                   stdout=subprocess.DEVNULL, check=False)
+    run_dir = folder / "reports" / "offline"
+    command = [sys.executable, "-m", "pytest_agentclinic.cli", "report", str(run_dir)]
+    cpu = statistics.median(_cpu(command, folder) for _ in range(rounds))
+    page = (run_dir / "report.html").stat().st_size / 1024
+    print(f"agentclinic report of {n:,} offline encounters: {cpu:.2f} s of CPU (median of "
+          f"{rounds}; goal <= 1.0 s); report.html {page:,.0f} KB = {page / n:.2f} KB per item "
+          f"(goal <= {PAGE_GOAL_KB} KB)")
+
+
+def _end_phase(run_dir: Path, offset: float, last_answer: float,
+               recs: list[dict[str, Any]]) -> str:
+    """When, after the last answer, the last encounter ended, the last record was written
+    and the reports were (file times; ``offset`` turns monotonic seconds into epoch)."""
+    def after(epoch: float) -> str:
+        return f"+{epoch - offset - last_answer:.2f} s"
+
+    ended = max(r["started_at"] + r["duration_s"] for r in recs)
+    written = max(p.stat().st_mtime for p in run_dir.glob("results*.jsonl"))
+    page = run_dir / "report.html"
+    reports = after(page.stat().st_mtime) if page.exists() else "none"
+    return (f"last encounter ended {after(ended)}, last record written {after(written)}, "
+            f"report.html written {reports}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--k", type=int, default=2, help="doctor calls per encounter")
+    parser.add_argument("--rpm", type=float, default=3000.0)
+    parser.add_argument("--workers", type=int, default=8, help="xdist workers (-n)")
+    parser.add_argument("--delay", type=float, default=0.5, help="seconds per reply")
+    parser.add_argument("--parts", default="run,collect,report",
+                        help="which parts: run (the N encounters), collect, report")
+    parser.add_argument("--distinct", type=int, default=4_000,
+                        help="cases of the collect and report parts")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
+    opts = parser.parse_args()
+    parts = opts.parts.split(",")
+    with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:
+        if "run" in parts:
+            run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay)
+        if "collect" in parts:
+            collection(Path(tmp), opts.distinct, opts.rounds)
+        if "report" in parts:
+            final_report(Path(tmp), opts.distinct, opts.rounds)
+
+
+if __name__ == "__main__":
+    main()

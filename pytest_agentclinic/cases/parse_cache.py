@@ -1,0 +1,146 @@
+"""Parsed case files kept by content: a file is parsed once, not once per xdist worker.
+
+Every xdist worker collects every item, so each parsed the whole case file: 10,000 cases cost
+each of 8 workers the YAML parse and the validation. Here the first process to load a file
+writes what it loaded (its cases as pydantic JSON, its errors) under the cache directory,
+keyed by a hash of the file's bytes, its resolved path, its specialty sidecar and this
+format's version; the others wait for it (a lock per file) and read that back:
+``Case.model_validate_json`` over a case is ~15x cheaper than reading it from YAML.
+
+The form is JSON lines (never pickle: nothing read back executes): a header of the file's
+format, errors and lines, then one case a line. A damaged or foreign entry is ignored and
+rewritten; a cache directory that cannot be written means each process parses on its own.
+Files of a format an extension reads are not kept (their reader may depend on more than the
+file's bytes).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .. import __version__
+from ..core.case import Case
+from .errors import CaseError
+from .loaders import CASE_SUFFIXES, SIDECAR_SUFFIX, LoadedFile, load_case_file
+
+#: The stored form's version: a change of it (or of the package's) makes a new key.
+FORMAT_VERSION = 1
+#: Where under the cache directory the parsed files live.
+FOLDER = "parsed-cases"
+
+
+def load(path: Path, cache_dir: Path | None) -> LoadedFile:
+    """:func:`~.loaders.load_case_file` of ``path``, parsed once for all processes that share
+    ``cache_dir`` (None: no cache)."""
+    if cache_dir is None or path.suffix not in CASE_SUFFIXES:
+        return load_case_file(path)
+    try:
+        key = _key(path)
+    except OSError:
+        return load_case_file(path)  # unreadable: the loader says why
+    entry = cache_dir / FOLDER / f"{_path_tag(path)}-{key}.jsonl"
+    found = _read(entry, path)
+    if found is not None:
+        return found
+    try:
+        with _locked(entry):
+            found = _read(entry, path)  # another process wrote it while this one waited
+            if found is not None:
+                return found
+            loaded = load_case_file(path)
+            _write(entry, loaded)
+            _forget_older(entry)
+            return loaded
+    except OSError:
+        return load_case_file(path)
+
+
+def _path_tag(path: Path) -> str:
+    """What names the entries of one case file (its resolved path's hash)."""
+    return hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+
+
+def _forget_older(entry: Path) -> None:
+    """Remove the entries of earlier versions of the file: one entry a case file, not one
+    per edit of it."""
+    tag = entry.name.split("-", 1)[0]
+    for old in entry.parent.glob(f"{tag}-*.jsonl"):
+        if old != entry:
+            with contextlib.suppress(OSError):
+                old.unlink()
+
+
+def _key(path: Path) -> str:
+    digest = hashlib.sha256(f"{FORMAT_VERSION}\0{__version__}\0{path.resolve()}\0".encode())
+    digest.update(path.read_bytes())
+    sidecar = path.with_name(path.stem + SIDECAR_SUFFIX)
+    with contextlib.suppress(OSError):
+        digest.update(b"\0sidecar\0" + sidecar.read_bytes())
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def _locked(entry: Path) -> Iterator[None]:
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    # One lock a case file (not a version of it): nothing accumulates.
+    with open(entry.parent / f"{entry.name.split('-', 1)[0]}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _error(error: CaseError | None) -> list[Any] | None:
+    return None if error is None else [str(error.path), error.line, error.field, error.message]
+
+
+def _unerror(data: list[Any] | None) -> CaseError | None:
+    return None if data is None else CaseError(Path(data[0]), int(data[1]), str(data[2]),
+                                               str(data[3]))
+
+
+def _write(entry: Path, loaded: LoadedFile) -> None:
+    header = {"version": FORMAT_VERSION, "format": loaded.format,
+              "lines": [line for line, _ in loaded.cases],
+              "errors": [_error(e) for e in loaded.errors],
+              "positions": loaded.positions, "not_cases": loaded.not_cases,
+              "damaged": loaded.damaged, "sidecar_error": _error(loaded.sidecar_error)}
+    temporary = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
+    with open(temporary, "w", encoding="utf-8") as out:
+        out.write(json.dumps(header) + "\n")
+        for _line, case in loaded.cases:
+            # exclude_unset: read back, each model has the same given fields as parsed.
+            out.write(case.model_dump_json(exclude_unset=True) + "\n")
+    os.replace(temporary, entry)
+
+
+def _read(entry: Path, path: Path) -> LoadedFile | None:
+    """The stored load of ``path``, or None when there is none (or it cannot be used)."""
+    try:
+        with open(entry, encoding="utf-8") as stored:
+            header = json.loads(stored.readline())
+            if header.get("version") != FORMAT_VERSION:
+                return None
+            loaded = LoadedFile(path=path, format=str(header["format"]),
+                                errors=[e for e in map(_unerror, header["errors"]) if e],
+                                positions={str(k): int(v)
+                                           for k, v in header["positions"].items()},
+                                not_cases=header["not_cases"], damaged=bool(header["damaged"]),
+                                sidecar_error=_unerror(header["sidecar_error"]))
+            for line, text in zip(header["lines"], stored, strict=True):
+                case = Case.model_validate_json(text)
+                loaded.shared.share(case)
+                loaded.cases.append((int(line), case))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, ValidationError):
+        return None  # absent, being replaced, or not this version's: parse the file
+    return loaded

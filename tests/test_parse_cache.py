@@ -1,0 +1,157 @@
+"""A case file is parsed once for all the run's processes (pytest_agentclinic.cases.parse_cache)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+from pathlib import Path
+
+import pytest
+import yaml
+from helpers import SHARED, make_case
+
+from pytest_agentclinic.cases import loaders, parse_cache
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _same(a: loaders.LoadedFile, b: loaders.LoadedFile) -> None:
+    assert (a.format, a.not_cases, a.damaged, a.positions) == (
+        b.format, b.not_cases, b.damaged, b.positions)
+    assert a.errors == b.errors and a.sidecar_error == b.sidecar_error
+    assert [line for line, _ in a.cases] == [line for line, _ in b.cases]
+    for (_, x), (_, y) in zip(a.cases, b.cases, strict=True):
+        assert x == y
+        assert x.model_dump(exclude_unset=True) == y.model_dump(exclude_unset=True)
+
+
+def _files() -> list[Path]:
+    files = sorted((ROOT / "cases").glob("*.yaml")) + sorted(
+        (ROOT / "tests" / "fixtures").glob("*.y*ml"))
+    files += sorted(p for p in (SHARED / "agentclinic").glob("*.jsonl"))[:2]
+    return files
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda p: p.name)
+def test_a_stored_load_equals_the_parse(path: Path, tmp_path: Path) -> None:
+    first = parse_cache.load(path, tmp_path)
+    stored = list((tmp_path / parse_cache.FOLDER).glob("*.jsonl"))
+    assert len(stored) == 1
+    again = parse_cache.load(path, tmp_path)
+    _same(loaders.load_case_file(path), first)
+    _same(first, again)
+
+
+def _written(tmp_path: Path, n: int = 3, **extra: object) -> Path:
+    path = tmp_path / "c.yaml"
+    cases = [make_case(i) for i in range(n)]
+    cases.append({"id": "bad", "objective": "x"})  # no diagnosis: an error, kept as one
+    path.write_text(yaml.safe_dump({"dataset": "d", "cases": cases, **extra}))
+    return path
+
+
+def test_errors_and_lines_survive_the_store(tmp_path: Path) -> None:
+    path = _written(tmp_path)
+    parse_cache.load(path, tmp_path / "cache")
+    again = parse_cache.load(path, tmp_path / "cache")
+    assert [str(e.path) for e in again.errors] == [str(path)]
+    assert again.errors[0].field == "patient"  # the first missing field
+    _same(loaders.load_case_file(path), again)
+
+
+def test_a_changed_file_or_sidecar_is_parsed_again(tmp_path: Path) -> None:
+    path = _written(tmp_path, 2)
+    cache = tmp_path / "cache"
+    assert len(parse_cache.load(path, cache).cases) == 2
+    path.write_text(yaml.safe_dump({"dataset": "d", "cases": [make_case(i) for i in range(5)]}))
+    assert len(parse_cache.load(path, cache).cases) == 5
+    sidecar = tmp_path / f"c{loaders.SIDECAR_SUFFIX}"
+    sidecar.write_text(json.dumps({"cases": {"0": {"specialty": "Neurology"}}}))
+    assert parse_cache.load(path, cache).cases[0][1].specialty == "Neurology"
+    # One entry a case file: an earlier version's is removed.
+    assert len(list((cache / parse_cache.FOLDER).glob("*.jsonl"))) == 1
+    (tmp_path / "elsewhere").mkdir()
+    other = _written(tmp_path / "elsewhere", 2)
+    parse_cache.load(other, cache)
+    assert len(list((cache / parse_cache.FOLDER).glob("*.jsonl"))) == 2
+
+
+def test_a_damaged_entry_is_ignored_and_rewritten(tmp_path: Path) -> None:
+    path = _written(tmp_path)
+    cache = tmp_path / "cache"
+    parse_cache.load(path, cache)
+    (entry,) = (cache / parse_cache.FOLDER).glob("*.jsonl")
+    entry.write_text('{"version": 1, "format": "project", "lines": [1, 2]}\n{"id": ')
+    _same(loaders.load_case_file(path), parse_cache.load(path, cache))
+    _same(loaders.load_case_file(path), parse_cache.load(path, cache))
+    assert entry.read_text().count("\n") == 4  # header and three cases, written anew
+
+
+def _count_parses(path: str, cache: str, queue: object) -> None:
+    calls = []
+    original = loaders.load_case_file
+
+    def counted(p: Path) -> loaders.LoadedFile:
+        calls.append(p)
+        return original(p)
+
+    setattr(parse_cache, "load_case_file", counted)  # noqa: B010 (a child process)
+    loaded = parse_cache.load(Path(path), Path(cache))
+    queue.put((len(calls), len(loaded.cases)))  # type: ignore[attr-defined]
+
+
+def test_processes_sharing_a_cache_parse_the_file_once(tmp_path: Path) -> None:
+    path = _written(tmp_path, 300)
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    workers = [ctx.Process(target=_count_parses, args=(str(path), str(tmp_path / "c"), queue))
+               for _ in range(4)]
+    for w in workers:
+        w.start()
+    results = [queue.get(timeout=120) for _ in workers]
+    for w in workers:
+        w.join()
+    assert sorted(parses for parses, _ in results) == [0, 0, 0, 1]
+    assert {cases for _, cases in results} == {300}
+
+
+def test_an_unwritable_cache_still_loads(tmp_path: Path) -> None:
+    path = _written(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    _same(loaders.load_case_file(path), parse_cache.load(path, blocker))
+
+
+WAIT_FOR_PARSE = '''
+import json, os, time
+from pathlib import Path
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    # Before this worker collects: is the case file parsed (or its parse under way)?
+    if not hasattr(session.config, "workerinput"):
+        return
+    folder = Path(str(session.config.rootpath)) / ".agentclinic_cache" / "parsed-cases"
+    deadline = time.monotonic() + 15
+    while not list(folder.glob("*.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (Path(str(session.config.rootpath)) / f"seen-{os.getpid()}.json").write_text(
+        json.dumps(bool(list(folder.glob("*.jsonl")))))
+'''
+
+
+def test_under_xdist_the_controller_parses_while_the_workers_start(
+        pytester: pytest.Pytester) -> None:
+    """xdist only (the point of the test): without workers the one process parses as it
+    collects."""
+    from helpers import write_yaml_cases
+
+    pytester.makeconftest(WAIT_FOR_PARSE)
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    result = pytester.runpytest_subprocess("c.yaml", "-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    seen = [json.loads(p.read_text()) for p in pytester.path.glob("seen-*.json")]
+    assert seen == [True, True]
