@@ -177,3 +177,44 @@ def test_pair_default_is_in_step_with_the_library() -> None:
 
     assert PAIR_DEFAULT.split(",") == list(CONDITION_FIELDS)
     assert run_cli(["compare", "a", "b", "--pair-on", "colour"])[0] == 2
+
+
+def test_control_characters_in_case_ids_are_escaped(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    evil = "c\x1b[2J\x1b[31mred\x07bell\rCR\nFORGED"
+    cases = [evil, *(f"c{i}" for i in range(4))]
+    a = write_run(tmp_path / "a", [rec(c, "correct") for c in cases])
+    b = write_run(tmp_path / "b", [rec(c, "incorrect", doctor="m") for c in cases] +
+                  [rec(f"{evil}-only-b", "correct", doctor="m")])
+    status, text = run_cli(["compare", str(a), str(b), "--by", "specialty", "--flips", "9"])
+    assert status == 0
+    assert not {"\x1b", "\x07", "\r"} & set(text)
+    assert "FORGED" in text and not any(line.startswith("FORGED") for line in text.splitlines())
+    assert "c\\x1b[2J\\x1b[31mred\\x07bell\\rCR\\nFORGED" in text
+    duplicated = write_run(tmp_path / "dup", [rec(evil, "correct"), rec(evil, "incorrect")])
+    assert run_cli(["compare", str(duplicated), str(a)])[0] == 2
+    assert not {"\x1b", "\x07", "\r"} & set(capsys.readouterr().err)
+
+
+def test_the_sign_flip_test_holds_no_flips_by_cases_matrix() -> None:
+    import tracemalloc
+
+    import numpy as np
+
+    from pytest_agentclinic.report.clustered import DEFAULT_FLIPS, sign_flip_two_sided
+
+    diffs = np.random.default_rng(3).choice([-1.0, 0.0, 1.0], size=1500).tolist()
+    tracemalloc.start()
+    try:
+        p = sign_flip_two_sided(diffs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # All flips at once: DEFAULT_FLIPS x 1,500 doubles (240 MB), and as many indices.
+    assert peak < DEFAULT_FLIPS * 1500 * 8 / 20
+    # The same draws as one matrix: the same p.
+    signs = np.random.default_rng(0).choice(np.array([-1.0, 1.0]), size=(DEFAULT_FLIPS, 1500))
+    d = np.abs(np.asarray(diffs))
+    low = ((signs @ d <= sum(diffs) + 1e-9).sum() + 1) / (DEFAULT_FLIPS + 1)
+    high = ((signs @ d <= -sum(diffs) + 1e-9).sum() + 1) / (DEFAULT_FLIPS + 1)
+    assert p == pytest.approx(min(1.0, 2 * min(low, high)))

@@ -100,7 +100,8 @@ def pytest_agentclinic_make_agent(role, model, case, config):
     result = pytester.runpytest("c.yaml", "--agent-encounter-timeout=1", *NO_CACHE)
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*an encounter blocked the event loop past "
-                                 "--agent-encounter-timeout (1 s)*"])
+                                 "--agent-encounter-timeout (1 s), in respond (conftest.py:*"
+                                 "a custom agent or plugin calling blocking code?*"])
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "soon"])

@@ -180,7 +180,9 @@ def _dataset_name(path: Path) -> str:
 
 
 def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, Any | CaseError]]:
-    for number, line in enumerate(text.splitlines(), 1):
+    # "\n" only: str.splitlines() also breaks at U+2028, U+0085, form feeds ... which a
+    # JSON string may hold as they are (a "\r" before "\n" is JSON whitespace).
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -359,7 +361,7 @@ def load_case_file(path: Path) -> LoadedFile:
 
 
 def _load_csv(path: Path, text: str, loaded: LoadedFile) -> None:
-    if "case_vignette" not in text.splitlines()[0]:
+    if "case_vignette" not in text.split("\n", 1)[0]:
         loaded.not_cases = "a CSV without a case_vignette column (not CRAFT-MD cases)"
         return
     try:

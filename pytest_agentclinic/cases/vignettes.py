@@ -122,6 +122,10 @@ def read_craftmd_csv(path: Path) -> Converted:
     if missing:
         out.errors.append(CaseError(path, 1, "<header>", f"missing columns: {missing}"))
         return out
+    if not table.rows and not table.bad_rows:
+        # A header and nothing under it: a file meant to hold cases that holds none.
+        out.errors.append(CaseError(path, 1, "<rows>", "a header and no rows: no cases"))
+        return out
     out.errors += [CaseError(path, line, "<row>", f"cannot read the row: {reason}")
                    for line, reason in table.bad_rows]
     for line, row in table.rows:

@@ -86,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
         tables = [st.compare_pairs(pairing.pairs, by, args.resamples, args.seed)
                   for by in groupings]
     except (OSError, ValueError) as exc:
-        print(f"agentclinic compare: error: {exc}", file=sys.stderr)
+        from ..core.text import terminal_safe
+
+        # A tampered record's case id can reach the message (the unpaired cases).
+        print(terminal_safe(f"agentclinic compare: error: {exc}"), file=sys.stderr)
         return 2
     print(_header(args, a, b, pairing))
     for by, rows in zip(groupings, tables, strict=True):
@@ -145,7 +148,9 @@ def _measures(args: argparse.Namespace, pairing: Pairing,
     print("beyond accuracy (paired, B - A):" if rows else
           "beyond accuracy: no paired items carry measures")
     if rows:
-        print(format_measures(rows))
+        from ..core.text import terminal_safe
+
+        print(terminal_safe(format_measures(rows)))
     return rows
 
 
@@ -169,7 +174,7 @@ def _header(args: argparse.Namespace, a: Sequence[ResultRecord], b: Sequence[Res
     from ..report.tables import pooled_over
 
     pooled = pooled_over([ra for ra, _ in pairing.pairs])
-    return "\n".join([
+    return "\n".join(_safe(line) for line in [
         f"A: {args.run_a} ({len(a)} items; doctor {_doctors(a)})",
         f"B: {args.run_b} ({len(b)} items; doctor {_doctors(b)})",
         f"paired {len(pairing.pairs)} judged items; {pairing.only_a} only in A, "
@@ -182,6 +187,14 @@ def _header(args: argparse.Namespace, a: Sequence[ResultRecord], b: Sequence[Res
         f"1/(resamples + 1); p cases: two-sided sign-flip test over cases (the gate's test: "
         f"repeats of a case count once; McNemar counts every item)",
     ])
+
+
+def _safe(text: object) -> str:
+    """A value printed inside one line: control characters (ESC, BEL, CR, a newline) of a
+    tampered record shown as escapes, as everywhere the CLI prints case text."""
+    from ..core.text import terminal_safe
+
+    return terminal_safe(str(text), newlines=False)
 
 
 def p_text(p: float) -> str:
@@ -204,7 +217,7 @@ def format_table(by: Sequence[str], rows: Sequence[ComparisonRow]) -> str:
                "p boot", "p McNemar", "Holm boot", "Holm McNemar", "p cases"]
     body = []
     for r in rows:
-        key = list(r.key) if r.key else ["all", *[""] * (max(len(by), 1) - 1)]
+        key = [_safe(k) for k in r.key] if r.key else ["all", *[""] * (max(len(by), 1) - 1)]
         body.append([*key, r.n_pairs, r.cases, f"{r.accuracy_a:.3f}", f"{r.accuracy_b:.3f}",
                      f"{r.difference:+.3f}", f"({r.ci_low:+.3f}, {r.ci_high:+.3f})",
                      p_text(r.p_bootstrap), p_exact_text(r.p_mcnemar),
@@ -217,14 +230,15 @@ def format_flips(rows: Sequence[ComparisonRow], limit: int) -> str:
     """Per group, the cases that went right -> wrong and wrong -> right (first ``limit``)."""
     lines = ["flipped (pairs in cases: case x pairs):"]
     for r in rows:
-        lines.append(f"  {r.label}:")
+        lines.append(f"  {_safe(r.label)}:")
         lines.append(f"    right->wrong {_flip_text(r.to_wrong, r.cases_to_wrong, limit)}")
         lines.append(f"    wrong->right {_flip_text(r.to_right, r.cases_to_right, limit)}")
     return "\n".join(lines)
 
 
 def _flip_text(pairs: int, cases: Sequence[tuple[str, int]], limit: int) -> str:
-    shown = ", ".join(f"{case} x{n}" if n > 1 else case for case, n in cases[:limit])
+    shown = ", ".join(f"{_safe(case)} x{n}" if n > 1 else _safe(case)
+                      for case, n in cases[:limit])
     more = f", ... (+{len(cases) - limit} cases)" if len(cases) > limit else ""
     return f"{pairs} pairs in {len(cases)} cases" + (f": {shown}{more}" if cases else "")
 

@@ -26,6 +26,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Merge the caches; print what was copied."""
     from ..llm.cache import merge_caches
+    from ..llm.cache_store import CacheFormatError
 
     missing = [c for c in args.caches if not (c / "cache.db").is_file()]
     if missing:
@@ -34,6 +35,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         counts = merge_caches(args.caches, args.out)
+    except CacheFormatError as exc:
+        # A damaged, pickled or old-format shard: refused before anything is written.
+        print(f"agentclinic merge-cache: {exc}", file=sys.stderr)
+        return 2
     except sqlite3.DatabaseError as exc:
         # A damaged cache.db (a copy cut short, another file under its name): one line, as
         # for a directory that holds none; the output keeps what was merged before it.

@@ -33,6 +33,10 @@ from .moderator import OfflineModerator
 from .rules import OFFLINE, OFFLINE_UNSURE, Policy, grade_text
 
 _GRADER = CraftMDGrader()
+#: The characters of an answer that are graded. Grading runs on the event loop that plays
+#: every encounter (~0.3-0.85 s of CPU per MB): a hostile multi-megabyte reply would stall
+#: all of them. A diagnosis or a choice is stated long before this.
+GRADED_CHARS = 65_536
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ async def grade_answer(answer: str, case: Case, moderator: Moderator, sample: in
     broader answers are graded) defaults to the offline moderator's, else ``strict``;
     ``diagnosis_asked`` is what the question asked (see :func:`.rules.grade_text`)."""
     chosen: Policy = policy or getattr(moderator, "policy", None) or "strict"
+    answer = answer[:GRADED_CHARS]
     await terminology_loaded()  # the rules below read it synchronously
     extraction, decision = grade_text(answer, case.accepted_diagnoses, case.choices or (),
                                       chosen, diagnosis_asked=diagnosis_asked)
@@ -82,7 +87,7 @@ async def grade_answer(answer: str, case: Case, moderator: Moderator, sample: in
 def grade_choice(reply: str, options: Sequence[str], truth: str) -> Grade:
     """Grade a multiple-choice reply: the option it chose (letter, text, paraphrase; a
     refusal chooses none) against the correct option."""
-    v = _GRADER.grade_mcq(reply, options, truth)
+    v = _GRADER.grade_mcq(reply[:GRADED_CHARS], options, truth)
     category: Category = "none" if v.category == "none" else "single"
     return Grade(category, None if category == "none" else v.extracted,
                  Verdict(correct=bool(v.verdict), decided_by=v.decided_by, reason=v.reason))

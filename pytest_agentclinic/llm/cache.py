@@ -64,13 +64,15 @@ class ResponseCache:
     def _open(self) -> Any:
         with self._lock:
             if self._store is None and self.unusable is None:
-                import diskcache
+                from . import cache_store
 
+                if self.mode is CacheMode.REPLAY:
+                    # A replay never writes: plain SQLite opened read-only, so a warm cache
+                    # in a read-only directory (a CI artefact, a shared mount) is read.
+                    self._store = cache_store.ReadOnlyCache(self.directory)
+                    return self._store
                 try:
-                    # cull_limit=0: no eviction check on every write (a fifth of a put's
-                    # CPU); a recorded reply is never evicted to make room anyway.
-                    self._store = diskcache.Cache(str(self.directory), size_limit=2**34,
-                                                  cull_limit=0)
+                    self._store = cache_store.open_store(self.directory)
                 except (OSError, sqlite3.OperationalError) as exc:
                     # A cache that cannot be created (read-only, a file in its place) costs
                     # replays, not results: the run goes on without it, saying so once.
@@ -86,8 +88,8 @@ class ResponseCache:
     def probe(self) -> str | None:
         """Open the cache now (when it is on); why it is off instead, if it is."""
         if self.mode is not CacheMode.OFF:
-            # A damaged cache.db is the first call's fatal error, as it always was.
-            with contextlib.suppress(sqlite3.DatabaseError):
+            # A damaged or old-format cache.db is the first call's fatal error.
+            with contextlib.suppress(sqlite3.DatabaseError, ValueError):
                 self._open()
         return self.unusable
 
@@ -95,8 +97,12 @@ class ResponseCache:
     def _guarded(self) -> Iterator[None]:
         # A damaged cache.db would fail every call the same way: one fatal error stops the
         # session instead of one error per item.
+        from .cache_store import CacheFormatError
+
         try:
             yield
+        except CacheFormatError as exc:
+            raise FatalLLMError(str(exc)) from exc
         except (sqlite3.DatabaseError, OSError) as exc:
             raise FatalLLMError(
                 f"the response cache {self.directory} cannot be used ({type(exc).__name__}: "
@@ -108,18 +114,26 @@ class ResponseCache:
             return None
         with self._guarded():
             store = self._open()
-            value = None if store is None else store.get(key)
-        return None if value is None else dict(value)
+            if store is None:
+                return None
+            if self.mode is CacheMode.REPLAY:
+                return store.get(key)  # type: ignore[no-any-return]
+            from .cache_store import decode
+
+            text = store.get(key)
+            return None if text is None else decode(text, str(self.directory))
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Store a successful reply (errors never reach here), its secrets redacted: a
         model that repeats the key it was sent must not leave it on disk."""
         if self.mode in (CacheMode.READ_WRITE, CacheMode.REFRESH):
-            value = redact_data(value)
+            from .cache_store import encode
+
+            text = encode(redact_data(value))
             with self._guarded():
                 store = self._open()
                 if store is not None:
-                    store.set(key, value)
+                    store.set(key, text)
 
     def close(self) -> None:
         """Release the handle (safe to call when never opened)."""
@@ -140,23 +154,35 @@ class MergeCounts:
 def merge_caches(sources: Sequence[Path], target: Path) -> MergeCounts:
     """Copy every entry of the ``sources`` caches into ``target`` (kept where present).
 
-    Shards play disjoint cases, so their keys (which hold the case id) never meet; a key
-    met twice with another reply means caches of different runs were mixed.
+    Every source is checked before anything is written (a damaged or pickled shard is a
+    :class:`~.cache_store.CacheFormatError` naming it) and read through SQLite opened
+    read-only: a source is never written. Shards play disjoint cases, so their keys (which
+    hold the case id) never meet; a key met twice with another reply means caches of
+    different runs were mixed.
     """
-    import diskcache
+    from .cache_store import ReadOnlyCache, decode, encode, open_store
 
-    copied = present = conflicts = 0
-    with diskcache.Cache(str(target), size_limit=2**34) as out:
+    readers: list[ReadOnlyCache] = []
+    try:
         for source in sources:
-            with diskcache.Cache(str(source)) as cache:
-                for key in cache.iterkeys():
-                    value = cache.get(key)
+            readers.append(ReadOnlyCache(source))
+            readers[-1].check()
+        copied = present = conflicts = 0
+        out = open_store(target)
+        try:
+            for reader in readers:
+                for key, value in reader.items():
                     old = out.get(key)
                     if old is None:
-                        out.set(key, value)
+                        out.set(key, encode(value))
                         copied += 1
-                    elif old == value:
+                    elif decode(old, str(target)) == value:
                         present += 1
                     else:
                         conflicts += 1
+        finally:
+            out.close()
+    finally:
+        for reader in readers:
+            reader.close()
     return MergeCounts(copied, present, conflicts)

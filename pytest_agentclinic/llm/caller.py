@@ -35,6 +35,8 @@ class CallSettings:
     timeout: float = 60.0
     temperature: float = 0.7
     max_tokens: int = 512
+    #: ``--agent-max-reply-bytes``: a longer reply (or error body) is an error, never cached.
+    max_reply_bytes: int = 4_194_304
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     #: Model calls in flight per process (``--agent-concurrency``).
     concurrency: int = 16
@@ -321,11 +323,12 @@ class ModelCaller:
         s = self.settings
         if self.uses_litellm(model):
             call = client.acomplete(model, messages, api_base=s.api_base, timeout=s.timeout,
-                                    params=params)
+                                    params=params, max_bytes=s.max_reply_bytes)
         else:
             assert s.api_base is not None  # eligible() checked it
             call = self.fast.acomplete(model, messages, api_base=s.api_base,
-                                       timeout=s.timeout, params=params)
+                                       timeout=s.timeout, params=params,
+                                       max_bytes=s.max_reply_bytes)
         # A wall-clock deadline whatever the transport does: a transport's own timeout may
         # bound each socket read only, and a server trickling a valid body byte by byte would
         # hold the call for as long as it likes. Past it the call is a retriable timeout.

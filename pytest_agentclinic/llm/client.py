@@ -25,8 +25,10 @@ from .errors import (
     TransientError,
     cannot_reach,
     cut_by_token_limit,
+    first_line,
     from_status,
     timed_out,
+    too_large,
 )
 from .limiter import wait_from_headers
 
@@ -46,6 +48,11 @@ def _load(pool: int = 0) -> Any:
         if _litellm is None:
             # Must be set before the import, or litellm fetches its cost map from the network.
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            # litellm scrubs every error text with one large regex in Python (0.36 s of CPU
+            # per MB of a provider's error body per pass, at least two passes, on the loop):
+            # a 50 MB body held every encounter for minutes. The first line of the message is
+            # kept and redacted by us instead.
+            os.environ.setdefault("LITELLM_DISABLE_REDACT_SECRETS", "True")
             # litellm reads its aiohttp pool size at import and caps a host at 500
             # connections: `--agent-concurrency 1024` would silently run 500 at once.
             for name, least in (("AIOHTTP_CONNECTOR_LIMIT_PER_HOST", max(pool, 500)),
@@ -142,7 +149,8 @@ class Completion:
 
 
 async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str | None,
-                    timeout: float, params: dict[str, Any]) -> Completion:
+                    timeout: float, params: dict[str, Any],
+                    max_bytes: int = 4_194_304) -> Completion:
     """One chat completion through litellm (through the Router for ``--agent-models``
     groups), failures translated into :mod:`.errors`. The caller holds the call to its
     wall-clock deadline (litellm's own timeout bounds each socket read, not the call)."""
@@ -180,6 +188,9 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
         raise TransientError(f"bad response from {model}: empty message",
                              billed=(prompt, completion, _cost(litellm, response))
                              if prompt or completion else None)
+    if len(text) * 4 > max_bytes and len(text.encode("utf-8", "replace")) > max_bytes:
+        # litellm has read it whole already; it goes no further (nor into the cache).
+        raise too_large(model, "a reply", len(text.encode("utf-8", "replace")), max_bytes)
     if getattr(choice, "finish_reason", None) == "length":
         raise cut_by_token_limit(model, params.get("max_tokens"))
     usage = getattr(response, "usage", None)
@@ -259,18 +270,25 @@ def _client_side(exc: BaseException) -> bool:
     return bool(frames) and any(t in frames[-1].filename for t in _TRANSPORT)
 
 
+#: The characters of a litellm error's text that are searched (its message comes first).
+_LOOKED_AT = 65_536
+
+
 def _classify(litellm: Any, exc: Exception, where: str, model: str,
               router: bool = False) -> Exception:
     """The :mod:`.errors` type of a litellm failure, its message redacted."""
     status = getattr(exc, "status_code", None)
-    text = redact(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    # A provider's error body may be megabytes: only its start is looked at, and its first
+    # line (bounded) is kept.
+    message = str(exc)[:_LOOKED_AT]
+    text = redact(f"{type(exc).__name__}: {first_line(message)}")
     causes = {type(c).__name__ for c in _causes(exc)}
     if isinstance(exc, litellm.Timeout):
         return timed_out(model)
     if causes & _DROPPED:
         _reached.add(where)
         return TransientError(f"{model}: connection lost mid-reply: {text}", status=status)
-    if causes & _CONNECT or _CONNECT_TEXT.search(str(exc)):
+    if causes & _CONNECT or _CONNECT_TEXT.search(message):
         if where not in _reached and not router:
             # Behind a Router another deployment may still answer: retried, never fatal.
             return cannot_reach(where, model, text)
@@ -278,14 +296,14 @@ def _classify(litellm: Any, exc: Exception, where: str, model: str,
     if any(_client_side(c) for c in _causes(exc)):
         return FatalLLMError(f"{model}: the request could not be built (a client-side "
                              f"configuration error: check headers, api base and keys). {text}")
-    if _NO_CREDENTIALS.search(str(exc)):
+    if _NO_CREDENTIALS.search(message):
         return FatalLLMError(f"{model}: no API key. Set the provider's key variable (e.g. "
                              f"OPENAI_API_KEY). {text}")
     if isinstance(exc, litellm.ContextWindowExceededError):
         return RequestError(f"{model}: {text}")
-    if isinstance(exc, litellm.BadRequestError) and "provider" in str(exc).lower():
+    if isinstance(exc, litellm.BadRequestError) and "provider" in message.lower():
         return FatalLLMError(f"{model!r} is not a model litellm knows. {text}")
-    if "connection error" in str(exc).lower() and where not in _reached and not router:
+    if "connection error" in message.lower() and where not in _reached and not router:
         # Behind a Router another deployment may still answer: retried, never fatal.
         return cannot_reach(where, model, text)
     if isinstance(exc, litellm.RateLimitError):

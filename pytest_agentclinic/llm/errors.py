@@ -85,6 +85,24 @@ def timed_out(model: str, deadline: float | None = None) -> TransientError:
                           "deadline (--agent-timeout)", status=408)
 
 
+#: The characters of a provider's error message kept (its first line): a 50 MB body must
+#: not reach the record, the transcript, the page and the terminal.
+MESSAGE_CHARS = 300
+
+
+def first_line(text: str, limit: int = MESSAGE_CHARS) -> str:
+    """The first line of ``text``, at most ``limit`` characters (looked at only so far)."""
+    head = text[: limit + 1].split("\n", 1)[0].rstrip("\r")
+    return head if len(head) <= limit else head[:limit] + "..."
+
+
+def too_large(model: str, what: str, size: int | None, cap: int) -> RequestError:
+    """A reply (or error body) past ``--agent-max-reply-bytes``: this item's error, never
+    cached and not retried (the same request would be answered the same way)."""
+    told = f"{size:,} bytes" if size is not None else f"more than {cap:,} bytes"
+    return RequestError(f"{model}: {what} of {told}, over --agent-max-reply-bytes ({cap:,})")
+
+
 def cut_by_token_limit(model: str, max_tokens: object) -> RequestError:
     """A reply cut by the token limit ("DIAGNOSIS READY: R") is not an answer; the same
     request would be cut the same way, so it is not retried either."""

@@ -19,11 +19,20 @@ import asyncio
 import functools
 import json
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
-from ..core.redact import redact
+from ..core.redact import redact, register_url
 from .client import PLACEHOLDER_KEY, Completion
-from .errors import TransientError, cannot_reach, cut_by_token_limit, from_status, timed_out
+from .errors import (
+    TransientError,
+    cannot_reach,
+    cut_by_token_limit,
+    first_line,
+    from_status,
+    timed_out,
+    too_large,
+)
 from .limiter import wait_from_headers
 from .prices import cost_usd
 from .served import endpoint
@@ -57,6 +66,10 @@ class OpenAIHTTP:
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reached: set[str] = set()
+        #: The environment's proxy per URL (read once per URL and session, as litellm's
+        #: HTTP clients do at start, not per call: aiohttp's ``trust_env`` costs two
+        #: thread hops per request).
+        self._proxies: dict[str, str | None] = {}
 
     def _client(self) -> aiohttp.ClientSession:
         import aiohttp
@@ -78,8 +91,10 @@ class OpenAIHTTP:
             self._session = None
 
     async def acomplete(self, model: str, messages: list[dict[str, Any]], *, api_base: str,
-                        timeout: float, params: dict[str, Any]) -> Completion:
-        """One chat completion; failures are the same :mod:`.errors` as litellm's path."""
+                        timeout: float, params: dict[str, Any],
+                        max_bytes: int = 4_194_304) -> Completion:
+        """One chat completion; failures are the same :mod:`.errors` as litellm's path. A
+        reply longer than ``max_bytes`` is not read past it: an error, never cached."""
         import aiohttp
 
         prefix, name = model.split("/", 1)
@@ -88,11 +103,16 @@ class OpenAIHTTP:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         url = _completions_url(api_base)
         body = {"model": name, "messages": messages, **params}
+        if url not in self._proxies:
+            self._proxies[url] = proxy_for(url)
         try:
             async with self._client().post(
-                    url, json=body, headers=headers, timeout=_timeout(timeout)) as response:
-                raw = await response.read()
+                    url, json=body, headers=headers, timeout=_timeout(timeout),
+                    proxy=self._proxies[url]) as response:
                 status, reply_headers = response.status, response.headers
+                # An error body needs only its message: its first 64 KB are read.
+                raw = (await _body(response, max_bytes) if status == 200
+                       else await _prefix(response, _ERROR_BYTES))
         except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
             raise timed_out(model, timeout) from exc
         except aiohttp.ClientError as exc:
@@ -102,8 +122,10 @@ class OpenAIHTTP:
             raise TransientError(f"{model}: {text}") from exc
         self._reached.add(api_base)
         if status != 200:
-            raise from_status(status, model, f"HTTP {status}: {redact(_message(raw))}",
+            raise from_status(status, model, f"HTTP {status}: {redact(_message(raw or b''))}",
                               wait_from_headers(dict(reply_headers)))
+        if raw is None:
+            raise too_large(model, "a reply", response.content_length, max_bytes)
         return _completion(model, raw, body.get("max_tokens"))
 
 
@@ -121,6 +143,25 @@ def _timeout(seconds: float) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(total=seconds)
 
 
+def proxy_for(url: str) -> str | None:
+    """The proxy the environment names for ``url`` (``HTTP_PROXY``, ``HTTPS_PROXY``,
+    ``ALL_PROXY``, minus ``NO_PROXY``), as litellm's clients honour them. Credentials in its
+    URL stay there (aiohttp sends them as ``Proxy-Authorization``) and are registered as
+    secrets in both forms."""
+    import urllib.parse
+    import urllib.request
+
+    host = urllib.parse.urlsplit(url).hostname or ""
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(urllib.parse.urlsplit(url).scheme) or proxies.get("all")
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    if not host or not proxy or bypass(host, proxies):
+        return None
+    proxy = proxy if "://" in proxy else f"http://{proxy}"
+    register_url(proxy)
+    return proxy
+
+
 def _key(prefix: str) -> str | None:
     variable = _KEY_VARIABLES.get(prefix)
     if variable is None:
@@ -130,12 +171,50 @@ def _key(prefix: str) -> str | None:
     return os.environ.get(variable) or PLACEHOLDER_KEY
 
 
+#: ``"message": "...`` at the start of an error body cut short.
+_MESSAGE_START = re.compile(r'"message"\s*:\s*"([^"\\]{1,400})')
+#: The bytes of an error body read: its message is cut to its first line anyway.
+_ERROR_BYTES = 65_536
+
+
+async def _body(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
+    """The body, or None when it is longer than ``limit`` bytes (not read past it)."""
+    length = response.content_length
+    if length is not None:
+        # A declared length is enforced by aiohttp's framing: one read, the usual path.
+        return await response.read() if length <= limit else None
+    chunks, size = [], 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _prefix(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The first ``limit`` bytes of the body (the rest is left unread)."""
+    chunks, size = [], 0
+    while size < limit:
+        chunk = await response.content.read(limit - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 def _message(raw: bytes) -> str:
+    """The provider's error message: its first line, bounded, as litellm's path keeps it."""
     try:
         error = json.loads(raw).get("error", {})
-        return str(error.get("message", error) if isinstance(error, dict) else error)
-    except (ValueError, AttributeError):
-        return raw[:200].decode("utf-8", "replace")
+        text = str(error.get("message", error) if isinstance(error, dict) else error)
+    except (ValueError, AttributeError, RecursionError):
+        text = raw[:_ERROR_BYTES].decode("utf-8", "replace")
+        # A body cut at the first 64 KB is no JSON: its message's start is still there.
+        started = _MESSAGE_START.search(text)
+        text = started.group(1) if started else text
+    return first_line(text)
 
 
 def _billed(model: str, data: Any) -> tuple[int, int, float] | None:

@@ -124,8 +124,12 @@ def check_api_base(url: str) -> str | None:
 
 
 def unreachable(url: str, timeout: float = CONNECT_TIMEOUT) -> str | None:
-    """Why nothing accepts a TCP connection at ``url``'s host and port, or None."""
-    parts = urlsplit(url)
+    """Why nothing accepts a TCP connection at ``url``'s host and port (or at the proxy the
+    environment names for it, where the calls go), or None."""
+    from .openai_http import proxy_for
+
+    proxy = proxy_for(url)
+    parts = urlsplit(proxy or url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
@@ -135,4 +139,5 @@ def unreachable(url: str, timeout: float = CONNECT_TIMEOUT) -> str | None:
         from .served import redact_url
 
         reason = exc.strerror or type(exc).__name__
-        return f"cannot reach {redact_url(url)} ({reason})"
+        through = f" through the proxy {redact_url(proxy)}" if proxy else ""
+        return f"cannot reach {redact_url(url)}{through} ({reason})"

@@ -57,6 +57,8 @@ OPTIONS: tuple[Option, ...] = (
            "auto", metavar="NAME", choices=TRANSPORTS),
     Option("temperature", "sampling temperature of every LLM role", 0.7, "float", "T"),
     Option("max_tokens", "max tokens per model reply", 512, "int", "N"),
+    Option("max_reply_bytes", "largest model reply (or error body) read, in bytes: past it "
+           "the call is an error for that item, never cached", 4_194_304, "int", "BYTES"),
     Option("cache", "response cache mode: read-write, replay, refresh or off", "read-write",
            metavar="MODE"),
     Option("cache_dir", "response cache directory", ".agentclinic_cache", metavar="DIR"),

@@ -31,6 +31,7 @@ from ..protocols.runner import EncounterRunner, NotPlayed, Progress, watch
 from ..report import gate, rundir, summary
 from ..report.summary_md import append_step_summary
 from ..report.tables import Table
+from .blocked import blocked_in
 from .collect import (
     ERROR_NODE,
     RECORD_PROPERTY,
@@ -453,9 +454,10 @@ class AgentClinicSession:
                     if future.done():
                         raise  # the encounter's own timeout error
                     if time.monotonic() > deadline:
+                        # Whose code holds the loop is read from its stack, not guessed.
                         self.fatal = (f"an encounter blocked the event loop past "
-                                      f"--agent-encounter-timeout ({limit:g} s); a custom agent "
-                                      f"calling blocking code?")
+                                      f"--agent-encounter-timeout ({limit:g} s), "
+                                      f"{blocked_in(self.runner.thread)}")
                         return self._failed_transcript(item, self.fatal)
                     self.on_wait()  # the status line, written from this (the main) thread
         except NotPlayed as exc:

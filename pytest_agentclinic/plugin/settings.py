@@ -247,6 +247,8 @@ def resolve(config: pytest.Config) -> Settings:
         call=CallSettings(api_base=_api_base(v["api_base"]),
                           timeout=_positive("timeout", v["timeout"]),
                           temperature=v["temperature"], max_tokens=v["max_tokens"],
+                          max_reply_bytes=_at_least_one("max_reply_bytes",
+                                                        v["max_reply_bytes"]),
                           policy=policy, **_transport(config, v, root, _limits_url(config))),
         gate=_gate(v, root),
         encounter_timeout=_positive("encounter_timeout", v["encounter_timeout"]),
@@ -401,6 +403,13 @@ def _positive(name: str, value: float) -> float:
     if value <= 0:
         raise pytest.UsageError(f"--agent-{name.replace('_', '-')}: expected a number of "
                                 f"seconds > 0, got {value!r}")
+    return value
+
+
+def _at_least_one(name: str, value: int) -> int:
+    if value < 1:
+        raise pytest.UsageError(f"--agent-{name.replace('_', '-')}: expected a number >= 1, "
+                                f"got {value!r}")
     return value
 
 

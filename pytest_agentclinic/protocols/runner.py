@@ -90,6 +90,11 @@ class EncounterRunner:
         #: Keys whose result was taken and released: never scheduled again.
         self._forgotten: set[str] = set()
 
+    @property
+    def thread(self) -> threading.Thread | None:
+        """The thread running the encounters' loop (None before the first one)."""
+        return self._thread
+
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:
             # The first encounter starts: what exists now (modules, configuration, the
