@@ -77,12 +77,11 @@ def test_no_diagnosis(response: str) -> None:
 
 def test_multiple_and_none_score_zero_even_when_naming_the_truth() -> None:
     assert GRADER.grade_frq("Psoriasis or eczema", "psoriasis").verdict == 0
-    # the paper's grader extracts a diagnosis only: a procedure is "none" (issue 31: the
-    # ``paper`` policy; ``strict`` reads it as the answer to a question asking for one, as a
-    # run does)
-    verdict = CraftMDGrader(policy="paper").grade_frq("Laparoscopy", "laparoscopy")
-    assert (verdict.verdict, verdict.extracted, verdict.category) == (0, "none", "none")
-    assert GRADER.grade_frq("Laparoscopy", "laparoscopy").verdict == 1
+    # the paper's grader extracts a diagnosis only, and CRAFT-MD asks every doctor for one:
+    # a procedure is "none" under either policy, as in a CRAFT-MD run
+    for policy in ("paper", "strict"):
+        verdict = CraftMDGrader(policy=policy).grade_frq("Laparoscopy", "laparoscopy")
+        assert (verdict.verdict, verdict.extracted, verdict.category) == (0, "none", "none")
 
 
 # --- step 2: equivalence ----------------------------------------------------------------------
