@@ -132,17 +132,17 @@ def test_the_watchdog_names_the_code_that_holds_the_loop() -> None:
 
 def test_grading_a_long_answer_reads_a_bounded_part(monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_agentclinic.core.case import Case
-    from pytest_agentclinic.grading import pipeline
+    from pytest_agentclinic.grading import pipeline, rules
     from pytest_agentclinic.grading.moderator import OfflineModerator
 
     read: list[int] = []
-    real = pipeline.extract  # type: ignore[attr-defined]
+    real = rules.extract  # the one grading entry's first stage
 
     def counting(text: str, **kwargs: bool) -> object:
         read.append(len(text))
         return real(text, **kwargs)
 
-    monkeypatch.setattr(pipeline, "extract", counting)
+    monkeypatch.setattr(rules, "extract", counting)
     case = Case(**{**make_case(1), "dataset": "t"})
     answer = "Condition1 disease. " + "The rash itches at night. " * 400_000  # ~10 MB
     grade = asyncio.run(pipeline.grade_answer(answer, case, OfflineModerator(), 0))

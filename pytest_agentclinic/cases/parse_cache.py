@@ -104,9 +104,13 @@ def _error(error: CaseError | None) -> list[Any] | None:
     return None if error is None else [str(error.path), error.line, error.field, error.message]
 
 
-def _unerror(data: list[Any] | None) -> CaseError | None:
-    return None if data is None else CaseError(Path(data[0]), int(data[1]), str(data[2]),
-                                               str(data[3]))
+def _unerror(data: list[Any] | None, path: Path) -> CaseError | None:
+    # Named by the reader's own path to the file (or to its sidecar beside it): the process
+    # that stored the load may have been given the file by another path (relative, say).
+    if data is None:
+        return None
+    return CaseError(path.with_name(Path(data[0]).name), int(data[1]), str(data[2]),
+                     str(data[3]))
 
 
 def _write(entry: Path, loaded: LoadedFile) -> None:
@@ -131,12 +135,13 @@ def _read(entry: Path, path: Path) -> LoadedFile | None:
             header = json.loads(stored.readline())
             if header.get("version") != FORMAT_VERSION:
                 return None
+            errors = (_unerror(data, path) for data in header["errors"])
             loaded = LoadedFile(path=path, format=str(header["format"]),
-                                errors=[e for e in map(_unerror, header["errors"]) if e],
+                                errors=[e for e in errors if e],
                                 positions={str(k): int(v)
                                            for k, v in header["positions"].items()},
                                 not_cases=header["not_cases"], damaged=bool(header["damaged"]),
-                                sidecar_error=_unerror(header["sidecar_error"]))
+                                sidecar_error=_unerror(header["sidecar_error"], path))
             for line, text in zip(header["lines"], stored, strict=True):
                 case = Case.model_validate_json(text)
                 loaded.shared.share(case)

@@ -161,9 +161,29 @@ def case_origin(config: pytest.Config, path: Path,
     roots = case_roots(config, ini_paths)
     if resolved in roots:
         return "file"
-    if any(r in resolved.parents for r in roots) and looks_like_cases(path):
+    if any(r in resolved.parents for r in roots) and (looks_like_cases(path)
+                                                      or _extension_records(path)):
         return "folder"
     return None
+
+
+def _extension_records(path: Path) -> bool:
+    """Whether a JSON-lines file's first record has the keys of an extension's record shape
+    (MediQ's ``question``/``facts``/``options``): such files hold cases too. Asked during
+    collection only, when the run involves agents and the extensions may be loaded."""
+    if path.suffix != ".jsonl":
+        return False
+    import json
+
+    from ..cases.formats import jsonl_shape_for
+
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(SNIFF_BYTES)
+        record = json.loads(first.removeprefix(b"\xef\xbb\xbf"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and jsonl_shape_for(record) is not None
 
 
 def case_nodeid(config: pytest.Config, path: Path) -> str | None:

@@ -86,7 +86,9 @@ def named_case_files(args: Sequence[str]) -> list[Path]:
 
     found: list[Path] = []
     for arg in args:
-        path = Path(arg.split("::", 1)[0])
+        # Absolute, as pytest hands files to the workers' collectors: a case's own paths
+        # (its images) are read relative to the file, and the workers read this parse back.
+        path = Path(arg.split("::", 1)[0]).absolute()
         with contextlib.suppress(OSError):
             if path.is_dir():
                 found += sorted(Path(e.path) for e in os.scandir(path)
