@@ -12,7 +12,10 @@ when the terminology knows the name it gives:
   terminology knows ("IgA vasculitis" in "IgA-mediated small vessel vasculitis"); the name is
   a kind of each;
 * :func:`given_names`: the names a slash joins into one ("chronic prostatitis/chronic pelvic
-  pain syndrome"), each a name of the whole.
+  pain syndrome"), each a name of the whole;
+* :func:`eponyms`: the words the sources write in the possessive in a disease name ("Crohn's
+  disease", "Graves' disease", "Sjögren's syndrome"): a person's name, whose possessive,
+  bare ("Crohn disease") and apostrophe-less ("Crohns disease") forms are one name.
 
 An abbreviation the sources give for several diseases (:func:`expansions`: "HSP" is
 hereditary spastic paraplegia and Henoch-Schönlein purpura, "BPD" borderline personality
@@ -30,9 +33,10 @@ from pathlib import Path
 from ..core.lexicon import AMBIGUOUS
 from ..core.text import bounded_cache
 from .concepts import Terminology, default_terminology
-from .terminology import ABBREVIATIONS_FILE, Key, compact, key, tokens
+from .terminology import ABBREVIATIONS_FILE, Key, compact, content, key, tokens
+from .terminology_table import DATA_FILE, read_table
 
-__all__ = ["ambiguous", "cores", "expansions", "given_names", "spelled_out"]
+__all__ = ["ambiguous", "cores", "eponyms", "expansions", "given_names", "spelled_out"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -181,3 +185,25 @@ def _shared(bare: str, completed: str) -> str:
     # completed name none ("panic disorder/pheochromocytoma" is no "panic pheochromocytoma").
     terms = default_terminology()
     return bare if terms.known(bare) and not terms.known(completed) else completed
+
+
+# A word in the possessive, as the sources write eponyms: "Crohn's", "Graves'", "Sjögren's".
+_POSSESSIVE = re.compile(r"([^\W\d_][\w-]*)['\u2019]s?(?!\w)")
+
+
+@lru_cache(maxsize=1)
+def eponyms(path: Path = DATA_FILE) -> frozenset[str]:
+    """The eponyms of the terminology's disease names, as key words: each word a source writes
+    in the possessive in a name ("Crohn's disease" gives "crohn", "Graves' disease" "grave",
+    by the normaliser's plural fold, as it reads "Graves" and "Graves'" alike). Read from the
+    bundled table on first use (empty when it is absent)."""
+    if not path.exists():
+        return frozenset()
+    found: set[str] = set()
+    for row in read_table(path)[1]:
+        for name in row.names:
+            for match in _POSSESSIVE.finditer(name):
+                words = content(match.group(1))
+                if len(words) == 1:
+                    found.add(words[0])
+    return frozenset(found)
