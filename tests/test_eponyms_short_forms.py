@@ -15,7 +15,7 @@ import pytest
 
 from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.equivalence import judge
-from pytest_agentclinic.grading.readings import eponyms
+from pytest_agentclinic.grading.readings import eponyms, possessive
 from pytest_agentclinic.grading.terminology import GENERIC, content
 from pytest_agentclinic.grading.terminology_table import DATA_FILE, read_table
 
@@ -41,6 +41,28 @@ needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason=f"{DATA_FILE} no
 def test_an_eponym_alone_is_the_disease_it_names(given: str, truth: str) -> None:
     verdict = judge(given, truth)
     assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # an eponym ending in "-ie" without its apostrophe is no plural in "-y" ("biopsies")
+    ("Peyronies", "Peyronie's disease"),
+    ("Brodies abscess", "Brodie abscess"),
+    ("Scheies", "Scheie syndrome"),
+    ("Wilkies", "Wilkie syndrome"),
+])
+def test_an_eponym_the_plural_fold_would_misread_is_read_as_a_possessive(given: str,
+                                                                          truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+
+
+@needs_table
+def test_the_possessive_reading_leaves_other_words_alone() -> None:
+    assert possessive("Peyronies disease") == "Peyronie's disease"
+    # a plural whose stem is no eponym, and an eponym the normaliser reads right, as written
+    assert possessive("Multiple biopsies") == "Multiple biopsies"
+    assert possessive("Crohns disease") == "Crohns disease"
 
 
 @needs_table

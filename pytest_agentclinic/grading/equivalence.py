@@ -18,7 +18,7 @@ from typing import Literal
 
 from ..core.text import bounded_cache, variants
 from .concepts import Link, Terminology, default_terminology
-from .readings import cores, eponyms, given_names, spelled_out
+from .readings import cores, eponyms, given_names, possessive, spelled_out
 from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
 from .wording import (
     covered,
@@ -136,6 +136,7 @@ def relate(given: str, truth: str) -> Relation:
 
 
 def _relate(given: str, truth: str, terms: Terminology) -> Relation:
+    given, truth = possessive(given), possessive(truth)
     g, t = key(given), key(truth)
     if not g or not t:
         return Relation("different", "nothing to compare")

@@ -36,7 +36,8 @@ from .concepts import Terminology, default_terminology
 from .terminology import ABBREVIATIONS_FILE, Key, compact, content, key, tokens
 from .terminology_table import DATA_FILE, read_table
 
-__all__ = ["ambiguous", "cores", "eponyms", "expansions", "given_names", "spelled_out"]
+__all__ = ["ambiguous", "cores", "eponyms", "expansions", "given_names", "possessive",
+           "spelled_out"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -207,3 +208,20 @@ def eponyms(path: Path = DATA_FILE) -> frozenset[str]:
                 if len(words) == 1:
                     found.add(words[0])
     return frozenset(found)
+
+
+_S_WORD = re.compile(r"\b([^\W\d_]{3,})s\b")
+
+
+@bounded_cache
+def possessive(name: str) -> str:
+    """``name`` with an eponym's possessive written without its apostrophe read as one
+    ("Peyronies disease": Peyronie's disease), where the normaliser would read the word as a
+    plural of another ("peyrony", as "biopsies" is read "biopsy"): a word ending in "s" whose
+    stem is one of the :func:`eponyms` and whose own reading is not."""
+    def read(match: re.Match[str]) -> str:
+        stem = content(match.group(1))
+        if len(stem) == 1 and stem[0] in eponyms() and content(match.group(0)) != stem:
+            return f"{match.group(1)}'s"
+        return match.group(0)
+    return _S_WORD.sub(read, name)
