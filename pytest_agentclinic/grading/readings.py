@@ -36,8 +36,8 @@ from .concepts import Terminology, default_terminology
 from .terminology import ABBREVIATIONS_FILE, Key, compact, content, key, tokens
 from .terminology_table import DATA_FILE, read_table
 
-__all__ = ["ambiguous", "cores", "eponyms", "expansions", "given_names", "possessive",
-           "spelled_out"]
+__all__ = ["EPONYMS_FILE", "ambiguous", "cores", "derive_eponyms", "eponyms", "expansions",
+           "given_names", "possessive", "spelled_out", "write_eponyms"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -192,22 +192,43 @@ def _shared(bare: str, completed: str) -> str:
 _POSSESSIVE = re.compile(r"([^\W\d_][\w-]*)['\u2019]s?(?!\w)")
 
 
+#: The eponyms in use (:func:`eponyms`), derived from the bundled table by
+#: :func:`derive_eponyms` and kept beside it, so that grading need not read the whole table:
+#: ``python -c "from pytest_agentclinic.grading.readings import write_eponyms; write_eponyms()"``
+#: after a table build (a test checks that the two agree).
+EPONYMS_FILE = Path(__file__).with_name("data") / "eponyms.txt"
+
+
 @lru_cache(maxsize=1)
-def eponyms(path: Path = DATA_FILE) -> frozenset[str]:
+def eponyms(path: Path = EPONYMS_FILE) -> frozenset[str]:
     """The eponyms of the terminology's disease names, as key words: each word a source writes
     in the possessive in a name ("Crohn's disease" gives "crohn", "Graves' disease" "grave",
-    by the normaliser's plural fold, as it reads "Graves" and "Graves'" alike). Read from the
-    bundled table on first use (empty when it is absent)."""
+    by the normaliser's plural fold, as it reads "Graves" and "Graves'" alike); empty when the
+    file is absent."""
     if not path.exists():
         return frozenset()
+    return frozenset(line for line in path.read_text(encoding="utf-8").splitlines()
+                     if line and not line.startswith("#"))
+
+
+def derive_eponyms(table: Path = DATA_FILE) -> frozenset[str]:
+    """:func:`eponyms` read from the terminology table's names."""
     found: set[str] = set()
-    for row in read_table(path)[1]:
+    for row in read_table(table)[1]:
         for name in row.names:
             for match in _POSSESSIVE.finditer(name):
                 words = content(match.group(1))
                 if len(words) == 1:
                     found.add(words[0])
     return frozenset(found)
+
+
+def write_eponyms(table: Path = DATA_FILE, path: Path = EPONYMS_FILE) -> None:
+    """Write :func:`derive_eponyms` of ``table`` to ``path``, one a line, sorted."""
+    lines = ["# eponyms: words the terminology's disease names write in the possessive, as "
+             "key words (readings.derive_eponyms)", *sorted(derive_eponyms(table))]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    eponyms.cache_clear()
 
 
 _S_WORD = re.compile(r"\b([^\W\d_]{3,})s\b")
