@@ -18,7 +18,7 @@ from typing import Literal
 
 from ..core.text import bounded_cache, variants
 from .concepts import Link, Terminology, default_terminology
-from .readings import cores, given_names, spelled_out
+from .readings import cores, eponyms, given_names, possessive, spelled_out
 from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
 from .wording import (
     covered,
@@ -136,6 +136,7 @@ def relate(given: str, truth: str) -> Relation:
 
 
 def _relate(given: str, truth: str, terms: Terminology) -> Relation:
+    given, truth = possessive(given), possessive(truth)
     g, t = key(given), key(truth)
     if not g or not t:
         return Relation("different", "nothing to compare")
@@ -276,12 +277,17 @@ def _names_a_disease(word: str, terms: Terminology) -> bool:
 def _without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:
     """Whether ``given`` is the truth's name with its generic head dropped and names no disease
     by itself: "Serotonin" for serotonin syndrome, "Lyme" for Lyme disease, "Nightmares" for
-    nightmare disorder. The key drops the head word of both, so their keys agree. An eponym in
-    the possessive ("Crohn's", "Graves'") is the usual short form of the disease's name."""
+    nightmare disorder. The key drops the head word of both, so their keys agree.
+
+    An eponym is the usual short form of the disease's name ("Crohn's", "Graves'",
+    "Sjögren" for Sjögren syndrome): a word in the possessive, or one the sources write in the
+    possessive in a disease name (:func:`.readings.eponyms`), with or without its "s" and
+    apostrophe ("Crohns", "Crohn"), as clinicians drop them."""
     if len(g) != 1 or GENERIC & set(tokens(given)) or not GENERIC & set(tokens(truth)):
         return False
-    return (not _POSSESSIVE_END.search(given.strip())
-            and not _names_a_disease(next(iter(g)), terms))
+    word = next(iter(g))
+    return (not _POSSESSIVE_END.search(given.strip()) and word not in eponyms()
+            and not _names_a_disease(word, terms))
 
 
 _POSSESSIVE_END = re.compile(r"['\u2019]s?$")

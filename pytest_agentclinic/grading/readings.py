@@ -12,7 +12,10 @@ when the terminology knows the name it gives:
   terminology knows ("IgA vasculitis" in "IgA-mediated small vessel vasculitis"); the name is
   a kind of each;
 * :func:`given_names`: the names a slash joins into one ("chronic prostatitis/chronic pelvic
-  pain syndrome"), each a name of the whole.
+  pain syndrome"), each a name of the whole;
+* :func:`eponyms`: the words the sources write in the possessive in a disease name ("Crohn's
+  disease", "Graves' disease", "Sjögren's syndrome"): a person's name, whose possessive,
+  bare ("Crohn disease") and apostrophe-less ("Crohns disease") forms are one name.
 
 An abbreviation the sources give for several diseases (:func:`expansions`: "HSP" is
 hereditary spastic paraplegia and Henoch-Schönlein purpura, "BPD" borderline personality
@@ -30,9 +33,11 @@ from pathlib import Path
 from ..core.lexicon import AMBIGUOUS
 from ..core.text import bounded_cache
 from .concepts import Terminology, default_terminology
-from .terminology import ABBREVIATIONS_FILE, Key, compact, key, tokens
+from .terminology import ABBREVIATIONS_FILE, Key, compact, content, key, tokens
+from .terminology_table import DATA_FILE, read_table
 
-__all__ = ["ambiguous", "cores", "expansions", "given_names", "spelled_out"]
+__all__ = ["EPONYMS_FILE", "ambiguous", "cores", "derive_eponyms", "eponyms", "expansions",
+           "given_names", "possessive", "spelled_out", "write_eponyms"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -181,3 +186,63 @@ def _shared(bare: str, completed: str) -> str:
     # completed name none ("panic disorder/pheochromocytoma" is no "panic pheochromocytoma").
     terms = default_terminology()
     return bare if terms.known(bare) and not terms.known(completed) else completed
+
+
+# A word in the possessive, as the sources write eponyms: "Crohn's", "Graves'", "Sjögren's".
+_POSSESSIVE = re.compile(r"([^\W\d_][\w-]*)['\u2019]s?(?!\w)")
+
+
+#: The eponyms in use (:func:`eponyms`), derived from the bundled table by
+#: :func:`derive_eponyms` and kept beside it, so that grading need not read the whole table:
+#: ``python -c "from pytest_agentclinic.grading.readings import write_eponyms; write_eponyms()"``
+#: after a table build (a test checks that the two agree).
+EPONYMS_FILE = Path(__file__).with_name("data") / "eponyms.txt"
+
+
+@lru_cache(maxsize=1)
+def eponyms(path: Path = EPONYMS_FILE) -> frozenset[str]:
+    """The eponyms of the terminology's disease names, as key words: each word a source writes
+    in the possessive in a name ("Crohn's disease" gives "crohn", "Graves' disease" "grave",
+    by the normaliser's plural fold, as it reads "Graves" and "Graves'" alike); empty when the
+    file is absent."""
+    if not path.exists():
+        return frozenset()
+    return frozenset(line for line in path.read_text(encoding="utf-8").splitlines()
+                     if line and not line.startswith("#"))
+
+
+def derive_eponyms(table: Path = DATA_FILE) -> frozenset[str]:
+    """:func:`eponyms` read from the terminology table's names."""
+    found: set[str] = set()
+    for row in read_table(table)[1]:
+        for name in row.names:
+            for match in _POSSESSIVE.finditer(name):
+                words = content(match.group(1))
+                if len(words) == 1:
+                    found.add(words[0])
+    return frozenset(found)
+
+
+def write_eponyms(table: Path = DATA_FILE, path: Path = EPONYMS_FILE) -> None:
+    """Write :func:`derive_eponyms` of ``table`` to ``path``, one a line, sorted."""
+    lines = ["# eponyms: words the terminology's disease names write in the possessive, as "
+             "key words (readings.derive_eponyms)", *sorted(derive_eponyms(table))]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    eponyms.cache_clear()
+
+
+_S_WORD = re.compile(r"\b([^\W\d_]{3,})s\b")
+
+
+@bounded_cache
+def possessive(name: str) -> str:
+    """``name`` with an eponym's possessive written without its apostrophe read as one
+    ("Peyronies disease": Peyronie's disease), where the normaliser would read the word as a
+    plural of another ("peyrony", as "biopsies" is read "biopsy"): a word ending in "s" whose
+    stem is one of the :func:`eponyms` and whose own reading is not."""
+    def read(match: re.Match[str]) -> str:
+        stem = content(match.group(1))
+        if len(stem) == 1 and stem[0] in eponyms() and content(match.group(0)) != stem:
+            return f"{match.group(1)}'s"
+        return match.group(0)
+    return _S_WORD.sub(read, name)
