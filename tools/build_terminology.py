@@ -33,6 +33,7 @@ from typing import Any
 # The build helpers live beside this script in the repository's tools/, not in the package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pytest_agentclinic.grading.readings import EPONYMS_FILE, write_eponyms
 from pytest_agentclinic.grading.terminology import (
     ABBREVIATIONS_FILE,
     FORMS_FILE,
@@ -146,6 +147,9 @@ def build(output: Path = DATA_FILE, wheel: Path | None = None,
     write_abbreviations(abbreviations_file, abbreviations(concepts, clusters))
     header = Header(FORMAT_VERSION, normaliser_fingerprint(), site_words(concepts))
     write_table(output, header, table_rows(concepts, clusters))
+    # The eponyms are read off the table's names (readings.derive_eponyms): kept beside it so
+    # the grader's first judgement need not read the whole table.
+    write_eponyms(output, output.with_name(EPONYMS_FILE.name))
     counts: dict[str, int] = {}
     for concept in concepts:
         source = concept.id.split(":")[0]
