@@ -136,7 +136,7 @@ def test_grading_a_long_answer_reads_a_bounded_part(monkeypatch: pytest.MonkeyPa
     from pytest_agentclinic.grading.moderator import OfflineModerator
 
     read: list[int] = []
-    real = rules.extract  # the one grading entry's first stage
+    real = rules.extract  # type: ignore[attr-defined]  # the one entry's first stage
 
     def counting(text: str, **kwargs: bool) -> object:
         read.append(len(text))
