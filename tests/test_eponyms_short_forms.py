@@ -14,7 +14,7 @@ import re
 import pytest
 
 from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.equivalence import judge
+from pytest_agentclinic.grading.equivalence import judge, relate
 from pytest_agentclinic.grading.readings import derive_eponyms, eponyms, possessive
 from pytest_agentclinic.grading.terminology import GENERIC, content
 from pytest_agentclinic.grading.terminology_table import DATA_FILE, read_table
@@ -144,3 +144,12 @@ def test_the_class_words_are_those_the_sources_use_for_one_another() -> None:
     for head in ("disease", "syndrome", "disorder"):
         assert head in GENERIC
         assert len(concepts.get(head, ())) >= 100
+
+
+def test_a_truth_whose_core_is_an_eponym_in_the_possessive_relates_without_end() -> None:
+    # The truth's core ("kaposis sarcoma", its apostrophe dropped) read back as a possessive
+    # had a key of its own, so the core was related to the truth through itself, again and
+    # again (RecursionError on an AgentClinic NEJM case whose choices name Kaposi's sarcoma).
+    found = relate("Lynch syndrome", "Gastrointestinal Kaposi\u2019s sarcoma")
+    assert found.kind == "different"
+    assert relate("Kaposi sarcoma", "Gastrointestinal Kaposi's sarcoma").kind != "different"

@@ -254,7 +254,12 @@ def _via_core(given: str, truth: str, terms: Terminology) -> Relation | None:
     words (:func:`.readings.cores`), or that name itself: an answer naming one of those, or
     a name above it, relates to the truth through it ("Henoch-Schönlein purpura", a name of
     IgA vasculitis, is broader than IgA-mediated small vessel vasculitis)."""
+    own = key(possessive(given))
     for core in cores(truth, terms):
+        if key(possessive(core)) == own:
+            # The answer is itself this core: relating it to the truth "through" itself is
+            # the question being asked (and asked again, without end).
+            continue
         named, above = relate(given, core), relate(core, truth)
         if (named.kind in _RIGHT and not named.family and above.kind in _RIGHT
                 and not above.family):
