@@ -37,6 +37,7 @@ from pathlib import Path
 from benchlib import Server, write_cases
 
 from pytest_agentclinic.grading.terminology_index import ENV as TERMINOLOGY_CACHE
+from pytest_agentclinic.testing.fixture_repo import fixture_repository
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "tests" / "example_triage"
 
@@ -105,26 +106,6 @@ def added(empty: Path, pairs: int, example: bool) -> None:
           f"pairs: without the plugin {statistics.median(plain):.3f} s (median); the plugin "
           f"adds {wall:.3f} s wall (median of the pairs' differences), {cpu:.3f} s CPU "
           f"(goal <= 0.10 s: {'met' if max(wall, cpu) <= 0.10 else 'NOT met'})")
-
-
-#: A repository's data fixtures the plugin must leave alone.
-FIXTURES = {"empty.json": "", "object.json": "{}", "list.json": "[]", "blank.yaml": "",
-            "config.yml": "retries: 3\nnames: [a, b]\n", "header.csv": "id,name,value\n",
-            "lines.jsonl": "{}\n[]\n", "broken.json": "{not json", "rows.csv": "a,b\n1,2\n"}
-
-
-def fixture_repository(root: Path, small_json: int = 2000) -> Path:
-    data = root / "tests" / "data"
-    data.mkdir(parents=True)
-    (root / "tests" / "test_data.py").write_text(
-        "from pathlib import Path\n\n"
-        "def test_fixtures():\n"
-        "    assert (Path(__file__).parent / 'data' / 'empty.json').exists()\n")
-    for name, text in FIXTURES.items():
-        (data / name).write_text(text)
-    for index in range(small_json):
-        (data / f"record{index:04d}.json").write_text(f'{{"id": {index}, "label": "x"}}')
-    return root
 
 
 def outcome(repo: Path, args: list[str]) -> tuple[int, str]:
@@ -201,13 +182,13 @@ def main() -> None:
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agentclinic-startup-") as tmp:
         if opts.only_fixtures:
-            fixtures_run(fixture_repository(Path(tmp) / "fixtures"), opts.pairs)
+            fixtures_run(fixture_repository(Path(tmp) / "fixtures", 2000), opts.pairs)
             return
         empty = Path(tmp) / "empty"
         empty.mkdir()
         added(empty, opts.pairs, example=False)
         added(empty, opts.pairs, example=True)
-        fixtures_run(fixture_repository(Path(tmp) / "fixtures"), opts.pairs)
+        fixtures_run(fixture_repository(Path(tmp) / "fixtures", 2000), opts.pairs)
         work = Path(tmp) / "work"
         work.mkdir()
         first_request(work, opts.runs)

@@ -29,7 +29,7 @@ import yaml
 from helpers import make_case, write_yaml_cases
 from test_llm_server import Start, clinic
 
-from pytest_agentclinic.testing.fake_server import FakeReply, FakeRequest
+from pytest_agentclinic.testing.fake_server import FakeReply, FakeRequest, Script
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "ci.md"
 RUN_ID = "4242"
@@ -233,6 +233,19 @@ def test_the_gate_workflow_runs_as_written(project: Path, fake_server: Start) ->
     assert (project / "baselines/release/results.jsonl").is_file()
 
 
+def diagnosing_every_case() -> Script:
+    """The clinic's replies, with every case diagnosed right: the merge's gate passes."""
+    base = clinic()
+
+    def right(req: FakeRequest) -> FakeReply:
+        if req.role == "doctor" and req.doctor_turn >= 2:
+            case = re.search(r"complaint (\d+)\.", req.system)
+            return FakeReply(f"DIAGNOSIS READY: Condition{case.group(1) if case else 0} disease")
+        return base(req)
+
+    return right
+
+
 def _needs_merge() -> None:
     if shutil.which("agentclinic") is None or subprocess.run(
             ["agentclinic", "merge", "--help"], capture_output=True).returncode != 0:
@@ -265,15 +278,7 @@ def test_the_many_machines_workflow_carries_reports_and_caches_to_the_merge(
     _needs_merge()
     # Thirteen cases: each of the four shards gets some (2, 1, 5, 5: the hash is stable).
     write_yaml_cases(project / "cases" / "c.yaml", [make_case(i) for i in range(1, 14)])
-    base = clinic()
-
-    def right(req: FakeRequest) -> FakeReply:  # every case diagnosed: the merge's gate passes
-        if req.role == "doctor" and req.doctor_turn >= 2:
-            case = re.search(r"complaint (\d+)\.", req.system)
-            return FakeReply(f"DIAGNOSIS READY: Condition{case.group(1) if case else 0} disease")
-        return base(req)
-
-    server = fake_server(right)
+    server = fake_server(diagnosing_every_case())
     runner = run_recipe(project, server.url, only="jobs:\n  shard:", doc=MANY, bash=False)
     job = runner.job_dirs["merge"]
     summary = json.loads((job / "reports/merged/summary.json").read_text())
@@ -302,16 +307,8 @@ def test_the_paced_workflow_shares_the_limit_on_a_server(project: Path, fake_ser
         pytest.skip(f"no valkey-server can start here: {exc}")
     write_yaml_cases(project / "cases" / "c.yaml", [make_case(i) for i in range(1, 14)])
     monkeypatch.setenv("AGENTCLINIC_LIMITS_URL", valkey.url)  # the job's env, as the service
-    base = clinic()
-
-    def right(req: FakeRequest) -> FakeReply:  # every case diagnosed: the merge's gate passes
-        if req.role == "doctor" and req.doctor_turn >= 2:
-            case = re.search(r"complaint (\d+)\.", req.system)
-            return FakeReply(f"DIAGNOSIS READY: Condition{case.group(1) if case else 0} disease")
-        return base(req)
-
     try:
-        server = fake_server(right)
+        server = fake_server(diagnosing_every_case())
         runner = run_recipe(project, server.url, only="jobs:\n  paced:", doc=MANY, bash=False)
         import redis
 

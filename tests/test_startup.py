@@ -16,6 +16,7 @@ import pytest
 from helpers import make_case, write_yaml_cases
 
 from pytest_agentclinic import api
+from pytest_agentclinic.testing.fixture_repo import fixture_repository
 
 EXAMPLE = Path(__file__).parent / "example_triage"
 
@@ -176,29 +177,10 @@ def test_the_first_turn_does_not_wait_for_the_graders_terminology(
         "terminology loaded before the first turn: False"]
 
 
-def fixture_repository(root: Path, small_json: int = 50) -> Path:
-    """A repository that has nothing to do with agents: a test and its data fixtures, the
-    empty and header-only ones included (``benchmarks/bench_startup.py`` makes 2,000)."""
-    data = root / "tests" / "data"
-    data.mkdir(parents=True)
-    (root / "tests" / "test_data.py").write_text(
-        "from pathlib import Path\n\n"
-        "def test_fixtures():\n"
-        "    assert (Path(__file__).parent / 'data' / 'empty.json').exists()\n")
-    for name, text in {"empty.json": "", "object.json": "{}", "list.json": "[]",
-                       "blank.yaml": "", "config.yml": "retries: 3\nnames: [a, b]\n",
-                       "header.csv": "id,name,value\n", "lines.jsonl": "{}\n[]\n",
-                       "broken.json": "{not json", "rows.csv": "a,b\n1,2\n"}.items():
-        (data / name).write_text(text)
-    for index in range(small_json):
-        (data / f"record{index:04d}.json").write_text(f'{{"id": {index}, "label": "x"}}')
-    return root
-
-
 def test_a_repository_of_data_fixtures_is_left_alone(tmp_path: Path) -> None:
     """`pytest tests` in a repository whose fixtures include `{}`, `[]`, zero bytes and a
     header-only CSV: the outcome of `-p no:agentclinic`, and nothing heavy imported."""
-    repo = fixture_repository(tmp_path)
+    repo = fixture_repository(tmp_path, small_json=50)
     runs = [subprocess.run([sys.executable, "-m", "pytest", "tests", "-q", "-p",
                             "no:cacheprovider", *extra], cwd=repo, capture_output=True,
                            text=True, check=False) for extra in ([], ["-p", "no:agentclinic"])]
