@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from .cases.formats import JsonlShape, RecordReader, register_jsonl_shape
     from .cases.formats import register as register_case_format
     from .core.case import Case
-    from .core.extensions import ExtensionError
+    from .core.errors import AgentClinicError, ExtensionError, InputError
     from .core.measures import EncounterMeasures
     from .core.options import Option
     from .core.records import ResultRecord
@@ -81,9 +81,9 @@ if TYPE_CHECKING:
     from .report.tables import Table
 
 __all__ = [
-    "KNOWN_KINDS", "KNOWN_ROLES", "OFFLINE", "Agent", "Case", "CaseError", "EncounterMeasures",
-    "ExtensionError",
-    "Grade", "ItemHeader", "ItemSpec", "JsonlShape", "Judgement", "Moderator", "Option",
+    "KNOWN_KINDS", "KNOWN_ROLES", "OFFLINE", "Agent", "AgentClinicError", "Case", "CaseError",
+    "EncounterMeasures", "ExtensionError", "Grade", "InputError", "ItemHeader", "ItemSpec",
+    "JsonlShape", "Judgement", "Moderator", "Option",
     "PlayContext",
     "Protocol", "RecordReader", "Reply", "ResultRecord", "RoleSpec", "RunOptions", "Table",
     "TableBuilder", "Transcript", "TurnView", "Usage", "Utterance", "Verdict", "Wording",
@@ -105,7 +105,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     **_from(".cases.formats", "JsonlShape", "RecordReader", "register_jsonl_shape"),
     "register_case_format": (".cases.formats", "register"),
     **_from(".core.case", "Case"),
-    **_from(".core.extensions", "ExtensionError"),
+    **_from(".core.errors", "AgentClinicError", "ExtensionError", "InputError"),
     **_from(".core.measures", "EncounterMeasures"),
     **_from(".core.options", "Option"),
     **_from(".core.records", "ResultRecord"),

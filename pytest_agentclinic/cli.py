@@ -12,6 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from .core.errors import AgentClinicError
+
 COMMANDS = ("grade", "validate", "convert", "report", "compare", "import_craftmd", "play", "meld",
             "merge", "merge_cache", "patient_check", "review", "export", "view")
 
@@ -25,27 +27,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"agentclinic {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"{__package__}.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.commands.{name}":
-                raise
-            continue  # a command still being built is simply not offered
-        module.add_parser(sub)
+        importlib.import_module(f"{__package__}.commands.{name}").add_parser(sub)
     return parser
-
-
-#: What damaged or unexpected input raises somewhere below a command (a truncated gzip
-#: stream, a non-UTF-8 byte, a summary.json that is a list, a YAML alias loop...).
-_BAD_INPUT = (OSError, ValueError, EOFError, LookupError, TypeError, AttributeError,
-              RecursionError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``agentclinic`` script.
 
-    Bad input never shows a traceback: one line on stderr naming what could not be read,
-    exit status 2.
+    Bad input never shows a traceback: one line on stderr naming what could not be read
+    (file, line and field), exit status 2.
     """
     args = build_parser().parse_args(argv)
     try:
@@ -54,7 +44,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `agentclinic validate x | head`: the reader left; nothing more to say.
         sys.stderr.close()
         return 1
-    except _BAD_INPUT as exc:
+    except (AgentClinicError, OSError) as exc:
+        # The project's own errors (damaged or invalid input is an InputError naming file,
+        # line and field), and a file that cannot be opened or written.
         from .core.redact import redact
 
         text = " ".join(str(exc).split()) or type(exc).__name__

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
+from ..core.errors import AgentClinicError
 from ..core.heap import FrozenParts
 from . import documents, formats
 from .errors import CaseError as CaseError
@@ -51,7 +52,7 @@ class LoadedFile:
     shared: FrozenParts = field(default_factory=FrozenParts, repr=False, compare=False)
 
 
-class _FieldError(ValueError):
+class _FieldError(AgentClinicError, ValueError):
     def __init__(self, field_name: str, message: str) -> None:
         super().__init__(message)
         self.field = field_name

@@ -30,13 +30,15 @@ from yaml.events import (
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
+from ..core.errors import InputError
+
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
 #: libyaml's safe loader when PyYAML has it (the pure-Python one takes ~15 ms per case, two
 #: minutes for an 8,000-case file), for what needs the whole document's nodes at once.
 WHOLE_LOADER: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class DuplicateKey(ConstructorError):
+class DuplicateKey(ConstructorError, InputError):
     """A mapping gives one key twice."""
 
     def __init__(self, node: MappingNode, key: ScalarNode, first: int) -> None:

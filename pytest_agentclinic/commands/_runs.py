@@ -6,10 +6,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..core.errors import RunDirectoryError
 from ..core.records import ResultRecord
 
 
-class NoRun(Exception):
+class NoRun(RunDirectoryError):
     """The path names no run with results (the message is the line to print)."""
 
 

@@ -16,12 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import InputError
 from ..core.jsonl import json_lines, open_text
 
 ChoiceTable = dict[str, list[str]]
 
 
-class BadLine(ValueError):
+class BadLine(InputError):
     """An input line that cannot be graded; the message names file, line and problem."""
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import InputError
 from ._args import positive
 
 if TYPE_CHECKING:  # the heavy imports wait for ``run`` so ``agentclinic --help`` stays instant
@@ -36,7 +37,7 @@ USAGE_ERROR, ENCOUNTER_ERROR, INTERRUPTED = 2, 3, 130
 _ANSWERS = ("answer", "test_result", "image_result")
 
 
-class PlayError(Exception):
+class PlayError(InputError):
     """A problem with the arguments or the case file: reported in one line, exit status 2."""
 
 

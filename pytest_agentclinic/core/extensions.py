@@ -33,16 +33,13 @@ from collections.abc import Callable, Iterator
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from .errors import ExtensionError as ExtensionError  # re-exported: callers name it here
+
 PROTOCOLS = "pytest_agentclinic.protocols"
 CASE_FORMATS = "pytest_agentclinic.case_formats"
 REPORT_TABLES = "pytest_agentclinic.report_tables"
 #: JSON-lines record shapes (``.jsonl`` is built in: recognised by the records' keys).
 JSONL_SHAPES = "pytest_agentclinic.jsonl_shapes"
-
-
-class ExtensionError(ValueError):
-    """An installed extension's entry point could not be loaded or is not what its group
-    needs; the message names the entry point and its distribution."""
 
 
 @functools.cache

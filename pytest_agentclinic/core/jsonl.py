@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
 
+from .errors import InputError
+
 
 def open_text(path: Path, mode: str = "rt") -> IO[str]:
     """Open ``path`` as UTF-8 text; a ``.gz`` file is (de)compressed on the fly.
@@ -32,7 +34,7 @@ class Line:
     reason: str = ""
 
 
-class DamagedFile(ValueError):
+class DamagedFile(InputError):
     """The file itself cannot be read to its end (a truncated gzip stream, binary data)."""
 
 

@@ -41,6 +41,7 @@ from rapidfuzz.distance import Levenshtein
 from ..cases.craftmd_csv import read_table
 from ..cases.loaders import CASE_SUFFIXES, load_case_file
 from ..core.case import Case
+from ..core.errors import InputError
 from ..llm.caller import ModelCaller
 from ..llm.errors import FatalLLMError, LLMError
 
@@ -60,7 +61,7 @@ PROMPT = (
 CSV_COLUMN = "case_vignette"
 
 
-class MeldInputError(ValueError):
+class MeldInputError(InputError):
     """An input file that cannot be read at all (missing, wrong format, wrong columns)."""
 
 

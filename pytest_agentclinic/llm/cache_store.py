@@ -22,6 +22,8 @@ from typing import Any
 
 import diskcache
 
+from ..core.errors import InputError
+
 #: The reserved entry naming the format of every other entry.
 FORMAT_KEY = "\x1fagentclinic-cache-format"
 #: This version's format: values are JSON objects as text.
@@ -30,7 +32,7 @@ FORMAT = "json-1"
 _MODE_RAW, _MODE_TEXT = diskcache.core.MODE_RAW, diskcache.core.MODE_TEXT
 
 
-class CacheFormatError(ValueError):
+class CacheFormatError(InputError):
     """A cache this version does not read (pickled values, another format, damage)."""
 
 

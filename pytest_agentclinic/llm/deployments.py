@@ -21,11 +21,12 @@ from typing import Any
 
 import yaml
 
+from ..core.errors import InputError
 from ..core.redact import register_params
 from .limiter import Budget
 
 
-class ModelsFileError(ValueError):
+class ModelsFileError(InputError):
     """A models file that cannot be used; the message names the file, entry and field."""
 
 

@@ -19,8 +19,10 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from ..core.errors import AgentClinicError
 
-class EncounterLimitReached(Exception):
+
+class EncounterLimitReached(AgentClinicError):
     """The encounter used more than its budget (not an :class:`LLMError`: nothing failed)."""
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.errors import AgentClinicError
 from ..core.redact import redact
 
 
-class LLMError(Exception):
+class LLMError(AgentClinicError):
     """Base of every model-call failure. Never a wrong diagnosis; never cached."""
 
 

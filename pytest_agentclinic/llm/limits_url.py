@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import urllib.parse
 
+from ..core.errors import InputError
 from ..core.redact import redact
 
 #: The environment variable a CI ``services:`` block may set instead of the option.
@@ -18,7 +19,7 @@ SCHEMES = ("redis", "rediss", "valkey", "valkeys")
 TIMEOUT_S = 2.0
 
 
-class LimitsURLError(ValueError):
+class LimitsURLError(InputError):
     """A ``--agent-limits-url`` that is not a Redis URL."""
 
 

@@ -38,6 +38,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..core.errors import AgentClinicError
 from ..core.redact import redact
 from .limits_url import ENV as ENV
 from .limits_url import TIMEOUT_S, client_url
@@ -102,7 +103,7 @@ def schedule_key(kind: str, rate_per_minute: float, model: str, where: Iterable[
     return f"{KEY_PREFIX}:{readable}:{kind}={rate_per_minute:.6g}:{digest}"
 
 
-class ServerLost(Exception):
+class ServerLost(AgentClinicError):
     """The limits server did not answer: pace on this process's share."""
 
 

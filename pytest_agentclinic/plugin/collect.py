@@ -13,6 +13,7 @@ from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from ..cases.loaders import CaseError, LoadedFile
 from ..core.case import Case
+from ..core.errors import AgentClinicError, InputError
 from ..core.text import terminal_safe
 from ..core.transcript import Transcript
 from ..protocols.base import ItemSpec
@@ -35,15 +36,15 @@ class _Message(TerminalRepr):
             tw.line(line)
 
 
-class CaseLoadError(Exception):
+class CaseLoadError(InputError):
     """A case record that could not be read; shown as a collection error for its line."""
 
 
-class EncounterError(Exception):
+class EncounterError(AgentClinicError):
     """The encounter ended in an infrastructure failure: the item's outcome is *error*."""
 
 
-class EncounterFailed(AssertionError):
+class EncounterFailed(AgentClinicError, AssertionError):
     """The moderator judged the diagnosis wrong, or none was given."""
 
 

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..core.errors import AgentClinicError
 from ..core.transcript import Transcript
 from ..llm.limiter import CALL_PRIORITY
 
@@ -27,7 +28,7 @@ T = TypeVar("T")
 Admission = Callable[[], "str | None"]
 
 
-class NotPlayed(Exception):
+class NotPlayed(AgentClinicError):
     """The encounter was never started (the run stopped starting new ones)."""
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import InputError
 from ..core.records import ResultRecord
 from . import rundir
 from .run_summary import build_summary
@@ -24,7 +25,7 @@ MUST_AGREE = ("protocol", "roles", "turn_budgets", "biases", "image_modes", "exp
 #: Summary fields that are counts: the merged run's value is the sum.
 
 
-class MergeError(ValueError):
+class MergeError(InputError):
     """The runs cannot be merged; the message says which and why."""
 
 

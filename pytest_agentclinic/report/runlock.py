@@ -15,14 +15,16 @@ import os
 from pathlib import Path
 from typing import IO
 
+from ..core.errors import RunDirectoryError
+
 LOCK = ".lock"
 
 
-class RunInUse(Exception):
+class RunInUse(RunDirectoryError):
     """Another live process holds the run directory."""
 
 
-class RunDirError(Exception):
+class RunDirError(RunDirectoryError):
     """The run directory cannot be created or written (read-only, a file in its place)."""
 
 

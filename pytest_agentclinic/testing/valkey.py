@@ -22,8 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..core.errors import AgentClinicError
 
-class ValkeyUnavailable(RuntimeError):
+
+class ValkeyUnavailable(AgentClinicError, RuntimeError):
     """No valkey-server could be started here (the reason is the message)."""
 
 
