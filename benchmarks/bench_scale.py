@@ -41,7 +41,7 @@ from types import SimpleNamespace
 
 import yaml
 
-from pytest_agentclinic.plugin.session import _Ahead
+from pytest_agentclinic.plugin.scheduling import Ahead
 
 # What both children start with: their imports and their own peak memory.
 PRELUDE = """
@@ -113,7 +113,7 @@ def lookahead_ratio(n: int) -> tuple[float, float]:
                 submitted.add(id(upcoming))
     old = time.perf_counter() - start
     submitted.clear()
-    session, ahead = SimpleNamespace(items=items), _Ahead(lead=64)
+    session, ahead = SimpleNamespace(items=items), Ahead(lead=64)
     start = time.perf_counter()
     for item in items:  # the session's: a bounded lead ahead, each item handed out once
         for upcoming in ahead(session, item):  # type: ignore[arg-type]

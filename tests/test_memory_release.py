@@ -21,7 +21,7 @@ from helpers import make_case, osce_line, write_yaml_cases
 from pytest_agentclinic.cases import yaml_stream
 from pytest_agentclinic.core.records import ResultRecord
 from pytest_agentclinic.core.transcript import Perception, Usage
-from pytest_agentclinic.plugin.session import _Ahead
+from pytest_agentclinic.plugin.scheduling import Ahead
 from pytest_agentclinic.report.rundir import ResultsStream, load_records, write_results
 
 
@@ -260,7 +260,7 @@ def test_a_bad_case_file_raises_what_yaml_load_raises(text: str) -> None:
 def test_each_item_is_submitted_once_and_a_bounded_lead_ahead() -> None:
     items = [object() for _ in range(50)]
     session = SimpleNamespace(items=items)
-    ahead = _Ahead(lead=8)
+    ahead = Ahead(lead=8)
     handed: list[object] = []
     for i, item in enumerate(items):
         handed += ahead(session, item)  # type: ignore[arg-type]

@@ -1,9 +1,9 @@
 """A person at the terminal playing the doctor or the patient of an encounter.
 
-:class:`HumanAgent` implements the :class:`~.base.Agent` protocol, so the engine runs a
-person exactly as it runs a model: it shows what the agent is shown (the objective and the
-interactions left for a doctor; the case sheet and the doctor's questions for a patient) and
-returns the line the person types.
+:class:`HumanAgent` implements the :class:`~pytest_agentclinic.core.roles.Agent` protocol,
+so the engine runs a person exactly as it runs a model: it shows what the agent is shown (the
+objective and the interactions left for a doctor; the case sheet and the doctor's questions
+for a patient) and returns the line the person types.
 
 Leaving: end of input (Ctrl-D) or two empty lines in a row raise :class:`EncounterAbandoned`,
 which carries the conversation so far, so the caller can still save and grade it (a doctor
@@ -18,6 +18,7 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal, NoReturn
 
+from ..core.errors import AgentClinicError
 from ..core.roles import Reply, TurnView
 from ..core.transcript import Utterance
 from ..grading.markers import after_ready
@@ -47,7 +48,7 @@ _TEST_REQUEST = re.compile(r"request\s+tests?\s*[:\-]\s*[^\s.*]", re.I)
 LineReader = Callable[[str], Awaitable[str | None]]
 
 
-class EncounterAbandoned(Exception):
+class EncounterAbandoned(AgentClinicError):
     """The person left (end of input or repeated empty lines) before the encounter ended."""
 
     def __init__(self, role: HumanRole, turn: int, history: Sequence[Utterance]) -> None:
@@ -107,7 +108,8 @@ def _rating(view: TurnView) -> bool:
 
 
 class HumanAgent:
-    """The person at the terminal, as a doctor or patient :class:`~.base.Agent`."""
+    """The person at the terminal, as a doctor or patient
+    :class:`~pytest_agentclinic.core.roles.Agent`."""
 
     model = "human"
     prompt_version = VERSION

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,8 +25,8 @@ from typing import Literal, Protocol
 from .terminology import Key, key
 from .terminology import tokens as key_words
 from .terminology_index import cache_dirs, open_index
-from .terminology_memory import TIERS, MemoryIndex, Tier, joined, load_memory, reach
-from .terminology_table import DATA_FILE, Row
+from .terminology_memory import TIERS, Tier, joined, load_memory, reach
+from .terminology_table import DATA_FILE
 
 __all__ = ["BREADTH_ORDER", "SOURCES", "TIERS", "Backend", "Link", "LinkKind", "Terminology",
            "Tier", "default_terminology", "terminology_loaded"]
@@ -95,12 +94,6 @@ class Terminology:
         #: an answer adding only such words to the truth names the truth at a site.
         self.site_words = backend.site_words
         self._signs: dict[str, bool] = {}
-
-    @classmethod
-    def from_rows(cls, rows: Iterable[Row], site_words: frozenset[str] = frozenset(),
-                  rekey: bool = False) -> Terminology:
-        """A terminology of these rows, in memory (``rekey``: recompute the stored keys)."""
-        return cls(MemoryIndex(rows, site_words, rekey))
 
     @classmethod
     def load(cls, path: Path = DATA_FILE,

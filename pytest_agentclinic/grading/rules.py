@@ -30,14 +30,13 @@ from functools import cached_property
 from typing import Literal
 
 from ..core.case import Case
+from ..core.roles import OFFLINE as OFFLINE  # ``decided_by`` of a verdict the rules were sure of
 from .equivalence import RelationKind
 from .extract import extract
 from .kinds import kind
 from .parse import Extraction
 from .relate import NameRelation, Related
 
-#: ``decided_by`` of a verdict the rules were sure of.
-OFFLINE = "offline"
 #: ``decided_by`` of a verdict the rules were unsure of, with no model to ask.
 OFFLINE_UNSURE = "offline (unsure)"
 

@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-#: The built-in agent's model name.
-OFFLINE = "offline"
+from ..core.roles import OFFLINE as OFFLINE  # the built-in agent's model name
 
 #: Each provider's key variables (any one will do), the first is the one to name. Providers
 #: not listed (bedrock, vertex_ai, ollama, hosted_vllm, ...) authenticate otherwise or need

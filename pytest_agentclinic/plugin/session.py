@@ -53,9 +53,6 @@ from .scheduling import (
 from .scheduling import window as window_of
 from .settings import Settings
 
-#: The name tests and benchmarks import.
-_Ahead = Ahead
-
 #: How the error of the item that met a fatal model error begins.
 FATAL_PREFIX = "fatal model error"
 

@@ -56,11 +56,6 @@ def varied_fields(records: Sequence[ResultRecord]) -> tuple[str, ...]:
                  if len({field_value(r, f) for r in records}) > 1)
 
 
-def condition_of(record: ResultRecord, fields: Sequence[str]) -> dict[str, str]:
-    """The record's values of ``fields``."""
-    return {f: field_value(record, f) for f in fields}
-
-
 def condition_label(condition: dict[str, str]) -> str:
     """``bias=none, turn_budget=20``; empty when nothing varies."""
     return ", ".join(f"{k}={v}" for k, v in condition.items())
@@ -123,8 +118,3 @@ def gate_cells(records: Sequence[ResultRecord], on: Sequence[str]) -> list[Cell]
         cells.append(Cell(key[0], condition, tuple(mine),
                           {f: n for f, n in spread.items() if n > 1}))
     return cells
-
-
-def describe_selection(on: Sequence[str]) -> str:
-    """How the cells were chosen, for the gate's header line."""
-    return ", ".join(on) if on else "default"
