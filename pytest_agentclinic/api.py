@@ -71,11 +71,11 @@ if TYPE_CHECKING:
     )
     from .grading.pipeline import Grade
     from .grading.pipeline import grade_choice as grade_multiple_choice
-    from .protocols.agentclinic import settled
     from .protocols.base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, Wording
     from .protocols.registry import get as get_protocol
     from .protocols.registry import names as protocol_names
     from .protocols.registry import register as register_protocol
+    from .protocols.runner import settled
     from .report.table_registry import TableBuilder
     from .report.table_registry import register as register_report_tables
     from .report.tables import Table
@@ -115,7 +115,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     **_from(".grading.pipeline", "Grade"),
     #: Grade a multiple-choice answer (letter, option text or paraphrase) against the truth.
     "grade_multiple_choice": (".grading.pipeline", "grade_choice"),
-    **_from(".protocols.agentclinic", "settled"),
+    **_from(".protocols.runner", "settled"),
     **_from(".protocols.base", "ItemSpec", "PlayContext", "Protocol", "RoleSpec",
             "RunOptions", "Wording"),
     "get_protocol": (".protocols.registry", "get"),

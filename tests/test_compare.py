@@ -173,9 +173,9 @@ def test_duplicates_name_the_field_they_differ_in(tmp_path: Path,
 
 def test_pair_default_is_in_step_with_the_library() -> None:
     from pytest_agentclinic.commands.compare import PAIR_DEFAULT
-    from pytest_agentclinic.report.comparison import CONDITION_FIELDS
+    from pytest_agentclinic.report.comparison import PAIRED_BY_DEFAULT
 
-    assert PAIR_DEFAULT.split(",") == list(CONDITION_FIELDS)
+    assert PAIR_DEFAULT.split(",") == list(PAIRED_BY_DEFAULT)
     assert run_cli(["compare", "a", "b", "--pair-on", "colour"])[0] == 2
 
 

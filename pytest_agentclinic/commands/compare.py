@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 #: Listed here, not imported, so ``--help`` does not pay numpy's import; a test keeps this in
 #: step with statistics.GROUP_FIELDS.
 FIELDS_HELP = "doctor, patient, bias, specialty, dataset, turn_budget, experiment, answer_format"
-#: comparison.CONDITION_FIELDS, listed for the same reason (a test keeps them in step).
+#: comparison.PAIRED_BY_DEFAULT, listed for the same reason (a test keeps them in step).
 PAIR_DEFAULT = "bias,turn_budget,experiment,answer_format"
 
 
@@ -50,8 +50,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--doctor-b", default=None, metavar="MODEL",
                         help="keep only this doctor's items of RUN_B")
     parser.add_argument("--pair-on", default=None, metavar="FIELD[,FIELD]",
-                        help=f"the condition fields items pair on besides dataset, case and "
-                             f"sample (default: {PAIR_DEFAULT}; also: patient). Leave a field "
+                        help=f"the conditions items pair on besides dataset, case and "
+                             f"sample (default: {PAIR_DEFAULT} and a protocol's own "
+                             f"conditions; also: patient). Leave a condition "
                              f"out to pair across it, e.g. runs with different turn budgets: "
                              f"--pair-on bias,experiment,answer_format")
     parser.add_argument("--flips", type=positive, default=8, metavar="N",
@@ -72,10 +73,11 @@ def run(args: argparse.Namespace) -> int:
     from ..report.statistics import check_fields, condition_names
 
     try:
-        on = (st.check_pair_fields([f.strip() for f in args.pair_on.split(",") if f.strip()])
-              if args.pair_on is not None else st.CONDITION_FIELDS)
         a = _load(args.run_a, args.doctor_a)
         b = _load(args.run_b, args.doctor_b)
+        on = (st.check_pair_fields([f.strip() for f in args.pair_on.split(",") if f.strip()],
+                                   [*a, *b])
+              if args.pair_on is not None else st.pair_fields([*a, *b]))
         # A protocol's own conditions (MediQ's setting) group like the built-in fields.
         groupings = [check_fields([f.strip() for f in spec.split(",") if f.strip()],
                                   condition_names([*a, *b]))

@@ -59,13 +59,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _protocol_tables(records: list[Any]) -> list[Any]:
     """The tables each protocol of ``records`` adds for its own records (installed ones)."""
-    from ..protocols import registry
-    from ..report import table_registry
+    from ..protocols.registry import protocol_tables
 
-    out = []
-    for name in dict.fromkeys(r.protocol for r in records):
-        mine = [r for r in records if r.protocol == name]
-        if name in registry.names():
-            out += registry.get(name)().tables(mine, 2000)
-        out += table_registry.tables_for(name, mine, 2000)
-    return out
+    return protocol_tables(records, 2000)

@@ -20,6 +20,10 @@ Role = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]+$")]
 Kind = Role
 #: ``limit``: the encounter used more than its per-encounter budget (tokens or cost).
 Outcome = Literal["correct", "incorrect", "no_diagnosis", "limit", "error"]
+#: The conditions every item has, whatever its protocol (header fields; the patient's is its
+#: model). A protocol's own conditions follow them, from ``ItemHeader.conditions``; readers
+#: take both through :meth:`ItemHeader.condition`, so the reports treat them alike.
+BUILTIN_CONDITIONS = ("patient", "bias", "turn_budget", "experiment", "answer_format")
 
 
 class Usage(BaseModel):
@@ -119,6 +123,23 @@ class ItemHeader(BaseModel):
     #: Wall-clock start (epoch seconds) and length of the encounter.
     started_at: float = 0.0
     duration_s: float = 0.0
+
+    def condition(self, name: str) -> str:
+        """The item's value of condition ``name`` as the reports show it, a built-in one or
+        its protocol's own (``-`` where the item has none)."""
+        if name == "patient":
+            return self.models.get("patient", "?")
+        if name == "turn_budget":
+            return str(self.turn_budget)
+        if name in ("bias", "experiment", "answer_format"):
+            value: str | None = getattr(self, name)
+            return value or "-"
+        return self.conditions.get(name, "-")
+
+    def condition_values(self) -> dict[str, str]:
+        """Every condition of the item by name: the built-in ones, then its protocol's own."""
+        return {**{name: self.condition(name) for name in BUILTIN_CONDITIONS},
+                **self.conditions}
 
     def header(self) -> dict[str, Any]:
         """The header's fields only (what a result record copies)."""

@@ -28,6 +28,7 @@ from ..core.jsonl import json_lines
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript, Verdict
 from ..grading.craftmd_grader import CraftMDGrader
+from ..protocols.craftmd_tables import craftmd_table
 from ..report.run_summary import build_summary
 from ..report.rundir import (
     gc_paused,
@@ -35,7 +36,7 @@ from ..report.rundir import (
     write_reports_text,
     write_results,
 )
-from ..report.tables import craftmd_table, overview
+from ..report.tables import overview
 
 #: Bootstrap resamples of the tables written at import (the report command uses 10,000).
 IMPORT_RESAMPLES = 2_000

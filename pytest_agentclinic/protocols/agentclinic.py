@@ -6,14 +6,13 @@ repeat. An axis appears in the item's id only when it has several values, so ids
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..agents.biases import (
     BIAS_PROMPT_VERSION,
@@ -40,12 +39,15 @@ from ..grading.moderator import OfflineModerator
 from ..grading.pipeline import grade_answer
 from ..grading.rules import Policy
 from ..llm.caller import ModelCaller
-from ..llm.encounter_limits import EncounterLimitReached
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
 from .base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, diagnostic_measures
 from .builtin_options import AGENTCLINIC_OPTIONS
-from .runner import stage, track
+from .runner import settled, stage, track
+
+if TYPE_CHECKING:  # the report's tables (and numpy) load when a report asks for them
+    from ..core.records import ResultRecord
+    from ..report.tables import Table
 
 _TEST = re.compile(r"request\s+tests?\s*[:\-]\s*(.+)", re.I)
 _IMAGES = re.compile(r"request\s+images?\b", re.I)
@@ -190,25 +192,6 @@ async def run_encounter(case: Case, cast: Cast, *, budget: int, sample: int,
     return t
 
 
-@contextlib.contextmanager
-def settled(t: Transcript) -> Iterator[None]:
-    """Time an encounter; a model failure ends it as outcome *error* (never a wrong
-    diagnosis), and a :class:`FatalLLMError` is recorded, then re-raised to stop the session."""
-    started = time.perf_counter()
-    try:
-        yield
-    except FatalLLMError as exc:
-        t.outcome, t.error = "error", str(exc)
-        raise
-    except LLMError as exc:
-        t.outcome, t.error = "error", f"{type(exc).__name__}: {exc}"
-    except EncounterLimitReached as exc:
-        # A budget, not a failure: the partial transcript stays, and no verdict is given.
-        t.outcome, t.error = "limit", str(exc)
-    finally:
-        t.duration_s = time.perf_counter() - started
-
-
 def _refusals(t: Transcript) -> list[str]:
     """The biased role, when its model visibly refused to play the bias."""
     if t.bias == "none":
@@ -321,6 +304,13 @@ class AgentClinic(Protocol):
     def measures(self, case: Case, transcript: Transcript) -> EncounterMeasures | None:
         """The information-gathering measures: this protocol is a diagnostic interview."""
         return diagnostic_measures(case, transcript)
+
+    def tables(self, records: Sequence[ResultRecord], resamples: int) -> list[Table]:
+        """Accuracy by bias (and by specialty and bias), by image mode, and the patient's
+        perception of the doctor, as the records call for them."""
+        from .agentclinic_tables import agentclinic_tables
+
+        return agentclinic_tables(records, resamples)
 
     def summary_fields(self, options: Mapping[str, Any]) -> dict[str, Any]:
         """The bias variants and image modes of the run."""

@@ -41,11 +41,11 @@ from ..grading.moderator import OfflineModerator
 from ..grading.pipeline import grade_answer, grade_choice
 from ..grading.rules import Policy
 from ..llm.limiter import CALL_PRIORITY
-from ..report.tables import Table, craftmd_table
+from ..report.tables import Table
 from . import base
-from .agentclinic import settled
 from .builtin_options import CRAFTMD_OPTIONS
-from .runner import stage, track
+from .craftmd_tables import craftmd_table
+from .runner import settled, stage, track
 
 _FINAL = re.compile(r"final\s+diagnosis", re.I)
 

@@ -114,11 +114,26 @@ def all_options() -> tuple[Option, ...]:
     return tuple(seen.values())
 
 
+def all_conditions() -> tuple[str, ...]:
+    """The own conditions of every registered protocol, each name once (the built-in ones
+    have none: theirs are the item header's)."""
+    _load_installed()
+    return tuple(dict.fromkeys(name for protocol in _PROTOCOLS.values()
+                               if protocol is not None for name in protocol.conditions))
+
+
 def report_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> list[Table]:
-    """Every table of a run: the common ones, with each protocol's own for its records (the
-    protocol's :meth:`~.base.Protocol.tables` and any the table registry holds for it)."""
-    from ..report import table_registry
+    """Every table of a run: the common ones, with each protocol's own for its records."""
     from ..report.tables import build_tables
+
+    return build_tables(records, resamples, protocol_tables(records, resamples))
+
+
+def protocol_tables(records: Sequence[ResultRecord], resamples: int) -> list[Table]:
+    """Each protocol's own tables for its records: the protocol's
+    :meth:`~.base.Protocol.tables` (when it is installed) and any the table registry holds
+    for it."""
+    from ..report import table_registry
 
     _load_installed()
     extra: list[Table] = []
@@ -127,4 +142,4 @@ def report_tables(records: Sequence[ResultRecord], resamples: int = 10_000) -> l
         if name in _PROTOCOLS:
             extra += get(name)().tables(mine, resamples)
         extra += table_registry.tables_for(name, mine, resamples)
-    return build_tables(records, resamples, extra)
+    return extra

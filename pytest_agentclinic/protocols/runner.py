@@ -1,7 +1,8 @@
 """Runs encounters concurrently on an asyncio loop in a background thread.
 
 pytest runs items one after another; the runner lets a process keep up to ``concurrency``
-encounters in flight while items wait for their own result in order.
+encounters in flight while items wait for their own result in order. :func:`settled` is how
+every protocol's encounter ends when a model call fails (``api.settled``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ import functools
 import gc
 import itertools
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..core.errors import AgentClinicError
 from ..core.transcript import Transcript
+from ..llm.encounter_limits import EncounterLimitReached
+from ..llm.errors import FatalLLMError, LLMError
 from ..llm.limiter import CALL_PRIORITY
 
 T = TypeVar("T")
@@ -30,6 +34,25 @@ Admission = Callable[[], "str | None"]
 
 class NotPlayed(AgentClinicError):
     """The encounter was never started (the run stopped starting new ones)."""
+
+
+@contextlib.contextmanager
+def settled(t: Transcript) -> Iterator[None]:
+    """Time an encounter; a model failure ends it as outcome *error* (never a wrong
+    diagnosis), and a :class:`FatalLLMError` is recorded, then re-raised to stop the session."""
+    started = time.perf_counter()
+    try:
+        yield
+    except FatalLLMError as exc:
+        t.outcome, t.error = "error", str(exc)
+        raise
+    except LLMError as exc:
+        t.outcome, t.error = "error", f"{type(exc).__name__}: {exc}"
+    except EncounterLimitReached as exc:
+        # A budget, not a failure: the partial transcript stays, and no verdict is given.
+        t.outcome, t.error = "limit", str(exc)
+    finally:
+        t.duration_s = time.perf_counter() - started
 
 
 @dataclass

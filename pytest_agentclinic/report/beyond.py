@@ -18,9 +18,9 @@ import numpy as np
 from ..core.records import ResultRecord
 from .charts import SERIES_COLOURS, card
 from .statistics import (
-    GROUP_FIELDS,
     GroupKey,
     accuracy_table,
+    field_value,
     group_rng,
     key_label,
     natural_key,
@@ -110,7 +110,7 @@ def gathering_table(records: Sequence[ResultRecord], by: Sequence[str],
     groups: dict[GroupKey, list[ResultRecord]] = {}
     for r in records:
         if r.measures is not None:
-            groups.setdefault(tuple(GROUP_FIELDS[f](r) for f in by), []).append(r)
+            groups.setdefault(tuple(field_value(r, f) for f in by), []).append(r)
     rows, data = [], []
     for key in sorted(groups, key=lambda k: tuple(natural_key(v) for v in k)):
         stats = {m.name: mean_ci(groups[key], m, key, resamples) for m in MEASURES}
@@ -150,7 +150,7 @@ def beyond_tables(records: Sequence[ResultRecord], resamples: int) -> list[Table
         return []
     tables = [gathering_table(measured, ("doctor",), resamples)]
     for field_name in ("specialty", "bias"):
-        if len({GROUP_FIELDS[field_name](r) for r in measured}) > 1:
+        if len({field_value(r, field_name) for r in measured}) > 1:
             tables.append(gathering_table(measured, ("doctor", field_name), resamples))
     return tables
 

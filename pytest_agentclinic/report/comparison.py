@@ -15,9 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core.records import ResultRecord
+from ..core.transcript import BUILTIN_CONDITIONS
 from .clustered import sign_flip_two_sided
 from .statistics import (
-    GROUP_FIELDS,
     FloatArray,
     GroupKey,
     _Row,
@@ -33,31 +33,37 @@ from .statistics import (
 
 # --- paired comparison ---------------------------------------------------------------------
 
-#: Fields that name an item's condition independently of the doctor: by default items of
-#: runs A and B pair when dataset, case, sample and all of these agree. ``--pair-on`` picks a
-#: subset, e.g. to pair runs made with different turn budgets.
-CONDITION_FIELDS = ("bias", "turn_budget", "experiment", "answer_format")
-#: What ``--pair-on`` may name (the patient model too, for runs that vary it).
-PAIR_FIELDS = (*CONDITION_FIELDS, "patient")
+#: The built-in conditions items of runs A and B pair on by default (with dataset, case and
+#: sample): all but the patient model, so runs made with different patient models compare.
+#: A protocol's own conditions pair by default too (:func:`pair_fields`); ``--pair-on``
+#: picks any of them, e.g. to pair runs made with different turn budgets.
+PAIRED_BY_DEFAULT = tuple(f for f in BUILTIN_CONDITIONS if f != "patient")
 
 PairKey = tuple[str, ...]
 Pair = tuple[ResultRecord, ResultRecord]
 
 
-def check_pair_fields(fields: Sequence[str]) -> tuple[str, ...]:
-    """Return ``fields``; raise ValueError naming the allowed ones on a bad one."""
-    bad = [f for f in fields if f not in PAIR_FIELDS]
+def pair_fields(records: Iterable[ResultRecord]) -> tuple[str, ...]:
+    """The conditions items pair on by default: :data:`PAIRED_BY_DEFAULT`, then every
+    protocol condition ``records`` carry (items under different ones are not repeats)."""
+    return (*PAIRED_BY_DEFAULT, *condition_names(records))
+
+
+def check_pair_fields(fields: Sequence[str],
+                      records: Iterable[ResultRecord] = ()) -> tuple[str, ...]:
+    """Return ``fields``; raise ValueError naming the allowed ones on a bad one (any
+    condition: a built-in one or a protocol's own that ``records`` carry)."""
+    allowed = (*BUILTIN_CONDITIONS, *condition_names(records))
+    bad = [f for f in fields if f not in allowed]
     if bad:
         raise ValueError(f"--pair-on: unknown field(s) {', '.join(bad)}; choose from "
-                         f"{', '.join(PAIR_FIELDS)} (dataset, case and sample always pair)")
+                         f"{', '.join(allowed)} (dataset, case and sample always pair)")
     return tuple(fields)
 
 
-def pair_key(r: ResultRecord, on: Sequence[str] = CONDITION_FIELDS) -> PairKey:
-    """Dataset, case, sample and the ``on`` fields of an item."""
-    # A protocol's own conditions always pair: items under different ones are not repeats.
-    return (r.dataset, r.case_id, str(r.sample), *(GROUP_FIELDS[f](r) for f in on),
-            *(f"{k}={v}" for k, v in sorted(r.conditions.items())))
+def pair_key(r: ResultRecord, on: Sequence[str]) -> PairKey:
+    """Dataset, case, sample and the item's values of the ``on`` conditions."""
+    return (r.dataset, r.case_id, str(r.sample), *(r.condition(f) for f in on))
 
 
 @dataclass(frozen=True)
@@ -74,13 +80,15 @@ class Pairing:
 
 
 def pair_records(a_records: Iterable[ResultRecord], b_records: Iterable[ResultRecord],
-                 on: Sequence[str] = CONDITION_FIELDS) -> Pairing:
-    """Pair the items of two runs by :func:`pair_key` over the ``on`` fields.
+                 on: Sequence[str] | None = None) -> Pairing:
+    """Pair the items of two runs by :func:`pair_key` over the ``on`` conditions (by
+    default :func:`pair_fields` of both runs' records).
 
     Raises ValueError when a run holds one key twice (e.g. several doctors in one run),
     naming the field the duplicates differ in: such a pairing would be ambiguous.
     """
     a_list, b_list = list(a_records), list(b_records)
+    on = pair_fields([*a_list, *b_list]) if on is None else on
     a, b = _index(a_list, "A", on), _index(b_list, "B", on)
     pairs: list[Pair] = []
     errors = 0
@@ -99,8 +107,12 @@ def pair_records(a_records: Iterable[ResultRecord], b_records: Iterable[ResultRe
 
 
 def _values(records: Sequence[ResultRecord], field: str) -> set[str]:
-    return {GROUP_FIELDS[field](r) if field in GROUP_FIELDS else str(getattr(r, field))
+    return {str(getattr(r, field)) if field in _ITEM_FIELDS else r.condition(field)
             for r in records}
+
+
+#: What tells items apart besides their conditions.
+_ITEM_FIELDS = ("case_id", "sample", "doctor", "image_mode")
 
 
 def _show(values: set[str], limit: int = 4) -> str:
@@ -133,8 +145,8 @@ def _index(records: Iterable[ResultRecord], name: str,
         key = pair_key(r, on)
         if key in index:
             other = index[key]
-            differ = [f for f in ("doctor", *PAIR_FIELDS, "image_mode")
-                      if _values([r], f) != _values([other], f)]
+            differ = [f for f in ("doctor", *BUILTIN_CONDITIONS, *condition_names([r, other]),
+                                  "image_mode") if _values([r], f) != _values([other], f)]
             how = (f"they differ in {', '.join(differ)}" if differ
                    else "they are the same item twice")
             raise ValueError(

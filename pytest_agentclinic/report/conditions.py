@@ -22,10 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.records import ResultRecord
-from .statistics import field_value, natural_key
+from ..core.transcript import BUILTIN_CONDITIONS
+from .statistics import natural_key
 
-#: The fields that make an item's condition (not the doctor, the case or the sample).
-CONDITION_FIELDS = ("patient", "bias", "turn_budget", "experiment", "answer_format")
 #: The keywords ``--agent-gate-on`` accepts besides ``FIELD=VALUE``.
 GATE_ON_KEYWORDS = ("default", "all", "pooled")
 
@@ -33,7 +32,7 @@ GATE_ON_KEYWORDS = ("default", "all", "pooled")
 def check_gate_on(values: Sequence[str], extra: Sequence[str] = ()) -> tuple[str, ...]:
     """Return ``values``; raise ValueError naming what is allowed on a bad one (``extra``:
     the run's protocol's own condition names)."""
-    fields = (*CONDITION_FIELDS, *extra)
+    fields = (*BUILTIN_CONDITIONS, *extra)
     for value in values:
         field, sep, wanted = value.partition("=")
         if value in GATE_ON_KEYWORDS or (sep and field in fields and wanted):
@@ -47,13 +46,13 @@ def condition_fields(records: Sequence[ResultRecord]) -> tuple[str, ...]:
     """The built-in condition fields, then every protocol condition the records carry: the
     set is open, as protocols are."""
     own = dict.fromkeys(name for r in records for name in r.conditions)
-    return (*CONDITION_FIELDS, *(name for name in own if name not in CONDITION_FIELDS))
+    return (*BUILTIN_CONDITIONS, *(name for name in own if name not in BUILTIN_CONDITIONS))
 
 
 def varied_fields(records: Sequence[ResultRecord]) -> tuple[str, ...]:
     """The condition fields with more than one value among ``records``."""
     return tuple(f for f in condition_fields(records)
-                 if len({field_value(r, f) for r in records}) > 1)
+                 if len({r.condition(f) for r in records}) > 1)
 
 
 def condition_label(condition: dict[str, str]) -> str:
@@ -101,17 +100,17 @@ def gate_cells(records: Sequence[ResultRecord], on: Sequence[str]) -> list[Cell]
     varied = varied_fields(records)
     wanted = _filters(on, records)
     chosen = [r for r in records
-              if all(field_value(r, f) in values for f, values in wanted.items())]
+              if all(r.condition(f) in values for f, values in wanted.items())]
     pooled = "pooled" in on
     keep = () if pooled else varied
     groups: dict[tuple[str, ...], list[ResultRecord]] = {}
     for r in chosen:
-        groups.setdefault((r.doctor, *(field_value(r, f) for f in keep)), []).append(r)
+        groups.setdefault((r.doctor, *(r.condition(f) for f in keep)), []).append(r)
     cells = []
     for key in sorted(groups, key=lambda k: tuple(natural_key(v) for v in k)):
         mine = groups[key]
         condition = dict(zip(keep, key[1:], strict=True))
-        spread = {f: len({field_value(r, f) for r in mine}) for f in varied if f not in keep}
+        spread = {f: len({r.condition(f) for r in mine}) for f in varied if f not in keep}
         if pooled:
             condition = {f: next(iter(wanted[f])) for f in varied
                          if f in wanted and len(wanted[f]) == 1}

@@ -2,29 +2,26 @@
 
 The terminal summary, ``summary.md``, ``summary.json``, the HTML report and ``agentclinic
 report`` all show these same tables. Which tables appear depends on what the run varied:
-specialties, biases, patient models, image modes, turn budgets, CRAFT-MD experiments.
+specialties, datasets, patient models, turn budgets and any other condition. Each protocol
+adds its own after the conditions (``Protocol.tables``: AgentClinic's biases, image modes and
+perception in ``protocols/agentclinic_tables.py``, CRAFT-MD's experiments x answer modes in
+``protocols/craftmd_tables.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-import numpy as np
 
 from ..core.records import ResultRecord
 from .beyond import beyond_tables
 from .conditions import condition_label, gate_cells, varied_fields
 from .reducers import reducer_table
 from .statistics import (
-    GROUP_FIELDS,
     GroupRow,
     accuracy_table,
     field_value,
-    group_rng,
-    per_case,
-    ratio_interval,
 )
 
 
@@ -61,7 +58,8 @@ def cell(row: GroupRow | None) -> str:
     return f"{row.accuracy:.1%} {ci(row)} n={row.n}"
 
 
-def _plot_row(row: GroupRow, label: str) -> dict[str, Any]:
+def plot_row(row: GroupRow, label: str) -> dict[str, Any]:
+    """A row's JSON-able numbers (what the charts plot), labelled ``label``."""
     return {"group": label, "n": row.n, "correct": row.correct, "accuracy": row.accuracy,
             "ci_low": row.ci_low, "ci_high": row.ci_high, "errors": row.errors,
             "no_diagnosis": row.no_diagnosis, "limit": row.limit}
@@ -75,7 +73,7 @@ def overview(records: Sequence[ResultRecord], resamples: int) -> Table:
         rows.append([r.label, str(r.n), str(r.correct), pct(r.accuracy), ci(r), str(r.errors),
                      str(r.no_diagnosis), _num(r.mean_turns), _num(r.mean_tests), str(tokens),
                      f"{cost:.4f}", f"{r.cache_hits}/{r.calls}"])
-        data.append({**_plot_row(r, r.label), "tokens": r.tokens, "cost_usd": r.cost_usd,
+        data.append({**plot_row(r, r.label), "tokens": r.tokens, "cost_usd": r.cost_usd,
                      "mean_turns": r.mean_turns, "mean_tests": r.mean_tests,
                      "calls": r.calls, "cache_hits": r.cache_hits})
     headers = ["doctor", "n", "correct", "accuracy", "95% CI", "errors", "no dx", "turns",
@@ -97,7 +95,7 @@ INTERVAL_NOTE = ("; 95% CI: cluster-adjusted Wilson over cases (repeats of a cas
 def pooled_over(records: Sequence[ResultRecord], exclude: Sequence[str] = ()) -> str:
     """``pooled over 13 bias values, 2 turn_budget values``, or '' when nothing varies
     (``exclude``: fields the table shows, so does not pool)."""
-    parts = [f"{len({field_value(r, f) for r in records})} {f} values"
+    parts = [f"{len({r.condition(f) for r in records})} {f} values"
              for f in varied_fields(records) if f not in exclude]
     return "pooled over " + ", ".join(parts) if parts else ""
 
@@ -110,7 +108,7 @@ def condition_table(records: Sequence[ResultRecord]) -> Table:
         label = condition_label(c.condition)
         rows.append([c.doctor, label, str(row.n), str(row.cases), pct(row.accuracy), ci(row),
                      str(row.errors)])
-        data.append({**_plot_row(row, f"{label} | {c.doctor}"), "doctor": c.doctor,
+        data.append({**plot_row(row, f"{label} | {c.doctor}"), "doctor": c.doctor,
                      "condition": c.condition, "cases": row.cases})
     return Table("accuracy by condition", ["doctor", "condition", "n", "cases", "accuracy",
                                            "95% CI", "errors"], rows, data,
@@ -130,96 +128,9 @@ def pivot(records: Sequence[ResultRecord], field_name: str, title: str,
     doctors = sorted({d for d, _ in rows_by})
     values = sorted({v for _, v in rows_by}, key=lambda v: (v == "unspecified", v))
     rows = [[v, *(cell(rows_by.get((d, v))) for d in doctors)] for v in values]
-    data = [{**_plot_row(row, f"{v} | {d}" if len(doctors) > 1 else v), "doctor": d,
+    data = [{**plot_row(row, f"{v} | {d}" if len(doctors) > 1 else v), "doctor": d,
              field_name: v} for (d, v), row in sorted(rows_by.items())]
     return Table(title, [field_name, *doctors], rows, data)
-
-
-def bias_table(records: Sequence[ResultRecord], resamples: int) -> Table:
-    """Accuracy per bias and model, normalised by the same model's unbiased accuracy."""
-    rows_by = {(r.key[0], r.key[1]): r
-               for r in accuracy_table(records, ("doctor", "bias"), resamples)}
-    rows, data = [], []
-    for (doctor, bias), row in sorted(rows_by.items()):
-        base = rows_by.get((doctor, "none"))
-        normalised = (row.accuracy / base.accuracy if base and base.accuracy and
-                      row.accuracy is not None else None)
-        refused = [r for r in records if r.doctor == doctor and r.bias == bias]
-        refusals = sum(bool(r.refusals) for r in refused)
-        rows.append([bias, doctor, cell(row), "-" if normalised is None else f"{normalised:.2f}",
-                     f"{refusals}/{len(refused)}"])
-        data.append({**_plot_row(row, f"{bias} | {doctor}"), "normalised": normalised,
-                     "refusals": refusals})
-    headers = ["bias", "doctor", "accuracy", "biased / unbiased", "refused to play the bias"]
-    return Table("accuracy by bias", headers, rows, data, keys=2)
-
-
-def specialty_bias_table(records: Sequence[ResultRecord], resamples: int) -> Table:
-    """Accuracy of each specialty under each bias variant (columns), per doctor model."""
-    rows_by = {(r.key[0], r.key[1], r.key[2]): r
-               for r in accuracy_table(records, ("doctor", "specialty", "bias"), resamples)}
-    doctors = sorted({k[0] for k in rows_by})
-    biases = sorted({k[2] for k in rows_by}, key=lambda b: (b != "none", b))
-    rows = [[s, d, *(cell(rows_by.get((d, s, b))) for b in biases)]
-            for s in sorted({k[1] for k in rows_by}) for d in doctors]
-    data = [{**_plot_row(row, f"{s} \u00b7 {b}" + (f" | {d}" if len(doctors) > 1 else "")),
-             "doctor": d, "specialty": s, "bias": b}
-            for (d, s, b), row in sorted(rows_by.items())]
-    return Table("accuracy by specialty and bias", ["specialty", "doctor", *biases], rows, data,
-                 "each cell: accuracy [95% CI] n=judged encounters", keys=2)
-
-
-def _mean_ci(records: Sequence[ResultRecord], value: Callable[[ResultRecord], int | None],
-             seed_key: tuple[str, ...], resamples: int) -> tuple[float | None, str, int]:
-    pairs = [(r.case_id, v) for r in records if (v := value(r)) is not None]
-    if not pairs:
-        return None, "-", 0
-    sums, counts = per_case([c for c, _ in pairs], np.array([v for _, v in pairs], float))
-    low, high = ratio_interval(sums, counts, resamples, group_rng(0, seed_key))
-    return float(sums.sum() / counts.sum()), f"[{low:.1f}, {high:.1f}]", len(pairs)
-
-
-def _rating(name: str) -> Callable[[ResultRecord], int | None]:
-    def value(r: ResultRecord) -> int | None:
-        rating: int | None = getattr(r.perception, name, None)
-        return rating
-
-    return value
-
-
-def perception_table(records: Sequence[ResultRecord], resamples: int) -> Table:
-    """Mean patient ratings (1-10) with 95% intervals, by doctor model and bias."""
-    rows, data = [], []
-    groups: dict[tuple[str, str], list[ResultRecord]] = {}
-    for r in records:
-        if r.perception is not None:
-            groups.setdefault((r.doctor, r.bias), []).append(r)
-    for key, rs in sorted(groups.items()):
-        line: list[str] = [*key]
-        entry: dict[str, Any] = {"doctor": key[0], "bias": key[1]}
-        for name in ("confidence", "compliance", "consultation"):
-            mean, interval, n = _mean_ci(rs, _rating(name), (*key, name), resamples)
-            line.append("-" if mean is None else f"{mean:.1f} {interval} n={n}")
-            entry[name] = mean
-        rows.append(line)
-        data.append(entry)
-    return Table("patient perception (1-10)", ["doctor", "bias", "confidence", "compliance",
-                                                "consultation"], rows, data,
-                 "missing or out-of-range ratings are left out, never guessed", keys=2)
-
-
-def image_table(records: Sequence[ResultRecord], resamples: int) -> Table:
-    """Accuracy and how often the doctor asked for the images, by image mode."""
-    image = [r for r in records if r.image_mode]
-    rows, data = [], []
-    for mode in sorted({r.image_mode or "" for r in image}):
-        mine = [r for r in image if r.image_mode == mode]
-        (row,) = accuracy_table(mine, (), resamples)
-        asked = sum(r.image_requested_turn is not None for r in mine)
-        rows.append([mode, cell(row), f"{asked}/{len(mine)}"])
-        data.append({**_plot_row(row, mode), "requested": asked})
-    return Table("image cases by image mode", ["mode", "accuracy", "doctor asked for images"],
-                 rows, data)
 
 
 def budget_table(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -228,25 +139,10 @@ def budget_table(records: Sequence[ResultRecord], resamples: int) -> Table:
     for row in accuracy_table(records, ("doctor", "turn_budget"), resamples):
         doctor, budget = row.key
         rows.append([budget, doctor, cell(row), f"{row.no_diagnosis}/{row.n}"])
-        data.append({**_plot_row(row, f"{budget} | {doctor}"), "turn_budget": int(budget),
+        data.append({**plot_row(row, f"{budget} | {doctor}"), "turn_budget": int(budget),
                      "doctor": doctor})
     return Table("accuracy by turn budget", ["turns", "doctor", "accuracy",
                                              "budget ran out (no diagnosis)"], rows, data, keys=2)
-
-
-def craftmd_table(records: Sequence[ResultRecord], resamples: int) -> Table:
-    """The CRAFT-MD paper's shape: experiments as rows, answer modes as columns, per model."""
-    rows_by = {r.key: r for r in accuracy_table(records, ("doctor", "experiment",
-                                                            "answer_format"), resamples)}
-    answers = sorted({k[2] for k in rows_by})
-    order = ["vignette", "multiturn", "singleturn", "summarized", "examonly"]
-    keys = sorted({(k[0], k[1]) for k in rows_by},
-                  key=lambda k: (k[0], order.index(k[1]) if k[1] in order else 99))
-    rows = [[d, e, *(cell(rows_by.get((d, e, a))) for a in answers)] for d, e in keys]
-    data = [{**_plot_row(r, f"{k[1]} {k[2]} | {k[0]}"), "doctor": k[0], "experiment": k[1],
-             "answer_format": k[2]} for k, r in sorted(rows_by.items())]
-    return Table("CRAFT-MD: accuracy by experiment and answer mode",
-                 ["doctor", "experiment", *answers], rows, data, keys=2)
 
 
 def library_table(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -304,8 +200,9 @@ def usage_table(records: Sequence[ResultRecord]) -> Table:
                  "s per call: mean latency of the calls sent (cache hits cost no time)", keys=2)
 
 
-def _varied(records: Sequence[ResultRecord], field_name: str) -> bool:
-    return len({GROUP_FIELDS[field_name](r) for r in records}) > 1
+def varied(records: Sequence[ResultRecord], field_name: str) -> bool:
+    """Whether ``records`` hold more than one value of ``field_name``."""
+    return len({field_value(r, field_name) for r in records}) > 1
 
 
 def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
@@ -317,28 +214,19 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
     if varied_fields(records):
         tables.append(condition_table(records))
     tables += protocol_tables
-    if _varied(records, "specialty"):
-        tables.append(_pooling(pivot(records, "specialty", "accuracy by specialty", resamples),
+    if varied(records, "specialty"):
+        tables.append(pooling(pivot(records, "specialty", "accuracy by specialty", resamples),
                                records))
-    if _varied(records, "dataset"):
-        tables.append(_pooling(pivot(records, "dataset", "accuracy by dataset", resamples),
+    if varied(records, "dataset"):
+        tables.append(pooling(pivot(records, "dataset", "accuracy by dataset", resamples),
                                records))
     if any(r.difficulty for r in records):
-        tables.append(_pooling(library_table(records, resamples), records))
-    if any(r.bias != "none" for r in records):
-        tables.append(_pooling(bias_table(records, resamples), records, ("bias",)))
-        if _varied(records, "specialty") and _varied(records, "bias"):
-            tables.append(_pooling(specialty_bias_table(records, resamples), records,
-                                   ("bias",)))
-    if _varied(records, "patient"):
-        tables.append(_pooling(pivot(records, "patient", "accuracy by patient model (doctor x "
+        tables.append(pooling(library_table(records, resamples), records))
+    if varied(records, "patient"):
+        tables.append(pooling(pivot(records, "patient", "accuracy by patient model (doctor x "
                                      "patient)", resamples), records, ("patient",)))
-    if any(r.image_mode for r in records):
-        tables.append(_pooling(image_table(records, resamples), records))
-    if _varied(records, "turn_budget"):
-        tables.append(_pooling(budget_table(records, resamples), records, ("turn_budget",)))
-    if any(r.perception is not None for r in records):
-        tables.append(_pooling(perception_table(records, resamples), records, ("bias",)))
+    if varied(records, "turn_budget"):
+        tables.append(pooling(budget_table(records, resamples), records, ("turn_budget",)))
     reduced = reducer_table(records)
     if reduced is not None:
         tables.append(Table(*reduced))
@@ -349,7 +237,7 @@ def build_tables(records: Sequence[ResultRecord], resamples: int = 10_000,
     return tables
 
 
-def _pooling(table: Table, records: Sequence[ResultRecord], own: tuple[str, ...] = ()) -> Table:
+def pooling(table: Table, records: Sequence[ResultRecord], own: tuple[str, ...] = ()) -> Table:
     """``table`` with "(pooled over ...)" added to its title for the varied conditions it
     does not show."""
     pooled = pooled_over(records, exclude=own)
