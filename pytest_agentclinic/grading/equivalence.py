@@ -275,8 +275,9 @@ def _names_a_disease(word: str, terms: Terminology) -> bool:
     """A single word names a disease when a source uses it alone ("malaria", "croup") or it
     has a disease's ending ("-itis", "-oma", ...); an organ ("kidney"), a function
     ("sleep") or an agent ("Plasmodium", "serotonin") lacks the head word that made the
-    name ("kidney disease", "serotonin syndrome")."""
-    return terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES)
+    name ("kidney disease", "serotonin syndrome"). An eponym alone names the disease the
+    sources name after the person ("Devic" for Devic's disease), as rule 1 reads it."""
+    return terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES) or word in eponyms()
 
 
 def _without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:

@@ -61,8 +61,11 @@ def similar(a: str, b: str, known: Vocabulary = _knows_nothing) -> bool:
 
 
 # Endings that turn one root into its adjective or noun without changing what it names.
-_ENDINGS = ("ogenous", "genous", "ical", "ism", "ive", "ion", "ous", "oid", "eal", "ial", "ic",
-            "al", "ar", "ary", "ia", "a", "us", "um", "y", "e")
+# Latin nouns in "-is", "-ix" and "-ex" and adjectives in "-ional" too: the sources name one
+# disease "Neoplasm, Pelvis" and "Pelvic Neoplasms", "carcinoma of the exocervix" and
+# "exocervical carcinoma", "inhalation anthrax" and "inhalational anthrax".
+_ENDINGS = ("ogenous", "genous", "ional", "ical", "ism", "ive", "ion", "ous", "oid", "eal",
+            "ial", "ic", "al", "ar", "ary", "ia", "is", "ix", "ex", "a", "us", "um", "y", "e")
 
 
 @bounded_cache
@@ -70,6 +73,10 @@ def root(word: str) -> str:
     """The word without an adjectival or noun ending, if a root of four letters is left."""
     for ending in _ENDINGS:
         if word.endswith(ending) and len(word) - len(ending) >= 4:
+            if ending == "is" and word.endswith(("sis", "tis")):
+                # A disease ("nephritis", "psoriasis") is no noun of its adjective: a
+                # "nephritic syndrome" is a disease of its own.
+                continue
             return word[: -len(ending)]
     return word
 

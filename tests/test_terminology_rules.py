@@ -1,0 +1,113 @@
+"""Issue 31, part 2: comparison rules read from the sources, one pair of each class.
+
+Each rule cites the source convention it follows (docs/terminology.md): Latin nouns and their
+adjectives ("Neoplasm, Pelvis" / "Pelvic Neoplasms" in MeSH), SNOMED CT's semantic tags that
+MONDO keeps in its synonyms, a bare eponym as the name of the disease the sources name after
+the person, and MeSH's supplementary concept records of rare diseases.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_agentclinic.grading.equivalence import judge
+from pytest_agentclinic.grading.terminology import key
+from pytest_agentclinic.grading.terminology_table import DATA_FILE
+from pytest_agentclinic.grading.wording import root
+from tools.terminology_sources import mesh_supplementary_concepts
+
+needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason=f"{DATA_FILE} not built")
+
+
+def _right(given: str, truth: str) -> bool:
+    verdict = judge(given, truth)
+    return verdict.correct and verdict.relation in ("same", "synonym")
+
+
+@pytest.mark.parametrize(("noun", "adjective"), [
+    ("pelvis", "pelvic"), ("exocervix", "exocervical"), ("cortex", "cortical"),
+    ("inhalation", "inhalational"),
+])
+def test_a_latin_noun_and_its_adjective_share_a_root(noun: str, adjective: str) -> None:
+    assert root(noun) == root(adjective)
+
+
+@pytest.mark.parametrize("disease", ["nephritis", "psoriasis", "arthritis"])
+def test_a_disease_in_is_keeps_its_ending(disease: str) -> None:
+    # "nephritic syndrome" is a disease of its own, not nephritis
+    assert root(disease) == disease
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("abscess of the pelvis", "pelvic abscess"),
+    ("inhalational anthrax", "inhalation anthrax"),
+    ("carcinoma of the exocervix", "exocervical carcinoma"),
+])
+def test_word_order_with_a_noun_for_its_adjective_is_the_same_disease(
+        given: str, truth: str) -> None:
+    assert _right(given, truth)
+
+
+@needs_table
+def test_a_disease_is_not_the_syndrome_named_by_its_adjective() -> None:
+    assert not _right("nephritic syndrome", "nephritis")
+
+
+@pytest.mark.parametrize(("tagged", "bare"), [
+    ("acanthosis nigricans (finding)", "acanthosis nigricans"),
+    ("scirrhous adenocarcinoma (morphologic abnormality)", "scirrhous adenocarcinoma"),
+    ("lichen planus (disorder)", "lichen planus"),
+    ("trisomy E (formerly)", "trisomy E"),
+    ("OFC8, included", "OFC8"),
+])
+def test_a_semantic_tag_or_editorial_note_names_nothing(tagged: str, bare: str) -> None:
+    assert key(tagged) == key(bare)
+
+
+@needs_table
+def test_a_tagged_synonym_is_the_disease() -> None:
+    assert _right("acanthosis nigricans (finding)", "acanthosis nigricans")
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("Buerger", "thromboangiitis obliterans"),
+    ("Hansen", "leprosy"),
+    ("Pott", "spinal tuberculosis"),
+])
+def test_a_bare_eponym_names_the_disease_named_after_the_person(given: str, truth: str) -> None:
+    assert _right(given, truth)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # a place and an agent are no eponyms; an eponym of several diseases names none of them
+    ("Lyme", "Lyme borreliosis"),
+    ("Serotonin", "serotonin syndrome"),
+    ("Paget", "osteitis deformans"),
+])
+def test_a_bare_word_that_is_no_single_eponym_stays_wrong(given: str, truth: str) -> None:
+    assert not judge(given, truth).correct
+
+
+_SUPPLEMENTARY = "\n".join([
+    # a rare disease mapped to two disease descriptors, with a synonym and an acronym
+    "C000001\tFrobisher-Quist syndrome\tQuist palmar keratoderma|FQS\tD000001,*D000002",
+    # a chemical, mapped to a chemical descriptor
+    "C000002\tquistamide\tQS-12\tD009999",
+    # mapped to a disease and a chemical: not taken
+    "C000003\tquistamide toxicity\t\tD000001,D009999",
+    # a numbered genetic subtype: another entity than the disease it is numbered under
+    "C000004\tFrobisher-Quist syndrome 3\t\tD000001",
+])
+
+
+def test_supplementary_records_of_diseases_become_concepts() -> None:
+    concepts = list(mesh_supplementary_concepts(_SUPPLEMENTARY, {"D000001", "D000002"}))
+    assert [c.id for c in concepts] == ["MESH:C000001"]
+    (concept,) = concepts
+    assert concept.names == [("p", "Frobisher-Quist syndrome"), ("s", "Quist palmar keratoderma")]
+    assert concept.acronyms == ["FQS"]
+    # the descriptors it is indexed under are its features as often as its kind
+    assert concept.parents == []
