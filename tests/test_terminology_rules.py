@@ -111,3 +111,21 @@ def test_supplementary_records_of_diseases_become_concepts() -> None:
     assert concept.acronyms == ["FQS"]
     # the descriptors it is indexed under are its features as often as its kind
     assert concept.parents == []
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # the truth a name the terminology does not know whole: its initials spell the acronym
+    ("recurrent HSL", "recurrent herpes simplex labialis"),
+    ("childhood-onset GTCS", "childhood-onset generalized tonic-clonic seizures"),
+])
+def test_an_abbreviation_spelling_the_truths_own_words_is_the_truth(given: str,
+                                                                     truth: str) -> None:
+    assert _right(given, truth)
+
+
+@needs_table
+def test_an_abbreviation_of_several_diseases_is_still_not_read_toward_the_truth() -> None:
+    # the sources give "BPD" for borderline personality disorder and bronchopulmonary dysplasia
+    assert not judge("BPD", "borderline personality disorder").correct
+    assert not judge("adult BPD", "adult borderline personality disorder").correct
