@@ -13,7 +13,7 @@ import pytest
 from pytest_agentclinic.grading.equivalence import judge
 from pytest_agentclinic.grading.terminology import key
 from pytest_agentclinic.grading.terminology_table import DATA_FILE
-from pytest_agentclinic.grading.wording import root
+from pytest_agentclinic.grading.wording import root, two_names
 from tools.terminology_sources import mesh_supplementary_concepts
 
 needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason=f"{DATA_FILE} not built")
@@ -129,3 +129,18 @@ def test_an_abbreviation_of_several_diseases_is_still_not_read_toward_the_truth(
     # the sources give "BPD" for borderline personality disorder and bronchopulmonary dysplasia
     assert not judge("BPD", "borderline personality disorder").correct
     assert not judge("adult BPD", "adult borderline personality disorder").correct
+
+
+def test_two_names_run_together_are_found_by_their_parts() -> None:
+    names = {frozenset({"epidermal", "cyst"}): 0, frozenset({"inclusion", "cyst"}): 3}
+    given = frozenset({"epidermal", "inclusion", "cyst"})
+    # the weaker of the two names' tiers: one is of unknown scope
+    assert two_names(given, names.get) == 3
+    assert two_names(frozenset({"epidermal", "pilar", "cyst"}), names.get) is None
+
+
+@needs_table
+def test_an_inclusion_cyst_named_with_its_synonym_is_the_disease() -> None:
+    # "epidermal cyst" and "inclusion cyst" are both names the sources give the epidermoid cyst
+    verdict = judge("epidermal inclusion cyst", "epidermoid cyst")
+    assert verdict.correct and verdict.relation == "synonym"

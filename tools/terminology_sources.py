@@ -190,7 +190,7 @@ def link_clusters(concepts: Iterable[Concept]) -> dict[str, str]:
     curated = {c.id: {key(n) for g, n in c.names if g in CURATED} - {frozenset()}
                for c in concepts}
     root: dict[str, str] = {c.id: c.id for c in concepts}
-    held: dict[str, set[str]] = {c.id: {_ontology(c.id)} - {"ICD"} for c in concepts}
+    held: dict[str, set[str]] = {c.id: {_record_kind(c.id)} - {"ICD"} for c in concepts}
 
     def find(ident: str) -> str:
         while root[ident] != ident:
@@ -206,7 +206,7 @@ def link_clusters(concepts: Iterable[Concept]) -> dict[str, str]:
     # lists "pertussis").
     preferred = {c.id: {key(n) for g, n in c.names if g == "p"} for c in concepts}
     lumps = {c.id for c in concepts
-             if any(n > 1 for n in Counter(_ontology(o) for o in set(c.xrefs)
+             if any(n > 1 for n in Counter(_record_kind(o) for o in set(c.xrefs)
                                            if o in root and _ontology(o) != "ICD").values())}
     named = {c.id: {key(n) for _, n in c.names} - {frozenset()} for c in concepts}
 
@@ -233,6 +233,12 @@ def link_clusters(concepts: Iterable[Concept]) -> dict[str, str]:
 
 def _ontology(ident: str) -> str:
     return ident.split(":")[0]
+
+
+def _record_kind(ident: str) -> str:
+    # A MeSH supplementary record ("MESH:C...") may name the disease of a descriptor too
+    # (most are mapped to one): it never keeps a descriptor out of its cluster.
+    return "MESH-SCR" if ident.startswith("MESH:C") else _ontology(ident)
 
 
 def table_rows(concepts: Iterable[Concept], clusters: dict[str, str]) -> Iterator[Row]:

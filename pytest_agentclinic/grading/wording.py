@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import combinations
 
 from ..core.lexicon import GREEK_SUBTYPES
 from ..core.text import bounded_cache
@@ -30,6 +31,7 @@ __all__ = [
     "similar",
     "slipped",
     "subtypes",
+    "two_names",
 ]
 
 
@@ -238,3 +240,17 @@ def letters(words: Key) -> frozenset[str]:
 def listed(words: Key) -> str:
     """Words of a key in a stable order, for reasons."""
     return " ".join(sorted(words))
+
+
+def two_names(g: Key, tier_of: Callable[[Key], int | None]) -> int | None:
+    """Whether the answer's words are two names of the truth's disease run together, each of
+    two words or more: "epidermal inclusion cyst" is "epidermal cyst" and "inclusion cyst",
+    both names the sources give the epidermoid cyst. ``tier_of`` gives the tier of a key's
+    synonym link to the truth (None when it is no name of it); the result is the weaker tier
+    of the best such pair, or None."""
+    if not 3 <= len(g) <= 5:
+        return None
+    parts = [frozenset(p) for n in range(2, len(g)) for p in combinations(sorted(g), n)]
+    tiers = {p: t for p in parts if (t := tier_of(p)) is not None}
+    pairs = [max(tiers[a], tiers[b]) for a, b in combinations(tiers, 2) if a | b == g]
+    return min(pairs, default=None)
