@@ -159,7 +159,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return Relation("different", f"{given!r} names no disease")
     bare = len(g) == 1 and not GENERIC & set(tokens(given))
     # A bare word, without a head such as "disease" or "syndrome" to make it a name.
-    if bare and not _names_a_disease(next(iter(g)), terms):
+    # An eponym alone names the disease the sources name after the person, as rule 1 reads
+    # it ("Devic" for neuromyelitis optica); not as a word of the truth's own name ("Hodgkin").
+    if bare and not _names_a_disease(next(iter(g)), terms) and not (g - t and g <= eponyms()):
         return Relation("different", f"{given!r} is no disease name on its own")
     flip = qualifier_flip(g, t)
     if flip is not None:
@@ -285,9 +287,8 @@ def _names_a_disease(word: str, terms: Terminology) -> bool:
     """A single word names a disease when a source uses it alone ("malaria", "croup") or it
     has a disease's ending ("-itis", "-oma", ...); an organ ("kidney"), a function
     ("sleep") or an agent ("Plasmodium", "serotonin") lacks the head word that made the
-    name ("kidney disease", "serotonin syndrome"). An eponym alone names the disease the
-    sources name after the person ("Devic" for Devic's disease), as rule 1 reads it."""
-    return terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES) or word in eponyms()
+    name ("kidney disease", "serotonin syndrome")."""
+    return terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES)
 
 
 def _without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:
