@@ -54,6 +54,7 @@ WITNESS = {"EFO": "MONDO"}
 RECALL_GOAL = 0.90
 SIBLING_GOAL = 0.005
 _BRACKET = re.compile(r"\[([^\]]*)\]")
+_NOTE = re.compile(r"(?:\(|,\s*)(?:formerly|included)\)?\s*$", re.I)
 
 
 def witness(concept: Concept) -> str:
@@ -79,7 +80,8 @@ def synonym_pairs(concepts: list[Concept], source: str, *,
     (chapters A to R: not injuries, poisonings, external causes or encounter reasons, whose
     brackets rename a drug or a bone, "psychodysleptics [hallucinogens]", "trapezoid [smaller
     multangular]"), each bracket once (a bracket repeated over the codes that split one
-    condition by site or side is one statement, not 18). Without ``stated``, the round-2
+    condition by site or side is one statement, not 18); for MONDO, not a synonym carrying
+    OMIM's note "included" or "formerly". Without ``stated``, the round-2
     definition: every bracketed name form of every code, a name each time it is repeated.
     """
     pairs: dict[tuple[str, str], str] = {}
@@ -102,7 +104,9 @@ def synonym_pairs(concepts: list[Concept], source: str, *,
                 # condition as other names of it.
                 names = list(icd_name_forms(c.label))[:-2]
         else:
-            names = [n for g, n in c.names if g != "p"]
+            # OMIM's notes in MONDO's synonyms mark other entities, not names of this one: a
+            # condition "included" in the entry, a name a subtype had "formerly".
+            names = [n for g, n in c.names if g != "p" and not (stated and _NOTE.search(n))]
             label = c.label
         for name in names:
             # Different as written, whatever the normaliser makes of them: a pair it folds
@@ -180,6 +184,7 @@ def same(given: str, truth: str) -> bool:
 
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
+_ARTICLES = frozenset({"of", "the", "a", "an"})
 _ACRONYM_WORD = re.compile(r"^[A-Z][A-Z0-9]{1,7}$")
 #: A person's name alone ("Kawasaki", "Weber-Christian"): an eponym used as the name.
 _PERSON = re.compile(r"^[A-Z][a-zà-ÿ]+(?:-[A-Z][a-zà-ÿ]+)*$")
@@ -189,7 +194,7 @@ def pair_class(given: str, truth: str) -> str:
     """The kind of difference between two names of one disease, read off their words only
     (for the report: each class's recall says which rule is missing)."""
     g, t = given.lower(), truth.lower()
-    gw, tw = _WORD.findall(g), _WORD.findall(t)
+    gw, tw = ([w for w in _WORD.findall(name) if w not in _ARTICLES] for name in (g, t))
     if any(_ACRONYM_WORD.match(w) for w in _WORD.findall(given) + _WORD.findall(truth)):
         return "abbreviation"
     if sorted(gw) == sorted(tw):
@@ -279,8 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         sib_held += accepted_held
         sib_total += len(siblings)
     print("recall by class of pair (all sources):")
-    for name, (ok, n) in sorted(classes.items(), key=lambda c: -c[1][1]):
-        print(f"    {name}: {ok}/{n} = {ok / max(n, 1):.3f}")
+    for name, (hits, n) in sorted(classes.items(), key=lambda c: -c[1][1]):
+        print(f"    {name}: {hits}/{n} = {hits / max(n, 1):.3f}")
     recall = found_all / max(total_all, 1)
     siblings_rate = sib_full / max(sib_total, 1)
     print(f"leave-one-source-out recall: {found_all}/{total_all} = {recall:.3f} "
