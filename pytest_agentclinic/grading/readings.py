@@ -65,7 +65,10 @@ def spelled_out(name: str, other: str, terms: Terminology) -> str | None:
             continue
         spelled = " ".join(words[start:start + len(letters)])
         written = _written(name, part, spelled)
-        if terms.known(written) and not ambiguous(part, spelled, terms):
+        # Known to the terminology, or the other name itself once spelled out ("late
+        # infantile NCL" beside "late infantile neuronal ceroid lipofuscinosis").
+        if ((terms.known(written) or key(written) == key(other))
+                and not ambiguous(part, spelled, terms)):
             return written
     alone = _alone(name, terms)
     return alone if alone is not None and terms.known(alone) else None

@@ -65,7 +65,15 @@ _PLURALS = ((re.compile(r"\b(?!(?:over)?doses\b)([A-Za-z]{3,})oses\b"), r"\1osis
             (re.compile(r"\b([A-Za-z]{3,})sses\b"), r"\1ss"))
 
 
+# A semantic tag or an editorial note ending a synonym names nothing: MONDO keeps SNOMED CT's
+# tags ("scirrhous adenocarcinoma (morphologic abnormality)", "sexual impotence (finding)")
+# and notes ("trisomy E (formerly)", "OFC8, included") among its synonyms.
+_TAG = re.compile(r"\s*(?:\((?:disease|disorder|finding|morphologic abnormality|situation|"
+                  r"clinical|formerly|included)\)|,\s*(?:included|formerly))\s*$", re.I)
+
+
 def _singular(name: str) -> str:
+    name = _TAG.sub("", name)
     for pattern, replacement in _PLURALS:
         name = pattern.sub(replacement, name)
     return name
@@ -165,6 +173,7 @@ def normaliser_fingerprint() -> str:
     built with matches."""
     parts = [text.normaliser_fingerprint(), inspect.getsource(icd_name_forms),
              inspect.getsource(tokens), inspect.getsource(base_content),
-             inspect.getsource(content), [p.pattern for p, _ in _PLURALS],
+             inspect.getsource(content), inspect.getsource(_singular), _TAG.pattern,
+             [p.pattern for p, _ in _PLURALS],
              _BRACKET_ACRONYM.pattern, _BRACKET_SCOPE.pattern, sorted(_FORMS.items())]
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import combinations
 
 from ..core.lexicon import GREEK_SUBTYPES
 from ..core.text import bounded_cache
@@ -30,6 +31,7 @@ __all__ = [
     "similar",
     "slipped",
     "subtypes",
+    "two_names",
 ]
 
 
@@ -61,8 +63,11 @@ def similar(a: str, b: str, known: Vocabulary = _knows_nothing) -> bool:
 
 
 # Endings that turn one root into its adjective or noun without changing what it names.
-_ENDINGS = ("ogenous", "genous", "ical", "ism", "ive", "ion", "ous", "oid", "eal", "ial", "ic",
-            "al", "ar", "ary", "ia", "a", "us", "um", "y", "e")
+# Latin nouns in "-is", "-ix" and "-ex" and adjectives in "-ional" too: the sources name one
+# disease "Neoplasm, Pelvis" and "Pelvic Neoplasms", "carcinoma of the exocervix" and
+# "exocervical carcinoma", "inhalation anthrax" and "inhalational anthrax".
+_ENDINGS = ("ogenous", "genous", "ional", "ical", "ism", "ive", "ion", "ous", "oid", "eal",
+            "ial", "ic", "al", "ar", "ary", "ia", "is", "ix", "ex", "a", "us", "um", "y", "e")
 
 
 @bounded_cache
@@ -70,6 +75,10 @@ def root(word: str) -> str:
     """The word without an adjectival or noun ending, if a root of four letters is left."""
     for ending in _ENDINGS:
         if word.endswith(ending) and len(word) - len(ending) >= 4:
+            if ending == "is" and word.endswith(("sis", "tis")):
+                # A disease ("nephritis", "psoriasis") is no noun of its adjective: a
+                # "nephritic syndrome" is a disease of its own.
+                continue
             return word[: -len(ending)]
     return word
 
@@ -231,3 +240,17 @@ def letters(words: Key) -> frozenset[str]:
 def listed(words: Key) -> str:
     """Words of a key in a stable order, for reasons."""
     return " ".join(sorted(words))
+
+
+def two_names(g: Key, tier_of: Callable[[Key], int | None]) -> int | None:
+    """Whether the answer's words are two names of the truth's disease run together, each of
+    two words or more: "epidermal inclusion cyst" is "epidermal cyst" and "inclusion cyst",
+    both names the sources give the epidermoid cyst. ``tier_of`` gives the tier of a key's
+    synonym link to the truth (None when it is no name of it); the result is the weaker tier
+    of the best such pair, or None."""
+    if not 3 <= len(g) <= 5:
+        return None
+    parts = [frozenset(p) for n in range(2, len(g)) for p in combinations(sorted(g), n)]
+    tiers = {p: t for p in parts if (t := tier_of(p)) is not None}
+    pairs = [max(tiers[a], tiers[b]) for a, b in combinations(tiers, 2) if a | b == g]
+    return min(pairs, default=None)

@@ -1,0 +1,54 @@
+"""The synonym benchmark's pairs (benchmarks/bench_synonyms.py): what a source states as other
+names of one disease, and the round-2 definition it is printed beside."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+bench = pytest.importorskip("bench_synonyms")
+from tools.terminology_sources import Concept  # noqa: E402
+
+
+def _icd(code: str, label: str) -> Concept:
+    return Concept(f"ICD:{code}", label, [], [("p", label)])
+
+
+CONCEPTS = [
+    _icd("A36.0", "Pharyngeal diphtheria [membranous angina]"),
+    # one bracket over codes split by side: one statement
+    _icd("M48.11", "Ankylosing hyperostosis [Forestier], occipito-atlanto-axial region"),
+    _icd("M48.12", "Ankylosing hyperostosis [Forestier], cervical region"),
+    # an injury: the bracket renames a bone, not the condition
+    _icd("S62.11", "Fracture of triquetrum [cuneiform] bone of right wrist"),
+    Concept("MONDO:1", "quistosis", [], [("p", "quistosis"), ("r", "Frobisher disease"),
+                                        ("r", "quistosis type B, included")]),
+]
+
+
+def test_stated_pairs_are_disease_brackets_each_once() -> None:
+    pairs = bench.synonym_pairs(CONCEPTS, "ICD")
+    assert sorted(given for given, _ in pairs) == ["Forestier", "membranous angina"]
+
+
+def test_the_round_2_definition_counted_every_bracket_form() -> None:
+    givens = [given for given, _ in bench.synonym_pairs(CONCEPTS, "ICD", stated=False)]
+    assert givens.count("Forestier") == 2
+    assert any("cuneiform" in given for given in givens)
+
+
+def test_a_condition_included_in_an_entry_is_no_stated_synonym() -> None:
+    assert bench.synonym_pairs(CONCEPTS, "MONDO") == [("Frobisher disease", "quistosis")]
+    assert len(bench.synonym_pairs(CONCEPTS, "MONDO", stated=False)) == 2
+
+
+def test_pairs_are_classed_by_how_they_differ() -> None:
+    assert bench.pair_class("torsion of the testis", "testis torsion") == (
+        "word order, hyphens, punctuation")
+    assert bench.pair_class("Pelvic Neoplasms", "Pelvic Neoplasm") == "plurals"
+    assert bench.pair_class("Devic", "Neuromyelitis optica") == "eponym"
+    assert bench.pair_class("SLE", "systemic lupus erythematosus") == "abbreviation"

@@ -1,0 +1,160 @@
+"""Issue 31, part 2: comparison rules read from the sources, one pair of each class.
+
+Each rule cites the source convention it follows (docs/terminology.md): Latin nouns and their
+adjectives ("Neoplasm, Pelvis" / "Pelvic Neoplasms" in MeSH), SNOMED CT's semantic tags that
+MONDO keeps in its synonyms, a bare eponym as the name of the disease the sources name after
+the person, and MeSH's supplementary concept records of rare diseases.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_agentclinic.grading.equivalence import judge
+from pytest_agentclinic.grading.terminology import key
+from pytest_agentclinic.grading.terminology_table import DATA_FILE
+from pytest_agentclinic.grading.wording import root, two_names
+from tools.terminology_sources import mesh_supplementary_concepts
+
+needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason=f"{DATA_FILE} not built")
+
+
+def _right(given: str, truth: str) -> bool:
+    verdict = judge(given, truth)
+    return verdict.correct and verdict.relation in ("same", "synonym")
+
+
+@pytest.mark.parametrize(("noun", "adjective"), [
+    ("pelvis", "pelvic"), ("exocervix", "exocervical"), ("cortex", "cortical"),
+    ("inhalation", "inhalational"),
+])
+def test_a_latin_noun_and_its_adjective_share_a_root(noun: str, adjective: str) -> None:
+    assert root(noun) == root(adjective)
+
+
+@pytest.mark.parametrize("disease", ["nephritis", "psoriasis", "arthritis"])
+def test_a_disease_in_is_keeps_its_ending(disease: str) -> None:
+    # "nephritic syndrome" is a disease of its own, not nephritis
+    assert root(disease) == disease
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("abscess of the pelvis", "pelvic abscess"),
+    ("inhalational anthrax", "inhalation anthrax"),
+    ("carcinoma of the exocervix", "exocervical carcinoma"),
+])
+def test_word_order_with_a_noun_for_its_adjective_is_the_same_disease(
+        given: str, truth: str) -> None:
+    assert _right(given, truth)
+
+
+@needs_table
+def test_a_disease_is_not_the_syndrome_named_by_its_adjective() -> None:
+    assert not _right("nephritic syndrome", "nephritis")
+
+
+@pytest.mark.parametrize(("tagged", "bare"), [
+    ("acanthosis nigricans (finding)", "acanthosis nigricans"),
+    ("scirrhous adenocarcinoma (morphologic abnormality)", "scirrhous adenocarcinoma"),
+    ("lichen planus (disorder)", "lichen planus"),
+    ("trisomy E (formerly)", "trisomy E"),
+    ("OFC8, included", "OFC8"),
+])
+def test_a_semantic_tag_or_editorial_note_names_nothing(tagged: str, bare: str) -> None:
+    assert key(tagged) == key(bare)
+
+
+@needs_table
+def test_a_tagged_synonym_is_the_disease() -> None:
+    assert _right("acanthosis nigricans (finding)", "acanthosis nigricans")
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("Buerger", "thromboangiitis obliterans"),
+    ("Hansen", "leprosy"),
+    ("Pott", "spinal tuberculosis"),
+])
+def test_a_bare_eponym_names_the_disease_named_after_the_person(given: str, truth: str) -> None:
+    assert _right(given, truth)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # a place and an agent are no eponyms; an eponym of several diseases names none of them
+    ("Lyme", "Lyme borreliosis"),
+    ("Serotonin", "serotonin syndrome"),
+    ("Paget", "osteitis deformans"),
+])
+def test_a_bare_word_that_is_no_single_eponym_stays_wrong(given: str, truth: str) -> None:
+    assert not judge(given, truth).correct
+
+
+_SUPPLEMENTARY = "\n".join([
+    # a rare disease mapped to two disease descriptors, with a synonym and an acronym
+    "C000001\tFrobisher-Quist syndrome\tQuist palmar keratoderma|FQS\tD000001,*D000002",
+    # a chemical, mapped to a chemical descriptor
+    "C000002\tquistamide\tQS-12\tD009999",
+    # mapped to a disease and a chemical: not taken
+    "C000003\tquistamide toxicity\t\tD000001,D009999",
+    # a numbered genetic subtype: another entity than the disease it is numbered under
+    "C000004\tFrobisher-Quist syndrome 3\t\tD000001",
+])
+
+
+def test_supplementary_records_of_diseases_become_concepts() -> None:
+    concepts = list(mesh_supplementary_concepts(_SUPPLEMENTARY, {"D000001", "D000002"}))
+    assert [c.id for c in concepts] == ["MESH:C000001"]
+    (concept,) = concepts
+    assert concept.names == [("p", "Frobisher-Quist syndrome"), ("s", "Quist palmar keratoderma")]
+    assert concept.acronyms == ["FQS"]
+    # the descriptors it is indexed under are its features as often as its kind
+    assert concept.parents == []
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # the truth a name the terminology does not know whole: its initials spell the acronym
+    ("recurrent HSL", "recurrent herpes simplex labialis"),
+    ("childhood-onset GTCS", "childhood-onset generalized tonic-clonic seizures"),
+])
+def test_an_abbreviation_spelling_the_truths_own_words_is_the_truth(given: str,
+                                                                     truth: str) -> None:
+    assert _right(given, truth)
+
+
+@needs_table
+def test_an_abbreviation_of_several_diseases_is_still_not_read_toward_the_truth() -> None:
+    # the sources give "BPD" for borderline personality disorder and bronchopulmonary dysplasia
+    assert not judge("BPD", "borderline personality disorder").correct
+    assert not judge("adult BPD", "adult borderline personality disorder").correct
+
+
+def test_two_names_run_together_are_found_by_their_parts() -> None:
+    names = {frozenset({"epidermal", "cyst"}): 0, frozenset({"inclusion", "cyst"}): 3}
+    given = frozenset({"epidermal", "inclusion", "cyst"})
+    # the weaker of the two names' tiers: one is of unknown scope
+    assert two_names(given, names.get) == 3
+    assert two_names(frozenset({"epidermal", "pilar", "cyst"}), names.get) is None
+
+
+@needs_table
+def test_an_inclusion_cyst_named_with_its_synonym_is_the_disease() -> None:
+    # "epidermal cyst" and "inclusion cyst" are both names the sources give the epidermoid cyst
+    verdict = judge("epidermal inclusion cyst", "epidermoid cyst")
+    assert verdict.correct and verdict.relation == "synonym"
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # one pair of each class the synonym benchmark counts, written here, not taken from it
+    ("torsion of testis", "testicular torsion"),  # word order, adjective / noun
+    ("post-streptococcal glomerulonephritis", "poststreptococcal glomerulonephritis"),  # hyphen
+    ("oesophageal varices", "esophageal varix"),  # British spelling, Latin plural
+    ("haemochromatosis", "hemochromatosis"),  # British spelling
+    ("Graves disease", "Graves' disease"),  # eponym possessive
+    ("Dandy-Walker malformation", "Dandy-Walker"),  # the truth a short form the sources list
+])
+def test_one_pair_of_each_class_is_the_same_disease(given: str, truth: str) -> None:
+    assert _right(given, truth)
