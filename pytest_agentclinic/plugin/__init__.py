@@ -1,4 +1,4 @@
-"""pytest entry point: thin hooks that hand over to :class:`AgentClinicSession`.
+"""pytest entry point: thin hooks that hand over to :class:`.session.AgentClinicSession`.
 
 pytest loads this plugin in every run of its user's environment, most of which have nothing
 to do with agents. Such a run (no paths on the command line, no ``agent_cases`` in the ini,
@@ -19,12 +19,11 @@ from ..core import extensions
 from ..protocols import registry
 from . import hookspecs
 from .options import OPTIONS, add_options
+from .state import session_key
 
 if TYPE_CHECKING:
     from .collect import CaseFile
     from .session import AgentClinicSession
-
-session_key = pytest.StashKey["AgentClinicSession"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,7 +46,6 @@ def pytest_configure(config: pytest.Config) -> None:
     from .case_paths import extra_args
     from .collect import ReleaseReported
     from .junit import EncounterTimes, MeasuredItems
-    from .operations import OperationsPlugin
     from .session import AgentClinicSession, default_run_name
     from .settings import resolve
 
@@ -74,13 +72,38 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # Registered before the shard's plugin: pluggy calls it after, on the shard's cases.
         config.pluginmanager.register(SubsetPlugin(settings.subset), "agentclinic-subset")
-    config.pluginmanager.register(OperationsPlugin(state), "agentclinic-operations")
+    _register_operations(config, state)
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist_hooks import XdistHooks, worker_lookahead
 
         config.pluginmanager.register(XdistHooks(state), "agentclinic-xdist")
         if workerinput is not None:
-            state.lookahead = worker_lookahead(config)
+            state.executor.lookahead = worker_lookahead(config)
+
+
+def _register_operations(config: pytest.Config, state: AgentClinicSession) -> None:
+    """Running at scale, a plugin per feature: the run's counters (shared between xdist's
+    processes), the cost limit, the status line (not on a worker: the controller shows it)
+    and the shard (registered after the subset: pluggy calls it first)."""
+    from .cost_limit import CostLimit
+    from .counters import RunStatus, SharedCounters
+
+    ops, executor = state.settings.operations, state.executor
+    counters = SharedCounters(config, lambda: RunStatus.of(executor.runner, state.caller.stats))
+    config.pluginmanager.register(counters, "agentclinic-counters")
+    cost = CostLimit(ops.max_cost_usd, counters, state.reports.summary_extra)
+    executor.runner.admit = cost.admit
+    config.pluginmanager.register(cost, "agentclinic-cost-limit")
+    if not state.is_worker:
+        from .status_line import StatusLine
+
+        line = StatusLine(config, ops.progress_every, counters,
+                          lambda tick: setattr(executor, "on_wait", tick))
+        config.pluginmanager.register(line, "agentclinic-status-line")
+    if ops.shard is not None:
+        from .shards import ShardFilter
+
+        config.pluginmanager.register(ShardFilter(ops.shard), "agentclinic-shard")
 
 
 def _check_ini_keys(config: pytest.Config) -> None:
@@ -161,8 +184,3 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CaseFile |
         return None
     return CaseFile.from_parent(parent, path=file_path, origin=origin,
                                 nodeid=case_nodeid(config, file_path))
-
-
-def session_of(config: pytest.Config) -> AgentClinicSession:
-    """The session state registered for ``config``."""
-    return config.stash[session_key]
