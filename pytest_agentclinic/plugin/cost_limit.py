@@ -28,6 +28,8 @@ class CostLimit:
         #: Where the run's summary.json takes fields from other features.
         self.summary_extra = summary_extra
         self.unplayed_reports = 0
+        #: Why the last unplayed item was not played.
+        self.reason = ""
 
     def admit(self) -> str | None:
         """Why one more encounter may not start; None when it may (runs on the runner's
@@ -55,13 +57,22 @@ class CostLimit:
         if reason is None:
             return
         self.unplayed_reports += 1
-        self.summary_extra["stopped_on_cost"] = {
-            "max_cost_usd": self.limit, "unplayed_items": self.unplayed_reports,
-            "reason": reason}
+        self.reason = reason
+        if self.limit is not None:
+            self.summary_extra["stopped_on_cost"] = {
+                "max_cost_usd": self.limit, "unplayed_items": self.unplayed_reports,
+                "reason": reason}
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """Say when the run stopped on cost, and what it spent."""
-        if self.unplayed_reports:
+        """Say when the run stopped on cost (or, with no limit, why items were not played:
+        a full disk)."""
+        if not self.unplayed_reports:
+            return
+        if self.limit is None:
             terminalreporter.write_line(
-                f"agentclinic: the run stopped on cost: {self.unplayed_reports} item(s) not "
-                f"played, not judged (--agent-max-cost ${self.limit:g})")
+                f"agentclinic: {self.unplayed_reports} item(s) not played, not judged "
+                f"({self.reason})")
+            return
+        terminalreporter.write_line(
+            f"agentclinic: the run stopped on cost: {self.unplayed_reports} item(s) not "
+            f"played, not judged (--agent-max-cost ${self.limit:g})")

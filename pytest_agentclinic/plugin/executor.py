@@ -24,12 +24,12 @@ from ..core.transcript import Transcript
 from ..llm.caller import ModelCaller
 from ..llm.encounter_limits import encounter_budget
 from ..llm.errors import FatalLLMError
-from ..protocols.base import PlayContext, Protocol
+from ..protocols.base import ItemSpec, PlayContext, Protocol
 from ..protocols.runner import EncounterRunner, NotPlayed, Progress, watch
 from .blocked import blocked_in
 from .collect import EncounterItem
 from .outcome import Outcome
-from .recorder import Recorder, WriteFailed, record_json
+from .recorder import Recorder, WriteFailed
 from .scheduling import LEAD_WINDOWS, Ahead
 from .scheduling import window as window_of
 from .settings import Settings
@@ -66,28 +66,23 @@ class EncounterExecutor:
         #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter.
         self.on_wait: Callable[[], None] = lambda: None
 
-    def play(self, item: pytest.Item) -> Outcome:
-        """Wait for ``item``'s encounter, write its transcript and record, and return them.
+    def play(self, item: pytest.Item, spec: ItemSpec) -> Outcome:
+        """Wait for the encounter of ``item`` (which plays ``spec``), write its transcript
+        and record, and return them.
 
         A fatal model error or a full disk also stops the session (``shouldstop``); the
         outcome's ``failure`` says why."""
-        if not isinstance(item, EncounterItem):
-            raise TypeError(f"{item.nodeid}: not an encounter item")
         try:
-            played = self._await(item)
+            played = self._await(item, spec)
         except NotPlayed as exc:
             return Outcome(unplayed=str(exc))
         # Redacted once here, so the file, the record, the JUnit property and the terminal
         # message all carry the same clean text.
         transcript = redact_model(played)
         try:
-            path = self.recorder.write_transcript(item.nodeid, item.path, transcript)
-            record = self.recorder.write_record(item.nodeid, item.path, item.spec.case,
-                                                transcript, path)
+            outcome = self.recorder.save(item.nodeid, item.path, spec.case, transcript)
         except WriteFailed as exc:
             return Outcome(transcript=transcript, failure=self._write_failed(item, exc))
-        outcome = Outcome(transcript=transcript, transcript_path=path, record=record,
-                          record_json=record_json(record))
         if self.fatal is None:
             return outcome
         # The first item to meet a fatal error reports it once and stops the session;
@@ -103,25 +98,28 @@ class EncounterExecutor:
 
     # ------------------------------------------------------------ scheduling
 
-    def _schedule(self, item: EncounterItem) -> concurrent.futures.Future[Transcript]:
+    def _schedule(self, item: pytest.Item,
+                  spec: ItemSpec) -> concurrent.futures.Future[Transcript]:
         """Submit ``item`` and the items this process runs next, so they run concurrently."""
         self.runner.submit_many([
-            (upcoming.nodeid, self._encounter_factory(upcoming))
+            (upcoming.nodeid, self._encounter_factory(_spec_reader(upcoming)))
             for upcoming in self.lookahead(item.session, item)
             if isinstance(upcoming, EncounterItem) and not self.runner.submitted(upcoming.nodeid)])
-        return self.runner.submit(item.nodeid, self._encounter_factory(item))
+        return self.runner.submit(item.nodeid, self._encounter_factory(lambda: spec))
 
-    def _encounter_factory(self, item: EncounterItem) -> Callable[[], Any]:
+    def _encounter_factory(self, spec_of: Callable[[], ItemSpec]) -> Callable[[], Any]:
+        """The encounter of the spec ``spec_of`` returns when the encounter starts."""
         async def play() -> Transcript:
             # Not waiting for the grader's warm-up (warm_grader): the encounter's
             # model calls do not need it, and grading waits for it without blocking the loop
             # (grading.concepts.terminology_loaded); on a machine with no index yet, the
             # first request would wait ~2 s for it.
             settings = self.settings
+            played = spec_of()
             try:
                 with encounter_budget(settings.encounter_tokens, settings.encounter_cost):
-                    return await self._deadline(item, self.protocol.play(item.spec,
-                                                                         self.play_context))
+                    return await self._deadline(played, self.protocol.play(played,
+                                                                           self.play_context))
             except FatalLLMError as exc:
                 # Stop the other encounters in flight now: they would only fail the same way.
                 self.fatal = self.fatal or redact(str(exc))
@@ -136,7 +134,7 @@ class EncounterExecutor:
 
     # ------------------------------------------------------------- deadlines
 
-    async def _deadline(self, item: EncounterItem,
+    async def _deadline(self, spec: ItemSpec,
                         encounter: Awaitable[Transcript]) -> Transcript:
         """The encounter, or an *error* transcript once ``--agent-encounter-timeout`` passes
         (e.g. a custom agent that never returns)."""
@@ -152,16 +150,16 @@ class EncounterExecutor:
         try:
             return await asyncio.wait_for(task, limit)
         except asyncio.TimeoutError:
-            return self._timed_out(item, progress, limit)
+            return self._timed_out(spec, progress, limit)
 
-    def _timed_out(self, item: EncounterItem, progress: Progress, limit: float) -> Transcript:
+    def _timed_out(self, spec: ItemSpec, progress: Progress, limit: float) -> Transcript:
         """The encounter's transcript as far as it got (its answered calls, their usage and
         cost), an *error* naming the stage that did not finish."""
         error = (f"encounter timeout: not finished within {limit:g} s "
                  f"(--agent-encounter-timeout), in {progress.stage}")
         partial = progress.transcript
         if partial is None:  # a protocol that does not report its progress
-            return self._failed_transcript(item, error).model_copy(
+            return self._failed_transcript(spec, error).model_copy(
                 update={"timed_out_in": progress.stage})
         return partial.model_copy(update={
             "outcome": "error", "error": error, "timed_out_in": progress.stage,
@@ -170,26 +168,26 @@ class EncounterExecutor:
 
     # --------------------------------------------------------------- waiting
 
-    def _await(self, item: EncounterItem) -> Transcript:
+    def _await(self, item: pytest.Item, spec: ItemSpec) -> Transcript:
         """The item's transcript: played, or an *error* one. Raises ``NotPlayed``."""
         if self.disk_full is not None:
-            return self._failed_transcript(item, f"not run: {self.disk_full}")
+            return self._failed_transcript(spec, f"not run: {self.disk_full}")
         if self.fatal is not None:
-            return self._failed_transcript(item, f"not run after a fatal error: {self.fatal}")
+            return self._failed_transcript(spec, f"not run after a fatal error: {self.fatal}")
         try:
-            return self._wait(item, self._schedule(item))
+            return self._wait(spec, self._schedule(item, spec))
         except (FatalLLMError, concurrent.futures.CancelledError):
             # ``play`` recorded a fatal error in ``self.fatal``; otherwise the session is ending.
-            return self._failed_transcript(item, self.fatal or "cancelled: the session ended")
+            return self._failed_transcript(spec, self.fatal or "cancelled: the session ended")
         except NotPlayed:
             raise
         except Exception as exc:  # a bug in a custom agent must not lose the other results
-            return self._failed_transcript(item, redact(f"{type(exc).__name__}: {exc}"))
+            return self._failed_transcript(spec, redact(f"{type(exc).__name__}: {exc}"))
         finally:
             # The transcript is saved next; the runner need not keep it for the session.
             self.runner.forget(item.nodeid)
 
-    def _wait(self, item: EncounterItem,
+    def _wait(self, spec: ItemSpec,
               future: concurrent.futures.Future[Transcript]) -> Transcript:
         limit = self.settings.encounter_timeout
         # The encounter's own deadline fires on the runner's loop; this one guards against
@@ -208,16 +206,16 @@ class EncounterExecutor:
                     self.fatal = (f"an encounter blocked the event loop past "
                                   f"--agent-encounter-timeout ({limit:g} s), "
                                   f"{blocked_in(self.runner.thread)}")
-                    return self._failed_transcript(item, self.fatal)
+                    return self._failed_transcript(spec, self.fatal)
                 self.on_wait()  # the status line, written from this (the main) thread
 
-    def _failed_transcript(self, item: EncounterItem, error: str) -> Transcript:
+    def _failed_transcript(self, spec: ItemSpec, error: str) -> Transcript:
         # The protocol's own header: an item that could not be played still carries its
         # conditions (a CRAFT-MD error keeps its experiment, so tables and pairing see it).
-        header = self.protocol.header(item.spec)
+        header = self.protocol.header(spec)
         return Transcript(**{**header.header(), "outcome": "error", "error": error})
 
-    def _write_failed(self, item: EncounterItem, exc: WriteFailed) -> str:
+    def _write_failed(self, item: pytest.Item, exc: WriteFailed) -> str:
         """The failure of an item whose transcript or record could not be written. A full
         disk stops the session: every later write would fail too, and the replies paid for
         would be lost."""
@@ -230,6 +228,11 @@ class EncounterExecutor:
         self.runner.close()
         item.session.shouldstop = f"agentclinic: {self.disk_full}"
         return f"agentclinic: {self.disk_full}"
+
+
+def _spec_reader(item: EncounterItem) -> Callable[[], ItemSpec]:
+    # An upcoming item's spec is read when its encounter starts, on the runner's thread.
+    return lambda: item.spec
 
 
 def _read_error(task: asyncio.Future[Any]) -> None:

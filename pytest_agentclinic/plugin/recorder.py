@@ -17,6 +17,7 @@ from ..core.redact import redact_data
 from ..core.transcript import Transcript
 from ..protocols.base import Protocol
 from ..report import rundir
+from .outcome import Outcome
 
 #: ``model -> identity`` of the models a record names (see ``ModelCaller.served_identities``).
 Served = Callable[[Iterable[str]], dict[str, str]]
@@ -44,17 +45,22 @@ class Recorder:
         self.results = rundir.ResultsStream(
             run_dir, rundir.worker_results_name(worker) if worker else rundir.RESULTS)
 
-    def write_transcript(self, nodeid: str, case_file: Path, transcript: Transcript) -> str:
-        """Save ``transcript`` (already redacted); its path. Raises :class:`WriteFailed`."""
+    def save(self, nodeid: str, case_file: Path, case: Case,
+             transcript: Transcript) -> Outcome:
+        """Write the item's transcript (already redacted) and append its result record; the
+        outcome holding both. Raises :class:`WriteFailed`."""
         try:
-            return rundir.write_transcript(self.run_dir, case_file, nodeid, transcript)
+            path = rundir.write_transcript(self.run_dir, case_file, nodeid, transcript)
+            record = self._record(nodeid, case_file, case, transcript, path)
+            self.results.append(record)
         except OSError as exc:
-            raise _failed(exc) from None
+            raise WriteFailed(exc.strerror or type(exc).__name__,
+                              disk_full=rundir.is_disk_full(exc)) from None
+        return Outcome(transcript=transcript, transcript_path=path, record=record,
+                       record_json=record_json(record))
 
-    def write_record(self, nodeid: str, case_file: Path, case: Case, transcript: Transcript,
-                     transcript_path: str | None) -> ResultRecord:
-        """Build the item's result record and append it to this process's results file.
-        Raises :class:`WriteFailed`."""
+    def _record(self, nodeid: str, case_file: Path, case: Case, transcript: Transcript,
+                transcript_path: str) -> ResultRecord:
         # What is graded and what is measured are the protocol's: the core assumes neither.
         record = ResultRecord.from_transcript(
             transcript, run=self.run_name, nodeid=nodeid,
@@ -62,10 +68,6 @@ class Recorder:
             case_file=str(case_file), difficulty=case.difficulty,
             measures=self.protocol.measures(case, transcript))
         record.served = self.served(dict.fromkeys(record.models.values()))
-        try:
-            self.results.append(record)
-        except OSError as exc:
-            raise _failed(exc) from None
         return record
 
     def close(self) -> None:
@@ -78,6 +80,3 @@ def record_json(record: ResultRecord) -> str:
     writes a property's ``str()``, and a dict's is a repr)."""
     return json.dumps(redact_data(record.model_dump(mode="json")))
 
-
-def _failed(exc: OSError) -> WriteFailed:
-    return WriteFailed(exc.strerror or type(exc).__name__, disk_full=rundir.is_disk_full(exc))

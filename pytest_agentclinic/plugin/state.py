@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 import pytest
 
 if TYPE_CHECKING:
+    from ..protocols.base import ItemSpec, RunOptions
     from ..protocols.base import Protocol as CaseProtocol
-    from ..protocols.base import RunOptions
     from .outcome import Outcome
     from .settings import Settings
 
@@ -22,8 +22,9 @@ if TYPE_CHECKING:
 class Executor(Protocol):
     """Plays an item's encounter and records it."""
 
-    def play(self, item: pytest.Item) -> Outcome:
-        """Wait for ``item``'s encounter, write its transcript and record, and return them."""
+    def play(self, item: pytest.Item, spec: ItemSpec) -> Outcome:
+        """Wait for the encounter of ``item`` (which plays ``spec``), write its transcript
+        and record, and return them."""
         ...
 
 
