@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from helpers import make_case, results, write_yaml_cases
 
-from pytest_agentclinic.core.redact import MASK, register
+from pytest_agentclinic.core.redact import MASK, redact, register
 from pytest_agentclinic.core.redact_model import redact_model
 from pytest_agentclinic.core.transcript import Transcript, Usage, Utterance, Verdict
 
@@ -91,3 +91,19 @@ def test_an_encounter_quoting_a_url_with_a_vertex_model_is_recorded(
     doctor = [u for u in transcript["utterances"] if u["role"] == "doctor"]
     assert doctor[0]["text"] == "Any fever? I read http://example.org"
     assert {u["model"] for u in doctor} == {"claude-3-5-sonnet@20240620"}
+
+
+@pytest.mark.parametrize("text", [
+    "Bearer abcdef123456", "x://user:pw@host", "key sk-abcdefgh12", "api-key: abcdef1234",
+    "Proxy: Basic dXNlcjpwYXNzd29yZA==", f"said {SECRET}", f"{SECRET}", "basic metabolic panel",
+])
+def test_each_string_is_redacted_as_redact_would_alone(text: str) -> None:
+    # The model is first read as one text of its strings; a string that changes alone must
+    # change there too, whatever its neighbours.
+    register(SECRET)
+    neighbours = ["http://example.org", "@", "Bearer", "", "sk-", "key"]
+    t = _transcript("plain").model_copy(update={"utterances": [
+        Utterance(turn=1, role="doctor", kind="question", text=n, model="m")
+        for n in [*neighbours, text, *reversed(neighbours)]]})
+    assert [u.text for u in redact_model(t).utterances] == [
+        redact(u.text) for u in t.utterances]

@@ -43,9 +43,15 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_ini_keys(config)
     if not _may_collect_cases(config):
         return
+    state = _start_session(config)
+    config.stash[session_key] = state
+    _register_plugins(config, state)
+
+
+def _start_session(config: pytest.Config) -> AgentClinicSession:
+    """The run's session: its settings resolved, its run named (an xdist worker takes its
+    controller's name)."""
     from .case_paths import extra_args
-    from .collect import ReleaseReported
-    from .junit import EncounterTimes, MeasuredItems
     from .session import AgentClinicSession, default_run_name
     from .settings import resolve
 
@@ -61,23 +67,30 @@ def pytest_configure(config: pytest.Config) -> None:
     # A plain `pytest`: the ini's case paths are collected too, where pytest's own search
     # would not reach them.
     config.args += extra_args(config, settings.case_paths)
-    state = AgentClinicSession(config, settings, run_name)
-    config.stash[session_key] = state
+    return AgentClinicSession(config, settings, run_name)
+
+
+def _register_plugins(config: pytest.Config, state: AgentClinicSession) -> None:
+    """The session and the plugins of its features (xdist's only when xdist is there)."""
+    from .collect import ReleaseReported
+    from .junit import EncounterTimes, MeasuredItems
+
     config.pluginmanager.register(state, "agentclinic-session")
     config.pluginmanager.register(EncounterTimes(), "agentclinic-encounter-times")
     config.pluginmanager.register(MeasuredItems(config), "agentclinic-junit-items")
     config.pluginmanager.register(ReleaseReported(), "agentclinic-release-reported")
-    if settings.subset.description is not None:
+    if state.settings.subset.description is not None:
         from .subset import SubsetPlugin
 
         # Registered before the shard's plugin: pluggy calls it after, on the shard's cases.
-        config.pluginmanager.register(SubsetPlugin(settings.subset), "agentclinic-subset")
+        config.pluginmanager.register(SubsetPlugin(state.settings.subset),
+                                      "agentclinic-subset")
     _register_operations(config, state)
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist_hooks import XdistHooks, worker_lookahead
 
         config.pluginmanager.register(XdistHooks(state), "agentclinic-xdist")
-        if workerinput is not None:
+        if state.is_worker:
             state.executor.lookahead = worker_lookahead(config)
 
 

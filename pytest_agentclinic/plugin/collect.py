@@ -194,7 +194,8 @@ class EncounterItem(pytest.Item):
         An infrastructure failure raises here so pytest reports an *error*, not a failure;
         an item the run did not play (the cost limit) is skipped.
         """
-        self.outcome = outcome = session_of(self.config).executor.play(self, self.spec)
+        spec = self.spec
+        self.outcome = outcome = session_of(self.config).executor.play(self, spec)
         if outcome.unplayed is not None:
             self.user_properties.append((UNPLAYED_PROPERTY, outcome.unplayed))
             pytest.skip(outcome.unplayed)
