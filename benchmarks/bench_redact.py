@@ -79,7 +79,7 @@ def transcripts(rounds: int = 7, per_round: int = 200) -> None:
                 times.append((time.process_time() - started) / per_round)
         o, n = statistics.median(old), statistics.median(new)
         print(f"transcript of 40 messages, {name}: JSON round trip {o * 1e6:.0f} us, "
-              f"as a model {n * 1e6:.0f} us (x{o / n:.1f} less CPU)")
+              f"as a model {n * 1e6:.0f} us (round trip / model: x{o / n:.2f})")
 
 
 def main() -> None:

@@ -70,6 +70,7 @@ class AgentClinicSession:
         self.lock: rundir.RunLock | None = None
 
     def pytest_report_header(self) -> list[str]:
+        """The roles' models, the API base and the run's axes, under pytest's header."""
         roles = ", ".join(f"{role}={model}" for role, model in self.settings.roles.items())
         return [f"agentclinic: {roles}", *self._api_base_header(),
                 f"agentclinic: turns={','.join(map(str, self.settings.turns))} "
@@ -106,11 +107,13 @@ class AgentClinicSession:
                 say(self.config, f"agentclinic: {unusable}")
 
     def pytest_unconfigure(self) -> None:
+        """Let go of the run directory and of the Ctrl-C handler of the reports."""
         if self.lock is not None:
             self.lock.release(started=self.started)
         self.reports.restore()
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """Count the bad case records (each error item may stand for many)."""
         if report.failed and re.search(ERROR_NODE, report.nodeid):
             self.bad_record_items += 1
             self.reports.bad_records += bad_records_in(report.nodeid)
@@ -130,6 +133,7 @@ class AgentClinicSession:
             session.testsfailed += self.bad_record_items
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Start the run once the plan is known (one process; see :meth:`start_run`)."""
         if not self.is_worker:  # under xdist the controller hears of collection from a node
             self.start_run(sum(isinstance(i, EncounterItem) for i in session.items))
 
@@ -155,6 +159,7 @@ class AgentClinicSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Close what played the items; on the run's owner, merge and judge the gate."""
         self.executor.close()
         self.cache.close()
         self.recorder.close()
@@ -178,4 +183,5 @@ class AgentClinicSession:
                 self.reports.write(session)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The run's tables and the gate's verdict."""
         self.reports.print_summary(terminalreporter)
