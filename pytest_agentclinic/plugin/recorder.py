@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..core.case import Case
+from ..core.errors import RunDirectoryError
 from ..core.records import ResultRecord
 from ..core.redact import redact_data
 from ..core.transcript import Transcript
@@ -23,7 +24,7 @@ from .outcome import Outcome
 Served = Callable[[Iterable[str]], dict[str, str]]
 
 
-class WriteFailed(Exception):
+class WriteFailed(RunDirectoryError):
     """A transcript or record could not be written to the run directory."""
 
     def __init__(self, reason: str, *, disk_full: bool) -> None:
