@@ -65,10 +65,10 @@ from pytest_agentclinic.plugin.reports import FinalReports
 
 spent = [0.0, 0.0]
 original = EncounterExecutor._schedule
-def timed(self, item):
+def timed(self, *args):
     start, cpu = time.perf_counter(), time.thread_time()
     try:
-        return original(self, item)
+        return original(self, *args)
     finally:
         spent[0] += time.perf_counter() - start
         spent[1] += time.thread_time() - cpu
