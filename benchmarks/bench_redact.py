@@ -1,4 +1,5 @@
-"""redact() on hostile 10 MB texts: CPU seconds each (goal: under 1 s).
+"""redact() on hostile 10 MB texts: CPU seconds each (goal: under 1 s); and a transcript
+redacted as a model against the old way (dumped to JSON, redacted, parsed back).
 
 The old URL-userinfo pattern started a match at every letter of a long word and scanned to
 its end each time: 40k letters took 2.5 s, a 10 MB id more than 10 minutes. Each shape below
@@ -15,7 +16,9 @@ import statistics
 import time
 from collections.abc import Callable
 
-from pytest_agentclinic.core.redact import redact
+from pytest_agentclinic.core.redact import redact, register
+from pytest_agentclinic.core.redact_model import redact_model
+from pytest_agentclinic.core.transcript import Transcript, Usage, Utterance
 
 SIZE = 10_000_000
 SHAPES: dict[str, str] = {
@@ -39,6 +42,46 @@ def cpu(run: Callable[[], object], repeats: int = 3) -> float:
     return statistics.median(times)
 
 
+def transcript(utterances: int = 40, secret: str | None = None) -> Transcript:
+    """An encounter of ``utterances`` clinical messages (~300 characters each); with
+    ``secret``, one message quotes it."""
+    text = ("The patient reports a pruritic, scaly rash on the extensor surfaces of both "
+            "elbows and knees for three months, worse in winter, with nail pitting and a "
+            "family history of similar lesions; no fever, weight loss or joint swelling. ")
+    said = [Utterance(turn=i // 2 + 1, role="doctor" if i % 2 == 0 else "patient",
+                      kind="question" if i % 2 == 0 else "answer",
+                      text=text + (secret if secret and i == utterances // 2 else ""),
+                      model="gpt-4o", usage=Usage(calls=1, prompt_tokens=900 + i))
+            for i in range(utterances)]
+    return Transcript(protocol="agentclinic", case_id="derm-01", dataset="bench",
+                      specialty="Dermatology", models={"doctor": "gpt-4o", "patient": "gpt-4o"},
+                      sample=0, turn_budget=20, utterances=said, diagnosis="Psoriasis",
+                      outcome="correct")
+
+
+def by_json(t: Transcript) -> Transcript:
+    """The old way: dumped to JSON, redacted as text, parsed back."""
+    return Transcript.model_validate_json(redact(t.model_dump_json()))
+
+
+def transcripts(rounds: int = 7, per_round: int = 200) -> None:
+    """CPU per transcript, the old way and as a model, interleaved rounds; their medians."""
+    secret = "sk-bench-Secret-0123456789"
+    register(secret)
+    for name, t in (("no secret", transcript()), ("one secret", transcript(secret=secret))):
+        old: list[float] = []
+        new: list[float] = []
+        for _ in range(rounds):
+            for way, times in ((by_json, old), (redact_model, new)):
+                started = time.process_time()
+                for _ in range(per_round):
+                    way(t)
+                times.append((time.process_time() - started) / per_round)
+        o, n = statistics.median(old), statistics.median(new)
+        print(f"transcript of 40 messages, {name}: JSON round trip {o * 1e6:.0f} us, "
+              f"as a model {n * 1e6:.0f} us (round trip / model: x{o / n:.2f})")
+
+
 def main() -> None:
     print(f"{'input':<26} {'MB':>5} {'CPU s':>7}")
     for name, text in SHAPES.items():
@@ -48,6 +91,7 @@ def main() -> None:
     new = cpu(lambda: redact(small))
     print(f"40k letters: old userinfo pattern {old:.2f} s, redact() now {new:.4f} s "
           f"(x{old / max(new, 1e-6):,.0f})")
+    transcripts()
 
 
 if __name__ == "__main__":

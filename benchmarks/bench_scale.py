@@ -60,24 +60,25 @@ def peak_mb():
 
 # Run as a child: time _schedule inside a real pytest session, print JSON on the last line.
 CHILD = PRELUDE + """
-from pytest_agentclinic.plugin.session import AgentClinicSession
+from pytest_agentclinic.plugin.executor import EncounterExecutor
+from pytest_agentclinic.plugin.reports import FinalReports
 
 spent = [0.0, 0.0]
-original = AgentClinicSession._schedule
-def timed(self, item):
+original = EncounterExecutor._schedule
+def timed(self, *args):
     start, cpu = time.perf_counter(), time.thread_time()
     try:
-        return original(self, item)
+        return original(self, *args)
     finally:
         spent[0] += time.perf_counter() - start
         spent[1] += time.thread_time() - cpu
-AgentClinicSession._schedule = timed
+EncounterExecutor._schedule = timed
 before_reports = [0.0]
-finish = AgentClinicSession._finish
-def reports(self, session):
+judge = FinalReports.judge
+def reports(self, session, started):
     before_reports[0] = peak_mb()
-    return finish(self, session)
-AgentClinicSession._finish = reports
+    return judge(self, session, started)
+FinalReports.judge = reports
 start = time.perf_counter()
 status = pytest.main(sys.argv[1:])
 wall = time.perf_counter() - start

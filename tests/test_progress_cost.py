@@ -7,6 +7,7 @@ import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import make_case, write_yaml_cases
@@ -213,23 +214,22 @@ def test_on_a_terminal_the_line_is_redrawn_below_pytest_and_erased_before_it_wri
     from types import SimpleNamespace
 
     from pytest_agentclinic.llm.stats import CallStats
-    from pytest_agentclinic.plugin.operations import OperationsPlugin
-    from pytest_agentclinic.plugin.settings import Operations
+    from pytest_agentclinic.plugin.counters import RunStatus, SharedCounters
+    from pytest_agentclinic.plugin.status_line import StatusLine
     from pytest_agentclinic.protocols.runner import EncounterRunner
 
     tr = SimpleNamespace(_tw=_Writer(), currentfspath="c.yaml", verbosity=0, showfspath=False,
                          isatty=lambda: True)
-    config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: tr))
-    state = SimpleNamespace(config=config, settings=SimpleNamespace(operations=Operations()),
-                            runner=EncounterRunner(2), caller=SimpleNamespace(stats=CallStats()),
-                            summary_extra={})
-    plugin = OperationsPlugin(state)  # type: ignore[arg-type]
+    config: Any = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: tr))
+    runner, stats = EncounterRunner(2), CallStats()
+    counters = SharedCounters(config, lambda: RunStatus.of(runner, stats))
+    plugin = StatusLine(config, None, counters, on_wait=lambda tick: None)
     plugin._every, plugin._live = plugin._cadence()
     assert plugin._live
     tr._tw.write("c.yaml ..")
     plugin.total = 3
     plugin._show()
-    state.runner.done = 1
+    runner.done = 1
     plugin._show()
     shown = screen(tr._tw.text)
     assert shown[0] == "c.yaml .." and shown[1].startswith("agentclinic: 1/3 done")

@@ -3,7 +3,8 @@
 Providers echo keys in error bodies ("Incorrect API key provided: sk-..."), URLs carry
 user-info, and exception texts quote request headers; any of them could reach a record, a
 transcript, a JUnit property, the HTML page or the terminal. Every such text passes through
-:func:`redact` (strings) or :func:`redact_data` (JSON-like values) before it leaves the process.
+:func:`redact` (strings), :func:`redact_data` (JSON-like values) or
+:func:`.redact_model.redact_model` (pydantic models) before it leaves the process.
 
 Known secrets (credential variables of the environment, the credentials in the proxy
 variables' URLs, and what :func:`register_params` finds in a deployment: keys inline, values
@@ -29,6 +30,7 @@ import json
 import os
 import re
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -301,10 +303,16 @@ def _basic(match: re.Match[str]) -> str:
     return match.group("lead") + MASK if ":" in decoded else match.group(0)
 
 
+def redactor() -> Callable[[str], str]:
+    """:func:`redact` for many strings at once: the known secrets are read once, now (a
+    conversation of 20 messages, read per string, took 3.3 ms: as much as a call through
+    litellm)."""
+    forms = _current_forms()
+    return lambda text: _redact(text, forms) if text else text
+
+
 def redact_data(value: Any) -> Any:
     """A copy of a JSON-like value (dicts, lists, strings) with every string redacted."""
-    # The environment is read once per value, not once per string (a conversation of 20
-    # messages took 3.3 ms, as much as a call through litellm).
     return _redact_tree(value, _current_forms())
 
 

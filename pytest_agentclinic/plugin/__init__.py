@@ -1,4 +1,4 @@
-"""pytest entry point: thin hooks that hand over to :class:`AgentClinicSession`.
+"""pytest entry point: thin hooks that hand over to :class:`.session.AgentClinicSession`.
 
 pytest loads this plugin in every run of its user's environment, most of which have nothing
 to do with agents. Such a run (no paths on the command line, no ``agent_cases`` in the ini,
@@ -19,12 +19,11 @@ from ..core import extensions
 from ..protocols import registry
 from . import hookspecs
 from .options import OPTIONS, add_options
+from .state import session_key
 
 if TYPE_CHECKING:
     from .collect import CaseFile
     from .session import AgentClinicSession
-
-session_key = pytest.StashKey["AgentClinicSession"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,10 +43,15 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_ini_keys(config)
     if not _may_collect_cases(config):
         return
+    state = _start_session(config)
+    config.stash[session_key] = state
+    _register_plugins(config, state)
+
+
+def _start_session(config: pytest.Config) -> AgentClinicSession:
+    """The run's session: its settings resolved, its run named (an xdist worker takes its
+    controller's name)."""
     from .case_paths import extra_args
-    from .collect import ReleaseReported
-    from .junit import EncounterTimes, MeasuredItems
-    from .operations import OperationsPlugin
     from .session import AgentClinicSession, default_run_name
     from .settings import resolve
 
@@ -63,24 +67,56 @@ def pytest_configure(config: pytest.Config) -> None:
     # A plain `pytest`: the ini's case paths are collected too, where pytest's own search
     # would not reach them.
     config.args += extra_args(config, settings.case_paths)
-    state = AgentClinicSession(config, settings, run_name)
-    config.stash[session_key] = state
+    return AgentClinicSession(config, settings, run_name)
+
+
+def _register_plugins(config: pytest.Config, state: AgentClinicSession) -> None:
+    """The session and the plugins of its features (xdist's only when xdist is there)."""
+    from .collect import ReleaseReported
+    from .junit import EncounterTimes, MeasuredItems
+
     config.pluginmanager.register(state, "agentclinic-session")
     config.pluginmanager.register(EncounterTimes(), "agentclinic-encounter-times")
     config.pluginmanager.register(MeasuredItems(config), "agentclinic-junit-items")
     config.pluginmanager.register(ReleaseReported(), "agentclinic-release-reported")
-    if settings.subset.description is not None:
+    if state.settings.subset.description is not None:
         from .subset import SubsetPlugin
 
         # Registered before the shard's plugin: pluggy calls it after, on the shard's cases.
-        config.pluginmanager.register(SubsetPlugin(settings.subset), "agentclinic-subset")
-    config.pluginmanager.register(OperationsPlugin(state), "agentclinic-operations")
+        config.pluginmanager.register(SubsetPlugin(state.settings.subset),
+                                      "agentclinic-subset")
+    _register_operations(config, state)
     if config.pluginmanager.hasplugin("xdist"):
         from .xdist_hooks import XdistHooks, worker_lookahead
 
         config.pluginmanager.register(XdistHooks(state), "agentclinic-xdist")
-        if workerinput is not None:
-            state.lookahead = worker_lookahead(config)
+        if state.is_worker:
+            state.executor.lookahead = worker_lookahead(config)
+
+
+def _register_operations(config: pytest.Config, state: AgentClinicSession) -> None:
+    """Running at scale, a plugin per feature: the run's counters (shared between xdist's
+    processes), the cost limit, the status line (not on a worker: the controller shows it)
+    and the shard (registered after the subset: pluggy calls it first)."""
+    from .cost_limit import CostLimit
+    from .counters import RunStatus, SharedCounters
+
+    ops, executor = state.settings.operations, state.executor
+    counters = SharedCounters(config, lambda: RunStatus.of(executor.runner, state.caller.stats))
+    config.pluginmanager.register(counters, "agentclinic-counters")
+    cost = CostLimit(ops.max_cost_usd, counters, state.reports.summary_extra)
+    executor.runner.admit = cost.admit
+    config.pluginmanager.register(cost, "agentclinic-cost-limit")
+    if not state.is_worker:
+        from .status_line import StatusLine
+
+        line = StatusLine(config, ops.progress_every, counters,
+                          lambda tick: setattr(executor, "on_wait", tick))
+        config.pluginmanager.register(line, "agentclinic-status-line")
+    if ops.shard is not None:
+        from .shards import ShardFilter
+
+        config.pluginmanager.register(ShardFilter(ops.shard), "agentclinic-shard")
 
 
 def _check_ini_keys(config: pytest.Config) -> None:
@@ -161,8 +197,3 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CaseFile |
         return None
     return CaseFile.from_parent(parent, path=file_path, origin=origin,
                                 nodeid=case_nodeid(config, file_path))
-
-
-def session_of(config: pytest.Config) -> AgentClinicSession:
-    """The session state registered for ``config``."""
-    return config.stash[session_key]

@@ -19,6 +19,8 @@ from ..core.transcript import Transcript
 from ..protocols.base import ItemSpec
 from .case_paths import Origin
 from .miss import miss_message
+from .outcome import Outcome
+from .state import session_of
 
 RECORD_PROPERTY = "agentclinic_result"
 #: Marks an item the run never played (it stopped starting encounters, e.g. on cost).
@@ -127,7 +129,6 @@ class CaseFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         from ..cases import parse_cache
-        from . import session_of
 
         state = session_of(self.config)
         # Parsed once for all the run's processes (each xdist worker collects every item).
@@ -156,8 +157,8 @@ class EncounterItem(pytest.Item):
         super().__init__(**kwargs)
         self._spec: ItemSpec | None = spec
         self.line = line
-        self.transcript: Transcript | None = None
-        self.transcript_path: str | None = None
+        #: What playing the item came to, as the executor returned it (setup to teardown).
+        self.outcome: Outcome | None = None
 
     @property
     def spec(self) -> ItemSpec:
@@ -167,53 +168,68 @@ class EncounterItem(pytest.Item):
                                  f"reported (its record is in results.jsonl)")
         return self._spec
 
+    @property
+    def transcript(self) -> Transcript | None:
+        """The encounter's transcript, from setup to teardown (JUnit's time reads it)."""
+        return self.outcome.transcript if self.outcome is not None else None
+
+    @property
+    def transcript_path(self) -> str | None:
+        """Where the transcript was written, from setup to teardown."""
+        return self.outcome.transcript_path if self.outcome is not None else None
+
     def release(self) -> None:
         """Let go of what only playing and reporting the item needed, once its last report is
         logged: its case (~4 KB, with the conditions), its result record's property (~2 KB
-        of JSON; results.jsonl holds the record) and its transcript's path (the record
-        names it). 8,000 items held them to the end."""
+        of JSON; results.jsonl holds the record) and its outcome. 8,000 items held them to
+        the end."""
         self._spec = None
         self.user_properties[:] = _without_record(self.user_properties)
-        self.transcript_path = None
+        self.outcome = None
 
     def setup(self) -> None:
-        """Obtain the encounter's result (run concurrently by the session's runner).
+        """Play the encounter (run concurrently by the session's executor) and keep the
+        outcome it returns.
 
-        An infrastructure failure raises here so pytest reports an *error*, not a failure.
+        An infrastructure failure raises here so pytest reports an *error*, not a failure;
+        an item the run did not play (the cost limit) is skipped.
         """
-        from . import session_of
-
-        session_of(self.config).finish_item(self)
-        t = self.transcript
-        assert t is not None
-        if t.outcome == "error":
-            raise EncounterError(f"{terminal_safe(str(t.error))}\n"
-                                 f"transcript: {_one_line(str(self.transcript_path))}")
+        spec = self.spec
+        self.outcome = outcome = session_of(self.config).executor.play(self, spec)
+        if outcome.unplayed is not None:
+            self.user_properties.append((UNPLAYED_PROPERTY, outcome.unplayed))
+            pytest.skip(outcome.unplayed)
+        if outcome.record_json is not None:
+            self.user_properties.append((RECORD_PROPERTY, outcome.record_json))
+        if outcome.failure is not None:
+            raise EncounterError(outcome.failure)
+        if outcome.error is not None:
+            raise EncounterError(f"{terminal_safe(outcome.error)}\n"
+                                 f"transcript: {_one_line(str(outcome.transcript_path))}")
 
     def teardown(self) -> None:
         """Release the transcript: it is saved, and 8,000 of them would not fit in memory."""
-        self.transcript = None
+        self.outcome = None
 
     def runtest(self) -> None:
         """Assert the verdict."""
-        from . import session_of
-
         t = self.transcript
         assert t is not None
         if t.outcome == "correct":
             return
+        session = session_of(self.config)
         if t.outcome == "limit":
             message = (f"{terminal_safe(str(t.error))}\n"
                        f"  transcript: {_one_line(str(self.transcript_path))}")
-            if session_of(self.config).settings.gate.active:
+            if session.settings.gate.active:
                 pytest.xfail(message)
             raise EncounterFailed(message)
-        protocol = session_of(self.config).protocol
+        protocol = session.protocol
         # The protocol's words: a triage protocol's miss is not a misdiagnosis.
         message = miss_message(t, protocol.expected(self.spec.case), self.transcript_path,
                                start_dir=self.config.invocation_params.dir,
                                verbose=self.config.get_verbosity() > 0, words=protocol.wording)
-        if session_of(self.config).settings.gate.active:
+        if session.settings.gate.active:
             # Under a gate a wrong answer is a measurement, not a failure: the gate's own
             # testcases carry the verdict, so JUnit's failure count matches the exit status.
             pytest.xfail(message)

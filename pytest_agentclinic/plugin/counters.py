@@ -1,0 +1,169 @@
+"""The run's progress counters, which the status line shows and the cost limit reads.
+
+Under pytest-xdist every worker writes its counters to a small JSON file in a directory the
+controller creates; the controller sums them for the status line, and each worker sums them
+to apply the cost limit to the whole run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Generator
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..llm.stats import CallStats
+from ..protocols.runner import EncounterRunner
+
+PROGRESS_DIR_KEY = "agentclinic_progress_dir"
+#: Seconds between a worker's counter files: the other workers' cost limit reads them.
+PUBLISH_EVERY = 0.25
+
+
+@dataclass
+class RunStatus:
+    """A process's (or, summed, the whole run's) progress counters."""
+
+    done: int = 0
+    in_flight: int = 0
+    unplayed: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    tokens: int = 0
+    paid_calls: int = 0
+    spent_usd: float = 0.0
+    calls_in_flight: int = 0
+
+    def __add__(self, other: RunStatus) -> RunStatus:
+        return RunStatus(**{f.name: getattr(self, f.name) + getattr(other, f.name)
+                            for f in fields(self)})
+
+    @classmethod
+    def of(cls, runner: EncounterRunner, stats: CallStats) -> RunStatus:
+        """This process's counters: its runner's encounters and its caller's calls."""
+        return cls(done=runner.done, in_flight=runner.in_flight, unplayed=runner.unplayed,
+                   calls=stats.calls, cache_hits=stats.cache_hits, retries=stats.retries,
+                   rate_limited=stats.rate_limited,
+                   tokens=stats.prompt_tokens + stats.completion_tokens,
+                   paid_calls=stats.paid_calls, spent_usd=stats.spent_usd,
+                   calls_in_flight=stats.in_flight)
+
+    def projected_usd(self) -> float:
+        """Spent, plus what the running encounters may still cost, plus one more encounter
+        at the mean cost per finished encounter: what starting one more could bring.
+
+        The running encounters count at the mean cost per encounter (more are started than
+        calls are in flight when items chain many calls, e.g. CRAFT-MD conversations), and
+        at least at their calls in flight at the mean cost per call (before any finished).
+        """
+        per_call = self.spent_usd / self.paid_calls if self.paid_calls else 0.0
+        per_encounter = self.spent_usd / self.done if self.done else 0.0
+        running = max(self.calls_in_flight * per_call, self.in_flight * per_encounter)
+        return self.spent_usd + running + per_encounter
+
+
+class CounterFiles:
+    """One JSON file of counters per process in a shared directory (xdist)."""
+
+    def __init__(self, directory: Path, me: str) -> None:
+        self.directory = directory
+        self.me = me
+        # The publishing thread and the runner's admissions both write this process's file.
+        self._lock = threading.Lock()
+
+    def write(self, status: RunStatus) -> None:
+        """Replace this process's file atomically (readers never see half a file)."""
+        path = self.directory / f"{self.me}.json"
+        tmp = path.with_suffix(".tmp")
+        with self._lock:
+            tmp.write_text(json.dumps(asdict(status)), encoding="utf-8")
+            os.replace(tmp, path)
+
+    def read(self, skip_me: bool = False) -> RunStatus:
+        """The sum of every process's last counters."""
+        total = RunStatus()
+        for path in self.directory.glob("*.json"):
+            if skip_me and path.stem == self.me:
+                continue
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                total += RunStatus(**json.loads(path.read_text(encoding="utf-8")))
+        return total
+
+
+class SharedCounters:
+    """The whole run's counters as this process knows them; under xdist, the counter files
+    (the controller makes their directory, each worker publishes its own)."""
+
+    def __init__(self, config: pytest.Config, local: Callable[[], RunStatus]) -> None:
+        self.local = local
+        workerinput = getattr(config, "workerinput", None)
+        directory = workerinput.get(PROGRESS_DIR_KEY) if workerinput else None
+        #: A worker's files (None: not an xdist worker).
+        self.files = (CounterFiles(Path(directory), str(workerinput.get("workerid", os.getpid())))
+                      if directory and workerinput is not None else None)
+        #: The xdist controller's directory of its workers' files (None: no workers).
+        self.own_dir: Path | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def status(self) -> RunStatus:
+        """The whole run's counters as this process knows them."""
+        mine = self.local()
+        if self.files is not None:
+            return mine + self.files.read(skip_me=True)
+        if self.own_dir is not None:  # the xdist controller: its workers' files
+            return mine + CounterFiles(self.own_dir, "controller").read()
+        return mine
+
+    def publish(self, started: int = 0) -> None:
+        """Under xdist, write this worker's counters now, counting the encounters it starts
+        (``started``): other workers' cost limits read them."""
+        if self.files is None:
+            return
+        mine = self.local()
+        mine.in_flight += started
+        with contextlib.suppress(OSError):
+            self.files.write(mine)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """The xdist controller: give every worker the counters directory."""
+        if self.own_dir is None:
+            self.own_dir = Path(tempfile.mkdtemp(prefix="agentclinic-progress-"))
+        node.workerinput[PROGRESS_DIR_KEY] = str(self.own_dir)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self) -> Generator[None, object, object]:
+        """A worker publishes its counters from a thread while its items run, and once more
+        at the end."""
+        if self.files is not None:
+            self._thread = threading.Thread(target=self._publishing, daemon=True,
+                                            name="agentclinic-counters")
+            self._thread.start()
+        try:
+            return (yield)
+        finally:
+            self._stop.set()
+            if self._thread is not None:
+                self._thread.join(5)
+            if self.files is not None:
+                self.files.write(self.local())
+
+    def _publishing(self) -> None:
+        while not self._stop.wait(PUBLISH_EVERY):
+            self.publish()
+
+    def pytest_sessionfinish(self) -> None:
+        """Remove the counters directory (the controller made it)."""
+        if self.own_dir is not None:
+            shutil.rmtree(self.own_dir, ignore_errors=True)
