@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import enum
 import hashlib
 import json
 import sqlite3
@@ -15,15 +14,7 @@ from typing import Any
 
 from ..core.redact import redact_data
 from .errors import FatalLLMError
-
-
-class CacheMode(str, enum.Enum):
-    """How the cache is used (the ``--agent-cache`` values)."""
-
-    READ_WRITE = "read-write"
-    REPLAY = "replay"
-    REFRESH = "refresh"
-    OFF = "off"
+from .modes import CacheMode as CacheMode
 
 
 def key_parts(*, model: str, messages: list[dict[str, Any]], params: dict[str, Any], role: str,
