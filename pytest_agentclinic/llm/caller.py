@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -12,13 +11,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..core.redact import redact, register_params, register_url
 from ..core.roles import Reply
 from ..core.transcript import Usage
-from . import client, encounter_limits, openai_http, prices, served
+from . import client, encounter_limits, openai_http, served
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .errors import ReplayMissError, TransientError, timed_out
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
 from .stats import CallStats
 from .transports import TRANSPORTS as TRANSPORTS
+from .transports import Transports
+from .types import Completion
 
 if TYPE_CHECKING:
     from .shared_limits import SharedPacing
@@ -82,7 +83,9 @@ class ModelCaller:
                                        settings.model_list)
         self.gates = Gates(settings.budgets, settings.budget, settings.concurrency,
                            parts=settings.parts, shared=self.pacing)
-        self.fast = openai_http.OpenAIHTTP(settings.concurrency)
+        #: Each model's transport (litellm or the aiohttp fast path), chosen once.
+        self.transports = Transports(settings.transport, settings.api_base,
+                                     settings.concurrency)
         #: Seconds spent in calls, summed over calls (busy slot-seconds).
         self.busy_s = 0.0
         #: Calls in flight (what ``--agent-concurrency`` bounds), earliest items first.
@@ -146,8 +149,7 @@ class ModelCaller:
 
     def uses_litellm(self, model: str) -> bool:
         """Whether calls to ``model`` go through litellm (else the aiohttp fast path)."""
-        return (self.settings.transport == "litellm" or client.routed(model)
-                or not openai_http.eligible(model, self.settings.api_base))
+        return self.transports.of(model) is self.transports.litellm
 
     def warm(self, models: list[str]) -> None:
         """Start litellm's import now (in a thread) when any of ``models`` will need it
@@ -160,7 +162,7 @@ class ModelCaller:
         if self.cache.mode is CacheMode.REPLAY:
             return
         if any(self.uses_litellm(m) for m in models):
-            client.preload(self.settings.concurrency)
+            self.transports.litellm.warm(self.settings.concurrency)
         if not all(self.uses_litellm(m) for m in models):
             if self.cache.mode is CacheMode.READ_WRITE and self.cache.filled():
                 self._fast_path_cold = True
@@ -169,7 +171,7 @@ class ModelCaller:
 
     async def aclose(self) -> None:
         """Close the fast path's connection pool (and the limits server's link)."""
-        await self.fast.aclose()
+        await self.transports.aclose()
         if self.pacing is not None:
             await self.pacing.aclose()
 
@@ -233,7 +235,7 @@ class ModelCaller:
         tries = 0
         discarded = Usage()
 
-        async def attempt() -> client.Completion:
+        async def attempt() -> Completion:
             nonlocal tries, discarded
             tries += 1
             stats.retries += tries > 1
@@ -280,7 +282,7 @@ class ModelCaller:
         return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
 
     async def _send(self, model: str, messages: list[dict[str, Any]],
-                    params: dict[str, Any]) -> client.Completion:
+                    params: dict[str, Any]) -> Completion:
         """One attempt: admitted by the model's gate, counted as a call in flight."""
         gate = self.gates[model]
         reserved = (estimate_tokens(messages, self.settings.max_tokens)
@@ -319,16 +321,11 @@ class ModelCaller:
         return done
 
     async def _transport(self, model: str, messages: list[dict[str, Any]],
-                         params: dict[str, Any]) -> client.Completion:
+                         params: dict[str, Any]) -> Completion:
         s = self.settings
-        if self.uses_litellm(model):
-            call = client.acomplete(model, messages, api_base=s.api_base, timeout=s.timeout,
-                                    params=params, max_bytes=s.max_reply_bytes)
-        else:
-            assert s.api_base is not None  # eligible() checked it
-            call = self.fast.acomplete(model, messages, api_base=s.api_base,
-                                       timeout=s.timeout, params=params,
-                                       max_bytes=s.max_reply_bytes)
+        call = self.transports.of(model).acomplete(model, messages, api_base=s.api_base,
+                                                   timeout=s.timeout, params=params,
+                                                   max_bytes=s.max_reply_bytes)
         # A wall-clock deadline whatever the transport does: a transport's own timeout may
         # bound each socket read only, and a server trickling a valid body byte by byte would
         # hold the call for as long as it likes. Past it the call is a retriable timeout.
@@ -340,13 +337,7 @@ class ModelCaller:
 
 def _start_fast_path_warm_up() -> None:
     # The price table and aiohttp: loaded on the loop they would stall the first replies.
-    threading.Thread(target=_warm_fast_path, daemon=True).start()
-
-
-def _warm_fast_path() -> None:
-    """Import aiohttp and parse the price table (in a warm-up thread)."""
-    openai_http.preload()
-    prices.cost_usd("", 0, 0)
+    openai_http.warm_up()
 
 
 def _charge_budget(usage: Usage, budget: encounter_limits.EncounterBudget | None = None) -> None:

@@ -1,5 +1,6 @@
-"""The response cache's modes, apart from the cache: declaring ``--agent-cache`` (in every
-pytest run, agents or not) imports nothing of the cache itself."""
+"""The values of ``--agent-cache`` and ``--agent-transport``, apart from the cache and the
+transports: declaring the options (in every pytest run, agents or not) imports nothing of
+what they choose."""
 
 from __future__ import annotations
 
@@ -17,3 +18,7 @@ class CacheMode(str, enum.Enum):
 
 #: The ``--agent-cache`` values, in the order ``--help`` lists them.
 CACHE_MODES = tuple(mode.value for mode in CacheMode)
+
+#: The ``--agent-transport`` values: ``auto`` takes the aiohttp fast path where it applies,
+#: ``litellm`` sends every call through litellm.
+TRANSPORTS = ("auto", "litellm")
