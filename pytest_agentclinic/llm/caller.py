@@ -13,6 +13,7 @@ from ..core.roles import Reply
 from ..core.transcript import Usage
 from . import client, encounter_limits, openai_http, served
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
+from .cache_entry import ReplyEntry, ServedEntry
 from .errors import ReplayMissError, TransientError, timed_out
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
@@ -115,12 +116,12 @@ class ModelCaller:
     async def _identify(self, model: str) -> str | None:
         stored_key = f"served\x1f{model}"
         if self.cache.mode is CacheMode.REPLAY:
-            stored = self.cache.get(stored_key)
-            return None if stored is None else stored.get("served")
+            stored = self.cache.served(stored_key)
+            return None if stored is None else stored.served
         assert self.settings.api_base is not None
         identity = await served.probe(self.settings.api_base, model)
         if identity is not None:
-            self.cache.put(stored_key, {"served": identity})
+            self.cache.put(stored_key, ServedEntry(identity).stored())
         return identity
 
     def served_identities(self, models: Any) -> dict[str, str]:
@@ -211,21 +212,21 @@ class ModelCaller:
                           role=role, case_id=case_id, sample=sample,
                           prompt_version=prompt_version, served=await self.served_model(model))
         key = cache_key(parts)
-        hit = self.cache.get(key)
+        hit = self.cache.reply(key)
         stats = self.stats
-        if hit is not None and readable is not None and not readable(hit["text"]):
+        if hit is not None and readable is not None and not readable(hit.text):
             hit = None
         if hit is not None:
             stats.calls += 1
             stats.cache_hits += 1
-            stats.prompt_tokens += hit["prompt_tokens"]
-            stats.completion_tokens += hit["completion_tokens"]
-            self._note_fingerprint(model, hit.get("fingerprint"))
+            stats.prompt_tokens += hit.prompt_tokens
+            stats.completion_tokens += hit.completion_tokens
+            self._note_fingerprint(model, hit.fingerprint)
             # A hit costs nothing now; what it would have cost is kept apart.
-            return Reply(hit["text"], Usage(calls=1, cache_hits=1,
-                                            prompt_tokens=hit["prompt_tokens"],
-                                            completion_tokens=hit["completion_tokens"],
-                                            saved_usd=hit["cost_usd"]))
+            return Reply(hit.text, Usage(calls=1, cache_hits=1,
+                                         prompt_tokens=hit.prompt_tokens,
+                                         completion_tokens=hit.completion_tokens,
+                                         saved_usd=hit.cost_usd))
         if self.cache.mode is CacheMode.REPLAY:
             raise ReplayMissError(parts)
         if self._fast_path_cold:
@@ -262,9 +263,8 @@ class ModelCaller:
         # with the text the cache keeps, so a replay sends (and keys) the same messages.
         text = redact(done.text)
         if readable is None or readable(text):
-            self.cache.put(key, {"text": text, "prompt_tokens": done.prompt_tokens,
-                                 "completion_tokens": done.completion_tokens,
-                                 "cost_usd": done.cost_usd, "fingerprint": done.fingerprint})
+            self.cache.put(key, ReplyEntry(text, done.prompt_tokens, done.completion_tokens,
+                                           done.cost_usd, done.fingerprint).stored())
         # Replies billed and discarded on the way (a 200 with no content) count with it.
         return Reply(text, discarded + Usage(calls=1, prompt_tokens=done.prompt_tokens,
                                              completion_tokens=done.completion_tokens,

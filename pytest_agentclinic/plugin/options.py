@@ -13,8 +13,7 @@ import pytest
 from ..core import converters as c
 from ..core.converters import Repeated
 from ..core.options import Option
-from ..llm.modes import CACHE_MODES
-from ..llm.transports import TRANSPORTS
+from ..llm.modes import CACHE_MODES, TRANSPORTS
 from ..protocols import registry
 from ..report.reducer_names import REDUCERS
 
