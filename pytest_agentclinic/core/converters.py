@@ -7,7 +7,7 @@ a default already of its type) and returns the typed value, or raises
 :class:`OptionValueError` whose message says what is allowed (``expected a whole number >= 1,
 got '0'``). The pytest layer turns that into ``pytest.UsageError`` after the flag, the
 command line into an argparse error (``commands._args.argparse_type``). Nothing here imports
-more than the standard library.
+more than the standard library and the project's errors.
 """
 
 from __future__ import annotations
@@ -17,14 +17,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from .errors import InputError
+
 T = TypeVar("T")
 
 #: What a converter is: a value given (text, a list of texts, or a default) to a typed value.
 Convert = Callable[[Any], T]
 
 
-class OptionValueError(ValueError):
-    """A value an option does not take; the message names what it takes."""
+class OptionValueError(InputError):
+    """A value an option does not take; the message names what it takes (a ValueError, as
+    every :class:`~.errors.InputError`)."""
 
 
 def _refuse(allowed: str, value: object) -> OptionValueError:

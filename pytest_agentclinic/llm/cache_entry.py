@@ -15,11 +15,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.errors import InputError
+
 #: The version of the entries this release writes and reads.
 ENTRY_VERSION = 1
 
 
-class CacheEntryError(ValueError):
+class CacheEntryError(InputError):
     """An entry this version does not read: another version, or a field missing or of the
     wrong type."""
 
