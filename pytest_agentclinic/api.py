@@ -214,7 +214,8 @@ async def play_encounter(protocol: str, case: Case, agents: Mapping[str, object]
     The first item the protocol makes of the case is played, under its first condition.
     """
     from .llm.cache import CacheMode, ResponseCache
-    from .llm.caller import CallSettings, ModelCaller
+    from .llm.call_options import call_settings
+    from .llm.caller import ModelCaller
     from .protocols.base import PlayContext, RunOptions
     from .protocols.registry import get as get_protocol
 
@@ -232,7 +233,7 @@ async def play_encounter(protocol: str, case: Case, agents: Mapping[str, object]
 
     # No model is called unless a role is left to a built-in LLM agent (none is: every
     # model here is offline), so the caller caches nothing.
-    caller = ModelCaller(CallSettings(), ResponseCache(Path("."), CacheMode.OFF))
+    caller = ModelCaller(call_settings(), ResponseCache(Path("."), CacheMode.OFF))
     return await proto.play(item, PlayContext(caller, make_agent, opts))
 
 

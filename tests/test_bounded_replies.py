@@ -62,7 +62,7 @@ def test_the_cap_is_an_option(pytester: pytest.Pytester, fake_server: Start) -> 
     assert record["outcome"] == "error" and "over --agent-max-reply-bytes (300)" in record["error"]
     bad = pytester.runpytest("c.yaml", "--agent-max-reply-bytes=0")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
-    bad.stderr.fnmatch_lines(["*--agent-max-reply-bytes: expected a number >= 1*"])
+    bad.stderr.fnmatch_lines(["*--agent-max-reply-bytes: expected a whole number >= 1*"])
 
 
 def _call(server: FakeOpenAIServer, transport: str, max_bytes: int = 4_194_304) -> object:

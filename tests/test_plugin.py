@@ -150,8 +150,8 @@ def test_ini_twins_and_cli_precedence(pytester: pytest.Pytester, xdist: list[str
 @pytest.mark.parametrize(("option", "message"), [
     ("--agent-cache=sometimes", "*--agent-cache: 'sometimes' is not one of: read-write, replay, "
                                 "refresh, off*"),
-    ("--agent-turns=0", "*--agent-turns: expected a number >= 1, got '0'*"),
-    ("--agent-concurrency=many", "*--agent-concurrency: expected a number >= 1, got 'many'*"),
+    ("--agent-turns=0", "*--agent-turns: expected a whole number >= 1, got '0'*"),
+    ("--agent-concurrency=many", "*--agent-concurrency: expected a whole number >= 1, got 'many'*"),
     # Typos are answered before litellm loads (issue 23: 27 s), schemes before any call.
     ("--agent-doctor=ofline", "ERROR: --agent-doctor: unknown model 'ofline'; did you mean "
                               "'offline'?*"),

@@ -224,15 +224,14 @@ def test_each_shard_takes_its_share_of_the_limits() -> None:
     from types import SimpleNamespace
 
     from pytest_agentclinic.llm.limiter import Budget
-    from pytest_agentclinic.plugin.settings import _transport
+    from pytest_agentclinic.plugin.settings import Given, _call
 
-    values = {"models": None, "concurrency": 16, "rpm": 600.0, "tpm": 40000.0,
-              "transport": "auto", "shard": "2/4"}
+    values = Given.from_values({"rpm": 600.0, "tpm": 40000.0, "shard": "2/4"})
     worker = SimpleNamespace(workerinput={"workercount": 3})
-    alone = _transport(SimpleNamespace(), values, Path("."))  # type: ignore[arg-type]
-    assert alone["budget"] == Budget(rpm=150.0, tpm=10000.0)
-    in_worker = _transport(worker, values, Path("."))  # type: ignore[arg-type]
-    assert in_worker["budget"] == Budget(rpm=50.0, tpm=40000.0 / 12)
+    alone = _call(SimpleNamespace(), values, Path("."))  # type: ignore[arg-type]
+    assert alone.budget == Budget(rpm=150.0, tpm=10000.0)
+    in_worker = _call(worker, values, Path("."))  # type: ignore[arg-type]
+    assert in_worker.budget == Budget(rpm=50.0, tpm=40000.0 / 12)
 
 
 def test_with_a_limits_server_each_process_keeps_the_whole_limits() -> None:
@@ -241,12 +240,11 @@ def test_with_a_limits_server_each_process_keeps_the_whole_limits() -> None:
     from types import SimpleNamespace
 
     from pytest_agentclinic.llm.limiter import Budget
-    from pytest_agentclinic.plugin.settings import _transport
+    from pytest_agentclinic.plugin.settings import Given, _call
 
-    values = {"models": None, "concurrency": 16, "rpm": 600.0, "tpm": 40000.0,
-              "transport": "auto", "shard": "2/4"}
+    values = Given.from_values({"rpm": 600.0, "tpm": 40000.0, "shard": "2/4"})
     worker = SimpleNamespace(workerinput={"workercount": 3})
     url = "redis://127.0.0.1:6379/0"
-    shared = _transport(worker, values, Path("."), url)  # type: ignore[arg-type]
-    assert shared["budget"] == Budget(rpm=600.0, tpm=40000.0)
-    assert shared["parts"] == 12 and shared["limits_url"] == url
+    shared = _call(worker, values, Path("."), url)  # type: ignore[arg-type]
+    assert shared.budget == Budget(rpm=600.0, tpm=40000.0)
+    assert shared.parts == 12 and shared.limits_url == url

@@ -103,7 +103,7 @@ def test_spend_is_in_every_record_and_the_budget_caps_it(pytester: pytest.Pytest
 def test_a_bad_budget_is_a_usage_error(pytester: pytest.Pytester, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1)])
     result = pytester.runpytest("c.yaml", "--agent-test-budget", "cheap", *xdist)
-    result.stderr.fnmatch_lines(["*--agent-test-budget: expected a number >= 0.0, got 'cheap'*"])
+    result.stderr.fnmatch_lines(["*--agent-test-budget: expected a number >= 0, got 'cheap'*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 

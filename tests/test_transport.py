@@ -450,13 +450,11 @@ def test_timeouts_halve_the_calls_in_flight(fake_server: Start, tmp_path: Path,
 
 
 def test_xdist_workers_split_the_rate_limits() -> None:
-    from pytest_agentclinic.plugin.settings import _transport
+    from pytest_agentclinic.plugin.settings import Given, _call
 
     config = SimpleNamespace(workerinput={"workercount": 4})
-    values = {"models": None, "concurrency": 16, "rpm": 600.0, "tpm": None,
-              "transport": "auto"}
-    settings = _transport(config, values, Path("."))  # type: ignore[arg-type]
-    assert settings["budget"] == Budget(rpm=150.0, tpm=None)
+    settings = _call(config, Given.from_values({"rpm": "600"}), Path("."))  # type: ignore[arg-type]
+    assert settings.budget == Budget(rpm=150.0, tpm=None)
     assert Budget(rpm=600, tpm=1000).share(1) == Budget(rpm=600, tpm=1000)
 
 

@@ -19,15 +19,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._args import SHOW_PROBLEMS, api_base, count, print_problems, seconds
+from ..llm.modes import CACHE_MODES as CACHE_MODES
+from ._args import SHOW_PROBLEMS, add_call_arguments, call_settings_of, count, model, print_problems
 
 if TYPE_CHECKING:  # heavy imports wait for ``run`` so ``agentclinic --help`` stays instant
     from ..importers.meld import MeldResult, MeldRun
     from ..llm.caller import ModelCaller
 
 OK, NOT_ALL_MEASURED, USAGE_ERROR, FATAL = 0, 1, 2, 3
-#: The values of llm.cache.CacheMode, listed so ``--help`` imports nothing.
-CACHE_MODES = ("read-write", "replay", "refresh", "off")
 #: Characters of a completion shown in the table.
 _PREVIEW = 60
 
@@ -44,25 +43,16 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                     "or any case file (vignette; without one, objective + patient history).")
     p.add_argument("cases", nargs="+", type=Path, metavar="CASES",
                    help="CRAFT-MD CSV or case files (YAML/JSON/JSONL)")
-    p.add_argument("--model", required=True, metavar="MODEL", help="litellm model string")
-    p.add_argument("--api-base", metavar="URL", type=api_base,
-                   help="API base URL (e.g. a local vLLM server)")
+    p.add_argument("--model", required=True, type=model, metavar="MODEL",
+                   help="litellm model string")
     p.add_argument("--cache-dir", type=Path, default=Path(".agentclinic_cache"), metavar="DIR",
                    help="response cache directory (default: .agentclinic_cache)")
     p.add_argument("--cache", choices=CACHE_MODES, default="read-write", metavar="MODE",
                    help="response cache mode: " + ", ".join(CACHE_MODES)
                         + " (default: read-write)")
-    p.add_argument("--timeout", type=seconds, default=60.0, metavar="S",
-                   help="seconds before one call times out (default: 60)")
-    p.add_argument("--retries", type=count(0), default=3, metavar="N",
-                   help="retries of a failed call: timeouts, 429, 5xx (default: 3)")
-    p.add_argument("--backoff", type=seconds, default=1.0, metavar="S",
-                   help="first retry delay in seconds, doubling with jitter (default: 1)")
     # Greedy decoding: the question is what the model finds most likely, not what it may say.
-    p.add_argument("--temperature", type=float, default=0.0, metavar="T",
-                   help="sampling temperature (default: 0)")
-    p.add_argument("--max-tokens", type=count(1), default=1024, metavar="N",
-                   help="max tokens of a continuation (default: 1024)")
+    add_call_arguments(p, api_base=None, timeout=60.0, retries=3, backoff=1.0,
+                       temperature=0.0, max_tokens=1024)
     p.add_argument("--concurrency", type=count(1), default=16, metavar="N",
                    help="calls in flight (default: 16)")
     p.add_argument("--limit", type=count(1), default=None, metavar="N",
@@ -108,13 +98,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _caller(args: argparse.Namespace) -> ModelCaller:
     from ..llm.cache import CacheMode, ResponseCache
-    from ..llm.caller import CallSettings, ModelCaller
-    from ..llm.retry import RetryPolicy
+    from ..llm.caller import ModelCaller
 
-    settings = CallSettings(api_base=args.api_base, timeout=args.timeout,
-                            temperature=args.temperature, max_tokens=args.max_tokens,
-                            policy=RetryPolicy(attempts=args.retries + 1, backoff=args.backoff))
-    return ModelCaller(settings, ResponseCache(args.cache_dir, CacheMode(args.cache)))
+    return ModelCaller(call_settings_of(args),
+                       ResponseCache(args.cache_dir, CacheMode(args.cache)))
 
 
 # ---------------------------------------------------------------- the printed report

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._args import print_problems
+from ._args import fraction, print_problems
 
 if TYPE_CHECKING:
     from ..report.gate import GateResult
@@ -31,10 +31,10 @@ def add_parser(sub: Any) -> None:
                         help="merge even when shards are missing (the summary lists the runs)")
     parser.add_argument("--no-html", action="store_true", help="skip report.html")
     gate = parser.add_argument_group("gate on the merged run (as the pytest options)")
-    gate.add_argument("--min-accuracy", type=float, default=None, metavar="X")
+    gate.add_argument("--min-accuracy", type=fraction, default=None, metavar="X")
     gate.add_argument("--baseline", type=Path, default=None, metavar="RUN")
-    gate.add_argument("--max-drop", type=float, default=None, metavar="D")
-    gate.add_argument("--gate-alpha", type=float, default=0.05, metavar="P")
+    gate.add_argument("--max-drop", type=fraction, default=None, metavar="D")
+    gate.add_argument("--gate-alpha", type=fraction, default=0.05, metavar="P")
     gate.add_argument("--gate-on", action="append", default=None, metavar="SPEC",
                       help="which conditions are gated (repeatable), as --agent-gate-on: "
                            "default, all, pooled, or FIELD=VALUE")

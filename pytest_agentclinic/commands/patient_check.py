@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._args import count, seconds
+from ._args import add_call_arguments, call_settings_of, count, model
 
 if TYPE_CHECKING:
     from ..core.case import Case
@@ -31,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p = subparsers.add_parser(
         "patient-check", help="check a simulated patient against recorded conversations",
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None)
-    p.add_argument("--model", required=True, metavar="MODEL",
+    p.add_argument("--model", required=True, type=model, metavar="MODEL",
                    help="the patient: 'offline' (the offline vignette patient) or a litellm "
                         "model string")
     p.add_argument("--prompt", choices=("craftmd", "agentclinic"), default="craftmd",
@@ -43,11 +43,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help=f"CRAFT-MD vignette CSV (default {VIGNETTES})")
     p.add_argument("--limit", type=count(1), default=None, metavar="N",
                    help="check only the first N conversations")
-    p.add_argument("--api-base", metavar="URL", help="API base URL (e.g. a local server)")
-    p.add_argument("--timeout", type=seconds, default=60.0, metavar="S",
-                   help="seconds per model call (default 60)")
-    p.add_argument("--retries", type=count(0), default=3, metavar="N",
-                   help="retries of a failed call (default 3)")
+    add_call_arguments(p, api_base=None, timeout=60.0, retries=3)
     p.add_argument("--concurrency", type=count(1), default=8, metavar="N",
                    help="conversations in flight (default 8)")
     p.add_argument("--cache-dir", type=Path, default=Path(".agentclinic_cache"), metavar="DIR")
@@ -96,14 +92,12 @@ def _patient_factory(args: argparse.Namespace) -> Any:
     from ..agents.craftmd_agents import LLMVignettePatient, OfflineVignettePatient
     from ..agents.llm_agents import LLMPatient
     from ..llm.cache import CacheMode, ResponseCache
-    from ..llm.caller import CallSettings, ModelCaller
-    from ..llm.retry import RetryPolicy
+    from ..llm.caller import ModelCaller
 
     if args.model == "offline":
         return lambda case: OfflineVignettePatient()
-    settings = CallSettings(api_base=args.api_base, timeout=args.timeout, temperature=0.0,
-                            policy=RetryPolicy(attempts=args.retries + 1))
-    caller = ModelCaller(settings, ResponseCache(args.cache_dir, CacheMode.READ_WRITE))
+    caller = ModelCaller(call_settings_of(args, temperature=0.0),
+                         ResponseCache(args.cache_dir, CacheMode.READ_WRITE))
     kind = LLMVignettePatient if args.prompt == "craftmd" else LLMPatient
 
     def make(case: Case) -> Any:

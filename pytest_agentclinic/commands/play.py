@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
-from ._args import positive
+from ._args import add_call_arguments, call_settings_of, positive
+from ._args import model as model_name
 
 if TYPE_CHECKING:  # the heavy imports wait for ``run`` so ``agentclinic --help`` stays instant
     from ..agents.human import HumanRole
@@ -54,11 +55,11 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="the role you play")
     for role in AGENT_ROLES:
         asked = ", asked only when the offline matcher is unsure" if role == "moderator" else ""
-        p.add_argument(f"--{role}", metavar="MODEL", default=None,
+        p.add_argument(f"--{role}", metavar="MODEL", default=None, type=model_name,
                        help=f"{role}: 'offline' (default) or a litellm model string{asked}")
     p.add_argument("--turns", type=positive, default=20, metavar="N",
                    help="doctor interactions: questions, tests and the diagnosis (default: 20)")
-    p.add_argument("--api-base", metavar="URL", help="API base URL for every LLM role")
+    add_call_arguments(p, api_base=None)
     p.add_argument("--report-dir", type=Path, default=Path("reports"), metavar="DIR",
                    help="where the run directory is written (default: reports)")
     p.set_defaults(run=run)
@@ -80,14 +81,14 @@ def _run(args: argparse.Namespace) -> int:
     import asyncio
 
     from ..llm.cache import CacheMode, ResponseCache
-    from ..llm.caller import CallSettings, ModelCaller
+    from ..llm.caller import ModelCaller
     from ..llm.errors import FatalLLMError
 
     models = _models(args)
     case, pool = _pick_case(args.case_file, args.case)
     # No response cache: a person's replies make every conversation new, and a game should
     # not fill the evaluation cache with conversations no run will ever replay.
-    caller = ModelCaller(CallSettings(api_base=args.api_base),
+    caller = ModelCaller(call_settings_of(args),
                          ResponseCache(Path(".agentclinic_cache"), CacheMode.OFF))
     cast = build_play_cast(args.role, models, caller, pool)
     roles = " ".join(f"{r}={m}" for r, m in cast.models.items())
@@ -118,10 +119,7 @@ def _models(args: argparse.Namespace) -> dict[str, str]:
     for role, model in given.items():
         if role == args.role:
             continue
-        model = "offline" if model is None else model.strip()
-        if not model:
-            raise PlayError(f"--{role}: give 'offline' or a litellm model string")
-        models[role] = model
+        models[role] = "offline" if model is None else model  # checked by argparse
     return models
 
 

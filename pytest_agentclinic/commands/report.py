@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from ._args import positive
+
 
 def add_parser(sub: Any) -> None:
     """Register the ``report`` subcommand."""
@@ -15,7 +17,7 @@ def add_parser(sub: Any) -> None:
                     "bias, ...), summary.md, summary.json and report.html of a run directory "
                     "from its results.jsonl alone, and print the tables.")
     parser.add_argument("run_path", metavar="RUN", help="a run directory, or its results.jsonl")
-    parser.add_argument("--resamples", type=int, default=10_000,
+    parser.add_argument("--resamples", type=positive, default=10_000,
                         help="bootstrap resamples per group (default 10000)")
     parser.add_argument("--no-html", action="store_true", help="skip report.html")
     parser.set_defaults(run=run)

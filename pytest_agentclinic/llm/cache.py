@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import enum
 import hashlib
 import json
 import sqlite3
@@ -11,19 +10,15 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.redact import redact_data
+from .cache_entry import ENTRY_VERSION, CacheEntryError, ReplyEntry, ServedEntry, check_version
 from .errors import FatalLLMError
+from .modes import CacheMode as CacheMode
 
-
-class CacheMode(str, enum.Enum):
-    """How the cache is used (the ``--agent-cache`` values)."""
-
-    READ_WRITE = "read-write"
-    REPLAY = "replay"
-    REFRESH = "refresh"
-    OFF = "off"
+if TYPE_CHECKING:
+    from .cache_store import ReadOnlyCache
 
 
 def key_parts(*, model: str, messages: list[dict[str, Any]], params: dict[str, Any], role: str,
@@ -101,7 +96,7 @@ class ResponseCache:
 
         try:
             yield
-        except CacheFormatError as exc:
+        except (CacheFormatError, CacheEntryError) as exc:
             raise FatalLLMError(str(exc)) from exc
         except (sqlite3.DatabaseError, OSError) as exc:
             raise FatalLLMError(
@@ -116,12 +111,28 @@ class ResponseCache:
             store = self._open()
             if store is None:
                 return None
+            value: dict[str, Any] | None
             if self.mode is CacheMode.REPLAY:
-                return store.get(key)  # type: ignore[no-any-return]
-            from .cache_store import decode
+                value = store.get(key)
+            else:
+                from .cache_store import decode
 
-            text = store.get(key)
-            return None if text is None else decode(text, str(self.directory))
+                text = store.get(key)
+                value = None if text is None else decode(text, str(self.directory))
+            return None if value is None else check_version(value, str(self.directory))
+
+    def reply(self, key: str) -> ReplyEntry | None:
+        """The model's reply stored under ``key``, or None; an entry that holds none (another
+        version, damage) is a fatal error naming the cache, never a miss."""
+        value = self.get(key)
+        with self._guarded():
+            return None if value is None else ReplyEntry.read(value, str(self.directory))
+
+    def served(self, key: str) -> ServedEntry | None:
+        """What an api base said it serves, stored under ``key``, or None."""
+        value = self.get(key)
+        with self._guarded():
+            return None if value is None else ServedEntry.read(value, str(self.directory))
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         """Store a successful reply (errors never reach here), its secrets redacted: a
@@ -167,6 +178,7 @@ def merge_caches(sources: Sequence[Path], target: Path) -> MergeCounts:
         for source in sources:
             readers.append(ReadOnlyCache(source))
             readers[-1].check()
+            _check_versions(readers[-1])
         copied = present = conflicts = 0
         out = open_store(target)
         try:
@@ -176,7 +188,7 @@ def merge_caches(sources: Sequence[Path], target: Path) -> MergeCounts:
                     if old is None:
                         out.set(key, encode(value))
                         copied += 1
-                    elif decode(old, str(target)) == value:
+                    elif _versioned(decode(old, str(target))) == _versioned(value):
                         present += 1
                     else:
                         conflicts += 1
@@ -186,3 +198,21 @@ def merge_caches(sources: Sequence[Path], target: Path) -> MergeCounts:
         for reader in readers:
             reader.close()
     return MergeCounts(copied, present, conflicts)
+
+
+def _versioned(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` with its version (an entry from before versions is version 1): the same
+    reply written before and after entries had versions is the same entry."""
+    return {"version": ENTRY_VERSION, **value}
+
+
+def _check_versions(reader: ReadOnlyCache) -> None:
+    """Refuse a source holding an entry of a version this release does not read, before
+    anything is written."""
+    from .cache_store import CacheFormatError
+
+    for _key, value in reader.items():
+        try:
+            check_version(value, str(reader.directory))
+        except CacheEntryError as exc:
+            raise CacheFormatError(str(exc)) from None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -12,13 +11,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..core.redact import redact, register_params, register_url
 from ..core.roles import Reply
 from ..core.transcript import Usage
-from . import client, encounter_limits, openai_http, prices, served
+from . import client, encounter_limits, openai_http, served
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
+from .cache_entry import ReplyEntry, ServedEntry
 from .errors import ReplayMissError, TransientError, timed_out
 from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
 from .retry import RetryPolicy, call_with_retries
 from .stats import CallStats
 from .transports import TRANSPORTS as TRANSPORTS
+from .transports import Transports
+from .types import Completion
 
 if TYPE_CHECKING:
     from .shared_limits import SharedPacing
@@ -82,7 +84,9 @@ class ModelCaller:
                                        settings.model_list)
         self.gates = Gates(settings.budgets, settings.budget, settings.concurrency,
                            parts=settings.parts, shared=self.pacing)
-        self.fast = openai_http.OpenAIHTTP(settings.concurrency)
+        #: Each model's transport (litellm or the aiohttp fast path), chosen once.
+        self.transports = Transports(settings.transport, settings.api_base,
+                                     settings.concurrency)
         #: Seconds spent in calls, summed over calls (busy slot-seconds).
         self.busy_s = 0.0
         #: Calls in flight (what ``--agent-concurrency`` bounds), earliest items first.
@@ -112,12 +116,12 @@ class ModelCaller:
     async def _identify(self, model: str) -> str | None:
         stored_key = f"served\x1f{model}"
         if self.cache.mode is CacheMode.REPLAY:
-            stored = self.cache.get(stored_key)
-            return None if stored is None else stored.get("served")
+            stored = self.cache.served(stored_key)
+            return None if stored is None else stored.served
         assert self.settings.api_base is not None
         identity = await served.probe(self.settings.api_base, model)
         if identity is not None:
-            self.cache.put(stored_key, {"served": identity})
+            self.cache.put(stored_key, ServedEntry(identity).stored())
         return identity
 
     def served_identities(self, models: Any) -> dict[str, str]:
@@ -146,8 +150,7 @@ class ModelCaller:
 
     def uses_litellm(self, model: str) -> bool:
         """Whether calls to ``model`` go through litellm (else the aiohttp fast path)."""
-        return (self.settings.transport == "litellm" or client.routed(model)
-                or not openai_http.eligible(model, self.settings.api_base))
+        return self.transports.of(model) is self.transports.litellm
 
     def warm(self, models: list[str]) -> None:
         """Start litellm's import now (in a thread) when any of ``models`` will need it
@@ -160,7 +163,7 @@ class ModelCaller:
         if self.cache.mode is CacheMode.REPLAY:
             return
         if any(self.uses_litellm(m) for m in models):
-            client.preload(self.settings.concurrency)
+            self.transports.litellm.warm(self.settings.concurrency)
         if not all(self.uses_litellm(m) for m in models):
             if self.cache.mode is CacheMode.READ_WRITE and self.cache.filled():
                 self._fast_path_cold = True
@@ -169,7 +172,7 @@ class ModelCaller:
 
     async def aclose(self) -> None:
         """Close the fast path's connection pool (and the limits server's link)."""
-        await self.fast.aclose()
+        await self.transports.aclose()
         if self.pacing is not None:
             await self.pacing.aclose()
 
@@ -209,21 +212,21 @@ class ModelCaller:
                           role=role, case_id=case_id, sample=sample,
                           prompt_version=prompt_version, served=await self.served_model(model))
         key = cache_key(parts)
-        hit = self.cache.get(key)
+        hit = self.cache.reply(key)
         stats = self.stats
-        if hit is not None and readable is not None and not readable(hit["text"]):
+        if hit is not None and readable is not None and not readable(hit.text):
             hit = None
         if hit is not None:
             stats.calls += 1
             stats.cache_hits += 1
-            stats.prompt_tokens += hit["prompt_tokens"]
-            stats.completion_tokens += hit["completion_tokens"]
-            self._note_fingerprint(model, hit.get("fingerprint"))
+            stats.prompt_tokens += hit.prompt_tokens
+            stats.completion_tokens += hit.completion_tokens
+            self._note_fingerprint(model, hit.fingerprint)
             # A hit costs nothing now; what it would have cost is kept apart.
-            return Reply(hit["text"], Usage(calls=1, cache_hits=1,
-                                            prompt_tokens=hit["prompt_tokens"],
-                                            completion_tokens=hit["completion_tokens"],
-                                            saved_usd=hit["cost_usd"]))
+            return Reply(hit.text, Usage(calls=1, cache_hits=1,
+                                         prompt_tokens=hit.prompt_tokens,
+                                         completion_tokens=hit.completion_tokens,
+                                         saved_usd=hit.cost_usd))
         if self.cache.mode is CacheMode.REPLAY:
             raise ReplayMissError(parts)
         if self._fast_path_cold:
@@ -233,7 +236,7 @@ class ModelCaller:
         tries = 0
         discarded = Usage()
 
-        async def attempt() -> client.Completion:
+        async def attempt() -> Completion:
             nonlocal tries, discarded
             tries += 1
             stats.retries += tries > 1
@@ -260,9 +263,8 @@ class ModelCaller:
         # with the text the cache keeps, so a replay sends (and keys) the same messages.
         text = redact(done.text)
         if readable is None or readable(text):
-            self.cache.put(key, {"text": text, "prompt_tokens": done.prompt_tokens,
-                                 "completion_tokens": done.completion_tokens,
-                                 "cost_usd": done.cost_usd, "fingerprint": done.fingerprint})
+            self.cache.put(key, ReplyEntry(text, done.prompt_tokens, done.completion_tokens,
+                                           done.cost_usd, done.fingerprint).stored())
         # Replies billed and discarded on the way (a 200 with no content) count with it.
         return Reply(text, discarded + Usage(calls=1, prompt_tokens=done.prompt_tokens,
                                              completion_tokens=done.completion_tokens,
@@ -280,7 +282,7 @@ class ModelCaller:
         return Usage(prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
 
     async def _send(self, model: str, messages: list[dict[str, Any]],
-                    params: dict[str, Any]) -> client.Completion:
+                    params: dict[str, Any]) -> Completion:
         """One attempt: admitted by the model's gate, counted as a call in flight."""
         gate = self.gates[model]
         reserved = (estimate_tokens(messages, self.settings.max_tokens)
@@ -319,16 +321,11 @@ class ModelCaller:
         return done
 
     async def _transport(self, model: str, messages: list[dict[str, Any]],
-                         params: dict[str, Any]) -> client.Completion:
+                         params: dict[str, Any]) -> Completion:
         s = self.settings
-        if self.uses_litellm(model):
-            call = client.acomplete(model, messages, api_base=s.api_base, timeout=s.timeout,
-                                    params=params, max_bytes=s.max_reply_bytes)
-        else:
-            assert s.api_base is not None  # eligible() checked it
-            call = self.fast.acomplete(model, messages, api_base=s.api_base,
-                                       timeout=s.timeout, params=params,
-                                       max_bytes=s.max_reply_bytes)
+        call = self.transports.of(model).acomplete(model, messages, api_base=s.api_base,
+                                                   timeout=s.timeout, params=params,
+                                                   max_bytes=s.max_reply_bytes)
         # A wall-clock deadline whatever the transport does: a transport's own timeout may
         # bound each socket read only, and a server trickling a valid body byte by byte would
         # hold the call for as long as it likes. Past it the call is a retriable timeout.
@@ -340,13 +337,7 @@ class ModelCaller:
 
 def _start_fast_path_warm_up() -> None:
     # The price table and aiohttp: loaded on the loop they would stall the first replies.
-    threading.Thread(target=_warm_fast_path, daemon=True).start()
-
-
-def _warm_fast_path() -> None:
-    """Import aiohttp and parse the price table (in a warm-up thread)."""
-    openai_http.preload()
-    prices.cost_usd("", 0, 0)
+    openai_http.warm_up()
 
 
 def _charge_budget(usage: Usage, budget: encounter_limits.EncounterBudget | None = None) -> None:

@@ -15,7 +15,6 @@ import re
 import threading
 import traceback
 import urllib.parse
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.redact import redact
@@ -30,7 +29,12 @@ from .errors import (
     timed_out,
     too_large,
 )
+from .keys import PLACEHOLDER_KEY as PLACEHOLDER_KEY
+from .keys import key_variable as key_variable
+from .keys import needs_placeholder_key as needs_placeholder_key
 from .limiter import wait_from_headers
+from .types import Completion as Completion
+from .types import Messages
 
 _litellm: Any = None
 #: API bases (or providers) that answered at least once in this process.
@@ -119,35 +123,6 @@ def _get_router(litellm: Any) -> Any:
     return _router
 
 
-#: Sent as the API key to a server given by ``--agent-api-base`` when the environment has no
-#: key for the provider: local servers (vLLM, Ollama, llama.cpp) want none, but litellm's
-#: OpenAI-compatible path refuses to call without one.
-PLACEHOLDER_KEY = "sk-no-key-needed"
-
-
-def key_variable(model: str) -> str:
-    """The environment variable litellm reads the key of ``model``'s provider from."""
-    provider = model.split("/", 1)[0] if "/" in model else "openai"
-    return f"{provider.upper().replace('-', '_')}_API_KEY"
-
-
-def needs_placeholder_key(model: str, api_base: str | None) -> bool:
-    """Whether calls to ``model`` get :data:`PLACEHOLDER_KEY` (a server given, no key set)."""
-    return api_base is not None and not os.environ.get(key_variable(model))
-
-
-@dataclass(frozen=True)
-class Completion:
-    """A model's reply and its cost."""
-
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
-    cost_usd: float
-    #: The server's ``system_fingerprint`` (its build and configuration), when it sends one.
-    fingerprint: str | None = None
-
-
 async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str | None,
                     timeout: float, params: dict[str, Any],
                     max_bytes: int = 4_194_304) -> Completion:
@@ -198,6 +173,28 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
     return Completion(text, getattr(usage, "prompt_tokens", 0) or 0,
                       getattr(usage, "completion_tokens", 0) or 0, _cost(litellm, response),
                       fingerprint if isinstance(fingerprint, str) and fingerprint else None)
+
+
+class LiteLLM:
+    """The litellm transport (:class:`~.transports.Transport`): every provider litellm
+    knows, ``--agent-models`` deployment groups through its Router."""
+
+    name = "litellm"
+
+    def warm(self, pool: int) -> None:
+        """Start litellm's import in a thread (it takes seconds, which the first calls would
+        otherwise wait for on the event loop)."""
+        preload(pool)
+
+    async def acomplete(self, model: str, messages: Messages, *, api_base: str | None,
+                        timeout: float, params: dict[str, Any],
+                        max_bytes: int = 4_194_304) -> Completion:
+        """One chat completion: :func:`acomplete`."""
+        return await acomplete(model, messages, api_base=api_base, timeout=timeout,
+                               params=params, max_bytes=max_bytes)
+
+    async def aclose(self) -> None:
+        """Nothing to close: litellm keeps its own clients for the process."""
 
 
 async def supports_json_schema(model: str) -> bool:

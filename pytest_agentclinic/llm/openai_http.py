@@ -20,10 +20,10 @@ import functools
 import json
 import os
 import re
+import threading
 from typing import TYPE_CHECKING, Any
 
 from ..core.redact import redact, register_url
-from .client import PLACEHOLDER_KEY, Completion
 from .errors import (
     TransientError,
     cannot_reach,
@@ -33,9 +33,11 @@ from .errors import (
     timed_out,
     too_large,
 )
+from .keys import PLACEHOLDER_KEY
 from .limiter import wait_from_headers
 from .prices import cost_usd
 from .served import endpoint
+from .types import Completion, Messages
 
 if TYPE_CHECKING:
     import aiohttp
@@ -52,14 +54,27 @@ def preload() -> None:
     import aiohttp  # noqa: F401
 
 
+def warm_up() -> None:
+    """Import aiohttp and parse the price table in a thread, off the event loop."""
+    threading.Thread(target=_warm, daemon=True, name="agentclinic-http-import").start()
+
+
+def _warm() -> None:
+    preload()
+    cost_usd("", 0, 0)  # the price table, parsed once
+
+
 def eligible(model: str, api_base: str | None) -> bool:
     """Whether ``model`` at ``api_base`` can take the fast path."""
     return api_base is not None and model.split("/", 1)[0] in PREFIXES and "/" in model
 
 
 class OpenAIHTTP:
-    """One aiohttp session (opened on first use, on the caller's loop) with a pool at least
-    as large as the calls in flight."""
+    """The aiohttp transport (:class:`~.transports.Transport`): one aiohttp session (opened
+    on first use, on the caller's loop) with a pool at least as large as the calls in
+    flight."""
+
+    name = "http"
 
     def __init__(self, pool: int) -> None:
         self.pool = max(pool, 1)
@@ -84,18 +99,27 @@ class OpenAIHTTP:
             self._session = aiohttp.ClientSession(connector=connector)
         return self._session
 
+    def warm(self, pool: int) -> None:
+        """Import aiohttp and parse the price table in a thread: loaded on the loop they
+        would stall the first replies."""
+        del pool  # the pool is this object's own
+        warm_up()
+
     async def aclose(self) -> None:
         """Close the pool (on the loop that opened it)."""
         if self._session is not None:
             await self._session.close()
             self._session = None
 
-    async def acomplete(self, model: str, messages: list[dict[str, Any]], *, api_base: str,
+    async def acomplete(self, model: str, messages: Messages, *, api_base: str | None,
                         timeout: float, params: dict[str, Any],
                         max_bytes: int = 4_194_304) -> Completion:
         """One chat completion; failures are the same :mod:`.errors` as litellm's path. A
         reply longer than ``max_bytes`` is not read past it: an error, never cached."""
         import aiohttp
+
+        if api_base is None:
+            raise ValueError(f"{model}: the HTTP transport needs an api base (eligible())")
 
         prefix, name = model.split("/", 1)
         params = dict(params)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..core import converters
 from ..core.roles import OFFLINE as OFFLINE  # the built-in agent's model name
 
 #: Each provider's key variables (any one will do), the first is the one to name. Providers
@@ -110,15 +111,12 @@ def missing_key(model: str, environ: Mapping[str, str] | None = None) -> str | N
 
 
 def check_api_base(url: str) -> str | None:
-    """Why ``url`` is not an http(s) URL with a host."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return (f"expected an http:// or https:// URL with a host (e.g. "
-                f"http://127.0.0.1:8000/v1), got {url!r}")
+    """Why ``url`` is not an http(s) URL with a host and no credentials (the converter of
+    ``--agent-api-base`` and of the commands' ``--api-base`` says it)."""
     try:
-        parts.port  # noqa: B018 -- raises on a port that is not a number
-    except ValueError:
-        return f"the port of {url!r} is not a number"
+        converters.api_base(url)
+    except ValueError as exc:
+        return str(exc)
     return None
 
 

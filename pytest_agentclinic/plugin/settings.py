@@ -6,27 +6,30 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
 from ..core.options import Option
-from ..core.redact import has_userinfo, redact, register_url
+from ..core.redact import register_url
 from ..llm import preflight
 from ..llm.cache import CacheMode
+from ..llm.call_options import call_settings
 from ..llm.caller import CallSettings
 from ..llm.limiter import Budget
-from ..llm.retry import RetryPolicy
 from ..llm.served import redact_url
 from ..protocols import registry
 from ..protocols.base import Protocol, RunOptions
 from ..report.conditions import check_gate_on
 from ..report.gate import GateSettings
-from .options import OPTION_BY_NAME, OPTIONS
+from . import options as o
+from .options import OPTIONS
 from .options import add_options as add_options
 
 if TYPE_CHECKING:
     from ..grading.rules import Policy
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,7 @@ class Settings:
         return tuple(m for m in dict.fromkeys(models) if m and m != "offline")
 
 
-def _raw(config: pytest.Config, opt: Option) -> Any:
+def _raw(config: pytest.Config, opt: Option[Any]) -> Any:
     try:
         cli = config.getoption("agent_" + opt.name)
         ini = config.getini(opt.ini)
@@ -149,65 +152,29 @@ def _raw(config: pytest.Config, opt: Option) -> Any:
     return ini if ini not in (None, "", []) else opt.default
 
 
-def _number(opt: Option, value: Any, cast: Callable[[str], Any], minimum: float) -> Any:
-    try:
-        number = cast(str(value).strip())
-    except ValueError:
-        number = None
-    if number is None or number < minimum:
-        raise pytest.UsageError(f"{opt.flag}: expected a number >= {minimum}, got {value!r}")
-    return number
+class Given:
+    """The value of each option through its converter: ``given(RETRIES)`` is an ``int`` (as
+    the declaration's converter says, so mypy checks every read). A value the converter
+    refuses is a :class:`pytest.UsageError` after the flag."""
 
+    def __init__(self, raw: Callable[[Option[Any]], Any]) -> None:
+        self.raw = raw
 
-def _convert(opt: Option, value: Any) -> Any:
-    if opt.kind == "int":
-        return _number(opt, value, int, 1 if opt.name != "retries" else 0)
-    if opt.kind == "int0":
-        return _number(opt, value, int, 0)
-    if opt.kind == "float":
-        return _number(opt, value, float, 0.0)
-    if opt.kind == "limit":
-        if value is None:
-            return None
-        number = _number(opt, value, float, 0.0)
-        if number <= 0:
-            raise pytest.UsageError(f"{opt.flag}: expected a number > 0, got {value!r}")
-        return number
-    if opt.kind == "fraction":
-        if value is None:
-            return None
-        number = _number(opt, value, float, 0.0)
-        if number > 1.0:
-            raise pytest.UsageError(
-                f"{opt.flag}: expected a fraction between 0 and 1, got {value!r}")
-        return number
-    if opt.kind == "money":
-        return None if value in (None, "") else _number(opt, value, float, 0.0)
-    if opt.kind == "ints":
-        items = value if isinstance(value, list) else str(value).split(",")
-        return tuple(_number(opt, v, int, 1) for v in items if str(v).strip())
-    if opt.kind == "list":
-        values = [v.strip() for v in value if v and v.strip()]
-        if not values and opt.default:
-            raise pytest.UsageError(f"{opt.flag}: give at least one value")
-        return tuple(dict.fromkeys(values))
-    return value.strip() if isinstance(value, str) else value
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> Given:
+        """The values of a run: CLI > ini > default."""
+        return cls(lambda opt: _raw(config, opt))
 
+    @classmethod
+    def from_values(cls, values: Mapping[str, object]) -> Given:
+        """``values`` by option name, else the defaults (for tests and tools)."""
+        return cls(lambda opt: values.get(opt.name, opt.default))
 
-def _checked(opt: Option, value: Any) -> Any:
-    """The converted value, within the option's choices and through its own check."""
-    value = _convert(opt, value)
-    if opt.choices is not None:
-        for v in value if isinstance(value, tuple) else (value,):
-            if v not in opt.choices:
-                raise pytest.UsageError(f"{opt.flag}: {v!r} is not one of: "
-                                        f"{', '.join(opt.choices)}")
-    if opt.check is not None:
+    def __call__(self, opt: Option[T]) -> T:
         try:
-            value = opt.check(value)
+            return opt.convert(self.raw(opt))
         except ValueError as exc:
             raise pytest.UsageError(f"{opt.flag}: {exc}") from None
-    return value
 
 
 def _protocol(config: pytest.Config, name: str) -> tuple[str, dict[str, Any]]:
@@ -216,7 +183,8 @@ def _protocol(config: pytest.Config, name: str) -> tuple[str, dict[str, Any]]:
         protocol = registry.get(name)
     except ValueError as exc:
         raise pytest.UsageError(f"--agent-protocol: {exc}") from None
-    options = {opt.name: _checked(opt, _raw(config, opt)) for opt in protocol.options}
+    given = Given.from_config(config)
+    options = {opt.name: given(opt) for opt in protocol.options}
     for role in protocol.roles:
         if role.option is not None and not options.get(role.option):
             raise pytest.UsageError(f"--agent-{role.option.replace('_', '-')}: give "
@@ -226,43 +194,63 @@ def _protocol(config: pytest.Config, name: str) -> tuple[str, dict[str, Any]]:
 
 def resolve(config: pytest.Config) -> Settings:
     """Resolve CLI > ini > default once; bad values raise :class:`pytest.UsageError`."""
-    v = {opt.name: _checked(opt, _raw(config, opt)) for opt in OPTIONS}
-    protocol, options = _protocol(config, v["protocol"])
-    try:
-        cache = CacheMode(v["cache"])
-    except ValueError:
-        allowed = ", ".join(m.value for m in CacheMode)
-        raise pytest.UsageError(f"--agent-cache: {v['cache']!r} is not one of: {allowed}") from None
+    given = Given.from_config(config)
+    for opt in OPTIONS:  # every value checked, in the order --help lists them
+        given(opt)
+    protocol, options = _protocol(config, given(o.PROTOCOL))
     # Relative to where pytest was started, not rootdir: `pytest ../shared/x.jsonl` has its
     # rootdir beside the data, and run output must never land there.
     root = config.invocation_params.dir
-    policy = RetryPolicy(attempts=v["retries"] + 1, backoff=v["backoff"],
-                         retry_after_cap=v["retry_after_cap"])
+    tokens = given(o.MAX_TOKENS_PER_ENCOUNTER)
     settings = Settings(
-        doctors=v["doctor"], patients=v["patient"], turns=v["turns"], protocol=protocol,
-        options=options,
-        repeat=v["repeat"],
-        concurrency=v["concurrency"], cache=cache, cache_dir=root / v["cache_dir"],
-        report_dir=root / v["report_dir"], run_name=v["run_name"],
-        call=CallSettings(api_base=_api_base(v["api_base"]),
-                          timeout=_positive("timeout", v["timeout"]),
-                          temperature=v["temperature"], max_tokens=v["max_tokens"],
-                          max_reply_bytes=_at_least_one("max_reply_bytes",
-                                                        v["max_reply_bytes"]),
-                          policy=policy, **_transport(config, v, root, _limits_url(config))),
-        gate=_gate(v, root),
-        encounter_timeout=_positive("encounter_timeout", v["encounter_timeout"]),
+        doctors=given(o.DOCTOR), patients=given(o.PATIENT), turns=given(o.TURNS),
+        protocol=protocol, options=options, repeat=given(o.REPEAT),
+        concurrency=given(o.CONCURRENCY), cache=CacheMode(given(o.CACHE)),
+        cache_dir=root / given(o.CACHE_DIR), report_dir=root / given(o.REPORT_DIR),
+        run_name=given(o.RUN_NAME),
+        call=_call(config, given, root, _limits_url(config)), gate=_gate(given, root),
+        encounter_timeout=given(o.ENCOUNTER_TIMEOUT),
         case_paths=tuple(Path(p) for p in config.getini("agent_cases")),
-        operations=_operations(v),
-        subset=_subset(v),
-        encounter_tokens=(int(v["max_tokens_per_encounter"])
-                          if v["max_tokens_per_encounter"] is not None else None),
-        encounter_cost=v["max_cost_per_encounter"],
-        grading_policy=v["grading_policy"],
+        operations=_operations(given), subset=_subset(given),
+        encounter_tokens=tokens, encounter_cost=given(o.MAX_COST_PER_ENCOUNTER),
+        grading_policy="paper" if given(o.GRADING_POLICY) == "paper" else "strict",
     )
     _check_models(config, settings)
     _check_limits_server(config, settings)
     return settings
+
+
+def _call(config: pytest.Config, given: Given, root: Path,
+          limits_url: str | None = None) -> CallSettings:
+    """The model calls' settings, through the one builder the commands use too; rate limits
+    are the provider's, split over the shards (``--agent-shard K/N``: N machines) and each
+    shard's xdist workers, so the whole run stays within them (each process gets an even
+    share, no coordination). With ``--agent-limits-url`` every process keeps the whole
+    limits, paced on that server, and falls back to its even share (1/``parts``) when the
+    server is lost."""
+    from ..llm.deployments import ModelsFileError, load
+
+    shard = given(o.SHARD)
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    workers *= shard[1] if shard else 1
+    deployments = None
+    models = given(o.MODELS)
+    if models is not None:
+        try:
+            deployments = load(root / models)
+        except ModelsFileError as exc:
+            raise pytest.UsageError(f"--agent-models: {exc}") from None
+    split = 1 if limits_url else workers
+    budgets = {name: b.share(split)
+               for name, b in (deployments.budgets if deployments else {}).items()}
+    return call_settings(
+        api_base=given(o.API_BASE), timeout=given(o.TIMEOUT), retries=given(o.RETRIES),
+        backoff=given(o.BACKOFF), retry_after_cap=given(o.RETRY_AFTER_CAP),
+        temperature=given(o.TEMPERATURE), max_tokens=given(o.MAX_TOKENS),
+        max_reply_bytes=given(o.MAX_REPLY_BYTES), concurrency=given(o.CONCURRENCY),
+        transport=given(o.TRANSPORT), budget=Budget(given(o.RPM), given(o.TPM)).share(split),
+        budgets=budgets, model_list=deployments.model_list if deployments else (),
+        limits_url=limits_url, parts=workers)
 
 
 def _check_models(config: pytest.Config, settings: Settings) -> None:
@@ -294,64 +282,16 @@ def _check_models(config: pytest.Config, settings: Settings) -> None:
                 "(or --agent-api-base URL for a local server)")
 
 
-def _subset(v: dict[str, Any]) -> Subset:
-    if v["limit"] is not None and v["sample"] is not None:
+def _subset(given: Given) -> Subset:
+    limit, sample = given(o.LIMIT), given(o.SAMPLE)
+    if limit is not None and sample is not None:
         raise pytest.UsageError("--agent-limit and --agent-sample: give one of them")
-    return Subset(limit=int(v["limit"]) if v["limit"] is not None else None,
-                  sample=int(v["sample"]) if v["sample"] is not None else None,
-                  seed=v["seed"])
+    return Subset(limit=limit, sample=sample, seed=given(o.SEED))
 
 
-def _operations(v: dict[str, Any]) -> Operations:
-    shard = None
-    if v["shard"]:
-        k, _, n = str(v["shard"]).partition("/")
-        if not (k.strip().isdigit() and n.strip().isdigit() and 1 <= int(k) <= int(n)):
-            raise pytest.UsageError(f"--agent-shard: expected K/N with 1 <= K <= N (e.g. 2/4), "
-                                    f"got {v['shard']!r}")
-        shard = (int(k), int(n))
-    progress = str(v["progress"]).strip().lower()
-    every: float | None = None
-    if progress == "off":
-        every = 0.0
-    elif progress != "auto":
-        try:
-            every = float(progress)
-        except ValueError:
-            every = -1.0
-        if every <= 0:
-            raise pytest.UsageError(f"--agent-progress: expected auto, off or a number of "
-                                    f"seconds > 0, got {v['progress']!r}")
-    max_cost = None
-    if v["max_cost"] is not None:
-        max_cost = _number(OPTION_BY_NAME["max_cost"], v["max_cost"], float, 0.0)
-    return Operations(shard=shard, progress_every=every, max_cost_usd=max_cost)
-
-
-def _transport(config: pytest.Config, v: dict[str, Any], root: Path,
-               limits_url: str | None = None) -> dict[str, Any]:
-    """The caller's transport settings; rate limits are the provider's, split over the
-    shards (``--agent-shard K/N``: N machines) and each shard's xdist workers, so the whole
-    run stays within them (each process gets an even share, no coordination). With
-    ``limits_url`` every process keeps the whole limits, paced on that server, and falls
-    back to its even share (1/``parts``) when the server is lost."""
-    from ..llm.deployments import ModelsFileError, load
-
-    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
-    workers *= _shards(v.get("shard"))
-    deployments = None
-    if v["models"]:
-        try:
-            deployments = load(root / v["models"])
-        except ModelsFileError as exc:
-            raise pytest.UsageError(f"--agent-models: {exc}") from None
-    split = 1 if limits_url else workers
-    budgets = {name: b.share(split)
-               for name, b in (deployments.budgets if deployments else {}).items()}
-    return {"concurrency": v["concurrency"], "budget": Budget(v["rpm"], v["tpm"]).share(split),
-            "budgets": budgets, "transport": v["transport"],
-            "model_list": deployments.model_list if deployments else (),
-            "limits_url": limits_url, "parts": workers}
+def _operations(given: Given) -> Operations:
+    return Operations(shard=given(o.SHARD), progress_every=given(o.PROGRESS),
+                      max_cost_usd=given(o.MAX_COST))
 
 
 def _limits_url(config: pytest.Config) -> str | None:
@@ -360,7 +300,7 @@ def _limits_url(config: pytest.Config) -> str | None:
     password)."""
     from ..llm import limits_url
 
-    opt = OPTION_BY_NAME["limits_url"]
+    opt = o.LIMITS_URL
     cli = config.getoption("agent_" + opt.name)
     env = os.environ.get(limits_url.ENV, "").strip()
     source, url = ((opt.flag, cli) if cli else (limits_url.ENV, env) if env
@@ -392,51 +332,18 @@ def _check_limits_server(config: pytest.Config, settings: Settings) -> None:
         raise pytest.UsageError(f"--agent-limits-url: {problem}")
 
 
-def _shards(value: object) -> int:
-    """N of a valid ``--agent-shard K/N`` (1 without one; :func:`_operations` reports a bad
-    one)."""
-    _k, _, n = str(value or "").partition("/")
-    return max(int(n), 1) if n.strip().isdigit() else 1
-
-
-def _positive(name: str, value: float) -> float:
-    if value <= 0:
-        raise pytest.UsageError(f"--agent-{name.replace('_', '-')}: expected a number of "
-                                f"seconds > 0, got {value!r}")
-    return value
-
-
-def _at_least_one(name: str, value: int) -> int:
-    if value < 1:
-        raise pytest.UsageError(f"--agent-{name.replace('_', '-')}: expected a number >= 1, "
-                                f"got {value!r}")
-    return value
-
-
-def _api_base(value: str | None) -> str | None:
-    """The api base; credentials in it are refused (they would be sent nowhere and could
-    leak into reports), without echoing them."""
-    if value and has_userinfo(value):
-        raise pytest.UsageError(
-            f"--agent-api-base: credentials in the URL ({redact(value)}) are not supported; "
-            "give the key through the provider's variable (e.g. OPENAI_API_KEY)")
-    problem = preflight.check_api_base(value) if value else None
-    if problem is not None:
-        raise pytest.UsageError(f"--agent-api-base: {problem}")
-    return value
-
-
-def _gate(v: dict[str, Any], root: Path) -> GateSettings:
-    if v["max_drop"] is not None and v["baseline"] is None:
+def _gate(given: Given, root: Path) -> GateSettings:
+    baseline_given, max_drop = given(o.BASELINE), given(o.MAX_DROP)
+    if max_drop is not None and baseline_given is None:
         raise pytest.UsageError("--agent-max-drop needs --agent-baseline RUN")
-    baseline = root / v["baseline"] if v["baseline"] else None
+    baseline = root / baseline_given if baseline_given is not None else None
     if baseline is not None and not baseline.exists():
         raise pytest.UsageError(f"--agent-baseline: {baseline} does not exist")
     try:
-        on = check_gate_on(v["gate_on"], registry.get(v["protocol"]).conditions)
+        on = check_gate_on(given(o.GATE_ON), registry.get(given(o.PROTOCOL)).conditions)
     except ValueError as exc:
         raise pytest.UsageError(f"--agent-gate-on: {exc}") from None
-    return GateSettings(min_accuracy=v["min_accuracy"], baseline=baseline,
-                        max_drop=v["max_drop"] or 0.0, alpha=v["gate_alpha"], on=on,
-                        reducer=v["gate_reducer"], subset=_subset(v).description,
-                        allow_subset=v["gate_allow_subset"] == "yes")
+    return GateSettings(min_accuracy=given(o.MIN_ACCURACY), baseline=baseline,
+                        max_drop=max_drop or 0.0, alpha=given(o.GATE_ALPHA), on=on,
+                        reducer=given(o.GATE_REDUCER), subset=_subset(given).description,
+                        allow_subset=given(o.GATE_ALLOW_SUBSET) == "yes")
