@@ -45,7 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _may_collect_cases(config):
         return
     from .case_paths import extra_args
-    from .collect import ReleaseReported
+    from .collect import FreezeCollected, ReleaseReported
     from .junit import EncounterTimes, MeasuredItems
     from .operations import OperationsPlugin
     from .session import AgentClinicSession, default_run_name
@@ -69,6 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(EncounterTimes(), "agentclinic-encounter-times")
     config.pluginmanager.register(MeasuredItems(config), "agentclinic-junit-items")
     config.pluginmanager.register(ReleaseReported(), "agentclinic-release-reported")
+    config.pluginmanager.register(FreezeCollected(), "agentclinic-freeze-collected")
     if settings.subset.description is not None:
         from .subset import SubsetPlugin
 

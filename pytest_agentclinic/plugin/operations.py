@@ -188,7 +188,7 @@ class OperationsPlugin:
             drop: list[pytest.Item] = []
             for item in items:
                 mine = not isinstance(item, EncounterItem) or shard_of(
-                    item.spec.case.dataset, item.spec.case.id, shard[1]) == shard[0]
+                    *item.case_key, shard[1]) == shard[0]
                 (keep if mine else drop).append(item)
             if drop:
                 config.hook.pytest_deselected(items=drop)
