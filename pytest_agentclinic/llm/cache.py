@@ -9,6 +9,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,10 +170,15 @@ class ResponseCache:
                 self._store = None
 
 
+#: How long the cache's writer gathers replies into one transaction after the first.
+BATCH_SECONDS = 0.05
+
+
 class _Writer:
-    """Writes a cache's stored replies from a thread of its own, each batch of those that
-    wait in one transaction, as soon as it can: what a crash can lose is the batch being
-    written when it happens. Waiting replies are read from :attr:`pending`."""
+    """Writes a cache's stored replies from a thread of its own: from the first reply that
+    waits, it gathers those of the next :data:`BATCH_SECONDS` (or until someone flushes)
+    and writes them in one transaction. What a crash can lose is what was stored in the
+    last moments, never a flushed reply. Waiting replies are read from :attr:`pending`."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -180,6 +186,8 @@ class _Writer:
         self.pending: dict[str, str] = {}
         self._ready = threading.Condition()
         self._closing = False
+        #: Someone waits for the waiting replies to be written (:meth:`flush`).
+        self._hurry = False
         self._failed: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="agentclinic-cache-writer",
                                         daemon=True)
@@ -192,11 +200,15 @@ class _Writer:
     def add(self, key: str, text: str) -> None:
         with self._ready:
             self._raise_failure()
+            first = not self.pending
             self.pending[key] = text
-            self._ready.notify_all()
+            if first:  # the writer waits for a first reply; then it gathers the batch
+                self._ready.notify_all()
 
     def flush(self) -> None:
         with self._ready:
+            self._hurry = True
+            self._ready.notify_all()
             while self.pending and self._failed is None and self._thread.is_alive():
                 self._ready.wait()
             self._raise_failure()
@@ -228,6 +240,15 @@ class _Writer:
                         self._ready.wait()
                     if not self.pending:
                         return
+                    # The replies of the next moments join this one's transaction (unless
+                    # someone waits for the write): one commit for many.
+                    gathered_by = time.monotonic() + BATCH_SECONDS
+                    while not (self._closing or self._hurry):
+                        left = gathered_by - time.monotonic()
+                        if left <= 0:
+                            break
+                        self._ready.wait(left)
+                    self._hurry = False
                     batch = dict(self.pending)
                 try:
                     self._write(batch)
