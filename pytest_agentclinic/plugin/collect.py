@@ -142,8 +142,12 @@ class CaseFile(pytest.File):
         # Each item holds its case's stored text, not the model, when the store gave one:
         # every xdist worker holds every item (10,000 models were ~24 MB a worker). The
         # items are made once the file's models are let go, in the memory they held.
-        plans = list(self._plans(loaded, state.protocol.expand([c for _, c in loaded.cases],
-                                                              state.run_options)))
+        # Items that share a chain of calls (CRAFT-MD's experiments of one conversation) are
+        # told apart by their case object: they keep it.
+        light = state.protocol.items_per_chain(state.settings.options) == 1
+        specs = state.protocol.expand([c for _, c in loaded.cases], state.run_options)
+        plans = list(self._plans(loaded, specs, light))
+        del specs
         loaded.cases.clear()
         # One mark per specialty, shared by its items (a new one per item: ~0.2 KB each).
         marks: dict[str, pytest.MarkDecorator] = {}
@@ -153,13 +157,13 @@ class CaseFile(pytest.File):
                             or marks.setdefault(marker, getattr(pytest.mark, marker)))
             yield item
 
-    def _plans(self, loaded: LoadedFile,
-               specs: Iterable[ItemSpec]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    def _plans(self, loaded: LoadedFile, specs: Iterable[ItemSpec],
+               light: bool) -> Iterator[tuple[str, str, dict[str, Any]]]:
         """Each item's name, marker and what it is made of."""
         lines = {id(case): line for line, case in loaded.cases}
         texts = ({id(case): text for (_, case), text in zip(loaded.cases, loaded.texts,
                                                                  strict=True)}
-                 if len(loaded.texts) == len(loaded.cases) else {})
+                 if light and len(loaded.texts) == len(loaded.cases) else {})
         markers: set[str] = set()
         for spec in specs:
             case = spec.case
