@@ -3,11 +3,18 @@ crafted caches are refused in one line, and sources are never written."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import pickle
+import signal
 import sqlite3
 import stat
+import subprocess
+import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -173,3 +180,105 @@ def test_replay_reads_a_read_only_warm_cache(tmp_path: Path,
     finally:
         _writable(cache_dir)
     assert {p: p.read_bytes() for p in cache_dir.rglob("*") if p.is_file()} == before
+
+
+# --- the write path: batches written by the cache's own thread ----------------------------
+
+def test_stored_replies_wait_as_hits_and_are_written_in_batches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_agentclinic.llm import cache as cache_module
+
+    written: list[list[str]] = []
+    first_batch_started, release = threading.Event(), threading.Event()
+    write = cache_module._Writer._write
+
+    def held_write(self: Any, batch: dict[str, str]) -> None:
+        written.append(sorted(batch))
+        first_batch_started.set()
+        assert release.wait(30)
+        write(self, batch)
+
+    monkeypatch.setattr(cache_module._Writer, "_write", held_write)
+    cache = ResponseCache(tmp_path, CacheMode.READ_WRITE)
+    cache.put("k00", {"text": "first", "prompt_tokens": 1})
+    assert first_batch_started.wait(30)
+    for i in range(1, 21):  # the writer is busy with the first: these wait together
+        cache.put(f"k{i:02d}", {"text": f"reply {i}", "prompt_tokens": 1})
+    # A reply not yet written is already a hit, and nothing of it is on disk yet.
+    assert cache.get("k07") == {"text": "reply 7", "prompt_tokens": 1}
+    assert _rows(tmp_path, "SELECT count(*) FROM Cache WHERE key LIKE 'k%'") == [(0,)]
+    release.set()
+    cache.flush()
+    assert written == [["k00"], [f"k{i:02d}" for i in range(1, 21)]]
+    assert _rows(tmp_path, "SELECT count(*) FROM Cache WHERE key LIKE 'k%'") == [(21,)]
+    cache.close()
+
+
+_CRASH = """
+import os, signal, sys
+from pathlib import Path
+from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
+
+cache = ResponseCache(Path(sys.argv[1]), CacheMode.READ_WRITE)
+for encounter in range(3):
+    for call in range(4):
+        cache.put(f"e{encounter}-c{call}", {"text": f"reply {encounter}.{call}"})
+    cache.flush()  # the encounter's end
+how = sys.argv[2]
+if how == "killed":
+    os.kill(os.getpid(), signal.SIGKILL)
+cache.put("after", {"text": "stored, then the process exits without closing its cache"})
+"""
+
+
+@pytest.mark.parametrize("how", ["killed", "exits without closing"])
+def test_replies_written_in_batches_survive_the_process(tmp_path: Path, how: str) -> None:
+    script = tmp_path / "crash.py"
+    script.write_text(_CRASH)
+    done = subprocess.run([sys.executable, str(script), str(tmp_path / "cache"), how],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode == -signal.SIGKILL) == (how == "killed"), done.stderr
+    cache = ResponseCache(tmp_path / "cache", CacheMode.REPLAY)
+    for encounter in range(3):
+        for call in range(4):
+            assert cache.get(f"e{encounter}-c{call}") == {"text": f"reply {encounter}.{call}"}
+    assert (cache.get("after") is None) == (how == "killed")
+    cache.close()
+
+
+def test_a_failed_call_is_never_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
+    from pytest_agentclinic.llm.errors import LLMError
+    from pytest_agentclinic.llm.retry import RetryPolicy
+    from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply
+
+    def script(request: Any) -> FakeReply:
+        ok = "fine" in request.last_user
+        return FakeReply("a reply" if ok else "overloaded", status=200 if ok else 503)
+
+    cache = ResponseCache(tmp_path, CacheMode.READ_WRITE)
+    with FakeOpenAIServer(script) as server:
+        caller = ModelCaller(CallSettings(api_base=server.url, timeout=10,
+                                          policy=RetryPolicy(attempts=2, backoff=0.001)),
+                             cache)
+
+        async def calls() -> None:
+            try:
+                await caller.complete(role="doctor", model="openai/x", case_id="c", sample=0,
+                                      messages=[{"role": "user", "content": "fine"}],
+                                      prompt_version="v")
+                with pytest.raises(LLMError):
+                    await caller.complete(role="doctor", model="openai/x", case_id="c",
+                                          sample=0, prompt_version="v",
+                                          messages=[{"role": "user", "content": "fail"}])
+            finally:
+                await caller.aclose()
+
+        asyncio.run(calls())
+    cache.close()
+    # The reply, and the model the server says it serves; nothing of the failed call.
+    values = [json.loads(str(row[0])) for row in _rows(
+        tmp_path, "SELECT value FROM Cache WHERE key != ?", "\x1fagentclinic-cache-format")]
+    assert [v["text"] for v in values if "text" in v] == ["a reply"]
+    assert [v for v in values if "text" not in v] == [{"served": "fake"}]

@@ -155,3 +155,57 @@ def test_under_xdist_the_controller_parses_while_the_workers_start(
     result.assert_outcomes(passed=3)
     seen = [json.loads(p.read_text()) for p in pytester.path.glob("seen-*.json")]
     assert seen == [True, True]
+
+
+# --- light items: a case's stored text, its model built when the item plays ----------------
+
+def test_the_stored_texts_are_the_cases(tmp_path: Path) -> None:
+    from pytest_agentclinic.core.case import Case
+
+    path = _written(tmp_path, n=4)
+    for loaded in (parse_cache.load(path, tmp_path / "cache"),  # parsed and written
+                   parse_cache.load(path, tmp_path / "cache")):  # read back
+        assert len(loaded.texts) == len(loaded.cases) == 4
+        for text, (_, case) in zip(loaded.texts, loaded.cases, strict=True):
+            back = Case.model_validate_json(text)
+            assert back == case
+            assert back.model_dump(exclude_unset=True) == case.model_dump(exclude_unset=True)
+    assert loaders.load_case_file(path).texts == []  # no store, no texts: items hold models
+
+
+LIGHT_PROBE = '''
+import json, os
+from pathlib import Path
+
+from pytest_agentclinic.plugin.collect import EncounterItem
+
+
+def pytest_collection_finish(session):
+    items = [i for i in session.items if isinstance(i, EncounterItem)]
+    light = [i for i in items if i._spec is None and i._light is not None]
+    (Path(str(session.config.rootpath)) / f"light-{os.getpid()}.json").write_text(
+        json.dumps([len(items), len(light)]))
+
+
+def pytest_runtest_call(item):
+    if isinstance(item, EncounterItem):
+        case = item.spec.case  # built from the stored text as the item plays
+        assert (case.dataset, case.id) == item.case_key and case.specialty == item.specialty
+'''
+
+
+def test_items_hold_their_case_as_text_and_bad_records_still_name_file_and_line(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    from helpers import write_yaml_cases
+
+    pytester.makeconftest(LIGHT_PROBE)
+    cases = [make_case(i) for i in range(1, 4)]
+    cases.insert(1, {"id": "bad", "objective": "x", "patient": {"history": "h"}})
+    write_yaml_cases(pytester.path / "c.yaml", cases)
+    result = pytester.runpytest_subprocess("c.yaml", "-p", "no:cacheprovider", *xdist)
+    result.assert_outcomes(passed=3, errors=1)
+    bad_line = next(n for n, line in enumerate(
+        (pytester.path / "c.yaml").read_text().splitlines(), 1) if "id: bad" in line)
+    result.stdout.fnmatch_lines([f"*c.yaml:{bad_line}*diagnosis*"])
+    seen = [json.loads(p.read_text()) for p in pytester.path.glob("light-*.json")]
+    assert seen and all(counts == [3, 3] for counts in seen)

@@ -91,3 +91,54 @@ def test_a_worker_ends_without_the_interpreter_teardown(pytester: pytest.Pyteste
     assert [m.read_text() for m in markers] == ["", ""]  # no object freed at exit
     # The exit handlers registered in the worker still ran.
     assert [p.read_text() for p in sorted(pytester.path.glob("atexit-*"))] == ["ran", "ran"]
+
+
+GONE_BEFORE_TEARDOWN = '''
+import json, os, time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):
+        (HERE / f"worker-{os.getpid()}.pid").write_text(str(os.getpid()))
+
+
+def _alive():
+    alive = []
+    for pidfile in HERE.glob("worker-*.pid"):
+        try:
+            stat = Path(f"/proc/{pidfile.read_text()}/stat").read_text()
+        except OSError:
+            continue
+        if stat.rsplit(")", 1)[1].split()[0] != "Z":
+            alive.append(int(pidfile.read_text()))
+    return alive
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workerinput"):
+        return
+    # Before xdist's own session end, which tells the workers to go.
+    deadline = time.monotonic() + 20
+    while _alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (HERE / "alive.json").write_text(json.dumps(_alive()))
+'''
+
+
+def test_a_worker_leaves_without_waiting_for_the_controller(pytester: pytest.Pytester) -> None:
+    # Waiting for the controller's word to go held the end of the run 1-2.5 s (loaded).
+    pytester.makeconftest(GONE_BEFORE_TEARDOWN)
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 5)])
+    result = pytester.runpytest_subprocess("c.yaml", "-n", "2", "-p", "no:cacheprovider",
+                                           "--agent-run-name=r")
+    result.assert_outcomes(passed=4)
+    assert "node down" not in result.stdout.str() + result.stderr.str()
+    assert len(list(pytester.path.glob("worker-*.pid"))) == 2
+    assert json.loads((pytester.path / "alive.json").read_text()) == []
+    assert (pytester.path / "reports" / "r" / "report.html").is_file()

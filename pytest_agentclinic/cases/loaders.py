@@ -50,6 +50,10 @@ class LoadedFile:
     damaged: bool = False
     #: The equal parts the file's cases share (their strings, their sets of given fields).
     shared: FrozenParts = field(default_factory=FrozenParts, repr=False, compare=False)
+    #: Each case as the JSON text it is stored as (:mod:`.parse_cache`), in the order of
+    #: ``cases``; empty when the file was read without that store. An item holds its case's
+    #: text (~0.4 KB) rather than the model (~2.4 KB) until it plays.
+    texts: list[str] = field(default_factory=list, repr=False, compare=False)
 
 
 class _FieldError(AgentClinicError, ValueError):

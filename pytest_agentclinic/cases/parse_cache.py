@@ -120,12 +120,14 @@ def _write(entry: Path, loaded: LoadedFile) -> None:
               "positions": loaded.positions, "not_cases": loaded.not_cases,
               "damaged": loaded.damaged, "sidecar_error": _error(loaded.sidecar_error)}
     temporary = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
+    # exclude_unset: read back, each model has the same given fields as parsed.
+    texts = [case.model_dump_json(exclude_unset=True) for _line, case in loaded.cases]
     with open(temporary, "w", encoding="utf-8") as out:
         out.write(json.dumps(header) + "\n")
-        for _line, case in loaded.cases:
-            # exclude_unset: read back, each model has the same given fields as parsed.
-            out.write(case.model_dump_json(exclude_unset=True) + "\n")
+        for text in texts:
+            out.write(text + "\n")
     os.replace(temporary, entry)
+    loaded.texts = texts
 
 
 def _read(entry: Path, path: Path) -> LoadedFile | None:
@@ -146,6 +148,7 @@ def _read(entry: Path, path: Path) -> LoadedFile | None:
                 case = Case.model_validate_json(text)
                 loaded.shared.share(case)
                 loaded.cases.append((int(line), case))
+                loaded.texts.append(text.rstrip("\n"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, ValidationError):
         return None  # absent, being replaced, or not this version's: parse the file
     return loaded

@@ -72,13 +72,14 @@ def _start_session(config: pytest.Config) -> AgentClinicSession:
 
 def _register_plugins(config: pytest.Config, state: AgentClinicSession) -> None:
     """The session and the plugins of its features (xdist's only when xdist is there)."""
-    from .collect import ReleaseReported
+    from .collect import FreezeCollected, ReleaseReported
     from .junit import EncounterTimes, MeasuredItems
 
     config.pluginmanager.register(state, "agentclinic-session")
     config.pluginmanager.register(EncounterTimes(), "agentclinic-encounter-times")
     config.pluginmanager.register(MeasuredItems(config), "agentclinic-junit-items")
     config.pluginmanager.register(ReleaseReported(), "agentclinic-release-reported")
+    config.pluginmanager.register(FreezeCollected(), "agentclinic-freeze-collected")
     if state.settings.subset.description is not None:
         from .subset import SubsetPlugin
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import re
-from collections.abc import Generator, Iterator, Mapping
+import sys
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -11,7 +14,8 @@ from typing import Any
 import pytest
 from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-from ..cases.loaders import CaseError, LoadedFile
+from ..cases.errors import CaseError
+from ..cases.loaders import LoadedFile
 from ..core.case import Case
 from ..core.errors import AgentClinicError, InputError
 from ..core.text import terminal_safe
@@ -136,27 +140,75 @@ class CaseFile(pytest.File):
         if loaded.not_cases is not None and self.origin == "folder" and not loaded.damaged:
             return  # a well-formed file of another kind in a folder of cases
         yield from self._errors(loaded)
-        lines = {id(case): line for line, case in loaded.cases}
+        # Each item holds its case's stored text, not the model, when the store gave one:
+        # every xdist worker holds every item (10,000 models were ~24 MB a worker). The
+        # items are made once the file's models are let go, in the memory they held.
+        # Items that share a chain of calls (CRAFT-MD's experiments of one conversation) are
+        # told apart by their case object: they keep it.
+        light = state.protocol.items_per_chain(state.settings.options) == 1
+        specs = state.protocol.expand([c for _, c in loaded.cases], state.run_options)
+        plans = list(self._plans(loaded, specs, light))
+        del specs
+        loaded.cases.clear()
         # One mark per specialty, shared by its items (a new one per item: ~0.2 KB each).
         marks: dict[str, pytest.MarkDecorator] = {}
-        for spec in state.protocol.expand([c for _, c in loaded.cases], state.run_options):
-            case = spec.case
-            name = case.specialty_marker
-            if name not in marks:  # once a specialty (reading the markers: 0.1 ms a case)
-                _register_marker(self.config, case)
-            item = EncounterItem.from_parent(self, name=f"{case.id}[{spec.label}]", spec=spec,
-                                             line=lines[id(case)])
-            item.add_marker(marks.get(name) or marks.setdefault(name, getattr(pytest.mark, name)))
+        for name, marker, kwargs in plans:
+            item = EncounterItem.from_parent(self, name=name, **kwargs)
+            item.add_marker(marks.get(marker)
+                            or marks.setdefault(marker, getattr(pytest.mark, marker)))
             yield item
+
+    def _plans(self, loaded: LoadedFile, specs: Iterable[ItemSpec],
+               light: bool) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """Each item's name, marker and what it is made of."""
+        lines = {id(case): line for line, case in loaded.cases}
+        texts = ({id(case): text for (_, case), text in zip(loaded.cases, loaded.texts,
+                                                                 strict=True)}
+                 if light and len(loaded.texts) == len(loaded.cases) else {})
+        markers: set[str] = set()
+        for spec in specs:
+            case = spec.case
+            marker = case.specialty_marker
+            if marker not in markers:  # once a specialty (reading the markers: 0.1 ms a case)
+                markers.add(marker)
+                _register_marker(self.config, case)
+            text = texts.get(id(case))
+            held: dict[str, Any] = (
+                {"spec": spec} if text is None
+                else {"light": (text, tuple(getattr(spec, f) for f in _SPEC_REST))})
+            # Equal names held once a process (the models read back share none).
+            yield (f"{case.id}[{spec.label}]", marker,
+                   {"line": lines[id(case)], "case_key": (sys.intern(case.dataset), case.id),
+                    "specialty": sys.intern(case.specialty), **held})
+
+
+#: :class:`ItemSpec`'s fields but its case, in order: what a light item keeps of its spec.
+_SPEC_REST = tuple(f.name for f in dataclasses.fields(ItemSpec) if f.name != "case")
 
 
 class EncounterItem(pytest.Item):
-    """One encounter; passes when the moderator judges the diagnosis correct."""
+    """One encounter; passes when the moderator judges the diagnosis correct.
 
-    def __init__(self, *, spec: ItemSpec, line: int, **kwargs: Any) -> None:
+    Given its case's stored JSON text (``case_text``), the item holds that text and the
+    spec's other fields, and builds its spec (the case validated from the text) when it is
+    first asked for, as it plays: a worker holds every item of the run, most of which it
+    never plays. The case's dataset, id and specialty stay at hand
+    (:attr:`case_key`, :attr:`specialty`) for the hooks that choose items.
+    """
+
+    def __init__(self, *, line: int, case_key: tuple[str, str], specialty: str,
+                 spec: ItemSpec | None = None, light: tuple[str, tuple[Any, ...]] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._spec: ItemSpec | None = spec
+        if (spec is None) == (light is None):
+            raise TypeError("an encounter item is made of a spec or of a light one")
         self.line = line
+        #: The case's dataset and id (what shards and subsets choose by).
+        self.case_key = case_key
+        self.specialty = specialty
+        self._spec = spec
+        #: The case's stored JSON text and the spec's other fields (:data:`_SPEC_REST`).
+        self._light = light
         #: What playing the item came to, as the executor returned it (setup to teardown).
         self.outcome: Outcome | None = None
 
@@ -164,8 +216,12 @@ class EncounterItem(pytest.Item):
     def spec(self) -> ItemSpec:
         """The case and the conditions the item plays (until it is reported: :meth:`release`)."""
         if self._spec is None:
-            raise AttributeError(f"{self.nodeid}: the item's spec is released once it is "
-                                 f"reported (its record is in results.jsonl)")
+            if self._light is None:
+                raise AttributeError(f"{self.nodeid}: the item's spec is released once it is "
+                                     f"reported (its record is in results.jsonl)")
+            text, rest = self._light
+            self._spec = ItemSpec(Case.model_validate_json(text), **dict(zip(_SPEC_REST, rest,
+                                                                             strict=True)))
         return self._spec
 
     @property
@@ -184,6 +240,7 @@ class EncounterItem(pytest.Item):
         of JSON; results.jsonl holds the record) and its outcome. 8,000 items held them to
         the end."""
         self._spec = None
+        self._light = None
         self.user_properties[:] = _without_record(self.user_properties)
         self.outcome = None
 
@@ -300,6 +357,22 @@ class ReleaseReported:
             self._running = None
             if isinstance(item, EncounterItem):
                 item.release()
+
+
+class FreezeCollected:
+    """Moves what exists once the items are collected (the imported code, the items) out of
+    the cyclic garbage collector's sight: it lives to the end of the run, and every full
+    collection would walk it again (100,000 objects and more; pytest runs one at exit, and
+    the run's own allocations trigger more). Registered in every process of a run that
+    collects cases: the garbage of what is frozen is never collected, and there is none
+    that matters (a module's objects, items the session holds to its end)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Freeze the heap as collection leaves it."""
+        del session
+        gc.collect()  # what collection let go of is freed first, not frozen
+        gc.freeze()
 
 
 def _one_line(text: str) -> str:

@@ -24,7 +24,7 @@ class ShardFilter:
         drop: list[pytest.Item] = []
         for item in items:
             mine = not isinstance(item, EncounterItem) or shard_of(
-                item.spec.case.dataset, item.spec.case.id, count) == index
+                *item.case_key, count) == index
             (keep if mine else drop).append(item)
         if drop:
             config.hook.pytest_deselected(items=drop)

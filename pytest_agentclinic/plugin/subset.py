@@ -22,7 +22,7 @@ CaseKey = tuple[str, str]
 
 
 def _key(item: EncounterItem) -> CaseKey:
-    return item.spec.case.dataset, item.spec.case.id
+    return item.case_key
 
 
 def stratified(cases: dict[CaseKey, str], n: int, seed: int) -> set[CaseKey]:
@@ -58,7 +58,7 @@ class SubsetPlugin:
         cases: dict[CaseKey, str] = {}
         for item in items:
             if isinstance(item, EncounterItem):
-                cases.setdefault(_key(item), item.spec.case.specialty)
+                cases.setdefault(_key(item), item.specialty)
         if self.subset.sample is not None:
             chosen = stratified(cases, self.subset.sample, self.subset.seed)
         else:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
+import importlib
 import os
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,10 +34,16 @@ class XdistHooks:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         # Every node collects the same items; the first to finish tells the plan.
         self.state.start_run(sum(map(_is_case_item, ids)))
+        warm_report_imports()
 
     @pytest.hookimpl(trylast=True)
-    def pytest_unconfigure(self) -> None:
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.state.is_worker:
+            # What the worker wrote outside its tests goes where it would have gone.
+            capture = config.pluginmanager.getplugin("capturemanager")
+            if capture is not None:
+                with contextlib.suppress(Exception):
+                    capture.stop_global_capturing()
             exit_without_teardown()
 
     @pytest.hookimpl(optionalhook=True)
@@ -46,27 +55,49 @@ class XdistHooks:
         return _encounter_scheduling(config, log, settings.concurrency, chains)
 
 
+_warming: list[threading.Thread] = []
+
+
+def warm_report_imports() -> None:
+    """While the workers play and the controller is idle, in a thread, once: import what
+    the final reports compute with (numpy; workers never import it, see ``core.lazy``),
+    then freeze the heap (``gc.freeze``) as the workers do once they have collected. The
+    end phase, from the last answer to exit, then pays neither the import nor full
+    collections walking every imported object (the final reports' allocations trigger
+    them; pytest runs one more at exit)."""
+    if not _warming:
+        thread = threading.Thread(target=_warm, name="agentclinic-warm-reports", daemon=True)
+        _warming.append(thread)
+        thread.start()
+
+
+def _warm() -> None:
+    importlib.import_module("numpy")
+    gc.collect()
+    gc.freeze()
+
+
 def exit_without_teardown() -> None:
-    """End this worker process, when xdist lets it go, without the interpreter's teardown.
+    """End this worker process now, once it has unconfigured, without the interpreter's
+    teardown and without waiting for xdist to let it go.
 
     A worker holds every item of the run (10,000 encounters: ~130 MB of objects); freeing
     them one by one at exit took 8 workers 7-10 s on two busy cores, while the controller
-    waited for them to write its reports (xdist kills a worker still there after 10 s). The
-    run is over by then: records, transcripts and the cache are closed, pytest has
-    unconfigured. The exit handlers registered so far still run, then the process ends
-    (``os._exit``) with its output flushed.
+    waited for them to write its reports (xdist kills a worker still there after 10 s).
+    Waiting for the controller's word to go cost another 1-2.5 s on a loaded machine: the
+    controller sends it only once its own loop has seen every worker finish, and each
+    worker then needs the CPU to wake and leave. The run is over by then: the worker has
+    sent xdist its last report and "finished" (a closed connection after that is no error),
+    records, transcripts and the cache are closed, every plugin has unconfigured. What
+    pytest would still do is clean up for a process that ends (a garbage collection that
+    only reports leaks, restoring hooks and warning filters). The exit handlers registered
+    so far still run, then the process ends (``os._exit``) with its output flushed.
     """
-    def leave() -> None:
-        atexit.unregister(leave)
-        run_others = getattr(atexit, "_run_exitfuncs", None)
-        if run_others is not None:
-            run_others()  # everyone else's handlers, as they would have run
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(0)
-
-    atexit.register(leave)
+    atexit._run_exitfuncs()  # everyone's handlers, as they would have run
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            stream.flush()  # type: ignore[union-attr]
+    os._exit(0)
 
 
 def _is_case_item(nodeid: str) -> bool:

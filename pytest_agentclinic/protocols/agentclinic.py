@@ -23,7 +23,6 @@ from ..agents.biases import (
 )
 from ..agents.images import reference
 from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMPatient
-from ..agents.llm_moderator import LLMModerator
 from ..agents.offline_doctor import OfflineDoctor
 from ..agents.offline_measurement import OfflineMeasurement
 from ..agents.offline_patient import OfflinePatient
@@ -34,10 +33,6 @@ from ..core.measures import EncounterMeasures
 from ..core.options import Option
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
 from ..core.transcript import ItemHeader, Kind, Role, Transcript, Utterance
-from ..grading.markers import after_ready
-from ..grading.moderator import OfflineModerator
-from ..grading.pipeline import grade_answer
-from ..grading.rules import Policy
 from ..llm.caller import ModelCaller
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
@@ -48,6 +43,9 @@ from .runner import settled, stage, track
 if TYPE_CHECKING:  # the report's tables (and numpy) load when a report asks for them
     from ..core.records import ResultRecord
     from ..report.tables import Table
+
+if TYPE_CHECKING:
+    from ..grading.rules import Policy
 
 _TEST = re.compile(r"request\s+tests?\s*[:\-]\s*(.+)", re.I)
 _IMAGES = re.compile(r"request\s+images?\b", re.I)
@@ -102,6 +100,9 @@ def _deliver_images(t: Transcript, case: Case, turn: int) -> str:
 
 
 async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: int) -> None:
+    # The grader is imported where it is used: collecting or reporting a run never does.
+    from ..grading.markers import after_ready
+
     incoming = ""
     for turn in range(1, budget + 1):
         view = TurnView(case, tuple(t.utterances), incoming, budget - turn + 1, budget, sample)
@@ -133,6 +134,8 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
 
 async def _judge(t: Transcript, case: Case, cast: Cast, answer: str, sample: int) -> None:
     """Grade the doctor's final answer through the pipeline both protocols share."""
+    from ..grading.pipeline import grade_answer
+
     stage("grading")
     grade = await grade_answer(answer, case, cast.moderator, sample, cast.policy)
     t.diagnosis, t.verdict, t.outcome = grade.extracted, grade.verdict, grade.outcome
@@ -237,6 +240,9 @@ def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[st
         return OfflinePatient(bias, belief)
     if role == "measurement":
         return OfflineMeasurement() if model == OFFLINE else LLMMeasurement(model, caller)
+    from ..agents.llm_moderator import LLMModerator
+    from ..grading.moderator import OfflineModerator
+
     return OfflineModerator() if model == OFFLINE else LLMModerator(model, caller, policy)
 
 

@@ -11,9 +11,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any, NamedTuple
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core.records import ResultRecord
 from .charts import SERIES_COLOURS, card
@@ -27,6 +25,11 @@ from .statistics import (
     per_case,
     ratio_interval,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported on first use: workers and collection never compute with it
+    from ..core.lazy import numpy as np
 
 
 class TableParts(NamedTuple):

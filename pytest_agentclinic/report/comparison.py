@@ -9,16 +9,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any
 
 from ..core.records import ResultRecord
 from ..core.transcript import BUILTIN_CONDITIONS
 from .clustered import sign_flip_two_sided
 from .statistics import (
-    FloatArray,
     GroupKey,
     _Row,
     check_fields,
@@ -30,6 +26,14 @@ from .statistics import (
     per_case,
     percentile_ci,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from .statistics import FloatArray
+else:  # imported on first use: workers and collection never compute with it
+    from ..core.lazy import numpy as np
 
 # --- paired comparison ---------------------------------------------------------------------
 

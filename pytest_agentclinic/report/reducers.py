@@ -23,13 +23,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..core.records import ResultRecord
 from .clustered import cluster_wilson, wilson
 from .reducer_names import REDUCERS as _NAMES
+
+if TYPE_CHECKING:
+    import numpy as np
+else:  # imported on first use: workers and collection never compute with it
+    from ..core.lazy import numpy as np
 
 #: The reducers, in the order the report shows them; ``--agent-gate-reducer`` takes one.
 REDUCERS = _NAMES

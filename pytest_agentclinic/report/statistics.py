@@ -16,15 +16,19 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
-from typing import Any
-
-import numpy as np
-from numpy.typing import NDArray
+from typing import TYPE_CHECKING, Any
 
 from ..core.records import ResultRecord
 from .clustered import Z95, cluster_wilson
 
-FloatArray = NDArray[np.float64]
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    FloatArray = NDArray[np.float64]
+else:  # imported on first use: workers and collection never compute with it
+    from ..core.lazy import numpy as np
+
 GroupKey = tuple[str, ...]
 
 #: How to read each grouping field off a record; values are strings so tables can print them.
