@@ -155,7 +155,10 @@ def _elsewhere(a: _Answer) -> Decision:
     another branch than the truth, else unsure."""
     best = a.best
     apart = (best.sure or a.facts.placed != a.name) and a.facts.placed_apart
-    return Decision(False, apart, best.reason, best.relation)
+    # the truth named only beside, after or as the cause of the main diagnosis: it never
+    # scores, whatever the main name is, so no moderator is asked about that name
+    secondary = any(r.correct and r.sure and not r.primary for r in a.facts.matches)
+    return Decision(False, apart or secondary, best.reason, best.relation)
 
 
 #: The table of docs/grading.md, in order: the first row with a verdict decides.

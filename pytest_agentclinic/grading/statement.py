@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from .kinds import INJURIES_AND_STATES
+
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
            "cut_context", "cut_sections", "declared", "first_line", "label", "starts_labelled",
            "statement"]
@@ -232,8 +234,9 @@ def _opens_with_disease(before: str) -> bool:
     # the longest opening that is a name: "Granulomatosis with polyangiitis with features"
     cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|and|but)\b|,", before)]
     terms = default_terminology()
-    return any(before[:cut].strip() and terms.disease_like(before[:cut])
-               for cut in reversed(cuts))
+    # or an injury or a state like pregnancy ("Whiplash with features suggestive of ...")
+    return any(before[:cut].strip() and (terms.disease_like(before[:cut]) or bool(
+        INJURIES_AND_STATES & set(before[:cut].lower().split()))) for cut in reversed(cuts))
 
 
 def _first_sentence(text: str) -> str:
