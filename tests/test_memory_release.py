@@ -92,7 +92,7 @@ def test_the_caches_of_per_text_work_are_bounded() -> None:
     from pytest_agentclinic.grading import equivalence, extract, kinds, mcq, relate, wording
     from pytest_agentclinic.metrics import facts
 
-    caches = [text.tokens, text.content, facts.tokens, equivalence.relate, extract.extract,
+    caches = [text.tokens, text.content, facts.tokens, equivalence.compare, extract.extract,
               mcq._choose, relate._forms, wording.root, wording.lone_slip, kinds.kind]
     assert all(c.cache_info().maxsize == text.CACHE_ENTRIES for c in caches)
     for i in range(text.CACHE_ENTRIES + 100):

@@ -31,7 +31,7 @@ import re
 
 from ..core.text import bounded_cache
 from .concepts import default_terminology
-from .equivalence import NEUTRAL_QUALIFIERS, PLACES, relate
+from .equivalence import NEUTRAL_QUALIFIERS, PLACES, compare
 from .terminology import FILLER, key, tokens
 from .wording import similar
 
@@ -93,7 +93,7 @@ def linked(name: str, main: str) -> bool:
     if not name or not main:
         return False
     for a, b in ((name, main), (main, name)):
-        found = relate(a, b)
+        found = compare(a, b)
         # one source's hierarchy alone is as often a slip as a link ("ankylosing
         # spondylitis" under rheumatoid arthritis by MONDO only): two sources must state it
         if found.kind in ("same", "synonym") or (

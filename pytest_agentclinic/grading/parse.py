@@ -1,5 +1,5 @@
-"""Step 1b of the grader: parse the diagnostic statement into one main claim and the other
-conditions it names, each with its role.
+"""Stage 1 of the grader (read), second half: parse the diagnostic statement into one main
+claim and the other conditions it names, each with its role.
 
 :mod:`.extract` finds the statement (labels, markers, negations, hedges written as "or");
 :func:`parse` splits it into the main diagnosis and its companions: aliases in parentheses,
@@ -49,7 +49,7 @@ class Mention:
 
 @dataclass(frozen=True)
 class Extraction:
-    """What step 1 found: the category, the main diagnosis and every mention."""
+    """What stage 1 found: the category, the main diagnosis and every mention."""
 
     category: Category
     diagnosis: str

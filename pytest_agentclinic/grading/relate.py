@@ -1,4 +1,4 @@
-"""Stage 3 of the grader: relate the names of a parsed answer to the truth.
+"""Stage 2 of the grader: relate the names of a parsed answer to the truth.
 
 :mod:`.parse` gives one main claim and the other names with their roles; this stage asks the
 terminology (:mod:`.equivalence`, :mod:`.concepts`) about them and returns what the decision
@@ -27,7 +27,7 @@ from typing import Literal
 from ..core.text import bounded_cache
 from .concepts import default_terminology
 from .concurrent import complication, concurrent, finding, stated_secondary
-from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
+from .equivalence import Equivalence, RelationKind, compare, judge, truth_forms
 from .kinds import INJURIES_AND_STATES, kind
 from .parse import Extraction, Mention
 from .readings import given_names
@@ -90,7 +90,7 @@ class NameRelation:
 
 def relate_name(mention: Mention, truth: str) -> NameRelation:
     """One name of the answer against one accepted name of the truth (any of its forms)."""
-    j: Judgement = judge(mention.text, truth)
+    j: Equivalence = judge(mention.text, truth)
     return NameRelation(mention.text, mention.role, j.relation, j.correct, j.sure, j.reason,
                         j.family, j.height, j.breadth)
 
@@ -304,8 +304,8 @@ def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
     sources state; ``loosely`` (a name in brackets after the other, where doctors put
     another name of it: "primary hyperaldosteronism (Conn's syndrome)"), one source's
     hierarchy either way will do, or the two names' words naming one concept together."""
-    relations = (relate(name, other), relate(other, name)) if loosely else (
-        relate(name, other),)
+    relations = (compare(name, other), compare(other, name)) if loosely else (
+        compare(name, other),)
     # A sibling is another disease, however few sources say so ("rheumatoid arthritis
     # (ankylosing spondylitis)", "intussusception (Kawasaki disease)").
     return any(r.kind in ("same", "synonym") or (r.kind in _KIN and r.sure and r.curated)
@@ -332,7 +332,7 @@ def _has_condition_word(name: str) -> bool:
 
 
 def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:
-    return any(relate(given, form).kind in kinds for form in _forms(other))
+    return any(compare(given, form).kind in kinds for form in _forms(other))
 
 
 def _contains(truth: str, choice: str) -> bool:
@@ -400,7 +400,7 @@ def _choices_named(extraction: Extraction, choices: Sequence[str]) -> list[str]:
 
 
 def _kin(name: str, main: str) -> bool:
-    return relate(name, main).kind in ("same", "synonym", "broader", "narrower")
+    return compare(name, main).kind in ("same", "synonym", "broader", "narrower")
 
 
 def _known_apart(name: str, accepted: Sequence[str]) -> bool:
