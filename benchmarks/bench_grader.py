@@ -29,9 +29,9 @@ from pathlib import Path
 # The evaluation helpers live in the repository's tools/, not in the installed package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_agentclinic.grading.concepts import default_terminology
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.rules import POLICIES
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.rules import POLICIES
+from pytest_agentclinic.grading.terms.concepts import default_terminology
 from tools.craftmd_eval import (
     CASES,
     EXPERIMENTS,

@@ -34,11 +34,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_agentclinic.core.text import clear_caches
-from pytest_agentclinic.grading import concepts as concepts_module
-from pytest_agentclinic.grading.concepts import Terminology
-from pytest_agentclinic.grading.equivalence import judge
 from pytest_agentclinic.grading.terminology import icd_name_forms, key
 from pytest_agentclinic.grading.terminology_table import Row
+from pytest_agentclinic.grading.terms import concepts as concepts_module
+from pytest_agentclinic.grading.terms.concepts import Terminology
+from pytest_agentclinic.grading.terms.equivalence import judge
 from tools.build_terminology import load_concepts
 from tools.terminology_sources import Concept, link_clusters, site_words, table_rows
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from pytest_agentclinic.commands import grade as grade_command
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.extract import extract
-from pytest_agentclinic.grading.mcq import choose
-from pytest_agentclinic.grading.readings import given_names
-from pytest_agentclinic.grading.rules import OFFLINE, OFFLINE_UNSURE
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.rules import OFFLINE, OFFLINE_UNSURE
+from pytest_agentclinic.grading.reading.extract import extract
+from pytest_agentclinic.grading.reading.mcq import choose
+from pytest_agentclinic.grading.terms.readings import given_names
 from tools.craftmd_eval import (
     EXPERIMENTS,
     KINDS,
@@ -373,7 +373,7 @@ def test_mcq_reproduces_table_1(reports: dict[str, Report], model: str) -> None:
 
 
 def test_a_digit_is_never_a_spelling_slip() -> None:
-    from pytest_agentclinic.grading.equivalence import judge
+    from pytest_agentclinic.grading.terms.equivalence import judge
 
     assert judge("occulsion of the artery", "occlusion of the artery").correct
     assert not judge("Condition1 disease", "Condition2 disease").correct

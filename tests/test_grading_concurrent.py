@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.extract import extract
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.reading.extract import extract
 
 POLICIES = ("strict", "paper")
 

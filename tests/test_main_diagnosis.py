@@ -12,15 +12,15 @@ from helpers import make_case
 from pytest_agentclinic.core.case import Case
 from pytest_agentclinic.core.roles import Judgement
 from pytest_agentclinic.core.transcript import Verdict
-from pytest_agentclinic.grading.concepts import default_terminology
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.equivalence import compare, judge
-from pytest_agentclinic.grading.extract import extract
-from pytest_agentclinic.grading.markers import drop_abbreviations, drop_preface
-from pytest_agentclinic.grading.parse import Mention, parse
-from pytest_agentclinic.grading.pipeline import grade_answer
-from pytest_agentclinic.grading.relate import Related, relate_name
-from pytest_agentclinic.grading.rules import TABLE, decide
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.pipeline import grade_answer
+from pytest_agentclinic.grading.judging.relate import Related, relate_name
+from pytest_agentclinic.grading.judging.rules import TABLE, decide
+from pytest_agentclinic.grading.reading.extract import extract
+from pytest_agentclinic.grading.reading.markers import drop_abbreviations, drop_preface
+from pytest_agentclinic.grading.reading.parse import Mention, parse
+from pytest_agentclinic.grading.terms.concepts import default_terminology
+from pytest_agentclinic.grading.terms.equivalence import compare, judge
 
 W, T = "Atrial fibrillation", "Acute pericarditis"
 GRADER = CraftMDGrader()

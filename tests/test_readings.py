@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentclinic.grading.concepts import Terminology, default_terminology
-from pytest_agentclinic.grading.equivalence import judge
-from pytest_agentclinic.grading.readings import ambiguous, cores, expansions, spelled_out
+from pytest_agentclinic.grading.terms.concepts import Terminology, default_terminology
+from pytest_agentclinic.grading.terms.equivalence import judge
+from pytest_agentclinic.grading.terms.readings import ambiguous, cores, expansions, spelled_out
 
 
 @pytest.fixture(scope="module")

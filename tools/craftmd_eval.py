@@ -16,8 +16,8 @@ from typing import Any
 
 from pytest_agentclinic.cases.craftmd_csv import read_table
 from pytest_agentclinic.core.jsonl import json_lines
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader, Graded
-from pytest_agentclinic.grading.equivalence import judge
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader, Graded
+from pytest_agentclinic.grading.terms.equivalence import judge
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized")
 #: Table 1 of the CRAFT-MD paper: four-choice MCQ accuracy per experiment.

@@ -69,7 +69,7 @@ def warm_grader() -> None:
     which, left to the first verdict, ran on the runner's event loop with every call in
     flight stalled behind it. The encounters' model calls start meanwhile; grading waits for
     the load without blocking the loop (``grading.concepts.terminology_loaded``)."""
-    from ..grading.concepts import default_terminology
+    from ..grading.terms.concepts import default_terminology
 
     def load() -> None:
         # A failure here resurfaces, with its item, when grading loads the data again.

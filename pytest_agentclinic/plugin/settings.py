@@ -26,7 +26,7 @@ from .options import OPTION_BY_NAME, OPTIONS
 from .options import add_options as add_options
 
 if TYPE_CHECKING:
-    from ..grading.rules import Policy
+    from ..grading.judging.rules import Policy
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,10 @@ from ..core.measures import EncounterMeasures
 from ..core.options import Option
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
 from ..core.transcript import ItemHeader, Kind, Role, Transcript, Utterance
-from ..grading.markers import after_ready
-from ..grading.moderator import OfflineModerator
-from ..grading.pipeline import grade_answer
-from ..grading.rules import Policy
+from ..grading.judging.moderator import OfflineModerator
+from ..grading.judging.pipeline import grade_answer
+from ..grading.judging.rules import Policy
+from ..grading.reading.markers import after_ready
 from ..llm.caller import ModelCaller
 from ..llm.encounter_limits import EncounterLimitReached
 from ..llm.errors import FatalLLMError, LLMError

@@ -37,9 +37,9 @@ from ..core.options import Option
 from ..core.records import ResultRecord
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
 from ..core.transcript import ItemHeader, Transcript, Usage, Utterance
-from ..grading.moderator import OfflineModerator
-from ..grading.pipeline import grade_answer, grade_choice
-from ..grading.rules import Policy
+from ..grading.judging.moderator import OfflineModerator
+from ..grading.judging.pipeline import grade_answer, grade_choice
+from ..grading.judging.rules import Policy
 from ..llm.limiter import CALL_PRIORITY
 from ..report.tables import Table, craftmd_table
 from . import base

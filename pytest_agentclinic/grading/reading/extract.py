@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..core.text import bounded_cache
+from ...core.text import bounded_cache
+from ..terminology import content
+from ..terms.kinds import kind
 from .companions import one_condition
-from .kinds import kind
 from .markers import (
     addresses_grader,
     drop_abbreviations,
@@ -49,7 +50,6 @@ from .statement import (
     starts_labelled,
     statement,
 )
-from .terminology import content
 
 __all__ = ["Category", "Extraction", "Mention", "Role", "extract"]
 

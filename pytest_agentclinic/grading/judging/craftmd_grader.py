@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from .equivalence import RelationKind
-from .extract import Category
-from .mcq import Choice, choose, clean_option, is_correct
+from ..reading.extract import Category
+from ..reading.mcq import Choice, choose, clean_option, is_correct
+from ..terms.equivalence import RelationKind
 from .rules import OFFLINE, OFFLINE_UNSURE, Policy, grade_text
 
 Format = Literal["frq", "mcq"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from ..core.text import bounded_cache
-from .terminology import CONDITION_SUFFIXES, FILLER, tokens
+from ...core.text import bounded_cache
+from ..terminology import CONDITION_SUFFIXES, FILLER, tokens
 
 #: Words of an injury or a physiological state like pregnancy: a second condition an answer
 #: gives beside its diagnosis, never a finding of it ("T, rib fracture", "T, menopause").

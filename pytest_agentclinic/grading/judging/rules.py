@@ -40,11 +40,11 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Literal
 
-from ..core.case import Case
-from .equivalence import RelationKind
-from .extract import extract
-from .kinds import kind
-from .parse import Extraction
+from ...core.case import Case
+from ..reading.extract import extract
+from ..reading.parse import Extraction
+from ..terms.equivalence import RelationKind
+from ..terms.kinds import kind
 from .relate import NameRelation, Related
 
 #: ``decided_by`` of a verdict the rules were sure of.

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from .kinds import INJURIES_AND_STATES
+from ..terms.kinds import INJURIES_AND_STATES
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
            "cut_context", "cut_sections", "declared", "first_line", "label", "starts_labelled",
@@ -228,7 +228,7 @@ _SUPPORT = re.compile(r"\s*(?:consistent|compatible|in\s+keeping|suggestive|indi
 def _opens_with_disease(before: str) -> bool:
     """Whether ``before`` opens with the name of a disease the terminology knows ("Rosacea
     with features" of "Rosacea with features suggestive of lupus")."""
-    from .concepts import default_terminology  # the terminology only for this rare shape
+    from ..terms.concepts import default_terminology  # the terminology only for this rare shape
 
     before = before.strip()
     # the longest opening that is a name: "Granulomatosis with polyangiitis with features"

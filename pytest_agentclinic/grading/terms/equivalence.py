@@ -16,11 +16,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ..core.text import bounded_cache, variants
-from .concepts import Link, Terminology, default_terminology
-from .readings import cores, eponyms, given_names, possessive, spelled_out
-from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
-from .wording import (
+from ...core.text import bounded_cache, variants
+from ..terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
+from ..wording import (
     covered,
     keeps_head,
     listed,
@@ -30,6 +28,8 @@ from .wording import (
     similar,
     slipped,
 )
+from .concepts import Link, Terminology, default_terminology
+from .readings import cores, eponyms, given_names, possessive, spelled_out
 
 __all__ = ["Equivalence", "Relation", "RelationKind", "compare", "judge", "truth_forms"]
 

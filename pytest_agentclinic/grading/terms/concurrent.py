@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import re
 
-from ..core.text import bounded_cache
+from ...core.text import bounded_cache
+from ..terminology import FILLER, key, tokens
+from ..wording import similar
 from .concepts import default_terminology
 from .equivalence import NEUTRAL_QUALIFIERS, PLACES, compare
-from .terminology import FILLER, key, tokens
-from .wording import similar
 
 __all__ = ["complication", "concurrent", "finding", "linked", "named_after",
            "stated_secondary"]

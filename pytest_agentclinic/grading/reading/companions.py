@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from .concepts import default_terminology
-from .equivalence import compare
-from .readings import given_names
-from .terminology import tokens
+from ..terminology import tokens
+from ..terms.concepts import default_terminology
+from ..terms.equivalence import compare
+from ..terms.readings import given_names
 
 __all__ = ["abbreviates", "hedged_role", "one_condition", "parenthesized_role",
            "restating_role", "slashed"]

@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from ..terminology import FILLER, GENERIC, content
+from ..terms.concurrent import complication, finding
+from ..terms.kinds import kind
 from .companions import hedged_role, parenthesized_role, restating_role, slashed
-from .concurrent import complication, finding
-from .kinds import kind
 from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
     DIFFERENTIAL_LABEL,
@@ -29,7 +30,6 @@ from .statement import (
     clean,
     cut_context,
 )
-from .terminology import FILLER, GENERIC, content
 
 __all__ = ["Category", "Extraction", "Mention", "Role", "bare", "parse"]
 

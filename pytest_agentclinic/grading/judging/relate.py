@@ -24,14 +24,14 @@ from functools import cached_property
 from itertools import pairwise
 from typing import Literal
 
-from ..core.text import bounded_cache
-from .concepts import default_terminology
-from .concurrent import complication, concurrent, finding, stated_secondary
-from .equivalence import Equivalence, RelationKind, compare, judge, truth_forms
-from .kinds import INJURIES_AND_STATES, kind
-from .parse import Extraction, Mention
-from .readings import given_names
-from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
+from ...core.text import bounded_cache
+from ..reading.parse import Extraction, Mention
+from ..terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
+from ..terms.concepts import default_terminology
+from ..terms.concurrent import complication, concurrent, finding, stated_secondary
+from ..terms.equivalence import Equivalence, RelationKind, compare, judge, truth_forms
+from ..terms.kinds import INJURIES_AND_STATES, kind
+from ..terms.readings import given_names
 
 __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
 
