@@ -12,6 +12,9 @@ moderator on the answers the rules are unsure of, beside the recorded GPT-4 grad
 
     python benchmarks/bench_grader.py [--datasets ../shared/datasets] [--top 25]
         [--policy strict|paper] [--experts-only] [--agreement-only]
+
+``--agreement-only`` prints the agreement with the recorded GPT-4 verdicts pooled and in the
+two folds of the cases (split as the dev half is, by the parity of half the case number).
 """
 
 from __future__ import annotations
@@ -26,17 +29,22 @@ from pathlib import Path
 # The evaluation helpers live in the repository's tools/, not in the installed package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_agentclinic.grading.concepts import default_terminology
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.rules import POLICIES
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.rules import POLICIES
+from pytest_agentclinic.grading.terms.concepts import default_terminology
 from tools.craftmd_eval import (
+    CASES,
     EXPERIMENTS,
     KINDS,
     PAPER_MCQ,
+    RECORDED,
     REFERENCE_SLIPS,
     Agreement,
     Report,
+    evaluate,
     evaluate_shared,
+    load_cases,
+    load_recorded,
     pooled,
 )
 
@@ -178,6 +186,20 @@ def print_experts(datasets: Path, grader: CraftMDGrader) -> None:
               f"recorded GPT-4 grader {result['recorded GPT-4 grader']:.4f}")
 
 
+def fold_agreement(datasets: Path, grader: CraftMDGrader) -> dict[str, Agreement]:
+    """Agreement with the recorded GPT-4 verdicts in the two folds of the cases, split as the
+    dev half is (:func:`fold`: by the parity of half the case number), and pooled."""
+    folder = datasets / "craftmd"
+    cases = load_cases(folder / CASES)
+    lines = [line for model in RECORDED for line in load_recorded(folder / RECORDED[model])]
+    out = {name: pooled([evaluate("all", [x for x in lines if fold(x["case_id"]) == name],
+                                  cases, grader)]) for name in ("A", "B")}
+    whole = Agreement()
+    for agreement in out.values():
+        whole.table.update(agreement.table)
+    return {"all": whole, **out}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -200,10 +222,13 @@ def main(argv: list[str] | None = None) -> int:
     print_experts(args.datasets, grader)
     if args.experts_only:
         return 0
+    if args.agreement_only:
+        for name, agreement in fold_agreement(args.datasets, grader).items():
+            label = "pooled" if name == "all" else f"fold {name}"
+            print(_row(f"{label} ({args.policy})", agreement))
+        return 0
     reports = evaluate_shared(args.datasets, grader=grader)
     print(_row(f"pooled ({args.policy})", pooled(reports.values())))
-    if args.agreement_only:
-        return 0
     print_frq(reports)
     print_disagreements(reports, args.top)
     print_step1(reports)

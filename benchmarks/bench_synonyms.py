@@ -33,13 +33,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_agentclinic.core.text import clear_caches
-from pytest_agentclinic.grading import concepts as concepts_module
-from pytest_agentclinic.grading.concepts import Terminology
-from pytest_agentclinic.grading.equivalence import judge
-from pytest_agentclinic.grading.readings import eponyms
 from pytest_agentclinic.grading.terminology import CONDITION_SUFFIXES, icd_name_forms, key
 from pytest_agentclinic.grading.terminology_memory import MemoryIndex
 from pytest_agentclinic.grading.terminology_table import Row
+from pytest_agentclinic.grading.terms import concepts as concepts_module
+from pytest_agentclinic.grading.terms.concepts import Terminology
+from pytest_agentclinic.grading.terms.equivalence import judge
+from pytest_agentclinic.grading.terms.readings import eponyms
 from tools.build_terminology import load_concepts
 from tools.terminology_sources import (
     Concept,

@@ -25,8 +25,8 @@ from typing import Any
 _CHILD = """
 import json, resource, time
 cpu0, wall0 = time.process_time(), time.perf_counter()
-from pytest_agentclinic.grading.concepts import default_terminology
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.terms.concepts import default_terminology
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 grader = CraftMDGrader()
 cpu1, wall1 = time.process_time(), time.perf_counter()
 terms = default_terminology()

@@ -69,8 +69,8 @@ if TYPE_CHECKING:
         Utterance,
         Verdict,
     )
-    from .grading.pipeline import Grade
-    from .grading.pipeline import grade_choice as grade_multiple_choice
+    from .grading.judging.pipeline import Grade
+    from .grading.judging.pipeline import grade_choice as grade_multiple_choice
     from .protocols.base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, Wording
     from .protocols.registry import get as get_protocol
     from .protocols.registry import names as protocol_names
@@ -112,9 +112,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     **_from(".core.roles", "OFFLINE", "Agent", "Judgement", "Moderator", "Reply", "TurnView"),
     **_from(".core.transcript", "KNOWN_KINDS", "KNOWN_ROLES", "ItemHeader", "Transcript",
             "Usage", "Utterance", "Verdict"),
-    **_from(".grading.pipeline", "Grade"),
+    **_from(".grading.judging.pipeline", "Grade"),
     #: Grade a multiple-choice answer (letter, option text or paraphrase) against the truth.
-    "grade_multiple_choice": (".grading.pipeline", "grade_choice"),
+    "grade_multiple_choice": (".grading.judging.pipeline", "grade_choice"),
     **_from(".protocols.runner", "settled"),
     **_from(".protocols.base", "ItemSpec", "PlayContext", "Protocol", "RoleSpec",
             "RunOptions", "Wording"),
@@ -147,8 +147,8 @@ async def grade_free_response(answer: str, case: Case, moderator: Moderator | No
     """Grade a free-text final answer against ``case`` through the pipeline both built-in
     protocols use: extraction (single / multiple / none), the rules, and ``moderator`` (a
     model, or a conftest's) for what the rules cannot decide; offline by default."""
-    from .grading.moderator import OfflineModerator
-    from .grading.pipeline import grade_answer
+    from .grading.judging.moderator import OfflineModerator
+    from .grading.judging.pipeline import grade_answer
 
     return await grade_answer(answer, case, moderator or OfflineModerator(), sample)
 

@@ -23,8 +23,8 @@ from helpers import results
 
 from pytest_agentclinic.agents.llm_moderator import LLMModerator
 from pytest_agentclinic.core.roles import Moderator
-from pytest_agentclinic.grading.moderator import OfflineModerator
-from pytest_agentclinic.grading.pipeline import grade_answer
+from pytest_agentclinic.grading.judging.moderator import OfflineModerator
+from pytest_agentclinic.grading.judging.pipeline import grade_answer
 from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
 from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
 from pytest_agentclinic.llm.retry import RetryPolicy

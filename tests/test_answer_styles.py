@@ -12,9 +12,9 @@ import yaml
 from helpers import make_case
 
 from pytest_agentclinic.core.case import Case
-from pytest_agentclinic.grading.extract import extract
-from pytest_agentclinic.grading.moderator import OfflineModerator
-from pytest_agentclinic.grading.pipeline import grade_answer
+from pytest_agentclinic.grading.judging.moderator import OfflineModerator
+from pytest_agentclinic.grading.judging.pipeline import grade_answer
+from pytest_agentclinic.grading.reading.extract import extract
 
 FIXTURE = yaml.safe_load((Path(__file__).parent / "fixtures" / "answer_styles.yaml")
                          .read_text(encoding="utf-8"))

@@ -26,6 +26,13 @@ LAYERS = (
     ("api", "commands", "cli"),
 )
 
+#: Grading's wings, bottom to top: the terminology store (the modules at grading's root:
+#: terminology, its index and table, wording), then terms, reading, judging. Inside grading,
+#: imports go only down these (docs/grading.md).
+GRADING_WINGS = ("", "terms", "reading", "judging")
+#: The most floors grading may have (issue 36).
+GRADING_FLOORS = 6
+
 
 def _part(parts: tuple[str, ...]) -> str:
     return parts[0] if parts else "__init__"
@@ -173,6 +180,24 @@ def test_imports_only_go_down_the_layers(graph: tuple[dict[str, set[str]], set[s
                      - set(level) - {"__init__"})
     assert unknown == [], f"parts missing from LAYERS: {unknown}"
     assert upward == [], f"imports going up a layer: {upward}"
+
+
+def _wing(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in GRADING_WINGS else ""
+
+
+def test_grading_imports_only_go_down_its_wings() -> None:
+    edges = module_graph(PACKAGE)
+    grading = {a: {b for b in bs if b.startswith("grading.")} for a, bs in edges.items()
+               if a.startswith("grading.")}
+    placed = {m for m in grading} | {b for bs in grading.values() for b in bs}
+    unknown = sorted(m for m in placed if m.count(".") > 1 and _wing(m) == "")
+    upward = sorted((a, b) for a, bs in grading.items() for b in bs
+                    if GRADING_WINGS.index(_wing(b)) > GRADING_WINGS.index(_wing(a)))
+    assert unknown == [], f"grading modules outside its wings: {unknown}"
+    assert upward == [], f"grading imports going up a wing: {upward}"
+    assert len(GRADING_WINGS) <= GRADING_FLOORS
 
 
 def test_the_checks_catch_what_they_must(tmp_path: Path) -> None:

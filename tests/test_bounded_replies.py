@@ -108,7 +108,7 @@ def _spin(stop: threading.Event) -> None:
 
 
 def test_the_watchdog_names_the_code_that_holds_the_loop() -> None:
-    from pytest_agentclinic.grading.extract import extract
+    from pytest_agentclinic.grading.reading.extract import extract
 
     stop = threading.Event()
     agent = threading.Thread(target=_spin, args=(stop,))
@@ -132,8 +132,8 @@ def test_the_watchdog_names_the_code_that_holds_the_loop() -> None:
 
 def test_grading_a_long_answer_reads_a_bounded_part(monkeypatch: pytest.MonkeyPatch) -> None:
     from pytest_agentclinic.core.case import Case
-    from pytest_agentclinic.grading import pipeline, rules
-    from pytest_agentclinic.grading.moderator import OfflineModerator
+    from pytest_agentclinic.grading.judging import pipeline, rules
+    from pytest_agentclinic.grading.judging.moderator import OfflineModerator
 
     read: list[int] = []
     real = rules.extract  # type: ignore[attr-defined]  # the one entry's first stage

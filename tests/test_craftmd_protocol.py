@@ -14,8 +14,8 @@ from helpers import llm_args, make_case, results, write_yaml_cases
 from pytest_agentclinic.core.case import Case
 from pytest_agentclinic.core.roles import Judgement
 from pytest_agentclinic.core.transcript import Verdict
-from pytest_agentclinic.grading.moderator import OfflineModerator
-from pytest_agentclinic.grading.pipeline import grade_answer, grade_choice
+from pytest_agentclinic.grading.judging.moderator import OfflineModerator
+from pytest_agentclinic.grading.judging.pipeline import grade_answer, grade_choice
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 
 Start = Callable[[Script], FakeOpenAIServer]

@@ -13,11 +13,11 @@ import re
 
 import pytest
 
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.equivalence import judge, relate
-from pytest_agentclinic.grading.readings import derive_eponyms, eponyms, possessive
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.terminology import GENERIC, content
 from pytest_agentclinic.grading.terminology_table import DATA_FILE, read_table
+from pytest_agentclinic.grading.terms.equivalence import compare, judge
+from pytest_agentclinic.grading.terms.readings import derive_eponyms, eponyms, possessive
 
 needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason=f"{DATA_FILE} not built")
 
@@ -150,6 +150,6 @@ def test_a_truth_whose_core_is_an_eponym_in_the_possessive_relates_without_end()
     # The truth's core ("kaposis sarcoma", its apostrophe dropped) read back as a possessive
     # had a key of its own, so the core was related to the truth through itself, again and
     # again (RecursionError on an AgentClinic NEJM case whose choices name Kaposi's sarcoma).
-    found = relate("Lynch syndrome", "Gastrointestinal Kaposi\u2019s sarcoma")
+    found = compare("Lynch syndrome", "Gastrointestinal Kaposi\u2019s sarcoma")
     assert found.kind == "different"
-    assert relate("Kaposi sarcoma", "Gastrointestinal Kaposi's sarcoma").kind != "different"
+    assert compare("Kaposi sarcoma", "Gastrointestinal Kaposi's sarcoma").kind != "different"

@@ -14,11 +14,11 @@ from pytest_agentclinic.agents.llm_moderator import LLMModerator, read_verdict
 from pytest_agentclinic.core.case import Case
 from pytest_agentclinic.core.roles import Judgement
 from pytest_agentclinic.core.transcript import Verdict
-from pytest_agentclinic.grading.extract import extract
-from pytest_agentclinic.grading.markers import after_ready
-from pytest_agentclinic.grading.moderator import OfflineModerator
-from pytest_agentclinic.grading.pipeline import grade_answer
-from pytest_agentclinic.grading.rules import Policy
+from pytest_agentclinic.grading.judging.moderator import OfflineModerator
+from pytest_agentclinic.grading.judging.pipeline import grade_answer
+from pytest_agentclinic.grading.judging.rules import Policy
+from pytest_agentclinic.grading.reading.extract import extract
+from pytest_agentclinic.grading.reading.markers import after_ready
 from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
 from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
 from pytest_agentclinic.llm.errors import RequestError

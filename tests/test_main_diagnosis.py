@@ -12,15 +12,15 @@ from helpers import make_case
 from pytest_agentclinic.core.case import Case
 from pytest_agentclinic.core.roles import Judgement
 from pytest_agentclinic.core.transcript import Verdict
-from pytest_agentclinic.grading.concepts import default_terminology
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.equivalence import judge, relate
-from pytest_agentclinic.grading.extract import extract
-from pytest_agentclinic.grading.markers import drop_abbreviations, drop_preface
-from pytest_agentclinic.grading.parse import Mention, parse
-from pytest_agentclinic.grading.pipeline import grade_answer
-from pytest_agentclinic.grading.relate import Related, relate_name
-from pytest_agentclinic.grading.rules import TABLE, decide
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.pipeline import grade_answer
+from pytest_agentclinic.grading.judging.relate import Related, relate_name
+from pytest_agentclinic.grading.judging.rules import TABLE, decide
+from pytest_agentclinic.grading.reading.extract import extract
+from pytest_agentclinic.grading.reading.markers import drop_abbreviations, drop_preface
+from pytest_agentclinic.grading.reading.parse import Mention, parse
+from pytest_agentclinic.grading.terms.concepts import default_terminology
+from pytest_agentclinic.grading.terms.equivalence import compare, judge
 
 W, T = "Atrial fibrillation", "Acute pericarditis"
 GRADER = CraftMDGrader()
@@ -125,7 +125,7 @@ def test_a_one_letter_slip_is_the_one_known_name_that_close(answer: str, truth: 
 
 def test_a_slip_that_is_another_known_name_is_that_name() -> None:
     # "rubeola" (measles) is one letter from rubella, and a name of its own
-    assert relate("rubeola", "rubella").kind != "same"
+    assert compare("rubeola", "rubella").kind != "same"
 
 
 @pytest.mark.parametrize("answer", ["Unknown", "unclear", "Not sure", "chest pain", "Fever"])
@@ -195,7 +195,7 @@ def test_each_stage_reads_on_its_own() -> None:
     assert parsed.diagnosis == T and [(m.text, m.role) for m in parsed.mentions] == [
         (T, "main"), (W, "listed")]
     # relate: two names, one terminology question
-    assert relate(T, T).kind == "same" and relate(W, T).kind == "different"
+    assert compare(T, T).kind == "same" and compare(W, T).kind == "different"
     # the relate stage: each name of a parsed answer against the truth, one value each
     family = relate_name(Mention("Lymphoma", "main"), "Hodgkin lymphoma")
     assert (family.standing, family.height, family.breadth, family.family) == (

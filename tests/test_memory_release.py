@@ -89,10 +89,13 @@ def test_loaded_records_share_equal_containers_and_stay_equal(tmp_path: Path) ->
 def test_the_caches_of_per_text_work_are_bounded() -> None:
     """Each new case's text entered every cache: they held ~7 KB an item at 8,000 items."""
     from pytest_agentclinic.core import text
-    from pytest_agentclinic.grading import equivalence, extract, kinds, mcq, relate, wording
+    from pytest_agentclinic.grading import wording
+    from pytest_agentclinic.grading.judging import relate
+    from pytest_agentclinic.grading.reading import extract, mcq
+    from pytest_agentclinic.grading.terms import equivalence, kinds
     from pytest_agentclinic.metrics import facts
 
-    caches = [text.tokens, text.content, facts.tokens, equivalence.relate, extract.extract,
+    caches = [text.tokens, text.content, facts.tokens, equivalence.compare, extract.extract,
               mcq._choose, relate._forms, wording.root, wording.lone_slip, kinds.kind]
     assert all(c.cache_info().maxsize == text.CACHE_ENTRIES for c in caches)
     for i in range(text.CACHE_ENTRIES + 100):
@@ -105,7 +108,7 @@ def test_the_caches_of_per_text_work_are_bounded() -> None:
 def test_clear_caches_empties_every_per_text_cache_and_they_fill_again() -> None:
     """The final reports reuse what the caches held: ~1 KB an item of an 8,000-item run."""
     from pytest_agentclinic.core import text
-    from pytest_agentclinic.grading import kinds
+    from pytest_agentclinic.grading.terms import kinds
 
     kinds.kind("acute bronchitis")
     text.tokens("I have had a cough for two weeks.")

@@ -1,4 +1,4 @@
-"""Other readings of a name the terminology does not know whole (grading/readings.py): an
+"""Other readings of a name the terminology does not know whole (grading/terms/readings.py): an
 abbreviation spelled out by the other name's initials, and the known names made of a name's
 own words. Each reading counts only when the terminology knows what it gives."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentclinic.grading.concepts import Terminology, default_terminology
-from pytest_agentclinic.grading.equivalence import judge
-from pytest_agentclinic.grading.readings import ambiguous, cores, expansions, spelled_out
+from pytest_agentclinic.grading.terms.concepts import Terminology, default_terminology
+from pytest_agentclinic.grading.terms.equivalence import judge
+from pytest_agentclinic.grading.terms.readings import ambiguous, cores, expansions, spelled_out
 
 
 @pytest.fixture(scope="module")

@@ -132,7 +132,7 @@ import threading
 from pathlib import Path
 
 from pytest_agentclinic.api import Reply
-from pytest_agentclinic.grading import concepts
+from pytest_agentclinic.grading.terms import concepts
 
 ASKED, DONE = threading.Event(), threading.Event()
 real_load = concepts.Terminology.load.__func__

@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentclinic.grading.concepts import Terminology, default_terminology
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.equivalence import judge
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.terminology import icd_name_forms, key, normaliser_fingerprint
 from pytest_agentclinic.grading.terminology_table import (
     DATA_FILE,
@@ -19,6 +17,8 @@ from pytest_agentclinic.grading.terminology_table import (
     read_table,
     write_table,
 )
+from pytest_agentclinic.grading.terms.concepts import Terminology, default_terminology
+from pytest_agentclinic.grading.terms.equivalence import judge
 from pytest_agentclinic.grading.wording import head, qualifier_flip
 from tools.terminology_sources import (
     Concept,

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from pytest_agentclinic.grading import terminology_index
-from pytest_agentclinic.grading.concepts import Terminology
 from pytest_agentclinic.grading.terminology import key, normaliser_fingerprint
 from pytest_agentclinic.grading.terminology_index import SqliteIndex, Stamp, open_index
 from pytest_agentclinic.grading.terminology_memory import MemoryIndex, joined
@@ -28,6 +27,7 @@ from pytest_agentclinic.grading.terminology_table import (
     read_table,
     write_table,
 )
+from pytest_agentclinic.grading.terms.concepts import Terminology
 
 needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason="no bundled terminology")
 HARD = ["myocardial infarction", "heart attack", "psoriasis", "plaque psoriasis", "melanoma",
@@ -293,7 +293,7 @@ def test_an_index_damaged_while_open_answers_from_memory(tmp_path: Path) -> None
 _BUILD = """
 import json, sys
 from pathlib import Path
-from pytest_agentclinic.grading.concepts import Terminology
+from pytest_agentclinic.grading.terms.concepts import Terminology
 from pytest_agentclinic.grading.terminology import key
 from pytest_agentclinic.grading import terminology_index
 built = []

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_agentclinic.grading.equivalence import judge
 from pytest_agentclinic.grading.terminology import key
 from pytest_agentclinic.grading.terminology_table import DATA_FILE
+from pytest_agentclinic.grading.terms.equivalence import judge
 from pytest_agentclinic.grading.wording import root, two_names
 from tools.terminology_sources import mesh_supplementary_concepts
 

@@ -11,11 +11,11 @@ from helpers import make_case
 
 from pytest_agentclinic.commands.grade import grade_record
 from pytest_agentclinic.core.case import Case
-from pytest_agentclinic.grading.concurrent import concurrent, finding, linked
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.equivalence import judge
-from pytest_agentclinic.grading.moderator import OfflineModerator
-from pytest_agentclinic.grading.pipeline import grade_answer
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.moderator import OfflineModerator
+from pytest_agentclinic.grading.judging.pipeline import grade_answer
+from pytest_agentclinic.grading.terms.concurrent import concurrent, finding, linked
+from pytest_agentclinic.grading.terms.equivalence import judge
 
 T, W, W2 = "Acute pancreatitis", "Migraine", "Peptic ulcer disease"
 STRICT, PAPER = CraftMDGrader(), CraftMDGrader(policy="paper")

@@ -33,7 +33,6 @@ from typing import Any
 # The build helpers live beside this script in the repository's tools/, not in the package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_agentclinic.grading.readings import EPONYMS_FILE, write_eponyms
 from pytest_agentclinic.grading.terminology import (
     ABBREVIATIONS_FILE,
     FORMS_FILE,
@@ -49,6 +48,7 @@ from pytest_agentclinic.grading.terminology_table import (
     read_table,
     write_table,
 )
+from pytest_agentclinic.grading.terms.readings import EPONYMS_FILE, write_eponyms
 from tools.terminology_sources import (
     Concept,
     abbreviations,

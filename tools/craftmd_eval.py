@@ -16,8 +16,8 @@ from typing import Any
 
 from pytest_agentclinic.cases.craftmd_csv import read_table
 from pytest_agentclinic.core.jsonl import json_lines
-from pytest_agentclinic.grading.craftmd_grader import CraftMDGrader, Verdict
-from pytest_agentclinic.grading.equivalence import judge
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader, Graded
+from pytest_agentclinic.grading.terms.equivalence import judge
 
 EXPERIMENTS = ("vignette", "multiturn", "singleturn", "summarized")
 #: Table 1 of the CRAFT-MD paper: four-choice MCQ accuracy per experiment.
@@ -171,7 +171,7 @@ KINDS = {
 REFERENCE_SLIPS = ("reference_none", "reference_broader", "reference_narrower")
 
 
-def disagreement_kind(verdict: Verdict, reference_extraction: str) -> str:
+def disagreement_kind(verdict: Graded, reference_extraction: str) -> str:
     """Which of :data:`KINDS` a disagreement with the reference is."""
     if verdict.verdict == 1:  # the reference said 0
         if reference_extraction.strip().lower() == "none":
@@ -197,7 +197,7 @@ def _step2_on_reference(line: dict[str, Any]) -> int:
     return int(judge(extracted, line["correct_answer"]).correct)
 
 
-def _pattern(verdict: Verdict, line: dict[str, Any]) -> tuple[str, str, str, int]:
+def _pattern(verdict: Graded, line: dict[str, Any]) -> tuple[str, str, str, int]:
     # (our extraction, the paper's extraction, the correct answer, the paper's verdict)
     return (verdict.extracted.lower(), str(line.get("extracted", "")),
             line["correct_answer"].strip(), int(line["grader_verdict"]))

@@ -21,7 +21,7 @@ from typing import Literal, NoReturn
 from ..core.errors import AgentClinicError
 from ..core.roles import Reply, TurnView
 from ..core.transcript import Utterance
-from ..grading.markers import after_ready
+from ..grading.reading.markers import after_ready
 from .llm_agents import patient_sheet
 
 VERSION = "human-1"

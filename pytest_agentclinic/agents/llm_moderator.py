@@ -18,7 +18,7 @@ from typing import Any
 from ..core.case import Case
 from ..core.roles import Judgement
 from ..core.transcript import Verdict
-from ..grading.rules import Policy
+from ..grading.judging.rules import Policy
 from ..llm import client
 from ..llm.caller import ModelCaller
 from ..llm.errors import RequestError

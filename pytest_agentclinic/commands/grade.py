@@ -51,7 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     """Grade every line of ``args.input`` into ``args.output``; 2 on a bad input."""
-    from ..grading.craftmd_grader import CraftMDGrader
+    from ..grading.judging.craftmd_grader import CraftMDGrader
 
     grader = CraftMDGrader(policy=getattr(args, "policy", "strict"))
     try:

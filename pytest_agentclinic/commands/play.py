@@ -179,7 +179,7 @@ def build_play_cast(human_role: HumanRole, models: dict[str, str], caller: Model
     from ..agents.offline_doctor import OfflineDoctor
     from ..agents.offline_measurement import OfflineMeasurement
     from ..agents.offline_patient import OfflinePatient
-    from ..grading.moderator import OfflineModerator
+    from ..grading.judging.moderator import OfflineModerator
     from ..protocols.agentclinic import Cast
 
     builders: dict[str, tuple[Callable[[], Any], Callable[[str], Any]]] = {

@@ -27,7 +27,7 @@ from ..cases.craftmd_csv import CaseInfo, case_table
 from ..core.jsonl import json_lines
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript, Verdict
-from ..grading.craftmd_grader import CraftMDGrader
+from ..grading.judging.craftmd_grader import CraftMDGrader
 from ..protocols.craftmd_tables import craftmd_table
 from ..report.run_summary import build_summary
 from ..report.rundir import (

@@ -112,7 +112,7 @@ class EncounterExecutor:
         async def play() -> Transcript:
             # Not waiting for the grader's warm-up (warm_grader): the encounter's
             # model calls do not need it, and grading waits for it without blocking the loop
-            # (grading.concepts.terminology_loaded); on a machine with no index yet, the
+            # (grading.terms.concepts.terminology_loaded); on a machine with no index yet, the
             # first request would wait ~2 s for it.
             settings = self.settings
             played = spec_of()

@@ -68,8 +68,8 @@ def warm_grader() -> None:
     builds its index (~2 s of CPU; the in-memory fallback takes as long in every process),
     which, left to the first verdict, ran on the runner's event loop with every call in
     flight stalled behind it. The encounters' model calls start meanwhile; grading waits for
-    the load without blocking the loop (``grading.concepts.terminology_loaded``)."""
-    from ..grading.concepts import default_terminology
+    the load without blocking the loop (``grading.terms.concepts.terminology_loaded``)."""
+    from ..grading.terms.concepts import default_terminology
 
     def load() -> None:
         # A failure here resurfaces, with its item, when grading loads the data again.

@@ -27,7 +27,7 @@ from .options import OPTIONS
 from .options import add_options as add_options
 
 if TYPE_CHECKING:
-    from ..grading.rules import Policy
+    from ..grading.judging.rules import Policy
 
 T = TypeVar("T")
 

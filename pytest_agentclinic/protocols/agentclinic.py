@@ -45,7 +45,7 @@ if TYPE_CHECKING:  # the report's tables (and numpy) load when a report asks for
     from ..report.tables import Table
 
 if TYPE_CHECKING:
-    from ..grading.rules import Policy
+    from ..grading.judging.rules import Policy
 
 _TEST = re.compile(r"request\s+tests?\s*[:\-]\s*(.+)", re.I)
 _IMAGES = re.compile(r"request\s+images?\b", re.I)
@@ -101,7 +101,7 @@ def _deliver_images(t: Transcript, case: Case, turn: int) -> str:
 
 async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: int) -> None:
     # The grader is imported where it is used: collecting or reporting a run never does.
-    from ..grading.markers import after_ready
+    from ..grading.reading.markers import after_ready
 
     incoming = ""
     for turn in range(1, budget + 1):
@@ -134,7 +134,7 @@ async def _dialogue(t: Transcript, case: Case, cast: Cast, budget: int, sample: 
 
 async def _judge(t: Transcript, case: Case, cast: Cast, answer: str, sample: int) -> None:
     """Grade the doctor's final answer through the pipeline both protocols share."""
-    from ..grading.pipeline import grade_answer
+    from ..grading.judging.pipeline import grade_answer
 
     stage("grading")
     grade = await grade_answer(answer, case, cast.moderator, sample, cast.policy)
@@ -241,7 +241,7 @@ def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[st
     if role == "measurement":
         return OfflineMeasurement() if model == OFFLINE else LLMMeasurement(model, caller)
     from ..agents.llm_moderator import LLMModerator
-    from ..grading.moderator import OfflineModerator
+    from ..grading.judging.moderator import OfflineModerator
 
     return OfflineModerator() if model == OFFLINE else LLMModerator(model, caller, policy)
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..core.measures import EncounterMeasures
     from ..core.records import ResultRecord
     from ..core.transcript import ItemHeader, Transcript
-    from ..grading.rules import Policy
+    from ..grading.judging.rules import Policy
     from ..llm.caller import ModelCaller
     from ..report.tables import Table
 

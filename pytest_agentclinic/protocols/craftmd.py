@@ -37,9 +37,9 @@ from ..core.options import Option
 from ..core.records import ResultRecord
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
 from ..core.transcript import ItemHeader, Transcript, Usage, Utterance
-from ..grading.moderator import OfflineModerator
-from ..grading.pipeline import grade_answer, grade_choice
-from ..grading.rules import Policy
+from ..grading.judging.moderator import OfflineModerator
+from ..grading.judging.pipeline import grade_answer, grade_choice
+from ..grading.judging.rules import Policy
 from ..llm.limiter import CALL_PRIORITY
 from ..report.tables import Table
 from . import base
@@ -80,7 +80,7 @@ class CraftCast:
     patient: Agent
     summarizer: Summarizer
     #: Asked about the free-response verdicts the rules are unsure of (see
-    #: :mod:`..grading.pipeline`); the offline one lets the rules' guess stand.
+    #: :mod:`..grading.judging.pipeline`); the offline one lets the rules' guess stand.
     moderator: Moderator = field(default_factory=OfflineModerator)
     #: How broader answers are graded (``--agent-grading-policy``).
     policy: Policy = "strict"

@@ -1,4 +1,4 @@
-"""Step 1 of the CRAFT-MD grader: extract the diagnosis from a free-text answer.
+"""Stage 1 of the grader (read), first half: extract the diagnosis from a free-text answer.
 
 The paper's grader returns the diagnosis named in the answer, "Multiple" when the answer does
 not commit to one diagnosis, "None" when it names none, and the main diagnosis when a minor
@@ -24,9 +24,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..core.text import bounded_cache
+from ...core.text import bounded_cache
+from ..terminology import content
+from ..terms.kinds import kind
 from .companions import one_condition
-from .kinds import kind
 from .markers import (
     addresses_grader,
     drop_abbreviations,
@@ -49,7 +50,6 @@ from .statement import (
     starts_labelled,
     statement,
 )
-from .terminology import content
 
 __all__ = ["Category", "Extraction", "Mention", "Role", "extract"]
 
@@ -150,7 +150,7 @@ def _lists(text: str, *, labelled: bool, conditions_only: bool) -> bool:
 
 @bounded_cache
 def extract(response: str, *, conditions_only: bool = True) -> Extraction:
-    """Step 1: the category of the answer and the diagnosis it names.
+    """Stage 1: the category of the answer and the diagnosis it names.
 
     A test, treatment, drug or finding is not a diagnosis, so an answer naming only those
     names none; ``conditions_only=False`` reads them as answers (for questions whose correct

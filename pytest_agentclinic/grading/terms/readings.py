@@ -30,11 +30,11 @@ from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 
-from ..core.lexicon import AMBIGUOUS
-from ..core.text import bounded_cache
+from ...core.lexicon import AMBIGUOUS
+from ...core.text import bounded_cache
+from ..terminology import ABBREVIATIONS_FILE, Key, compact, content, key, tokens
+from ..terminology_table import DATA_FILE, read_table
 from .concepts import Terminology, default_terminology
-from .terminology import ABBREVIATIONS_FILE, Key, compact, content, key, tokens
-from .terminology_table import DATA_FILE, read_table
 
 __all__ = ["EPONYMS_FILE", "ambiguous", "cores", "derive_eponyms", "eponyms", "expansions",
            "given_names", "possessive", "spelled_out", "write_eponyms"]
@@ -197,9 +197,9 @@ _POSSESSIVE = re.compile(r"([^\W\d_][\w-]*)['\u2019]s?(?!\w)")
 
 #: The eponyms in use (:func:`eponyms`), derived from the bundled table by
 #: :func:`derive_eponyms` and kept beside it, so that grading need not read the whole table:
-#: ``python -c "from pytest_agentclinic.grading.readings import write_eponyms; write_eponyms()"``
-#: after a table build (a test checks that the two agree).
-EPONYMS_FILE = Path(__file__).with_name("data") / "eponyms.txt"
+#: ``python -c "from pytest_agentclinic.grading.terms.readings import write_eponyms;
+#: write_eponyms()"`` after a table build (a test checks that the two agree).
+EPONYMS_FILE = Path(__file__).parent.with_name("data") / "eponyms.txt"
 
 
 @lru_cache(maxsize=1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .terminology import content
+from ..terminology import content
 
 __all__ = ["is_non_answer", "is_refusal", "named_before_refusal"]
 

@@ -11,9 +11,18 @@ from __future__ import annotations
 
 import re
 
-from ..core.text import bounded_cache
-from .terminology import CONDITION_SUFFIXES, FILLER, tokens
+from ...core.text import bounded_cache
+from ..terminology import CONDITION_SUFFIXES, FILLER, tokens
 
+#: Words of an injury or a physiological state like pregnancy: a second condition an answer
+#: gives beside its diagnosis, never a finding of it ("T, rib fracture", "T, menopause").
+INJURIES_AND_STATES = frozenset({
+    "sprain", "strain", "concussion", "laceration", "contusion", "dislocation", "burn",
+    "injury", "trauma", "tear", "dissection", "torsion", "pregnancy", "gestation",
+    # issue 31, round 3: more injuries, and the physiological states like pregnancy
+    "whiplash", "bite", "bites", "sting", "wound", "abrasion", "avulsion", "amputation",
+    "frostbite", "menopause", "perimenopause", "postmenopause", "puerperium", "lactation",
+    "postpartum"})
 #: Head words of tests and investigations.
 _TEST_HEADS = frozenset({
     "test", "testing", "assay", "titer", "titre", "level", "count", "panel", "screen",

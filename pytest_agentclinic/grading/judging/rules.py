@@ -1,25 +1,36 @@
-"""Stage 4 of the grader: decide, in one place holding the table of docs/grading.md.
+"""Stage 3 of the grader: decide a single diagnosis, the rows of docs/grading.md's table
+that read the relate stage's facts.
 
-The rules read the facts the relate stage works out (:class:`.relate.Related`: how each name
-relates to the truth, another disease beside the main one, the case's choices named) and ask
-the terminology nothing themselves. Both protocols grade through them (see :mod:`.pipeline`).
-The rules are *sure* of:
+docs/grading.md's table ("One main diagnosis decides") has rows of three kinds, held in
+three places, applied in this order:
 
-* **0** when the answer names several diagnoses or none (:mod:`.extract`);
-* **correct** when the diagnosis is the truth, one of the case's accepted names, or a synonym
-  or broader name that the terminology establishes (:mod:`.equivalence`);
-* **0** when the diagnosis is another of the case's answer choices: a case's choices are
-  distinct diagnoses by the case author's design, so naming a distractor is naming something
-  else;
-* **0** when the diagnosis is only a fragment of the true name that names no condition by
-  itself ("primary" for primary adrenal insufficiency, "bullous" for bullous pemphigoid): a
-  shared word is not a shared diagnosis;
-* **0** when the terminology knows both names as conditions and relates them in no way, and
-  they share no word.
+* **the answer's shape** (several diagnoses offered, none, a preface of uncertainty, a
+  final answer after a differential, a name excluded, a claim of sameness, a bracket, a
+  concurrent finding or complication, a cause): stage 1 reads them (:mod:`.extract`,
+  :mod:`.parse`, with :mod:`.companions` and :mod:`.concurrent` saying which companion is
+  concurrent); several or none score 0 here, sure;
+* **how one name relates to the truth** (same, synonym, a slip, a slip that is another
+  known name, a bare head noun, broader, narrower, a fragment, a symptom, another branch):
+  stage 2 (:mod:`.relate`, :mod:`.equivalence`, :mod:`.readings`) works them out as facts;
+* **the decision** over those facts: :data:`TABLE` below, one function a row, in order,
+  then :func:`_elsewhere`; the first row with a verdict decides. The rules ask the
+  terminology nothing themselves. They are *sure* of:
+
+  * **0** when the answer names another disease beside its main one (``strict``);
+  * **correct** when the statement is an accepted name whole, or the diagnosis is the
+    truth, one of its accepted names, or a synonym or broader name that the terminology
+    establishes (a family of diseases only under ``paper``);
+  * **0** when it names two of the case's answer choices, or another of them: a case's
+    choices are distinct diagnoses by the case author's design;
+  * **0** when the diagnosis is a fragment of the true name ("primary" for primary adrenal
+    insufficiency), a symptom, or a name the terminology places in another branch;
+  * **0** when the truth is named only in a secondary role.
 
 Everything else (a partial overlap, a name the terminology does not know, an ICD-10-CM
-relation that is as often a sibling as a synonym) is *unsure*: the moderator model decides
-when one is configured; otherwise the rules' best guess stands, marked unsure.
+relation that is as often a sibling as a synonym) is *unsure*: stage 4, the moderator model,
+decides when one is configured; otherwise the rules' best guess stands, marked unsure.
+:func:`grade_text` is the one entry of stages 1 to 3 for a run, ``agentclinic grade`` and
+the tools.
 """
 
 from __future__ import annotations
@@ -29,12 +40,12 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Literal
 
-from ..core.case import Case
-from ..core.roles import OFFLINE as OFFLINE  # ``decided_by`` of a verdict the rules were sure of
-from .equivalence import RelationKind
-from .extract import extract
-from .kinds import kind
-from .parse import Extraction
+from ...core.case import Case
+from ...core.roles import OFFLINE as OFFLINE  # ``decided_by`` of a verdict the rules were sure of
+from ..reading.extract import extract
+from ..reading.parse import Extraction
+from ..terms.equivalence import RelationKind
+from ..terms.kinds import kind
 from .relate import NameRelation, Related
 
 #: ``decided_by`` of a verdict the rules were unsure of, with no model to ask.
@@ -154,7 +165,10 @@ def _elsewhere(a: _Answer) -> Decision:
     another branch than the truth, else unsure."""
     best = a.best
     apart = (best.sure or a.facts.placed != a.name) and a.facts.placed_apart
-    return Decision(False, apart, best.reason, best.relation)
+    # the truth named only beside, after or as the cause of the main diagnosis: it never
+    # scores, whatever the main name is, so no moderator is asked about that name
+    secondary = any(r.correct and r.sure and not r.primary for r in a.facts.matches)
+    return Decision(False, apart or secondary, best.reason, best.relation)
 
 
 #: The table of docs/grading.md, in order: the first row with a verdict decides.

@@ -23,12 +23,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..core.case import Case
-from ..core.roles import Moderator
-from ..core.transcript import Outcome, Usage, Verdict
-from .concepts import terminology_loaded
+from ...core.case import Case
+from ...core.roles import Moderator
+from ...core.transcript import Outcome, Usage, Verdict
+from ..reading.extract import Category
+from ..terms.concepts import terminology_loaded
 from .craftmd_grader import CraftMDGrader
-from .extract import Category
 from .moderator import OfflineModerator
 from .rules import OFFLINE, OFFLINE_UNSURE, Policy, grade_text
 

@@ -22,11 +22,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Protocol
 
-from .terminology import Key, key
-from .terminology import tokens as key_words
-from .terminology_index import cache_dirs, open_index
-from .terminology_memory import TIERS, Tier, joined, load_memory, reach
-from .terminology_table import DATA_FILE
+from ..terminology import Key, key
+from ..terminology import tokens as key_words
+from ..terminology_index import cache_dirs, open_index
+from ..terminology_memory import TIERS, Tier, joined, load_memory, reach
+from ..terminology_table import DATA_FILE
 
 __all__ = ["BREADTH_ORDER", "SOURCES", "TIERS", "Backend", "Link", "LinkKind", "Terminology",
            "Tier", "default_terminology", "terminology_loaded"]

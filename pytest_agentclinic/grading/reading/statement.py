@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from ..terms.kinds import INJURIES_AND_STATES
+
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
            "cut_context", "cut_sections", "declared", "first_line", "label", "starts_labelled",
            "statement"]
@@ -226,14 +228,15 @@ _SUPPORT = re.compile(r"\s*(?:consistent|compatible|in\s+keeping|suggestive|indi
 def _opens_with_disease(before: str) -> bool:
     """Whether ``before`` opens with the name of a disease the terminology knows ("Rosacea
     with features" of "Rosacea with features suggestive of lupus")."""
-    from .concepts import default_terminology  # the terminology only for this rare shape
+    from ..terms.concepts import default_terminology  # the terminology only for this rare shape
 
     before = before.strip()
     # the longest opening that is a name: "Granulomatosis with polyangiitis with features"
     cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|and|but)\b|,", before)]
     terms = default_terminology()
-    return any(before[:cut].strip() and terms.disease_like(before[:cut])
-               for cut in reversed(cuts))
+    # or an injury or a state like pregnancy ("Whiplash with features suggestive of ...")
+    return any(before[:cut].strip() and (terms.disease_like(before[:cut]) or bool(
+        INJURIES_AND_STATES & set(before[:cut].lower().split()))) for cut in reversed(cuts))
 
 
 def _first_sentence(text: str) -> str:

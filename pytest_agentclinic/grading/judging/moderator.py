@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..core.case import Case
-from ..core.roles import Judgement
-from ..core.transcript import Verdict
-from .extract import extract
+from ...core.case import Case
+from ...core.roles import Judgement
+from ...core.transcript import Verdict
+from ..reading.extract import extract
 from .rules import OFFLINE, OFFLINE_UNSURE, Policy, asks_for_a_condition, decide
 
 VERSION = "offline-moderator-4"

@@ -1,4 +1,4 @@
-"""Step 2 of the CRAFT-MD grader: is the extracted diagnosis equivalent to the correct one?
+"""Stage 2 of the grader (relate): is the extracted diagnosis equivalent to the correct one?
 
 The paper's rule: synonyms and equivalent names are correct; an answer *broader* than the
 truth is correct (the truth is a subtype of it); an answer *more specific* than the truth is
@@ -16,11 +16,9 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from ..core.text import bounded_cache, variants
-from .concepts import Link, Terminology, default_terminology
-from .readings import cores, eponyms, given_names, possessive, spelled_out
-from .terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
-from .wording import (
+from ...core.text import bounded_cache, variants
+from ..terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
+from ..wording import (
     covered,
     keeps_head,
     listed,
@@ -31,8 +29,10 @@ from .wording import (
     slipped,
     two_names,
 )
+from .concepts import Link, Terminology, default_terminology
+from .readings import cores, eponyms, given_names, possessive, spelled_out
 
-__all__ = ["Judgement", "Relation", "RelationKind", "judge", "relate", "truth_forms"]
+__all__ = ["Equivalence", "Relation", "RelationKind", "compare", "judge", "truth_forms"]
 
 RelationKind = Literal["same", "synonym", "broader", "narrower", "sibling", "qualifier-flip",
                        "related", "different"]
@@ -79,7 +79,7 @@ PLACES = frozenset({"heart", "lumbar", "cervical", "thoracic", "sacral", "vulvar
 
 
 @dataclass(frozen=True)
-class Judgement:
+class Equivalence:
     """Whether a given name is right for the truth, how they relate and why."""
 
     correct: bool
@@ -131,7 +131,7 @@ class Relation:
 
 
 @bounded_cache
-def relate(given: str, truth: str) -> Relation:
+def compare(given: str, truth: str) -> Relation:
     """The relation of one given name to one form of the truth."""
     return _relate(given, truth, default_terminology())
 
@@ -247,11 +247,11 @@ def _spelled(given: str, truth: str, terms: Terminology) -> Relation | None:
     the name so written (:func:`.readings.spelled_out`)."""
     written = spelled_out(truth, given, terms)
     if written is not None:
-        found = relate(given, written)
+        found = compare(given, written)
         return replace(found, reason=f"{truth!r} read as {written!r}: {found.reason}")
     written = spelled_out(given, truth, terms)
     if written is not None:
-        found = relate(written, truth)
+        found = compare(written, truth)
         return replace(found, reason=f"{given!r} read as {written!r}: {found.reason}")
     return None
 
@@ -267,7 +267,7 @@ def _via_core(given: str, truth: str, terms: Terminology) -> Relation | None:
             # The answer is itself this core: relating it to the truth "through" itself is
             # the question being asked (and asked again, without end).
             continue
-        named, above = relate(given, core), relate(core, truth)
+        named, above = compare(given, core), compare(core, truth)
         if (named.kind in _RIGHT and not named.family and above.kind in _RIGHT
                 and not above.family):
             kind: RelationKind = ("broader" if "broader" in (named.kind, above.kind)
@@ -429,20 +429,20 @@ def _word_relation(g: Key, t: Key, terms: Terminology) -> Relation | None:
     return None
 
 
-def judge(given: str, truth: str) -> Judgement:
-    """Step 2 for one extracted name (any of its names) against the correct answer (any form)."""
+def judge(given: str, truth: str) -> Equivalence:
+    """Stage 2 for one extracted name (any of its names) against the correct answer (any form)."""
     best: Relation | None = None
     for name in given_names(given):
         for form in truth_forms(truth):
-            relation = relate(name, form)
+            relation = compare(name, form)
             if relation.kind in _RIGHT and relation.sure and relation.kind != "broader":
-                return Judgement(True, relation.kind, relation.reason, True)
+                return Equivalence(True, relation.kind, relation.reason, True)
             # Every form is asked: "DLE" for "discoid lupus erythematosus (DLE)" is broader
             # than the whole but the same as the form without the parenthesis.
             if best is None or _order(relation) > _order(best):
                 best = relation
     best = best or Relation("different", "no shared word")
-    return Judgement(best.kind in _RIGHT, best.kind, best.reason, best.sure, best.family,
+    return Equivalence(best.kind in _RIGHT, best.kind, best.reason, best.sure, best.family,
                      best.height, best.breadth)
 
 

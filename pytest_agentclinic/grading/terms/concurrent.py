@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import re
 
-from ..core.text import bounded_cache
+from ...core.text import bounded_cache
+from ..terminology import FILLER, key, tokens
+from ..wording import similar
 from .concepts import default_terminology
-from .equivalence import NEUTRAL_QUALIFIERS, PLACES, relate
-from .terminology import FILLER, key, tokens
-from .wording import similar
+from .equivalence import NEUTRAL_QUALIFIERS, PLACES, compare
 
 __all__ = ["complication", "concurrent", "finding", "linked", "named_after",
            "stated_secondary"]
@@ -93,7 +93,7 @@ def linked(name: str, main: str) -> bool:
     if not name or not main:
         return False
     for a, b in ((name, main), (main, name)):
-        found = relate(a, b)
+        found = compare(a, b)
         # one source's hierarchy alone is as often a slip as a link ("ankylosing
         # spondylitis" under rheumatoid arthritis by MONDO only): two sources must state it
         if found.kind in ("same", "synonym") or (

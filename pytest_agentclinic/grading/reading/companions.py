@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from .concepts import default_terminology
-from .equivalence import relate
-from .readings import given_names
-from .terminology import tokens
+from ..terminology import tokens
+from ..terms.concepts import default_terminology
+from ..terms.equivalence import compare
+from ..terms.readings import given_names
 
 __all__ = ["abbreviates", "hedged_role", "one_condition", "parenthesized_role",
            "restating_role", "slashed"]
@@ -36,7 +36,7 @@ def slashed(phrase: str) -> list[str]:
 def _apart(a: str, b: str) -> bool:
     # Two names of one condition share a word ("depersonalization/derealization disorder")
     # or are synonyms ("whooping cough/pertussis").
-    relation = relate(a, b)
+    relation = compare(a, b)
     if relation.kind in ("same", "synonym"):
         return False
     if not set(tokens(a)) & set(tokens(b)):
@@ -56,7 +56,7 @@ def one_condition(a: str, b: str) -> bool:
     """Whether two labelled answers name one condition: the same name, a synonym, or one a kind
     of the other ("Most likely diagnosis: viral conjunctivitis / Final diagnosis: adenoviral
     conjunctivitis")."""
-    return any(relate(x, y).kind in ("same", "synonym", "broader") for x, y in ((a, b), (b, a)))
+    return any(compare(x, y).kind in ("same", "synonym", "broader") for x, y in ((a, b), (b, a)))
 
 
 def hedged_role(name: str, main: str) -> CompanionRole:
@@ -65,7 +65,7 @@ def hedged_role(name: str, main: str) -> CompanionRole:
     possibly hyperthyroidism")."""
     # "X or possibly Y" is a disjunction whatever Y is.
     below = (bool(main) and not _DANGLING.search(main)
-             and relate(name, main).kind == "narrower")
+             and compare(name, main).kind == "narrower")
     return "refinement" if below else "alternative"
 
 
@@ -74,7 +74,7 @@ def parenthesized_role(name: str, main: str, named: str, *, offered: bool) -> Co
     name, synonym, or an abbreviation of it or of ``named``, the statement it follows); else
     one ``offered`` with "or" is an alternative to it, and a bare one another condition named
     beside it ("rosacea (lupus)")."""
-    relation = relate(name, main) if main else None
+    relation = compare(name, main) if main else None
     if ((relation is not None and relation.sure and relation.kind in ("same", "synonym"))
             or abbreviates(name, main) or abbreviates(name, named)):
         return "alias"
@@ -103,7 +103,7 @@ def restating_role(name: str, main: str, named: str, role: CompanionRole) -> Com
     # The answer claims the link, so one source stating it will do; the statement's whole
     # body may be the name ("Granulomatosis with polyangiitis (also known as ...)").
     for other in {main, named} - {""}:
-        relation = relate(name, other)
+        relation = compare(name, other)
         if ((relation.sure and relation.kind in _RESTATES and not relation.family)
                 or abbreviates(name, other)):
             return role

@@ -19,12 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..core.text import bounded_cache
-from .equivalence import judge
+from ...core.text import bounded_cache
+from ..terminology import content, tokens
+from ..terms.equivalence import judge
 from .extract import extract
 from .refusals import is_refusal
 from .statement import clean, statement
-from .terminology import content, tokens
 
 How = Literal["letter", "text", "paraphrase", "refusal", "unmatched"]
 

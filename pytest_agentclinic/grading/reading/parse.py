@@ -1,5 +1,5 @@
-"""Step 1b of the grader: parse the diagnostic statement into one main claim and the other
-conditions it names, each with its role.
+"""Stage 1 of the grader (read), second half: parse the diagnostic statement into one main
+claim and the other conditions it names, each with its role.
 
 :mod:`.extract` finds the statement (labels, markers, negations, hedges written as "or");
 :func:`parse` splits it into the main diagnosis and its companions: aliases in parentheses,
@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from ..terminology import FILLER, GENERIC, content
+from ..terms.concurrent import complication, finding
+from ..terms.kinds import kind
 from .companions import hedged_role, parenthesized_role, restating_role, slashed
-from .concurrent import finding
-from .kinds import kind
 from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
     DIFFERENTIAL_LABEL,
@@ -29,13 +30,13 @@ from .statement import (
     clean,
     cut_context,
 )
-from .terminology import FILLER, GENERIC, content, tokens
 
 __all__ = ["Category", "Extraction", "Mention", "Role", "bare", "parse"]
 
 Category = Literal["single", "multiple", "none"]
 Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
-               "hedged", "offered", "parenthesized", "beside", "after", "complication"]
+               "hedged", "offered", "parenthesized", "beside", "after", "complication",
+               "suggested"]
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Mention:
 
 @dataclass(frozen=True)
 class Extraction:
-    """What step 1 found: the category, the main diagnosis and every mention."""
+    """What stage 1 found: the category, the main diagnosis and every mention."""
 
     category: Category
     diagnosis: str
@@ -137,6 +138,7 @@ _ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|s
                     r"confirmed|pending|requires?|needs?)\b", re.I)
 _PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
 _ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
+_WORD = re.compile(r"[^\W\d_][\w-]*")
 
 
 def _bare(phrase: str) -> str:
@@ -148,7 +150,9 @@ def _bare(phrase: str) -> str:
 def _is_condition_phrase(phrase: str) -> bool:
     # "(possibly viral)" qualifies the diagnosis; "(possibly lupus)" names another one; a
     # generic head alone ("disease", "syndrome") names none.
-    words = [w for w in tokens(phrase) if w not in FILLER]
+    # The written words, not the normalised tokens: those read a noun as its adjective
+    # ("depression" as "depressive", "dysthymia" as "dysthymic"), and a noun alone is a name.
+    words = [w for w in _WORD.findall(phrase.lower()) if w not in FILLER]
     return (bool(content(phrase)) and not set(content(phrase)) <= GENERIC
             and not (len(words) == 1 and _ADJECTIVE.match(words[0])))
 
@@ -245,8 +249,8 @@ def _tail_mentions(tail: str) -> list[Mention]:
         tail = rest
         if role in ("hedged", "alternative") and _FEATURES.fullmatch(previous.strip(" ,")):
             # "W with features suggestive of T": the features are W's, and T a second name
-            # beside W, never a kind of it
-            role = "beside"
+            # beside W, never a kind of it; only suggested, it is no concurrent diagnosis
+            role = "suggested"
         previous = segment
         out.extend(_split(segment, role))
     return out
@@ -305,7 +309,10 @@ def _resolved(mention: Mention, main: str, named: str) -> Mention:
     if mention.role in ("alias", "refinement"):
         return replace(mention, role=restating_role(mention.text, main, named, mention.role))
     if mention.role == "hedged":
-        return replace(mention, role=hedged_role(mention.text, main))
+        # "possible rupture", "possibly with abscess formation": what the disease may do,
+        # a complication beside it (docs/grading.md, "Main and concurrent")
+        return replace(mention, role="complication" if complication(mention.text)
+                       else hedged_role(mention.text, main))
     if mention.role in ("offered", "parenthesized"):
         return replace(mention, role=parenthesized_role(mention.text, main, named,
                                                         offered=mention.role == "offered"))
@@ -336,6 +343,24 @@ def _is_list(mentions: tuple[Mention, ...], differential: bool) -> bool:
     return count >= 3 or (count >= 2 and differential)
 
 
+def _explained(mentions: tuple[Mention, ...]) -> tuple[Mention, ...]:
+    """A finding explained by its cause names the cause as the diagnosis: in "jaundice due to
+    Gilbert syndrome" or "hypercalcemia secondary to hyperparathyroidism" the sign is what
+    the patient shows and the cause what the doctor diagnoses (docs/grading.md, "Main and
+    concurrent"); the finding stays beside it as a concurrent one."""
+    if len(mentions) < 2 or mentions[0].role != "main":
+        return mentions
+    main, cause = mentions[0], mentions[1]
+    # "chest pain, possibly pericarditis", "thunderclap headache (possible subarachnoid
+    # hemorrhage)": the one disease the doctor suspects behind the sign is the answer
+    suspected = cause.role == "hedged" and sum(
+        m.role in ("hedged", "alternative", "offered") for m in mentions) == 1
+    if (not (cause.role == "cause" or suspected) or not finding(main.text)
+            or finding(cause.text) or kind(cause.text) != "condition"):
+        return mentions
+    return (replace(cause, role="main"), replace(main, role="concurrent"), *mentions[2:])
+
+
 def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
     """The extraction of a diagnostic statement ``stmt`` read from ``text``: its main
     diagnosis, the other names with their roles, and its category."""
@@ -345,7 +370,7 @@ def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
     for inner in parens:
         mentions.extend(_classify_paren(inner))
     mentions.extend(_after(text, stmt))
-    found = _categorise(stmt, body, tuple(m for m in mentions if m.text),
+    found = _categorise(stmt, body, _explained(tuple(m for m in mentions if m.text)),
                         differential=_DIFFERENTIAL.search(text) is not None,
                         conditions_only=conditions_only)
     return replace(found, statement=_bare(stmt))

@@ -1,4 +1,4 @@
-"""Stage 3 of the grader: relate the names of a parsed answer to the truth.
+"""Stage 2 of the grader: relate the names of a parsed answer to the truth.
 
 :mod:`.parse` gives one main claim and the other names with their roles; this stage asks the
 terminology (:mod:`.equivalence`, :mod:`.concepts`) about them and returns what the decision
@@ -21,16 +21,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import pairwise
 from typing import Literal
 
-from ..core.text import bounded_cache
-from .concepts import default_terminology
-from .concurrent import concurrent, finding, stated_secondary
-from .equivalence import Judgement, RelationKind, judge, relate, truth_forms
-from .kinds import kind
-from .parse import Extraction, Mention
-from .readings import given_names
-from .terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
+from ...core.text import bounded_cache
+from ..reading.parse import Extraction, Mention
+from ..terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
+from ..terms.concepts import default_terminology
+from ..terms.concurrent import complication, concurrent, finding, stated_secondary
+from ..terms.equivalence import Equivalence, RelationKind, compare, judge, truth_forms
+from ..terms.kinds import INJURIES_AND_STATES, kind
+from ..terms.readings import given_names
 
 __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
 
@@ -43,11 +44,12 @@ _forms = bounded_cache(truth_forms)
 #: Roles whose match makes the answer right.
 PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
 #: Roles of a name whose match never scores: the truth named only in a secondary role.
-SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complication"})
+SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complication",
+                             "suggested"})
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
-_BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after"})
+_BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested"})
 #: Roles of a name that may restate the main diagnosis rather than add one.
-_RESTATING = frozenset({"alias", "refinement", "beside"})
+_RESTATING = frozenset({"alias", "refinement", "beside", "suggested"})
 _KIN = frozenset({"same", "synonym", "broader", "narrower"})
 
 
@@ -88,7 +90,7 @@ class NameRelation:
 
 def relate_name(mention: Mention, truth: str) -> NameRelation:
     """One name of the answer against one accepted name of the truth (any of its forms)."""
-    j: Judgement = judge(mention.text, truth)
+    j: Equivalence = judge(mention.text, truth)
     return NameRelation(mention.text, mention.role, j.relation, j.correct, j.sure, j.reason,
                         j.family, j.height, j.breadth)
 
@@ -115,7 +117,8 @@ class Related:
     def whole(self) -> str:
         """The statement read as one name, unless names are joined by a comma, a bracket or
         a sentence of their own (never one name)."""
-        joined = any(m.role in ("listed", "after", "beside") for m in self.extraction.mentions)
+        joined = any(m.role in ("listed", "after", "beside", "suggested")
+                     for m in self.extraction.mentions)
         return "" if joined else self.body
 
     @cached_property
@@ -186,7 +189,7 @@ class Related:
 
 def _best_match(extraction: Extraction, truth: str) -> NameRelation:
     """The mention that matches the truth (a primary one first), else the closest primary."""
-    judged = [relate_name(m, truth) for m in extraction.mentions
+    judged = [relate_name(m, truth) for m in (*extraction.mentions, *_rejoined(extraction))
               if m.role in PRIMARY_ROLES or m.role in SECONDARY_ROLES or m.role == "after"]
     for roles in (PRIMARY_ROLES, SECONDARY_ROLES | {"after"}):
         for r in judged:
@@ -203,12 +206,18 @@ def _best_match(extraction: Extraction, truth: str) -> NameRelation:
 
 
 def _without_findings(extraction: Extraction) -> list[str]:
-    """The statement's body with the findings and secondary conditions that end it taken off
-    one by one ("DRESS with cervical lymphadenopathy" gives "DRESS")."""
+    """The statement's body with the findings, complications, secondary conditions and causes
+    that end it taken off one by one ("DRESS with cervical lymphadenopathy" gives "DRESS"),
+    from its main diagnosis on ("fever due to DRESS" gives "DRESS")."""
     body, out = extraction.body, []
+    start = body.lower().find(extraction.diagnosis.lower())
+    if start > 0:  # a finding explained by its cause: the cause is the main diagnosis
+        body = body[start:]
+        out.append(body)
     for mention in reversed(extraction.mentions):
-        if mention.role == "main" or not (finding(mention.text) or stated_secondary(mention.text)
-                                          or mention.role == "complication"):
+        if mention.role == "main" or not (
+                finding(mention.text) or stated_secondary(mention.text)
+                or complication(mention.text) or mention.role in ("complication", "cause")):
             break
         at = body.lower().rfind(mention.text.lower())
         if at <= 0:
@@ -218,7 +227,8 @@ def _without_findings(extraction: Extraction) -> list[str]:
     return out
 
 
-_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary)\s+)*"
+_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary|"
+                     r"(?:secondary|due|related)\s+to|caused\s+by|arising\s+(?:in|from))\s+)*"
                      r"(?:an?\s+|the\s+)?$", re.I)
 
 
@@ -229,19 +239,22 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
     the main diagnosis the terminology confirms do not count; nor do the words of a name
     the statement gives whole (``whole``: "Granulomatosis with polyangiitis")."""
     terms = default_terminology()
+    parts = _parts_of_names(extraction)
     names = [m.text for m in extraction.mentions
              if m.role in _BESIDE_ROLES and not (whole and m.text.lower() in whole.lower())
+             and m.text not in parts
              and kind(m.text) == "condition" and not terms.symptom(m.text)
              # a qualifier or a finding ("chronic plaque type") is no disease of its own; a
              # name in brackets that the terminology does not know may be a lay name of the
              # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
-             and (_bracketed_disease(m.text, extraction.diagnosis) if m.role == "beside"
+             and (_bracketed_disease(m.text, extraction.diagnosis)
+                  if m.role in ("beside", "suggested")
                   else terms.disease_like(m.text) or _has_condition_word(m.text))]
     # The main diagnosis and the names that restate it, each linked to one before it
     # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
     same = [extraction.diagnosis, *(m.text for m in extraction.mentions
                                     if m.role in ("alias", "refinement"))]
-    bracketed = {m.text for m in extraction.mentions if m.role == "beside"}
+    bracketed = {m.text for m in extraction.mentions if m.role in ("beside", "suggested")}
     for _ in range(len(names)):
         linked = [n for n in names if n not in same
                   and any(_restates(n, s, loosely=n in bracketed) for s in same)]
@@ -252,6 +265,25 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
     # diagnosis is graded (CRAFT-MD's grader, step 1)
     return next((n for n in names if n not in same
                  and not concurrent(n, extraction.diagnosis)), None)
+
+
+def _rejoined(extraction: Extraction) -> list[Mention]:
+    """The names split at their "with" joined again, in the role of their first half
+    ("... suggestive of granulomatosis with polyangiitis")."""
+    terms, mentions = default_terminology(), extraction.mentions
+    return [Mention(f"{before.text} with {m.text}", before.role)
+            for before, m in pairwise(mentions) if before.role != "main"
+            and m.role == "concurrent" and terms.known(f"{before.text} with {m.text}")]
+
+
+def _parts_of_names(extraction: Extraction) -> frozenset[str]:
+    """Names read as companions that are the end of the name before them: "X secondary to
+    granulomatosis with polyangiitis" splits the cause's name at its "with", and the two
+    halves joined again are a name the terminology knows."""
+    mentions, terms = extraction.mentions, default_terminology()
+    return frozenset(
+        m.text for before, m in pairwise(mentions)
+        if m.role == "concurrent" and terms.known(f"{before.text} with {m.text}"))
 
 
 def _bracketed_disease(name: str, main: str) -> bool:
@@ -272,8 +304,8 @@ def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
     sources state; ``loosely`` (a name in brackets after the other, where doctors put
     another name of it: "primary hyperaldosteronism (Conn's syndrome)"), one source's
     hierarchy either way will do, or the two names' words naming one concept together."""
-    relations = (relate(name, other), relate(other, name)) if loosely else (
-        relate(name, other),)
+    relations = (compare(name, other), compare(other, name)) if loosely else (
+        compare(name, other),)
     # A sibling is another disease, however few sources say so ("rheumatoid arthritis
     # (ankylosing spondylitis)", "intussusception (Kawasaki disease)").
     return any(r.kind in ("same", "synonym") or (r.kind in _KIN and r.sure and r.curated)
@@ -294,17 +326,13 @@ def _has_condition_word(name: str) -> bool:
     knows ("acute type A aortic dissection": aortic dissection), or names an injury or a
     state of pregnancy (a second condition the answer gives, not a finding of the first)."""
     words = tokens(name)
-    return (any(w.endswith(CONDITION_SUFFIXES) or w in _INJURIES_AND_STATES for w in words)
+    return (any(w.endswith(CONDITION_SUFFIXES) or w in INJURIES_AND_STATES for w in words)
             or (len(words) > 2 and default_terminology().known(" ".join(words[-2:]))))
 
 
-_INJURIES_AND_STATES = frozenset({
-    "sprain", "strain", "concussion", "laceration", "contusion", "dislocation", "burn",
-    "injury", "trauma", "tear", "dissection", "torsion", "pregnancy", "gestation"})
-
 
 def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:
-    return any(relate(given, form).kind in kinds for form in _forms(other))
+    return any(compare(given, form).kind in kinds for form in _forms(other))
 
 
 def _contains(truth: str, choice: str) -> bool:
@@ -372,7 +400,7 @@ def _choices_named(extraction: Extraction, choices: Sequence[str]) -> list[str]:
 
 
 def _kin(name: str, main: str) -> bool:
-    return relate(name, main).kind in ("same", "synonym", "broader", "narrower")
+    return compare(name, main).kind in ("same", "synonym", "broader", "narrower")
 
 
 def _known_apart(name: str, accepted: Sequence[str]) -> bool:
