@@ -18,7 +18,7 @@ PYTEST_LAYER = "plugin"
 #: Bottom to top: a part may import only parts listed before it (``core`` imports nothing).
 LAYERS = (
     ("core",),
-    ("llm", "cases", "grading", "metrics"),
+    ("llm", "cases", "grading", "metrics", "runs"),
     ("agents", "report"),
     ("protocols",),
     ("importers", "testing"),

@@ -52,7 +52,7 @@ TABLE: dict[str, Case] = {
     "report: truncated last line": (
         lambda t: _run_dir(t, [_record(), _record()[:40]]), 2, "results.jsonl:2"),
     "report: unknown record version": (
-        lambda t: _run_dir(t, [_record(version=99)]), 2, "unknown record version 99"),
+        lambda t: _run_dir(t, [_record(version=99)]), 2, "result record format 99 is newer"),
     "report: empty results": (lambda t: _run_dir(t, []), 2, "holds no results"),
     "report: binary results": (lambda t: _binary_run(t), 2, "results.jsonl"),
     "report: no run there": (lambda t: ["report", str(t / "nowhere")], 2, "no results file"),

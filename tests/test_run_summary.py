@@ -14,7 +14,7 @@ from helpers import make_case, write_yaml_cases
 from pytest_agentclinic import __version__, api
 from pytest_agentclinic.core.transcript import Usage
 from pytest_agentclinic.report import rundir
-from pytest_agentclinic.report.run_summary import SUMMARY_VERSION, RunSummary
+from pytest_agentclinic.runs.summary import SUMMARY_VERSION, RunSummary
 
 COMPUTED = ("version", "plugin_version", "items", "model_calls", "cache_hits", "cache_misses",
             "served_models", "cost_usd", "uncached_cost_usd")

@@ -30,25 +30,27 @@ def run(args: argparse.Namespace) -> int:
     from ..report import rundir
     from ..report.review import review_tables
     from ..report.summary import render_text
+    from ..runs import directory
+    from ..runs.summary import run_summary
 
     try:
-        results = rundir.results_path(args.run_path)
+        results = directory.results_path(args.run_path)
     except FileNotFoundError as exc:
         print(f"agentclinic report: {exc}", file=sys.stderr)
         return 2
     try:
-        records = rundir.load_records(results)
+        records = directory.load_records(results)
     except (ValueError, UnicodeDecodeError) as exc:
         print(f"agentclinic report: {exc}", file=sys.stderr)
         return 2
     if not records:
-        partial = rundir.completeness(results.parent, 0)
+        partial = directory.completeness(results.parent, 0)
         why = f" ({partial}: the run stopped before its first item finished)" if partial else ""
         print(f"agentclinic report: {results} holds no results{why}", file=sys.stderr)
         return 2
     run_dir = results.parent
     try:
-        summary = rundir.read_summary(run_dir)
+        summary = directory.read_summary(run_dir)
     except (ValueError, UnicodeDecodeError) as exc:
         # The summary is rebuilt from the records anyway; only its settings are lost.
         print(f"agentclinic report: {run_dir / 'summary.json'}: unreadable, rebuilt from the "
@@ -59,9 +61,9 @@ def run(args: argparse.Namespace) -> int:
     # plugin's, the model calls and the served models).
     roles = summary.get("roles") or {k: ", ".join(sorted({r.models.get(k, "?") for r in records}))
                                      for k in records[0].models}
-    summary = rundir.run_summary({**summary, "roles": roles}, records,
-                                 int(summary.get("bad_case_records") or 0))
-    partial = rundir.completeness(run_dir, len(records))
+    summary = run_summary({**summary, "roles": roles}, records,
+                          int(summary.get("bad_case_records") or 0))
+    partial = directory.completeness(run_dir, len(records))
     if partial:
         # A killed or interrupted run: its finished items are reported, and it says so.
         summary["partial"] = partial

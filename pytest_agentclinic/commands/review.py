@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -94,13 +93,12 @@ def _case_texts(picked: list[Any]) -> dict[str, str]:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ..report.review import KEY, read_ratings, review_tables, summarize
+    from ..report.review import KEY, read_key, read_ratings, review_tables, summarize
     from ..report.rundir import results_path, write_review
     from ..report.summary import render_table
 
     run_dir = results_path(args.run_path).parent
-    key_path = args.imports[0].parent / KEY
-    key = json.loads(key_path.read_text(encoding="utf-8"))
+    key = read_key(args.imports[0].parent / KEY)
     ratings = [r for sheet in args.imports for r in read_ratings(sheet, key)]
     if not ratings:
         raise ValueError(f"{', '.join(map(str, args.imports))}: no ratings filled in")

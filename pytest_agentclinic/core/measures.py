@@ -6,9 +6,14 @@ Computed by :mod:`pytest_agentclinic.metrics.gathering` (definitions there and i
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .versioned import Format
 
 MEASURES_VERSION = 1
+#: A record's measures (read with the record: a migration of the record's format brings
+#: its measures forward too).
+MEASURES_FORMAT = Format("encounter measures", MEASURES_VERSION, unversioned=1)
 
 
 class EncounterMeasures(BaseModel):
@@ -36,6 +41,11 @@ class EncounterMeasures(BaseModel):
     missed_closure: bool | None = None
     #: Index (into the case's fact list) of each elicited fact -> the turn that elicited it.
     elicited_at: dict[int, int] = Field(default_factory=dict)
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        return MEASURES_FORMAT.check(value)
 
     @property
     def fact_share(self) -> float | None:

@@ -6,8 +6,11 @@ from pydantic import Field, field_validator
 
 from .measures import EncounterMeasures
 from .transcript import ItemHeader, Outcome, Transcript, Usage
+from .versioned import Format
 
 RESULT_VERSION = 1
+#: results.jsonl's lines (read by :mod:`pytest_agentclinic.runs.results`).
+RESULT_FORMAT = Format("result record", RESULT_VERSION, unversioned=1)
 
 
 class ResultRecord(ItemHeader):
@@ -44,11 +47,9 @@ class ResultRecord(ItemHeader):
     @field_validator("version")
     @classmethod
     def _known_version(cls, value: int) -> int:
-        # A newer writer's records may mean something else field by field: refuse them.
-        if not 1 <= value <= RESULT_VERSION:
-            raise ValueError(f"unknown record version {value} (this plugin reads 1.."
-                             f"{RESULT_VERSION})")
-        return value
+        # A newer writer's records may mean something else field by field: refuse them (an
+        # older one is migrated by the reader, RESULT_FORMAT.upgrade, before it gets here).
+        return RESULT_FORMAT.check(value)
 
     @property
     def doctor(self) -> str:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+from .versioned import Format
 
 TRANSCRIPT_VERSION = 1
+#: A run's ``transcripts/*.json`` (read by :mod:`pytest_agentclinic.runs.transcripts`).
+TRANSCRIPT_FORMAT = Format("transcript", TRANSCRIPT_VERSION, unversioned=1)
 
 #: The roles and utterance kinds the built-in protocols write. The vocabularies are open: a
 #: protocol may add its own (a triage "nurse", a "handover" kind), and a record keeps any
@@ -164,6 +168,11 @@ class Transcript(ItemHeader):
     diagnosis: str | None = None
     verdict: Verdict | None = None
     outcome: Outcome | None = None
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        return TRANSCRIPT_FORMAT.check(value)
 
     @property
     def turns_used(self) -> int:

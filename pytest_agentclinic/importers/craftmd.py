@@ -24,19 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from ..cases.craftmd_csv import CaseInfo, case_table
+from ..core.heap import gc_paused
 from ..core.jsonl import json_lines
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript, Verdict
 from ..grading.judging.craftmd_grader import CraftMDGrader
 from ..protocols.craftmd_tables import craftmd_table
-from ..report.run_summary import build_summary
-from ..report.rundir import (
-    gc_paused,
-    sha256_of,
-    write_reports_text,
-    write_results,
-)
+from ..report.rundir import write_reports_text
 from ..report.tables import overview
+from ..runs.results import write_results
+from ..runs.summary import build_summary, sha256_of
 
 #: Bootstrap resamples of the tables written at import (the report command uses 10,000).
 IMPORT_RESAMPLES = 2_000
@@ -146,7 +143,8 @@ def convert(lines: Sequence[dict[str, Any]], cases: dict[str, CaseInfo], *, run:
 
 
 def craftmd_summary(result: ImportResult, files: Sequence[Path]) -> dict[str, Any]:
-    """``summary.json`` in :func:`..report.rundir.run_summary`'s shape, plus where it came from."""
+    """``summary.json`` (:func:`..runs.summary.build_summary`, the one builder), plus where
+    it came from."""
     records = result.records
     header = {
         "run": result.run_dir.name,

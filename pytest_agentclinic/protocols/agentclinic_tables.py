@@ -45,7 +45,7 @@ def bias_table(records: Sequence[ResultRecord], resamples: int) -> Table:
         data.append({**plot_row(row, f"{bias} | {doctor}"), "normalised": normalised,
                      "refusals": refusals})
     headers = ["bias", "doctor", "accuracy", "biased / unbiased", "refused to play the bias"]
-    return Table("accuracy by bias", headers, rows, data, keys=2)
+    return Table("accuracy by bias", headers, rows, data, keys=2, id="by_bias")
 
 
 def specialty_bias_table(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -60,7 +60,8 @@ def specialty_bias_table(records: Sequence[ResultRecord], resamples: int) -> Tab
              "doctor": d, "specialty": s, "bias": b}
             for (d, s, b), row in sorted(rows_by.items())]
     return Table("accuracy by specialty and bias", ["specialty", "doctor", *biases], rows, data,
-                 "each cell: accuracy [95% CI] n=judged encounters", keys=2)
+                 "each cell: accuracy [95% CI] n=judged encounters", keys=2,
+                 id="by_specialty_and_bias")
 
 
 def _mean_ci(records: Sequence[ResultRecord], value: Callable[[ResultRecord], int | None],
@@ -99,7 +100,8 @@ def perception_table(records: Sequence[ResultRecord], resamples: int) -> Table:
         data.append(entry)
     return Table("patient perception (1-10)", ["doctor", "bias", "confidence", "compliance",
                                                 "consultation"], rows, data,
-                 "missing or out-of-range ratings are left out, never guessed", keys=2)
+                 "missing or out-of-range ratings are left out, never guessed", keys=2,
+                 id="patient_perception")
 
 
 def image_table(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -113,4 +115,4 @@ def image_table(records: Sequence[ResultRecord], resamples: int) -> Table:
         rows.append([mode, cell(row), f"{asked}/{len(mine)}"])
         data.append({**plot_row(row, mode), "requested": asked})
     return Table("image cases by image mode", ["mode", "accuracy", "doctor asked for images"],
-                 rows, data)
+                 rows, data, id="by_image_mode")

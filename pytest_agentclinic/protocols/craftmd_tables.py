@@ -22,4 +22,5 @@ def craftmd_table(records: Sequence[ResultRecord], resamples: int) -> Table:
     data = [{**plot_row(r, f"{k[1]} {k[2]} | {k[0]}"), "doctor": k[0], "experiment": k[1],
              "answer_format": k[2]} for k, r in sorted(rows_by.items())]
     return Table("CRAFT-MD: accuracy by experiment and answer mode",
-                 ["doctor", "experiment", *answers], rows, data, keys=2)
+                 ["doctor", "experiment", *answers], rows, data, keys=2,
+                 id="craftmd_by_experiment_and_answer_mode")

@@ -16,8 +16,9 @@ from typing import Any
 
 from ..core.errors import InputError
 from ..core.records import ResultRecord
-from . import rundir
-from .run_summary import build_summary
+from ..runs import directory as store
+from ..runs import transcripts
+from ..runs.summary import build_summary
 
 #: Summary fields that must be equal in every merged run: they decide what was measured.
 MUST_AGREE = ("protocol", "roles", "turn_budgets", "biases", "image_modes", "experiments",
@@ -50,11 +51,11 @@ class RunPart:
 def load_part(path: str | Path) -> RunPart:
     """Read one run (a directory, its results.jsonl or summary.json)."""
     try:
-        results = rundir.results_path(path)
-        records = rundir.load_records(results)
+        results = store.results_path(path)
+        records = store.load_records(results)
     except (FileNotFoundError, ValueError) as exc:
         raise MergeError(str(exc)) from None
-    return RunPart(results.parent, records, rundir.read_summary(results.parent))
+    return RunPart(results.parent, records, store.read_summary(results.parent))
 
 
 def check(parts: Sequence[RunPart], *, partial: bool = False) -> None:
@@ -122,7 +123,7 @@ def merge(parts: Sequence[RunPart], out: Path,
     lost = 0
     for part in parts:
         for record in part.records:
-            path = rundir.copy_transcript(part.directory, record, out)
+            path = transcripts.copy_transcript(part.directory, record, out)
             lost += record.transcript is not None and path is None
             records.append(record.model_copy(update={"run": out.name, "transcript": path}))
     records.sort(key=lambda r: r.nodeid)
@@ -132,7 +133,7 @@ def merge(parts: Sequence[RunPart], out: Path,
 def merged_summary(parts: Sequence[RunPart], run: str,
                    records: Sequence[ResultRecord]) -> dict[str, Any]:
     """The first part's settings, with counts summed and lists joined (the one builder,
-    :func:`.run_summary.build_summary`, counts the merged records)."""
+    :func:`..runs.summary.build_summary`, counts the merged records)."""
     # Tables, the conditions and the gate are the merged records' (a shard's gate judged a
     # shard); the date is the earliest start, the duration the longest machine's.
     header = {k: v for k, v in parts[0].summary.items()

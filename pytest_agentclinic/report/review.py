@@ -24,11 +24,13 @@ import numpy as np
 
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript
-from .rundir import read_review
+from ..core.versioned import Format
+from ..runs.directory import REVIEW_VERSION, read_review
 from .statistics import group_rng, per_case, ratio_interval
 from .tables import Table
 
-REVIEW_VERSION = 1
+#: ``key.json``: which model each code of a review sheet stands for (kept from the raters).
+REVIEW_KEY_FORMAT = Format("review key", REVIEW_VERSION)
 SHEET = "sheet.csv"
 PAGE = "sheet.html"
 KEY = "key.json"
@@ -140,6 +142,18 @@ def write_sheet(out: Path, picked: Sequence[Sampled], case_text: Mapping[str, st
                      for code, p in items.items()}}
     (out / KEY).write_text(json.dumps(key, indent=1), encoding="utf-8")
     return key
+
+
+def read_key(path: Path) -> dict[str, Any]:
+    """A review sheet's ``key.json`` as the current format (ValueError naming the file when
+    it is not one, or of a format this version cannot read)."""
+    try:
+        key = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    if not isinstance(key, dict):
+        raise ValueError(f"{path}: not a review key (a JSON {type(key).__name__})")
+    return REVIEW_KEY_FORMAT.upgrade(key, str(path))
 
 
 def _item_html(code: str, model_code: str, p: Sampled, case: str,

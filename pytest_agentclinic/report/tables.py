@@ -10,7 +10,8 @@ perception in ``protocols/agentclinic_tables.py``, CRAFT-MD's experiments x answ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +38,28 @@ class Table:
     #: How many leading columns name a row: a table too wide for the terminal is shown in
     #: parts, each repeating these columns.
     keys: int = 1
+    #: A stable name to find the table by (its title changes: "(pooled over ...)"); a
+    #: table given none is named after its title as first given (:func:`table_id`).
+    id: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            object.__setattr__(self, "id", table_id(self.title))
+
+
+#: The ids of the tables the summary and the gate read.
+BY_DOCTOR = "by_doctor"
+BY_CONDITION = "by_condition"
+
+
+def table_id(title: str) -> str:
+    """The id of a table named ``title``: its words in lower case joined by ``_``."""
+    return re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_") or "table"
+
+
+def table_by_id(tables: Iterable[Table], wanted: str) -> Table | None:
+    """The first of ``tables`` whose id is ``wanted``, or None."""
+    return next((t for t in tables if t.id == wanted), None)
 
 
 def pct(value: float | None) -> str:
@@ -84,7 +107,7 @@ def overview(records: Sequence[ResultRecord], resamples: int) -> Table:
                  f"correct: {sum(r.outcome == 'limit' for r in records)}")
     pooled = pooled_over(records)
     return Table("accuracy by doctor model" + (f" ({pooled})" if pooled else ""), headers,
-                 rows, data, note + INTERVAL_NOTE)
+                 rows, data, note + INTERVAL_NOTE, id=BY_DOCTOR)
 
 
 #: What every accuracy interval is (said once under the first table).
@@ -113,7 +136,7 @@ def condition_table(records: Sequence[ResultRecord]) -> Table:
     return Table("accuracy by condition", ["doctor", "condition", "n", "cases", "accuracy",
                                            "95% CI", "errors"], rows, data,
                  "each doctor model under each combination of the conditions the run varied",
-                 keys=2)
+                 keys=2, id=BY_CONDITION)
 
 
 def _num(value: float | None) -> str:
@@ -130,7 +153,7 @@ def pivot(records: Sequence[ResultRecord], field_name: str, title: str,
     rows = [[v, *(cell(rows_by.get((d, v))) for d in doctors)] for v in values]
     data = [{**plot_row(row, f"{v} | {d}" if len(doctors) > 1 else v), "doctor": d,
              field_name: v} for (d, v), row in sorted(rows_by.items())]
-    return Table(title, [field_name, *doctors], rows, data)
+    return Table(title, [field_name, *doctors], rows, data, id=f"by_{field_name}")
 
 
 def budget_table(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -142,7 +165,8 @@ def budget_table(records: Sequence[ResultRecord], resamples: int) -> Table:
         data.append({**plot_row(row, f"{budget} | {doctor}"), "turn_budget": int(budget),
                      "doctor": doctor})
     return Table("accuracy by turn budget", ["turns", "doctor", "accuracy",
-                                             "budget ran out (no diagnosis)"], rows, data, keys=2)
+                                             "budget ran out (no diagnosis)"], rows, data, keys=2,
+                 id="by_turn_budget")
 
 
 def library_table(records: Sequence[ResultRecord], resamples: int) -> Table:
@@ -166,7 +190,8 @@ def library_table(records: Sequence[ResultRecord], resamples: int) -> Table:
     total = len({r.case_id for r in records})
     rows.append(["all", str(total), "", *(pct(r.accuracy)
                                          for r in accuracy_table(records, ("doctor",), 1))])
-    return Table("case library", ["specialty", "cases", "difficulty", *doctors], rows, data)
+    return Table("case library", ["specialty", "cases", "difficulty", *doctors], rows, data,
+                 id="case_library")
 
 
 def usage_table(records: Sequence[ResultRecord]) -> Table:

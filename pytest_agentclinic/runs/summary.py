@@ -2,25 +2,30 @@
 
 The pytest session, ``agentclinic report`` (a summary rebuilt from the records), ``merge``
 (shards joined) and ``import-craftmd`` (recorded answers) all build it with
-:func:`build_summary`, so a field one of them writes is never lost by another; readers check
-the version (:func:`check_version`) so a summary of a newer format is refused by name
-rather than misread.
+:func:`build_summary`, so a field one of them writes is never lost by another; its one
+reader (:func:`pytest_agentclinic.runs.directory.read_summary`) checks the version
+(:func:`check_version`) so a summary of a newer format is refused by name rather than
+misread, and an older one is migrated.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import __version__
 from ..core.records import ResultRecord
+from ..core.versioned import Format
 
 #: The format of ``summary.json``; a reader refuses a newer one.
 SUMMARY_VERSION = 1
+#: A summary written before the format was numbered is of the first format.
+SUMMARY_FORMAT = Format("summary", SUMMARY_VERSION, unversioned=1)
 #: What the builder computes from the records: a header's or an old summary's value of
 #: these is replaced, never carried over.
 COMPUTED = ("version", "plugin_version", "items", "model_calls", "cache_hits",
@@ -56,17 +61,32 @@ class RunSummary(BaseModel):
     #: Model -> every served identity its records name.
     served_models: dict[str, list[str]] = Field(default_factory=dict)
 
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        return SUMMARY_FORMAT.check(value)
 
-def check_version(data: Mapping[str, Any], where: str) -> None:
-    """ValueError naming ``where`` when ``data`` is a summary of a format this version
-    cannot read (a newer one, or no number)."""
-    version = data.get("version", SUMMARY_VERSION)
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise ValueError(f"{where}: 'version' is {version!r}, not a summary format number")
-    if version > SUMMARY_VERSION:
-        raise ValueError(f"{where}: summary format {version} is newer than this "
-                         f"pytest-agentclinic {__version__} reads (up to {SUMMARY_VERSION}); "
-                         f"upgrade it")
+
+def check_version(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``data`` as a summary of the current format (migrated when older), or
+    :class:`~..core.versioned.UnknownVersion` (a ValueError) naming ``where`` when it is of
+    a format this version cannot read (a newer one, or no number)."""
+    return SUMMARY_FORMAT.upgrade(data, where)
+
+
+def litellm_version() -> str | None:
+    """litellm's installed version, read from its metadata: importing it costs seconds."""
+    try:
+        return metadata.version("litellm")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def run_summary(header: Mapping[str, Any], records: Sequence[ResultRecord],
+                bad_records: int) -> dict[str, Any]:
+    """``summary.json``'s fields for a run made here (:func:`build_summary` with the
+    installed litellm's version)."""
+    return build_summary(header, records, bad_records, litellm_version=litellm_version())
 
 
 def build_summary(header: Mapping[str, Any], records: Sequence[ResultRecord],

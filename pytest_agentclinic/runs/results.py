@@ -1,8 +1,8 @@
 """``results.jsonl`` line by line: read into records, written whole, or appended as items
 finish.
 
-Only :mod:`.rundir`, the run directory's one reader and writer, uses this module; it offers
-what others need under its own name.
+The one reader and writer of the run's result records (a record's version is checked, and
+an older one migrated, as each line is read: :data:`~..core.records.RESULT_FORMAT`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from typing import IO, Any
 from pydantic import BaseModel, ValidationError
 
 from ..core.heap import gc_paused
-from ..core.records import ResultRecord
+from ..core.records import RESULT_FORMAT, ResultRecord
 from ..core.redact import redact
 from ..core.transcript import Perception, Usage
+from ..core.versioned import load_json
 from .safe_write import atomic_bytes, atomic_text
 
 RESULTS = "results.jsonl"
@@ -25,7 +26,7 @@ RESULTS = "results.jsonl"
 WORKER_GLOB = "results.*.jsonl"
 
 
-def _first_error(exc: ValueError) -> str:
+def first_error(exc: ValueError) -> str:
     """One line: the first invalid field and why (pydantic lists every field, many lines)."""
     if isinstance(exc, ValidationError) and exc.errors():
         first = exc.errors()[0]
@@ -56,7 +57,7 @@ class _SharedParts:
 
     def record(self, line: bytes | str) -> ResultRecord:
         """The record of one results.jsonl line, sharing what earlier lines hold."""
-        record = ResultRecord.model_validate_json(line)
+        record = load_json(RESULT_FORMAT, ResultRecord, line, None)
         for role, usage in record.usage.items():
             record.usage[role] = self._seen.setdefault(usage, usage)
         if record.perception is not None:
@@ -139,7 +140,7 @@ def _scan(path: Path, shared: _SharedParts, strict: bool,
                 # A run killed mid-write leaves a cut last line: that is not a bad record.
                 if strict and line.endswith(b"\n"):
                     raise ValueError(f"bad result record: {path}:{number}: "
-                                     f"{_first_error(exc)}") from None
+                                     f"{first_error(exc)}") from None
                 yield number, at, line, None
 
 

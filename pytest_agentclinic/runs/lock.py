@@ -15,17 +15,9 @@ import os
 from pathlib import Path
 from typing import IO
 
-from ..core.errors import RunDirectoryError
+from .errors import RunDirError, RunInUse
 
 LOCK = ".lock"
-
-
-class RunInUse(RunDirectoryError):
-    """Another live process holds the run directory."""
-
-
-class RunDirError(RunDirectoryError):
-    """The run directory cannot be created or written (read-only, a file in its place)."""
 
 
 class RunLock:
