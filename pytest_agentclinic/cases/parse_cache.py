@@ -29,11 +29,14 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..core.case import Case
+from ..core.versioned import Format
 from .errors import CaseError
 from .loaders import CASE_SUFFIXES, SIDECAR_SUFFIX, LoadedFile, load_case_file
 
 #: The stored form's version: a change of it (or of the package's) makes a new key.
 FORMAT_VERSION = 1
+#: An entry of another version is not read (it is parsed anew and rewritten).
+PARSE_CACHE_FORMAT = Format("parse cache", FORMAT_VERSION)
 #: Where under the cache directory the parsed files live.
 FOLDER = "parsed-cases"
 
@@ -134,9 +137,7 @@ def _read(entry: Path, path: Path) -> LoadedFile | None:
     """The stored load of ``path``, or None when there is none (or it cannot be used)."""
     try:
         with open(entry, encoding="utf-8") as stored:
-            header = json.loads(stored.readline())
-            if header.get("version") != FORMAT_VERSION:
-                return None
+            header = PARSE_CACHE_FORMAT.upgrade(json.loads(stored.readline()), str(entry))
             errors = (_unerror(data, path) for data in header["errors"])
             loaded = LoadedFile(path=path, format=str(header["format"]),
                                 errors=[e for e in errors if e],

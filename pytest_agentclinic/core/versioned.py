@@ -76,14 +76,14 @@ class Format:
         where = f"{source}: " if source else ""
         readable = self.readable()
         if version is None:
-            raise UnknownVersion(f"{where}no 'version': not a {self.kind} file of a format "
+            raise UnknownVersion(f"{where}no 'version' field, so no {self.kind} format "
                                  f"pytest-agentclinic {__version__} reads")
         if isinstance(version, bool) or not isinstance(version, int) or version not in readable:
             raise UnknownVersion(where + self._refusal(version))
         upgraded = dict(data)
         for step in range(version, self.current):
             upgraded = _MIGRATIONS[(self.kind, step)](upgraded)
-            upgraded["version"] = step + 1
+        upgraded["version"] = self.current
         return upgraded
 
     def _refusal(self, version: object) -> str:
