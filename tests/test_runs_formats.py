@@ -215,12 +215,12 @@ FORMAT_TESTS = {
 
 def declared_formats() -> set[str]:
     """The kinds of every ``Format("kind", ...)`` in the package's source (imported or not)."""
-    found = set()
+    found: set[str] = set()
     for path in Path(pytest_agentclinic.__file__).parent.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Format"
                     and node.args and isinstance(node.args[0], ast.Constant)):
-                found.add(node.args[0].value)
+                found.add(str(node.args[0].value))
     return found
 
 
