@@ -53,8 +53,10 @@ def run(args: argparse.Namespace) -> int:
         summary = directory.read_summary(run_dir)
     except (ValueError, UnicodeDecodeError) as exc:
         # The summary is rebuilt from the records anyway; only its settings are lost.
-        print(f"agentclinic report: {run_dir / 'summary.json'}: unreadable, rebuilt from the "
-              f"records ({type(exc).__name__})", file=sys.stderr)
+        where = run_dir / "summary.json"
+        why = str(exc).removeprefix(f"{where}").lstrip(":0123456789 ") or type(exc).__name__
+        print(f"agentclinic report: {where}: unreadable, rebuilt from the records ({why})",
+              file=sys.stderr)
         summary = {}
     # The one builder: the old summary's settings kept, every count computed anew from
     # the records (a summary rebuilt from the records alone keeps its version, the
