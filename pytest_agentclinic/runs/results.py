@@ -57,7 +57,11 @@ class _SharedParts:
 
     def record(self, line: bytes | str) -> ResultRecord:
         """The record of one results.jsonl line, sharing what earlier lines hold."""
-        record = load_json(RESULT_FORMAT, ResultRecord, line, None)
+        try:
+            record = ResultRecord.model_validate_json(line)
+        except ValidationError:
+            # Another version (migrated or refused by name), or a bad line: load_json says.
+            record = load_json(RESULT_FORMAT, ResultRecord, line, None)
         for role, usage in record.usage.items():
             record.usage[role] = self._seen.setdefault(usage, usage)
         if record.perception is not None:
