@@ -240,18 +240,18 @@ async def play_encounter(protocol: str, case: Case, agents: Mapping[str, object]
 def read_records(path: str | Path) -> list[ResultRecord]:
     """The records of a run directory or its ``results.jsonl``; ValueError naming the line
     of a bad one."""
-    from .report import rundir
+    from .runs import directory
 
-    return rundir.load_records(rundir.results_path(path))
+    return directory.load_records(directory.results_path(path))
 
 
 def write_records(run_dir: str | Path, records: Sequence[ResultRecord]) -> Path:
     """Write ``records`` as ``run_dir/results.jsonl`` (atomically, secrets redacted), what
     ``agentclinic report`` and :func:`read_records` read; returns the file written."""
-    from .report import rundir
+    from .runs import directory, results
 
-    rundir.write_results(Path(run_dir), records)
-    return rundir.results_path(run_dir)
+    results.write_results(Path(run_dir), records)
+    return directory.results_path(run_dir)
 
 
 def build_report(records: Sequence[ResultRecord], resamples: int = 10_000) -> list[Table]:

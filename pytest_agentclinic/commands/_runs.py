@@ -17,13 +17,13 @@ class NoRun(RunDirectoryError):
 def load_run(given: str, command: str) -> tuple[Path, list[ResultRecord]]:
     """The run directory of ``given`` (a run directory or its results.jsonl) and its records;
     :class:`NoRun` when there are none."""
-    from ..report import rundir
+    from ..runs import directory
 
     try:
-        results = rundir.results_path(given)
+        results = directory.results_path(given)
     except FileNotFoundError as exc:
         raise NoRun(f"agentclinic {command}: {exc}") from None
-    records = rundir.load_records(results)
+    records = directory.load_records(results)
     if not records:
         raise NoRun(f"agentclinic {command}: {results} holds no results")
     return results.parent, records
