@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from helpers import make_case, write_yaml_cases
 
 import pytest_agentclinic
 from pytest_agentclinic import api
 from pytest_agentclinic.cases import parse_cache
+from pytest_agentclinic.cases.loaders import load_case_file
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.core import versioned
 from pytest_agentclinic.core.measures import EncounterMeasures
@@ -193,6 +195,25 @@ def test_a_parsed_case_file_of_an_unknown_version_is_parsed_anew(tmp_path: Path)
     assert "forged" not in entry.read_text()
 
 
+def test_a_case_of_an_unknown_version_is_a_bad_case_record_naming_its_line(
+        tmp_path: Path) -> None:
+    path = write_yaml_cases(tmp_path / "a.yaml", [make_case(1), {**make_case(2), "version": 2}])
+    loaded = load_case_file(path)
+    assert [case.id for _, case in loaded.cases] == ["t-01"]
+    [error] = loaded.errors
+    assert (error.path, error.field) == (path, "version")
+    assert "case format 2 is newer than pytest-agentclinic" in error.message
+    # A document of cases of another format: none of its cases is read.
+    document = tmp_path / "b.yaml"
+    document.write_text(yaml.safe_dump({"dataset": "x", "version": 3, "cases": [make_case(3)]},
+                                       sort_keys=False))
+    loaded = load_case_file(document)
+    assert loaded.cases == []
+    [error] = loaded.errors
+    assert (error.line, error.field) == (2, "version")
+    assert "case format 3 is newer" in error.message
+
+
 def test_a_migration_is_registered_only_for_a_known_format_below_its_version() -> None:
     with pytest.raises(ValueError, match="no versioned format named 'nothing'"):
         versioned.register_migration("nothing", 0, dict)
@@ -210,6 +231,7 @@ FORMAT_TESTS = {
     "expert review": test_an_imported_review_of_an_unknown_version_is_refused,
     "review key": test_a_review_key_of_an_unknown_version_is_refused,
     "parse cache": test_a_parsed_case_file_of_an_unknown_version_is_parsed_anew,
+    "case": test_a_case_of_an_unknown_version_is_a_bad_case_record_naming_its_line,
 }
 
 

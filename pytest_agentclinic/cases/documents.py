@@ -16,6 +16,8 @@ from typing import Any
 
 import yaml
 
+from ..core.case import CASE_FORMAT
+from ..core.versioned import UnknownVersion
 from . import yaml_stream
 from .errors import CaseError
 from .yaml_aliases import alias_problem, harmless, has_aliases
@@ -121,6 +123,14 @@ def _listed_cases(path: Path, text: str, doc: dict[str, Any], parsed: Parsed) ->
                 path, key_line(text, str(key)), str(key),
                 f"unknown top-level key (a case document has {', '.join(DOCUMENT_KEYS)}); "
                 f"misspelt?"))
+    if "version" in doc:
+        try:
+            CASE_FORMAT.upgrade({"version": doc["version"]}, None)
+        except UnknownVersion as exc:
+            # The document's cases may mean something else field by field: none is read.
+            parsed.problems.append(CaseError(path, key_line(text, "version"), "version",
+                                             str(exc)))
+            return []
     items = doc["cases"]
     if not isinstance(items, list):
         kind = "nothing" if items is None else type(items).__name__

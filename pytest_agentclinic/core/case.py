@@ -7,7 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
+from .versioned import Format
+
 CASE_FORMAT_VERSION = 1
+#: A case's fields (a case file's case, or a case document's ``version``).
+CASE_FORMAT = Format("case", CASE_FORMAT_VERSION, unversioned=1)
 
 #: The twelve CRAFT-MD specialties; any other label is kept as given.
 KNOWN_SPECIALTIES: tuple[str, ...] = (
@@ -107,6 +111,12 @@ class Case(_Strict):
         if not value:
             raise ValueError("must not be empty")
         return value
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        # A case of a newer format may mean something else field by field: refuse it.
+        return CASE_FORMAT.check(value)
 
     @field_validator("id")
     @classmethod
