@@ -94,6 +94,7 @@ def write_run(run_dir: Path, conversations: Sequence, cases: dict) -> int:
     from pytest_agentclinic.importers.craftmd import read_case_table, read_recorded, to_record
     from pytest_agentclinic.protocols.registry import report_tables
     from pytest_agentclinic.report import rundir
+    from pytest_agentclinic.runs.summary import build_summary
 
     by_case = {c.case_id: c for c in conversations}
     info = read_case_table(VIGNETTES)
@@ -109,10 +110,12 @@ def write_run(run_dir: Path, conversations: Sequence, cases: dict) -> int:
         facts = case_facts(cases[convo.case_id])
         records.append(record.model_copy(update={"measures": measure(facts, convo.lines)}))
     rundir.write_results(run_dir, records)
-    summary = {"version": rundir.SUMMARY_VERSION, "run": run_dir.name, "protocol": "craftmd",
-               "source": f"{RECORDED_ANSWERS.name} (multiturn FRQ, trial 0) with the measures of "
-                         f"{CONVERSATIONS.name}",
-               "roles": dict(records[0].models) if records else {}, "items": len(records)}
+    # The one builder of summary.json, as every run directory's.
+    summary = build_summary(
+        {"run": run_dir.name, "protocol": "craftmd",
+         "source": f"{RECORDED_ANSWERS.name} (multiturn FRQ, trial 0) with the measures of "
+                   f"{CONVERSATIONS.name}",
+         "roles": dict(records[0].models) if records else {}}, records, len(skipped))
     rundir.write_reports(run_dir, summary, records, report_tables(records, 2000))
     _accuracy_by_gathering(records)
     return len(records)
