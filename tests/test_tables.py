@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pytest_agentclinic import api
+from pytest_agentclinic.protocols.registry import report_tables
 from pytest_agentclinic.report.rundir import write_reports_text
 from pytest_agentclinic.report.tables import (
     BY_CONDITION,
@@ -29,7 +30,7 @@ def records() -> list[api.ResultRecord]:
 
 
 def test_every_built_in_table_has_its_own_id_and_keeps_it_when_its_title_pools() -> None:
-    tables = build_tables(records(), resamples=50)
+    tables = report_tables(records(), resamples=50)  # the protocol's own tables too
     ids = [t.id for t in tables]
     assert len(set(ids)) == len(ids)
     assert {BY_DOCTOR, BY_CONDITION, "by_specialty", "by_bias"} <= set(ids)
