@@ -77,18 +77,18 @@ def xdist(request: pytest.FixtureRequest) -> list[str]:
     The tests that run pytest without it, and why:
 
     * worker mode is the point of the test itself:
-      ``test_progress_cost.py::test_status_line_and_max_cost_hold_for_the_whole_run_under_xdist``
+      ``test_plugin_operations.py::test_status_line_and_max_cost_hold_for_the_whole_run_under_xdist``
       and ``::test_a_run_without_encounters_prints_no_status_line`` (each runs ``-n 2`` for
       what only xdist does);
-      ``test_streamed_results.py::test_a_killed_run_keeps_its_finished_records`` (kills a
+      ``test_report_results_jsonl.py::test_a_killed_run_keeps_its_finished_records`` (kills a
       ``python -m pytest`` subprocess mid-run, itself parametrized over no ``-n`` and
-      ``-n 2``); ``test_worker_release.py`` (how xdist's workers end, ``-n 2``);
+      ``-n 2``); ``test_plugin_xdist_hooks.py`` (how xdist's workers end, ``-n 2``);
     * about the transport and the LLM client, not collection, reporting or gating:
-      ``test_llm_server.py``, ``test_transport.py``, ``test_deadlines_secrets.py``,
-      ``test_served_model.py``, ``test_fault_suite.py``, ``test_real_model.py``;
+      ``test_llm_client.py``, ``test_llm_limiter.py``, ``test_llm_errors.py``,
+      ``test_llm_served.py``, ``test_plugin_fault_suite.py``, ``test_plugin_real_model.py``;
     * a run that is the input of other tests, or a recipe run as written:
-      ``test_html_report.py``'s ``plugin_run`` fixture (the browser tests' run) and
-      ``test_ci_recipe.py`` (the documented CI workflows).
+      ``test_report_html.py``'s ``plugin_run`` fixture (the browser tests' run) and
+      ``test_docs_ci.py`` (the documented CI workflows).
     """
     return XDIST_MODES[str(request.param)]
 

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers import make_case, write_yaml_cases
-from test_llm_server import Start, clinic
+from test_llm_client import Start, clinic
 
 from pytest_agentclinic.testing.fake_server import FakeReply, FakeRequest, Script
 
