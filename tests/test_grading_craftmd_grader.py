@@ -400,6 +400,7 @@ def test_disagreement_kind() -> None:
     assert disagreement_kind(several, "psoriasis") == "extraction"
 
 
+@AGREEMENT
 @pytest.mark.parametrize("model", ["gpt4", "gpt3"])
 def test_mcq_reproduces_table_1(reports: dict[str, Report], model: str) -> None:
     verbatim = reports[model].mcq_accuracy(verbatim=True)
