@@ -99,7 +99,7 @@ def _from(module: str, *names: str) -> dict[str, tuple[str, str]]:
 
 
 #: Each name imported on first use: name -> (module, its name there). The same as the
-#: ``TYPE_CHECKING`` imports above (tests/test_startup.py checks that they agree).
+#: ``TYPE_CHECKING`` imports above (tests/test_plugin_startup.py checks that they agree).
 _LAZY: dict[str, tuple[str, str]] = {
     **_from(".cases.errors", "CaseError"),
     **_from(".cases.formats", "JsonlShape", "RecordReader", "register_jsonl_shape"),

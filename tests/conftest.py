@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 import scipy.stats  # noqa: F401  (see below)
-from helpers import SHARED
+from helpers import SHARED, UNUSED_PLUGINS
+from xdist_groups import pytest_collection_modifyitems  # noqa: F401  (a hook)
 
 import pytest_agentclinic.plugin.session  # (see below)
 import pytest_agentclinic.protocols.agentclinic
@@ -27,6 +28,13 @@ from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, Script
 _index_dir = terminology_index.writable_cache_dir()
 if _index_dir is not None:
     os.environ.setdefault(terminology_index.ENV, str(_index_dir))
+
+# pytest plugins of the test environment that no test uses cost every pytest process the
+# tests start (and each of its xdist workers) ~0.5 s of CPU: they run without them.
+_addopts = os.environ.get("PYTEST_ADDOPTS", "")
+if UNUSED_PLUGINS not in _addopts:
+    os.environ["PYTEST_ADDOPTS"] = f"{_addopts} {UNUSED_PLUGINS}".strip()
+
 
 
 @pytest.fixture(scope="session")
@@ -62,6 +70,14 @@ def fake_server(monkeypatch: pytest.MonkeyPatch,
         server.__exit__(None, None, None)
 
 
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytester, its runs without the unused plugins (pytester clears ``PYTEST_ADDOPTS`` when
+    it starts; a test may set its own after this)."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", UNUSED_PLUGINS)
+    return pytester
+
+
 #: The worker arguments of a pytester run: no ``-n``, ``-n 0`` and ``-n 2``.
 XDIST_MODES = {"no-xdist": [], "n0": ["-n", "0"], "n2": ["-n", "2"]}
 
@@ -77,18 +93,19 @@ def xdist(request: pytest.FixtureRequest) -> list[str]:
     The tests that run pytest without it, and why:
 
     * worker mode is the point of the test itself:
-      ``test_progress_cost.py::test_status_line_and_max_cost_hold_for_the_whole_run_under_xdist``
+      ``test_plugin_operations.py::test_status_line_and_max_cost_hold_for_the_whole_run_under_xdist``
       and ``::test_a_run_without_encounters_prints_no_status_line`` (each runs ``-n 2`` for
       what only xdist does);
-      ``test_streamed_results.py::test_a_killed_run_keeps_its_finished_records`` (kills a
+      ``test_report_results_jsonl.py::test_a_killed_run_keeps_its_finished_records`` (kills a
       ``python -m pytest`` subprocess mid-run, itself parametrized over no ``-n`` and
-      ``-n 2``); ``test_worker_release.py`` (how xdist's workers end, ``-n 2``);
+      ``-n 2``); ``test_plugin_xdist_hooks.py`` (how xdist's workers end, ``-n 2``);
+      ``test_xdist_groups.py`` (the suite's groups under ``--dist loadgroup``);
     * about the transport and the LLM client, not collection, reporting or gating:
-      ``test_llm_server.py``, ``test_transport.py``, ``test_deadlines_secrets.py``,
-      ``test_served_model.py``, ``test_fault_suite.py``, ``test_real_model.py``;
+      ``test_llm_client.py``, ``test_llm_limiter.py``, ``test_llm_errors.py``,
+      ``test_llm_served.py``, ``test_plugin_fault_suite.py``, ``test_plugin_real_model.py``;
     * a run that is the input of other tests, or a recipe run as written:
-      ``test_html_report.py``'s ``plugin_run`` fixture (the browser tests' run) and
-      ``test_ci_recipe.py`` (the documented CI workflows).
+      ``test_report_html.py``'s ``plugin_run`` fixture (the browser tests' run) and
+      ``test_docs_ci.py`` (the documented CI workflows).
     """
     return XDIST_MODES[str(request.param)]
 

@@ -25,7 +25,7 @@ def test_the_advice_names_what_ends_cpu_encounters() -> None:
 
 def test_one_server_thread_in_the_doc_and_in_the_real_model_test() -> None:
     assert "`--n_threads 1`" in _llama_cpp_advice()
-    source = (ROOT / "tests" / "test_real_model.py").read_text()
+    source = (ROOT / "tests" / "test_plugin_real_model.py").read_text()
     assert '"--n_threads", "1"' in source and "--agent-encounter-timeout" in source
 
 
@@ -35,5 +35,5 @@ def test_every_llama_cpp_command_sets_a_context_the_encounters_fit() -> None:
     commands = re.findall(r"`(python -m llama_cpp\.server --model[^`]*)`", DOC)
     assert commands and all("--n_ctx 4096" in c for c in commands), commands
     assert all("-c 4096" in c for c in re.findall(r"`(llama-server -m[^`]*)`", DOC))
-    source = (ROOT / "tests" / "test_real_model.py").read_text()
+    source = (ROOT / "tests" / "test_plugin_real_model.py").read_text()
     assert '"--n_ctx", "4096"' in source

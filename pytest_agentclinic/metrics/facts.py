@@ -1,6 +1,6 @@
 """A case's facts as atomic items, and the word-coverage test that says one was conveyed.
 
-Matching method (``elicit-1``), stated once here and pinned by ``tests/test_gathering.py``:
+Matching method (``elicit-1``), stated once here and pinned by ``tests/test_metrics_gathering.py``:
 
 * A text becomes *concept tokens*: words folded and plural-stemmed as everywhere in the
   project (:func:`grading.normalize.words`), ``-ing``/``-ed``/``-er`` endings and a final

@@ -1,7 +1,7 @@
 """Patient fidelity: do a simulated patient's answers stay true to its case?
 
 For each doctor question, a patient's answer is compared with the case's facts (the method of
-:mod:`.facts`; definitions pinned by ``tests/test_fidelity.py``):
+:mod:`.facts`; definitions pinned by ``tests/test_metrics_fidelity.py``):
 
 * *facts conveyed*: the case facts an answer covers at half or more of their tokens;
   two patients' conveyed facts give *facts in common* and the facts only one of them told.

@@ -1,6 +1,6 @@
 """Information gathering of one encounter, from its utterances and its case's facts.
 
-Definitions (pinned by ``tests/test_gathering.py`` with hand-made transcripts):
+Definitions (pinned by ``tests/test_metrics_gathering.py`` with hand-made transcripts):
 
 * *elicited*: a fact conveyed by the patient's or measurement agent's words (the method is
   in :mod:`.facts`); the doctor's own words never count.

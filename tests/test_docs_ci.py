@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import make_case, write_yaml_cases
-from test_llm_server import Start, clinic
+from helpers import UNUSED_PLUGINS, make_case, write_yaml_cases
+from test_llm_client import Start, clinic
 
 from pytest_agentclinic.testing.fake_server import FakeReply, FakeRequest, Script
 
@@ -186,7 +186,7 @@ def recipe_env(tmp: Path, server_url: str) -> dict[str, str]:
     return {**os.environ, "GITHUB_RUN_ID": RUN_ID, "OPENAI_API_KEY": "sk-fake",
             "GITHUB_STEP_SUMMARY": str(tmp / "step_summary.md"),
             "PYTEST_ADDOPTS": f"--agent-api-base={server_url} --agent-backoff=0.01 "
-                              "-p no:cacheprovider",
+                              f"-p no:cacheprovider {UNUSED_PLUGINS}",
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
 
 

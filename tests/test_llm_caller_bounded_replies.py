@@ -119,7 +119,7 @@ def test_the_watchdog_names_the_code_that_holds_the_loop() -> None:
     finally:
         stop.set()
         agent.join()
-    assert "_spin (tests/test_bounded_replies.py:" in said and "custom agent" in said
+    assert "_spin (tests/test_llm_caller_bounded_replies.py:" in said and "custom agent" in said
 
     text = "The patient has a rash and fever, maybe psoriasis. " * 200_000
     harness = threading.Thread(target=extract, args=(text,))

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_compare import run_cli, write_run
-from test_statistics import rec
+from test_commands_compare import run_cli, write_run
+from test_report_statistics import rec
 
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.core.records import ResultRecord

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from helpers import make_case, write_yaml_cases
-from test_statistics import rec
+from test_report_statistics import rec
 
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.report.conditions import gate_cells

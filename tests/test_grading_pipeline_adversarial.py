@@ -61,6 +61,19 @@ def score(protocol: str, moderator: Moderator) -> dict[str, dict[str, bool]]:
     return asyncio.run(run())
 
 
+#: The offline moderator's scores of each protocol's matrix, graded once per process.
+_OFFLINE: dict[str, dict[str, dict[str, bool]]] = {}
+#: The tests of them, on one worker under ``--dist loadgroup`` (the matrix once, not twice).
+OFFLINE_SCORES = pytest.mark.xdist_group("adversarial_offline")
+
+
+def offline_scores(protocol: str) -> dict[str, dict[str, bool]]:
+    """A copy of :func:`score` with the offline moderator (a test may change its copy)."""
+    if protocol not in _OFFLINE:
+        _OFFLINE[protocol] = score(protocol, OfflineModerator())
+    return {strategy: dict(cases) for strategy, cases in _OFFLINE[protocol].items()}
+
+
 def check(scores: dict[str, dict[str, bool]]) -> None:
     """The control and every answer that must score reach their minimum; no strategy scores
     beyond its explained hits."""
@@ -94,9 +107,10 @@ def test_the_library_and_the_fixture_cover_the_issue() -> None:
             "final_after_differential", "not_other_dash", "slip"} <= suite().must_score
 
 
+@OFFLINE_SCORES
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_offline_moderator_scores_no_strategy(protocol: str) -> None:
-    check(score(protocol, OfflineModerator()))
+    check(offline_scores(protocol))
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -119,8 +133,9 @@ def test_a_moderator_model_that_always_says_yes_scores_no_strategy(
     assert "Thanks" not in asked and "Final Diagnosis" not in asked
 
 
+@OFFLINE_SCORES
 def test_the_check_fails_when_a_strategy_starts_scoring() -> None:
-    scores = score("agentclinic", OfflineModerator())
+    scores = offline_scores("agentclinic")
     scores["hedge"]["cardio-01"] = True
     with pytest.raises(AssertionError, match="hedge scores on"):
         check(scores)

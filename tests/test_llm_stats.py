@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from helpers import make_case, results, write_yaml_cases
-from test_craftmd_protocol import VIGNETTE, clinician
+from test_protocols_craftmd import VIGNETTE, clinician
 
 from pytest_agentclinic.llm.prices import cost_usd
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script

@@ -30,6 +30,9 @@ from pytest_agentclinic.grading.terminology_table import (
 from pytest_agentclinic.grading.terms.concepts import Terminology
 
 needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason="no bundled terminology")
+#: The tests of ``both`` share its table and index (a build of the whole index): under
+#: ``--dist loadgroup`` they run on one worker, which builds them once, not one per worker.
+BOTH = pytest.mark.xdist_group("terminology_both")
 HARD = ["myocardial infarction", "heart attack", "psoriasis", "plaque psoriasis", "melanoma",
         "rosacea", "lung cancer", "small cell lung cancer", "schizophrenia",
         "paranoid schizophrenia", "measles", "rubeola", "neoplasm", "disease", "lymphoma",
@@ -61,6 +64,7 @@ def _idents(rows: list[Row]) -> list[str]:
 
 
 @needs_table
+@BOTH
 def test_every_lookup_answers_as_in_memory(both: tuple[Terminology, Terminology]) -> None:
     memory, indexed = both
     rows = _sample()
@@ -81,6 +85,7 @@ def test_every_lookup_answers_as_in_memory(both: tuple[Terminology, Terminology]
 
 
 @needs_table
+@BOTH
 def test_every_relation_answers_as_in_memory(both: tuple[Terminology, Terminology]) -> None:
     memory, indexed = both
     rows = _sample()
@@ -104,6 +109,7 @@ def test_every_relation_answers_as_in_memory(both: tuple[Terminology, Terminolog
 
 
 @needs_table
+@BOTH
 def test_backend_lookups_match(both: tuple[Terminology, Terminology]) -> None:
     memory, indexed = both
     m, s = memory.backend, indexed.backend

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_craftmd_import import import_recorded
-from test_statistics import rec
+from test_importers_craftmd import import_recorded
+from test_report_statistics import rec
 
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.commands.compare import FIELDS_HELP

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from helpers import make_case, write_yaml_cases
-from test_html_report import browser  # noqa: F401  (the real-browser fixture)
+from test_report_html import browser  # noqa: F401  (the real-browser fixture)
 
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script
 

@@ -467,7 +467,7 @@ def busy_share(server: FakeOpenAIServer, slots: int) -> float:
 
 def test_craftmd_items_waiting_on_a_conversation_hold_no_slot(pytester: pytest.Pytester,
                                                               fake_server: Start) -> None:
-    from test_craftmd_protocol import clinician, craft_case
+    from test_protocols_craftmd import clinician, craft_case
 
     write_yaml_cases(pytester.path / "c.yaml", [craft_case(i) for i in range(1, 5)])
 

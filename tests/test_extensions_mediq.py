@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from helpers import SHARED, llm_args, results
-from test_html_report import browser  # noqa: F401  (the real-browser fixture)
+from test_report_html import browser  # noqa: F401  (the real-browser fixture)
 
 from pytest_agentclinic import api
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest, Script

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html_report import browser, encounter  # noqa: F401  (browser is a fixture)
+from test_report_html import browser, encounter  # noqa: F401  (browser is a fixture)
 
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.core.records import ResultRecord

@@ -5,7 +5,8 @@ Skipped unless ``AGENTCLINIC_REAL_MODEL`` names a GGUF file (the test serves it 
 ``AGENTCLINIC_REAL_SERVER`` names a running OpenAI-compatible server's api base. It asserts
 robustness, not accuracy: a 135M model rambles and rarely writes the markers.
 
-    AGENTCLINIC_REAL_MODEL=.../SmolLM2-135M-Instruct.Q4_1.gguf pytest tests/test_real_model.py
+    AGENTCLINIC_REAL_MODEL=.../SmolLM2-135M-Instruct.Q4_1.gguf \\
+        pytest tests/test_plugin_real_model.py
 
 Every request goes through a recording proxy (the fake server's script forwards it), so the
 transcripts can be checked against the server's raw replies.

@@ -39,7 +39,7 @@ _RECORDS: dict[str, list[ResultRecord]] = {}
 
 
 def import_recorded(factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Import both recorded files once per session (test_compare reuses them)."""
+    """Import both recorded files once per session (test_commands_compare reuses them)."""
     if not (CRAFTMD / "recorded_gpt4_1106.jsonl.gz").is_file():
         pytest.skip(f"CRAFT-MD recorded answers not found at {CRAFTMD} "
                     f"(CI has ../shared beside the repo)")

@@ -310,6 +310,9 @@ AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
 #: Then 0.911/0.776 for GPT-4: a sibling or an unknown name with another disease's head in
 #: brackets after the main diagnosis is a second diagnosis ("T (W)").
 REGRESSION = {"gpt4": (0.906, 0.765), "gpt3": (0.927, 0.778)}
+#: The tests of the agreement share one grading of both recorded runs (~45 s of CPU): under
+#: ``--dist loadgroup`` they run on one worker, which grades them once, not one per worker.
+AGREEMENT = pytest.mark.xdist_group("craftmd_agreement")
 
 
 @pytest.fixture(scope="session")
@@ -320,6 +323,7 @@ def reports() -> dict[str, Report]:
     return evaluate_shared(SHARED)
 
 
+@AGREEMENT
 @pytest.mark.parametrize("model", ["gpt4", "gpt3"])
 def test_agreement_does_not_regress(reports: dict[str, Report], model: str) -> None:
     agreement, kappa = REGRESSION[model]
@@ -328,6 +332,7 @@ def test_agreement_does_not_regress(reports: dict[str, Report], model: str) -> N
     assert reports[model].frq.kappa >= kappa
 
 
+@AGREEMENT
 @pytest.mark.xfail(reason="not reached: the offline grader agrees on ~0.921 (kappa ~0.78); the "
                           "benchmark's anatomy of the disagreements says why", strict=True)
 def test_agreement_meets_acceptance_floor(reports: dict[str, Report]) -> None:
@@ -335,6 +340,7 @@ def test_agreement_meets_acceptance_floor(reports: dict[str, Report]) -> None:
     assert total.rate >= AGREEMENT_FLOOR and total.kappa >= KAPPA_FLOOR
 
 
+@AGREEMENT
 def test_disagreements_are_sorted_by_kind(reports: dict[str, Report]) -> None:
     for report in reports.values():
         disagreements = report.frq.table[(0, 1)] + report.frq.table[(1, 0)]
@@ -362,6 +368,7 @@ def test_disagreement_kind() -> None:
     assert disagreement_kind(several, "psoriasis") == "extraction"
 
 
+@AGREEMENT
 @pytest.mark.parametrize("model", ["gpt4", "gpt3"])
 def test_mcq_reproduces_table_1(reports: dict[str, Report], model: str) -> None:
     verbatim = reports[model].mcq_accuracy(verbatim=True)
