@@ -22,6 +22,7 @@ import pytest
 
 from ..llm.stats import CallStats
 from ..protocols.runner import EncounterRunner
+from .repeating import Repeating
 
 PROGRESS_DIR_KEY = "agentclinic_progress_dir"
 #: Seconds between a worker's counter files: the other workers' cost limit reads them.
@@ -113,8 +114,7 @@ class SharedCounters:
                       if directory and workerinput is not None else None)
         #: The xdist controller's directory of its workers' files (None: no workers).
         self.own_dir: Path | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._publisher = Repeating(self.publish, "agentclinic-counters")
 
     def status(self) -> RunStatus:
         """The whole run's counters as this process knows them."""
@@ -147,21 +147,13 @@ class SharedCounters:
         """A worker publishes its counters from a thread while its items run, and once more
         at the end."""
         if self.files is not None:
-            self._thread = threading.Thread(target=self._publishing, daemon=True,
-                                            name="agentclinic-counters")
-            self._thread.start()
+            self._publisher.start(PUBLISH_EVERY)
         try:
             return (yield)
         finally:
-            self._stop.set()
-            if self._thread is not None:
-                self._thread.join(5)
+            self._publisher.stop()
             if self.files is not None:
                 self.files.write(self.local())
-
-    def _publishing(self) -> None:
-        while not self._stop.wait(PUBLISH_EVERY):
-            self.publish()
 
     def pytest_sessionfinish(self) -> None:
         """Remove the counters directory (the controller made it)."""

@@ -21,6 +21,7 @@ import pytest
 from ..cases import formats
 from .collect import EncounterItem
 from .counters import RunStatus, SharedCounters
+from .repeating import Repeating
 
 #: Seconds between status lines when the output is not a terminal.
 LOG_EVERY = 30.0
@@ -73,8 +74,7 @@ class StatusLine:
         self.total: int | None = None
         self.started = time.monotonic()
         self._write_lock = threading.RLock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._redraws = Repeating(self._redraw, "agentclinic-progress")
         self._line_is_last = False
         #: On a terminal: the column pytest's line was at when the line was drawn below it
         #: (None: not drawn; -1: drawn on pytest's empty line, nothing to go back up to).
@@ -102,17 +102,13 @@ class StatusLine:
         self.started = self._last = time.monotonic()
         self._every, self._live = self._cadence()
         if self.counters.own_dir is not None and self._every > 0:
-            self._thread = threading.Thread(target=self._loop, name="agentclinic-progress",
-                                            daemon=True)
-            self._thread.start()
+            self._redraws.start(self._every)
         elif self._every > 0:
             self.on_wait(self._tick)
         try:
             return (yield)
         finally:
-            self._stop.set()
-            if self._thread is not None:
-                self._thread.join(5)
+            self._redraws.stop()
             if self._live:
                 with self._write_lock:
                     self._erase()
@@ -130,12 +126,11 @@ class StatusLine:
             return self.every_option or LIVE_EVERY, True
         return self.every_option or LOG_EVERY, False
 
-    def _loop(self) -> None:
-        while not self._stop.wait(self._every):
-            # None: xdist has not finished its own startup lines; 0: a run of no encounters
-            # (e.g. a project's own test suite with the plugin installed) has no status.
-            if self.total:
-                self._show()
+    def _redraw(self) -> None:
+        # None: xdist has not finished its own startup lines; 0: a run of no encounters
+        # (e.g. a project's own test suite with the plugin installed) has no status.
+        if self.total:
+            self._show()
 
     def _tick(self) -> None:
         """One process: called from the main thread while an item waits for its encounter,
