@@ -198,8 +198,8 @@ def test_each_stage_reads_on_its_own() -> None:
     assert compare(T, T).kind == "same" and compare(W, T).kind == "different"
     # the relate stage: each name of a parsed answer against the truth, one value each
     family = relate_name(Mention("Lymphoma", "main"), "Hodgkin lymphoma")
-    assert (family.standing, family.height, family.breadth, family.family) == (
-        "broader", 1, 27, True)
+    assert (family.standing, family.judged.height, family.judged.breadth,
+            family.judged.family) == ("broader", 1, 27, True)
     assert relate_name(Mention("Hodgkin lymphoma", "main"), "Lymphoma").standing == "narrower"
     assert relate_name(Mention(W, "listed"), T).standing == "other-branch"
     assert relate_name(Mention("shoe dermatitis", "main"), "Allergic contact dermatitis"

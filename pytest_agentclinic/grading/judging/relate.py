@@ -29,7 +29,7 @@ from ..reading.parse import Extraction, Mention
 from ..terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
 from ..terms.concepts import default_terminology
 from ..terms.concurrent import complication, concurrent, finding, stated_secondary
-from ..terms.equivalence import Equivalence, RelationKind, compare, judge, truth_forms
+from ..terms.equivalence import Equivalence, compare, judge, truth_forms
 from ..terms.kinds import INJURIES_AND_STATES, kind
 from ..terms.readings import given_names
 
@@ -60,18 +60,10 @@ class NameRelation:
     #: The name and its role in the answer ("main", "alias", "listed", ...).
     name: str
     role: str
-    #: same, synonym, broader, narrower, sibling, qualifier-flip (another branch when sure),
-    #: related (unknown when unsure) or different.
-    kind: RelationKind
-    correct: bool
-    #: False when the terminology could not settle it (a partial overlap, an unknown name).
-    sure: bool
-    reason: str
-    #: A broader name of a family of diseases, not one disease with its variants.
-    family: bool = False
-    #: A broader name placed by a hierarchy: levels above the truth, concepts below it.
-    height: int | None = None
-    breadth: int | None = None
+    #: The terminology's judgement of the name against the truth: right or not; its relation
+    #: (same, synonym, broader, narrower, sibling, qualifier-flip: another branch when sure,
+    #: related: unknown when unsure, or different); sure or not; why; a family; a height.
+    judged: Equivalence
 
     @property
     def primary(self) -> bool:
@@ -82,17 +74,15 @@ class NameRelation:
     def standing(self) -> Standing:
         """The relation in docs/grading.md's words: same, synonym, broader, narrower,
         another branch (the terminology surely tells the names apart) or unknown."""
-        if self.kind == "narrower" or (
-                self.kind in ("same", "synonym", "broader") and self.sure):
-            return self.kind
-        return "other-branch" if self.sure and not self.correct else "unknown"
+        j = self.judged
+        if j.relation == "narrower" or (j.relation in ("same", "synonym", "broader") and j.sure):
+            return j.relation
+        return "other-branch" if j.sure and not j.correct else "unknown"
 
 
 def relate_name(mention: Mention, truth: str) -> NameRelation:
     """One name of the answer against one accepted name of the truth (any of its forms)."""
-    j: Equivalence = judge(mention.text, truth)
-    return NameRelation(mention.text, mention.role, j.relation, j.correct, j.sure, j.reason,
-                        j.family, j.height, j.breadth)
+    return NameRelation(mention.text, mention.role, judge(mention.text, truth))
 
 
 @dataclass
@@ -193,16 +183,16 @@ def _best_match(extraction: Extraction, truth: str) -> NameRelation:
               if m.role in PRIMARY_ROLES or m.role in SECONDARY_ROLES or m.role == "after"]
     for roles in (PRIMARY_ROLES, SECONDARY_ROLES | {"after"}):
         for r in judged:
-            if r.role in roles and r.correct and r.sure:
+            if r.role in roles and r.judged.correct and r.judged.sure:
                 return r
     primary = [r for r in judged if r.primary]
-    right = [r for r in primary if r.correct]
-    unsure = [r for r in primary if not r.sure]
+    right = [r for r in primary if r.judged.correct]
+    unsure = [r for r in primary if not r.judged.sure]
     if primary:
         return (right or unsure or primary)[0]
     # No role: no name of the answer is compared with the truth.
-    return NameRelation(extraction.diagnosis, "", "different", False, True,
-                        "no diagnosis named matches the correct answer")
+    return NameRelation(extraction.diagnosis, "", Equivalence(
+        False, "different", "no diagnosis named matches the correct answer"))
 
 
 def _without_findings(extraction: Extraction) -> list[str]:

@@ -167,7 +167,8 @@ def _elsewhere(a: _Answer) -> Decision:
     apart = (best.sure or a.facts.placed != a.name) and a.facts.placed_apart
     # the truth named only beside, after or as the cause of the main diagnosis: it never
     # scores, whatever the main name is, so no moderator is asked about that name
-    secondary = any(r.correct and r.sure and not r.primary for r in a.facts.matches)
+    secondary = any(r.judged.correct and r.judged.sure and not r.primary
+                    for r in a.facts.matches)
     return Decision(False, apart or secondary, best.reason, best.relation)
 
 
@@ -201,12 +202,13 @@ def _match(main: str, r: NameRelation, policy: Policy = "strict") -> Decision:
     """The decision one match says: the truth named only in a secondary role is wrong (under
     ``paper``, a concurrent name may match)."""
     if not r.role:
-        return Decision(False, True, r.reason, "different")
+        return Decision(False, True, r.judged.reason, "different")
     if not r.primary and not (policy == "paper" and r.role in PAPER_ROLES):
         return Decision(False, True, f"the truth is named only in a secondary role "
                         f"({r.role} {r.name!r}); the main diagnosis is {main!r}", "different")
-    reason = f"{r.role} {r.name!r}: {r.kind} ({r.reason})"
-    return Decision(r.correct, r.sure, reason, r.kind, r.family)
+    j = r.judged
+    reason = f"{r.role} {r.name!r}: {j.relation} ({j.reason})"
+    return Decision(j.correct, j.sure, reason, j.relation, j.family)
 
 
 def asks_for_a_condition(case: Case) -> bool:
