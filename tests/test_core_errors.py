@@ -93,7 +93,9 @@ def test_an_input_error_names_what_it_knows(kwargs: dict[str, object], text: str
 def test_the_cli_reports_any_project_error_in_one_line(
         error: AgentClinicError, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from pytest_agentclinic.commands import validate
+    # The module the CLI will load: a pytester run in this process may have dropped an
+    # earlier import of it from sys.modules, leaving a stale attribute on the package.
+    validate = importlib.import_module("pytest_agentclinic.commands.validate")
 
     def fail(args: object) -> int:
         raise error
