@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import InputError
 from ..core.records import ResultRecord
 from .clustered import Z95, cluster_wilson
 
@@ -66,12 +67,13 @@ _CHUNK_ELEMENTS = 1 << 18
 
 
 def check_fields(by: Sequence[str], extra: Iterable[str] = ()) -> tuple[str, ...]:
-    """Return ``by`` as a tuple; raise ValueError naming the allowed fields on a bad one.
+    """Return ``by`` as a tuple; raise an InputError (a ValueError) naming the allowed fields
+    on a bad one.
     ``extra``: the protocol conditions the records carry (:func:`condition_names`)."""
     allowed = (*GROUP_FIELDS, *(f for f in dict.fromkeys(extra) if f not in GROUP_FIELDS))
     bad = [f for f in by if f not in allowed]
     if bad:
-        raise ValueError(f"unknown group field(s) {', '.join(bad)}; "
+        raise InputError(f"unknown group field(s) {', '.join(bad)}; "
                          f"choose from {', '.join(allowed)}")
     return tuple(by)
 
