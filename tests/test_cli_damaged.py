@@ -75,6 +75,10 @@ TABLE: dict[str, Case] = {
     "import-craftmd: empty file": (
         lambda t: ["import-craftmd", str(_text(t / "rec.jsonl", "")), "--out", str(t / "o")],
         2, "no records to import"),
+    "import-craftmd: binary dataset CSV": (
+        lambda t: ["import-craftmd", str(_text(t / "rec.jsonl", "")), "--out", str(t / "o"),
+                   "--dataset-csv", str(_bytes(t / "d.csv", b"\xff\xfe\x00bin"))], 2,
+        "d.csv: not a CSV case table"),
     "validate: recursive alias": (
         lambda t: ["validate", str(_text(t / "c.yaml", "cases:\n  - &a\n    id: x\n"
                                                       "    diagnosis: A\n    loop: *a\n"))],
@@ -148,7 +152,7 @@ def _two_runs(tmp: Path, bad: str | None = None) -> list[str]:
 
 def _review(tmp: Path, sheet: str | bytes, key: str | None = None) -> list[str]:
     """``review --import`` of ``sheet`` (its ``key.json`` beside it) into a one-record run."""
-    from pytest_agentclinic.report.review import REVIEW_VERSION
+    from pytest_agentclinic.runs.directory import REVIEW_VERSION
 
     run = _run_dir(tmp, [_record()])[-1]
     (tmp / "rate").mkdir()
@@ -224,13 +228,17 @@ def test_meld_refuses_credentials_in_the_api_base(capsys: pytest.CaptureFixture[
 
 #: A command and where it reads its input: a reader there that raises a builtin error is a
 #: bug of ours, not bad input, and must not be reported as such (exit 2, one line).
-READERS = {
+READERS: dict[str, tuple[str, Callable[[Path], list[str]]]] = {
     "compare": ("pytest_agentclinic.report.rundir.load_records",
                 lambda t: ["compare", *_two_runs(t)]),
     "report": ("pytest_agentclinic.runs.directory.load_records",
                lambda t: _run_dir(t, [_record()])),
     "merge": ("pytest_agentclinic.runs.directory.load_records",
               lambda t: ["merge", *_two_runs(t), "--out", str(t / "m")]),
+    "import-craftmd": ("pytest_agentclinic.importers.craftmd.read_case_table",
+                       lambda t: ["import-craftmd", str(_text(t / "rec.jsonl", GRADE_LINE)),
+                                  "--out", str(t / "o"), "--dataset-csv",
+                                  str(_text(t / "d.csv", "case_id\n"))]),
     "review": ("pytest_agentclinic.report.review.read_key",
                lambda t: _review(t, sheet="item,model,rater\n")),
 }
