@@ -117,6 +117,14 @@ TABLE: dict[str, Case] = {
     "review: binary sheet": (
         lambda t: _review(t, sheet=b"\xff\xfe\x00bin"), 2, "sheet.csv: not a CSV sheet"),
     "view: no run there": (lambda t: ["view", str(t / "nowhere")], 2, "no results file"),
+    "view: a record that is not one": (
+        lambda t: ["view", _two_runs(t, bad='{"run": 7}')[1], "-o", str(t / "v.html")], 2,
+        "bad result record: "),
+    "export: a record that is not one": (
+        lambda t: ["export", _two_runs(t, bad='{"run": 7}')[1]], 2, "b/results.jsonl:2"),
+    "export: summary.json not JSON": (
+        lambda t: ["export", _run_dir(t, [_record()], summary="[1, 2")[-1]], 2,
+        "summary.json:1: not JSON"),
     "convert: binary input": (
         lambda t: ["convert", "--out", str(t / "o"), str(_bytes(t / "c.yaml", b"\xff\x00"))],
         1, "c.yaml"),
