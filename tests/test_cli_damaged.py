@@ -75,6 +75,10 @@ TABLE: dict[str, Case] = {
     "import-craftmd: empty file": (
         lambda t: ["import-craftmd", str(_text(t / "rec.jsonl", "")), "--out", str(t / "o")],
         2, "no records to import"),
+    "import-craftmd: binary dataset CSV": (
+        lambda t: ["import-craftmd", str(_text(t / "rec.jsonl", "")), "--out", str(t / "o"),
+                   "--dataset-csv", str(_bytes(t / "d.csv", b"\xff\xfe\x00bin"))], 2,
+        "d.csv: not a CSV case table"),
     "validate: recursive alias": (
         lambda t: ["validate", str(_text(t / "c.yaml", "cases:\n  - &a\n    id: x\n"
                                                       "    diagnosis: A\n    loop: *a\n"))],
@@ -91,6 +95,36 @@ TABLE: dict[str, Case] = {
             "Objective_for_Doctor": "x", "Patient_Actor": {"History": "h"},
             "Correct_Diagnosis": {"a": None}}}) + "\n"))], 1,
         "c.jsonl:1: error: field 'OSCE_Examination.Correct_Diagnosis': expected text"),
+    "compare: a truncated record line": (
+        lambda t: ["compare", *_two_runs(t, bad=_record()[:40])], 2, "results.jsonl:2"),
+    "compare: no run there": (
+        lambda t: ["compare", str(t / "nowhere"), str(t / "nowhere")], 2, "no results file at"),
+    "compare: unknown --by field": (
+        lambda t: ["compare", *_two_runs(t), "--by", "colour"], 2, "unknown group field(s) colour"),
+    "compare: unknown --pair-on field": (
+        lambda t: ["compare", *_two_runs(t), "--pair-on", "colour"], 2, "--pair-on: unknown"),
+    "merge: a record that is not one": (
+        lambda t: ["merge", *_two_runs(t, bad='{"run": 7}'), "--out", str(t / "m")], 2,
+        "b/results.jsonl:2"),
+    "merge: bad --gate-on": (
+        lambda t: ["merge", *_two_runs(t), "--out", str(t / "m"), "--gate-on", "colour=red"],
+        2, "--gate-on: "),
+    "review: key.json not JSON": (
+        lambda t: _review(t, key="{oops", sheet="item,model,rater\n"), 2, "key.json:1: not JSON"),
+    "review: a rating out of range": (
+        lambda t: _review(t, sheet="item,model,rater,history_completeness\nI1,m,r,9\n"), 2,
+        "sheet.csv:2: field 'history_completeness': expected 1-5 or blank"),
+    "review: binary sheet": (
+        lambda t: _review(t, sheet=b"\xff\xfe\x00bin"), 2, "sheet.csv: not a CSV sheet"),
+    "view: no run there": (lambda t: ["view", str(t / "nowhere")], 2, "no results file"),
+    "view: a record that is not one": (
+        lambda t: ["view", _two_runs(t, bad='{"run": 7}')[1], "-o", str(t / "v.html")], 2,
+        "bad result record: "),
+    "export: a record that is not one": (
+        lambda t: ["export", _two_runs(t, bad='{"run": 7}')[1]], 2, "b/results.jsonl:2"),
+    "export: summary.json not JSON": (
+        lambda t: ["export", _run_dir(t, [_record()], summary="[1, 2")[-1]], 2,
+        "summary.json:1: not JSON"),
     "convert: binary input": (
         lambda t: ["convert", "--out", str(t / "o"), str(_bytes(t / "c.yaml", b"\xff\x00"))],
         1, "c.yaml"),
@@ -111,6 +145,31 @@ def _binary_run(tmp: Path) -> list[str]:
     argv = _run_dir(tmp, [])
     (tmp / "run" / "results.jsonl").write_bytes(b"\xff\xfe\x00\x01garbage\n")
     return argv
+
+
+def _two_runs(tmp: Path, bad: str | None = None) -> list[str]:
+    """Two run directories ``a`` and ``b`` of one good record each; ``bad`` is a second line
+    of ``b``'s results."""
+    runs = []
+    for name, lines in (("a", [_record()]), ("b", [_record(), *([bad] if bad else [])])):
+        (tmp / name).mkdir()
+        (tmp / name / "results.jsonl").write_text("".join(f"{line}\n" for line in lines))
+        runs.append(str(tmp / name))
+    return runs
+
+
+def _review(tmp: Path, sheet: str | bytes, key: str | None = None) -> list[str]:
+    """``review --import`` of ``sheet`` (its ``key.json`` beside it) into a one-record run."""
+    from pytest_agentclinic.runs.directory import REVIEW_VERSION
+
+    run = _run_dir(tmp, [_record()])[-1]
+    (tmp / "rate").mkdir()
+    (tmp / "rate" / "key.json").write_text(key if key is not None else json.dumps(
+        {"version": REVIEW_VERSION, "run": "r", "seed": 0, "models": {},
+         "items": {"I1": {"nodeid": "c.yaml::t-01[x]", "case_id": "t-01"}}}))
+    path = tmp / "rate" / "sheet.csv"
+    path.write_bytes(sheet) if isinstance(sheet, bytes) else path.write_text(sheet)
+    return ["review", "--import", str(path), run]
 
 
 def _sidecar(tmp: Path, text: str) -> Path:
@@ -173,3 +232,37 @@ def test_meld_refuses_credentials_in_the_api_base(capsys: pytest.CaptureFixture[
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert "credentials in the URL" in err and "PASSW0RD" not in err
+
+
+#: A command and where it reads its input: a reader there that raises a builtin error is a
+#: bug of ours, not bad input, and must not be reported as such (exit 2, one line).
+READERS: dict[str, tuple[str, Callable[[Path], list[str]]]] = {
+    "compare": ("pytest_agentclinic.report.rundir.load_records",
+                lambda t: ["compare", *_two_runs(t)]),
+    "report": ("pytest_agentclinic.runs.directory.load_records",
+               lambda t: _run_dir(t, [_record()])),
+    "merge": ("pytest_agentclinic.runs.directory.load_records",
+              lambda t: ["merge", *_two_runs(t), "--out", str(t / "m")]),
+    "import-craftmd": ("pytest_agentclinic.importers.craftmd.read_case_table",
+                       lambda t: ["import-craftmd", str(_text(t / "rec.jsonl", GRADE_LINE)),
+                                  "--out", str(t / "o"), "--dataset-csv",
+                                  str(_text(t / "d.csv", "case_id\n"))]),
+    "review": ("pytest_agentclinic.report.review.read_key",
+               lambda t: _review(t, sheet="item,model,rater\n")),
+}
+
+
+@pytest.mark.parametrize("command", list(READERS))
+@pytest.mark.parametrize("error", [ValueError, KeyError])
+def test_a_bug_in_a_reader_is_not_reported_as_bad_input(
+        command: str, error: type[Exception], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    target, build = READERS[command]
+    argv = build(tmp_path)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise error("a bug of ours")
+
+    monkeypatch.setattr(target, broken)
+    with pytest.raises(error, match="a bug of ours"):
+        main(argv)

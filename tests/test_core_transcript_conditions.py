@@ -120,3 +120,34 @@ def test_the_report_fields_read_built_in_conditions_as_the_accessor_does() -> No
             assert field_value(r, name) == r.condition(name)
             if name in BUILTIN_CONDITIONS:
                 assert GROUP_FIELDS[name](r) == r.condition(name)
+
+
+def test_group_fields_are_the_item_fields_and_the_built_in_conditions() -> None:
+    from pytest_agentclinic.report.statistics import GROUP_FIELDS
+
+    assert set(GROUP_FIELDS) - set(BUILTIN_CONDITIONS) == {"doctor", "specialty", "dataset"}
+    assert set(BUILTIN_CONDITIONS) <= set(GROUP_FIELDS)
+
+
+def test_built_in_and_protocol_conditions_group_through_the_one_accessor(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``compare --by``, the tables and the gate group a protocol's own condition (MediQ's
+    setting) through the accessor a built-in one goes through: ``ItemHeader.condition``."""
+    from pytest_agentclinic.report.statistics import GROUP_FIELDS, group_key
+
+    asked: list[str] = []
+    read = ResultRecord.condition
+
+    def spy(self: ResultRecord, name: str) -> str:
+        asked.append(name)
+        return read(self, name)
+
+    monkeypatch.setattr(ResultRecord, "condition", spy)
+    r = _setting("c1", "correct", "ask", bias="doctor:recency", turn_budget=10)
+    by = ("doctor", "bias", "turn_budget", "setting", "specialty")
+    assert group_key(r, by) == (r.models["doctor"], "doctor:recency", "10", "ask", r.specialty)
+    assert asked == ["bias", "turn_budget", "setting"]
+    asked.clear()
+    assert [GROUP_FIELDS[name](r) for name in BUILTIN_CONDITIONS] == [
+        read(r, name) for name in BUILTIN_CONDITIONS]
+    assert asked == list(BUILTIN_CONDITIONS)

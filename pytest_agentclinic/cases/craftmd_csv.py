@@ -8,6 +8,8 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.errors import InputError
+
 
 @dataclass
 class CsvTable:
@@ -65,7 +67,12 @@ class CaseInfo:
 
 
 def case_table(path: Path) -> dict[str, CaseInfo]:
-    """``case_id`` -> specialty (``category``), dataset and answer choices."""
+    """``case_id`` -> specialty (``category``), dataset and answer choices; an InputError
+    naming the file when it is not a readable CSV."""
+    try:
+        rows = read_table(path).rows
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"not a CSV case table ({exc})", path=path) from None
     return {row["case_id"]: CaseInfo(row.get("category", ""), row.get("dataset", ""),
                                      choices(row))
-            for _, row in read_table(path).rows if row.get("case_id")}
+            for _, row in rows if row.get("case_id")}

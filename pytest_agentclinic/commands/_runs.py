@@ -18,10 +18,11 @@ def load_run(given: str, command: str) -> tuple[Path, list[ResultRecord]]:
     """The run directory of ``given`` (a run directory or its results.jsonl) and its records;
     :class:`NoRun` when there are none."""
     from ..runs import directory
+    from ..runs.errors import NoResults
 
     try:
         results = directory.results_path(given)
-    except FileNotFoundError as exc:
+    except NoResults as exc:
         raise NoRun(f"agentclinic {command}: {exc}") from None
     records = directory.load_records(results)
     if not records:

@@ -69,25 +69,26 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     """Compare; exit 0, or 2 on unreadable runs, bad fields or nothing to pair."""
+    from ..core.errors import AgentClinicError, InputError
     from ..report import comparison as st
     from ..report.statistics import check_fields, condition_names
 
     try:
         a = _load(args.run_a, args.doctor_a)
         b = _load(args.run_b, args.doctor_b)
-        on = (st.check_pair_fields([f.strip() for f in args.pair_on.split(",") if f.strip()],
-                                   [*a, *b])
-              if args.pair_on is not None else st.pair_fields([*a, *b]))
+        on = _pair_on(args.pair_on, [*a, *b])
         # A protocol's own conditions (MediQ's setting) group like the built-in fields.
         groupings = [check_fields([f.strip() for f in spec.split(",") if f.strip()],
                                   condition_names([*a, *b]))
                      for spec in args.by] or [()]
-        pairing = st.pair_records(a, b, on)
+        pairing = _pair(a, b, on)
         if not pairing.pairs:
-            raise ValueError(_nothing_paired(pairing, on))
+            raise InputError(_nothing_paired(pairing, on))
         tables = [st.compare_pairs(pairing.pairs, by, args.resamples, args.seed)
                   for by in groupings]
-    except (OSError, ValueError) as exc:
+    except (AgentClinicError, OSError) as exc:
+        # Bad input only (the project's errors, a file that cannot be read): a ValueError of
+        # ours is a bug, and shows its traceback.
         from ..core.text import terminal_safe
 
         # A tampered record's case id can reach the message (the unpaired cases).
@@ -129,6 +130,32 @@ def _write_html(args: argparse.Namespace, pairing: Pairing,
     args.html.write_text(page, encoding="utf-8")
 
 
+def _pair_on(spec: str | None, records: Sequence[ResultRecord]) -> tuple[str, ...]:
+    """The fields to pair on: ``--pair-on``'s (checked) or the default."""
+    from ..core.errors import InputError
+    from ..report import comparison as st
+
+    if spec is None:
+        return st.pair_fields(records)
+    try:
+        return st.check_pair_fields([f.strip() for f in spec.split(",") if f.strip()], records)
+    except ValueError as exc:  # the checker's own refusal of the option's value
+        raise InputError(str(exc)) from None
+
+
+def _pair(a: Sequence[ResultRecord], b: Sequence[ResultRecord],
+          on: Sequence[str]) -> Pairing:
+    """The runs' pairs; a run holding one item twice is bad input (the pairing's own
+    refusal, a ValueError, named as such here)."""
+    from ..core.errors import InputError
+    from ..report import comparison as st
+
+    try:
+        return st.pair_records(a, b, on)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+
+
 def _nothing_paired(pairing: Pairing, on: Sequence[str]) -> str:
     why = "\n  ".join(pairing.why_unpaired)
     if pairing.errors and not why:
@@ -163,7 +190,9 @@ def _load(path: str, doctor: str | None) -> list[ResultRecord]:
     if doctor is not None:
         records = [r for r in records if r.doctor == doctor]
         if not records:
-            raise ValueError(f"no items of doctor {doctor!r} in {path}")
+            from ..core.errors import InputError
+
+            raise InputError(f"no items of doctor {doctor!r} in {path}")
     return records
 
 

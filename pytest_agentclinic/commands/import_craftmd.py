@@ -34,12 +34,13 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     """Import; exit 0, 1 when lines were skipped (the rest is written), 2 on failure."""
+    from ..core.errors import AgentClinicError
     from ..importers.craftmd import import_craftmd
 
     try:
         result = import_craftmd(args.file, out=args.out, dataset_csv=args.dataset_csv,
                                 include_mcq=args.include_mcq)
-    except (OSError, ValueError) as exc:
+    except (AgentClinicError, OSError) as exc:  # bad input; a ValueError of ours is a bug
         print(f"agentclinic import-craftmd: error: {exc}", file=sys.stderr)
         return 2
     if not result.records:

@@ -43,6 +43,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Merge, write the merged run, print its tables (and gate); 2 on a refused merge."""
+    from ..core.errors import InputError
     from ..protocols.registry import all_conditions, report_tables
     from ..report import rundir
     from ..report.conditions import check_gate_on
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         # Any installed protocol's own conditions, as the pytest option takes its protocol's.
         gate_on = check_gate_on(args.gate_on or ["default"], all_conditions())
-    except ValueError as exc:
+    except InputError as exc:
         print(f"agentclinic merge: --gate-on: {exc}", file=sys.stderr)
         return 2
     try:

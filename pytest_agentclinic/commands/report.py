@@ -25,22 +25,23 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Rebuild and print the run's report."""
-    from ..core.extensions import ExtensionError
+    from ..core.errors import ExtensionError, InputError
     from ..protocols.registry import names, report_tables
     from ..report import rundir
     from ..report.review import review_tables
     from ..report.summary import render_text
     from ..runs import directory
+    from ..runs.errors import NoResults
     from ..runs.summary import run_summary
 
     try:
         results = directory.results_path(args.run_path)
-    except FileNotFoundError as exc:
+    except NoResults as exc:
         print(f"agentclinic report: {exc}", file=sys.stderr)
         return 2
     try:
         records = directory.load_records(results)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except InputError as exc:
         print(f"agentclinic report: {exc}", file=sys.stderr)
         return 2
     if not records:
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     run_dir = results.parent
     try:
         summary = directory.read_summary(run_dir)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except InputError as exc:
         # The summary is rebuilt from the records anyway; only its settings are lost.
         where = run_dir / "summary.json"
         why = str(exc).removeprefix(f"{where}").lstrip(":0123456789 ") or type(exc).__name__

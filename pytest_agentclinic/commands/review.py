@@ -39,19 +39,22 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     """Write a sheet or import ratings; exit 2 on bad input or arguments."""
+    from ..core.errors import AgentClinicError, InputError
+
     try:
         if args.imports:
             return _import(args)
         if args.sample is None or args.out is None:
-            raise ValueError("give --sample N and --out DIR to write a sheet, or --import "
+            raise InputError("give --sample N and --out DIR to write a sheet, or --import "
                              "SHEET to read ratings back")
         return _write(args)
-    except (OSError, ValueError) as exc:
+    except (AgentClinicError, OSError) as exc:  # bad input; a ValueError of ours is a bug
         print(f"agentclinic review: error: {exc}", file=sys.stderr)
         return 2
 
 
 def _write(args: argparse.Namespace) -> int:
+    from ..core.errors import InputError
     from ..report.review import Sampled, sample, write_sheet
     from ..report.rundir import load_records, read_transcript, results_path
 
@@ -65,7 +68,7 @@ def _write(args: argparse.Namespace) -> int:
         if transcript is not None:
             candidates.append(Sampled(r, transcript))
     if not candidates:
-        raise ValueError(f"{results}: no judged encounter with a readable transcript")
+        raise InputError("no judged encounter with a readable transcript", path=results)
     picked = sample(candidates, args.sample, args.seed)
     cases = _case_texts(picked)
     key = write_sheet(args.out, picked, cases, picked[0].record.run, args.seed)
@@ -93,6 +96,7 @@ def _case_texts(picked: list[Any]) -> dict[str, str]:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from ..core.errors import InputError
     from ..report.review import KEY, read_key, read_ratings, review_tables, summarize
     from ..report.rundir import results_path, write_review
     from ..report.summary import render_table
@@ -101,7 +105,7 @@ def _import(args: argparse.Namespace) -> int:
     key = read_key(args.imports[0].parent / KEY)
     ratings = [r for sheet in args.imports for r in read_ratings(sheet, key)]
     if not ratings:
-        raise ValueError(f"{', '.join(map(str, args.imports))}: no ratings filled in")
+        raise InputError("no ratings filled in", path=", ".join(map(str, args.imports)))
     review = summarize(ratings, key)
     written = write_review(run_dir, review)
     for table in review_tables(run_dir):

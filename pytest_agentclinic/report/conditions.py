@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..core.errors import InputError
 from ..core.records import ResultRecord
 from ..core.transcript import BUILTIN_CONDITIONS
 from .statistics import natural_key
@@ -30,14 +31,14 @@ GATE_ON_KEYWORDS = ("default", "all", "pooled")
 
 
 def check_gate_on(values: Sequence[str], extra: Sequence[str] = ()) -> tuple[str, ...]:
-    """Return ``values``; raise ValueError naming what is allowed on a bad one (``extra``:
-    the run's protocol's own condition names)."""
+    """Return ``values``; raise an InputError (a ValueError) naming what is allowed on a bad
+    one (``extra``: the run's protocol's own condition names)."""
     fields = (*BUILTIN_CONDITIONS, *extra)
     for value in values:
         field, sep, wanted = value.partition("=")
         if value in GATE_ON_KEYWORDS or (sep and field in fields and wanted):
             continue
-        raise ValueError(f"{value!r} is not one of: {', '.join(GATE_ON_KEYWORDS)}, or "
+        raise InputError(f"{value!r} is not one of: {', '.join(GATE_ON_KEYWORDS)}, or "
                          f"FIELD=VALUE with FIELD one of {', '.join(fields)}")
     return tuple(values)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InputError
+from ..core.errors import InputError, RunDirectoryError
 from ..core.records import ResultRecord
 from ..runs import directory as store
 from ..runs import transcripts
@@ -53,7 +53,7 @@ def load_part(path: str | Path) -> RunPart:
     try:
         results = store.results_path(path)
         records = store.load_records(results)
-    except (FileNotFoundError, ValueError) as exc:
+    except (RunDirectoryError, InputError) as exc:  # no run there, a bad record
         raise MergeError(str(exc)) from None
     return RunPart(results.parent, records, store.read_summary(results.parent))
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import InputError
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript
 from ..core.versioned import Format
@@ -145,14 +146,16 @@ def write_sheet(out: Path, picked: Sequence[Sampled], case_text: Mapping[str, st
 
 
 def read_key(path: Path) -> dict[str, Any]:
-    """A review sheet's ``key.json`` as the current format (ValueError naming the file when
-    it is not one, or of a format this version cannot read)."""
+    """A review sheet's ``key.json`` as the current format (an InputError naming the file
+    when it is not one, or of a format this version cannot read)."""
     try:
         key = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+        raise InputError(f"not JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", path=path) from None
     if not isinstance(key, dict):
-        raise ValueError(f"{path}: not a review key (a JSON {type(key).__name__})")
+        raise InputError(f"not a review key (a JSON {type(key).__name__})", path=path)
     return REVIEW_KEY_FORMAT.upgrade(key, str(path))
 
 
@@ -202,19 +205,26 @@ class Rating:
 
 
 def read_ratings(path: Path, key: Mapping[str, Any]) -> list[Rating]:
-    """The filled-in sheet's ratings; a bad cell is a ValueError naming file, line and field.
-    A blank rater column is the file's name (one file per rater)."""
+    """The filled-in sheet's ratings; a bad cell is an InputError naming file, line and
+    field. A blank rater column is the file's name (one file per rater)."""
+    try:
+        return _ratings(path, key)
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"not a CSV sheet ({exc})", path=path) from None
+
+
+def _ratings(path: Path, key: Mapping[str, Any]) -> list[Rating]:
     out = []
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         missing = [c for c in COLUMNS[:3] if c not in (reader.fieldnames or [])]
         if missing:
-            raise ValueError(f"{path}:1: missing column(s) {', '.join(missing)}")
+            raise InputError(f"missing column(s) {', '.join(missing)}", path=path, line=1)
         for row in reader:
             line = reader.line_num
             if row["item"] not in key["items"]:
-                raise ValueError(f"{path}:{line}: field 'item': {row['item']!r} is not an "
-                                 f"item of {KEY}")
+                raise InputError(f"{row['item']!r} is not an item of {KEY}", path=path,
+                                 line=line, field="item")
             scores = {c.name: _score(path, line, c.name, row.get(c.name)) for c in CRITERIA}
             if any(v is not None for v in scores.values()):
                 out.append(Rating(row["item"], (row.get("rater") or "").strip() or path.stem,
@@ -227,7 +237,8 @@ def _score(path: Path, line: int, name: str, value: str | None) -> int | None:
     if not text:
         return None
     if text not in ("1", "2", "3", "4", "5"):
-        raise ValueError(f"{path}:{line}: field {name!r}: expected 1-5 or blank, got {text!r}")
+        raise InputError(f"expected 1-5 or blank, got {text!r}", path=path, line=line,
+                         field=name)
     return int(text)
 
 

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import InputError
 from ..core.records import ResultRecord
 from .clustered import Z95, cluster_wilson
 
@@ -31,25 +32,38 @@ else:  # imported on first use: workers and collection never compute with it
 
 GroupKey = tuple[str, ...]
 
-#: How to read each grouping field off a record; values are strings so tables can print them.
-GROUP_FIELDS: Mapping[str, Callable[[ResultRecord], str]] = MappingProxyType({
+#: What an item is besides its conditions: who played the doctor, and the case's specialty
+#: and dataset.
+_ITEM_FIELDS: Mapping[str, Callable[[ResultRecord], str]] = {
     "doctor": lambda r: r.models.get("doctor", "?"),
-    "patient": lambda r: r.models.get("patient", "?"),
-    "bias": lambda r: r.bias,
     "specialty": lambda r: r.specialty,
     "dataset": lambda r: r.dataset,
-    "turn_budget": lambda r: str(r.turn_budget),
-    "experiment": lambda r: r.experiment or "-",
-    "answer_format": lambda r: r.answer_format or "-",
-})
+}
 
+
+def _condition(name: str) -> Callable[[ResultRecord], str]:
+    """Read condition ``name`` through the items' one accessor (``ItemHeader.condition``),
+    as a protocol's own conditions are read: built-in and protocol conditions group alike."""
+    return lambda r: r.condition(name)
+
+
+#: How to read each built-in grouping field off a record (values are strings so tables can
+#: print them): the item's fields, and every built-in condition through the one accessor.
+#: A protocol's own conditions (MediQ's setting) are read the same way by
+#: :func:`field_value`.
+GROUP_FIELDS: Mapping[str, Callable[[ResultRecord], str]] = MappingProxyType({
+    name: _ITEM_FIELDS.get(name) or _condition(name)
+    # The order of --help and of the tables; a test keeps it to the item fields and
+    # core.transcript.BUILTIN_CONDITIONS.
+    for name in ("doctor", "patient", "bias", "specialty", "dataset", "turn_budget",
+                 "experiment", "answer_format")})
 
 
 def field_value(record: ResultRecord, name: str) -> str:
-    """The record's value of ``name``: a field above, or a protocol's own condition
-    (``record.conditions``; ``-`` where the record has none)."""
-    get = GROUP_FIELDS.get(name)
-    return get(record) if get is not None else record.conditions.get(name, "-")
+    """The record's value of ``name``: an item field, or a condition, built-in or a
+    protocol's own (``-`` where the record has none), through one accessor."""
+    get = _ITEM_FIELDS.get(name)
+    return get(record) if get is not None else record.condition(name)
 
 
 #: Label of the row over all records (an empty group key).
@@ -66,12 +80,13 @@ _CHUNK_ELEMENTS = 1 << 18
 
 
 def check_fields(by: Sequence[str], extra: Iterable[str] = ()) -> tuple[str, ...]:
-    """Return ``by`` as a tuple; raise ValueError naming the allowed fields on a bad one.
+    """Return ``by`` as a tuple; raise an InputError (a ValueError) naming the allowed fields
+    on a bad one.
     ``extra``: the protocol conditions the records carry (:func:`condition_names`)."""
     allowed = (*GROUP_FIELDS, *(f for f in dict.fromkeys(extra) if f not in GROUP_FIELDS))
     bad = [f for f in by if f not in allowed]
     if bad:
-        raise ValueError(f"unknown group field(s) {', '.join(bad)}; "
+        raise InputError(f"unknown group field(s) {', '.join(bad)}; "
                          f"choose from {', '.join(allowed)}")
     return tuple(by)
 

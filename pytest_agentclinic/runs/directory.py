@@ -17,8 +17,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import InputError
 from ..core.records import ResultRecord
 from ..core.versioned import Format
+from .errors import NoResults
 from .results import RESULTS, WORKER_GLOB, first_error, read_records
 from .safe_write import write_text_atomic
 from .summary import RunSummary, check_version
@@ -41,7 +43,7 @@ def results_path(path: str | Path) -> Path:
     elif p.name in (SUMMARY, MANIFEST):
         p = p.with_name(RESULTS)
     if not p.is_file():
-        raise FileNotFoundError(f"no results file at {p} (give a run directory, its "
+        raise NoResults(f"no results file at {p} (give a run directory, its "
                                 f"results.jsonl, or the summary.json beside it)")
     return p
 
@@ -49,7 +51,8 @@ def results_path(path: str | Path) -> Path:
 # --- records -------------------------------------------------------------------------------
 
 def load_records(path: str | Path) -> list[ResultRecord]:
-    """Read a run's ``results.jsonl``; a bad line raises ValueError naming file and line.
+    """Read a run's ``results.jsonl``; a bad line raises an InputError naming file and line
+    (:class:`.errors.NoResults` when there is none).
 
     pydantic's JSON validation runs in Rust and reads 40,000 lines in about half a second,
     so the records are validated rather than trusted.
@@ -132,14 +135,16 @@ def read_summary(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(summary_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{summary_path}:{exc.lineno}: not JSON ({exc.msg})") from None
+        raise InputError(f"not JSON ({exc.msg})", path=summary_path, line=exc.lineno) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", path=summary_path) from None
     if not isinstance(data, dict):
         return {}
     data = check_version(data, str(summary_path))
     try:
         RunSummary.model_validate(data)
     except ValueError as exc:
-        raise ValueError(f"{summary_path}: {first_error(exc)}") from None
+        raise InputError(first_error(exc), path=summary_path) from None
     return data
 
 
@@ -166,7 +171,10 @@ def read_review(run_dir: Path) -> dict[str, Any] | None:
     path = run_dir / REVIEW_FILE
     if not path.is_file():
         return None
-    review = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        review = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON ({exc.msg})", path=path, line=exc.lineno) from None
     if not isinstance(review, dict):
-        raise ValueError(f"{path}: not an expert review (a JSON {type(review).__name__})")
+        raise InputError(f"not an expert review (a JSON {type(review).__name__})", path=path)
     return REVIEW_FORMAT.upgrade(review, str(path))

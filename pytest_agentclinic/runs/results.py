@@ -19,6 +19,7 @@ from ..core.records import RESULT_FORMAT, ResultRecord
 from ..core.redact import redact
 from ..core.transcript import Perception, Usage
 from ..core.versioned import load_json
+from .errors import BadRecord
 from .safe_write import atomic_bytes, atomic_text
 
 RESULTS = "results.jsonl"
@@ -110,8 +111,8 @@ def result_files(results: Path) -> list[Path]:
 
 def read_records(p: Path, strict: bool) -> tuple[list[ResultRecord], int]:
     """The records of the results file ``p`` (and its workers' files) and how many lines
-    were skipped: a bad line raises ValueError naming file and line when ``strict`` (a cut
-    last line never does)."""
+    were skipped: a bad line raises :class:`.errors.BadRecord` (an InputError) naming file
+    and line when ``strict`` (a cut last line never does)."""
     records: list[ResultRecord] = []
     shared = _SharedParts()
     skipped = 0
@@ -143,8 +144,7 @@ def _scan(path: Path, shared: _SharedParts, strict: bool,
             except ValueError as exc:
                 # A run killed mid-write leaves a cut last line: that is not a bad record.
                 if strict and line.endswith(b"\n"):
-                    raise ValueError(f"bad result record: {path}:{number}: "
-                                     f"{first_error(exc)}") from None
+                    raise BadRecord(first_error(exc), path=path, line=number) from None
                 yield number, at, line, None
 
 
