@@ -249,7 +249,22 @@ READERS: dict[str, tuple[str, Callable[[Path], list[str]]]] = {
                                   str(_text(t / "d.csv", "case_id\n"))]),
     "review": ("pytest_agentclinic.report.review.read_key",
                lambda t: _review(t, sheet="item,model,rater\n")),
+    "grade": ("pytest_agentclinic.commands.grade._read_lines",
+              lambda t: _grade(t, _text(t / "in.jsonl", GRADE_LINE))),
+    "patient-check": ("pytest_agentclinic.cases.vignettes.read_craftmd_csv",
+                      lambda t: ["patient-check", "--model", "openai/x", "--vignettes",
+                                 str(_text(t / "v.csv", "case_id\n")), "--conversations",
+                                 str(_text(t / "c.jsonl", "{}\n"))]),
 }
+
+
+def test_a_bad_conversation_line_is_an_input_error_naming_file_and_line(tmp_path: Path) -> None:
+    from pytest_agentclinic.core.errors import InputError
+    from pytest_agentclinic.metrics.conversations import read_conversations
+
+    path = _text(tmp_path / "c.jsonl", json.dumps({"case_id": "1", "messages": []}) + "\n{}\n")
+    with pytest.raises(InputError, match=r"c\.jsonl:2: field 'messages' or 'case_id'"):
+        list(read_conversations(path))
 
 
 @pytest.mark.parametrize("command", list(READERS))

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InputError
+from ..core.errors import AgentClinicError, InputError
 from ..core.jsonl import json_lines, open_text
 
 ChoiceTable = dict[str, list[str]]
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         table = read_choice_table(args.cases) if args.cases else {}
         stats = _grade_file(grader, args.input, args.output, table, args.verbatim_mcq)
-    except (BadLine, OSError, ValueError) as exc:
+    except (AgentClinicError, OSError, UnicodeDecodeError) as exc:
         print(f"agentclinic grade: {exc}", file=sys.stderr)
         return 2
     print(_summary(stats), file=sys.stderr)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import AgentClinicError, InputError
 from ._args import add_call_arguments, call_settings_of, count, model
 
 if TYPE_CHECKING:
@@ -62,10 +63,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         converted = read_craftmd_csv(args.vignettes)
         if converted.errors:
-            raise ValueError(f"{converted.errors[0]}")
+            raise InputError(f"{converted.errors[0]}")
         cases = {c.id: c for c in converted.cases}
         conversations = [c for c in read_conversations(args.conversations) if c.case_id in cases]
-    except (OSError, ValueError) as exc:
+    except (AgentClinicError, OSError, UnicodeDecodeError) as exc:
         print(f"agentclinic patient-check: error: {exc}", file=sys.stderr)
         return 2
     conversations = conversations[: args.limit] if args.limit else conversations

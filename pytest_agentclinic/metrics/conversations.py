@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.errors import InputError
+
 _FINAL = re.compile(r"final\s+diagnosis", re.I)
 
 
@@ -65,7 +67,8 @@ def to_lines(messages: list[dict[str, str]]) -> list[Line]:
 
 
 def read_conversations(path: Path | str) -> Iterator[Conversation]:
-    """The conversations of ``path``; a bad line is a ValueError naming file and line."""
+    """The conversations of ``path``; a bad line is an :class:`InputError` naming file and
+    line."""
     p = Path(path)
     opener = gzip.open if p.suffix == ".gz" else open
     with opener(p, "rt", encoding="utf-8") as fh:
@@ -78,5 +81,5 @@ def read_conversations(path: Path | str) -> Iterator[Conversation]:
                 yield Conversation(str(obj["case_id"]), int(obj.get("trial", 0)),
                                    to_lines(messages))
             except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{p}:{lineno}: field 'messages' or 'case_id': "
+                raise InputError(f"{p}:{lineno}: field 'messages' or 'case_id': "
                                  f"{type(exc).__name__}: {exc}") from None

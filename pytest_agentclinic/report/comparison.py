@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ..core.errors import InputError
 from ..core.records import ResultRecord
 from ..core.transcript import BUILTIN_CONDITIONS
 from .clustered import sign_flip_two_sided
@@ -55,12 +56,12 @@ def pair_fields(records: Iterable[ResultRecord]) -> tuple[str, ...]:
 
 def check_pair_fields(fields: Sequence[str],
                       records: Iterable[ResultRecord] = ()) -> tuple[str, ...]:
-    """Return ``fields``; raise ValueError naming the allowed ones on a bad one (any
+    """Return ``fields``; raise InputError naming the allowed ones on a bad one (any
     condition: a built-in one or a protocol's own that ``records`` carry)."""
     allowed = (*BUILTIN_CONDITIONS, *condition_names(records))
     bad = [f for f in fields if f not in allowed]
     if bad:
-        raise ValueError(f"--pair-on: unknown field(s) {', '.join(bad)}; choose from "
+        raise InputError(f"--pair-on: unknown field(s) {', '.join(bad)}; choose from "
                          f"{', '.join(allowed)} (dataset, case and sample always pair)")
     return tuple(fields)
 
@@ -153,7 +154,7 @@ def _index(records: Iterable[ResultRecord], name: str,
                                   "image_mode") if _values([r], f) != _values([other], f)]
             how = (f"they differ in {', '.join(differ)}" if differ
                    else "they are the same item twice")
-            raise ValueError(
+            raise InputError(
                 f"run {name} has several items for case {r.case_id} sample {r.sample} "
                 f"({other.nodeid} and {r.nodeid}): {how}; keep one doctor with "
                 f"--doctor-a/--doctor-b, or pair on the field with --pair-on")
@@ -212,7 +213,7 @@ def compare_pairs(pairs: Sequence[Pair], by: Sequence[str] = (), n_resamples: in
                   seed: int = 0) -> list[ComparisonRow]:
     """:func:`paired_comparison` over already paired items."""
     if not pairs:
-        raise ValueError("no judged items pair between the two runs (same dataset, case, "
+        raise InputError("no judged items pair between the two runs (same dataset, case, "
                          "sample and --pair-on fields)")
     fields = check_fields(by, condition_names(r for pair in pairs for r in pair))
     groups: dict[GroupKey, list[Pair]] = {}
