@@ -96,7 +96,7 @@ def xdist(request: pytest.FixtureRequest) -> list[str]:
       ``test_plugin_operations.py::test_status_line_and_max_cost_hold_for_the_whole_run_under_xdist``
       and ``::test_a_run_without_encounters_prints_no_status_line`` (each runs ``-n 2`` for
       what only xdist does);
-      ``test_report_results_jsonl.py::test_a_killed_run_keeps_its_finished_records`` (kills a
+      ``test_runs_results.py::test_a_killed_run_keeps_its_finished_records`` (kills a
       ``python -m pytest`` subprocess mid-run, itself parametrized over no ``-n`` and
       ``-n 2``); ``test_plugin_xdist_hooks.py`` (how xdist's workers end, ``-n 2``);
       ``test_xdist_groups.py`` (the suite's groups under ``--dist loadgroup``);

@@ -161,7 +161,7 @@ def test_a_name_sources_give_to_two_diseases_is_no_sure_synonym() -> None:
 def test_a_name_without_its_head_word_is_no_diagnosis(given: str, truth: str) -> None:
     # The key drops "syndrome" and "disease" from both names, so they share it; a bare
     # modifier that no source uses alone, and no eponym, still names no disease (an eponym
-    # alone does: tests/test_grading_readings_eponyms.py).
+    # alone does: tests/test_grading_terms_readings_eponyms.py).
     assert key(given) == key(truth)
     verdict = judge(given, truth)
     assert (verdict.correct, verdict.relation, verdict.sure) == (False, "different", True)
