@@ -22,6 +22,7 @@ from pytest_agentclinic.cases import parse_cache
 from pytest_agentclinic.cases.loaders import load_case_file
 from pytest_agentclinic.cli import main
 from pytest_agentclinic.core import versioned
+from pytest_agentclinic.core.errors import InputError
 from pytest_agentclinic.core.measures import EncounterMeasures
 from pytest_agentclinic.core.transcript import Transcript
 from pytest_agentclinic.report.review import KEY, read_key
@@ -166,6 +167,16 @@ def test_an_imported_review_of_an_unknown_version_is_refused(tmp_path: Path,
     directory.write_review(tmp_path, {"by_model": {}})
     with pytest.raises(versioned.UnknownVersion, match=r"review.json: no 'version' field, so "
                                                        r"no expert review format"):
+        directory.read_review(tmp_path)
+
+
+@pytest.mark.parametrize("raw", [b"\xff\xfe not text", b'{"by_model": '])
+def test_an_imported_review_that_is_not_json_text_is_an_input_error(tmp_path: Path,
+                                                                     raw: bytes) -> None:
+    # Like summary.json and a review key: one line naming the file, never a bare decoding
+    # error (the command line reports only the project's errors as bad input).
+    (tmp_path / directory.REVIEW_FILE).write_bytes(raw)
+    with pytest.raises(InputError, match=r"review.json"):
         directory.read_review(tmp_path)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -131,3 +132,15 @@ def load_json(fmt: Format, model: type[M], raw: str | bytes, source: str | None)
         raise ValueError(f"{source + ': ' if source else ''}not a {fmt.kind}: a JSON "
                          f"{type(data).__name__}, not an object")
     return model.model_validate(fmt.upgrade(data, source))
+
+
+def read_json(path: Path) -> Any:
+    """The JSON document in the file ``path``; text that is not UTF-8 or not JSON is an
+    :class:`InputError` naming the file (and the line), so a command reports it in one line.
+    An OSError (no such file) is the caller's to handle."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", path=path) from None

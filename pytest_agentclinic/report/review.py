@@ -25,7 +25,7 @@ import numpy as np
 from ..core.errors import InputError
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript
-from ..core.versioned import Format
+from ..core.versioned import Format, read_json
 from ..runs.directory import REVIEW_VERSION, read_review
 from .statistics import group_rng, per_case, ratio_interval
 from .tables import Table
@@ -148,12 +148,7 @@ def write_sheet(out: Path, picked: Sequence[Sampled], case_text: Mapping[str, st
 def read_key(path: Path) -> dict[str, Any]:
     """A review sheet's ``key.json`` as the current format (an InputError naming the file
     when it is not one, or of a format this version cannot read)."""
-    try:
-        key = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON ({exc.msg})", path=path, line=exc.lineno) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path=path) from None
+    key = read_json(path)
     if not isinstance(key, dict):
         raise InputError(f"not a review key (a JSON {type(key).__name__})", path=path)
     return REVIEW_KEY_FORMAT.upgrade(key, str(path))

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.errors import InputError
 from ..core.records import ResultRecord
-from ..core.versioned import Format
+from ..core.versioned import Format, read_json
 from .errors import NoResults
 from .results import RESULTS, WORKER_GLOB, first_error, read_records
 from .safe_write import write_text_atomic
@@ -132,12 +132,7 @@ def read_summary(path: Path) -> dict[str, Any]:
     summary_path = run_dir / SUMMARY
     if not summary_path.exists():
         return {}
-    try:
-        data = json.loads(summary_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON ({exc.msg})", path=summary_path, line=exc.lineno) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path=summary_path) from None
+    data = read_json(summary_path)
     if not isinstance(data, dict):
         return {}
     data = check_version(data, str(summary_path))
@@ -171,10 +166,7 @@ def read_review(run_dir: Path) -> dict[str, Any] | None:
     path = run_dir / REVIEW_FILE
     if not path.is_file():
         return None
-    try:
-        review = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON ({exc.msg})", path=path, line=exc.lineno) from None
+    review = read_json(path)
     if not isinstance(review, dict):
         raise InputError(f"not an expert review (a JSON {type(review).__name__})", path=path)
     return REVIEW_FORMAT.upgrade(review, str(path))
