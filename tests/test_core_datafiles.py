@@ -42,6 +42,7 @@ def test_a_bad_row_names_file_and_line(tmp_path: Path, text: str, line: int, say
     ("pytest_agentclinic.core", "abbreviations.tsv"),
     ("pytest_agentclinic.core", "word_forms.tsv"),
     ("pytest_agentclinic.agents", "patient_glossary.tsv"),
+    ("pytest_agentclinic.agents", "doctor_biases.tsv"),
 ])
 def test_the_shipped_tables_are_in_the_data_folders(package: str, name: str) -> None:
     table = data_file(package, name)
