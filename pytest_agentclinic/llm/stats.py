@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 
 @dataclass
@@ -25,6 +25,11 @@ class CallStats:
     discarded_replies: int = 0
     #: HTTP requests awaiting their reply right now.
     in_flight: int = 0
+
+    def __add__(self, other: CallStats) -> CallStats:
+        # Every field is a count or a sum (two processes' calls add up).
+        return CallStats(**{f.name: getattr(self, f.name) + getattr(other, f.name)
+                            for f in fields(self)})
 
     @property
     def mean_call_usd(self) -> float:
