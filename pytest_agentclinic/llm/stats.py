@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
+
+from ..core.summable import Summable
 
 
 @dataclass
-class CallStats:
+class CallStats(Summable):
     """Updated by the caller on the runner's event loop; read (racily, ints and floats only)
     by the status line's thread, which needs no more than a recent view."""
 
@@ -25,11 +27,6 @@ class CallStats:
     discarded_replies: int = 0
     #: HTTP requests awaiting their reply right now.
     in_flight: int = 0
-
-    def __add__(self, other: CallStats) -> CallStats:
-        # Every field is a count or a sum (two processes' calls add up).
-        return CallStats(**{f.name: getattr(self, f.name) + getattr(other, f.name)
-                            for f in fields(self)})
 
     @property
     def mean_call_usd(self) -> float:

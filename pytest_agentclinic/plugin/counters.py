@@ -14,12 +14,13 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Generator
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..core.summable import Summable
 from ..llm.stats import CallStats
 from ..protocols.runner import EncounterRunner
 from .repeating import Repeating
@@ -30,7 +31,7 @@ PUBLISH_EVERY = 0.25
 
 
 @dataclass
-class RunStatus:
+class RunStatus(Summable):
     """A process's (or, summed, the whole run's) progress counters: its encounters, and its
     model calls as the caller counts them."""
 
@@ -38,10 +39,6 @@ class RunStatus:
     in_flight: int = 0
     unplayed: int = 0
     llm: CallStats = field(default_factory=CallStats)
-
-    def __add__(self, other: RunStatus) -> RunStatus:
-        return RunStatus(**{f.name: getattr(self, f.name) + getattr(other, f.name)
-                            for f in fields(self)})
 
     @classmethod
     def of(cls, runner: EncounterRunner, stats: CallStats) -> RunStatus:
