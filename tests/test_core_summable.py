@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pytest
 from pydantic import BaseModel
 
 from pytest_agentclinic.core.summable import Summable
@@ -34,3 +35,11 @@ def test_every_field_is_summed_nested_records_too() -> None:
 def test_a_pydantic_model_sums_its_fields() -> None:
     total = _Model(calls=1, cost_usd=0.5) + _Model(calls=2)
     assert (type(total), total.calls, total.cost_usd) == (_Model, 3, 0.5)
+
+
+def test_a_record_of_no_known_kind_is_refused() -> None:
+    class Plain(Summable):
+        pass
+
+    with pytest.raises(TypeError, match="Plain is neither a dataclass nor a pydantic model"):
+        Plain() + Plain()

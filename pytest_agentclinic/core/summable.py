@@ -31,4 +31,6 @@ class Summable:
 def _field_names(record: object) -> Iterable[str]:
     if isinstance(record, BaseModel):
         return type(record).model_fields
-    return [f.name for f in dataclasses.fields(record)]  # type: ignore[arg-type]
+    if dataclasses.is_dataclass(record):
+        return [f.name for f in dataclasses.fields(record)]
+    raise TypeError(f"{type(record).__name__} is neither a dataclass nor a pydantic model")
