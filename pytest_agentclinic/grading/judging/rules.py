@@ -44,7 +44,7 @@ from ...core.case import Case
 from ...core.roles import OFFLINE as OFFLINE  # ``decided_by`` of a verdict the rules were sure of
 from ..reading.extract import extract
 from ..reading.parse import Extraction
-from ..terms.equivalence import RelationKind
+from ..terms.equivalence import FAMILY_LEVELS, RelationKind
 from ..terms.kinds import kind
 from .relate import NameRelation, Related
 
@@ -129,6 +129,13 @@ def _family(a: _Answer) -> Decision | None:
                    "diseases above the truth, not one disease with its variants (strict policy)")
 
 
+def _no_subtype(a: _Answer) -> Decision | None:
+    # under paper, a broader name too far above the truth for it to be a subtype
+    # (:data:`SUBTYPE_LEVELS`): sure, so that no moderator is asked to accept it
+    best = a.best
+    return best if best.relation == "broader" and not best.correct else None
+
+
 def _same_or_synonym(a: _Answer) -> Decision | None:
     best = a.best
     return best if best.correct and best.sure and best.relation != "broader" else None
@@ -173,8 +180,9 @@ def _elsewhere(a: _Answer) -> Decision:
 
 
 #: The table of docs/grading.md, in order: the first row with a verdict decides.
-TABLE: tuple[Row, ...] = (_beside, _whole_name, _two_choices, _family, _same_or_synonym,
-                          _other_choice, _broader, _fragment_of_truth, _likely_right, _symptom)
+TABLE: tuple[Row, ...] = (_beside, _whole_name, _two_choices, _family, _no_subtype,
+                          _same_or_synonym, _other_choice, _broader, _fragment_of_truth,
+                          _likely_right, _symptom)
 
 
 def decide(extraction: Extraction, accepted: Sequence[str],
@@ -198,6 +206,15 @@ def decide(extraction: Extraction, accepted: Sequence[str],
 PAPER_ROLES = frozenset({"concurrent", "listed", "beside", "after", "complication"})
 
 
+#: How far below a broader answer the truth may lie, under ``paper``, and still be its
+#: *subtype* (CRAFT-MD's step 2: "if Diagnosis 1 is a subtype of Diagnosis 2 respond with
+#: yes"; its example, Hodgkin lymphoma under lymphoma, one level): strict's bound on height
+#: (:data:`.equivalence.FAMILY_LEVELS`). A name three levels up or more ("anemia" for sickle
+#: cell anemia, "leukemia" for acute promyelocytic leukemia) is a class of classes above the
+#: truth, not the disease it is a subtype of; its breadth does not matter under ``paper``.
+SUBTYPE_LEVELS = FAMILY_LEVELS
+
+
 def _match(main: str, r: NameRelation, policy: Policy = "strict") -> Decision:
     """The decision one match says: the truth named only in a secondary role is wrong (under
     ``paper``, a concurrent name may match)."""
@@ -208,6 +225,10 @@ def _match(main: str, r: NameRelation, policy: Policy = "strict") -> Decision:
                         f"({r.role} {r.name!r}); the main diagnosis is {main!r}", "different")
     j = r.judged
     reason = f"{r.role} {r.name!r}: {j.relation} ({j.reason})"
+    if policy == "paper" and j.relation == "broader" and (j.height or 0) > SUBTYPE_LEVELS:
+        # the paper's "subtype": the truth at most SUBTYPE_LEVELS below the answer
+        return Decision(False, True, f"{reason}: the truth lies {j.height} levels below it, "
+                        "no subtype of it (paper policy)", "broader", True)
     return Decision(j.correct, j.sure, reason, j.relation, j.family)
 
 

@@ -1,0 +1,60 @@
+"""Issue 31, round 3: the ``paper`` policy reads CRAFT-MD's grader text (docs/grading.md).
+
+Each rule cites the paper's grader (``../shared/papers/craft-md.txt``, steps 1 and 2), a
+relation of the terminology or a convention docs/grading.md states; the truths here are
+textbook pairs of our own, not cases of the shared data.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.rules import SUBTYPE_LEVELS, decide
+from pytest_agentclinic.grading.reading.extract import extract
+from pytest_agentclinic.grading.terms.equivalence import judge
+
+STRICT, PAPER = CraftMDGrader(), CraftMDGrader(policy="paper")
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # one level: the paper's own example ("lymphoma" for Hodgkin's lymphoma), families too
+    ("Lymphoma", "Hodgkin lymphoma"),
+    ("Arthritis", "rheumatoid arthritis"),
+    # two levels: still a subtype (the dermatologists accepted "melanoma" for it)
+    ("Melanoma", "superficial spreading melanoma"),
+    ("Hepatitis", "chronic hepatitis C"),
+])
+def test_paper_accepts_a_broader_name_the_truth_is_a_subtype_of(answer: str,
+                                                                 truth: str) -> None:
+    relation = judge(answer, truth)
+    assert relation.relation == "broader" and (relation.height or 0) <= SUBTYPE_LEVELS
+    graded = PAPER.grade_frq(f"Final Diagnosis: {answer}", truth)
+    assert (graded.verdict, graded.sure) == (1, True)
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("Anemia", "sickle cell anemia"),
+    ("Anemia", "pernicious anemia"),
+    ("Leukemia", "acute promyelocytic leukemia"),
+])
+def test_paper_rejects_a_class_of_classes_three_levels_or_more_above_the_truth(
+        answer: str, truth: str) -> None:
+    relation = judge(answer, truth)
+    # the terminology still calls it broader; the decision reads how far
+    assert relation.relation == "broader" and (relation.height or 0) > SUBTYPE_LEVELS
+    for text in (answer, f"Final Diagnosis: {answer}", f"DIAGNOSIS READY: {answer}"):
+        graded = PAPER.grade_frq(text, truth)
+        # sure: no moderator model is asked to accept what the rule rejects
+        assert (graded.verdict, graded.sure, graded.relation) == (0, True, "broader")
+        assert "no subtype" in graded.reason
+    assert not decide(extract(answer), [truth], (), "paper").correct
+    # strict already reads it as a family
+    assert STRICT.grade_frq(answer, truth).verdict == 0
+
+
+def test_the_subtype_bound_reads_the_truth_not_a_companion() -> None:
+    # a class of classes named beside the truth takes nothing from the truth itself
+    assert PAPER.grade_frq("Sickle cell anemia", "sickle cell anemia").verdict == 1
+    assert PAPER.grade_frq("Sickle cell anemia with splenomegaly",
+                           "sickle cell anemia").verdict == 1
