@@ -44,7 +44,7 @@ from ...core.case import Case
 from ...core.roles import OFFLINE as OFFLINE  # ``decided_by`` of a verdict the rules were sure of
 from ..reading.extract import extract
 from ..reading.parse import Extraction
-from ..terms.equivalence import FAMILY_LEVELS, RelationKind
+from ..terms.equivalence import RelationKind
 from ..terms.kinds import kind
 from .relate import NameRelation, Related
 
@@ -206,13 +206,15 @@ def decide(extraction: Extraction, accepted: Sequence[str],
 PAPER_ROLES = frozenset({"concurrent", "listed", "beside", "after", "complication"})
 
 
-#: How far below a broader answer the truth may lie, under ``paper``, and still be its
-#: *subtype* (CRAFT-MD's step 2: "if Diagnosis 1 is a subtype of Diagnosis 2 respond with
-#: yes"; its example, Hodgkin lymphoma under lymphoma, one level): strict's bound on height
-#: (:data:`.equivalence.FAMILY_LEVELS`). A name three levels up or more ("anemia" for sickle
-#: cell anemia, "leukemia" for acute promyelocytic leukemia) is a class of classes above the
-#: truth, not the disease it is a subtype of; its breadth does not matter under ``paper``.
-SUBTYPE_LEVELS = FAMILY_LEVELS
+#: How far above the truth any broader name counts under ``paper``: CRAFT-MD's step 2 says
+#: "if Diagnosis 1 is a subtype of Diagnosis 2 respond with yes", and its example is a family
+#: one level up ("lymphoma", 27 concepts below it, for Hodgkin's lymphoma). Higher up, a
+#: broader name counts only as under strict, as one disease with its variants (at most
+#: :data:`.equivalence.FAMILY_BREADTH` concepts below it, :data:`.equivalence.FAMILY_LEVELS`
+#: levels up: "melanoma" for superficial spreading melanoma); a family two levels up or more
+#: ("anemia" for iron deficiency anemia, "leukemia" for acute promyelocytic leukemia) names a
+#: class of the truth's class, not the disease the truth is a subtype of.
+SUBTYPE_LEVELS = 1
 
 
 def _match(main: str, r: NameRelation, policy: Policy = "strict") -> Decision:
@@ -225,8 +227,9 @@ def _match(main: str, r: NameRelation, policy: Policy = "strict") -> Decision:
                         f"({r.role} {r.name!r}); the main diagnosis is {main!r}", "different")
     j = r.judged
     reason = f"{r.role} {r.name!r}: {j.relation} ({j.reason})"
-    if policy == "paper" and j.relation == "broader" and (j.height or 0) > SUBTYPE_LEVELS:
-        # the paper's "subtype": the truth at most SUBTYPE_LEVELS below the answer
+    if (policy == "paper" and j.relation == "broader" and j.family
+            and (j.height or 0) > SUBTYPE_LEVELS):
+        # the paper's "subtype": a family only SUBTYPE_LEVELS above the truth
         return Decision(False, True, f"{reason}: the truth lies {j.height} levels below it, "
                         "no subtype of it (paper policy)", "broader", True)
     return Decision(j.correct, j.sure, reason, j.relation, j.family)
