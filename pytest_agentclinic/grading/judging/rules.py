@@ -19,7 +19,8 @@ three places, applied in this order:
   * **0** when the answer names another disease beside its main one (``strict``);
   * **correct** when the statement is an accepted name whole, or the diagnosis is the
     truth, one of its accepted names, or a synonym or broader name that the terminology
-    establishes (a family of diseases only under ``paper``);
+    establishes (a family of diseases only under ``paper``, and there only one level above
+    the truth: :data:`SUBTYPE_LEVELS`);
   * **0** when it names two of the case's answer choices, or another of them: a case's
     choices are distinct diagnoses by the case author's design;
   * **0** when the diagnosis is a fragment of the true name ("primary" for primary adrenal
@@ -190,7 +191,8 @@ def decide(extraction: Extraction, accepted: Sequence[str],
     """Judge ``extraction`` against the case's accepted names and its answer choices: several
     diagnoses or none score 0; otherwise the rows of :data:`TABLE` in order (another disease
     beside the main one, the statement naming the truth whole, the case's choices, a family,
-    the same name or a synonym, another choice, a broader name, a fragment, a symptom), and
+    under ``paper`` a family too far above the truth to be its subtype, the same name or a
+    synonym, another choice, a broader name, a fragment, a symptom), and
     last :func:`_elsewhere`, each reading the facts the relate stage
     (:class:`.relate.Related`) works out. The truth in a secondary role never scores
     (:func:`_match`)."""
