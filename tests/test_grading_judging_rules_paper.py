@@ -7,9 +7,15 @@ textbook pairs of our own, not cases of the shared data.
 
 from __future__ import annotations
 
-import pytest
+import asyncio
+from typing import NoReturn
 
+import pytest
+from helpers import make_case
+
+from pytest_agentclinic.core.case import Case
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.pipeline import grade_answer
 from pytest_agentclinic.grading.judging.rules import SUBTYPE_LEVELS, decide
 from pytest_agentclinic.grading.reading.extract import extract
 from pytest_agentclinic.grading.terms.equivalence import judge
@@ -64,3 +70,23 @@ def test_the_subtype_bound_reads_the_truth_not_a_companion() -> None:
     assert PAPER.grade_frq("Sickle cell anemia", "sickle cell anemia").verdict == 1
     assert PAPER.grade_frq("Sickle cell anemia with splenomegaly",
                            "sickle cell anemia").verdict == 1
+
+
+class _NeverAsked:
+    """A moderator that fails the test when asked: the rules must be sure."""
+
+    model = "never-asked"
+    policy = "paper"
+
+    async def judge(self, case: Case, diagnosis: str, sample: int) -> NoReturn:
+        raise AssertionError(f"the moderator was asked about {diagnosis!r}")
+
+
+@pytest.mark.parametrize("protocol", ["DIAGNOSIS READY: Anemia", "Final Diagnosis: Anemia"])
+def test_a_run_under_paper_rejects_a_class_of_classes_without_asking_a_model(
+        protocol: str) -> None:
+    case = Case.model_validate({**make_case(1, diagnosis="Sickle cell anemia"), "dataset": "t"})
+    grade = asyncio.run(grade_answer(protocol, case, _NeverAsked(), 0,  # type: ignore[arg-type]
+                                     policy="paper"))
+    assert grade.category == "single" and not grade.verdict.correct
+    assert grade.verdict.decided_by == "offline" and "no subtype" in grade.verdict.reason
