@@ -176,6 +176,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if (bare and len(t) > 1 and covered(g, t, terms.is_word)
             and not keeps_head(g, truth, terms.is_word)):
         return Relation("related", f"{given!r} is a word of the truth's name, not its head")
+    if _full_of_short_form(given, g, t, link):
+        return Relation("same", f"{truth!r} is the usual short form of {given!r}: its eponym "
+                        "without the head word")
     words = _word_relation(g, t, terms)
     if (words is not None and words.kind == "same" and _slipped_words(g, t)
             and terms.known(g) and terms.known(t) and (link is None or link.kind == "sibling")):
@@ -289,6 +292,20 @@ def _names_a_disease(word: str, terms: Terminology) -> bool:
     ("sleep") or an agent ("Plasmodium", "serotonin") lacks the head word that made the
     name ("kidney disease", "serotonin syndrome")."""
     return terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES)
+
+
+def _full_of_short_form(given: str, g: Key, t: Key, link: Link | None) -> bool:
+    """Whether the truth is an eponym alone and ``given`` the name it is the usual short form
+    of, its one more word the head ("Wilms tumor" for "Wilms", "Bell's palsy" for "Bell",
+    "Barrett esophagus" for "Barrett's"): the head word says what kind of name it is, not
+    which disease, so the full name is no narrower than the short form. Not when the
+    terminology relates the two otherwise ("Crohn colitis" is a kind of Crohn disease)."""
+    if not (t < g and len(g - t) == 1 and t <= eponyms()):
+        return False
+    if link is not None and link.kind != "synonym":
+        return False
+    head = next((w for w in reversed(tokens(given)) if w in g), None)
+    return head is not None and head not in t
 
 
 def _without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:
