@@ -219,6 +219,20 @@ def pair_class(given: str, truth: str) -> str:
     return "other names (different words)"
 
 
+def why_missed(given: str, truth: str, held: Terminology) -> str:
+    """Why a pair is missed with its source left out: a name the other sources lack (no rule
+    over them can link it, whatever it reads), or both names known and the grader's relation
+    between them (the sources keep them apart, or a rule is missing)."""
+    given_known, truth_known = held.known(given), held.known(truth)
+    if not given_known and not truth_known:
+        return "neither name known to the other sources"
+    if not given_known:
+        return "the synonym unknown to the other sources"
+    if not truth_known:
+        return "the preferred name unknown to the other sources"
+    return f"both known, judged {judge(given, truth).relation}"
+
+
 def judge_pairs(pairs: list[tuple[str, str]], held: Terminology) -> list[bool]:
     """Whether each pair is found with ``held`` as the terminology."""
     with grading_with(held):
@@ -246,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     found_all = total_all = old_found = old_total = both_found = both_total = 0
     sib_full = sib_held = sib_total = 0
     classes: dict[str, list[int]] = {}
+    why: dict[str, int] = {}
     for source in SOURCES:
         synonyms = synonym_pairs(concepts, source)[:args.pairs]
         old = synonym_pairs(concepts, source, stated=False)[:args.pairs]
@@ -256,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         with grading_with(held):
             known = [held.known(a) and held.known(b) for a, b in synonyms]
             accepted_held = sum(same(a, b) for a, b in siblings)
+            for (given, truth), ok in zip(synonyms, found, strict=True):
+                if not ok:
+                    reason = why_missed(given, truth, held)
+                    why[reason] = why.get(reason, 0) + 1
         with grading_with(full):
             judged_same = [p for p in siblings if same(*p)]
         n = len(synonyms)
@@ -287,6 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     print("recall by class of pair (all sources):")
     for name, (hits, n) in sorted(classes.items(), key=lambda c: -c[1][1]):
         print(f"    {name}: {hits}/{n} = {hits / max(n, 1):.3f}")
+    print("why the misses are missed (all sources, with the source left out):")
+    for name, n in sorted(why.items(), key=lambda c: -c[1]):
+        print(f"    {name}: {n}")
     recall = found_all / max(total_all, 1)
     siblings_rate = sib_full / max(sib_total, 1)
     print(f"leave-one-source-out recall: {found_all}/{total_all} = {recall:.3f} "

@@ -30,7 +30,7 @@ from ..wording import (
     two_names,
 )
 from .concepts import Link, Terminology, default_terminology
-from .readings import cores, eponyms, given_names, possessive, spelled_out
+from .readings import binomial, cores, eponyms, given_names, possessive, spelled_out
 
 __all__ = ["Equivalence", "Relation", "RelationKind", "compare", "judge", "truth_forms"]
 
@@ -247,7 +247,13 @@ def _synonym(link: Link, terms: Terminology) -> Relation:
 def _spelled(given: str, truth: str, terms: Terminology) -> Relation | None:
     """The relation with an abbreviation of one name read as the other's words ("EBS" of
     "EBS-Dowling Meara" beside "epidermolysis bullosa simplex"), when the terminology knows
-    the name so written (:func:`.readings.spelled_out`)."""
+    the name so written (:func:`.readings.spelled_out`), or a genus written as its initial
+    read as the other name spells it out ("H. pylori", :func:`.readings.binomial`)."""
+    for name, other, swapped in ((given, truth, False), (truth, given, True)):
+        genus = binomial(name, other)
+        if genus is not None:
+            found = compare(*((given, genus) if swapped else (genus, truth)))
+            return replace(found, reason=f"{name!r} read as {genus!r}: {found.reason}")
     written = spelled_out(truth, given, terms)
     if written is not None:
         found = compare(given, written)
