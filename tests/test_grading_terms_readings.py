@@ -128,6 +128,8 @@ def test_a_genus_written_as_its_initial_is_the_genus_the_other_name_spells_out(
     # the initial of another genus, or another species of it
     ("S. aureus pneumonia", "Streptococcus pneumoniae pneumonia"),
     ("E. faecalis endocarditis", "Escherichia coli endocarditis"),
+    # a letter before a class word, and an acronym of that initial: no binomial
+    ("C syndrome", "CHIME syndrome"),
 ])
 def test_a_genus_initial_is_no_other_organism(given: str, truth: str) -> None:
     assert not judge(given, truth).correct

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ...core.lexicon import AMBIGUOUS
 from ...core.text import bounded_cache
-from ..terminology import ABBREVIATIONS_FILE, Key, compact, content, key, tokens
+from ..terminology import ABBREVIATIONS_FILE, GENERIC, Key, compact, content, key, tokens
 from ..terminology_table import DATA_FILE, read_table
 from .concepts import Terminology, default_terminology
 
@@ -89,7 +89,11 @@ def binomial(name: str, other: str) -> str | None:
     written, changed = name, False
     for match in _GENUS_INITIAL.finditer(name):
         initial, species = match.groups()
-        full = re.search(rf"\b({initial}[a-z]{{2,}})\s+{species}\b", other, re.I)
+        if species in GENERIC:
+            continue  # a letter naming a type ("C syndrome"), not a genus
+        # the genus as a word, capitalised or not, never an acronym ("CHIME")
+        genus = rf"\b([{initial}{initial.lower()}][a-z]{{2,}})\s+{species}\b"
+        full = re.search(genus, other)
         if full is not None:
             written = written.replace(match.group(0), f"{full.group(1)} {species}", 1)
             changed = True
