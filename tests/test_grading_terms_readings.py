@@ -133,3 +133,10 @@ def test_a_genus_written_as_its_initial_is_the_genus_the_other_name_spells_out(
 ])
 def test_a_genus_initial_is_no_other_organism(given: str, truth: str) -> None:
     assert not judge(given, truth).correct
+
+
+def test_a_genus_initial_is_not_read_as_the_disease_named_after_the_genus() -> None:
+    from pytest_agentclinic.grading.terms.readings import binomial
+    assert binomial("E. chaffeensis", "Ehrlichiosis chaffeensis") is None
+    assert binomial("E. chaffeensis", "Ehrlichia chaffeensis infection") == (
+        "Ehrlichia chaffeensis")

@@ -180,6 +180,9 @@ def test_the_full_name_of_a_short_form_truth_is_the_same_name(given: str, truth:
     ("Hodgkin lymphoma, nodular sclerosis", "Hodgkin"),
     # the terminology places the full name below the short form's disease
     ("Crohn colitis", "Crohn"),
+    # the truth has its head: no short form; the word added is not the answer's head
+    ("Nicolau pustular syndrome", "Nicolau syndrome"),
+    ("Wilms tumor of the kidney", "Wilms"),
 ])
 def test_a_name_that_adds_more_than_the_head_of_a_short_form_truth_is_not_the_same(
         given: str, truth: str) -> None:

@@ -176,7 +176,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if (bare and len(t) > 1 and covered(g, t, terms.is_word)
             and not keeps_head(g, truth, terms.is_word)):
         return Relation("related", f"{given!r} is a word of the truth's name, not its head")
-    if _full_of_short_form(given, g, t, link):
+    if _full_of_short_form(given, truth, g, t, link):
         return Relation("same", f"{truth!r} is the usual short form of {given!r}: its eponym "
                         "without the head word")
     words = _word_relation(g, t, terms)
@@ -300,7 +300,7 @@ def _names_a_disease(word: str, terms: Terminology) -> bool:
     return terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES)
 
 
-def _full_of_short_form(given: str, g: Key, t: Key, link: Link | None) -> bool:
+def _full_of_short_form(given: str, truth: str, g: Key, t: Key, link: Link | None) -> bool:
     """Whether the truth is an eponym alone and ``given`` the name it is the usual short form
     of, its one more word the head ("Wilms tumor" for "Wilms", "Bell's palsy" for "Bell",
     "Barrett esophagus" for "Barrett's"): the head word says what kind of name it is, not
@@ -310,8 +310,10 @@ def _full_of_short_form(given: str, g: Key, t: Key, link: Link | None) -> bool:
         return False
     if link is not None and link.kind != "synonym":
         return False
-    head = next((w for w in reversed(tokens(given)) if w in g), None)
-    return head is not None and head not in t
+    # The truth written as the eponym alone ("Nicolau syndrome" is no short form), and the
+    # word the answer adds its last ("Lafora body disorder" adds no head).
+    written, full = tokens(truth), tokens(given)
+    return set(written) <= t and bool(full) and full[-1] in g - t
 
 
 def _without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:

@@ -34,7 +34,16 @@ from pathlib import Path
 
 from ...core.lexicon import AMBIGUOUS
 from ...core.text import bounded_cache
-from ..terminology import ABBREVIATIONS_FILE, GENERIC, Key, compact, content, key, tokens
+from ..terminology import (
+    ABBREVIATIONS_FILE,
+    CONDITION_SUFFIXES,
+    GENERIC,
+    Key,
+    compact,
+    content,
+    key,
+    tokens,
+)
 from ..terminology_table import DATA_FILE, read_table
 from .concepts import Terminology, default_terminology
 
@@ -94,7 +103,8 @@ def binomial(name: str, other: str) -> str | None:
         # the genus as a word, capitalised or not, never an acronym ("CHIME")
         genus = rf"\b([{initial}{initial.lower()}][a-z]{{2,}})\s+{species}\b"
         full = re.search(genus, other)
-        if full is not None:
+        # a genus, not the disease named after it ("Ehrlichiosis chaffeensis")
+        if full is not None and not full.group(1).lower().endswith(CONDITION_SUFFIXES):
             written = written.replace(match.group(0), f"{full.group(1)} {species}", 1)
             changed = True
     return written if changed else None
