@@ -106,7 +106,8 @@ class TreePeak(threading.Thread):
             self.peak_kb = max(self.peak_kb, sum(_rss_kb(p) for p in _tree(self.pid)))
 
 
-def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float) -> None:
+def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
+        probe: str | None = None) -> None:
     (work / "cases.yaml").write_text(yaml.safe_dump(
         {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
     server = Server(delay=delay, k=k, rpm=rpm)
@@ -116,6 +117,15 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float) -> N
     args = [*pytest_, f"-n{workers}", *agent, "--agent-run-name=tenk"]
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured as installed (see benchlib._env)
+    probe_dir = work / "end-probe"
+    if probe is not None:  # time stamps of the end phase in every process (end_probe.py)
+        probe_dir.mkdir()
+        args += ["-p", "end_probe"]
+        env.update(END_PROBE_DIR=str(probe_dir), END_PROBE_STEPS=END_STEPS,
+                   PYTHONPATH=os.pathsep.join([str(Path(__file__).parent),
+                                               *filter(None, [env.get("PYTHONPATH")])]))
+        if probe == "profile":
+            env["END_PROBE_PROFILE"] = "1"
     try:
         started_wall, started_mono = time.time(), time.monotonic()
         process = subprocess.Popen(args, cwd=work, env=env, stdout=subprocess.DEVNULL)
@@ -133,6 +143,9 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float) -> N
     report(work / "reports" / "tenk", stats, (started_wall, started_mono, ended_mono),
            (n, k, rpm, workers), peak.peak_kb / 1024,
            (usage.ru_utime + usage.ru_stime, start_up), status)
+    if probe is not None:
+        last = max((b for _a, b in stats["served"]), default=ended_mono)
+        print_end_probe(probe_dir, last, ended_mono)
 
 
 def report(run_dir: Path, stats: dict[str, Any], clock: tuple[float, float, float],
@@ -301,6 +314,35 @@ def _end_phase(run_dir: Path, offset: float, last_answer: float,
             f"report.html written {reports}")
 
 
+#: The steps of the controller's end phase that ``--probe`` times.
+END_STEPS = ",".join([
+    "pytest_agentclinic.plugin.reports:FinalReports._judge",
+    "pytest_agentclinic.plugin.reports:FinalReports._write",
+    "pytest_agentclinic.runs.results:merge_results",
+    "pytest_agentclinic.report.rundir:write_reports_text",
+    "pytest_agentclinic.report.rundir:write_html",
+    "pytest_agentclinic.plugin.reports:FinalReports.print_summary",
+])
+
+
+def print_end_probe(folder: Path, last_answer: float, ended: float) -> None:
+    """Each process's end phase, in seconds after the server's last answer (``--probe``)."""
+    rows: dict[str, list[str]] = {}
+    for path in sorted(folder.glob("*.tsv")):
+        for line in path.read_text().splitlines():
+            proc, event, at, *took = line.split("\t")
+            text = f"{event} +{float(at) - last_answer:.2f}" + (
+                f" ({float(took[0]):.2f} s)" if took else "")
+            rows.setdefault(proc, []).append(text)
+    print(f"  end phase by process (s after the last answer; exit +{ended - last_answer:.2f}):")
+    for proc in sorted(rows, key=lambda p: (p != "controller", len(p), p)):
+        print(f"    {proc}: " + ", ".join(rows[proc]))
+    profile = folder / "controller.prof"
+    if profile.exists():
+        import pstats
+        pstats.Stats(str(profile)).sort_stats("cumulative").print_stats(40)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -314,11 +356,15 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=4_000,
                         help="cases of the collect and report parts")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
+    parser.add_argument("--probe", choices=("times", "profile"),
+                        help="the run part: time stamps of each process's end phase "
+                             "(benchmarks/end_probe.py); 'profile' adds a profile of the "
+                             "controller from its session's finish to its exit")
     opts = parser.parse_args()
     parts = opts.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:
         if "run" in parts:
-            run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay)
+            run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay, opts.probe)
         if "collect" in parts:
             collection(Path(tmp), opts.distinct, opts.rounds)
         if "report" in parts:
