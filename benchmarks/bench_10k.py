@@ -337,10 +337,12 @@ def print_end_probe(folder: Path, last_answer: float, ended: float) -> None:
     print(f"  end phase by process (s after the last answer; exit +{ended - last_answer:.2f}):")
     for proc in sorted(rows, key=lambda p: (p != "controller", len(p), p)):
         print(f"    {proc}: " + ", ".join(rows[proc]))
-    profile = folder / "controller.prof"
-    if profile.exists():
-        import pstats
-        pstats.Stats(str(profile)).sort_stats("cumulative").print_stats(40)
+    import pstats
+
+    for profile in sorted(folder.glob("*.prof"), key=lambda p: p.name != "controller.prof"):
+        print(f"  {profile.stem}, from its session's finish to its exit:")
+        pstats.Stats(str(profile)).sort_stats("cumulative").print_stats(
+            40 if profile.stem == "controller" else 15)
 
 
 def main() -> None:
@@ -358,8 +360,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
     parser.add_argument("--probe", choices=("times", "profile"),
                         help="the run part: time stamps of each process's end phase "
-                             "(benchmarks/end_probe.py); 'profile' adds a profile of the "
-                             "controller from its session's finish to its exit")
+                             "(benchmarks/end_probe.py); 'profile' adds a profile of each "
+                             "process from its session's finish to its exit")
     opts = parser.parse_args()
     parts = opts.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:

@@ -1,6 +1,6 @@
 """End-phase probe: time stamps (CLOCK_MONOTONIC, comparable across processes) of each
 process's last item, session finish, unconfigure and exit, and of named steps of the final
-reports; optionally a profile of the controller from its session finish on."""
+reports; optionally a profile of each process from its session's finish to its exit."""
 import atexit
 import functools
 import importlib
@@ -26,7 +26,7 @@ def _dump() -> None:
     _mark("atexit")
     if _prof[0] is not None:
         _prof[0].disable()
-        _prof[0].dump_stats(os.path.join(OUT, "controller.prof"))
+        _prof[0].dump_stats(os.path.join(OUT, f"{_name}.prof"))
     with open(os.path.join(OUT, f"{_name}.tsv"), "a") as fh:
         fh.write("\n".join(_lines) + "\n")
 
@@ -76,7 +76,7 @@ def pytest_testnodedown(node, error):
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_sessionfinish(session):
     _mark("sessionfinish_begin")
-    if _name == "controller" and os.environ.get("END_PROBE_PROFILE"):
+    if os.environ.get("END_PROBE_PROFILE"):
         import cProfile
         _prof[0] = cProfile.Profile()
         _prof[0].enable()

@@ -70,6 +70,6 @@ def test_a_record_is_dumped_and_redacted_once_per_item(pytester: pytest.Pytester
     # The one text is every copy: the line of results.jsonl is the JUnit property.
     run_dir = pytester.path / "reports" / "once"
     lines = (run_dir / "results.jsonl").read_text().splitlines()
-    properties = [p.get("value") for p in ET.parse(pytester.path / "junit.xml").iter("property")
+    properties = [p.get("value", "") for p in ET.parse(pytester.path / "junit.xml").iter("property")
                   if p.get("name") == "agentclinic_result"]
     assert sorted(lines) == sorted(properties) and len(lines) == 3

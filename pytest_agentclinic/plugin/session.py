@@ -27,6 +27,7 @@ from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.served import redact_url
 from ..protocols.base import Protocol, RunOptions
 from ..report import rundir
+from ..runs.merging import RunningMerge
 from .collect import ERROR_NODE, EncounterItem, bad_records_in
 from .executor import FATAL_PREFIX, EncounterExecutor
 from .interrupts import say
@@ -63,7 +64,8 @@ class AgentClinicSession:
                                           self.recorder)
         if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
             self.caller.warm(llm_models(settings))
-        self.reports = FinalReports(config, settings, self.run_dir)
+        self.reports = FinalReports(config, settings, self.run_dir,
+                                    RunningMerge(self.recorder.results))
         self.started = False
         self._fatal_shown = False
         #: Held by the process that owns the run directory (the controller under xdist).
@@ -151,6 +153,7 @@ class AgentClinicSession:
         # copy each report carries is the live report's (JUnit, the controller's view).
         if self.is_worker:
             return
+        self.reports.received(report)
         if report.failed and FATAL_PREFIX in str(report.longrepr):
             # Under xdist every worker meets the fatal error once: show it once.
             if self._fatal_shown:
