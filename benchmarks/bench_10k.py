@@ -124,8 +124,8 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
         env.update(END_PROBE_DIR=str(probe_dir), END_PROBE_STEPS=END_STEPS,
                    PYTHONPATH=os.pathsep.join([str(Path(__file__).parent),
                                                *filter(None, [env.get("PYTHONPATH")])]))
-        if probe == "profile":
-            env["END_PROBE_PROFILE"] = "1"
+        if probe in ("profile", "profile-all"):
+            env["END_PROBE_PROFILE"] = "end" if probe == "profile" else "all"
     try:
         started_wall, started_mono = time.time(), time.monotonic()
         process = subprocess.Popen(args, cwd=work, env=env, stdout=subprocess.DEVNULL)
@@ -331,6 +331,9 @@ def print_end_probe(folder: Path, last_answer: float, ended: float) -> None:
     for path in sorted(folder.glob("*.tsv")):
         for line in path.read_text().splitlines():
             proc, event, at, *took = line.split("\t")
+            if event == "cpu":  # the process's CPU time, all told
+                rows.setdefault(proc, []).append(f"CPU {float(took[0]):.2f} s")
+                continue
             text = f"{event} +{float(at) - last_answer:.2f}" + (
                 f" ({float(took[0]):.2f} s)" if took else "")
             rows.setdefault(proc, []).append(text)
@@ -358,10 +361,11 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=4_000,
                         help="cases of the collect and report parts")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
-    parser.add_argument("--probe", choices=("times", "profile"),
+    parser.add_argument("--probe", choices=("times", "profile", "profile-all"),
                         help="the run part: time stamps of each process's end phase "
                              "(benchmarks/end_probe.py); 'profile' adds a profile of each "
-                             "process from its session's finish to its exit")
+                             "process from its session's finish to its exit; 'profile-all' of the whole "
+                             "run (CPU time, every thread)")
     opts = parser.parse_args()
     parts = opts.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:

@@ -24,9 +24,15 @@ def _mark(event: str, t: float | None = None) -> None:
 def _dump() -> None:
     _mark("last_item", _last_item[0])
     _mark("atexit")
+    _lines.append(f"{_name}\tcpu\t{time.monotonic():.4f}\t{time.process_time():.4f}")
     if _prof[0] is not None:
+        import pstats
         _prof[0].disable()
-        _prof[0].dump_stats(os.path.join(OUT, f"{_name}.prof"))
+        stats = pstats.Stats(_prof[0])
+        for profile in _threads:
+            profile.disable()
+            stats.add(profile)
+        stats.dump_stats(os.path.join(OUT, f"{_name}.prof"))
     with open(os.path.join(OUT, f"{_name}.tsv"), "a") as fh:
         fh.write("\n".join(_lines) + "\n")
 
@@ -50,8 +56,36 @@ def _wrap(spec: str) -> None:
     setattr(owner, attr, timed)
 
 
+def _profile_threads() -> None:
+    """Each thread started from now on has its own profile of its CPU time, added to the
+    process's (the runner's event loop makes the model calls)."""
+    import cProfile
+    import threading
+
+    run = threading.Thread.run
+
+    def profiled(self):
+        profile = cProfile.Profile(time.thread_time)
+        _threads.append(profile)
+        profile.enable()
+        try:
+            run(self)
+        finally:
+            profile.disable()
+
+    threading.Thread.run = profiled
+
+
+_threads: list = []
+
+
 def pytest_configure(config):
     global _name
+    if os.environ.get("END_PROBE_PROFILE") == "all":  # the whole run, not only its end
+        import cProfile
+        _prof[0] = cProfile.Profile(time.thread_time)
+        _prof[0].enable()
+        _profile_threads()
     if hasattr(config, "workerinput"):
         _name = config.workerinput["workerid"]
     else:
@@ -76,7 +110,7 @@ def pytest_testnodedown(node, error):
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_sessionfinish(session):
     _mark("sessionfinish_begin")
-    if os.environ.get("END_PROBE_PROFILE"):
+    if os.environ.get("END_PROBE_PROFILE") == "end":
         import cProfile
         _prof[0] = cProfile.Profile()
         _prof[0].enable()
