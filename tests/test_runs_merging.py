@@ -134,3 +134,36 @@ def test_one_process_sorts_the_lines_its_recorder_wrote(tmp_path: Path) -> None:
         merge.add(f"c.yaml::t-{i:02d}", text)
     assert [r.case_id for r in merge.finish()] == ["t-01", "t-02"]
     assert _nodeids(tmp_path) == ["c.yaml::t-01", "c.yaml::t-02"]
+
+
+#: Records, in every process, how many objects the heap held frozen once the session had
+#: finished, and once every plugin had unconfigured (pytest's last garbage collection runs
+#: in its own pytest_unconfigure).
+FREEZE_COUNTS = """
+import gc, json
+import pytest
+
+seen = {}
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_sessionfinish(session):
+    yield
+    seen["finished"] = gc.get_freeze_count()
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    seen["unconfigured"] = gc.get_freeze_count()
+    name = getattr(config, "workerinput", {}).get("workerid", "main")
+    with open(f"freeze-{name}.json", "w") as fh:
+        json.dump(seen, fh)
+"""
+
+
+def test_the_heap_is_frozen_before_pytests_last_garbage_collection(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    pytester.makeconftest(FREEZE_COUNTS)
+    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=f",
+                       *xdist).assert_outcomes(passed=3)
+    seen = [json.loads(p.read_text()) for p in pytester.path.glob("freeze-*.json")]
+    assert seen and all(s["unconfigured"] > s["finished"] for s in seen)
