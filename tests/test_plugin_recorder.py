@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from helpers import make_case, write_yaml_cases
@@ -73,3 +74,39 @@ def test_a_record_is_dumped_and_redacted_once_per_item(pytester: pytest.Pytester
     properties = [p.get("value", "") for p in ET.parse(pytester.path / "junit.xml").iter("property")
                   if p.get("name") == "agentclinic_result"]
     assert sorted(lines) == sorted(properties) and len(lines) == 3
+
+
+def test_a_transcript_costs_no_path_walk_per_item(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The case file is resolved and the transcripts folder made once, not per item (each
+    a few system calls); the names are as before: a hash of the resolved file and the id."""
+    import hashlib
+    import os
+
+    from pytest_agentclinic.core.transcript import Transcript
+    from pytest_agentclinic.runs import transcripts
+
+    calls = {"resolve": 0, "makedirs": 0}
+    resolve, makedirs = Path.resolve, os.makedirs
+
+    def counting_resolve(self: Path, strict: bool = False) -> Path:
+        calls["resolve"] += 1
+        return resolve(self, strict)
+
+    def counting_makedirs(name: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        calls["makedirs"] += 1
+        makedirs(name, mode, exist_ok)
+
+    monkeypatch.setattr(Path, "resolve", counting_resolve)
+    (tmp_path / "run").mkdir()
+    monkeypatch.setattr(os, "makedirs", counting_makedirs)
+    case_file = tmp_path / "cases" / "derm.yaml"
+    t = Transcript(protocol="agentclinic", case_id="c-1", dataset="d", specialty="Derm",
+                   models={"doctor": "offline"}, sample=0, turn_budget=4)
+    paths = [transcripts.write_transcript(tmp_path / "run", case_file, f"derm.yaml::c-{i}", t)
+             for i in range(3)]
+    assert calls == {"resolve": 1, "makedirs": 1}
+    digest = hashlib.sha256(f"{case_file.resolve()}\0derm.yaml::c-2".encode()).hexdigest()[:10]
+    assert paths[2] == os.path.join(tmp_path / "run", "transcripts",
+                                    f"derm__c-2-{digest}.json")
+    assert all(Path(p).is_file() for p in paths)
