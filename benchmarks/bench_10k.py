@@ -322,6 +322,7 @@ END_STEPS = ",".join([
     "pytest_agentclinic.report.rundir:write_reports_text",
     "pytest_agentclinic.report.rundir:write_html",
     "pytest_agentclinic.plugin.reports:FinalReports.print_summary",
+    "xdist.workermanage:NodeManager.teardown_nodes",
 ])
 
 
@@ -340,6 +341,10 @@ def print_end_probe(folder: Path, last_answer: float, ended: float) -> None:
     print(f"  end phase by process (s after the last answer; exit +{ended - last_answer:.2f}):")
     for proc in sorted(rows, key=lambda p: (p != "controller", len(p), p)):
         print(f"    {proc}: " + ", ".join(rows[proc]))
+    stacks = folder / "controller.stacks"
+    if stacks.exists() and stacks.stat().st_size:
+        print("  the controller's threads, every 3 s while its session finished:")
+        print(stacks.read_text()[-6000:])
     import pstats
 
     for profile in sorted(folder.glob("*.prof"), key=lambda p: p.name != "controller.prof"):
@@ -364,8 +369,8 @@ def main() -> None:
     parser.add_argument("--probe", choices=("times", "profile", "profile-all"),
                         help="the run part: time stamps of each process's end phase "
                              "(benchmarks/end_probe.py); 'profile' adds a profile of each "
-                             "process from its session's finish to its exit; 'profile-all' of the whole "
-                             "run (CPU time, every thread)")
+                             "process from its session's finish to its exit; 'profile-all' "
+                             "of the whole run (CPU time, every thread)")
     opts = parser.parse_args()
     parts = opts.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:

@@ -107,14 +107,24 @@ def pytest_testnodedown(node, error):
     _mark(f"nodedown {node.gateway.id}")
 
 
+_stacks = []
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_sessionfinish(session):
     _mark("sessionfinish_begin")
+    if _name == "controller":  # where a stalled end phase waits: every thread's stack
+        import faulthandler
+        _stacks.append(open(os.path.join(OUT, "controller.stacks"), "w"))  # noqa: SIM115
+        faulthandler.dump_traceback_later(3.0, repeat=True, file=_stacks[0])
     if os.environ.get("END_PROBE_PROFILE") == "end":
         import cProfile
         _prof[0] = cProfile.Profile()
         _prof[0].enable()
     yield
+    if _stacks:
+        import faulthandler
+        faulthandler.cancel_dump_traceback_later()
     _mark("sessionfinish_end")
 
 
