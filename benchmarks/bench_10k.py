@@ -11,7 +11,8 @@ Printed, all measured in this one run:
   (every call at the limit after the bucket's first second, plus one reply);
 * first request: from the process's start to the server's first request;
 * first verdict: from the start to the first encounter's end;
-* end phase: from the server's last answer to the process's exit (final reports, workers);
+* end phase: from the server's last answer to the process's exit (final reports, workers;
+  pytest is given a temporary folder of its own, ``--basetemp``: see ``run``);
 * peak memory of the process tree (pytest and its workers, RSS summed, sampled every 0.1 s);
 * page sizes: report.html and its transcripts' directory, per item;
 * CPU per call with the cache on (a fresh cache directory): the process tree's CPU over the
@@ -114,7 +115,12 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     pytest_ = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "cases.yaml"]
     agent = ["--agent-doctor=openai/bench", f"--agent-api-base={server.url}",
              "--agent-cache-dir=cache", f"--agent-rpm={rpm:g}"]
-    args = [*pytest_, f"-n{workers}", *agent, "--agent-run-name=tenk"]
+    # A temporary folder of pytest's own: at the end of a session that made one (xdist makes
+    # one for its workers), pytest deletes the oldest numbered folders of
+    # /tmp/pytest-of-USER, which every pytest run of the machine shares; other runs' large
+    # ones took 0.7-97 s of the end phase on a shared machine, none of it this plugin's.
+    args = [*pytest_, f"-n{workers}", *agent, "--agent-run-name=tenk",
+            f"--basetemp={work / 'basetemp'}"]
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured as installed (see benchlib._env)
     probe_dir = work / "end-probe"
