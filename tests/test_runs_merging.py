@@ -167,3 +167,37 @@ def test_the_heap_is_frozen_before_pytests_last_garbage_collection(
                        *xdist).assert_outcomes(passed=3)
     seen = [json.loads(p.read_text()) for p in pytester.path.glob("freeze-*.json")]
     assert seen and all(s["unconfigured"] > s["finished"] for s in seen)
+
+
+#: Counts, in the run's owner, the calls of the reports' warm-up and what they were given.
+COUNT_WARM_UPS = """
+import json
+import pytest
+import pytest_agentclinic.plugin.reports as reports
+
+calls = []
+warm = reports.warm_reports
+
+def counting(record):
+    calls.append(record.nodeid)
+    warm(record)
+
+reports.warm_reports = counting
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_sessionfinish(session):
+    yield
+    if not hasattr(session.config, "workerinput"):
+        with open("warm-ups.json", "w") as fh:
+            json.dump(calls, fh)
+"""
+
+
+def test_the_reports_code_is_warmed_once_while_the_encounters_play(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    pytester.makeconftest(COUNT_WARM_UPS)
+    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=w",
+                       *xdist).assert_outcomes(passed=3)
+    calls = json.loads((pytester.path / "warm-ups.json").read_text())
+    assert len(calls) == 1 and calls[0] in _nodeids(pytester.path / "reports" / "w")
