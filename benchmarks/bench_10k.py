@@ -1,6 +1,7 @@
 """Ten thousand encounters, from the first request to the last page.
 
     python benchmarks/bench_10k.py [--cases 10000] [--rpm 3000] [--workers 8] [--k 2]
+                                   [--probe times|profile|profile-all]
 
 One pytest run of N distinct cases (each an encounter of exactly k doctor calls, the patient
 offline) with ``-n WORKERS`` against the project's fake OpenAI server in its own process,
@@ -18,6 +19,12 @@ Printed, all measured in this one run:
 * CPU per call with the cache on (a fresh cache directory): the process tree's CPU over the
   calls served, and beyond start-up (the tree's CPU less a ``--collect-only`` run's per
   process).
+
+``--probe times`` adds each process's end in time stamps after the last answer (its last
+item, session finish, unconfigure, exit, its CPU; the controller's merge, xdist's teardown,
+the reports; benchmarks/end_probe.py, loaded with ``-p``), and the controller's threads
+every 3 s while its session finishes (a stalled end shows where); ``profile`` adds a CPU
+profile of each process from its session's finish, ``profile-all`` of the whole run.
 
 The issue's goals (10,000 cases, quiet machine): wall <= 1.05x the floor, first request
 <= 2 s, end phase <= 2 s, peak memory <= 600 MB. On a shared, loaded machine, use smaller
