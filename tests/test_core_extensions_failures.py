@@ -122,3 +122,20 @@ def test_a_broken_case_format_is_a_usage_error_where_its_file_is_named(
     assert "distribution ward-format" in used.stderr
     run = pytest_run(repo, site, "tests")
     assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout + run.stderr
+
+
+def test_a_broken_case_format_is_one_warning_of_the_summary_in_every_worker_mode(
+        tmp_path: Path, xdist: list[str]) -> None:
+    """Found while pytest configures (the named paths are checked against the case
+    formats): a config-time warning of the warnings summary, told once by the run's owner,
+    not a line on stderr from each process (the controller and every xdist worker)."""
+    site = tmp_path / "site"
+    install(site, "ward-format", "raise ImportError('no module named pandas')\n",
+            {"pytest_agentclinic.case_formats": {"ward": "ward_format:read"}})
+    write_yaml_cases(tmp_path / "cases.yaml", [make_case(1), make_case(2)])
+    run = pytest_run(tmp_path, site, "cases.yaml", "-rN", *xdist)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "ward-format" not in run.stderr, run.stderr
+    shown = [line for line in run.stdout.splitlines() if "distribution ward-format" in line]
+    assert len(shown) == 1 and "PytestConfigWarning" in shown[0], run.stdout
+    assert run.stdout.index("warnings summary") < run.stdout.index(shown[0])

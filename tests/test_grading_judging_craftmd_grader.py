@@ -17,12 +17,16 @@ from pytest_agentclinic.grading.reading.extract import extract
 from pytest_agentclinic.grading.reading.mcq import choose
 from pytest_agentclinic.grading.terms.readings import given_names
 from tools.craftmd_eval import (
+    CASES,
     EXPERIMENTS,
     KINDS,
     PAPER_MCQ,
+    RECORDED,
     Report,
     disagreement_kind,
-    evaluate_shared,
+    evaluate,
+    load_cases,
+    load_recorded,
     pooled,
 )
 
@@ -303,31 +307,50 @@ def test_grade_command_names_a_bad_line(tmp_path: Path,
 
 #: Acceptance floors from the issue, pooled over both models' free-response answers.
 AGREEMENT_FLOOR, KAPPA_FLOOR = 0.95, 0.85
-#: What the grader reaches today (benchmarks/bench_grader.py), kept as regression floors.
-#: Issue 21 lowered them (0.925/0.817 and 0.931/0.795 before): the reference accepts the
+#: What the grader reaches today (benchmarks/bench_grader.py), kept as regression floors:
+#: here on the held-out half of the cases the suite grades (:func:`held_out`: GPT-4 0.907 /
+#: 0.768, GPT-3.5 0.930 / 0.788 on 19,772 and 19,754 answers). On all the answers, which the
+#: benchmark grades, the same margins give 0.906/0.765 and 0.927/0.778. Issue 21 lowered
+#: them (0.925/0.817 and 0.931/0.795 on all the answers before): the reference accepts the
 #: truth named beside another disease, narrower answers and families, which the experts'
-#: rule and the main-diagnosis rule score 0 (the benchmark's anatomy counts each).
-#: Then 0.911/0.776 for GPT-4: a sibling or an unknown name with another disease's head in
+#: rule and the main-diagnosis rule score 0 (the benchmark's anatomy counts each). Then
+#: 0.911/0.776 for GPT-4: a sibling or an unknown name with another disease's head in
 #: brackets after the main diagnosis is a second diagnosis ("T (W)").
-REGRESSION = {"gpt4": (0.906, 0.765), "gpt3": (0.927, 0.778)}
-#: The tests of the agreement share one grading of both recorded runs (~45 s of CPU): under
+REGRESSION = {"gpt4": (0.901, 0.755), "gpt3": (0.926, 0.778)}
+#: The tests of the agreement share one grading of both recorded runs (~24 s of CPU): under
 #: ``--dist loadgroup`` they run on one worker, which grades them once, not one per worker.
 AGREEMENT = pytest.mark.xdist_group("craftmd_agreement")
 
 
+def held_out(case_id: str) -> bool:
+    """Fold B of the benchmark's two folds of the cases (``bench_grader.fold``: the parity
+    of half the case number): the fold no rule was studied on, as a rule that raises fold A
+    and not B is a fit to cases."""
+    return (int(case_id.rsplit("_", 1)[1]) // 2) % 2 == 1
+
+
 @pytest.fixture(scope="session")
 def reports() -> dict[str, Report]:
-    """Both recorded runs graded once per session."""
-    if not (SHARED / "craftmd" / "recorded_gpt4_1106.jsonl.gz").exists():
-        pytest.skip(f"CRAFT-MD recorded runs not found under {SHARED / 'craftmd'}")
-    return evaluate_shared(SHARED)
+    """Both recorded runs graded once per session: every multiple-choice answer (Table 1 is
+    reproduced on all of them; 3 s), and the free-response answers of the held-out half of
+    the cases (:func:`held_out`, ~20,000 a model; all 80,101 took 45 s of CPU, the suite's
+    longest fixture). The benchmark grades them all; here a regression of the grader shows
+    on the held-out half, against that half's floors."""
+    folder = SHARED / "craftmd"
+    if not (folder / RECORDED["gpt4"]).exists():
+        pytest.skip(f"CRAFT-MD recorded runs not found under {folder}")
+    cases = load_cases(folder / CASES)
+    return {model: evaluate(model, [line for line in load_recorded(folder / name)
+                                    if line["format"] == "mcq" or held_out(line["case_id"])],
+                            cases)
+            for model, name in RECORDED.items()}
 
 
 @AGREEMENT
 @pytest.mark.parametrize("model", ["gpt4", "gpt3"])
 def test_agreement_does_not_regress(reports: dict[str, Report], model: str) -> None:
     agreement, kappa = REGRESSION[model]
-    assert reports[model].frq.n > 40_000
+    assert reports[model].frq.n > 19_000  # half of each run's ~40,000
     assert reports[model].frq.rate >= agreement
     assert reports[model].frq.kappa >= kappa
 

@@ -308,6 +308,66 @@ def test_a_run_whose_server_dies_warns_falls_back_and_keeps_every_record(
                                  "paces at its 1/* share*"])
 
 
+#: A conftest that kills the limits server before the first item, then has the encounters'
+#: thread meet the outage while no item's phase runs (as when an xdist worker waits for more
+#: items while the encounters it queued play, or between two items).
+OUTAGE_BETWEEN_ITEMS = """
+import contextlib, os, signal
+import pytest
+from pytest_agentclinic.llm.shared_limits import ServerLost
+from pytest_agentclinic.plugin.state import session_of
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session):
+    state = session_of(session.config)
+    if state.is_worker or not session.config.pluginmanager.hasplugin("dsession"):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(os.environ["AGENTCLINIC_TEST_VALKEY_PID"]), signal.SIGKILL)
+        server = state.caller.pacing.server
+
+        async def meet_the_outage():
+            with contextlib.suppress(ServerLost):
+                await server.run("reserve", "agentclinic:test", [1.0, 0, 0, 0, 1000, 0])
+
+        state.executor.runner.submit("outage", meet_the_outage).result(30)
+        state.executor.runner.forget("outage")
+    return (yield)
+"""
+
+
+def test_an_outage_between_items_is_in_the_warnings_summary_once_per_process(
+        pytester: pytest.Pytester, valkey: ValkeyProcess, xdist: list[str],
+        monkeypatch: pytest.MonkeyPatch, warm_litellm: None) -> None:
+    """The server lost on the encounters' thread while no item runs (an xdist worker waiting
+    for items, the gap between two): the warning is in the run's warnings summary, once per
+    process that met it, and in summary.json's events; never only on a worker's stderr."""
+    assert valkey.process is not None
+    monkeypatch.setenv("AGENTCLINIC_TEST_VALKEY_PID", str(valkey.process.pid))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-key")
+    pytester.makeconftest(OUTAGE_BETWEEN_ITEMS)
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 5)])
+    with FakeOpenAIServer(_diagnose) as server:
+        result = pytester.runpytest("c.yaml", "--agent-rpm=1200", "--agent-run-name=out",
+                                    f"--agent-limits-url={valkey.url}",
+                                    *llm_args(server, ("doctor",)), *xdist)
+    assert result.ret in (0, 1), result.stdout.str()
+    assert server.refused == 0 and server.calls == 8
+    workers = ["gw0", "gw1"] if "2" in xdist else []
+    shown = [line for line in result.stdout.lines if "is unreachable" in line]
+    assert len(shown) == max(1, len(workers)), result.stdout.str()
+    result.stdout.fnmatch_lines(["*warnings summary*",
+                                 "*SharedLimitsWarning: agentclinic: the limits server "
+                                 "redis://127.0.0.1:*/0 is unreachable*paces at its "
+                                 f"1/{max(1, len(workers))} share*"])
+    for worker in workers:
+        assert any(f"(xdist worker {worker})" in line for line in shown), shown
+    summary = json.loads((pytester.path / "reports" / "out" / "summary.json").read_text())
+    events = summary["events"]
+    assert sorted(e["process"] for e in events) == (workers or ["main"])
+    assert all(e["count"] == 1 and "is unreachable" in e["message"] and
+               e["category"].endswith(":SharedLimitsWarning") for e in events), events
+
+
 def test_the_environment_names_the_server_and_a_password_never_shows(
         pytester: pytest.Pytester, xdist: list[str], monkeypatch: pytest.MonkeyPatch,
         warm_litellm: None) -> None:

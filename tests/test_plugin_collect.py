@@ -109,34 +109,46 @@ def test_a_diagnosis_late_in_the_file_is_still_a_case(pytester: pytest.Pytester,
     pytester.runpytest("cases", *NO_CACHE, *xdist).assert_outcomes(passed=1)
 
 
-@pytest.mark.parametrize(("name", "data", "reason"), [
+#: Junk in a case folder: files that look like cases and cannot be read, each with its error.
+JUNK = [
     ("truncated.json", b'[{"id": "t-01", "diagnosis": "A", "objective', "cannot parse"),
     ("latin1.jsonl", '{"diagnosis": "Ménière"}\n'.encode("latin-1"), "cannot read"),
     ("diagnosis.yaml", b"diagnosis: [unclosed\n", "cannot parse"),
-])
+]
+
+
 def test_junk_in_a_case_folder_is_an_error_and_the_rest_runs(
-        pytester: pytest.Pytester, name: str, data: bytes, reason: str, xdist: list[str]) -> None:
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """Every kind of junk in one folder (one run per worker mode, not one per kind): each
+    file is one error naming it and why, the good case still runs."""
     folder = pytester.mkdir("cases")
     write_yaml_cases(folder / "good.yaml", [make_case(1)])
-    (folder / name).write_bytes(data)
+    for name, data, _ in JUNK:
+        (folder / name).write_bytes(data)
     (folder / "settings.json").write_text('{"theme": "dark"}')  # not cases: left alone
     result = pytester.runpytest("cases", *NO_CACHE, *xdist)
-    result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines([f"*{name}:*{reason}*"])
+    result.assert_outcomes(passed=1, errors=len(JUNK))
+    for name, _, reason in JUNK:
+        result.stdout.fnmatch_lines([f"*{name}:*{reason}*"])
     assert result.ret != 0
 
 
-@pytest.mark.parametrize(("name", "data"), [
+#: Data files that do not look like cases (no key only a case has).
+NOT_CASES = [
     ("binary.yaml", b"\x89PNG\r\n\x1a\n\x00\xff"), ("empty.yaml", b""),
     ("object.json", b"{}"), ("list.json", b"[]"), ("header.csv", b"id,name\n"),
-    ("broken.json", b"{not json"), ("rows.jsonl", b"{}\n[]\n")])
+    ("broken.json", b"{not json"), ("rows.jsonl", b"{}\n[]\n")]
+
+
 def test_a_data_file_in_a_case_folder_that_does_not_look_like_cases_is_left_alone(
-        pytester: pytest.Pytester, name: str, data: bytes, xdist: list[str]) -> None:
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
     """A folder walk parses only files that positively look like cases (a key only a case
-    has); a fixture beside them is not an error."""
+    has); a fixture beside them is not an error. Every kind sits in one folder (one run
+    per worker mode, not one per kind): any of them read as cases would be an error."""
     folder = pytester.mkdir("cases")
     write_yaml_cases(folder / "good.yaml", [make_case(1)])
-    (folder / name).write_bytes(data)
+    for name, data in NOT_CASES:
+        (folder / name).write_bytes(data)
     result = pytester.runpytest("cases", *NO_CACHE, *xdist)
     result.assert_outcomes(passed=1)
     assert result.ret == 0

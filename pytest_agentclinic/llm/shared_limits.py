@@ -13,7 +13,8 @@ server's own clock (``TIME``), so N processes together pace exactly like one.
   is served, the kind of limit and its value): unrelated runs share a schedule only when
   they name the same provider limit, which is then truly shared. Keys expire
   :data:`KEY_TTL_S` after their schedule's end.
-* **Faults.** A process that loses the server falls back to its even share (one warning),
+* **Faults.** A process that loses the server falls back to its even share (one warning,
+  :attr:`LimitsServer.notify`),
   starting after the end of the shared schedule as it last saw it; it probes the server every
   :data:`PROBE_S` and rejoins when it answers. A rejoining process holds the shared schedule
   for :data:`REJOIN_GUARD_S` (long enough for every other process's probe to find the server
@@ -139,6 +140,10 @@ class LimitsServer:
         self._probe: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.schedules: list[SharedSchedule] = []
+        #: Told of an outage (from the loop's thread): a warning by default; the pytest
+        #: plugin keeps it for the run's end instead (``plugin.events``), as a warning
+        #: made between items, or by an xdist worker, reached no warnings summary.
+        self.notify: Callable[[Warning], None] = warn
 
     async def _connect(self) -> dict[str, Any]:
         loop = asyncio.get_running_loop()
@@ -217,10 +222,7 @@ class LimitsServer:
         message = (f"agentclinic: the limits server {redact(self.url)} is unreachable "
                    f"({redact(str(exc)) or type(exc).__name__}): this process paces at its 1/"
                    f"{self.parts} share of the limits until the server answers again")
-        try:
-            warnings.warn(SharedLimitsWarning(message), stacklevel=2)
-        except Warning:  # a run with -W error: say it, never fail the call for it
-            print(message, file=sys.stderr)
+        self.notify(SharedLimitsWarning(message))
         if self._probe is None or self._probe.done():
             self._probe = asyncio.ensure_future(self._find_again())
 
@@ -252,6 +254,15 @@ class LimitsServer:
         if client is not None and self._loop is asyncio.get_running_loop():
             with contextlib.suppress(*self._errors):
                 await client.aclose()
+
+
+def warn(warning: Warning) -> None:
+    """``warnings.warn``; where warnings are errors (``-W error``), printed instead: an
+    outage must never fail the call that met it."""
+    try:
+        warnings.warn(warning, stacklevel=3)
+    except Warning:
+        print(str(warning), file=sys.stderr)
 
 
 def _import_client() -> None:

@@ -35,17 +35,28 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # A broken or conflicting extension is a warning in every run; one that asks for it by
-    # name gets the same message as its usage error.
-    for message in extensions.problems():
-        config.issue_config_time_warning(pytest.PytestConfigWarning(message), stacklevel=2)
-    extensions.on_problem = _warn
     _check_ini_keys(config)
-    if not _may_collect_cases(config):
-        return
-    state = _start_session(config)
-    config.stash[session_key] = state
-    _register_plugins(config, state)
+    if _may_collect_cases(config):
+        state = _start_session(config)
+        config.stash[session_key] = state
+        _register_plugins(config, state)
+    _tell_problems(config)
+
+
+def _tell_problems(config: pytest.Config) -> None:
+    """A broken or conflicting extension is a warning in every run (one that asks for it by
+    name gets the same message as its usage error). Those found until now (the options'
+    protocols, the case formats the named paths were checked with) are config-time warnings
+    of pytest's warnings summary: a ``warnings.warn`` while pytest configures goes to
+    stderr, an xdist worker's too, each worker's again. A worker leaves them to its
+    controller, which loads the same extensions. Those found later (a case format at
+    collection, report tables at the run's end) are warned of as they are found."""
+    problems = extensions.problems()  # each is told once
+    if not hasattr(config, "workerinput"):
+        for message in problems:
+            config.issue_config_time_warning(pytest.PytestConfigWarning(message),
+                                             stacklevel=2)
+    extensions.on_problem = _warn
 
 
 def _start_session(config: pytest.Config) -> AgentClinicSession:

@@ -30,6 +30,8 @@ from ..protocols.base import Protocol, RunOptions
 from ..report import rundir
 from ..runs.merging import RunningMerge
 from .collect import ERROR_NODE, EncounterItem, bad_records_in
+from .events import WORKER_KEY as EVENTS_KEY
+from .events import RunEvents
 from .executor import FATAL_PREFIX, EncounterExecutor
 from .interrupts import say
 from .recorder import Recorder
@@ -63,6 +65,10 @@ class AgentClinicSession:
                                  self.caller.served_identities)
         self.executor = EncounterExecutor(config, settings, self.protocol, self.caller,
                                           self.recorder)
+        #: Run-level events (a lost limits server), told at the run's end by its owner.
+        self.events = RunEvents(worker or "main")
+        if self.caller.pacing is not None:
+            self.caller.pacing.server.notify = self.events.warn
         if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
             self.caller.warm(llm_models(settings))
         self.reports = FinalReports(config, settings, self.run_dir,
@@ -178,7 +184,10 @@ class AgentClinicSession:
         self.recorder.close()
         # No encounter runs now: the final reports reuse what the per-text caches held.
         clear_caches()
-        if not self.is_worker:
+        if self.is_worker:  # xdist sends its workeroutput once every hook has run
+            self.config.workeroutput[EVENTS_KEY] = self.events.to_json()  # type: ignore[attr-defined]
+        else:
+            self.events.emit(self.reports.summary_extra)
             self.reports.judge(session, self.started)
 
     @pytest.hookimpl(specname="pytest_sessionfinish", wrapper=True, trylast=True)

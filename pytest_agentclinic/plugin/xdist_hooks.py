@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ..cases import formats
+from .events import WORKER_KEY as EVENTS_KEY
 from .session import AgentClinicSession
 
 WORKER_KEY = "agentclinic_run_name"
@@ -35,6 +36,11 @@ class XdistHooks:
         # Every node collects the same items; the first to finish tells the plan.
         self.state.start_run(sum(map(_is_case_item, ids)))
         warm_report_imports()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        # The worker's run-level events (plugin.events), sent with its last word.
+        self.state.events.add_json(getattr(node, "workeroutput", {}).get(EVENTS_KEY))
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
