@@ -24,6 +24,7 @@ from ..protocols.base import ItemSpec
 from .case_paths import Origin
 from .miss import miss_message
 from .outcome import Outcome
+from .shares import share_of
 from .state import session_of
 
 RECORD_PROPERTY = "agentclinic_result"
@@ -147,6 +148,12 @@ class CaseFile(pytest.File):
         # told apart by their case object: they keep it.
         light = state.protocol.items_per_chain(state.settings.options) == 1
         specs = state.protocol.expand([c for _, c in loaded.cases], state.run_options)
+        share = share_of(self.config, state.settings.operations.shard)
+        if share is not None:
+            # A split xdist run: this worker's cases only. Expanded from all the file's cases
+            # all the same (a protocol may draw on the file's other cases, e.g. options).
+            mine = {id(c) for _, c in loaded.cases if share.takes(c.dataset, c.id)}
+            specs = (spec for spec in specs if id(spec.case) in mine)
         plans = list(self._plans(loaded, specs, light))
         del specs
         loaded.cases.clear()
