@@ -93,17 +93,33 @@ def _rss_kb(pid: int) -> int:
         return 0
 
 
+def _pss_kb(pid: int) -> int:
+    """The process's proportional set size: its pages, a shared page counted as its share
+    (RSS counts the interpreter's and libraries' shared pages once per process)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("Pss:")), 0)
+    except OSError:
+        return 0
+
+
 class TreePeak(threading.Thread):
-    """The largest sum of RSS over a process and its descendants, sampled."""
+    """The largest sum of RSS over a process and its descendants, sampled; and of PSS, and
+    the largest RSS of one process."""
 
     def __init__(self, pid: int, every: float = 0.1) -> None:
         super().__init__(daemon=True)
         self.pid, self.every, self.peak_kb = pid, every, 0
+        self.peak_pss_kb = self.peak_one_kb = 0
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(self.every):
-            self.peak_kb = max(self.peak_kb, sum(_rss_kb(p) for p in _tree(self.pid)))
+            tree = _tree(self.pid)
+            rss = [_rss_kb(p) for p in tree]
+            self.peak_kb = max(self.peak_kb, sum(rss))
+            self.peak_one_kb = max(self.peak_one_kb, *rss)
+            self.peak_pss_kb = max(self.peak_pss_kb, sum(_pss_kb(p) for p in tree))
 
 
 def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float) -> None:
@@ -133,6 +149,9 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float) -> N
     report(work / "reports" / "tenk", stats, (started_wall, started_mono, ended_mono),
            (n, k, rpm, workers), peak.peak_kb / 1024,
            (usage.ru_utime + usage.ru_stime, start_up), status)
+    print(f"  peak PSS of the process tree {peak.peak_pss_kb / 1024:.0f} MB (shared pages "
+          f"counted once; the goal is read on RSS); largest process {peak.peak_one_kb / 1024:.0f}"
+          f" MB RSS")
 
 
 def report(run_dir: Path, stats: dict[str, Any], clock: tuple[float, float, float],

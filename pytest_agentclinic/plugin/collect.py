@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import re
@@ -159,15 +160,21 @@ class CaseFile(pytest.File):
         loaded.cases.clear()
         # One mark per specialty, shared by its items (a new one per item: ~0.2 KB each).
         marks: dict[str, pytest.MarkDecorator] = {}
-        for name, marker, kwargs in plans:
-            item = EncounterItem.from_parent(self, name=name, **kwargs)
+        # pytest 9.2's structured node ids (what --lf matches on): the case's id, the
+        # variant's label as its parameters, as a parametrized test's.
+        parent_id = getattr(self, "id", None)
+        for (case_id, label), marker, kwargs in plans:
+            if parent_id is not None:
+                with contextlib.suppress(ValueError):  # an id NodeId refuses: pytest's own
+                    kwargs["nodeid"] = parent_id.child(case_id).with_params(label)
+            item = EncounterItem.from_parent(self, name=f"{case_id}[{label}]", **kwargs)
             item.add_marker(marks.get(marker)
                             or marks.setdefault(marker, getattr(pytest.mark, marker)))
             yield item
 
     def _plans(self, loaded: LoadedFile, specs: Iterable[ItemSpec],
-               light: bool) -> Iterator[tuple[str, str, dict[str, Any]]]:
-        """Each item's name, marker and what it is made of."""
+               light: bool) -> Iterator[tuple[tuple[str, str], str, dict[str, Any]]]:
+        """Each item's case id and variant label, marker and what it is made of."""
         lines = {id(case): line for line, case in loaded.cases}
         texts = ({id(case): text for (_, case), text in zip(loaded.cases, loaded.texts,
                                                                  strict=True)}
@@ -184,7 +191,7 @@ class CaseFile(pytest.File):
                 {"spec": spec} if text is None
                 else {"light": (text, tuple(getattr(spec, f) for f in _SPEC_REST))})
             # Equal names held once a process (the models read back share none).
-            yield (f"{case.id}[{spec.label}]", marker,
+            yield ((case.id, spec.label), marker,
                    {"line": lines[id(case)], "case_key": (sys.intern(case.dataset), case.id),
                     "specialty": sys.intern(case.specialty), **held})
 
