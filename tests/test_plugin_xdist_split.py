@@ -133,6 +133,14 @@ def test_mixed_items_ordinary_tests_are_balanced_and_cases_stay_with_their_share
     assert all(ran[n] and any(not _is_case(i) for i in ran[n]) for n in nodes)
 
 
+def test_fewer_cases_than_workers_the_idle_ones_are_let_go() -> None:
+    nodes = [Node(i, 3) for i in range(3)]
+    sched, _told = _scheduler(Config(3))
+    ran = _run(sched, {nodes[0]: ["c.yaml::t-01[x]"], nodes[1]: [], nodes[2]: []})
+    assert ran == {nodes[0]: ["c.yaml::t-01[x]"], nodes[1]: [], nodes[2]: []}
+    assert all(n.shutting_down for n in nodes)
+
+
 def test_no_cases_at_all_is_plain_load_balancing() -> None:
     nodes = [Node(i, 2) for i in range(2)]
     plain = [f"test_p.py::test_p[{n}]" for n in range(30)]
