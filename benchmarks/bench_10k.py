@@ -13,6 +13,12 @@ Printed, all measured in this one run:
 * first verdict: from the start to the first encounter's end;
 * end phase: from the server's last answer to the process's exit (final reports, workers);
 * peak memory of the process tree (pytest and its workers, RSS summed, sampled every 0.1 s);
+  the goal is read on it; also the tree's peak PSS (``/proc/PID/smaps_rollup``: a page
+  shared by several processes, the interpreter's and libraries', counted once over them)
+  and the largest process's RSS;
+* the tree's CPU before the first request (the start's cost, less sensitive to a loaded
+  machine than its wall time) and the shares' tail (when each share of the cases, case i
+  to share i mod WORKERS, played its last: a split run's workers play only their share);
 * page sizes: report.html and its transcripts' directory, per item;
 * CPU per call with the cache on (a fresh cache directory): the process tree's CPU over the
   calls served, and beyond start-up (the tree's CPU less a ``--collect-only`` run's per

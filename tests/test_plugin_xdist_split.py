@@ -40,6 +40,7 @@ def test_a_crashed_workers_replacement_gets_its_share() -> None:
     assert [shares.assign(n) for n in nodes] == [[0, 3], [1, 3], [2, 3]]
     shares.release(nodes[1])
     assert shares.assign(object()) == [1, 3]
+    assert shares.assign(object()) is None  # every share held: this one collects everything
 
 
 # -- the controller's scheduler, with stand-in nodes

@@ -42,7 +42,9 @@ class XdistHooks:
         if self.split:
             if self.shares is None:
                 self.shares = Shares(int(node.workerinput["workercount"]))
-            node.workerinput[SHARE_KEY] = self.shares.assign(node)
+            share = self.shares.assign(node)
+            if share is not None:
+                node.workerinput[SHARE_KEY] = share
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:

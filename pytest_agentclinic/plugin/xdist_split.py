@@ -45,9 +45,13 @@ class Shares:
         self.count = count
         self._held: dict[int, Any] = {}  # share -> the node playing it
 
-    def assign(self, node: Any) -> list[int]:
-        """The share for a new ``node`` (its ``workerinput``'s :data:`~.shares.SHARE_KEY`)."""
-        free = next(i for i in range(self.count) if i not in self._held)
+    def assign(self, node: Any) -> list[int] | None:
+        """The share for a new ``node`` (its ``workerinput``'s :data:`~.shares.SHARE_KEY`);
+        None when every share is held (the node then collects everything, and runs
+        everyone's tests only)."""
+        free = next((i for i in range(self.count) if i not in self._held), None)
+        if free is None:
+            return None
         self._held[free] = node
         return [free, self.count]
 
