@@ -288,7 +288,7 @@ def test_selection_is_the_same_split_or_not(pytester: pytest.Pytester, xdist: li
                                             selection: list[str], chosen: list[str]) -> None:
     _write(pytester.path)
     result = pytester.runpytest("c.yaml", "-p", "no:randomly", "--agent-run-name=r",
-                                *selection, *xdist)
+                                "--strict-markers", *selection, *xdist)
     cases = {c["id"]: c for c in SOLVED + MISSED}
     assert _records(pytester.path, "r") == sorted(_item(cases[i]) for i in chosen)
     missed = sum(cases[i] in MISSED for i in chosen)

@@ -180,12 +180,16 @@ class CaseFile(pytest.File):
                                                                  strict=True)}
                  if light and len(loaded.texts) == len(loaded.cases) else {})
         markers: set[str] = set()
-        for spec in specs:
-            case = spec.case
+        # Every case's specialty, the file's cases all (an xdist worker of a split run makes
+        # its share's items only, but its -m and --strict-markers read the same markers).
+        for _line, case in loaded.cases:
             marker = case.specialty_marker
             if marker not in markers:  # once a specialty (reading the markers: 0.1 ms a case)
                 markers.add(marker)
                 _register_marker(self.config, case)
+        for spec in specs:
+            case = spec.case
+            marker = case.specialty_marker
             text = texts.get(id(case))
             held: dict[str, Any] = (
                 {"spec": spec} if text is None
