@@ -72,7 +72,8 @@ class SplitScheduling:
 
     ``depth``: items kept queued on a worker while it plays cases (it plays its queue
     concurrently; see ``xdist_hooks._encounter_scheduling``). ``is_case``: whether a node id is
-    a case's item. ``on_collected``: told the union of the collections, once.
+    a case's item. ``on_collected``: told the union of the collections once every node has
+    collected (and again when a crashed node's replacement has: xdist then resets the count).
     """
 
     def __init__(self, config: pytest.Config, log: Any, depth: int,
