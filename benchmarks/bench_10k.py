@@ -1,6 +1,7 @@
 """Ten thousand encounters, from the first request to the last page.
 
     python benchmarks/bench_10k.py [--cases 10000] [--rpm 3000] [--workers 8] [--k 2]
+                                   [--probe times|profile|profile-all]
 
 One pytest run of N distinct cases (each an encounter of exactly k doctor calls, the patient
 offline) with ``-n WORKERS`` against the project's fake OpenAI server in its own process,
@@ -11,7 +12,8 @@ Printed, all measured in this one run:
   (every call at the limit after the bucket's first second, plus one reply);
 * first request: from the process's start to the server's first request;
 * first verdict: from the start to the first encounter's end;
-* end phase: from the server's last answer to the process's exit (final reports, workers);
+* end phase: from the server's last answer to the process's exit (final reports, workers;
+  pytest is given a temporary folder of its own, ``--basetemp``: see ``run``);
 * peak memory of the process tree (pytest and its workers, RSS summed, sampled every 0.1 s);
   the goal is read on it; also the tree's peak PSS (``/proc/PID/smaps_rollup``: a page
   shared by several processes, the interpreter's and libraries', counted once over them)
@@ -23,6 +25,12 @@ Printed, all measured in this one run:
 * CPU per call with the cache on (a fresh cache directory): the process tree's CPU over the
   calls served, and beyond start-up (the tree's CPU less a ``--collect-only`` run's per
   process).
+
+``--probe times`` adds each process's end in time stamps after the last answer (its last
+item, session finish, unconfigure, exit, its CPU; the controller's merge, xdist's teardown,
+the reports; benchmarks/end_probe.py, loaded with ``-p``), and the controller's threads
+every 3 s while its session finishes (a stalled end shows where); ``profile`` adds a CPU
+profile of each process from its session's finish, ``profile-all`` of the whole run.
 
 The issue's goals (10,000 cases, quiet machine): wall <= 1.05x the floor, first request
 <= 2 s, end phase <= 2 s, peak memory <= 600 MB. On a shared, loaded machine, use smaller
@@ -149,16 +157,31 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float) -> None:
+def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
+        probe: str | None = None) -> None:
     (work / "cases.yaml").write_text(yaml.safe_dump(
         {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
     server = Server(delay=delay, k=k, rpm=rpm)
     pytest_ = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "cases.yaml"]
     agent = ["--agent-doctor=openai/bench", f"--agent-api-base={server.url}",
              "--agent-cache-dir=cache", f"--agent-rpm={rpm:g}"]
-    args = [*pytest_, f"-n{workers}", *agent, "--agent-run-name=tenk"]
+    # A temporary folder of pytest's own: at the end of a session that made one (xdist makes
+    # one for its workers), pytest deletes the oldest numbered folders of
+    # /tmp/pytest-of-USER, which every pytest run of the machine shares; other runs' large
+    # ones took 0.7-97 s of the end phase on a shared machine, none of it this plugin's.
+    args = [*pytest_, f"-n{workers}", *agent, "--agent-run-name=tenk",
+            f"--basetemp={work / 'basetemp'}"]
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured as installed (see benchlib._env)
+    probe_dir = work / "end-probe"
+    if probe is not None:  # time stamps of the end phase in every process (end_probe.py)
+        probe_dir.mkdir()
+        args += ["-p", "end_probe"]
+        env.update(END_PROBE_DIR=str(probe_dir), END_PROBE_STEPS=END_STEPS,
+                   PYTHONPATH=os.pathsep.join([str(Path(__file__).parent),
+                                               *filter(None, [env.get("PYTHONPATH")])]))
+        if probe in ("profile", "profile-all"):
+            env["END_PROBE_PROFILE"] = "end" if probe == "profile" else "all"
     try:
         started_wall, started_mono = time.time(), time.monotonic()
         process = subprocess.Popen(args, cwd=work, env=env, stdout=subprocess.DEVNULL)
@@ -184,6 +207,9 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float) -> N
     print(f"  peak PSS of the process tree {peak.peak_pss_kb / 1024:.0f} MB (shared pages "
           f"counted once; the goal is read on RSS); largest process {peak.peak_one_kb / 1024:.0f}"
           f" MB RSS")
+    if probe is not None:
+        last = max((b for _a, b in stats["served"]), default=ended_mono)
+        print_end_probe(probe_dir, last, ended_mono)
 
 
 def report(run_dir: Path, stats: dict[str, Any], clock: tuple[float, float, float],
@@ -437,6 +463,45 @@ def _end_phase(run_dir: Path, offset: float, last_answer: float,
             f"report.html written {reports}")
 
 
+#: The steps of the controller's end phase that ``--probe`` times.
+END_STEPS = ",".join([
+    "pytest_agentclinic.plugin.reports:FinalReports._judge",
+    "pytest_agentclinic.plugin.reports:FinalReports._write",
+    "pytest_agentclinic.runs.results:merge_results",
+    "pytest_agentclinic.report.rundir:write_reports_text",
+    "pytest_agentclinic.report.rundir:write_html",
+    "pytest_agentclinic.plugin.reports:FinalReports.print_summary",
+    "xdist.workermanage:NodeManager.teardown_nodes",
+])
+
+
+def print_end_probe(folder: Path, last_answer: float, ended: float) -> None:
+    """Each process's end phase, in seconds after the server's last answer (``--probe``)."""
+    rows: dict[str, list[str]] = {}
+    for path in sorted(folder.glob("*.tsv")):
+        for line in path.read_text().splitlines():
+            proc, event, at, *took = line.split("\t")
+            if event == "cpu":  # the process's CPU time, all told
+                rows.setdefault(proc, []).append(f"CPU {float(took[0]):.2f} s")
+                continue
+            text = f"{event} +{float(at) - last_answer:.2f}" + (
+                f" ({float(took[0]):.2f} s)" if took else "")
+            rows.setdefault(proc, []).append(text)
+    print(f"  end phase by process (s after the last answer; exit +{ended - last_answer:.2f}):")
+    for proc in sorted(rows, key=lambda p: (p != "controller", len(p), p)):
+        print(f"    {proc}: " + ", ".join(rows[proc]))
+    stacks = folder / "controller.stacks"
+    if stacks.exists() and stacks.stat().st_size:
+        print("  the controller's threads, every 3 s while its session finished:")
+        print(stacks.read_text()[-6000:])
+    import pstats
+
+    for profile in sorted(folder.glob("*.prof"), key=lambda p: p.name != "controller.prof"):
+        print(f"  {profile.stem}, from its session's finish to its exit:")
+        pstats.Stats(str(profile)).sort_stats("cumulative").print_stats(
+            40 if profile.stem == "controller" else 15)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -451,11 +516,16 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=4_000,
                         help="cases of the collect and report parts")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
+    parser.add_argument("--probe", choices=("times", "profile", "profile-all"),
+                        help="the run part: time stamps of each process's end phase "
+                             "(benchmarks/end_probe.py); 'profile' adds a profile of each "
+                             "process from its session's finish to its exit; 'profile-all' "
+                             "of the whole run (CPU time, every thread)")
     opts = parser.parse_args()
     parts = opts.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:
         if "run" in parts:
-            run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay)
+            run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay, opts.probe)
         if "start" in parts:
             start_phase(Path(tmp), opts.cases, opts.workers, opts.rounds)
         if "collect" in parts:

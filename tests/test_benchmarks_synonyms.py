@@ -52,3 +52,26 @@ def test_pairs_are_classed_by_how_they_differ() -> None:
     assert bench.pair_class("Pelvic Neoplasms", "Pelvic Neoplasm") == "plurals"
     assert bench.pair_class("Devic", "Neuromyelitis optica") == "eponym"
     assert bench.pair_class("SLE", "systemic lupus erythematosus") == "abbreviation"
+
+
+def test_a_miss_is_put_down_to_the_name_the_other_sources_lack() -> None:
+    # quistosis and its synonym known to a held-out terminology; "Frobisher disease" not
+    mondo = [Concept("DOID:1", "quistosis", [], [("p", "quistosis"), ("s", "quistic fever")])]
+    rows = {r.id: r for r in bench.table_rows(mondo, {"DOID:1": "DOID:1"})}
+    held = bench.terminology(mondo, rows, "MONDO")
+    assert bench.why_missed("Frobisher disease", "quistosis", held) == (
+        "the synonym unknown to the other sources")
+    assert bench.why_missed("quistosis", "Frobisher disease", held) == (
+        "the preferred name unknown to the other sources")
+    assert bench.why_missed("Frobisher disease", "Smith fever", held) == (
+        "neither name known to the other sources")
+    assert bench.why_missed("quistic fever", "quistosis", held).startswith("both known, judged")
+
+
+def test_curated_matches_join_clusters_but_never_two_concepts_of_one_ontology() -> None:
+    concepts = [Concept("MESH:D1", "quistosis", [], [("p", "quistosis")]),
+                Concept("DOID:1", "Frobisher disease", [], [("p", "Frobisher disease")]),
+                Concept("DOID:2", "quistic fever", [], [("p", "quistic fever")])]
+    clusters = bench.clusters_with(concepts, [("MESH:D1", "DOID:1"), ("MESH:D1", "DOID:2")])
+    assert clusters["MESH:D1"] == clusters["DOID:1"] != clusters["DOID:2"]
+    assert len(set(bench.clusters_with(concepts).values())) == 3

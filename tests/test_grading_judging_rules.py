@@ -180,7 +180,8 @@ def test_the_terminology_tells_symptoms_and_families() -> None:
     ("arthritis", "rheumatoid arthritis", 0, 1),
     ("dementia", "frontotemporal dementia", 0, 1),
     ("lymphoma", "Hodgkin lymphoma", 0, 1),
-    ("purpura", "thrombotic thrombocytopenic purpura", 0, 1),
+    # ... one level up, as its example; a family two levels up is no "subtype" (issue 31)
+    ("purpura", "thrombotic thrombocytopenic purpura", 0, 0),
 ])
 def test_the_experts_rule_and_the_paper_policy(answer: str, truth: str, strict: int,
                                                paper: int) -> None:

@@ -1,7 +1,8 @@
 """``--agent-grading-policy`` (ini ``agent_grading_policy``): which broader rule grades a run.
 
 Under ``strict`` (the default) a broader answer counts only when it names one disease with its
-variants; under ``paper`` any broader name counts, as CRAFT-MD's grader prompt says
+variants; under ``paper`` a broader name the truth is a subtype of counts (one level up even a
+family), as CRAFT-MD's grader prompt says
 (docs/grading.md). "Lymphoma" for Hodgkin lymphoma is a family (27 concepts below it in its
 source): 0 under strict, 1 under paper, in both protocols, and summary.json says which rule
 graded the run.

@@ -158,3 +158,20 @@ def test_an_inclusion_cyst_named_with_its_synonym_is_the_disease() -> None:
 ])
 def test_one_pair_of_each_class_is_the_same_disease(given: str, truth: str) -> None:
     assert _right(given, truth)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # ICD-10-CM's closing clause says which detail the coder lacked, not which disease
+    ("pneumonia", "Pneumonia, unspecified organism"),
+    ("urinary tract infection", "Urinary tract infection, site not specified"),
+    ("diabetes mellitus", "Diabetes mellitus, unspecified type"),
+])
+def test_a_closing_unspecified_clause_of_the_truth_names_nothing(given: str, truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+
+
+@needs_table
+def test_an_unspecified_clause_leaves_the_rest_of_the_truth_to_be_matched() -> None:
+    assert not judge("viral pneumonia", "Pneumonia, unspecified organism").correct

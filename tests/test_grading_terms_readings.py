@@ -108,3 +108,35 @@ def test_an_abbreviation_the_sources_give_for_one_disease_is_read_as_it(
 def test_no_other_name_is_read_as_the_one_disease_of_an_abbreviation(answer: str) -> None:
     assert not judge(answer, "autoimmune hepatitis").correct
     assert spelled_out(answer, "myeloid sarcoma", default_terminology()) is None
+
+
+@pytest.mark.parametrize(("given", "truth"), [
+    # a binomial's genus shortened to its initial, as microbiology writes it after first use
+    ("H. pylori gastritis", "Helicobacter pylori gastritis"),
+    ("Helicobacter pylori gastritis", "H. pylori gastritis"),
+    ("S. aureus pneumonia", "Staphylococcus aureus pneumonia"),
+    ("C. difficile colitis", "Clostridioides difficile colitis"),
+    ("E coli urinary tract infection", "Escherichia coli urinary tract infection"),
+])
+def test_a_genus_written_as_its_initial_is_the_genus_the_other_name_spells_out(
+        given: str, truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+
+
+@pytest.mark.parametrize(("given", "truth"), [
+    # the initial of another genus, or another species of it
+    ("S. aureus pneumonia", "Streptococcus pneumoniae pneumonia"),
+    ("E. faecalis endocarditis", "Escherichia coli endocarditis"),
+    # a letter before a class word, and an acronym of that initial: no binomial
+    ("C syndrome", "CHIME syndrome"),
+])
+def test_a_genus_initial_is_no_other_organism(given: str, truth: str) -> None:
+    assert not judge(given, truth).correct
+
+
+def test_a_genus_initial_is_not_read_as_the_disease_named_after_the_genus() -> None:
+    from pytest_agentclinic.grading.terms.readings import binomial
+    assert binomial("E. chaffeensis", "Ehrlichiosis chaffeensis") is None
+    assert binomial("E. chaffeensis", "Ehrlichia chaffeensis infection") == (
+        "Ehrlichia chaffeensis")

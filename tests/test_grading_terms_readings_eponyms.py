@@ -153,3 +153,37 @@ def test_a_truth_whose_core_is_an_eponym_in_the_possessive_relates_without_end()
     found = compare("Lynch syndrome", "Gastrointestinal Kaposi\u2019s sarcoma")
     assert found.kind == "different"
     assert compare("Kaposi sarcoma", "Gastrointestinal Kaposi's sarcoma").kind != "different"
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # the truth is the eponym alone, the usual short form of a name that ends in one more
+    # word; the answer writes that word out, which says what kind of name it is, not which
+    # disease (issue 31, part 2: it read as "narrower")
+    ("Wilms tumor", "Wilms"),
+    ("Wilms' tumour", "Wilms"),
+    ("Ewing sarcoma", "Ewing"),
+    ("Bell's palsy", "Bell"),
+    ("Barrett esophagus", "Barrett's"),
+    ("Dupuytren contracture", "Dupuytren"),
+])
+def test_the_full_name_of_a_short_form_truth_is_the_same_name(given: str, truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # no eponym: a modifier whose head the truth left out, so the answer is a kind of it
+    ("Lyme arthritis", "Lyme"),
+    # more than the head word added: a kind of the disease
+    ("Hodgkin lymphoma, nodular sclerosis", "Hodgkin"),
+    # the terminology places the full name below the short form's disease
+    ("Crohn colitis", "Crohn"),
+    # the truth has its head: no short form; the word added is not the answer's head
+    ("Nicolau pustular syndrome", "Nicolau syndrome"),
+    ("Wilms tumor of the kidney", "Wilms"),
+])
+def test_a_name_that_adds_more_than_the_head_of_a_short_form_truth_is_not_the_same(
+        given: str, truth: str) -> None:
+    assert judge(given, truth).relation != "same"

@@ -313,3 +313,23 @@ def test_redacted_text_is_stable(tmp_path: Path) -> None:
     # Redaction is idempotent: records re-rendered by `agentclinic report` stay the same.
     text = "Bearer sk-abcdefghijk http://u:p@h/v1"
     assert redact(redact(text)) == redact(text)
+
+
+def test_reply_text_is_checked_alike_for_every_transport() -> None:
+    from pytest_agentclinic.llm.errors import reply_text
+
+    def check(text: object, finish: object = "stop", max_bytes: int | None = None) -> str:
+        return reply_text("m", text, finish, max_tokens=7, max_bytes=max_bytes,
+                          billed=lambda: (3, 0, 0.5))
+
+    assert check("Final diagnosis: gout") == "Final diagnosis: gout"
+    for blank in (None, "", "  \n", 42):
+        with pytest.raises(TransientError, match="empty message") as empty:
+            check(blank)
+        assert empty.value.billed == (3, 0, 0.5)
+    with pytest.raises(RequestError, match=r"cut by the token limit .*7 tokens"):
+        check("DIAGNOSIS READY: R", "length")
+    with pytest.raises(RequestError, match="a reply of 12 bytes, over"):
+        check("é" * 6, max_bytes=11)
+    assert check("é" * 6, max_bytes=12) == "é" * 6
+    assert check("x" * 100) == "x" * 100  # no cap: the transport capped its read

@@ -35,10 +35,11 @@ patient:<implicit> (7 biases)     turn 0: a bias-specific remark of distrust; on
                                   demographics gets "I don't see why that matters."
 ================================  ============================================================
 
-Fractions keep ``ceil(n * fraction)`` items, in order (:func:`adjust_plan`). ``turn`` is the
-0-based index of the patient's answer. ``<belief>`` is the caller's lay self-diagnosis
-(default "just stress"); the offline patient adds only the fixed phrases above and the belief,
-so it never reveals the diagnosis unless the caller passes it as the belief.
+The doctor's rows are package data (``data/doctor_biases.tsv``, with the descriptions the
+report shows). Fractions keep ``ceil(n * fraction)`` items, in order (:func:`adjust_plan`).
+``turn`` is the 0-based index of the patient's answer. ``<belief>`` is the caller's lay
+self-diagnosis (default "just stress"); the offline patient adds only the fixed phrases above
+and the belief, so it never reveals the diagnosis unless the caller passes it as the belief.
 """
 
 from __future__ import annotations
@@ -48,16 +49,24 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from string import Template
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import yaml
 
+from ..core.datafiles import Row, data_file, read_rows
+from ..core.errors import InputError
 from ..core.text import fold, key_words, sentences
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 Side = Literal["doctor", "patient"]
 Kind = Literal["cognitive", "implicit"]
+#: What a biased offline doctor favours (see :class:`DoctorAdjustment`).
+Anchor = Literal["none", "distractor", "first_impression"]
 NONE = "none"
 #: Version of the offline biased behaviour; fold it into the offline agents' ``prompt_version``.
 OFFLINE_BIAS_VERSION = "offline-bias-1"
@@ -101,43 +110,13 @@ class DoctorAdjustment:
 
     question_fraction: float = 1.0
     test_fraction: float = 1.0
-    anchor: Literal["none", "distractor", "first_impression"] = "none"
+    anchor: Anchor = "none"
     anchor_weight: float = 0.0
     #: History topics (see :func:`question_topics`) the doctor does not ask about.
     skip_topics: frozenset[str] = frozenset()
 
 
 NEUTRAL = DoctorAdjustment()
-_SOC = frozenset({"social"})
-_SOC_FAM = frozenset({"social", "family"})
-_DOCTOR_OFFLINE: dict[str, tuple[DoctorAdjustment, str]] = {
-    "recency": (DoctorAdjustment(anchor="distractor", anchor_weight=0.3),
-                "Adds 0.30 to the distractor's evidence score when choosing its diagnosis."),
-    "frequency": (DoctorAdjustment(test_fraction=0.75, anchor="distractor", anchor_weight=0.25),
-                  "Adds 0.25 to the distractor's score and orders three quarters of its tests."),
-    "false_consensus": (
-        DoctorAdjustment(question_fraction=0.75, anchor="distractor", anchor_weight=0.35),
-        "Adds 0.35 to the distractor's score and asks three quarters of its checklist."),
-    "confirmation": (
-        DoctorAdjustment(test_fraction=0.25, anchor="first_impression", anchor_weight=0.4),
-        "Stops after a quarter of its tests and adds 0.40 to its first impression's score."),
-    "status_quo": (DoctorAdjustment(test_fraction=0.5, anchor="distractor", anchor_weight=0.5),
-                   "Keeps the earlier diagnosis (distractor, +0.50) and orders half its tests."),
-    "gender": (DoctorAdjustment(question_fraction=0.75, test_fraction=0.75, skip_topics=_SOC),
-               "Skips social history; asks 3/4 of the rest and orders 3/4 of its tests."),
-    "race": (DoctorAdjustment(question_fraction=0.75, test_fraction=0.75, skip_topics=_SOC_FAM),
-             "Skips social and family history; asks 3/4 of the rest and orders 3/4 of its tests."),
-    "sexual_orientation": (DoctorAdjustment(test_fraction=0.75, skip_topics=_SOC),
-                           "Skips social history and orders 3/4 of its tests."),
-    "cultural": (DoctorAdjustment(test_fraction=0.75, skip_topics=_SOC_FAM),
-                 "Skips social and family history and orders 3/4 of its tests."),
-    "education": (DoctorAdjustment(question_fraction=0.5, test_fraction=0.75, skip_topics=_SOC),
-                  "Skips social history; asks 1/2 of the rest and orders 3/4 of its tests."),
-    "religion": (DoctorAdjustment(question_fraction=0.75, test_fraction=0.5, skip_topics=_SOC),
-                 "Skips social history; asks 3/4 of the rest and orders 1/2 of its tests."),
-    "socioeconomic": (DoctorAdjustment(test_fraction=0.5, skip_topics=_SOC),
-                      "Skips social history and orders 1/2 of its tests (assumed too costly)."),
-}
 
 _MINIMISE = "Nothing else worth mentioning, really."
 _WITHHOLD = "I'd rather not say."
@@ -179,6 +158,50 @@ _TOPIC_WORDS: dict[str, tuple[str, ...]] = {
                "relative", "run in"),
 }
 TOPICS: tuple[str, ...] = tuple(_TOPIC_WORDS)
+
+_ANCHORS: dict[str, Anchor] = {anchor: anchor for anchor in get_args(Anchor)}
+
+
+def _number(row: Row, field: str, text: str) -> float:
+    """A cell holding a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise row.error(f"{text!r} is not a number", field) from None
+    if not 0.0 <= value <= 1.0:
+        raise row.error(f"{text} is not from 0 to 1", field)
+    return value
+
+
+def _doctor_row(row: Row) -> tuple[DoctorAdjustment, str]:
+    """One row of ``data/doctor_biases.tsv``: the bias's adjustment and its description."""
+    _, questions, tests, anchor, weight, topics, description = row.cells
+    if anchor not in _ANCHORS:
+        raise row.error(f"{anchor!r} is not one of {', '.join(_ANCHORS)}", "anchor")
+    skip = frozenset() if topics == "-" else frozenset(topics.split(","))
+    if not skip <= set(TOPICS):
+        raise row.error(f"unknown topics {sorted(skip - set(TOPICS))}; known: "
+                        f"{', '.join(TOPICS)}", "skip_topics")
+    return DoctorAdjustment(_number(row, "question_fraction", questions),
+                            _number(row, "test_fraction", tests), _ANCHORS[anchor],
+                            _number(row, "anchor_weight", weight), skip), description
+
+
+def read_doctor_table(source: Traversable | Path) -> dict[str, tuple[DoctorAdjustment, str]]:
+    """The offline doctor's behaviour under each doctor bias, from its table (7 columns: the
+    bias, then :class:`DoctorAdjustment`'s fields, then the description); every doctor bias
+    has one row."""
+    table: dict[str, tuple[DoctorAdjustment, str]] = {}
+    for row in read_rows(source, 7):
+        if row.cells[0] not in _SIDES["doctor"] or row.cells[0] in table:
+            raise row.error(f"{row.cells[0]!r} is not a doctor bias or is given twice", "bias")
+        table[row.cells[0]] = _doctor_row(row)
+    if missing := [b for b in _SIDES["doctor"] if b not in table]:
+        raise InputError(f"no row for {', '.join(missing)}", path=str(source))
+    return table
+
+
+_DOCTOR_OFFLINE = read_doctor_table(data_file(__package__, "doctor_biases.tsv"))
 
 
 def _description(side: Side, short: str) -> str:

@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 
 from ..core.case import Case
+from ..core.datafiles import data_file, read_pairs
 from ..core.roles import Reply, TurnView
 from ..core.text import content_words, sentences
 from . import prompts
@@ -17,22 +18,9 @@ from .offline_doctor import HISTORY, choose
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-#: Medical words the offline patient says in everyday language (a small glossary).
-GLOSSARY = {
-    "dyspnea": "shortness of breath", "pruritus": "itching", "pruritic": "itchy",
-    "erythematous": "red", "erythema": "redness", "edema": "swelling", "febrile": "feverish",
-    "afebrile": "without fever", "emesis": "vomiting", "nausea": "feeling sick",
-    "syncope": "fainting", "vertigo": "spinning dizziness", "hematuria": "blood in the urine",
-    "dysuria": "pain when passing urine", "polyuria": "passing a lot of urine",
-    "polydipsia": "being very thirsty", "malaise": "feeling unwell", "myalgia": "muscle aches",
-    "arthralgia": "joint pain", "cephalgia": "headache", "diaphoresis": "sweating",
-    "hemoptysis": "coughing up blood", "hematemesis": "vomiting blood", "melena": "black stools",
-    "lesions": "spots", "lesion": "spot", "papules": "bumps", "papule": "bump",
-    "vesicles": "blisters", "pustules": "pus spots", "alopecia": "hair loss",
-    "photophobia": "light hurting the eyes", "paresthesia": "pins and needles",
-    "epistaxis": "nosebleed", "tachycardia": "a racing heart", "palpitations": "a pounding heart",
-    "abdominal": "belly", "bilateral": "on both sides", "anorexia": "loss of appetite",
-}
+#: Medical words the offline patient says in everyday language (a small glossary,
+#: ``data/patient_glossary.tsv``).
+GLOSSARY = read_pairs(data_file(__package__, "patient_glossary.tsv"))
 _INTRO = re.compile(r"^an?\s+\d+[- ](?:year|month|week|day)[- ]old\s+\w+(?:\s+\w+)?\s+"
                     r"(?:presents|presented|comes|came|is brought|was brought|visits|visited)"
                     r"(?:\s+to\s+[^,]+?)?\s+(?:with|because of|for)\s+(?:complaints of\s+)?",

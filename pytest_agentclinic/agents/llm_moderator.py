@@ -38,7 +38,10 @@ BROADER: dict[Policy, str] = {
                "when it names one disease with its variants (\"psoriasis\" for plaque "
                "psoriasis), not a family of diseases (\"arthritis\" for rheumatoid arthritis, "
                "\"dementia\" for frontotemporal dementia)."),
-    "paper": ("A broader disease name that the correct one is a kind of counts as the same."),
+    "paper": ("A broader disease name that the correct one is a subtype of counts as the same: "
+              "one level up even a family of diseases (\"lymphoma\" for Hodgkin lymphoma), "
+              "further up only one disease with its variants, not a family (\"anemia\" for "
+              "iron deficiency anemia)."),
 }
 _AGAIN = "Your reply could not be read. {format}"
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.I)

@@ -45,7 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument("--policy", choices=("strict", "paper"), default="strict",
                         help="how broader answers are graded: strict (default: a broader name "
                              "counts when it names one disease with its variants) or paper "
-                             "(CRAFT-MD's rule literally: any broader name counts)")
+                             "(CRAFT-MD's rule: a broader name the truth is a subtype of counts)")
     parser.set_defaults(run=run)
 
 

@@ -3,19 +3,15 @@
 The plugin imports the report modules when it configures a run (gate settings, table
 types), but only the process that writes the final reports computes anything with numpy:
 xdist workers and ``--collect-only`` never do. numpy's import is ~40 ms of CPU in each of
-them (``benchmarks/bench_10k.py``, collection). A report module binds ``np`` to
-:data:`numpy` at run time and to numpy itself for the type checker::
-
-    if TYPE_CHECKING:
-        import numpy as np
-    else:
-        from ..core.lazy import numpy as np
+them (``benchmarks/bench_10k.py``, collection). A report module writes
+``from ..core.lazy import numpy as np``: :data:`numpy` is the lazy stand-in at run time and
+numpy itself to the type checker.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class LazyModule:
@@ -34,5 +30,8 @@ class LazyModule:
         return f"<lazily imported module {self._name!r}>"
 
 
-#: numpy, imported on first use.
-numpy = LazyModule("numpy")
+if TYPE_CHECKING:
+    import numpy as numpy
+else:
+    #: numpy, imported on first use.
+    numpy = LazyModule("numpy")

@@ -1,12 +1,16 @@
 """The word tables of the one text normaliser (:mod:`.text`): spellings, abbreviations, word
 forms and the word classes its views drop.
 
-Data only: how the tables are applied is :func:`.text.tokens`. Every table here that
-:func:`.text.key` reads is covered by :func:`.text.normaliser_fingerprint`, since the bundled
-disease terminology stores keys computed with them.
+Data only: how the tables are applied is :func:`.text.tokens`. The two long tables, the
+abbreviations and the word forms, are package data (``core/data/*.tsv``, read by
+:mod:`.datafiles`). Every table here that :func:`.text.key` reads is covered by
+:func:`.text.normaliser_fingerprint`, since the bundled disease terminology stores keys
+computed with them.
 """
 
 from __future__ import annotations
+
+from .datafiles import data_file, read_pairs
 
 #: British and variant spellings, unified inside words ("haemorrhage", "oesophagus").
 SPELLINGS: dict[str, str] = {
@@ -15,93 +19,11 @@ SPELLINGS: dict[str, str] = {
     "ischaem": "ischem", "coeliac": "celiac", "oestr": "estr",
 }
 
-#: Clinical abbreviations and acronyms, one table for tests and diagnoses alike. Ones that
-#: are also common words ("all", "us", "cat") are left out; the entries that read two ways
-#: are marked in :data:`AMBIGUOUS` and :data:`WORDLIKE`.
-ABBREVIATIONS: dict[str, str] = {
-    # tests, measurements and procedures
-    "cbc": "complete blood count", "fbc": "complete blood count",
-    "bmp": "basic metabolic panel", "cmp": "comprehensive metabolic panel",
-    "lft": "liver function tests", "lfts": "liver function tests",
-    "tft": "thyroid function tests", "tfts": "thyroid function tests",
-    "ecg": "electrocardiogram", "ekg": "electrocardiogram", "eeg": "electroencephalogram",
-    "emg": "electromyography", "cxr": "chest x ray", "xray": "x ray", "radiograph": "x ray",
-    "ct": "computed tomography", "mri": "magnetic resonance imaging", "usg": "ultrasound",
-    "ultrasonography": "ultrasound", "echo": "echocardiogram",
-    "echocardiography": "echocardiogram", "ua": "urinalysis", "abg": "arterial blood gas",
-    "csf": "cerebrospinal fluid", "lp": "lumbar puncture",
-    "esr": "erythrocyte sedimentation rate", "crp": "c reactive protein",
-    "bp": "blood pressure", "hr": "heart rate", "rr": "respiratory rate",
-    "temp": "temperature", "spo2": "oxygen saturation", "hba1c": "hemoglobin a1c",
-    "tsh": "thyroid stimulating hormone", "pft": "pulmonary function tests",
-    "pfts": "pulmonary function tests", "bpp": "biophysical profile",
-    # cardiovascular, respiratory, renal
-    "mi": "myocardial infarction", "stemi": "st elevation myocardial infarction",
-    "pe": "pulmonary embolism", "dvt": "deep vein thrombosis",
-    "copd": "chronic obstructive pulmonary disease", "chf": "congestive heart failure",
-    "hf": "heart failure", "cad": "coronary artery disease", "pad": "peripheral artery disease",
-    "aaa": "abdominal aortic aneurysm", "htn": "hypertension", "vsd": "ventricular septal "
-    "defect", "pda": "patent ductus arteriosus", "hcm": "hypertrophic cardiomyopathy",
-    "svt": "supraventricular tachycardia", "psvt": "paroxysmal supraventricular tachycardia",
-    "ards": "acute respiratory distress syndrome", "rds": "respiratory distress syndrome",
-    "osa": "obstructive sleep apnea", "uti": "urinary tract infection",
-    "ckd": "chronic kidney disease", "aki": "acute kidney injury",
-    "esrd": "end stage renal disease", "hus": "hemolytic uremic syndrome",
-    "bph": "benign prostatic hyperplasia",
-    # endocrine, gastrointestinal, hepatic
-    "dka": "diabetic ketoacidosis", "hhs": "hyperosmolar hyperglycemic state",
-    "t2dm": "type 2 diabetes mellitus", "t1dm": "type 1 diabetes mellitus",
-    "siadh": "syndrome of inappropriate antidiuretic hormone",
-    "cah": "congenital adrenal hyperplasia", "pcos": "polycystic ovary syndrome",
-    "gerd": "gastroesophageal reflux disease", "ibd": "inflammatory bowel disease",
-    "ibs": "irritable bowel syndrome", "uc": "ulcerative colitis",
-    "nafld": "nonalcoholic fatty liver disease", "pbc": "primary biliary cholangitis",
-    "psc": "primary sclerosing cholangitis", "fap": "familial adenomatous polyposis",
-    # rheumatology, immunology
-    "sle": "systemic lupus erythematosus", "ra": "rheumatoid arthritis",
-    "jia": "juvenile idiopathic arthritis", "gca": "giant cell arteritis",
-    "pmr": "polymyalgia rheumatica", "cvid": "common variable immunodeficiency",
-    "scid": "severe combined immunodeficiency", "xla": "x linked agammaglobulinemia",
-    "gvhd": "graft versus host disease",
-    # neurology, psychiatry
-    "ms": "multiple sclerosis", "als": "amyotrophic lateral sclerosis",
-    "pml": "progressive multifocal leukoencephalopathy", "sah": "subarachnoid hemorrhage",
-    "tia": "transient ischemic attack", "cva": "stroke", "gbs": "guillain barre syndrome",
-    "nms": "neuroleptic malignant syndrome", "nph": "normal pressure hydrocephalus",
-    "cidp": "chronic inflammatory demyelinating polyneuropathy", "sdh": "subdural hematoma",
-    "edh": "epidural hematoma", "ich": "intracerebral hemorrhage",
-    "bppv": "benign paroxysmal positional vertigo", "sma": "spinal muscular atrophy",
-    "dmd": "duchenne muscular dystrophy", "ftd": "frontotemporal dementia",
-    "adhd": "attention deficit hyperactivity disorder",
-    "ocd": "obsessive compulsive disorder", "ptsd": "post traumatic stress disorder",
-    "gad": "generalized anxiety disorder", "mdd": "major depressive disorder",
-    "odd": "oppositional defiant disorder",
-    # infections
-    "tb": "tuberculosis", "hiv": "human immunodeficiency virus", "cmv": "cytomegalovirus",
-    "ebv": "epstein barr virus", "hsv": "herpes simplex virus",
-    "vzv": "varicella zoster virus", "hpv": "human papillomavirus",
-    "rsv": "respiratory syncytial virus", "pid": "pelvic inflammatory disease",
-    "sti": "sexually transmitted infection", "std": "sexually transmitted disease",
-    "bv": "bacterial vaginosis", "mrsa": "methicillin resistant staphylococcus aureus",
-    "lgv": "lymphogranuloma venereum", "hfmd": "hand foot and mouth disease",
-    # hematology, oncology
-    "itp": "immune thrombocytopenia", "ttp": "thrombotic thrombocytopenic purpura",
-    "dic": "disseminated intravascular coagulation", "hit": "heparin induced "
-    "thrombocytopenia", "vwd": "von willebrand disease", "aml": "acute myeloid leukemia",
-    "cll": "chronic lymphocytic leukemia", "cml": "chronic myeloid leukemia",
-    "dlbcl": "diffuse large b cell lymphoma", "nhl": "nonhodgkin lymphoma",
-    "mds": "myelodysplastic syndrome", "mgus": "monoclonal gammopathy of undetermined "
-    "significance", "g6pd": "glucose 6 phosphate dehydrogenase",
-    "hcc": "hepatocellular carcinoma", "rcc": "renal cell carcinoma",
-    "nsclc": "nonsmall cell lung cancer", "sclc": "small cell lung cancer",
-    "bcc": "basal cell carcinoma", "scc": "squamous cell carcinoma",
-    "hnpcc": "hereditary nonpolyposis colorectal cancer",
-    # skin, children
-    "sjs": "stevens johnson syndrome", "ten": "toxic epidermal necrolysis",
-    "dress": "drug reaction with eosinophilia and systemic symptoms",
-    "ssss": "staphylococcal scalded skin syndrome", "sids": "sudden infant death syndrome",
-    "scfe": "slipped capital femoral epiphysis", "pku": "phenylketonuria",
-}
+#: Clinical abbreviations and acronyms, one table for tests and diagnoses alike, abbreviation
+#: -> expansion (``data/abbreviations.tsv``). Ones that are also common words ("all", "us",
+#: "cat") are left out; the entries that read two ways are marked in :data:`AMBIGUOUS` and
+#: :data:`WORDLIKE`.
+ABBREVIATIONS: dict[str, str] = read_pairs(data_file(__package__, "abbreviations.tsv"))
 
 #: Abbreviations with several clinical readings: "pe" is a pulmonary embolism or a physical
 #: examination, "ms" multiple sclerosis or mitral stenosis, "echo" and "temp" are words too.
@@ -117,18 +39,7 @@ WORDLIKE = frozenset({"ten", "hit", "odd", "dress", "pad", "cad", "gad"})
 #: Word forms that name the same thing: adjectives of organs and a few plain variants.
 #: Normalisation, not synonymy of conditions: "deep venous thrombosis" is "deep vein
 #: thrombosis", "idiopathic facial paralysis" speaks of a facial palsy.
-WORD_FORMS: dict[str, str] = {
-    "venous": "vein", "paralysis": "palsy", "renal": "kidney", "nephric": "kidney",
-    "hepatic": "liver", "pulmonary": "lung", "cerebral": "brain", "cutaneous": "skin",
-    "dermal": "skin", "gastric": "stomach", "ocular": "eye", "osseous": "bone",
-    "cardiac": "heart", "myocardial": "heart", "eczema": "dermatitis", "toxicity": "poisoning",
-    "intoxication": "poisoning", "thromboembolism": "embolism", "fibroid": "leiomyoma",
-    "rhinosinusitis": "sinusitis", "tendinitis": "tendinopathy", "tendonitis": "tendinopathy",
-    "tendinosis": "tendinopathy", "infarct": "infarction", "gouty": "gout",
-    "neonatal": "newborn", "neonate": "newborn", "neonatorum": "newborn", "infant": "newborn",
-    "haemorrhage": "hemorrhage", "bleed": "hemorrhage", "bleeding": "hemorrhage",
-    "hypothyroid": "hypothyroidism", "hyperthyroid": "hyperthyroidism",
-}
+WORD_FORMS: dict[str, str] = read_pairs(data_file(__package__, "word_forms.tsv"))
 
 #: Greek letters spelled out, as names also write them ("β-thalassemia", "beta thalassemia"):
 #: the ASCII fold would drop them and make alpha- and beta-thalassemia one name.

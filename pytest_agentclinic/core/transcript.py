@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from .summable import Summable
 from .versioned import Format
 
 TRANSCRIPT_VERSION = 1
@@ -30,8 +31,8 @@ Outcome = Literal["correct", "incorrect", "no_diagnosis", "limit", "error"]
 BUILTIN_CONDITIONS = ("patient", "bias", "turn_budget", "experiment", "answer_format")
 
 
-class Usage(BaseModel):
-    """Tokens, cost and cache use of one or more model calls."""
+class Usage(Summable, BaseModel):
+    """Tokens, cost and cache use of one or more model calls (``a + b`` sums them)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -45,11 +46,6 @@ class Usage(BaseModel):
     #: What the cache hits would have cost uncached (their recorded cost): the run's cost
     #: uncached is ``cost_usd + saved_usd``.
     saved_usd: float = 0.0
-
-    def __add__(self, other: Usage) -> Usage:
-        # Every field is a count or a sum: a new field is added up without a change here.
-        return Usage(**{name: getattr(self, name) + getattr(other, name)
-                        for name in Usage.model_fields})
 
 
 class Utterance(BaseModel):

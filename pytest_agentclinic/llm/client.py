@@ -23,11 +23,10 @@ from .errors import (
     RequestError,
     TransientError,
     cannot_reach,
-    cut_by_token_limit,
     first_line,
     from_status,
+    reply_text,
     timed_out,
-    too_large,
 )
 from .keys import PLACEHOLDER_KEY as PLACEHOLDER_KEY
 from .keys import key_variable as key_variable
@@ -155,24 +154,23 @@ async def acomplete(model: str, messages: list[dict[str, Any]], *, api_base: str
         text = choice.message.content
     except (AttributeError, IndexError) as exc:
         raise TransientError(f"bad response from {model}: no message") from exc
-    if not isinstance(text, str) or not text.strip():
-        usage = getattr(response, "usage", None)
-        prompt = getattr(usage, "prompt_tokens", 0) or 0
-        completion = getattr(usage, "completion_tokens", 0) or 0
-        # Billed all the same: the caller counts it and charges the encounter's budget.
-        raise TransientError(f"bad response from {model}: empty message",
-                             billed=(prompt, completion, _cost(litellm, response))
-                             if prompt or completion else None)
-    if len(text) * 4 > max_bytes and len(text.encode("utf-8", "replace")) > max_bytes:
-        # litellm has read it whole already; it goes no further (nor into the cache).
-        raise too_large(model, "a reply", len(text.encode("utf-8", "replace")), max_bytes)
-    if getattr(choice, "finish_reason", None) == "length":
-        raise cut_by_token_limit(model, params.get("max_tokens"))
+    text = reply_text(model, text, getattr(choice, "finish_reason", None),
+                      max_tokens=params.get("max_tokens"), max_bytes=max_bytes,
+                      billed=lambda: _billed(litellm, response))
     usage = getattr(response, "usage", None)
     fingerprint = getattr(response, "system_fingerprint", None)
     return Completion(text, getattr(usage, "prompt_tokens", 0) or 0,
                       getattr(usage, "completion_tokens", 0) or 0, _cost(litellm, response),
                       fingerprint if isinstance(fingerprint, str) and fingerprint else None)
+
+
+def _billed(litellm: Any, response: Any) -> tuple[int, int, float] | None:
+    """The usage of a reply that is discarded (billed all the same: the caller counts it
+    and charges the encounter's budget)."""
+    usage = getattr(response, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", 0) or 0
+    completion = getattr(usage, "completion_tokens", 0) or 0
+    return (prompt, completion, _cost(litellm, response)) if prompt or completion else None
 
 
 class LiteLLM:

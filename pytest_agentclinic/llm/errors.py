@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core.errors import AgentClinicError
@@ -109,3 +109,21 @@ def cut_by_token_limit(model: str, max_tokens: object) -> RequestError:
     request would be cut the same way, so it is not retried either."""
     return RequestError(f"{model}: reply cut by the token limit (finish_reason=length, "
                         f"{max_tokens} tokens); raise --agent-max-tokens")
+
+
+def reply_text(model: str, text: object, finish_reason: object, *, max_tokens: object,
+               billed: Callable[[], tuple[int, int, float] | None],
+               max_bytes: int | None = None) -> str:
+    """A reply's text, checked the same way on every transport. No text (or a blank one) is
+    retried, counted as billed all the same (``billed()`` tells what the provider billed);
+    one past ``max_bytes`` (``None``: the transport capped its read already) or cut by the
+    token limit fails the call."""
+    if not isinstance(text, str) or not text.strip():
+        raise TransientError(f"bad response from {model}: empty message", billed=billed())
+    if (max_bytes is not None and len(text) * 4 > max_bytes
+            and len(text.encode("utf-8", "replace")) > max_bytes):
+        # Read whole already; it goes no further (nor into the cache).
+        raise too_large(model, "a reply", len(text.encode("utf-8", "replace")), max_bytes)
+    if finish_reason == "length":
+        raise cut_by_token_limit(model, max_tokens)
+    return text

@@ -27,9 +27,9 @@ from ..core.redact import redact, register_url
 from .errors import (
     TransientError,
     cannot_reach,
-    cut_by_token_limit,
     first_line,
     from_status,
+    reply_text,
     timed_out,
     too_large,
 )
@@ -260,11 +260,8 @@ def _completion(model: str, raw: bytes, max_tokens: object) -> Completion:
         text = choice["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise TransientError(f"bad response from {model}: no message") from exc
-    if not isinstance(text, str) or not text.strip():
-        raise TransientError(f"bad response from {model}: empty message",
-                             billed=_billed(model, data))
-    if choice.get("finish_reason") == "length":
-        raise cut_by_token_limit(model, max_tokens)
+    text = reply_text(model, text, choice.get("finish_reason"), max_tokens=max_tokens,
+                      billed=lambda: _billed(model, data))
     try:
         usage = data.get("usage") or {}
         prompt = int(usage.get("prompt_tokens") or 0)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.summable import Summable
+
 
 @dataclass
-class CallStats:
+class CallStats(Summable):
     """Updated by the caller on the runner's event loop; read (racily, ints and floats only)
     by the status line's thread, which needs no more than a recent view."""
 

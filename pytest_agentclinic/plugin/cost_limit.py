@@ -46,7 +46,7 @@ class CostLimit:
             return None
         self.counters.publish()
         return (f"not played: --agent-max-cost ${self.limit:g} reached (spent "
-                f"${status.spent_usd:.4f}, ${projected:.4f} with the encounters in flight)")
+                f"${status.llm.spent_usd:.4f}, ${projected:.4f} with the encounters in flight)")
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Count the items left unplayed, for the summary and the last line."""

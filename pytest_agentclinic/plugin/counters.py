@@ -14,12 +14,13 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Generator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..core.summable import Summable
 from ..llm.stats import CallStats
 from ..protocols.runner import EncounterRunner
 from .repeating import Repeating
@@ -30,34 +31,26 @@ PUBLISH_EVERY = 0.25
 
 
 @dataclass
-class RunStatus:
-    """A process's (or, summed, the whole run's) progress counters."""
+class RunStatus(Summable):
+    """A process's (or, summed, the whole run's) progress counters: its encounters, and its
+    model calls as the caller counts them."""
 
     done: int = 0
     in_flight: int = 0
     unplayed: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    rate_limited: int = 0
-    tokens: int = 0
-    paid_calls: int = 0
-    spent_usd: float = 0.0
-    calls_in_flight: int = 0
-
-    def __add__(self, other: RunStatus) -> RunStatus:
-        return RunStatus(**{f.name: getattr(self, f.name) + getattr(other, f.name)
-                            for f in fields(self)})
+    llm: CallStats = field(default_factory=CallStats)
 
     @classmethod
     def of(cls, runner: EncounterRunner, stats: CallStats) -> RunStatus:
-        """This process's counters: its runner's encounters and its caller's calls."""
+        """This process's counters: its runner's encounters and a copy of its caller's
+        calls (the caller goes on counting)."""
         return cls(done=runner.done, in_flight=runner.in_flight, unplayed=runner.unplayed,
-                   calls=stats.calls, cache_hits=stats.cache_hits, retries=stats.retries,
-                   rate_limited=stats.rate_limited,
-                   tokens=stats.prompt_tokens + stats.completion_tokens,
-                   paid_calls=stats.paid_calls, spent_usd=stats.spent_usd,
-                   calls_in_flight=stats.in_flight)
+                   llm=replace(stats))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunStatus:
+        """The counters a process wrote (:class:`CounterFiles`)."""
+        return cls(**{**data, "llm": CallStats(**data["llm"])})
 
     def projected_usd(self) -> float:
         """Spent, plus what the running encounters may still cost, plus one more encounter
@@ -67,10 +60,11 @@ class RunStatus:
         calls are in flight when items chain many calls, e.g. CRAFT-MD conversations), and
         at least at their calls in flight at the mean cost per call (before any finished).
         """
-        per_call = self.spent_usd / self.paid_calls if self.paid_calls else 0.0
-        per_encounter = self.spent_usd / self.done if self.done else 0.0
-        running = max(self.calls_in_flight * per_call, self.in_flight * per_encounter)
-        return self.spent_usd + running + per_encounter
+        spent = self.llm.spent_usd
+        per_encounter = spent / self.done if self.done else 0.0
+        running = max(self.llm.in_flight * self.llm.mean_call_usd,
+                      self.in_flight * per_encounter)
+        return spent + running + per_encounter
 
 
 class CounterFiles:
@@ -97,7 +91,7 @@ class CounterFiles:
             if skip_me and path.stem == self.me:
                 continue
             with contextlib.suppress(OSError, ValueError, TypeError):
-                total += RunStatus(**json.loads(path.read_text(encoding="utf-8")))
+                total += RunStatus.from_json(json.loads(path.read_text(encoding="utf-8")))
         return total
 
 

@@ -120,9 +120,9 @@ MAX_COST_PER_ENCOUNTER = Option("max_cost_per_encounter", "end an encounter once
                                 c.optional(c.positive), "USD")
 # How a broader answer is graded (docs/grading.md): the experts' rule, or CRAFT-MD's.
 GRADING_POLICY = Option("grading_policy", "strict (a broader answer counts when it names one "
-                        "disease with its variants, not a family) or paper (any broader name "
-                        "counts, as CRAFT-MD's grader)", "strict", c.choice(("strict", "paper")),
-                        "strict|paper")
+                        "disease with its variants, not a family) or paper (a broader name the "
+                        "truth is a subtype of counts, as CRAFT-MD's grader)", "strict",
+                        c.choice(("strict", "paper")), "strict|paper")
 
 OPTIONS: tuple[Option, ...] = (
     DOCTOR, PATIENT, TURNS, PROTOCOL, REPEAT, CONCURRENCY, API_BASE, TIMEOUT, ENCOUNTER_TIMEOUT,

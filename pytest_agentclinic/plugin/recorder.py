@@ -7,17 +7,16 @@ controller, killed with -9, once kept none of them); the controller merges them 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..core.case import Case
 from ..core.errors import RunDirectoryError
 from ..core.records import ResultRecord
-from ..core.redact import redact_data
 from ..core.transcript import Transcript
 from ..protocols.base import Protocol
 from ..report import rundir
+from ..runs.results import record_text
 from .outcome import Outcome
 
 #: ``model -> identity`` of the models a record names (see ``ModelCaller.served_identities``).
@@ -53,12 +52,15 @@ class Recorder:
         try:
             path = rundir.write_transcript(self.run_dir, case_file, nodeid, transcript)
             record = self._record(nodeid, case_file, case, transcript, path)
-            self.results.append(record)
+            # Dumped and redacted once: the line written is the JUnit property and the copy
+            # a worker sends its controller.
+            text = record_text(record)
+            self.results.append(record, text)
         except OSError as exc:
             raise WriteFailed(exc.strerror or type(exc).__name__,
                               disk_full=rundir.is_disk_full(exc)) from None
         return Outcome(transcript=transcript, transcript_path=path, record=record,
-                       record_json=record_json(record))
+                       record_json=text)
 
     def _record(self, nodeid: str, case_file: Path, case: Case, transcript: Transcript,
                 transcript_path: str) -> ResultRecord:
@@ -74,10 +76,4 @@ class Recorder:
     def close(self) -> None:
         """Flush and close this process's results file."""
         self.results.close()
-
-
-def record_json(record: ResultRecord) -> str:
-    """The record as the item's JUnit property carries it: redacted JSON text (JUnit XML
-    writes a property's ``str()``, and a dict's is a repr)."""
-    return json.dumps(redact_data(record.model_dump(mode="json")))
 

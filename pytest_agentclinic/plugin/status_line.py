@@ -33,10 +33,12 @@ LIVE_EVERY = 1.0
 def status_text(status: RunStatus, total: int | None, elapsed: float) -> str:
     """The status line of ``status`` out of ``total`` encounters, ``elapsed`` seconds in."""
     of = f"/{total}" if total else ""
+    llm = status.llm
     parts = [f"agentclinic: {status.done}{of} done, {status.in_flight} in flight",
-             f"{status.calls} calls ({status.cache_hits} cached)",
-             f"{status.retries} retries, {status.rate_limited} x 429",
-             f"{_thousands(status.tokens)} tokens, ${status.spent_usd:.4f}"]
+             f"{llm.calls} calls ({llm.cache_hits} cached)",
+             f"{llm.retries} retries, {llm.rate_limited} x 429",
+             f"{_thousands(llm.prompt_tokens + llm.completion_tokens)} tokens, "
+             f"${llm.spent_usd:.4f}"]
     if status.unplayed:
         parts.append(f"{status.unplayed} not played (cost limit)")
     remaining = (total or 0) - status.done - status.unplayed

@@ -11,8 +11,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
+from ..core.lazy import numpy as np  # imported on first use (core/lazy.py says why)
 from ..core.records import ResultRecord
 from .charts import SERIES_COLOURS, card
 from .statistics import (
@@ -25,11 +26,6 @@ from .statistics import (
     per_case,
     ratio_interval,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-else:  # imported on first use: workers and collection never compute with it
-    from ..core.lazy import numpy as np
 
 
 class TableParts(NamedTuple):

@@ -22,13 +22,12 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..core.lazy import numpy as np  # imported on first use (core/lazy.py says why)
+
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
     FloatArray = NDArray[np.float64]
-else:  # imported on first use: workers and collection never compute with it
-    from ..core.lazy import numpy as np
 
 #: Up to this many non-zero case differences the sign-flip test enumerates all 2^m flips.
 EXACT_MAX = 16

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
+from ..core.lazy import numpy as np  # imported on first use (core/lazy.py says why)
 from ..core.records import ResultRecord
 from ..core.transcript import BUILTIN_CONDITIONS
 from .clustered import sign_flip_two_sided
@@ -29,12 +30,9 @@ from .statistics import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
     from .statistics import FloatArray
-else:  # imported on first use: workers and collection never compute with it
-    from ..core.lazy import numpy as np
 
 # --- paired comparison ---------------------------------------------------------------------
 

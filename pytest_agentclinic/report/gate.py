@@ -21,19 +21,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..core.lazy import numpy as np  # imported on first use (core/lazy.py says why)
 from ..core.records import ResultRecord
 from .clustered import cluster_wilson, sign_flip_pvalues
 from .comparison import unpaired_reasons
 from .conditions import Cell, gate_cells
 from .reducers import reduce
 from .statistics import per_case
-
-if TYPE_CHECKING:
-    import numpy as np
-else:  # imported on first use: workers and collection never compute with it
-    from ..core.lazy import numpy as np
 
 
 @dataclass(frozen=True)

@@ -23,16 +23,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..core.lazy import numpy as np  # imported on first use (core/lazy.py says why)
 from ..core.records import ResultRecord
 from .clustered import cluster_wilson, wilson
 from .reducer_names import REDUCERS as _NAMES
-
-if TYPE_CHECKING:
-    import numpy as np
-else:  # imported on first use: workers and collection never compute with it
-    from ..core.lazy import numpy as np
 
 #: The reducers, in the order the report shows them; ``--agent-gate-reducer`` takes one.
 REDUCERS = _NAMES

@@ -19,16 +19,14 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
+from ..core.lazy import numpy as np  # imported on first use (core/lazy.py says why)
 from ..core.records import ResultRecord
 from .clustered import Z95, cluster_wilson
 
 if TYPE_CHECKING:
-    import numpy as np
     from numpy.typing import NDArray
 
     FloatArray = NDArray[np.float64]
-else:  # imported on first use: workers and collection never compute with it
-    from ..core.lazy import numpy as np
 
 GroupKey = tuple[str, ...]
 

@@ -3,6 +3,7 @@
 * :mod:`.directory` — where the files are, the manifest (``run.json``), ``summary.json`` and
   ``review.json`` read back, a gate's baseline;
 * :mod:`.results` — ``results.jsonl``, read, written whole or streamed as items finish;
+* :mod:`.merging` — the run owner's records, parsed as items finish, merged at the end;
 * :mod:`.transcripts` — ``transcripts/``;
 * :mod:`.summary` — the typed, versioned :class:`~.summary.RunSummary` and its one builder;
 * :mod:`.lock` — one session per run directory;

@@ -6,6 +6,7 @@ older one migrated, when it is read (:data:`~..core.transcript.TRANSCRIPT_FORMAT
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -30,6 +31,15 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_")
 
 
+@functools.lru_cache(maxsize=256)
+def _source(case_file: str) -> tuple[str, str]:
+    """A case file's resolved path and its name's part of a transcript's name, once per
+    file: resolving walks every part of the path with a system call, per item it was
+    ~0.2 ms of CPU."""
+    source = Path(case_file)
+    return str(source.resolve()), _safe(source.stem)[:NAME_PART]
+
+
 def write_transcript(run_dir: Path, case_file: str | Path, item_id: str, t: Transcript) -> str:
     """Save one encounter's transcript (secrets redacted); return its path.
 
@@ -38,15 +48,20 @@ def write_transcript(run_dir: Path, case_file: str | Path, item_id: str, t: Tran
     tells ``a/derm.yaml`` from ``b/derm.yaml`` and two long ids that share their first
     characters. The full id stays in the record.
     """
-    source = Path(case_file)
-    digest = hashlib.sha256(f"{source.resolve()}\0{item_id}".encode()).hexdigest()[:10]
-    name = item_id.rsplit("::", 1)[-1]
-    stem, item = _safe(source.stem)[:NAME_PART], _safe(name)[:NAME_PART]
+    source = os.fspath(case_file)
+    # A relative path is resolved against the working directory of the moment.
+    resolved, stem = (_source if os.path.isabs(source) else _source.__wrapped__)(source)
+    digest = hashlib.sha256(f"{resolved}\0{item_id}".encode()).hexdigest()[:10]
+    item = _safe(item_id.rsplit("::", 1)[-1])[:NAME_PART]
     # A string, not a Path: pathlib interns every part it parses, each item's name too.
     folder = os.path.join(run_dir, TRANSCRIPTS)
-    os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{stem}__{item}-{digest}.json")
-    write_text_atomic(path, redact(t.model_dump_json(indent=1)))
+    text = redact(t.model_dump_json(indent=1))
+    try:
+        write_text_atomic(path, text)
+    except FileNotFoundError:  # the run's first transcript: made then, not tried per item
+        os.makedirs(folder, exist_ok=True)
+        write_text_atomic(path, text)
     return path
 
 

@@ -19,7 +19,8 @@ three places, applied in this order:
   * **0** when the answer names another disease beside its main one (``strict``);
   * **correct** when the statement is an accepted name whole, or the diagnosis is the
     truth, one of its accepted names, or a synonym or broader name that the terminology
-    establishes (a family of diseases only under ``paper``);
+    establishes (a family of diseases only under ``paper``, and there only one level above
+    the truth: :data:`SUBTYPE_LEVELS`);
   * **0** when it names two of the case's answer choices, or another of them: a case's
     choices are distinct diagnoses by the case author's design;
   * **0** when the diagnosis is a fragment of the true name ("primary" for primary adrenal
@@ -129,6 +130,13 @@ def _family(a: _Answer) -> Decision | None:
                    "diseases above the truth, not one disease with its variants (strict policy)")
 
 
+def _no_subtype(a: _Answer) -> Decision | None:
+    # under paper, a broader name too far above the truth for it to be a subtype
+    # (:data:`SUBTYPE_LEVELS`): sure, so that no moderator is asked to accept it
+    best = a.best
+    return best if best.relation == "broader" and not best.correct else None
+
+
 def _same_or_synonym(a: _Answer) -> Decision | None:
     best = a.best
     return best if best.correct and best.sure and best.relation != "broader" else None
@@ -173,8 +181,9 @@ def _elsewhere(a: _Answer) -> Decision:
 
 
 #: The table of docs/grading.md, in order: the first row with a verdict decides.
-TABLE: tuple[Row, ...] = (_beside, _whole_name, _two_choices, _family, _same_or_synonym,
-                          _other_choice, _broader, _fragment_of_truth, _likely_right, _symptom)
+TABLE: tuple[Row, ...] = (_beside, _whole_name, _two_choices, _family, _no_subtype,
+                          _same_or_synonym, _other_choice, _broader, _fragment_of_truth,
+                          _likely_right, _symptom)
 
 
 def decide(extraction: Extraction, accepted: Sequence[str],
@@ -182,7 +191,8 @@ def decide(extraction: Extraction, accepted: Sequence[str],
     """Judge ``extraction`` against the case's accepted names and its answer choices: several
     diagnoses or none score 0; otherwise the rows of :data:`TABLE` in order (another disease
     beside the main one, the statement naming the truth whole, the case's choices, a family,
-    the same name or a synonym, another choice, a broader name, a fragment, a symptom), and
+    under ``paper`` a family too far above the truth to be its subtype, the same name or a
+    synonym, another choice, a broader name, a fragment, a symptom), and
     last :func:`_elsewhere`, each reading the facts the relate stage
     (:class:`.relate.Related`) works out. The truth in a secondary role never scores
     (:func:`_match`)."""
@@ -198,6 +208,17 @@ def decide(extraction: Extraction, accepted: Sequence[str],
 PAPER_ROLES = frozenset({"concurrent", "listed", "beside", "after", "complication"})
 
 
+#: How far above the truth any broader name counts under ``paper``: CRAFT-MD's step 2 says
+#: "if Diagnosis 1 is a subtype of Diagnosis 2 respond with yes", and its example is a family
+#: one level up ("lymphoma", 27 concepts below it, for Hodgkin's lymphoma). Higher up, a
+#: broader name counts only as under strict, as one disease with its variants (at most
+#: :data:`.equivalence.FAMILY_BREADTH` concepts below it, :data:`.equivalence.FAMILY_LEVELS`
+#: levels up: "melanoma" for superficial spreading melanoma); a family two levels up or more
+#: ("anemia" for iron deficiency anemia, "leukemia" for acute promyelocytic leukemia) names a
+#: class of the truth's class, not the disease the truth is a subtype of.
+SUBTYPE_LEVELS = 1
+
+
 def _match(main: str, r: NameRelation, policy: Policy = "strict") -> Decision:
     """The decision one match says: the truth named only in a secondary role is wrong (under
     ``paper``, a concurrent name may match)."""
@@ -208,6 +229,11 @@ def _match(main: str, r: NameRelation, policy: Policy = "strict") -> Decision:
                         f"({r.role} {r.name!r}); the main diagnosis is {main!r}", "different")
     j = r.judged
     reason = f"{r.role} {r.name!r}: {j.relation} ({j.reason})"
+    if (policy == "paper" and j.relation == "broader" and j.family
+            and (j.height or 0) > SUBTYPE_LEVELS):
+        # the paper's "subtype": a family only SUBTYPE_LEVELS above the truth
+        return Decision(False, True, f"{reason}: the truth lies {j.height} levels below it, "
+                        "no subtype of it (paper policy)", "broader", True)
     return Decision(j.correct, j.sure, reason, j.relation, j.family)
 
 

@@ -120,7 +120,7 @@ _MODAL = r"(?:(?:may|might|could|most\s+likely|likely|probably)\s+)?"
 _SOMEONE_HAS = (rf"(?:that\s+)?(?:the\s+)?{_WHO}\s+{_MODAL}(?:has|have|is\s+having|(?:is|be)\s+"
                 rf"(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
 _LEADS = re.compile(
-    r"\bdiagnos[ie]s\b(?:[^:.;]{0,100}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b|\s+of\b)\s*"
+    r"\bdiagnos[ie]s\b(?:[^:.;]{0,300}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b|\s+of\b)\s*"
     r"|\bdiagnos[ie]s\s*[:=]\s*"
     r"|\b(?:answer|impression|conclusion|guess)\s+(?:is|would\s+be)\s+"
     # "I would diagnose her with X", "is diagnosed with X"; not "cannot be diagnosed with the
@@ -131,7 +131,7 @@ _LEADS = re.compile(
     r"|\b(?:i'd|i\s+would)\s+say\s+"
     rf"|\b(?:possible|likely|probable)\s+that\s+{_SOMEONE_HAS}"
     r"|^(?:this|it|that)\s+(?:could|may|might)\s+(?:well\s+)?be\s+"
-    r"|\b(?:organism|pathogen|cause|etiology|culprit|condition)\b[^:.;]{0,80}?\bis\b\s*"
+    r"|\b(?:organism|pathogen|cause|etiology|culprit|condition)\b[^:.;]{0,300}?\bis\b\s*"
     r"|\b(?:consistent|compatible|in\s+keeping)\s+with\s+|\bsuggestive\s+of\s+"
     # "classic for X", not "the characteristic of this patient's diagnosis is X"
     r"|\bindicative\s+of\s+|\b(?:classic|typical|characteristic)\s+(?:(?:case|presentation|"

@@ -30,7 +30,7 @@ from ..wording import (
     two_names,
 )
 from .concepts import Link, Terminology, default_terminology
-from .readings import cores, eponyms, given_names, possessive, spelled_out
+from .readings import binomial, cores, eponyms, given_names, possessive, spelled_out
 
 __all__ = ["Equivalence", "Relation", "RelationKind", "compare", "judge", "truth_forms"]
 
@@ -98,14 +98,23 @@ def truth_forms(truth: str) -> list[str]:
     """The truth, its form without parentheses and, when one ends it, each parenthetical
     ("ventricular septal defect (VSD)"). A parenthetical inside the name abbreviates the words
     before it, not the truth: "MEN" of "multiple endocrine neoplasia (MEN) IIa" is no name of
-    type IIa."""
+    type IIa. A closing clause saying what the coder did not know ("Pneumonia, unspecified
+    organism", ICD-10-CM's convention) is asked without it too."""
     name = truth.strip().strip("\"'").strip()
     forms = variants(name)
     forms = [f for f in (forms if name.endswith(")") else forms[:2]) if content(f)]
     # "Anetoderma associated with SLE": a kind of anetoderma, so "anetoderma" is broader,
     # which the experts' rule accepts.
     main = _TRUTH_CAUSE.split(name, maxsplit=1)[0].strip(" ,")
-    return [*forms, main] if main != name and content(main) else forms
+    forms = [*forms, main] if main != name and content(main) else forms
+    # "Pneumonia, unspecified organism": ICD-10-CM's closing clause says which detail the
+    # coder lacked, not which disease.
+    plain = _UNSPECIFIED.sub("", name).strip(" ,")
+    return [*forms, plain] if plain != name and content(plain) else forms
+
+
+_UNSPECIFIED = re.compile(r",\s*(?:unspecified|site\s+not\s+specified|not\s+elsewhere\s+"
+                          r"classified|not\s+otherwise\s+specified)\b[^,()]*$", re.I)
 
 
 # The words that join a truth's main disease to its cause or setting.
@@ -176,6 +185,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if (bare and len(t) > 1 and covered(g, t, terms.is_word)
             and not keeps_head(g, truth, terms.is_word)):
         return Relation("related", f"{given!r} is a word of the truth's name, not its head")
+    if _full_of_short_form(given, truth, g, t, link):
+        return Relation("same", f"{truth!r} is the usual short form of {given!r}: its eponym "
+                        "without the head word")
     words = _word_relation(g, t, terms)
     if (words is not None and words.kind == "same" and _slipped_words(g, t)
             and terms.known(g) and terms.known(t) and (link is None or link.kind == "sibling")):
@@ -244,7 +256,13 @@ def _synonym(link: Link, terms: Terminology) -> Relation:
 def _spelled(given: str, truth: str, terms: Terminology) -> Relation | None:
     """The relation with an abbreviation of one name read as the other's words ("EBS" of
     "EBS-Dowling Meara" beside "epidermolysis bullosa simplex"), when the terminology knows
-    the name so written (:func:`.readings.spelled_out`)."""
+    the name so written (:func:`.readings.spelled_out`), or a genus written as its initial
+    read as the other name spells it out ("H. pylori", :func:`.readings.binomial`)."""
+    for name, other, swapped in ((given, truth, False), (truth, given, True)):
+        genus = binomial(name, other)
+        if genus is not None:
+            found = compare(*((given, genus) if swapped else (genus, truth)))
+            return replace(found, reason=f"{name!r} read as {genus!r}: {found.reason}")
     written = spelled_out(truth, given, terms)
     if written is not None:
         found = compare(given, written)
@@ -289,6 +307,22 @@ def _names_a_disease(word: str, terms: Terminology) -> bool:
     ("sleep") or an agent ("Plasmodium", "serotonin") lacks the head word that made the
     name ("kidney disease", "serotonin syndrome")."""
     return terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES)
+
+
+def _full_of_short_form(given: str, truth: str, g: Key, t: Key, link: Link | None) -> bool:
+    """Whether the truth is an eponym alone and ``given`` the name it is the usual short form
+    of, its one more word the head ("Wilms tumor" for "Wilms", "Bell's palsy" for "Bell",
+    "Barrett esophagus" for "Barrett's"): the head word says what kind of name it is, not
+    which disease, so the full name is no narrower than the short form. Not when the
+    terminology relates the two otherwise ("Crohn colitis" is a kind of Crohn disease)."""
+    if not (t < g and len(g - t) == 1 and t <= eponyms()):
+        return False
+    if link is not None and link.kind != "synonym":
+        return False
+    # The truth written as the eponym alone ("Nicolau syndrome" is no short form), and the
+    # word the answer adds its last ("Lafora body disorder" adds no head).
+    written, full = tokens(truth), tokens(given)
+    return set(written) <= t and bool(full) and full[-1] in g - t
 
 
 def _without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:

@@ -8,6 +8,8 @@ when the terminology knows the name it gives:
 
 * :func:`spelled_out`: an abbreviation in one name that spells the initials of consecutive
   words of the other ("EBS" beside "epidermolysis bullosa simplex") stands for those words;
+* :func:`binomial`: a genus written as its capital initial ("H. pylori gastritis") is the
+  genus the other name spells out before the same species ("Helicobacter pylori");
 * :func:`cores`: the largest names made of a name's own words, its head word kept, that the
   terminology knows ("IgA vasculitis" in "IgA-mediated small vessel vasculitis"); the name is
   a kind of each;
@@ -32,12 +34,21 @@ from pathlib import Path
 
 from ...core.lexicon import AMBIGUOUS
 from ...core.text import bounded_cache
-from ..terminology import ABBREVIATIONS_FILE, Key, compact, content, key, tokens
+from ..terminology import (
+    ABBREVIATIONS_FILE,
+    CONDITION_SUFFIXES,
+    GENERIC,
+    Key,
+    compact,
+    content,
+    key,
+    tokens,
+)
 from ..terminology_table import DATA_FILE, read_table
 from .concepts import Terminology, default_terminology
 
-__all__ = ["EPONYMS_FILE", "ambiguous", "cores", "derive_eponyms", "eponyms", "expansions",
-           "given_names", "possessive", "spelled_out", "write_eponyms"]
+__all__ = ["EPONYMS_FILE", "ambiguous", "binomial", "cores", "derive_eponyms", "eponyms",
+           "expansions", "given_names", "possessive", "spelled_out", "write_eponyms"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -72,6 +83,31 @@ def spelled_out(name: str, other: str, terms: Terminology) -> str | None:
             return written
     alone = _alone(name, terms)
     return alone if alone is not None and terms.known(alone) else None
+
+
+#: A binomial's genus shortened to its initial ("H. pylori", "E coli"): microbiology writes
+#: the genus in full at first use and as its capital initial after (the rules of bacterial
+#: and botanical nomenclature).
+_GENUS_INITIAL = re.compile(r"\b([A-Z])\.?\s+([a-z]{3,})\b")
+
+
+def binomial(name: str, other: str) -> str | None:
+    """``name`` with each genus written as its initial spelled out as ``other`` spells it
+    ("H. pylori gastritis" beside "Helicobacter pylori gastritis"): the same species after a
+    genus of that initial; None when ``other`` names no such organism."""
+    written, changed = name, False
+    for match in _GENUS_INITIAL.finditer(name):
+        initial, species = match.groups()
+        if species in GENERIC:
+            continue  # a letter naming a type ("C syndrome"), not a genus
+        # the genus as a word, capitalised or not, never an acronym ("CHIME")
+        genus = rf"\b([{initial}{initial.lower()}][a-z]{{2,}})\s+{species}\b"
+        full = re.search(genus, other)
+        # a genus, not the disease named after it ("Ehrlichiosis chaffeensis")
+        if full is not None and not full.group(1).lower().endswith(CONDITION_SUFFIXES):
+            written = written.replace(match.group(0), f"{full.group(1)} {species}", 1)
+            changed = True
+    return written if changed else None
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,112 @@
+"""plugin.recorder: an item's record is dumped to JSON and redacted once, and that one text
+is what results.jsonl, the JUnit property and the controller's copy carry."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from helpers import make_case, write_yaml_cases
+
+#: Counts, while each item runs, the dumps of a result record and the redactions of its
+#: dump (the functions are replaced wherever a module of the package holds them).
+COUNT = """
+import json, os, sys
+import pytest
+from pytest_agentclinic.core import redact as redact_module
+from pytest_agentclinic.core.records import ResultRecord
+
+counts = {"dumps": 0, "redactions": 0, "items": 0}
+running = [False]
+
+def counted(original, key, when=lambda *a, **k: True):
+    def wrapper(*args, **kwargs):
+        if running[0] and when(*args, **kwargs):
+            counts[key] += 1
+        return original(*args, **kwargs)
+    return wrapper
+
+def of_record(value, *args, **kwargs):
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return '"nodeid"' in text and '"transcript"' in text
+
+def pytest_configure(config):
+    ResultRecord.model_dump_json = counted(ResultRecord.model_dump_json, "dumps")
+    ResultRecord.model_dump = counted(ResultRecord.model_dump, "dumps")
+    originals = {name: getattr(redact_module, name) for name in ("redact", "redact_data")}
+    wrapped = {name: counted(f, "redactions", of_record) for name, f in originals.items()}
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("pytest_agentclinic"):
+            for name, original in originals.items():
+                if getattr(module, name, None) is original:
+                    setattr(module, name, wrapped[name])
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item):
+    running[0] = True
+    counts["items"] += 1
+    yield
+    running[0] = False
+
+def pytest_unconfigure(config):
+    name = getattr(config, "workerinput", {}).get("workerid", "main")
+    with open(f"counts-{name}.json", "w") as fh:
+        json.dump(counts, fh)
+"""
+
+
+def test_a_record_is_dumped_and_redacted_once_per_item(pytester: pytest.Pytester,
+                                                        xdist: list[str]) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    pytester.makeconftest(COUNT)
+    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=once",
+                       "--junitxml=junit.xml", *xdist).assert_outcomes(passed=3)
+    counts = [json.loads(p.read_text()) for p in pytester.path.glob("counts-*.json")]
+    items = sum(c["items"] for c in counts)
+    assert items == 3
+    assert sum(c["dumps"] for c in counts) == items
+    assert sum(c["redactions"] for c in counts) == items
+    # The one text is every copy: the line of results.jsonl is the JUnit property.
+    run_dir = pytester.path / "reports" / "once"
+    lines = (run_dir / "results.jsonl").read_text().splitlines()
+    properties = [p.get("value", "") for p in ET.parse(pytester.path / "junit.xml").iter("property")
+                  if p.get("name") == "agentclinic_result"]
+    assert sorted(lines) == sorted(properties) and len(lines) == 3
+
+
+def test_a_transcript_costs_no_path_walk_per_item(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The case file is resolved and the transcripts folder made once, not per item (each
+    a few system calls); the names are as before: a hash of the resolved file and the id."""
+    import hashlib
+    import os
+
+    from pytest_agentclinic.core.transcript import Transcript
+    from pytest_agentclinic.runs import transcripts
+
+    calls = {"resolve": 0, "makedirs": 0}
+    resolve, makedirs = Path.resolve, os.makedirs
+
+    def counting_resolve(self: Path, strict: bool = False) -> Path:
+        calls["resolve"] += 1
+        return resolve(self, strict)
+
+    def counting_makedirs(name: str, mode: int = 0o777, exist_ok: bool = False) -> None:
+        calls["makedirs"] += 1
+        makedirs(name, mode, exist_ok)
+
+    monkeypatch.setattr(Path, "resolve", counting_resolve)
+    (tmp_path / "run").mkdir()
+    monkeypatch.setattr(os, "makedirs", counting_makedirs)
+    case_file = tmp_path / "cases" / "derm.yaml"
+    t = Transcript(protocol="agentclinic", case_id="c-1", dataset="d", specialty="Derm",
+                   models={"doctor": "offline"}, sample=0, turn_budget=4)
+    paths = [transcripts.write_transcript(tmp_path / "run", case_file, f"derm.yaml::c-{i}", t)
+             for i in range(3)]
+    assert calls == {"resolve": 1, "makedirs": 1}
+    digest = hashlib.sha256(f"{case_file.resolve()}\0derm.yaml::c-2".encode()).hexdigest()[:10]
+    assert paths[2] == os.path.join(tmp_path / "run", "transcripts",
+                                    f"derm__c-2-{digest}.json")
+    assert all(Path(p).is_file() for p in paths)
