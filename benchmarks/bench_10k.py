@@ -15,6 +15,12 @@ Printed, all measured in this one run:
 * end phase: from the server's last answer to the process's exit (final reports, workers;
   pytest is given a temporary folder of its own, ``--basetemp``: see ``run``);
 * peak memory of the process tree (pytest and its workers, RSS summed, sampled every 0.1 s);
+  the goal is read on it; also the tree's peak PSS (``/proc/PID/smaps_rollup``: a page
+  shared by several processes, the interpreter's and libraries', counted once over them)
+  and the largest process's RSS;
+* the tree's CPU before the first request (the start's cost, less sensitive to a loaded
+  machine than its wall time) and the shares' tail (when each share of the cases, case i
+  to share i mod WORKERS, played its last: a split run's workers play only their share);
 * page sizes: report.html and its transcripts' directory, per item;
 * CPU per call with the cache on (a fresh cache directory): the process tree's CPU over the
   calls served, and beyond start-up (the tree's CPU less a ``--collect-only`` run's per
@@ -30,6 +36,10 @@ The issue's goals (10,000 cases, quiet machine): wall <= 1.05x the floor, first 
 <= 2 s, end phase <= 2 s, peak memory <= 600 MB. On a shared, loaded machine, use smaller
 ``--cases`` (e.g. 2,000) and read the figures as ratios.
 
+``--parts start`` (N cases, ``-n WORKERS``, medians of ``--rounds``): the start alone, to
+every worker's collection's end (the workers then run nothing): when the last worker was
+done, the items the workers hold, their RSS and PSS once collected, the run's CPU.
+
 ``--parts collect,report`` (on ``--distinct`` cases, default 4,000; medians of ``--rounds``
 interleaved runs, CPU time of the process alone):
 
@@ -44,6 +54,7 @@ interleaved runs, CPU time of the process alone):
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -101,17 +112,49 @@ def _rss_kb(pid: int) -> int:
         return 0
 
 
+def _pss_kb(pid: int) -> int:
+    """The process's proportional set size: its pages, a shared page counted as its share
+    (RSS counts the interpreter's and libraries' shared pages once per process)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("Pss:")), 0)
+    except OSError:
+        return 0
+
+
 class TreePeak(threading.Thread):
-    """The largest sum of RSS over a process and its descendants, sampled."""
+    """The largest sum of RSS over a process and its descendants, sampled; and of PSS, and
+    the largest RSS of one process."""
 
     def __init__(self, pid: int, every: float = 0.1) -> None:
         super().__init__(daemon=True)
         self.pid, self.every, self.peak_kb = pid, every, 0
+        self.peak_pss_kb = self.peak_one_kb = 0
+        self.cpu: list[tuple[float, float]] = []  # (monotonic, the tree's CPU seconds)
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(self.every):
-            self.peak_kb = max(self.peak_kb, sum(_rss_kb(p) for p in _tree(self.pid)))
+            tree = _tree(self.pid)
+            rss = [_rss_kb(p) for p in tree]
+            self.peak_kb = max(self.peak_kb, sum(rss))
+            self.peak_one_kb = max(self.peak_one_kb, *rss)
+            self.peak_pss_kb = max(self.peak_pss_kb, sum(_pss_kb(p) for p in tree))
+            self.cpu.append((time.monotonic(), sum(_cpu_s(p) for p in tree)))
+
+    def cpu_at(self, moment: float) -> float:
+        """The tree's CPU seconds at the last sample before ``moment`` (monotonic)."""
+        return max((cpu for at, cpu in self.cpu if at <= moment), default=0.0)
+
+
+def _cpu_s(pid: int) -> float:
+    """A live process's CPU seconds (user + system), from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
@@ -156,6 +199,14 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     report(work / "reports" / "tenk", stats, (started_wall, started_mono, ended_mono),
            (n, k, rpm, workers), peak.peak_kb / 1024,
            (usage.ru_utime + usage.ru_stime, start_up), status)
+    print(f"  tail: {_tail(work / 'reports' / 'tenk', workers)}")
+    if stats["served"]:
+        first = min(a for a, _b in stats["served"])
+        print(f"  CPU of the process tree before the first request {peak.cpu_at(first):.1f} s "
+              f"(the start's cost, less sensitive to the machine's load than its wall time)")
+    print(f"  peak PSS of the process tree {peak.peak_pss_kb / 1024:.0f} MB (shared pages "
+          f"counted once; the goal is read on RSS); largest process {peak.peak_one_kb / 1024:.0f}"
+          f" MB RSS")
     if probe is not None:
         last = max((b for _a, b in stats["served"]), default=ended_mono)
         print_end_probe(probe_dir, last, ended_mono)
@@ -294,6 +345,76 @@ def memory_per_item(folder: Path, n: int, rounds: int) -> None:
           f"{ours - theirs:.2f} KB beyond plain pytest (goal <= 2 KB)")
 
 
+START_PROBE = """
+import gc, json, os, time
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist sends the worker's collection
+def pytest_collection_finish(session):
+    worker = getattr(session.config, "workerinput", None)
+    if worker is None:
+        return
+    gc.collect()
+    fields = {}
+    for name in ("status", "smaps_rollup"):
+        with open(f"/proc/self/{name}") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                if key in ("VmRSS", "Pss"):
+                    fields[key] = int(rest.split()[0])
+    times = os.times()
+    with open(os.path.join(os.environ["START_PROBE_DIR"], worker["workerid"] + ".json"),
+              "w") as out:
+        json.dump({"rss_kb": fields["VmRSS"], "pss_kb": fields["Pss"],
+                   "items": len(session.items), "cpu_s": times.user + times.system,
+                   "at": time.time()}, out)
+    session.items.clear()  # nothing to run: the start alone is measured
+"""
+
+
+def start_phase(work: Path, n: int, workers: int, rounds: int) -> None:
+    """The start of a ``-n WORKERS`` run of ``n`` cases, to every worker's collection's end:
+    each worker's items, RSS and PSS once collected (after a full garbage collection), its
+    CPU to then, and when the last worker was done (from the run's start). The workers then
+    run nothing (the probe empties their items), so the figures are the start's alone."""
+    folder = work / "start"
+    folder.mkdir()
+    (folder / "cases.yaml").write_text(yaml.safe_dump(
+        {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
+    (folder / "start_probe.py").write_text(START_PROBE)
+    rows = []
+    for index in range(rounds):
+        out = folder / f"probe{index}"
+        out.mkdir()
+        env = {**os.environ, "START_PROBE_DIR": str(out), "PYTHONPATH": os.pathsep.join(
+            [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        started = time.time()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "cases.yaml",
+             f"-n{workers}", "-p", "start_probe", f"--agent-cache-dir=cache{index}",
+             f"--agent-run-name=start{index}"], cwd=folder, env=env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _pid, _status, usage = os.wait4(process.pid, 0)
+        probes = [json.loads(p.read_text()) for p in out.glob("*.json")]
+        rows.append({"done": max(p["at"] for p in probes) - started,
+                     "cpu": usage.ru_utime + usage.ru_stime,
+                     "items": sum(p["items"] for p in probes),
+                     "rss": sum(p["rss_kb"] for p in probes) / 1024,
+                     "pss": sum(p["pss_kb"] for p in probes) / 1024,
+                     "worker_rss": max(p["rss_kb"] for p in probes) / 1024,
+                     "worker_cpu": max(p["cpu_s"] for p in probes)})
+    med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    print(f"start of {n:,} cases with -n {workers} (medians of {rounds}): every worker "
+          f"collected {med['done']:.2f} s after the start; items held by the workers "
+          f"{med['items']:,.0f}; workers' RSS once collected {med['rss']:.0f} MB (largest "
+          f"{med['worker_rss']:.0f} MB), PSS {med['pss']:.0f} MB; CPU of the whole run "
+          f"{med['cpu']:.1f} s (largest worker's to its collection's end "
+          f"{med['worker_cpu']:.2f} s)")
+
+
 def final_report(work: Path, n: int, rounds: int) -> None:
     """``agentclinic report`` of an offline run of ``n`` cases: CPU, and its page's size."""
     folder = work / "report"
@@ -310,6 +431,21 @@ def final_report(work: Path, n: int, rounds: int) -> None:
     print(f"agentclinic report of {n:,} offline encounters: {cpu:.2f} s of CPU (median of "
           f"{rounds}; goal <= 1.0 s); report.html {page:,.0f} KB = {page / n:.2f} KB per item "
           f"(goal <= {PAGE_GOAL_KB} KB)")
+
+
+def _tail(run_dir: Path, workers: int) -> str:
+    """How far apart the shares' last encounters ended: under a split run a worker plays
+    the cases dealt to it (case i to share i mod workers) and none of the others', so the
+    slowest share decides the end. (Load-balanced, the shares are no worker's.)"""
+    ends: dict[int, float] = {}
+    for r in records(run_dir):
+        share = int(r["case_id"].rsplit("-", 1)[1]) % workers
+        ends[share] = max(ends.get(share, 0.0), r["started_at"] + r["duration_s"])
+    if not ends:
+        return "no records"
+    counts = sorted(ends.values())
+    return (f"the shares' last encounters ended within {counts[-1] - counts[0]:.2f} s of each "
+            f"other (median share {statistics.median(counts) - counts[0]:.2f} s after the first)")
 
 
 def _end_phase(run_dir: Path, offset: float, last_answer: float,
@@ -375,7 +511,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8, help="xdist workers (-n)")
     parser.add_argument("--delay", type=float, default=0.5, help="seconds per reply")
     parser.add_argument("--parts", default="run,collect,report",
-                        help="which parts: run (the N encounters), collect, report")
+                        help="which parts: run (the N encounters), start (their start "
+                             "alone, to every worker's collection), collect, report")
     parser.add_argument("--distinct", type=int, default=4_000,
                         help="cases of the collect and report parts")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
@@ -389,6 +526,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:
         if "run" in parts:
             run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay, opts.probe)
+        if "start" in parts:
+            start_phase(Path(tmp), opts.cases, opts.workers, opts.rounds)
         if "collect" in parts:
             collection(Path(tmp), opts.distinct, opts.rounds)
         if "report" in parts:

@@ -315,7 +315,7 @@ def test_items_and_reports_let_the_record_go_once_logged_and_junit_keeps_it(
     pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=rel",
                        "--junitxml=j.xml", *xdist).assert_outcomes(passed=3)
     holdings = {p.stem: json.loads(p.read_text()) for p in pytester.path.glob("holdings-*.json")}
-    # Under xdist every worker collects every item and runs its share.
+    # Under xdist each worker holds (and runs) its share of the cases.
     assert sum(h["released"] for h in holdings.values()) == 3
     assert sum(h["items_with_record"] + h["reports_with_record"]
                for h in holdings.values()) == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import re
@@ -24,6 +25,7 @@ from ..protocols.base import ItemSpec
 from .case_paths import Origin
 from .miss import miss_message
 from .outcome import Outcome
+from .shares import share_of
 from .state import session_of
 
 RECORD_PROPERTY = "agentclinic_result"
@@ -147,37 +149,53 @@ class CaseFile(pytest.File):
         # told apart by their case object: they keep it.
         light = state.protocol.items_per_chain(state.settings.options) == 1
         specs = state.protocol.expand([c for _, c in loaded.cases], state.run_options)
+        share = share_of(self.config, state.settings.operations.shard)
+        if share is not None:
+            # A split xdist run: this worker's cases only. Expanded from all the file's cases
+            # all the same (a protocol may draw on the file's other cases, e.g. options).
+            mine = {id(c) for _, c in loaded.cases if share.takes(c.dataset, c.id)}
+            specs = (spec for spec in specs if id(spec.case) in mine)
         plans = list(self._plans(loaded, specs, light))
         del specs
         loaded.cases.clear()
         # One mark per specialty, shared by its items (a new one per item: ~0.2 KB each).
         marks: dict[str, pytest.MarkDecorator] = {}
-        for name, marker, kwargs in plans:
-            item = EncounterItem.from_parent(self, name=name, **kwargs)
+        # pytest 9.2's structured node ids (what --lf matches on): the case's id, the
+        # variant's label as its parameters, as a parametrized test's.
+        parent_id = getattr(self, "id", None)
+        for (case_id, label), marker, kwargs in plans:
+            if parent_id is not None:
+                with contextlib.suppress(ValueError):  # an id NodeId refuses: pytest's own
+                    kwargs["nodeid"] = parent_id.child(case_id).with_params(label)
+            item = EncounterItem.from_parent(self, name=f"{case_id}[{label}]", **kwargs)
             item.add_marker(marks.get(marker)
                             or marks.setdefault(marker, getattr(pytest.mark, marker)))
             yield item
 
     def _plans(self, loaded: LoadedFile, specs: Iterable[ItemSpec],
-               light: bool) -> Iterator[tuple[str, str, dict[str, Any]]]:
-        """Each item's name, marker and what it is made of."""
+               light: bool) -> Iterator[tuple[tuple[str, str], str, dict[str, Any]]]:
+        """Each item's case id and variant label, marker and what it is made of."""
         lines = {id(case): line for line, case in loaded.cases}
         texts = ({id(case): text for (_, case), text in zip(loaded.cases, loaded.texts,
                                                                  strict=True)}
                  if light and len(loaded.texts) == len(loaded.cases) else {})
         markers: set[str] = set()
-        for spec in specs:
-            case = spec.case
+        # Every case's specialty, the file's cases all (an xdist worker of a split run makes
+        # its share's items only, but its -m and --strict-markers read the same markers).
+        for _line, case in loaded.cases:
             marker = case.specialty_marker
             if marker not in markers:  # once a specialty (reading the markers: 0.1 ms a case)
                 markers.add(marker)
                 _register_marker(self.config, case)
+        for spec in specs:
+            case = spec.case
+            marker = case.specialty_marker
             text = texts.get(id(case))
             held: dict[str, Any] = (
                 {"spec": spec} if text is None
                 else {"light": (text, tuple(getattr(spec, f) for f in _SPEC_REST))})
             # Equal names held once a process (the models read back share none).
-            yield (f"{case.id}[{spec.label}]", marker,
+            yield ((case.id, spec.label), marker,
                    {"line": lines[id(case)], "case_key": (sys.intern(case.dataset), case.id),
                     "specialty": sys.intern(case.specialty), **held})
 

@@ -22,6 +22,7 @@ from ..cases import formats
 from .collect import EncounterItem
 from .counters import RunStatus, SharedCounters
 from .repeating import Repeating
+from .shares import SHARE_KEY
 
 #: Seconds between status lines when the output is not a terminal.
 LOG_EVERY = 30.0
@@ -91,9 +92,10 @@ class StatusLine:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """The xdist controller learns the total from the first worker's collection."""
-        del node
-        if self.total is None:
+        """The xdist controller learns the total from the first worker's collection (a split
+        run's from :mod:`.xdist_split`, once every worker has collected)."""
+        # A split run's workers hold their shares: the union comes once all have collected.
+        if self.total is None and SHARE_KEY not in getattr(node, "workerinput", {}):
             self.total = sum(i.split("::", 1)[0].endswith(formats.suffixes()) for i in ids)
 
     @pytest.hookimpl(wrapper=True)

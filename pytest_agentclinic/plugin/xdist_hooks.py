@@ -17,6 +17,8 @@ import pytest
 from ..cases import formats
 from .events import WORKER_KEY as EVENTS_KEY
 from .session import AgentClinicSession
+from .shares import SHARE_KEY
+from .xdist_split import Shares, SplitScheduling, fix_counts, split_wanted
 
 WORKER_KEY = "agentclinic_run_name"
 
@@ -26,14 +28,39 @@ class XdistHooks:
 
     def __init__(self, state: AgentClinicSession) -> None:
         self.state = state
+        #: Whether the cases are split between the workers (see :mod:`.xdist_split`).
+        self.split = split_wanted(state.config, state.settings.subset.description is not None)
+        #: The split run's shares, dealt as the workers are set up.
+        self.shares: Shares | None = None
+        self.session: pytest.Session | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_KEY] = self.state.run_name
+        if self.split:
+            if self.shares is None:
+                self.shares = Shares(int(node.workerinput["workercount"]))
+            share = self.shares.assign(node)
+            if share is not None:
+                node.workerinput[SHARE_KEY] = share
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        del error
+        if self.shares is not None:
+            self.shares.release(node)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
-        # Every node collects the same items; the first to finish tells the plan.
+        # Every node collects the same items; the first to finish tells the plan (a split
+        # run's plan is the union: see _collected).
+        if not self.split:
+            self._collected(ids)
+
+    def _collected(self, ids: Sequence[str]) -> None:
         self.state.start_run(sum(map(_is_case_item, ids)))
         warm_report_imports()
 
@@ -54,11 +81,23 @@ class XdistHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        settings = self.state.settings
+        if self.split:
+            return SplitScheduling(config, log, settings.concurrency, _is_case_item,
+                                   self._split_collected)
         if config.getvalue("dist") != "load":
             return None  # the user chose a distribution mode: keep it
-        settings = self.state.settings
         chains = self.state.protocol.items_per_chain(settings.options) > 1
         return _encounter_scheduling(config, log, settings.concurrency, chains)
+
+
+    def _split_collected(self, ids: list[str]) -> None:
+        """The union of a split run's collections: the plan, and the counts shown."""
+        fix_counts(self.state.config, self.session, len(ids))
+        status = self.state.config.pluginmanager.getplugin("agentclinic-status-line")
+        if status is not None:
+            status.total = sum(map(_is_case_item, ids))
+        self._collected(ids)
 
 
 _warming: list[threading.Thread] = []

@@ -1,0 +1,334 @@
+"""A run's cases split between xdist's workers: each collects its share, the controller
+schedules the collections that differ, and the run reads as a full collection's would."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from helpers import make_case, write_yaml_cases
+
+from pytest_agentclinic.cases.shard import shard_of
+from pytest_agentclinic.plugin.shares import SHARE_KEY, WorkerShare
+from pytest_agentclinic.plugin.xdist_split import Shares, SplitScheduling
+
+# -- the worker's share
+
+
+def test_a_share_deals_the_cases_round_robin_across_files() -> None:
+    shares = [WorkerShare(i, 3) for i in range(3)]
+    taken = [[share.takes("d", f"c{n}") for share in shares] for n in range(7)]
+    assert [row.index(True) for row in taken] == [0, 1, 2, 0, 1, 2, 0]
+    assert all(sum(row) == 1 for row in taken)
+
+
+def test_a_share_under_a_shard_deals_only_the_shards_cases() -> None:
+    ids = [f"c{n}" for n in range(40)]
+    mine = [i for i in ids if shard_of("d", i, 2) == 1]
+    shares = [WorkerShare(i, 2, shard=(1, 2)) for i in range(2)]
+    dealt = [[i for i in ids if share.takes("d", i)] for share in shares]
+    assert sorted(dealt[0] + dealt[1]) == sorted(mine)
+    assert abs(len(dealt[0]) - len(dealt[1])) <= 1  # balanced within the shard
+
+
+def test_a_crashed_workers_replacement_gets_its_share() -> None:
+    shares = Shares(3)
+    nodes = [object() for _ in range(3)]
+    assert [shares.assign(n) for n in nodes] == [[0, 3], [1, 3], [2, 3]]
+    shares.release(nodes[1])
+    assert shares.assign(object()) == [1, 3]
+    assert shares.assign(object()) is None  # every share held: this one collects everything
+
+
+# -- the controller's scheduler, with stand-in nodes
+
+
+class Node:
+    def __init__(self, share: int | None, count: int) -> None:
+        self.workerinput: dict[str, Any] = {} if share is None else {SHARE_KEY: [share, count]}
+        self.gateway = SimpleNamespace(id=f"gw{share}")
+        self.shutting_down = False
+        self.sent: list[int] = []
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent.extend(indices)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+class Config:
+    def __init__(self, nodes: int, dist: str = "load") -> None:
+        self.values = {"tx": [f"{nodes}*popen"], "dist": dist}
+        self.reports: list[pytest.CollectReport] = []
+        self.hook = SimpleNamespace(pytest_collectreport=lambda report: self.reports.append(
+            report))
+
+    def getvalue(self, name: str) -> Any:
+        return self.values[name]
+
+
+def _is_case(nodeid: str) -> bool:
+    return nodeid.startswith("c.yaml::")
+
+
+def _scheduler(config: Config, depth: int = 2) -> tuple[SplitScheduling, list[list[str]]]:
+    told: list[list[str]] = []
+    return SplitScheduling(config, None, depth, _is_case, told.append), told  # type: ignore[arg-type]
+
+
+def _run(sched: SplitScheduling, collections: dict[Node, list[str]]) -> dict[Node, list[str]]:
+    """Collect, schedule and play every item to the end: what each node ran."""
+    for node in collections:
+        sched.add_node(node)
+    for node, ids in collections.items():
+        sched.add_node_collection(node, ids)
+    assert sched.collection_is_completed
+    assert not sched.has_pending  # xdist shows the count only then
+    sched.schedule()
+    ran: dict[Node, list[str]] = {node: [] for node in collections}
+    while not sched.tests_finished:
+        progressed = False
+        for node, ids in collections.items():
+            pending = sched.node2pending.get(node, [])
+            # A worker runs an item once it holds the next one, or once it is shut down.
+            if len(pending) >= 2 or (pending and node.shutting_down):
+                index = pending[0]
+                ran[node].append(ids[index])
+                sched.mark_test_complete(node, index)
+                progressed = True
+        assert progressed, "the scheduler stalled"
+    for node, ids in collections.items():  # the last item of each node, once shut down
+        for index in list(sched.node2pending.get(node, [])):
+            ran[node].append(ids[index])
+            sched.mark_test_complete(node, index)
+    return ran
+
+
+def test_only_encounter_items_each_runs_on_the_worker_that_collected_it() -> None:
+    nodes = [Node(i, 2) for i in range(2)]
+    cases = [f"c.yaml::t-{n:02d}[x]" for n in range(9)]
+    collections = {nodes[0]: cases[0::2], nodes[1]: cases[1::2]}
+    sched, told = _scheduler(Config(2))
+    ran = _run(sched, collections)
+    assert [sorted(t) for t in told] == [sorted(cases)]  # the union, once
+    assert ran == collections  # each share on its node, in its order
+    assert all(n.shutting_down for n in nodes)
+
+
+def test_mixed_items_ordinary_tests_are_balanced_and_cases_stay_with_their_share() -> None:
+    nodes = [Node(i, 2) for i in range(2)]
+    plain = [f"test_p.py::test_p[{n}]" for n in range(40)]
+    cases = [f"c.yaml::t-{n:02d}[x]" for n in range(6)]
+    collections = {nodes[0]: plain + cases[0::2], nodes[1]: plain + cases[1::2]}
+    sched, told = _scheduler(Config(2))
+    ran = _run(sched, collections)
+    assert len(told[0]) == 46
+    everything = ran[nodes[0]] + ran[nodes[1]]
+    assert sorted(everything) == sorted(plain + cases)  # each once
+    for node, ids in collections.items():
+        assert {i for i in ran[node] if _is_case(i)} == {i for i in ids if _is_case(i)}
+    assert all(ran[n] and any(not _is_case(i) for i in ran[n]) for n in nodes)
+
+
+def test_fewer_cases_than_workers_the_idle_ones_are_let_go() -> None:
+    nodes = [Node(i, 3) for i in range(3)]
+    sched, _told = _scheduler(Config(3))
+    ran = _run(sched, {nodes[0]: ["c.yaml::t-01[x]"], nodes[1]: [], nodes[2]: []})
+    assert ran == {nodes[0]: ["c.yaml::t-01[x]"], nodes[1]: [], nodes[2]: []}
+    assert all(n.shutting_down for n in nodes)
+
+
+def test_no_cases_at_all_is_plain_load_balancing() -> None:
+    nodes = [Node(i, 2) for i in range(2)]
+    plain = [f"test_p.py::test_p[{n}]" for n in range(30)]
+    sched, _told = _scheduler(Config(2))
+    ran = _run(sched, {nodes[0]: plain, nodes[1]: plain})
+    assert sorted(ran[nodes[0]] + ran[nodes[1]]) == sorted(plain)
+    assert ran[nodes[0]] and ran[nodes[1]]
+
+
+def test_loadgroup_sends_a_group_whole() -> None:
+    nodes = [Node(i, 2) for i in range(2)]
+    grouped = [f"test_g.py::test_g[{n}]@heavy" for n in range(6)]
+    plain = [f"test_p.py::test_p[{n}]" for n in range(6)]
+    cases = ["c.yaml::t-01[x]", "c.yaml::t-02[x]"]
+    ids = grouped + plain
+    sched, _told = _scheduler(Config(2, dist="loadgroup"))
+    ran = _run(sched, {nodes[0]: [*ids, cases[0]], nodes[1]: [*ids, cases[1]]})
+    holders = [n for n in nodes if any(i.endswith("@heavy") for i in ran[n])]
+    assert len(holders) == 1
+    assert [i for i in ran[holders[0]] if i.endswith("@heavy")] == grouped
+
+
+def test_a_difference_the_split_does_not_explain_is_a_collection_error() -> None:
+    nodes = [Node(i, 2) for i in range(2)]
+    config = Config(2)
+    sched, told = _scheduler(config)
+    for node in nodes:
+        sched.add_node(node)
+    sched.add_node_collection(nodes[0], ["test_p.py::test_a", "c.yaml::t-01[x]"])
+    sched.add_node_collection(nodes[1], ["test_p.py::test_b", "c.yaml::t-02[x]"])
+    assert sched.collection_is_completed
+    sched.schedule()
+    assert told == [] and nodes[0].sent == [] and nodes[1].sent == []
+    assert sched.tests_finished
+    [report] = config.reports
+    assert report.failed and "test_p.py::test_a" in str(report.longrepr)
+    assert "c.yaml::t-01" not in str(report.longrepr)
+
+
+def test_a_crashed_workers_cases_wait_for_its_replacement() -> None:
+    nodes = [Node(0, 2), Node(1, 2)]
+    cases = [f"c.yaml::t-{n:02d}[x]" for n in range(12)]
+    collections = {nodes[0]: cases[0::2], nodes[1]: cases[1::2]}
+    sched, _told = _scheduler(Config(2), depth=3)
+    for node in nodes:
+        sched.add_node(node)
+    for node, ids in collections.items():
+        sched.add_node_collection(node, ids)
+    sched.schedule()
+    crashed_in = sched.remove_node(nodes[1])  # dies holding three of its items
+    assert crashed_in == cases[1]
+    assert not sched.tests_finished
+    assert len(nodes[0].sent) == 3  # the other node takes none of the crashed share's
+    replacement = Node(1, 2)
+    sched.add_node(replacement)
+    sched.add_node_collection(replacement, cases[1::2])
+    sched.schedule()
+    assert [cases[1::2][i] for i in replacement.sent] == cases[3::2][:3]  # after the crash
+
+
+# -- whole runs, in every worker mode
+
+PLAIN = """
+import pytest
+
+@pytest.mark.parametrize("i", range(4))
+def test_plain(i):
+    assert i != 3
+"""
+
+RECORD_COLLECTED = """
+import json, os
+
+
+def pytest_collection_finish(session):
+    worker = getattr(session.config, "workerinput", {})
+    name = worker.get("workerid", "main")
+    with open(f"collected-{name}.json", "w") as out:
+        json.dump({"ids": [i.nodeid for i in session.items],
+                   "share": worker.get("agentclinic_share")}, out)
+"""
+
+#: Cases the offline agents solve, and two they miss (no finding names the diagnosis).
+SOLVED = [make_case(i, specialty="Dermatology" if i % 2 else "Cardiology") for i in range(1, 11)]
+MISSED = [make_case(i, tests={"Skin Biopsy": "Nonspecific."}, diagnosis=f"Lichen {i}",
+                    synonyms=[], choices=[f"Lichen {i}", "a", "b", "c"]) for i in (11, 12)]
+
+
+def _write(path: Path) -> None:
+    write_yaml_cases(path / "c.yaml", SOLVED + MISSED)
+    (path / "test_plain.py").write_text(PLAIN)
+    (path / "conftest.py").write_text(RECORD_COLLECTED)
+
+
+def _records(path: Path, run: str) -> list[str]:
+    lines = (path / "reports" / run / "results.jsonl").read_text().splitlines()
+    return sorted(json.loads(line)["nodeid"] for line in lines)
+
+
+def _collected(path: Path) -> dict[str, dict[str, Any]]:
+    return {p.stem.removeprefix("collected-"): json.loads(p.read_text())
+            for p in path.glob("collected-*.json")}
+
+
+def _item(case: dict[str, Any]) -> str:
+    return f"c.yaml::{case['id']}[{case['specialty'].lower()}-offline]"
+
+
+def test_a_split_run_reads_as_a_full_collections(pytester: pytest.Pytester,
+                                                 xdist: list[str]) -> None:
+    _write(pytester.path)
+    result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
+                                "--agent-run-name=r", *xdist)
+    result.assert_outcomes(passed=10 + 3, failed=2 + 1)
+    cases = SOLVED + MISSED
+    assert _records(pytester.path, "r") == sorted(map(_item, cases))
+    summary = json.loads((pytester.path / "reports" / "r" / "summary.json").read_text())
+    [row] = next(t for t in summary["tables"] if t["id"] == "by_doctor")["data"]
+    assert (summary["items"], row["n"], row["correct"]) == (12, 12, 10)
+    collected = _collected(pytester.path)
+    if xdist != ["-n", "2"]:
+        assert collected["main"]["share"] is None
+        assert len(collected["main"]["ids"]) == 12 + 4
+        return
+    result.stdout.fnmatch_lines(["2 workers [16 items]"])
+    workers = [collected["gw0"], collected["gw1"]]
+    assert sorted(w["share"][0] for w in workers) == [0, 1]
+    shares = [{i for i in w["ids"] if i.startswith("c.yaml")} for w in workers]
+    assert not shares[0] & shares[1] and shares[0] | shares[1] == set(map(_item, cases))
+    assert sorted(map(len, shares)) == [6, 6]  # every other case
+    assert all({i for i in w["ids"] if i.startswith("test_plain")} ==
+               {f"test_plain.py::test_plain[{n}]" for n in range(4)} for w in workers)
+
+
+@pytest.mark.parametrize("selection, chosen", [
+    (["-k", "t-03 or t-08 or plain"], ["t-03", "t-08"]),
+    (["-m", "cardiology"], [c["id"] for c in SOLVED if c["specialty"] == "Cardiology"]),
+    (["--deselect", "c.yaml::t-05[dermatology-offline]"],
+     [c["id"] for c in SOLVED + MISSED if c["id"] != "t-05"]),
+    (["--agent-shard", "2/3"], [c["id"] for c in SOLVED + MISSED
+                                if shard_of("t", c["id"], 3) == 2]),
+], ids=["k", "m", "deselect", "shard"])
+def test_selection_is_the_same_split_or_not(pytester: pytest.Pytester, xdist: list[str],
+                                            selection: list[str], chosen: list[str]) -> None:
+    _write(pytester.path)
+    result = pytester.runpytest("c.yaml", "-p", "no:randomly", "--agent-run-name=r",
+                                "--strict-markers", *selection, *xdist)
+    cases = {c["id"]: c for c in SOLVED + MISSED}
+    assert _records(pytester.path, "r") == sorted(_item(cases[i]) for i in chosen)
+    missed = sum(cases[i] in MISSED for i in chosen)
+    result.assert_outcomes(passed=len(chosen) - missed, failed=missed)
+
+
+def test_last_failed_reruns_the_failures_only(pytester: pytest.Pytester,
+                                              xdist: list[str]) -> None:
+    _write(pytester.path)
+    first = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
+                               "--agent-run-name=one", *xdist)
+    first.assert_outcomes(passed=13, failed=3)
+    again = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly", "--lf",
+                               "--agent-run-name=two", *xdist)
+    again.assert_outcomes(failed=3)
+    assert _records(pytester.path, "two") == sorted(map(_item, MISSED))
+
+
+@pytest.mark.parametrize("dist", ["loadfile", "loadscope", "worksteal"])
+def test_other_distribution_modes_keep_full_collection(pytester: pytest.Pytester,
+                                                       dist: str) -> None:
+    _write(pytester.path)
+    result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly", "-n", "2",
+                                "--dist", dist, "--agent-run-name=r")
+    result.assert_outcomes(passed=13, failed=3)
+    collected = _collected(pytester.path)
+    assert [w["share"] for w in collected.values()] == [None, None]
+    assert all(len(w["ids"]) == 16 for w in collected.values())
+
+
+def test_a_run_without_cases_installs_nothing(pytester: pytest.Pytester) -> None:
+    (pytester.path / "test_plain.py").write_text(PLAIN)
+    (pytester.path / "conftest.py").write_text(RECORD_COLLECTED + """
+
+def pytest_xdist_make_scheduler(config, log):
+    with open("scheduler.txt", "w") as out:
+        out.write(",".join(sorted(name for name, _ in config.pluginmanager.list_name_plugin()
+                                  if name and name.startswith("agentclinic-"))))
+""")
+    result = pytester.runpytest("test_plain.py", "-n", "2")
+    result.assert_outcomes(passed=3, failed=1)
+    assert (pytester.path / "scheduler.txt").read_text() == ""
+    assert [w["share"] for w in _collected(pytester.path).values()] == [None, None]
