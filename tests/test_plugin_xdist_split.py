@@ -12,7 +12,10 @@ import pytest
 from helpers import make_case, write_yaml_cases
 
 from pytest_agentclinic.cases.shard import shard_of
+from pytest_agentclinic.plugin.events import WORKER_KEY as EVENTS_KEY
+from pytest_agentclinic.plugin.events import RunEvents
 from pytest_agentclinic.plugin.shares import SHARE_KEY, WorkerShare
+from pytest_agentclinic.plugin.xdist_hooks import XdistHooks
 from pytest_agentclinic.plugin.xdist_split import Shares, SplitScheduling
 
 # -- the worker's share
@@ -332,3 +335,25 @@ def pytest_xdist_make_scheduler(config, log):
     result.assert_outcomes(passed=3, failed=1)
     assert (pytester.path / "scheduler.txt").read_text() == ""
     assert [w["share"] for w in _collected(pytester.path).values()] == [None, None]
+
+
+def test_a_node_going_down_gives_back_its_share_and_hands_over_its_events() -> None:
+    # Two branches each added a pytest_testnodedown to XdistHooks; the second definition
+    # silently replaced the first, and a crashed worker's share was never given back.
+    hooks = XdistHooks.__new__(XdistHooks)  # the hook alone, without a pytest session
+    hooks.state = SimpleNamespace(events=RunEvents("main"))  # type: ignore[assignment]
+    hooks.shares = Shares(2)
+    nodes = [object(), object()]
+    for node in nodes:
+        hooks.shares.assign(node)
+    worker = RunEvents("gw0")
+    worker.add({"process": "gw0", "category": "builtins:UserWarning", "message": "lost"})
+    gone = SimpleNamespace(workeroutput={EVENTS_KEY: worker.to_json()})
+    hooks.shares.release(nodes[0])
+    hooks.shares.assign(gone)
+    hooks.pytest_testnodedown(gone, None)
+    assert hooks.shares.assign(object()) == [0, 2]  # the share came back
+    extra: dict[str, Any] = {}
+    with pytest.warns(UserWarning, match="lost"):
+        hooks.state.events.emit(extra)
+    assert extra["events"][0]["process"] == "gw0"

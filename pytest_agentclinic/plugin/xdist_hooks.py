@@ -50,6 +50,8 @@ class XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
         del error
+        # The worker's run-level events (plugin.events), sent with its last word.
+        self.state.events.add_json(getattr(node, "workeroutput", {}).get(EVENTS_KEY))
         if self.shares is not None:
             self.shares.release(node)
 
@@ -63,11 +65,6 @@ class XdistHooks:
     def _collected(self, ids: Sequence[str]) -> None:
         self.state.start_run(sum(map(_is_case_item, ids)))
         warm_report_imports()
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        # The worker's run-level events (plugin.events), sent with its last word.
-        self.state.events.add_json(getattr(node, "workeroutput", {}).get(EVENTS_KEY))
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
