@@ -175,3 +175,28 @@ def test_a_closing_unspecified_clause_of_the_truth_names_nothing(given: str, tru
 @needs_table
 def test_an_unspecified_clause_leaves_the_rest_of_the_truth_to_be_matched() -> None:
     assert not judge("viral pneumonia", "Pneumonia, unspecified organism").correct
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # ICD-10-CM files them under one code (description and inclusion term); MeSH, the
+    # Disease Ontology or MONDO names each as a concept of its own
+    ("aortic stenosis", "coarctation of the aorta"),
+    ("hepatic vein thrombosis", "Budd-Chiari syndrome"),
+])
+def test_one_icd_code_is_no_synonym_where_a_source_names_two_diseases(given: str,
+                                                                      truth: str) -> None:
+    verdict = judge(given, truth)
+    assert verdict.relation != "synonym" and not (verdict.correct and verdict.sure)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # inclusion terms that no other source tells apart from the code's description
+    ("stasis dermatitis", "venous insufficiency"),
+    ("tinea unguium", "onychomycosis"),
+])
+def test_an_inclusion_term_no_source_tells_apart_stays_a_synonym(given: str,
+                                                                 truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.sure) == (True, True)

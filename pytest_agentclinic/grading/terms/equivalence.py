@@ -213,6 +213,12 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return via
     icd = terms.icd_relation(g, t)
     if icd == "same":
+        if _apart_outside_icd(g, t, terms):
+            # ICD-10-CM's guidelines (I.A.11): inclusion terms "may be synonyms of the code
+            # title" or conditions classified to the code; where another source knows both
+            # names as two diseases, one code is a coding grouping, not a synonym.
+            return Relation("related", "ICD-10-CM: names of one code, which other sources "
+                            "know as two diseases", sure=False)
         return Relation("synonym", "ICD-10-CM: names of one code")
     if icd is not None:
         # Inclusion terms of one code are siblings as often as synonyms, and ICD-10-CM's
@@ -231,6 +237,21 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if shared:
         return Relation("related", f"shared words: {' '.join(sorted(shared))}", sure=False)
     return Relation("different", "no shared word")
+
+
+def _apart_outside_icd(given: Key, truth: Key, terms: Terminology) -> bool:
+    """Whether one source other than ICD-10-CM names both as concepts of their own (in
+    clusters that share nothing): that source tells the two apart, not two sources' scopes."""
+    g_ids, t_ids = terms.concepts(given)[1], terms.concepts(truth)[1]
+    if {terms.cluster(i) for i in g_ids} & {terms.cluster(i) for i in t_ids}:
+        return False
+    return bool({_ontology(i) for i in g_ids} & {_ontology(i) for i in t_ids} - {"ICD"})
+
+
+def _ontology(ident: str) -> str:
+    # EFO's disease branch is MONDO's: one witness.
+    prefix = ident.split(":", 1)[0]
+    return "MONDO" if prefix == "EFO" else prefix
 
 
 #: The strict policy's rule for a broader answer: it counts when it names one disease with
