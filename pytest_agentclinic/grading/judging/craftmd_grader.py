@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from ..reading.extract import Category
 from ..reading.mcq import Choice, choose, clean_option, is_correct
-from ..terms.equivalence import RelationKind
+from ..terms.relation import RelationKind
 from .rules import OFFLINE, OFFLINE_UNSURE, Policy, grade_text
 
 Format = Literal["frq", "mcq"]

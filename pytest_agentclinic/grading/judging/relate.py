@@ -29,9 +29,11 @@ from ..reading.parse import Extraction, Mention
 from ..terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
 from ..terms.concepts import default_terminology
 from ..terms.concurrent import complication, concurrent, finding, stated_secondary
-from ..terms.equivalence import Equivalence, compare, judge, truth_forms
+from ..terms.equivalence import compare, judge
 from ..terms.kinds import INJURIES_AND_STATES, kind
 from ..terms.readings import given_names
+from ..terms.relation import Equivalence
+from ..terms.truth_forms import truth_forms
 
 __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
 

@@ -45,8 +45,8 @@ from ...core.case import Case
 from ...core.roles import OFFLINE as OFFLINE  # ``decided_by`` of a verdict the rules were sure of
 from ..reading.extract import extract
 from ..reading.parse import Extraction
-from ..terms.equivalence import RelationKind
 from ..terms.kinds import kind
+from ..terms.relation import RelationKind
 from .relate import NameRelation, Related
 
 #: ``decided_by`` of a verdict the rules were unsure of, with no model to ask.

@@ -33,7 +33,8 @@ from ...core.text import bounded_cache
 from ..terminology import FILLER, key, tokens
 from ..wording import similar
 from .concepts import default_terminology
-from .equivalence import NEUTRAL_QUALIFIERS, PLACES, compare
+from .equivalence import compare
+from .qualifiers import NEUTRAL_QUALIFIERS, PLACES
 
 __all__ = ["complication", "concurrent", "finding", "linked", "named_after",
            "stated_secondary"]

@@ -13,11 +13,10 @@ decided, so a caller can tell a sure verdict from a guess and ask a model about 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
-from ...core.text import bounded_cache, variants
-from ..terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, content, key, tokens
+from ...core.text import bounded_cache
+from ..terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, key, tokens
 from ..wording import (
     covered,
     keeps_head,
@@ -30,113 +29,12 @@ from ..wording import (
     two_names,
 )
 from .concepts import Link, Terminology, default_terminology
+from .qualifiers import NEUTRAL_QUALIFIERS, PLACES, SOFT_QUALIFIERS
 from .readings import binomial, cores, eponyms, given_names, possessive, spelled_out
+from .relation import Equivalence, Relation, RelationKind
+from .truth_forms import truth_forms
 
-__all__ = ["Equivalence", "Relation", "RelationKind", "compare", "judge", "truth_forms"]
-
-RelationKind = Literal["same", "synonym", "broader", "narrower", "sibling", "qualifier-flip",
-                       "related", "different"]
-
-#: Words that say how severe, how long, how sure or which side, not what or where: an answer
-#: adding only these to the truth is still the truth ("severe acute pericarditis").
-NEUTRAL_QUALIFIERS = frozenset({
-    "left", "right", "bilateral", "unilateral", "sided", "side", "mild", "moderate", "severe",
-    "early", "late", "new", "onset", "recurrent", "suspected", "isolated", "simple", "classic",
-    "classical", "typical", "true", "active", "significant", "symptomatic", "clinical",
-    "presumed", "uncomplicated", "likely", "possible", "current", "lesion", "case", "stage",
-    "state", "episode", "acute", "suspicious", "malignant", "reaction",
-    # Latin names keep "chronica" ("chondrodermatitis nodularis chronica helicis"); English
-    # "chronic" often names another disease ("chronic pancreatitis"), and is no qualifier
-    "chronica",
-    "first", "second", "third", "fourth", "fifth",
-})
-
-#: Words that say where, at what age, from what cause or of which kind. The dermatologists
-#: who validated CRAFT-MD's grader called an answer adding one narrower, so wrong
-#: ("cutaneous leishmaniasis" for leishmaniasis, "infantile seborrheic dermatitis" for
-#: seborrheic dermatitis); a truth adding one is a kind of the answer, which is right.
-NARROWING_QUALIFIERS = frozenset({
-    "adult", "pediatric", "childhood", "neonatal", "infantile", "juvenile", "newborn",
-    "infant", "child", "adolescent", "elderly", "senile", "infantum",
-    "primary", "idiopathic", "benign", "related", "induced", "acquired", "community",
-    "congenital", "bacterial", "viral", "infectious", "infective", "infected", "traumatic",
-    "postpartum", "intrauterine", "focal", "localized", "generalized", "disseminated",
-    # Latin sites of skin diseases ("tinea pedis") and other sites
-    "pedis", "manuum", "corporis", "capitis", "cruris", "faciei", "barbae", "unguium",
-    "versicolor", "lumbar", "cervical", "thoracic", "sacral", "vulvar", "vaginal", "oral",
-    "nasal", "facial", "heart",
-})
-
-#: Every qualifier: a truth that adds only these is the answer's disease of some kind.
-SOFT_QUALIFIERS = NEUTRAL_QUALIFIERS | NARROWING_QUALIFIERS
-
-
-#: The soft qualifiers that say where: a name of one word cannot drop them.
-PLACES = frozenset({"heart", "lumbar", "cervical", "thoracic", "sacral", "vulvar", "vaginal",
-                    "oral", "nasal", "facial", "pedis", "manuum", "corporis", "capitis",
-                    "cruris", "faciei", "barbae", "unguium", "left", "right", "bilateral",
-                    "unilateral"})
-
-
-@dataclass(frozen=True)
-class Equivalence:
-    """Whether a given name is right for the truth, how they relate and why."""
-
-    correct: bool
-    relation: RelationKind
-    reason: str
-    #: False when the rules had to guess (a partial overlap): the case for asking a model.
-    sure: bool = True
-    #: A broader name of a family of diseases (see :attr:`Relation.family`).
-    family: bool = False
-    #: For a broader name placed by a hierarchy: levels above the truth, concepts below it.
-    height: int | None = None
-    breadth: int | None = None
-
-
-def truth_forms(truth: str) -> list[str]:
-    """The truth, its form without parentheses and, when one ends it, each parenthetical
-    ("ventricular septal defect (VSD)"). A parenthetical inside the name abbreviates the words
-    before it, not the truth: "MEN" of "multiple endocrine neoplasia (MEN) IIa" is no name of
-    type IIa. A closing clause saying what the coder did not know ("Pneumonia, unspecified
-    organism", ICD-10-CM's convention) is asked without it too."""
-    name = truth.strip().strip("\"'").strip()
-    forms = variants(name)
-    forms = [f for f in (forms if name.endswith(")") else forms[:2]) if content(f)]
-    # "Anetoderma associated with SLE": a kind of anetoderma, so "anetoderma" is broader,
-    # which the experts' rule accepts.
-    main = _TRUTH_CAUSE.split(name, maxsplit=1)[0].strip(" ,")
-    forms = [*forms, main] if main != name and content(main) else forms
-    # "Pneumonia, unspecified organism": ICD-10-CM's closing clause says which detail the
-    # coder lacked, not which disease.
-    plain = _UNSPECIFIED.sub("", name).strip(" ,")
-    return [*forms, plain] if plain != name and content(plain) else forms
-
-
-_UNSPECIFIED = re.compile(r",\s*(?:unspecified|site\s+not\s+specified|not\s+elsewhere\s+"
-                          r"classified|not\s+otherwise\s+specified)\b[^,()]*$", re.I)
-
-
-# The words that join a truth's main disease to its cause or setting.
-_TRUTH_CAUSE = re.compile(r"\s+(?:associated\s+with|due\s+to|secondary\s+to|caused\s+by|"
-                          r"induced\s+by|in\s+the\s+setting\s+of|related\s+to)\s+", re.I)
-
-
-@dataclass(frozen=True)
-class Relation:
-    """How one name relates to one form of the truth, why, and whether that is certain."""
-
-    kind: RelationKind
-    reason: str
-    sure: bool = True
-    #: False when one source alone states the hierarchy (any one of them holds slips).
-    curated: bool = True
-    #: For a broader name: True when it names a family of diseases rather than one disease
-    #: with its variants (see :data:`FAMILY_BREADTH`); the strict policy rejects those.
-    family: bool = False
-    #: For a broader name placed by a hierarchy: levels above the truth, concepts below it.
-    height: int | None = None
-    breadth: int | None = None
+__all__ = ["compare", "judge"]
 
 
 @bounded_cache

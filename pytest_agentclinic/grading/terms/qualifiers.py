@@ -1,0 +1,46 @@
+"""The words that qualify a disease's name without naming another disease: how severe, how
+long, how sure or which side (neutral), and where, at what age, from what cause or of which
+kind (narrowing). Stage 2 (relate) reads an answer that differs from the truth only by these
+as the truth, or as a kind of it (:mod:`.equivalence`, :mod:`.concurrent`)."""
+
+from __future__ import annotations
+
+#: Words that say how severe, how long, how sure or which side, not what or where: an answer
+#: adding only these to the truth is still the truth ("severe acute pericarditis").
+NEUTRAL_QUALIFIERS = frozenset({
+    "left", "right", "bilateral", "unilateral", "sided", "side", "mild", "moderate", "severe",
+    "early", "late", "new", "onset", "recurrent", "suspected", "isolated", "simple", "classic",
+    "classical", "typical", "true", "active", "significant", "symptomatic", "clinical",
+    "presumed", "uncomplicated", "likely", "possible", "current", "lesion", "case", "stage",
+    "state", "episode", "acute", "suspicious", "malignant", "reaction",
+    # Latin names keep "chronica" ("chondrodermatitis nodularis chronica helicis"); English
+    # "chronic" often names another disease ("chronic pancreatitis"), and is no qualifier
+    "chronica",
+    "first", "second", "third", "fourth", "fifth",
+})
+
+#: Words that say where, at what age, from what cause or of which kind. The dermatologists
+#: who validated CRAFT-MD's grader called an answer adding one narrower, so wrong
+#: ("cutaneous leishmaniasis" for leishmaniasis, "infantile seborrheic dermatitis" for
+#: seborrheic dermatitis); a truth adding one is a kind of the answer, which is right.
+NARROWING_QUALIFIERS = frozenset({
+    "adult", "pediatric", "childhood", "neonatal", "infantile", "juvenile", "newborn",
+    "infant", "child", "adolescent", "elderly", "senile", "infantum",
+    "primary", "idiopathic", "benign", "related", "induced", "acquired", "community",
+    "congenital", "bacterial", "viral", "infectious", "infective", "infected", "traumatic",
+    "postpartum", "intrauterine", "focal", "localized", "generalized", "disseminated",
+    # Latin sites of skin diseases ("tinea pedis") and other sites
+    "pedis", "manuum", "corporis", "capitis", "cruris", "faciei", "barbae", "unguium",
+    "versicolor", "lumbar", "cervical", "thoracic", "sacral", "vulvar", "vaginal", "oral",
+    "nasal", "facial", "heart",
+})
+
+#: Every qualifier: a truth that adds only these is the answer's disease of some kind.
+SOFT_QUALIFIERS = NEUTRAL_QUALIFIERS | NARROWING_QUALIFIERS
+
+
+#: The soft qualifiers that say where: a name of one word cannot drop them.
+PLACES = frozenset({"heart", "lumbar", "cervical", "thoracic", "sacral", "vulvar", "vaginal",
+                    "oral", "nasal", "facial", "pedis", "manuum", "corporis", "capitis",
+                    "cruris", "faciei", "barbae", "unguium", "left", "right", "bilateral",
+                    "unilateral"})
