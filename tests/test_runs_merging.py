@@ -101,8 +101,7 @@ def test_a_controller_finds_its_workers_lines_and_sorts_them_at_the_end(
     workers = {w: ResultsStream(tmp_path, f"results.{w}.jsonl") for w in ("gw0", "gw1")}
     merge = RunningMerge(ResultsStream(tmp_path))
     for i, worker in ((3, "gw0"), (1, "gw1"), (2, "gw0"), (4, "gw1")):
-        text = record_text(_record(i))
-        workers[worker].append(_record(i), text)
+        text = workers[worker].append(_record(i))
         merge.add(f"c.yaml::t-{i:02d}", text, worker)
         merge.add(f"c.yaml::t-{i:02d}", text, worker)  # its teardown's report carries it too
     assert not (tmp_path / RESULTS).exists()  # one copy of each record during the run
@@ -129,8 +128,7 @@ def test_one_process_sorts_the_lines_its_recorder_wrote(tmp_path: Path) -> None:
     stream = ResultsStream(tmp_path)
     merge = RunningMerge(stream)
     for i in (2, 1):
-        text = record_text(_record(i))
-        stream.append(_record(i), text)
+        text = stream.append(_record(i))
         merge.add(f"c.yaml::t-{i:02d}", text)
     assert [r.case_id for r in merge.finish()] == ["t-01", "t-02"]
     assert _nodeids(tmp_path) == ["c.yaml::t-01", "c.yaml::t-02"]

@@ -82,7 +82,10 @@ class EncounterExecutor:
         try:
             outcome = self.recorder.save(item.nodeid, item.path, spec.case, transcript)
         except WriteFailed as exc:
-            return Outcome(transcript=transcript, failure=self._write_failed(item, exc))
+            failure = self._write_failed(exc)
+            if self.disk_full is not None:
+                item.session.shouldstop = failure
+            return Outcome(transcript=transcript, failure=failure)
         if self.fatal is None:
             return outcome
         # The first item to meet a fatal error reports it once and stops the session;
@@ -215,10 +218,10 @@ class EncounterExecutor:
         header = self.protocol.header(spec)
         return Transcript(**{**header.header(), "outcome": "error", "error": error})
 
-    def _write_failed(self, item: pytest.Item, exc: WriteFailed) -> str:
+    def _write_failed(self, exc: WriteFailed) -> str:
         """The failure of an item whose transcript or record could not be written. A full
-        disk stops the session: every later write would fail too, and the replies paid for
-        would be lost."""
+        disk stops the session (the caller sets ``shouldstop`` to this text): every later
+        write would fail too, and the replies paid for would be lost."""
         run_dir = self.recorder.run_dir
         if not exc.disk_full:
             return f"cannot write to the run directory {run_dir}: {exc.reason}"
@@ -226,7 +229,6 @@ class EncounterExecutor:
                           f"the provider; the records written so far are kept in {run_dir}")
         self.runner.refused = self.disk_full  # start no other encounter
         self.runner.close()
-        item.session.shouldstop = f"agentclinic: {self.disk_full}"
         return f"agentclinic: {self.disk_full}"
 
 

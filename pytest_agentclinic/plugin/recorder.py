@@ -16,7 +16,6 @@ from ..core.records import ResultRecord
 from ..core.transcript import Transcript
 from ..protocols.base import Protocol
 from ..report import rundir
-from ..runs.results import record_text
 from .outcome import Outcome
 
 #: ``model -> identity`` of the models a record names (see ``ModelCaller.served_identities``).
@@ -54,8 +53,7 @@ class Recorder:
             record = self._record(nodeid, case_file, case, transcript, path)
             # Dumped and redacted once: the line written is the JUnit property and the copy
             # a worker sends its controller.
-            text = record_text(record)
-            self.results.append(record, text)
+            text = self.results.append(record)
         except OSError as exc:
             raise WriteFailed(exc.strerror or type(exc).__name__,
                               disk_full=rundir.is_disk_full(exc)) from None

@@ -191,10 +191,12 @@ class ResultsStream:
         """The file's size as this stream left it (0 before its first line)."""
         return self._end
 
-    def append(self, record: ResultRecord, text: str | None = None) -> None:
-        """Add one finished item's record (an item already written is not written again);
-        ``text``: its :func:`record_text`, when the caller has made it already."""
-        self.append_text(record.nodeid, record_text(record) if text is None else text)
+    def append(self, record: ResultRecord) -> str:
+        """Add one finished item's record (an item already written is not written again) and
+        return its :func:`record_text`, the one dump the item's other copies reuse."""
+        text = record_text(record)
+        self.append_text(record.nodeid, text)
+        return text
 
     def append_text(self, nodeid: str, text: str) -> None:
         """Add the :func:`record_text` of item ``nodeid``'s record (once per item)."""
