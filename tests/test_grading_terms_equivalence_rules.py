@@ -200,3 +200,23 @@ def test_an_inclusion_term_no_source_tells_apart_stays_a_synonym(given: str,
                                                                  truth: str) -> None:
     verdict = judge(given, truth)
     assert (verdict.correct, verdict.sure) == (True, True)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # the Disease Ontology files glomerulonephritis under kidney disease, conjunctivitis
+    # under eye disease: the organ's adjective names no narrower disease, either way round
+    ("renal glomerulonephritis", "glomerulonephritis"),
+    ("glomerulonephritis", "renal glomerulonephritis"),
+    ("ocular conjunctivitis", "conjunctivitis"),
+])
+def test_a_word_naming_the_class_the_terminology_files_the_disease_in_adds_nothing(
+        given: str, truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+
+
+@needs_table
+def test_a_site_the_terminology_does_not_file_the_disease_under_still_narrows_it() -> None:
+    # spondylosis is filed under spinal and bone diseases, not under the neck's
+    assert not judge("cervical spondylosis", "spondylosis").correct

@@ -175,6 +175,16 @@ class Terminology:
         """The concepts above ``ident`` in its own source, with their distance."""
         return reach(self.backend.parents_of, ident)
 
+    def filed_under(self, name: Key, word: Key) -> str | None:
+        """The concept above ``name`` that ``word`` alone names ("kidney disease" for
+        ``{"kidney"}``: the key drops "disease"), or None: the class a source files the
+        disease in."""
+        for ident in sorted(self.concepts(name)[1]):
+            for ancestor in sorted(self.ancestors(ident)):
+                if key(self.backend.label_of(ancestor)) == word:
+                    return ancestor
+        return None
+
     def breadth(self, ident: str) -> int:
         """How many concepts lie below a concept, counted in the first source of its cluster
         in :data:`BREADTH_ORDER` (sources split diseases unevenly: MONDO into hundreds of

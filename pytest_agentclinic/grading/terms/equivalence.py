@@ -104,6 +104,10 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if joined is not None:
         return Relation("synonym", "two names of the truth's disease run together",
                         sure=joined < 3)
+    if words is not None and words.kind in ("broader", "narrower"):
+        implied = _class_implied(g, t, terms)
+        if implied is not None:
+            return Relation("same", implied)
     if words is not None:
         return _words_only(words, g, t, truth, terms, link, bare)
     via = _via_core(given, truth, terms) if terms.known(g) else None
@@ -135,6 +139,19 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if shared:
         return Relation("related", f"shared words: {' '.join(sorted(shared))}", sure=False)
     return Relation("different", "no shared word")
+
+
+def _class_implied(g: Key, t: Key, terms: Terminology) -> str | None:
+    """Why one name's extra word adds nothing, or None: the terminology files the shorter
+    name under the disorders that word names (glomerulonephritis under the Disease
+    Ontology's "kidney disease", so "renal glomerulonephritis" names no narrower disease),
+    as a site a disease only occurs in is part of its definition."""
+    extra, short = (g - t, t) if t < g else (t - g, g)
+    if len(extra) != 1 or not terms.known(short):
+        return None
+    above = terms.filed_under(short, extra)
+    return None if above is None else (f"the {next(iter(extra))} adds nothing: "
+                                       f"{terms.label(above)} holds it")
 
 
 def _apart_outside_icd(given: Key, truth: Key, terms: Terminology) -> bool:
