@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..core import text
+from ..core.datafiles import read_pairs
 from ..core.text import FILLER, GENERIC, HEDGES, Key, bounded_cache
 
 __all__ = ["ABBREVIATIONS_FILE", "CONDITION_SUFFIXES", "FILLER", "FORMS_FILE", "GENERIC",
@@ -42,14 +43,7 @@ ABBREVIATIONS_FILE = Path(__file__).with_name("data") / "abbreviations.tsv"
 
 def read_forms(path: Path = FORMS_FILE) -> dict[str, str]:
     """The learned word forms, variant -> canonical (empty when the file is absent)."""
-    if not path.exists():
-        return {}
-    forms: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            variant, canonical = line.split("\t")[:2]
-            forms[variant] = canonical
-    return forms
+    return read_pairs(path) if path.exists() else {}
 
 
 #: Word forms the sources use for one another in names of one concept, learned at build

@@ -32,6 +32,7 @@ from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 
+from ...core.datafiles import read_pairs
 from ...core.lexicon import AMBIGUOUS
 from ...core.text import bounded_cache
 from ..terminology import (
@@ -114,12 +115,7 @@ def binomial(name: str, other: str) -> str | None:
 def _abbreviations(path: Path = ABBREVIATIONS_FILE) -> dict[str, tuple[str, ...]]:
     if not path.exists():
         return {}
-    out: dict[str, tuple[str, ...]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            letters, names = line.split("\t", 1)
-            out[letters] = tuple(names.split("|"))
-    return out
+    return {letters: tuple(names.split("|")) for letters, names in read_pairs(path).items()}
 
 
 def expansions(abbreviation: str) -> tuple[str, ...]:
