@@ -2,12 +2,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import scipy.stats  # noqa: F401  (see below)
-from helpers import SHARED, UNUSED_PLUGINS
+from helpers import SHARED, UNUSED_PLUGINS, XDIST_MODES
 from xdist_groups import pytest_collection_modifyitems  # noqa: F401  (a hook)
 
 import pytest_agentclinic.plugin.session  # (see below)
@@ -28,6 +29,15 @@ from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, Script
 _index_dir = terminology_index.writable_cache_dir()
 if _index_dir is not None:
     os.environ.setdefault(terminology_index.ENV, str(_index_dir))
+
+# Every python process the suite starts (the -n 2 runs' workers, the subprocess runs, the
+# documented recipes' pytest) imports the package. Where the environment sets
+# PYTHONDONTWRITEBYTECODE (containers and CI images often do), each one compiled the
+# package's modules from source again, ~0.2 s of CPU a worker, and each in-process run the
+# modules it imports anew: the suite writes the bytecode once (``__pycache__`` is
+# gitignored) and every process reads it.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
 
 # pytest plugins of the test environment that no test uses cost every pytest process the
 # tests start (and each of its xdist workers) ~0.5 s of CPU: they run without them.
@@ -78,17 +88,14 @@ def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pyte
     return pytester
 
 
-#: The worker arguments of a pytester run: no ``-n``, ``-n 0`` and ``-n 2``.
-XDIST_MODES = {"no-xdist": [], "n0": ["-n", "0"], "n2": ["-n", "2"]}
-
-
 @pytest.fixture(params=list(XDIST_MODES))
 def xdist(request: pytest.FixtureRequest) -> list[str]:
     """Run a pytester test once per worker mode (as syrupy tests itself under xdist): pass
     ``*xdist`` to every ``runpytest`` of the test. Collection, reporting and gating must not
     depend on it: every pytester test of them takes this fixture, where output differs
     legitimately (the order of lines, what only the controller prints) its assertions hold
-    in every mode.
+    in every mode. Where a test has another axis whose values do not depend on the worker
+    mode, :func:`helpers.each_mode_once` pairs them instead of multiplying them.
 
     The tests that run pytest without it, and why:
 
