@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer
@@ -16,6 +17,27 @@ ALL_LLM = ("doctor", "patient", "measurement", "moderator")
 #: platformdirs'), left out of the pytest runs the tests start: each pytest process imports
 #: them, ~0.5 s of CPU, half of what an empty ``-n 2`` run costs (conftest.py).
 UNUSED_PLUGINS = "-p no:anyio -p no:platformdirs -p no:valkey"
+#: The worker arguments of a pytester run: no ``-n``, ``-n 0`` and ``-n 2`` (the ``xdist``
+#: fixture of conftest.py).
+XDIST_MODES = {"no-xdist": [], "n0": ["-n", "0"], "n2": ["-n", "2"]}
+
+
+def each_mode_once(*values: Any) -> list[Any]:
+    """Parameters ``(xdist, value)`` for a test that runs pytest in every worker mode and has
+    another axis whose values the worker mode does not change (a threshold, a transport, a
+    protocol): each mode runs with one value and each value in one mode, instead of every
+    value in every mode (each ``-n 2`` run starts two workers, ~1 s of CPU). ``-n 2`` takes
+    the first value, no ``-n`` the second, ``-n 0`` the third (or the first again), so a test
+    lists first the value whose run most depends on the workers. A tuple value fills several
+    arguments. Use with ``indirect=["xdist"]``."""
+    order = ["n2", "no-xdist", "n0"]
+    count = max(len(values), len(order))
+    params = []
+    for i in range(count):
+        value = values[i % len(values)]
+        args = value if isinstance(value, tuple) else (value,)
+        params.append(pytest.param(order[i % len(order)], *args))
+    return params
 
 
 def make_case(i: int, specialty: str = "Dermatology", **over: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import make_case, write_yaml_cases
+from helpers import each_mode_once, make_case, write_yaml_cases
 
 CONFTEST = """
 from pytest_agentclinic.core.roles import Reply
@@ -60,7 +60,10 @@ def _run(pytester: pytest.Pytester, name: str, *args: str) -> tuple[list[dict[st
     return records, json.loads((run / "summary.json").read_text())
 
 
-@pytest.mark.parametrize("protocol", sorted(PROTOCOLS))
+# The policy does not change with the worker mode: each protocol runs in one mode, each
+# mode with one protocol.
+@pytest.mark.parametrize(("xdist", "protocol"), each_mode_once(*sorted(PROTOCOLS)),
+                         indirect=["xdist"])
 def test_a_family_above_the_truth_scores_under_paper_only(
         pytester: pytest.Pytester, xdist: list[str], protocol: str) -> None:
     _project(pytester)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from helpers import llm_args, make_case, results, write_yaml_cases
+from helpers import each_mode_once, llm_args, make_case, results, write_yaml_cases
 
 from pytest_agentclinic.llm import client
 from pytest_agentclinic.llm.errors import RequestError, TransientError
@@ -32,7 +32,10 @@ def _one_huge(req: FakeRequest) -> FakeReply:
     return FakeReply(f"DIAGNOSIS READY: Condition{case} disease")
 
 
-@pytest.mark.parametrize("transport", ["auto", "litellm"])
+# The transport does not change with the worker mode: litellm runs once, in this process
+# (under -n 2 each worker imported it, ~5 s of CPU), the aiohttp path under -n 2 and -n 0.
+@pytest.mark.parametrize(("xdist", "transport"), each_mode_once("auto", "litellm"),
+                         indirect=["xdist"])
 def test_a_huge_reply_is_an_error_for_its_item_only_and_never_cached(
         pytester: pytest.Pytester, fake_server: Start, xdist: list[str], transport: str,
         warm_litellm: None) -> None:

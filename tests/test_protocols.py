@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from helpers import make_case, results, write_yaml_cases
+from helpers import each_mode_once, make_case, results, write_yaml_cases
 
 from pytest_agentclinic.cli import main
 
@@ -124,7 +124,9 @@ ROLES = {"agentclinic": {"doctor": "Agent", "patient": "Agent", "measurement": "
                      "moderator": "Moderator"}}
 
 
-@pytest.mark.parametrize("protocol", list(ROLES))
+# Each protocol runs in one worker mode, each mode with one protocol (the role checks do
+# not change with the worker mode).
+@pytest.mark.parametrize(("xdist", "protocol"), each_mode_once(*ROLES), indirect=["xdist"])
 def test_every_role_of_every_protocol_is_checked(pytester: pytest.Pytester, protocol: str,
                                                  xdist: list[str]) -> None:
     # One case per role: each case's items get a non-agent for that role only.

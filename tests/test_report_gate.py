@@ -9,7 +9,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from helpers import make_case, write_yaml_cases
+from helpers import each_mode_once, make_case, write_yaml_cases
 from test_report_statistics import rec
 
 from pytest_agentclinic.cli import main
@@ -65,7 +65,10 @@ def test_without_a_gate_pytest_exit_status_stands(suite: pytest.Pytester,
     assert "agentclinic gate" not in result.stdout.str()
 
 
-@pytest.mark.parametrize(("minimum", "status"), [("0.9", 0), ("0.99", 1)])
+# The gate's threshold does not change with the worker mode: each threshold runs in one
+# mode (the failing gate under -n 2), each mode with one threshold, not every pair.
+@pytest.mark.parametrize(("xdist", "minimum", "status"),
+                         each_mode_once(("0.99", 1), ("0.9", 0)), indirect=["xdist"])
 def test_min_accuracy(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                       xdist: list[str], minimum: str, status: int) -> None:
     result = run(suite, monkeypatch, [1, 2], f"--agent-min-accuracy={minimum}", *xdist)
@@ -78,7 +81,8 @@ def test_min_accuracy(suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
                                  f"gate {'PASSED' if status == 0 else 'FAILED'}: *"])
 
 
-@pytest.mark.parametrize(("minimum", "colour"), [("0.9", "32"), ("0.99", "31")])
+@pytest.mark.parametrize(("xdist", "minimum", "colour"),
+                         each_mode_once(("0.99", "31"), ("0.9", "32")), indirect=["xdist"])
 def test_the_final_line_says_the_gate_verdict_in_its_colour(
         suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str],
         minimum: str, colour: str) -> None:
@@ -96,11 +100,11 @@ def test_the_final_line_says_the_gate_verdict_in_its_colour(
     assert f"\x1b[{colour}m" in verdict, repr(verdict)
 
 
-@pytest.mark.parametrize(("wrong", "status", "why"), [
+@pytest.mark.parametrize(("xdist", "wrong", "status", "why"), each_mode_once(
     (list(range(1, 16)), 1, "drop larger than allowed and significant"),  # 15 lost: p < 0.001
     ([1, 2], 0, "drop not significant at alpha=0.05"),  # drop 0.067 > 0.05, but 2 cases only
     ([1], 0, "drop within the allowed margin"),  # drop 0.033 <= 0.05
-])
+), indirect=["xdist"])
 def test_baseline_drop_must_be_larger_than_allowed_and_significant(
         suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str],
         wrong: list[int], status: int, why: str) -> None:
