@@ -73,21 +73,23 @@ def test_a_record_the_parser_refuses_is_one_error_and_the_rest_load(
     assert len(loaded.cases) == 2  # the records before and after it
 
 
-@pytest.mark.parametrize("make", HOSTILE.values(), ids=HOSTILE.keys())
-def test_a_hostile_file_does_not_stop_the_others(pytester: pytest.Pytester, xdist: list[str],
-                                                 make: Callable[[Path], tuple[Path, int]]) -> None:
+def test_a_hostile_file_does_not_stop_the_others(pytester: pytest.Pytester,
+                                                 xdist: list[str]) -> None:
+    # Every hostile file beside a good one, in one run per worker mode (each file is still
+    # checked on its own: its line, its error).
     folder = pytester.mkdir("cases")
     write_yaml_cases(folder / "good.yaml", [make_case(1), make_case(2)])
-    path, line = make(folder)
+    bad = [make(folder) for make in HOSTILE.values()]
     result = pytester.runpytest("cases", "--agent-run-name=r", *NO_CACHE, *xdist)
-    # The good file's 2 cases and the hostile file's 2 good ones run (the offline doctor
-    # misses the vignettes: failed); its bad record is one error naming file and line.
+    # The good file's 2 cases and each hostile file's 2 good ones run (the offline doctor
+    # misses the vignettes: failed); each bad record is one error naming file and line.
     outcomes = result.parseoutcomes()
-    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 4
-    assert outcomes["errors"] == 1
-    assert result.stdout.str().count(f"{path}:{line}: ") == 1
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 2 + 2 * len(HOSTILE)
+    assert outcomes["errors"] == len(HOSTILE)
+    for path, line in bad:
+        assert result.stdout.str().count(f"{path}:{line}: ") == 1, path.name
     assert "Interrupted" not in result.stdout.str() and "Traceback" not in result.stdout.str()
-    assert len(_records(pytester.path)) == 4
+    assert len(_records(pytester.path)) == 2 + 2 * len(HOSTILE)
 
 
 # --- item 4: collection is linear ---------------------------------------------------------------
@@ -220,47 +222,48 @@ def test_an_unknown_top_level_key_is_an_error_and_the_cases_load(tmp_path: Path)
     assert [c.id for _, c in loaded.cases] == ["t-01"]
 
 
-EMPTY = {
-    "an empty cases list": ("c.yaml", "dataset: t\ncases: []\n", 2, "cases"),
-    "cases given nothing": ("c.yaml", "dataset: t\ncases:\n", 2, "cases"),
-}
+#: Case files with no case: an empty cases list, cases given nothing (name, text, line, field).
+EMPTY = [("list.yaml", "dataset: t\ncases: []\n", 2, "cases"),
+         ("nothing.yaml", "dataset: t\ncases:\n", 2, "cases")]
 #: Files with nothing that makes them cases: a data fixture, left alone in a folder walk
-#: (issue 32: a repository's `tests/data` of such fixtures failed its own test run).
-NOT_CASES = {"an empty JSON list": ("c.json", "[]"), "an empty JSON object": ("c.json", "{}\n"),
-             "a zero-byte file": ("c.yaml", "")}
+#: (issue 32: a repository's `tests/data` of such fixtures failed its own test run): an
+#: empty JSON list, an empty JSON object, a zero-byte file.
+NOT_CASES = [("list.json", "[]"), ("object.json", "{}\n"), ("zero.yaml", "")]
+# Each test below puts all its files in one run per worker mode, and checks each file.
 
 
-@pytest.mark.parametrize(("name", "text"), NOT_CASES.values(), ids=NOT_CASES.keys())
 def test_an_empty_data_file_in_a_folder_is_left_alone(pytester: pytest.Pytester,
-                                                      xdist: list[str], name: str,
-                                                      text: str) -> None:
+                                                      xdist: list[str]) -> None:
     folder = pytester.mkdir("cases")
     write_yaml_cases(folder / "good.yaml", [make_case(1)])
-    (folder / name).write_text(text)
+    for name, text in NOT_CASES:
+        (folder / name).write_text(text)
     result = pytester.runpytest("cases", "--agent-run-name=r", *NO_CACHE, *xdist)
     result.assert_outcomes(passed=1)
     assert result.ret == pytest.ExitCode.OK
 
 
-@pytest.mark.parametrize(("name", "text"), NOT_CASES.values(), ids=NOT_CASES.keys())
-def test_an_empty_file_named_as_cases_is_an_error(pytester: pytest.Pytester, xdist: list[str],
-                                                  name: str, text: str) -> None:
-    (pytester.path / name).write_text(text)
-    result = pytester.runpytest(name, "--agent-run-name=r", *NO_CACHE, *xdist)
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([f"*{name}:1: field '<file>': *"])
+def test_an_empty_file_named_as_cases_is_an_error(pytester: pytest.Pytester,
+                                                  xdist: list[str]) -> None:
+    for name, text in NOT_CASES:
+        (pytester.path / name).write_text(text)
+    result = pytester.runpytest(*(name for name, _ in NOT_CASES), "--agent-run-name=r",
+                                *NO_CACHE, *xdist)
+    result.assert_outcomes(errors=len(NOT_CASES))
+    for name, _ in NOT_CASES:
+        result.stdout.fnmatch_lines([f"*{name}:1: field '<file>': *"])
 
 
-@pytest.mark.parametrize(("name", "text", "line", "field"), EMPTY.values(), ids=EMPTY.keys())
-def test_an_empty_case_file_in_a_folder_is_an_error(pytester: pytest.Pytester, xdist: list[str],
-                                                    name: str, text: str, line: int,
-                                                    field: str) -> None:
+def test_an_empty_case_file_in_a_folder_is_an_error(pytester: pytest.Pytester,
+                                                    xdist: list[str]) -> None:
     folder = pytester.mkdir("cases")
     write_yaml_cases(folder / "good.yaml", [make_case(1)])
-    (folder / name).write_text(text)
+    for name, text, _, _ in EMPTY:
+        (folder / name).write_text(text)
     result = pytester.runpytest("cases", "--agent-run-name=r", *NO_CACHE, *xdist)
-    result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines([f"*{folder / name}:{line}: field '{field}': *"])
+    result.assert_outcomes(passed=1, errors=len(EMPTY))
+    for name, _, line, field in EMPTY:
+        result.stdout.fnmatch_lines([f"*{folder / name}:{line}: field '{field}': *"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
