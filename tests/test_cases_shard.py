@@ -75,7 +75,9 @@ def test_merged_shards_equal_the_unsharded_run_and_the_gate_judges_them(
     for k in (1, 2, 3):
         pytester.runpytest("c.yaml", *OFFLINE, f"--agent-shard={k}/3", f"--agent-run-name=s{k}",
                            *xdist)
-    pytester.runpytest("c.yaml", *OFFLINE, "--agent-run-name=whole", *xdist)
+    # The unsharded run is the reference, in one process: the merge of shards played under
+    # each worker mode must equal it.
+    pytester.runpytest("c.yaml", *OFFLINE, "--agent-run-name=whole")
     reports = pytester.path / "reports"
     shards = [str(reports / f"s{k}") for k in (1, 2, 3)]
     assert cli.main(["merge", *shards, "--out", str(reports / "merged")]) == 0
@@ -108,14 +110,18 @@ def test_merged_shards_equal_the_unsharded_run_and_the_gate_judges_them(
     assert cli.main(["report", str(reports / "merged"), "--no-html", "--resamples=200"]) == 0
 
 
+# The two tests below check `agentclinic merge`; their pytest runs are its input, played in
+# one process (the merge of shards played under each worker mode is the test above): under
+# -n 2, their seven runs started fourteen workers to test nothing more.
+
+
 def test_bad_merges_are_refused_with_one_line(pytester: pytest.Pytester,
-                                              capsys: pytest.CaptureFixture[str],
-                                              xdist: list[str]) -> None:
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     _cases(pytester.path, 6)
     for name, extra in (("s1", "--agent-shard=1/2"), ("s2", "--agent-shard=2/2"),
                         ("s2b", "--agent-shard=2/2"), ("whole", "--agent-turns=5,10"),
                         ("t1", "--agent-shard=2/2 --agent-turns=7")):
-        pytester.runpytest("c.yaml", *OFFLINE, *extra.split(), f"--agent-run-name={name}", *xdist)
+        pytester.runpytest("c.yaml", *OFFLINE, *extra.split(), f"--agent-run-name={name}")
     r = pytester.path / "reports"
     cases = {
         (r / "s1", r / "s1"): "is given twice",
@@ -136,11 +142,10 @@ def test_bad_merges_are_refused_with_one_line(pytester: pytest.Pytester,
 
 
 def test_missing_shards_need_partial(pytester: pytest.Pytester,
-                                     capsys: pytest.CaptureFixture[str], xdist: list[str]) -> None:
+                                     capsys: pytest.CaptureFixture[str]) -> None:
     _cases(pytester.path, 6)
     for k in (1, 3):
-        pytester.runpytest("c.yaml", *OFFLINE, f"--agent-shard={k}/3", f"--agent-run-name=s{k}",
-                           *xdist)
+        pytester.runpytest("c.yaml", *OFFLINE, f"--agent-shard={k}/3", f"--agent-run-name=s{k}")
     r = pytester.path / "reports"
     runs = [str(r / "s1"), str(r / "s3")]
     assert cli.main(["merge", *runs, "--out", str(r / "m")]) == 2
