@@ -112,10 +112,10 @@ def xdist(request: pytest.FixtureRequest) -> list[str]:
       ``test_llm_served.py``, ``test_plugin_fault_suite.py``, ``test_plugin_real_model.py``;
     * a run that is the input of other tests, or a recipe run as written:
       ``test_report_html.py``'s ``plugin_run`` fixture (the browser tests' run),
-      ``test_docs_ci.py`` (the documented CI workflows), the runs that
-      ``test_cases_shard.py::test_bad_merges_are_refused_with_one_line`` and
-      ``::test_missing_shards_need_partial`` give ``agentclinic merge``, and the baselines
-      and references a test compares its run with (``test_report_gate.py``).
+      ``test_docs_ci.py`` (the documented CI workflows), and the runs that are only the
+      input of ``agentclinic merge`` or the baseline or reference a test compares its run
+      with (``test_cases_shard.py``, ``test_runs_summary.py``, ``test_report_gate.py``):
+      the run under test takes ``*xdist``, its inputs are played in one process.
     """
     return XDIST_MODES[str(request.param)]
 

@@ -62,9 +62,11 @@ def test_the_session_report_and_merge_write_the_same_fields(pytester: pytest.Pyt
     rebuilt = json.loads((run_dir / "summary.json").read_text())
     assert set(session) - {"tables", "by_doctor"} <= set(rebuilt)
     assert {k: rebuilt[k] for k in COMPUTED} == {k: session[k] for k in COMPUTED}
+    # The shards are the merge's input, played in one process (test_cases_shard.py merges
+    # shards played in each worker mode): the session's summary is what is under test here.
     for shard in (1, 2):
         pytester.runpytest("c.yaml", f"--agent-run-name=s{shard}", f"--agent-shard={shard}/2",
-                           "-p", "no:cacheprovider", *xdist)
+                           "-p", "no:cacheprovider")
     done = cli("merge", "reports/s1", "reports/s2", "--out", "merged", "--no-html",
                cwd=pytester.path)
     assert done.returncode == 0, done.stderr
