@@ -12,18 +12,22 @@ from pytest_agentclinic.cli import main
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
 
-@pytest.fixture
-def two_runs(pytester: pytest.Pytester, xdist: list[str]) -> pytest.Pytester:
+def test_summary_report_and_compare_show_the_measures(
+        pytester: pytest.Pytester, xdist: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # Two runs per worker mode, read by both checks (they were two tests, each making both
+    # runs: four runs per mode, two of them -n 2 runs, for the same records).
     cases = [make_case(i, key_facts=["Scaly plaques"]) for i in range(1, 4)]
     cases.append(make_case(4, specialty="Neurology"))
     write_yaml_cases(pytester.path / "c.yaml", cases)
     pytester.runpytest("c.yaml", "--agent-run-name", "free", *xdist)
     pytester.runpytest("c.yaml", "--agent-run-name", "capped", "--agent-test-budget", "10",
                        *xdist)
-    return pytester
+    capsys.readouterr()
+    _summary_and_report_show_the_measures(pytester)
+    _compare_measures_finds_the_budget_cut_in_spend(pytester, capsys)
 
 
-def test_summary_and_report_show_the_measures(two_runs: pytest.Pytester) -> None:
+def _summary_and_report_show_the_measures(two_runs: pytest.Pytester) -> None:
     run = two_runs.path / "reports" / "free"
     summary = json.loads((run / "summary.json").read_text())
     titles = [t["title"] for t in summary["tables"]]
@@ -40,7 +44,7 @@ def test_summary_and_report_show_the_measures(two_runs: pytest.Pytester) -> None
     assert "Information gathering and test cost by doctor" in html
 
 
-def test_compare_measures_finds_the_budget_cut_in_spend(
+def _compare_measures_finds_the_budget_cut_in_spend(
         two_runs: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     reports = two_runs.path / "reports"
     out_json = two_runs.path / "cmp.json"
