@@ -22,21 +22,23 @@ UNUSED_PLUGINS = "-p no:anyio -p no:platformdirs -p no:valkey"
 XDIST_MODES = {"no-xdist": [], "n0": ["-n", "0"], "n2": ["-n", "2"]}
 
 
-def each_mode_once(*values: Any) -> list[Any]:
+def each_mode_once(*values: Any, ids: tuple[str, ...] = ()) -> list[Any]:
     """Parameters ``(xdist, value)`` for a test that runs pytest in every worker mode and has
     another axis whose values the worker mode does not change (a threshold, a transport, a
     protocol): each mode runs with one value and each value in one mode, instead of every
     value in every mode (each ``-n 2`` run starts two workers, ~1 s of CPU). ``-n 2`` takes
     the first value, no ``-n`` the second, ``-n 0`` the third (or the first again), so a test
     lists first the value whose run most depends on the workers. A tuple value fills several
-    arguments. Use with ``indirect=["xdist"]``."""
+    arguments; ``ids`` names the values in the test ids. Use with ``indirect=["xdist"]``."""
     order = ["n2", "no-xdist", "n0"]
     count = max(len(values), len(order))
     params = []
     for i in range(count):
         value = values[i % len(values)]
         args = value if isinstance(value, tuple) else (value,)
-        params.append(pytest.param(order[i % len(order)], *args))
+        mode = order[i % len(order)]
+        name = f"{mode}-{ids[i % len(values)]}" if ids else None
+        params.append(pytest.param(mode, *args, id=name))
     return params
 
 

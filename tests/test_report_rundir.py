@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import llm_args, make_case, write_yaml_cases
+from helpers import each_mode_once, llm_args, make_case, write_yaml_cases
 
 from pytest_agentclinic.report import rundir
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, FakeReply, FakeRequest
@@ -295,8 +295,11 @@ rundir._page = interrupted_page
 """
 
 
-@pytest.mark.parametrize("conftest", [INTERRUPT_SUMMARY, INTERRUPT_HTML],
-                         ids=["in-pytest-summary", "in-report-html"])
+# Where the report is interrupted does not change with the worker mode (the controller
+# writes the reports in each): each place is interrupted in one mode or two, each mode once.
+@pytest.mark.parametrize(("xdist", "conftest"), each_mode_once(
+    INTERRUPT_HTML, INTERRUPT_SUMMARY, ids=("in-report-html", "in-pytest-summary")),
+    indirect=["xdist"])
 def test_ctrl_c_during_the_final_report_exits_2_keeping_every_record(
         pytester: pytest.Pytester, xdist: list[str], conftest: str) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 5)])
