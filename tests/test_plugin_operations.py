@@ -105,7 +105,9 @@ def test_max_cost_stops_starting_encounters(pytester: pytest.Pytester,
                                             fake_server: Start, xdist: list[str]) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 6)])
     server = fake_server(_doctor())
-    pytester.runpytest(*_args(server, "--agent-concurrency=1"), *xdist)  # priced at all?
+    # The uncapped run is the reference (the price of an encounter, each item's outcome),
+    # played in one process; the capped run under test is played in each worker mode.
+    pytester.runpytest(*_args(server, "--agent-concurrency=1"))  # priced at all?
     per_encounter, played = _spent(pytester.path)
     per_encounter /= played
     assert per_encounter > 0, "litellm has no price for the model: the test cannot work"
