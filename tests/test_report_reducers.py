@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from helpers import make_case, write_yaml_cases
+from helpers import each_mode_once, make_case, write_yaml_cases
 
 from pytest_agentclinic.core.records import ResultRecord
 from pytest_agentclinic.report.reducers import pass_at_k, reduce, reducer_table
@@ -65,8 +65,12 @@ def test_the_reducer_table_needs_trials_and_names_k() -> None:
     assert rows[0][2] == "4" and data[0]["pass@k"]["value"] == pytest.approx(1.0)
 
 
-def test_gate_on_a_reducer(pytester: pytest.Pytester, fake_server: Start,
-                           xdist: list[str]) -> None:
+# The reducer does not change with the worker mode: each reducer runs in one mode, each mode
+# with one reducer (three runs, not nine; the failing all-k under -n 2).
+@pytest.mark.parametrize(("xdist", "reducer", "accuracy", "status"), each_mode_once(
+    ("all", 0.0, 1), ("mean", 0.5, 0), ("pass@k", 1.0, 0)), indirect=["xdist"])
+def test_gate_on_a_reducer(pytester: pytest.Pytester, fake_server: Start, xdist: list[str],
+                           reducer: str, accuracy: float, status: int) -> None:
     """Each case right in one of its two trials: mean 0.5 passes a 0.5 minimum, all-k (0)
     fails it, pass@k (1) passes it, whatever order the trials ran in."""
     write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in (1, 2)])
@@ -82,15 +86,9 @@ def test_gate_on_a_reducer(pytester: pytest.Pytester, fake_server: Start,
     base = ["c.yaml", "--agent-doctor=openai/fake-doctor", f"--agent-api-base={server.url}",
             "--agent-perception=no", "--agent-repeat=2", "--agent-min-accuracy=0.5",
             "-p", "no:cacheprovider"]
-    verdicts = {}
-    for reducer in ("mean", "all", "pass@k"):
-        seen.clear()
-        result = pytester.runpytest(*base, f"--agent-gate-reducer={reducer}",
-                                    "--agent-cache=off", f"--agent-run-name={reducer}",
-                                    *xdist)
-        verdicts[reducer] = result.ret
-        summary = json.loads((pytester.path / "reports" / reducer / "summary.json").read_text())
-        (check,) = [c for c in summary["gate"]["checks"] if "min_accuracy_check" in c]
-        assert check["min_accuracy_check"]["accuracy"] == {"mean": 0.5, "all": 0.0,
-                                                           "pass@k": 1.0}[reducer]
-    assert verdicts == {"mean": 0, "all": 1, "pass@k": 0}
+    result = pytester.runpytest(*base, f"--agent-gate-reducer={reducer}",
+                                "--agent-cache=off", f"--agent-run-name={reducer}", *xdist)
+    summary = json.loads((pytester.path / "reports" / reducer / "summary.json").read_text())
+    (check,) = [c for c in summary["gate"]["checks"] if "min_accuracy_check" in c]
+    assert check["min_accuracy_check"]["accuracy"] == accuracy
+    assert result.ret == status
