@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import make_case, nejm_line, osce_line, results, write_yaml_cases
+from helpers import each_mode_once, make_case, nejm_line, osce_line, results, write_yaml_cases
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
@@ -38,19 +38,26 @@ def test_collects_every_format_with_ids_that_carry_dataset_case_and_specialty(
     ])
 
 
+# Each selection runs in one worker mode, each mode with one selection (three runs, not
+# nine): test_plugin_xdist_split.py runs every selection in every mode against the split.
+@pytest.mark.parametrize(("xdist", "how"), each_mode_once("k", "id", "m"), indirect=["xdist"])
 def test_select_by_specialty_keyword_and_marker(library: pytest.Pytester,
-                                                xdist: list[str]) -> None:
-    by_k = library.runpytest("cases", "-k", "dermatology", "--strict-markers", *xdist)
-    by_k.assert_outcomes(passed=2)
-    by_m = library.runpytest("cases", "-m", "infectious_diseases", "--strict-markers", *xdist)
-    by_m.assert_outcomes(passed=1)
-    by_id = library.runpytest("cases", "-k", "medqa-0001", "--agent-run-name=by-id", *xdist)
-    by_id.assert_outcomes(passed=1)
-    ran = (library.path / "reports/by-id/results.jsonl").read_text().splitlines()
-    assert [json.loads(line)["nodeid"] for line in ran] == [
-        "cases/upstream_medqa.jsonl::medqa-0001[unspecified-offline]"]
-    if xdist != ["-n", "2"]:  # xdist's controller does not count its workers' deselections
-        assert by_id.parseoutcomes()["deselected"] == 5
+                                                xdist: list[str], how: str) -> None:
+    if how == "k":
+        by_k = library.runpytest("cases", "-k", "dermatology", "--strict-markers", *xdist)
+        by_k.assert_outcomes(passed=2)
+    elif how == "m":
+        by_m = library.runpytest("cases", "-m", "infectious_diseases", "--strict-markers",
+                                 *xdist)
+        by_m.assert_outcomes(passed=1)
+    else:
+        by_id = library.runpytest("cases", "-k", "medqa-0001", "--agent-run-name=by-id", *xdist)
+        by_id.assert_outcomes(passed=1)
+        ran = (library.path / "reports/by-id/results.jsonl").read_text().splitlines()
+        assert [json.loads(line)["nodeid"] for line in ran] == [
+            "cases/upstream_medqa.jsonl::medqa-0001[unspecified-offline]"]
+        if xdist != ["-n", "2"]:  # xdist's controller does not count its workers' deselections
+            assert by_id.parseoutcomes()["deselected"] == 5
 
 
 def test_broken_line_is_one_collection_error_and_the_rest_run(pytester: pytest.Pytester,
