@@ -196,26 +196,33 @@ def test_repeats_are_not_independent_evidence(derm: pytest.Pytester,
     assert p_cases >= 0.05
 
 
+# Which condition the gate is on does not change with the worker mode: each choice runs in
+# one mode, each mode with one choice (three runs, not nine; per budget under -n 2).
+@pytest.mark.parametrize(("xdist", "gate_on"), each_mode_once("", "turn_budget=20", "pooled"),
+                         indirect=["xdist"])
 def test_each_turn_budget_is_gated_on_its_own(ten: pytest.Pytester,
                                               monkeypatch: pytest.MonkeyPatch,
-                                              xdist: list[str]) -> None:
+                                              xdist: list[str], gate_on: str) -> None:
     # Pooled over both budgets the accuracy is 0.5 (>= 0.4): a pooled gate would pass while
     # every case fails under the short budget.
     monkeypatch.setenv("WRONG_UNDER_BUDGET", "5")
-    result = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4", *xdist)
-    assert result.ret == 1
-    result.stdout.fnmatch_lines([literal(
-        "release [turn_budget=5]: accuracy 0.000 (0/10, 10 cases, 95% CI 0.000-0.278) < "
-        "minimum 0.400: FAIL"),
-        literal("release [turn_budget=20]: accuracy 1.000 (10/10, ") + "*"])
-    chosen = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
-                 "--agent-gate-on=turn_budget=20", *xdist)
-    assert chosen.ret == 0
-    assert "turn_budget=5]" not in chosen.stdout.str()
-    pooled = run(ten, monkeypatch, [], "--agent-turns=5,20", "--agent-min-accuracy=0.4",
-                 "--agent-gate-on=pooled", *xdist)
-    assert pooled.ret == 0
-    pooled.stdout.fnmatch_lines(["release (pooled over 2 turn_budget values): accuracy 0.500*"])
+    args = ["--agent-turns=5,20", "--agent-min-accuracy=0.4"]
+    if not gate_on:
+        result = run(ten, monkeypatch, [], *args, *xdist)
+        assert result.ret == 1
+        result.stdout.fnmatch_lines([literal(
+            "release [turn_budget=5]: accuracy 0.000 (0/10, 10 cases, 95% CI 0.000-0.278) < "
+            "minimum 0.400: FAIL"),
+            literal("release [turn_budget=20]: accuracy 1.000 (10/10, ") + "*"])
+    elif gate_on == "turn_budget=20":
+        chosen = run(ten, monkeypatch, [], *args, "--agent-gate-on=turn_budget=20", *xdist)
+        assert chosen.ret == 0
+        assert "turn_budget=5]" not in chosen.stdout.str()
+    else:
+        pooled = run(ten, monkeypatch, [], *args, "--agent-gate-on=pooled", *xdist)
+        assert pooled.ret == 0
+        pooled.stdout.fnmatch_lines(["release (pooled over 2 turn_budget values): "
+                                     "accuracy 0.500*"])
 
 
 def test_junit_tells_the_same_story_as_the_exit_status(ten: pytest.Pytester,
