@@ -124,7 +124,9 @@ def test_the_watchdog_names_the_code_that_holds_the_loop() -> None:
         agent.join()
     assert "_spin (tests/test_llm_caller_bounded_replies.py:" in said and "custom agent" in said
 
-    text = "The patient has a rash and fever, maybe psoriasis. " * 200_000
+    # ~0.7 s of CPU in extract (2 MB): a thread cannot finish it within the 0.05 s before
+    # the look, whatever the load (10 MB took 3 s of the suite's CPU to the same effect).
+    text = "The patient has a rash and fever, maybe psoriasis. " * 40_000
     harness = threading.Thread(target=extract, args=(text,))
     harness.start()
     time.sleep(0.05)
