@@ -114,7 +114,8 @@ def xdist(request: pytest.FixtureRequest) -> list[str]:
       ``test_report_html.py``'s ``plugin_run`` fixture (the browser tests' run),
       ``test_docs_ci.py`` (the documented CI workflows), and the runs that are only the
       input of ``agentclinic merge`` or the baseline or reference a test compares its run
-      with (``test_cases_shard.py``, ``test_runs_summary.py``, ``test_report_gate.py``):
+      with (``test_cases_shard.py``, ``test_runs_summary.py``, ``test_report_gate.py``,
+      ``test_plugin_operations.py``'s uncapped run):
       the run under test takes ``*xdist``, its inputs are played in one process.
     """
     return XDIST_MODES[str(request.param)]
