@@ -198,8 +198,9 @@ def test_repeats_are_not_independent_evidence(derm: pytest.Pytester,
 
 # Which condition the gate is on does not change with the worker mode: each choice runs in
 # one mode, each mode with one choice (three runs, not nine; per budget under -n 2).
-@pytest.mark.parametrize(("xdist", "gate_on"), each_mode_once("", "turn_budget=20", "pooled"),
-                         indirect=["xdist"])
+@pytest.mark.parametrize(("xdist", "gate_on"), each_mode_once(
+    "", "turn_budget=20", "pooled", ids=("per-budget", "one-budget", "pooled")),
+    indirect=["xdist"])
 def test_each_turn_budget_is_gated_on_its_own(ten: pytest.Pytester,
                                               monkeypatch: pytest.MonkeyPatch,
                                               xdist: list[str], gate_on: str) -> None:
