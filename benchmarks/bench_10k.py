@@ -45,6 +45,12 @@ The issue's goals (10,000 cases, quiet machine): wall <= 1.05x the floor, first 
 every worker's collection's end (the workers then run nothing): when the last worker was
 done, the items the workers hold, their RSS and PSS once collected, the run's CPU.
 
+``--parts floor`` (medians of ``--rounds``): what pytest and pytest-xdist themselves cost an
+item: the CPU of the process tree (``RUSAGE_CHILDREN``) of plain pytest running 2N against N
+trivial parametrized tests (this plugin off), ``-n WORKERS`` and without xdist, per added
+item. Under ``-n 8`` it is a share of every encounter's CPU that no change of this plugin
+removes (each item's reports go through execnet's pure-Python serializer to the controller).
+
 ``--parts collect,report`` (on ``--distinct`` cases, default 4,000; medians of ``--rounds``
 interleaved runs, CPU time of the process alone):
 
@@ -61,6 +67,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -438,6 +445,37 @@ def start_phase(work: Path, n: int, workers: int, rounds: int) -> None:
           f"{med['worker_cpu']:.2f} s)")
 
 
+def _tree_cpu(command: list[str], cwd: Path) -> float:
+    """The CPU of ``command``'s process and of every descendant it waited for."""
+    env = {**os.environ}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def xdist_floor(work: Path, n: int, workers: int, rounds: int) -> None:
+    """Plain pytest's CPU per item, with ``-n WORKERS`` and without xdist: 2N trivial tests
+    against N, per added item."""
+    folder = work / "floor"
+    folder.mkdir()
+    for size in (n, 2 * n):
+        (folder / f"test_plain{size}.py").write_text(PLAIN.format(n=size))
+    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "-p", "no:agentclinic", f"--basetemp={folder / 'basetemp'}"]
+    for mode in (f"-n{workers}", "-n0"):
+        cpu: dict[int, list[float]] = {n: [], 2 * n: []}
+        for _ in range(rounds):
+            for size in cpu:
+                cpu[size].append(_tree_cpu([*base, mode, f"test_plain{size}.py"], folder))
+        small, large = (statistics.median(cpu[size]) for size in (n, 2 * n))
+        print(f"plain pytest {mode}, {n:,} -> {2 * n:,} trivial tests (medians of {rounds}): "
+              f"{small:.2f} -> {large:.2f} s of the tree's CPU = "
+              f"{(large - small) * 1000 / n:.2f} ms per added item")
+
+
 def final_report(work: Path, n: int, rounds: int) -> None:
     """``agentclinic report`` of an offline run of ``n`` cases: CPU, and its page's size."""
     folder = work / "report"
@@ -535,7 +573,8 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.5, help="seconds per reply")
     parser.add_argument("--parts", default="run,collect,report",
                         help="which parts: run (the N encounters), start (their start "
-                             "alone, to every worker's collection), collect, report")
+                             "alone, to every worker's collection), floor (plain pytest's "
+                             "CPU per item), collect, report")
     parser.add_argument("--distinct", type=int, default=4_000,
                         help="cases of the collect and report parts")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
@@ -551,6 +590,8 @@ def main() -> None:
             run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay, opts.probe)
         if "start" in parts:
             start_phase(Path(tmp), opts.cases, opts.workers, opts.rounds)
+        if "floor" in parts:
+            xdist_floor(Path(tmp), opts.cases, opts.workers, opts.rounds)
         if "collect" in parts:
             collection(Path(tmp), opts.distinct, opts.rounds)
         if "report" in parts:
