@@ -40,6 +40,8 @@ FATAL_PREFIX = "fatal model error"
 Lookahead = Callable[[pytest.Session, pytest.Item], Sequence[pytest.Item]]
 #: Seconds between :attr:`EncounterExecutor.on_wait` calls.
 WAIT_TICK = 0.25
+#: The longest a waiting item sleeps at once when no one is called back while it waits.
+QUIET_WAIT = 60.0
 
 
 class EncounterExecutor:
@@ -63,8 +65,9 @@ class EncounterExecutor:
         self.fatal: str | None = None
         #: Why nothing more can be written (a full disk): no more calls are made.
         self.disk_full: str | None = None
-        #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter.
-        self.on_wait: Callable[[], None] = lambda: None
+        #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter
+        #: (the status line's); None: the item sleeps until its encounter ends.
+        self.on_wait: Callable[[], None] | None = None
 
     def play(self, item: pytest.Item, spec: ItemSpec) -> Outcome:
         """Wait for the encounter of ``item`` (which plays ``spec``), write its transcript
@@ -197,10 +200,17 @@ class EncounterExecutor:
         # an agent that blocks the loop itself (synchronous code that never returns).
         deadline = time.monotonic() + limit + min(60.0, limit)
         while True:
+            on_wait = self.on_wait
+            # With no one to call back (an xdist worker, a run without a status line) the
+            # thread sleeps until the encounter ends or the deadline: woken every
+            # WAIT_TICK for nothing, it took the interpreter's lock from the encounters'
+            # thread a few times an item.
+            tick = (WAIT_TICK if on_wait is not None else
+                    min(max(deadline - time.monotonic(), WAIT_TICK), QUIET_WAIT))
             # Not concurrent.futures.wait(): it never sees a future cancelled before it
             # ran (the runner's futures are plain ones, cancelled on a fatal error).
             try:
-                return future.result(timeout=WAIT_TICK)
+                return future.result(timeout=tick)
             except concurrent.futures.TimeoutError:
                 if future.done():
                     raise  # the encounter's own timeout error
@@ -210,7 +220,8 @@ class EncounterExecutor:
                                   f"--agent-encounter-timeout ({limit:g} s), "
                                   f"{blocked_in(self.runner.thread)}")
                     return self._failed_transcript(spec, self.fatal)
-                self.on_wait()  # the status line, written from this (the main) thread
+                if on_wait is not None:
+                    on_wait()  # the status line, written from this (the main) thread
 
     def _failed_transcript(self, spec: ItemSpec, error: str) -> Transcript:
         # The protocol's own header: an item that could not be played still carries its
