@@ -26,12 +26,19 @@ from typing import Literal
 
 from ...core.text import bounded_cache
 from ..reading.parse import Extraction, Mention
-from ..terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
+from ..terminology import CONDITION_SUFFIXES, FILLER, GENERIC, key, tokens
 from ..terms.concepts import default_terminology
-from ..terms.concurrent import complication, concurrent, finding, stated_secondary
+from ..terms.concurrent import (
+    complication,
+    concurrent,
+    disease_by_words,
+    finding,
+    stated_secondary,
+)
 from ..terms.equivalence import compare, judge
 from ..terms.kinds import INJURIES_AND_STATES, kind
-from ..terms.readings import given_names
+from ..terms.qualifiers import NEUTRAL_QUALIFIERS
+from ..terms.readings import ambiguous, given_names
 from ..terms.relation import Equivalence
 from ..terms.truth_forms import truth_forms
 
@@ -53,6 +60,9 @@ _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested
 #: Roles of a name that may restate the main diagnosis rather than add one.
 _RESTATING = frozenset({"alias", "refinement", "beside", "suggested"})
 _KIN = frozenset({"same", "synonym", "broader", "narrower"})
+#: An abbreviation written alone ("PSC", "SSc"): three letters or more (as the readings
+#: read one alone), digits allowed, capitals among them.
+_SHORT_FORM = re.compile(r"[A-Za-z][A-Za-z0-9]{2,7}")
 
 
 @dataclass(frozen=True)
@@ -158,6 +168,26 @@ class Related:
     def fragment(self) -> bool:
         """Whether the name is only modifiers of an accepted name ("plaques", "IgA")."""
         return _fragment(self.name, self.accepted)
+
+    @cached_property
+    def bare_head(self) -> bool:
+        """Whether the main name is one word alone, the head noun (last word) of an accepted
+        name that words of kind come before ("colitis" for ulcerative colitis, "cyst" for a
+        branchial cleft cyst), and no accepted name is that word alone."""
+        # the statement only that word: "Granulomatosis with polyangiitis" is read as
+        # "granulomatosis" with a companion, and names the truth whole
+        return len(self.extraction.mentions) <= 1 and _bare_head(self.name, self.accepted)
+
+    @cached_property
+    def ambiguous_short_form(self) -> bool:
+        """Whether the main name is an abbreviation alone that the sources give for another
+        disease too ("PSC": primary sclerosing cholangitis, pancreatic serous cystadenoma),
+        and the case does not accept it as written."""
+        name = self.name.strip()
+        if _SHORT_FORM.fullmatch(name) is None or sum(c.isupper() for c in name) < 2 or any(
+                name.lower() == t.strip().lower() for t in self.accepted):
+            return False
+        return ambiguous(name, self.accepted[0], default_terminology())
 
     @cached_property
     def symptom(self) -> bool:
@@ -285,10 +315,13 @@ def _bracketed_disease(name: str, main: str) -> bool:
     sores)")."""
     words = tokens(name)
     terms = default_terminology()
-    # ending in a name it knows ("(acute type A aortic dissection)": aortic dissection)
+    # ending in a name it knows ("(acute type A aortic dissection)": aortic dissection); or
+    # naming a disease by its words and sharing none with the main name: a lay name is no
+    # "-itis" or "-oma" ("(leukemia cutis)", "(pyostomatitis vegetans)")
     return (terms.known(name) or _head_apart(name, [main])
             or (len(words) > 2 and terms.known(" ".join(words[-2:]))
-                and not _restates(" ".join(words[-2:]), main, loosely=True)))
+                and not _restates(" ".join(words[-2:]), main, loosely=True))
+            or (disease_by_words(name) and not set(words) & set(tokens(main))))
 
 
 def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
@@ -311,6 +344,20 @@ def _one_concept(name: str, other: str) -> bool:
     (Lyme disease)" is MeSH's "Erythema Migrans of Lyme Disease"), not another diagnosis."""
     a, b = key(name), key(other)
     return bool(a and b and not a <= b and not b <= a) and default_terminology().known(a | b)
+
+
+def _bare_head(name: str, accepted: Sequence[str]) -> bool:
+    # the words as written: the normaliser splits a word into its parts ("adenocarcinoma")
+    words = _written_words(name)
+    if len(words) != 1:
+        return False
+    heads = [t for t in map(_written_words, accepted) if len(t) > 1 and t[-1] == words[0]
+             and not set(t[:-1]) <= NEUTRAL_QUALIFIERS | FILLER]
+    return bool(heads) and all(_written_words(t) != words for t in accepted)
+
+
+def _written_words(name: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in FILLER]
 
 
 def _has_condition_word(name: str) -> bool:
