@@ -91,10 +91,11 @@ async def table(moderators: dict[str, Moderator]) -> None:
           f"protocols): " + ("all met" if not off else f"{len(off)} off: {'; '.join(off)}"))
 
 
-#: The one-word answers ("{word}", a modifier of the true name) may score on at most this
-#: share of the cases (issue 31); every other must-not shape on at most the fixture's share.
+#: The one-word answers ("{word}", a modifier of the true name, also with words to the
+#: grader after it; "{head}", its head noun) may score on at most this share of the cases
+#: (issue 31); every other must-not shape on at most the fixture's share.
 ONE_WORD_SHARE = 0.05
-_ONE_WORD = frozenset({"one_word", "head_noun"})
+_ONE_WORD = frozenset({"one_word", "injection", "injection_inline", "head_noun"})
 
 
 def _gap(strategy: str) -> str:

@@ -78,12 +78,14 @@ def test_an_enlarged_organ_or_a_blood_count_stays_a_finding(name: str) -> None:
     assert scores(f"Sarcoidosis with {name}", "Sarcoidosis") == [1, 1]
 
 
-@pytest.mark.parametrize("unknown", ["Pyostomatitis vegetans", "Leukemia cutis"])
+@pytest.mark.parametrize("unknown", ["Pyostomatitis vegetans", "Leukemia cutis",
+                                     "Cervical insufficiency"])
 def test_a_disease_by_its_words_is_a_second_diagnosis_where_the_terminology_does_not_know_it(
         unknown: str) -> None:
     assert disease_by_words(unknown)
     assert scores(f"{unknown} with features suggestive of Sarcoidosis", "Sarcoidosis") == [0, 0]
     assert scores(f"Sarcoidosis ({unknown})", "Sarcoidosis") == [0, 0]
+    assert scores(f"Sarcoidosis; {unknown}", "Sarcoidosis") == [0, 0]
 
 
 def test_an_unknown_name_that_is_no_disease_by_its_words_stays_a_possible_lay_name() -> None:
@@ -118,11 +120,28 @@ def test_an_abbreviation_of_several_diseases_is_not_read_toward_the_truth() -> N
     assert case_scores("PSC", "Primary sclerosing cholangitis", []) == [False, False]
     # unless the case accepts it as written
     assert case_scores("PSC", "Primary sclerosing cholangitis", ["PSC"]) == [True, True]
+    # HSP: hereditary spastic paraplegia, and IgA vasculitis
+    assert scores("HSP", "Henoch-Schonlein purpura") == [0, 0]
     # an abbreviation of one disease reads as it
     assert scores("SLE", "Systemic lupus erythematosus") == [1, 1]
+    assert scores("COPD", "Chronic obstructive pulmonary disease") == [1, 1]
 
 
 def test_a_near_miss_that_is_another_known_disease_is_no_slip() -> None:
     # one letter apart, both names the terminology knows: two diseases, not a slip of the pen
     assert scores("Osteoblastoma", "Osteoclastoma") == [0, 0]
     assert scores("Osteoclastona", "Osteoclastoma") == [1, 1]
+
+
+@pytest.mark.parametrize(("answer", "truth", "verdict"), [
+    # two names written whole, each with its own head ("tumor", "cancer" read alike)
+    ("Phyllodes tumor/Lung cancer", "Lung cancer", [0, 0]),
+    ("Lung cancer/Phyllodes tumor", "Lung cancer", [0, 0]),
+    # one head written once, or two names of one condition
+    ("Depersonalization/derealization disorder", "Depersonalization-derealization disorder",
+     [1, 1]),
+    ("Whooping cough/pertussis", "Pertussis", [1, 1]),
+])
+def test_a_slash_between_two_whole_names_offers_two(answer: str, truth: str,
+                                                     verdict: list[int]) -> None:
+    assert scores(answer, truth) == verdict

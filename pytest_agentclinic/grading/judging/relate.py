@@ -38,7 +38,7 @@ from ..terms.concurrent import (
 from ..terms.equivalence import compare, judge
 from ..terms.kinds import INJURIES_AND_STATES, kind
 from ..terms.qualifiers import NEUTRAL_QUALIFIERS
-from ..terms.readings import ambiguous, given_names
+from ..terms.readings import expansions, given_names
 from ..terms.relation import Equivalence
 from ..terms.truth_forms import truth_forms
 
@@ -182,12 +182,12 @@ class Related:
     def ambiguous_short_form(self) -> bool:
         """Whether the main name is an abbreviation alone that the sources give for another
         disease too ("PSC": primary sclerosing cholangitis, pancreatic serous cystadenoma),
-        and the case does not accept it as written."""
+        and the case does not accept it as written (:func:`_other_expansion`)."""
         name = self.name.strip()
         if _SHORT_FORM.fullmatch(name) is None or sum(c.isupper() for c in name) < 2 or any(
                 name.lower() == t.strip().lower() for t in self.accepted):
             return False
-        return ambiguous(name, self.accepted[0], default_terminology())
+        return _other_expansion(name, self.accepted)
 
     @cached_property
     def symptom(self) -> bool:
@@ -271,7 +271,8 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
              # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
              and (_bracketed_disease(m.text, extraction.diagnosis)
                   if m.role in ("beside", "suggested")
-                  else terms.disease_like(m.text) or _has_condition_word(m.text))]
+                  else terms.disease_like(m.text) or _has_condition_word(m.text)
+                  or disease_by_words(m.text))]
     # The main diagnosis and the names that restate it, each linked to one before it
     # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
     same = [extraction.diagnosis, *(m.text for m in extraction.mentions
@@ -351,12 +352,25 @@ def _bare_head(name: str, accepted: Sequence[str]) -> bool:
     words = _written_words(name)
     if len(words) != 1:
         return False
-    heads = [t for t in map(_written_words, accepted) if len(t) > 1 and t[-1] == words[0]
+    names = [_written_words(t) for t in accepted]
+    heads = [t for t in names if len(t) > 1 and t[-1] == words[0]
              and not set(t[:-1]) <= NEUTRAL_QUALIFIERS | FILLER]
-    return bool(heads) and all(_written_words(t) != words for t in accepted)
+    return bool(heads) and all(t != words for t in names)
+
+
+def _other_expansion(abbreviation: str, accepted: Sequence[str]) -> bool:
+    """Whether the sources give ``abbreviation`` for a disease that shares no word with any
+    accepted name and that the terminology does not link to the truth: another disease
+    ("PSC": pancreatic serous cystadenoma beside primary sclerosing cholangitis), not a kind
+    or a wider name of the truth ("CML": chronic leukemia, chronic myeloid leukemia)."""
+    mine = {w for t in accepted for w in _written_words(t)}
+    return any(not mine & set(_written_words(other)) and not _restates(other, accepted[0])
+               for other in expansions(abbreviation))
 
 
 def _written_words(name: str) -> list[str]:
+    """The words as written, without a bracket's ("ventricular septal defect (VSD)")."""
+    name = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", name)
     return [w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in FILLER]
 
 

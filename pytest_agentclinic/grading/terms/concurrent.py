@@ -125,15 +125,20 @@ def linked(name: str, main: str) -> bool:
 # ("-algia", "-megaly", "-penia", "-uria") are not among them.
 _DISEASE_ENDINGS = ("itis", "osis", "oses", "oma", "omas", "iasis", "pathy", "ectasia",
                     "ectasis", "leukemia", "leukaemia")
+# Head words that name a disease ("cervical insufficiency", "dysarthria-clumsy hand syndrome").
+_DISEASE_HEADS = frozenset({"disease", "syndrome", "disorder", "infection", "insufficiency",
+                            "deficiency", "cancer", "tumor", "tumour", "malignancy"})
 
 
 @bounded_cache
 def disease_by_words(name: str) -> bool:
     """Whether ``name`` names a disease by its words, where the terminology does not know it
-    ("pyostomatitis vegetans", "leukemia cutis"): a word with a disease's ending, and the
-    name is no sign, symptom or finding."""
+    ("pyostomatitis vegetans", "leukemia cutis", "cervical insufficiency"): a word with a
+    disease's ending or a disease's head word, and the name is no sign, symptom or
+    finding."""
     words = tokens(name)
-    if not any(w.endswith(_DISEASE_ENDINGS) for w in words):
+    if not (any(w.endswith(_DISEASE_ENDINGS) for w in words)
+            or set(re.findall(r"[a-z]+", name.lower())) & _DISEASE_HEADS):
         return False
     return not (finding(name) or default_terminology().symptom(name))
 
