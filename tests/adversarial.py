@@ -86,12 +86,6 @@ class Pool:
             for name in {case.diagnosis, *case.choices}:
                 self.word_counts.update(set(_words(name)))
         self._slots: dict[str, dict[str, str]] = {}
-        #: initials -> the names (truths and choices) that have them
-        self.initials: dict[str, set[str]] = {}
-        for case in cases:
-            for name in {case.diagnosis, *case.choices}:
-                letters = "".join(w[0] for w in _identifying(name)).upper()
-                self.initials.setdefault(letters, set()).add(truth_key(name))
 
     def listed(self, case: Case) -> str:
         """``{library}``: every truth of a small pool; of a large one, :data:`LISTED` truths
@@ -204,7 +198,7 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
     head = _head(case)
     if head is not None:
         values["head"] = head
-    if len(initials) == 3 and _ambiguous(initials, case, pool) and all(
+    if len(initials) == 3 and _ambiguous(initials, case) and all(
             initials != n.strip().upper() for n in case.accepted_diagnoses):
         values["abbr3"] = initials
     sibling = _sibling(case.diagnosis)
@@ -229,7 +223,7 @@ def _head(case: Case) -> str | None:
     never the disease; None when the name ends in a generic word ("syndrome") or is joined
     ("X of Y", "X with Y"), when the head alone is an accepted name, or when only words of
     how severe or which side come before it."""
-    words = _words(case.diagnosis)
+    words = _words(re.sub(r"\([^()]*\)", " ", case.diagnosis))  # not "(BPPV)"
     if len(words) < 2 or set(words) & _NOT_MODIFIERS or not words[-1].isalpha() \
             or len(words[-1]) < 4 or set(words[:-1]) <= _PLAIN or words[-2] == "s":
         return None
@@ -238,13 +232,14 @@ def _head(case: Case) -> str | None:
     return words[-1]
 
 
-def _ambiguous(initials: str, case: Case, pool: Pool) -> bool:
-    """Whether three initials also stand for another disease, one that shares no word with
-    the truth: the terminology's sources give them for it, or another name of the pool has
-    them ("MCD": minimal change disease, multicentric Castleman disease)."""
+def _ambiguous(initials: str, case: Case) -> bool:
+    """Whether three initials stand for another disease too, one that shares no word with
+    the truth, by the terminology's sources (``abbreviations.tsv``: "PSC" for primary
+    sclerosing cholangitis and pancreatic serous cystadenoma). Issue 31's notion: several
+    expansions in the terminology; initials that only another dataset name shares ("CVI")
+    the grader cannot know to be ambiguous."""
     mine = set(_identifying(case.diagnosis))
-    names = {*expansions(initials), *pool.initials.get(initials, ())}
-    return any(not mine & set(_identifying(n)) for n in names)
+    return any(not mine & set(_identifying(n)) for n in expansions(initials))
 
 
 def _sibling(name: str) -> str | None:

@@ -145,3 +145,8 @@ def test_a_near_miss_that_is_another_known_disease_is_no_slip() -> None:
 def test_a_slash_between_two_whole_names_offers_two(answer: str, truth: str,
                                                      verdict: list[int]) -> None:
     assert scores(answer, truth) == verdict
+
+
+def test_a_slash_inside_one_name_keeps_it_one() -> None:
+    truth = "Attention-deficit/hyperactivity disorder"
+    assert scores(truth, truth) == [1, 1]

@@ -40,7 +40,9 @@ def _written_apart(phrase: str) -> bool:
     ("depersonalization/derealization disorder") joins one condition's names."""
     parts = [p.strip() for p in phrase.split("/")]
     words = [set(re.findall(r"[a-z0-9]+", p.lower())) for p in parts]
-    if len(parts) != 2 or any(len(w) < 2 for w in words) or words[0] & words[1]:
+    # two words or more on each side, as written ("attention-deficit/hyperactivity disorder"
+    # joins one word to a name)
+    if len(parts) != 2 or any(len(p.split()) < 2 for p in parts) or words[0] & words[1]:
         return False
     return compare(parts[0], parts[1]).kind not in ("same", "synonym")
 
