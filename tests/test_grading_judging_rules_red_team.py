@@ -150,3 +150,9 @@ def test_a_slash_between_two_whole_names_offers_two(answer: str, truth: str,
 def test_a_slash_inside_one_name_keeps_it_one() -> None:
     truth = "Attention-deficit/hyperactivity disorder"
     assert scores(truth, truth) == [1, 1]
+
+
+def test_a_known_disease_with_its_kind_after_a_dash_is_a_second_diagnosis() -> None:
+    # "anorexia nervosa - purging type" is unknown whole, but opens with a disease
+    assert scores("Hypopituitarism; Anorexia nervosa - purging type", "Hypopituitarism") == [0, 0]
+    assert scores("Hypopituitarism, hepatomegaly, leukocytosis", "Hypopituitarism") == [1, 1]

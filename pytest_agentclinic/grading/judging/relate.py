@@ -272,7 +272,7 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
              and (_bracketed_disease(m.text, extraction.diagnosis)
                   if m.role in ("beside", "suggested")
                   else terms.disease_like(m.text) or _has_condition_word(m.text)
-                  or disease_by_words(m.text))]
+                  or disease_by_words(m.text) or _opens_with_known(m.text))]
     # The main diagnosis and the names that restate it, each linked to one before it
     # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
     same = [extraction.diagnosis, *(m.text for m in extraction.mentions
@@ -345,6 +345,15 @@ def _one_concept(name: str, other: str) -> bool:
     (Lyme disease)" is MeSH's "Erythema Migrans of Lyme Disease"), not another diagnosis."""
     a, b = key(name), key(other)
     return bool(a and b and not a <= b and not b <= a) and default_terminology().known(a | b)
+
+
+def _opens_with_known(name: str) -> bool:
+    """Whether ``name`` opens with a disease the terminology knows, two words or more, and
+    says which kind after it ("anorexia nervosa - purging type"): a kind of that disease."""
+    words = name.split()
+    terms = default_terminology()
+    return any(terms.disease_like(" ".join(words[:i])) and not terms.symptom(
+        " ".join(words[:i])) for i in range(len(words) - 1, 1, -1))
 
 
 def _bare_head(name: str, accepted: Sequence[str]) -> bool:
