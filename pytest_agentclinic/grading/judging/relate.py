@@ -26,12 +26,19 @@ from typing import Literal
 
 from ...core.text import bounded_cache
 from ..reading.parse import Extraction, Mention
-from ..terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
+from ..terminology import CONDITION_SUFFIXES, FILLER, GENERIC, key, tokens
 from ..terms.concepts import default_terminology
-from ..terms.concurrent import complication, concurrent, finding, stated_secondary
+from ..terms.concurrent import (
+    complication,
+    concurrent,
+    disease_by_words,
+    finding,
+    stated_secondary,
+)
 from ..terms.equivalence import compare, judge
 from ..terms.kinds import INJURIES_AND_STATES, kind
-from ..terms.readings import given_names
+from ..terms.qualifiers import NEUTRAL_QUALIFIERS
+from ..terms.readings import expansions, given_names
 from ..terms.relation import Equivalence
 from ..terms.truth_forms import truth_forms
 
@@ -53,6 +60,9 @@ _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested
 #: Roles of a name that may restate the main diagnosis rather than add one.
 _RESTATING = frozenset({"alias", "refinement", "beside", "suggested"})
 _KIN = frozenset({"same", "synonym", "broader", "narrower"})
+#: An abbreviation written alone ("PSC", "SSc"): three letters or more (as the readings
+#: read one alone), digits allowed, capitals among them.
+_SHORT_FORM = re.compile(r"[A-Za-z][A-Za-z0-9]{2,7}")
 
 
 @dataclass(frozen=True)
@@ -160,6 +170,26 @@ class Related:
         return _fragment(self.name, self.accepted)
 
     @cached_property
+    def bare_head(self) -> bool:
+        """Whether the main name is one word alone, the head noun (last word) of an accepted
+        name that words of kind come before ("colitis" for ulcerative colitis, "cyst" for a
+        branchial cleft cyst), and no accepted name is that word alone."""
+        # the statement only that word: "Granulomatosis with polyangiitis" is read as
+        # "granulomatosis" with a companion, and names the truth whole
+        return len(self.extraction.mentions) <= 1 and _bare_head(self.name, self.accepted)
+
+    @cached_property
+    def ambiguous_short_form(self) -> bool:
+        """Whether the main name is an abbreviation alone that the sources give for another
+        disease too ("PSC": primary sclerosing cholangitis, pancreatic serous cystadenoma),
+        and the case does not accept it as written (:func:`_other_expansion`)."""
+        name = self.name.strip()
+        if _SHORT_FORM.fullmatch(name) is None or sum(c.isupper() for c in name) < 2 or any(
+                name.lower() == t.strip().lower() for t in self.accepted):
+            return False
+        return _other_expansion(name, self.accepted)
+
+    @cached_property
     def symptom(self) -> bool:
         """Whether the name is a symptom or a sign."""
         return default_terminology().symptom(self.name)
@@ -241,7 +271,8 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
              # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
              and (_bracketed_disease(m.text, extraction.diagnosis)
                   if m.role in ("beside", "suggested")
-                  else terms.disease_like(m.text) or _has_condition_word(m.text))]
+                  else terms.disease_like(m.text) or _has_condition_word(m.text)
+                  or disease_by_words(m.text) or _opens_with_known(m.text))]
     # The main diagnosis and the names that restate it, each linked to one before it
     # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
     same = [extraction.diagnosis, *(m.text for m in extraction.mentions
@@ -285,10 +316,13 @@ def _bracketed_disease(name: str, main: str) -> bool:
     sores)")."""
     words = tokens(name)
     terms = default_terminology()
-    # ending in a name it knows ("(acute type A aortic dissection)": aortic dissection)
+    # ending in a name it knows ("(acute type A aortic dissection)": aortic dissection); or
+    # naming a disease by its words and sharing none with the main name: a lay name is no
+    # "-itis" or "-oma" ("(leukemia cutis)", "(pyostomatitis vegetans)")
     return (terms.known(name) or _head_apart(name, [main])
             or (len(words) > 2 and terms.known(" ".join(words[-2:]))
-                and not _restates(" ".join(words[-2:]), main, loosely=True)))
+                and not _restates(" ".join(words[-2:]), main, loosely=True))
+            or (disease_by_words(name) and not set(words) & set(tokens(main))))
 
 
 def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
@@ -311,6 +345,42 @@ def _one_concept(name: str, other: str) -> bool:
     (Lyme disease)" is MeSH's "Erythema Migrans of Lyme Disease"), not another diagnosis."""
     a, b = key(name), key(other)
     return bool(a and b and not a <= b and not b <= a) and default_terminology().known(a | b)
+
+
+def _opens_with_known(name: str) -> bool:
+    """Whether ``name`` opens with a disease the terminology knows, two words or more, and
+    says which kind after it ("anorexia nervosa - purging type"): a kind of that disease."""
+    words = name.split()
+    terms = default_terminology()
+    return any(terms.disease_like(" ".join(words[:i])) and not terms.symptom(
+        " ".join(words[:i])) for i in range(len(words) - 1, 1, -1))
+
+
+def _bare_head(name: str, accepted: Sequence[str]) -> bool:
+    # the words as written: the normaliser splits a word into its parts ("adenocarcinoma")
+    words = _written_words(name)
+    if len(words) != 1:
+        return False
+    names = [_written_words(t) for t in accepted]
+    heads = [t for t in names if len(t) > 1 and t[-1] == words[0]
+             and not set(t[:-1]) <= NEUTRAL_QUALIFIERS | FILLER]
+    return bool(heads) and all(t != words for t in names)
+
+
+def _other_expansion(abbreviation: str, accepted: Sequence[str]) -> bool:
+    """Whether the sources give ``abbreviation`` for a disease that shares no word with any
+    accepted name and that the terminology does not link to the truth: another disease
+    ("PSC": pancreatic serous cystadenoma beside primary sclerosing cholangitis), not a kind
+    or a wider name of the truth ("CML": chronic leukemia, chronic myeloid leukemia)."""
+    mine = {w for t in accepted for w in _written_words(t)}
+    return any(not mine & set(_written_words(other)) and not _restates(other, accepted[0])
+               for other in expansions(abbreviation))
+
+
+def _written_words(name: str) -> list[str]:
+    """The words as written, without a bracket's ("ventricular septal defect (VSD)")."""
+    name = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", name)
+    return [w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in FILLER]
 
 
 def _has_condition_word(name: str) -> bool:
