@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ..core.threads import start_thread
 from .settings import Settings
 
 #: How many windows of items (see :func:`window`) a process submits ahead of the item pytest
@@ -76,7 +77,7 @@ def warm_grader() -> None:
         with contextlib.suppress(Exception):
             default_terminology()
 
-    threading.Thread(target=load, name="agentclinic-grader-warm-up", daemon=True).start()
+    start_thread(load, name="agentclinic-grader-warm-up")
 
 
 def named_case_files(args: Sequence[str]) -> list[Path]:
@@ -115,9 +116,7 @@ def parse_ahead(args: Sequence[str], cache_dir: Path) -> threading.Thread | None
             with contextlib.suppress(Exception):  # a worker meets the failure again
                 parse_cache.load(path, cache_dir)
 
-    thread = threading.Thread(target=parse, name="agentclinic-parse-ahead", daemon=True)
-    thread.start()
-    return thread
+    return start_thread(parse, name="agentclinic-parse-ahead")
 
 
 def index_terminology(args: Sequence[str]) -> threading.Thread | None:
@@ -140,6 +139,4 @@ def index_terminology(args: Sequence[str]) -> threading.Thread | None:
                 if open_index(DATA_FILE, directory) is not None:
                     return
 
-    thread = threading.Thread(target=build, name="agentclinic-terminology-index", daemon=True)
-    thread.start()
-    return thread
+    return start_thread(build, name="agentclinic-terminology-index")
