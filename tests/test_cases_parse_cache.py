@@ -211,3 +211,43 @@ def test_items_hold_their_case_as_text_and_bad_records_still_name_file_and_line(
     # Every item light; under -n 2 the workers split the cases (each holds its share).
     assert seen and all(items == light for items, light in seen)
     assert sum(items for items, _light in seen) == 3
+
+
+# --- read back undecoded: a split xdist worker decodes its share only ----------------------
+
+def test_a_stored_read_back_decodes_no_case_until_asked(tmp_path: Path) -> None:
+    path = _written(tmp_path, n=5)
+    parsed = parse_cache.load(path, tmp_path / "cache", stored=True)
+    assert parsed.stored is None and len(parsed.cases) == 5  # parsed here: decoded as ever
+    back = parse_cache.load(path, tmp_path / "cache", stored=True)
+    stored = back.stored
+    assert stored is not None and back.cases == [] and back.texts == []
+    _same(parsed, loaders.LoadedFile(path=back.path, format=back.format,
+                                     cases=list(zip(stored.lines, stored, strict=True)),
+                                     errors=back.errors, positions=back.positions))
+    assert stored[-1] == stored[4] == parsed.cases[4][1] and stored[1:3] == list(stored)[1:3]
+    assert [stored.text(i) for i in range(5)] == parsed.texts
+    assert stored.markers == {parsed.cases[0][1].specialty_marker: parsed.cases[0][1].specialty}
+    with pytest.raises(IndexError):
+        stored[5]
+    asked: list[tuple[str, str]] = []
+
+    def takes(dataset: str, case_id: str) -> bool:
+        asked.append((dataset, case_id))
+        return case_id.endswith(("1", "3"))
+
+    chosen = stored.choose(takes)
+    assert asked == [(c.dataset, c.id) for _, c in parsed.cases]  # every case, in order
+    assert chosen == [1, 3]
+    assert stored[1] is stored[1] and stored[0] is not stored[0]  # kept, or made anew
+
+
+def test_a_stored_entry_not_matching_its_header_is_parsed_anew(tmp_path: Path) -> None:
+    path = _written(tmp_path, n=3)
+    parse_cache.load(path, tmp_path / "cache")
+    (entry,) = (tmp_path / "cache" / parse_cache.FOLDER).glob("*.jsonl")
+    header, *cases = entry.read_text().splitlines()
+    entry.write_text("\n".join([header, *cases[:-1]]) + "\n")  # a case short
+    again = parse_cache.load(path, tmp_path / "cache", stored=True)
+    assert again.stored is None and len(again.cases) == 3
+    assert parse_cache.load(path, tmp_path / "cache", stored=True).stored is not None

@@ -23,6 +23,7 @@ from ..core.errors import AgentClinicError
 from ..core.heap import FrozenParts
 from . import documents, formats
 from .errors import CaseError as CaseError
+from .stored import StoredCases
 from .vignettes import read_craftmd_csv
 from .yaml_stream import ElementError
 
@@ -54,6 +55,9 @@ class LoadedFile:
     #: ``cases``; empty when the file was read without that store. An item holds its case's
     #: text (~0.4 KB) rather than the model (~2.4 KB) until it plays.
     texts: list[str] = field(default_factory=list, repr=False, compare=False)
+    #: The cases read back from the parse cache undecoded (``parse_cache.load(stored=True)``;
+    #: ``cases`` and ``texts`` are then empty), or None.
+    stored: StoredCases | None = field(default=None, repr=False, compare=False)
 
 
 class _FieldError(AgentClinicError, ValueError):
