@@ -21,11 +21,12 @@ from pydantic import ValidationError
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
 from ..core.errors import AgentClinicError
 from ..core.heap import FrozenParts
-from . import documents, formats
+from . import formats
 from .errors import CaseError as CaseError
 from .stored import StoredCases
-from .vignettes import read_craftmd_csv
-from .yaml_stream import ElementError
+
+# The readers of the formats (yaml, the CRAFT-MD CSV) are imported by the load that needs
+# them: an xdist worker reads its cases back from the parse cache and parses no file.
 
 SIDECAR_SUFFIX = ".specialties.json"
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
@@ -272,6 +273,8 @@ def _validate(loaded: LoadedFile, lineno: int, data: dict[str, Any]) -> None:
 
 
 def _add_project_case(loaded: LoadedFile, lineno: int, record: Any, dataset: str) -> None:
+    from .yaml_stream import ElementError
+
     if isinstance(record, CaseError):
         loaded.errors.append(record)
         return
@@ -292,6 +295,8 @@ def _add_project_case(loaded: LoadedFile, lineno: int, record: Any, dataset: str
 
 
 def _load_document(path: Path, text: str, loaded: LoadedFile) -> None:
+    from . import documents
+
     parsed = documents.parse(path, text)
     if parsed.error is not None:
         loaded.errors.append(parsed.error)
@@ -373,6 +378,8 @@ def _load_csv(path: Path, text: str, loaded: LoadedFile) -> None:
     if "case_vignette" not in text.split("\n", 1)[0]:
         loaded.not_cases = "a CSV without a case_vignette column (not CRAFT-MD cases)"
         return
+    from .vignettes import read_craftmd_csv
+
     try:
         converted = read_craftmd_csv(path)
     except csv.Error as exc:
