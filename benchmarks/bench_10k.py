@@ -148,13 +148,15 @@ class TreePeak(threading.Thread):
 
 
 def _cpu_s(pid: int) -> float:
-    """A live process's CPU seconds (user + system), from /proc."""
+    """A live process's CPU seconds (user + system), with its children's that it waited for
+    (a process that ended, e.g. the controller's parse of the case files, still counts),
+    from /proc."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,

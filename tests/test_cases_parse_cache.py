@@ -157,6 +157,39 @@ def test_under_xdist_the_controller_parses_while_the_workers_start(
     assert seen == [True, True]
 
 
+NO_PARSE_IN_THE_CONTROLLER = WAIT_FOR_PARSE + '''
+
+from pytest_agentclinic.cases import parse_cache
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):
+        return
+    parse = parse_cache.load_case_file
+
+    def parsed_here(path):
+        (Path(str(config.rootpath)) / "parsed-by-the-controller").write_text(str(path))
+        return parse(path)
+
+    parse_cache.load_case_file = parsed_here
+'''
+
+
+def test_under_xdist_the_parse_runs_beside_the_controller_not_in_it(
+        pytester: pytest.Pytester) -> None:
+    """xdist only, as above. A thread of the controller parsed the files while the
+    controller started its workers, one after the other: both needed the interpreter's
+    lock, and the last of 8 workers started 1.5-4 s later on a loaded machine."""
+    from helpers import write_yaml_cases
+
+    pytester.makeconftest(NO_PARSE_IN_THE_CONTROLLER)
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    result = pytester.runpytest_subprocess("c.yaml", "-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    assert [json.loads(p.read_text()) for p in pytester.path.glob("seen-*.json")] == [True] * 2
+    assert not (pytester.path / "parsed-by-the-controller").exists()
+
+
 # --- light items: a case's stored text, its model built when the item plays ----------------
 
 def test_the_stored_texts_are_the_cases(tmp_path: Path) -> None:

@@ -80,6 +80,16 @@ def load(path: Path, cache_dir: Path | None, *, stored: bool = False) -> LoadedF
         return load_case_file(path)
 
 
+def load_all(argv: list[str]) -> None:
+    """``CACHE_DIR FILE...``: parse each file into the store (what the controller of an xdist
+    run starts in a process of its own while its workers start; ``plugin.scheduling``). A
+    file that fails is left to the workers, which meet the failure again."""
+    cache_dir, *files = argv
+    for name in files:
+        with contextlib.suppress(Exception):
+            load(Path(name), Path(cache_dir))
+
+
 def _path_tag(path: Path) -> str:
     """What names the entries of one case file (its resolved path's hash)."""
     return hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
