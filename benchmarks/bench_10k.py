@@ -130,6 +130,8 @@ class TreePeak(threading.Thread):
         super().__init__(daemon=True)
         self.pid, self.every, self.peak_kb = pid, every, 0
         self.peak_pss_kb = self.peak_one_kb = 0
+        #: At the peak of summed RSS: the controller's RSS and its descendants' (KB).
+        self.at_peak: tuple[int, list[int]] = (0, [])
         self.cpu: list[tuple[float, float]] = []  # (monotonic, the tree's CPU seconds)
         self.done = threading.Event()
 
@@ -137,6 +139,8 @@ class TreePeak(threading.Thread):
         while not self.done.wait(self.every):
             tree = _tree(self.pid)
             rss = [_rss_kb(p) for p in tree]
+            if sum(rss) > self.peak_kb:  # who held it: the controller's, then the others'
+                self.at_peak = (rss[0], sorted(rss[1:], reverse=True))
             self.peak_kb = max(self.peak_kb, sum(rss))
             self.peak_one_kb = max(self.peak_one_kb, *rss)
             self.peak_pss_kb = max(self.peak_pss_kb, sum(_pss_kb(p) for p in tree))
@@ -209,6 +213,9 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     print(f"  peak PSS of the process tree {peak.peak_pss_kb / 1024:.0f} MB (shared pages "
           f"counted once; the goal is read on RSS); largest process {peak.peak_one_kb / 1024:.0f}"
           f" MB RSS")
+    controller, others = peak.at_peak
+    print(f"  at the peak: controller {controller / 1024:.0f} MB RSS, the other processes "
+          f"{', '.join(f'{kb / 1024:.0f}' for kb in others)} MB")
     if probe is not None:
         last = max((b for _a, b in stats["served"]), default=ended_mono)
         print_end_probe(probe_dir, last, ended_mono)
@@ -373,6 +380,18 @@ def pytest_collection_finish(session):
                    "items": len(session.items), "cpu_s": times.user + times.system,
                    "at": time.time()}, out)
     session.items.clear()  # nothing to run: the start alone is measured
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    # The controller once its workers are gone (it ran nothing): what its start left it.
+    if hasattr(session.config, "workerinput"):
+        return
+    gc.collect()
+    with open("/proc/self/status") as fh:
+        rss = next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))
+    with open(os.path.join(os.environ["START_PROBE_DIR"], "controller.rss"), "w") as out:
+        out.write(str(rss))
 """
 
 
@@ -401,7 +420,10 @@ def start_phase(work: Path, n: int, workers: int, rounds: int) -> None:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _pid, _status, usage = os.wait4(process.pid, 0)
         probes = [json.loads(p.read_text()) for p in out.glob("*.json")]
-        rows.append({"done": max(p["at"] for p in probes) - started,
+        controller = out / "controller.rss"
+        rows.append({"controller": int(controller.read_text()) / 1024 if controller.exists()
+                     else float("nan"),
+                     "done": max(p["at"] for p in probes) - started,
                      "cpu": usage.ru_utime + usage.ru_stime,
                      "items": sum(p["items"] for p in probes),
                      "rss": sum(p["rss_kb"] for p in probes) / 1024,
@@ -412,7 +434,8 @@ def start_phase(work: Path, n: int, workers: int, rounds: int) -> None:
     print(f"start of {n:,} cases with -n {workers} (medians of {rounds}): every worker "
           f"collected {med['done']:.2f} s after the start; items held by the workers "
           f"{med['items']:,.0f}; workers' RSS once collected {med['rss']:.0f} MB (largest "
-          f"{med['worker_rss']:.0f} MB), PSS {med['pss']:.0f} MB; CPU of the whole run "
+          f"{med['worker_rss']:.0f} MB), PSS {med['pss']:.0f} MB; the controller's RSS at "
+          f"its end {med['controller']:.0f} MB; CPU of the whole run "
           f"{med['cpu']:.1f} s (largest worker's to its collection's end "
           f"{med['worker_cpu']:.2f} s)")
 
