@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ..core.threads import start_thread
 from .settings import Settings
 
 #: How many windows of items (see :func:`window`) a process submits ahead of the item pytest
@@ -78,7 +79,7 @@ def warm_grader() -> None:
         with contextlib.suppress(Exception):
             default_terminology()
 
-    threading.Thread(target=load, name="agentclinic-grader-warm-up", daemon=True).start()
+    start_thread(load, name="agentclinic-grader-warm-up")
 
 
 def named_case_files(args: Sequence[str]) -> list[Path]:
@@ -125,7 +126,7 @@ def parse_ahead(args: Sequence[str], cache_dir: Path) -> subprocess.Popen[bytes]
     except OSError:
         return None
     # Reaped when it ends, whoever ends first (no zombie, no warning of a process left).
-    threading.Thread(target=process.wait, name="agentclinic-parse-ahead", daemon=True).start()
+    start_thread(process.wait, name="agentclinic-parse-ahead")
     return process
 
 
@@ -149,6 +150,4 @@ def index_terminology(args: Sequence[str]) -> threading.Thread | None:
                 if open_index(DATA_FILE, directory) is not None:
                     return
 
-    thread = threading.Thread(target=build, name="agentclinic-terminology-index", daemon=True)
-    thread.start()
-    return thread
+    return start_thread(build, name="agentclinic-terminology-index")
