@@ -332,6 +332,40 @@ def test_a_split_worker_decodes_its_share_of_the_cases_only(pytester: pytest.Pyt
     assert all(held <= len(cases) // 2 + 1 for held in most.values()), most
 
 
+#: How many reports of encounters each process's terminal reporter holds at its end.
+COUNT_REPORTS = RECORD_COLLECTED + """
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    worker = getattr(session.config, "workerinput", {}).get("workerid", "main")
+    reporter = session.config.pluginmanager.getplugin("terminalreporter")
+    held = sum(report.nodeid.startswith("c.yaml") for reports in reporter.stats.values()
+               for report in reports if hasattr(report, "nodeid"))
+    with open(f"reports-{worker}.json", "w") as out:
+        json.dump(held, out)
+"""
+
+
+def test_a_worker_keeps_no_encounter_reports_the_run_summary_is_whole(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    # A worker's terminal reporter kept every report of its encounters (three an item, ~3
+    # KB) to the run's end, for a summary only the controller shows.
+    _write(pytester.path)
+    (pytester.path / "conftest.py").write_text(COUNT_REPORTS)
+    result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
+                                "--agent-run-name=r", *xdist)
+    result.assert_outcomes(passed=10 + 3, failed=2 + 1)
+    result.stdout.fnmatch_lines(["*FAILED c.yaml::t-11*", "*FAILED c.yaml::t-12*"])
+    held = {p.stem.removeprefix("reports-"): json.loads(p.read_text())
+            for p in pytester.path.glob("reports-*.json")}
+    items = len(SOLVED + MISSED)
+    assert held.pop("main") == 3 * items  # setup, call and teardown: the summary's
+    assert held == ({"gw0": 0, "gw1": 0} if xdist == ["-n", "2"] else {})
+
+
 @pytest.mark.parametrize("selection, chosen", [
     (["-k", "t-03 or t-08 or plain"], ["t-03", "t-08"]),
     (["-m", "cardiology"], [c["id"] for c in SOLVED if c["specialty"] == "Cardiology"]),

@@ -365,6 +365,8 @@ class ReleaseReported:
     def __init__(self) -> None:
         #: The encounter item this process is running, whose reports are being logged.
         self._running: str | None = None
+        #: An xdist worker's terminal reporter's reports by category (see :meth:`_forget`).
+        self._worker_stats: dict[str, list[Any]] | None = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
@@ -381,11 +383,25 @@ class ReleaseReported:
                 report.user_properties = _without_record(report.user_properties)
             if report.nodeid == self._running:
                 report.keywords = _NO_KEYWORDS
+                self._forget(report)
+
+    def _forget(self, report: pytest.TestReport) -> None:
+        """An xdist worker's terminal reporter keeps every report for a summary no one sees
+        (the controller shows the run's, from the reports the worker sent it): ~3 KB an
+        encounter over its three reports, in each worker for the whole run. Its latest
+        report is the last of its category's list."""
+        for reports in (self._worker_stats or {}).values():
+            if reports and reports[-1] is report:
+                reports.pop()
+                return
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
         """The item's own state, once its last report is logged."""
         self._running = item.nodeid if isinstance(item, EncounterItem) else None
+        if self._worker_stats is None and hasattr(item.config, "workerinput"):
+            reporter = item.config.pluginmanager.getplugin("terminalreporter")
+            self._worker_stats = getattr(reporter, "stats", None)
         try:
             return (yield)
         finally:
