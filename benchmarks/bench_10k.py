@@ -1,7 +1,7 @@
 """Ten thousand encounters, from the first request to the last page.
 
     python benchmarks/bench_10k.py [--cases 10000] [--rpm 3000] [--workers 8] [--k 2]
-                                   [--probe times|profile|profile-all]
+                                   [--probe times|profile|profile-all|phases]
 
 One pytest run of N distinct cases (each an encounter of exactly k doctor calls, the patient
 offline) with ``-n WORKERS`` against the project's fake OpenAI server in its own process,
@@ -26,6 +26,8 @@ Printed, all measured in this one run:
   calls served, and beyond start-up (the tree's CPU less a ``--collect-only`` run's per
   process).
 
+``--probe phases`` adds each process's start in time stamps (started, configured, collected,
+its first item; the controller hearing of each collection: benchmarks/start_phases.py).
 ``--probe times`` adds each process's end in time stamps after the last answer (its last
 item, session finish, unconfigure, exit, its CPU; the controller's merge, xdist's teardown,
 the reports; benchmarks/end_probe.py, loaded with ``-p``), and the controller's threads
@@ -67,6 +69,7 @@ from typing import Any
 
 import yaml
 from benchlib import Server, records
+from start_phases import print_phases
 
 PAGE_GOAL_KB = 1.5
 
@@ -180,10 +183,11 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured as installed (see benchlib._env)
     probe_dir = work / "end-probe"
-    if probe is not None:  # time stamps of the end phase in every process (end_probe.py)
+    if probe is not None:  # time stamps in every process (end_probe.py, start_phases.py)
         probe_dir.mkdir()
-        args += ["-p", "end_probe"]
+        args += ["-p", "start_phases" if probe == "phases" else "end_probe"]
         env.update(END_PROBE_DIR=str(probe_dir), END_PROBE_STEPS=END_STEPS,
+                   START_PHASES_DIR=str(probe_dir),
                    PYTHONPATH=os.pathsep.join([str(Path(__file__).parent),
                                                *filter(None, [env.get("PYTHONPATH")])]))
         if probe in ("profile", "profile-all"):
@@ -216,7 +220,9 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     controller, others = peak.at_peak
     print(f"  at the peak: controller {controller / 1024:.0f} MB RSS, the other processes "
           f"{', '.join(f'{kb / 1024:.0f}' for kb in others)} MB")
-    if probe is not None:
+    if probe == "phases":
+        print_phases(probe_dir, started_wall)
+    elif probe is not None:
         last = max((b for _a, b in stats["served"]), default=ended_mono)
         print_end_probe(probe_dir, last, ended_mono)
 
@@ -541,11 +547,12 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=4_000,
                         help="cases of the collect and report parts")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
-    parser.add_argument("--probe", choices=("times", "profile", "profile-all"),
+    parser.add_argument("--probe", choices=("times", "profile", "profile-all", "phases"),
                         help="the run part: time stamps of each process's end phase "
                              "(benchmarks/end_probe.py); 'profile' adds a profile of each "
                              "process from its session's finish to its exit; 'profile-all' "
-                             "of the whole run (CPU time, every thread)")
+                             "of the whole run (CPU time, every thread); 'phases' "
+                             "the start instead (benchmarks/start_phases.py)")
     opts = parser.parse_args()
     parts = opts.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:
