@@ -284,3 +284,17 @@ def test_a_stored_entry_not_matching_its_header_is_parsed_anew(tmp_path: Path) -
     again = parse_cache.load(path, tmp_path / "cache", stored=True)
     assert again.stored is None and len(again.cases) == 3
     assert parse_cache.load(path, tmp_path / "cache", stored=True).stored is not None
+
+
+def test_a_stored_entry_with_a_cut_case_is_parsed_anew(tmp_path: Path) -> None:
+    # Read back undecoded, a case is decoded only when read: a damaged line must be found
+    # before (it was a collection error of the worker that read it).
+    path = _written(tmp_path, n=3)
+    parse_cache.load(path, tmp_path / "cache")
+    (entry,) = (tmp_path / "cache" / parse_cache.FOLDER).glob("*.jsonl")
+    header, first, *rest = entry.read_text().splitlines()
+    entry.write_text("\n".join([header, first[: len(first) // 2], *rest]) + "\n")
+    again = parse_cache.load(path, tmp_path / "cache", stored=True)
+    assert again.stored is None and len(again.cases) == 3
+    stored = parse_cache.load(path, tmp_path / "cache", stored=True).stored
+    assert stored is not None and list(stored) == [case for _, case in again.cases]

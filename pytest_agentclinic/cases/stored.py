@@ -86,10 +86,15 @@ class StoredCases(Sequence[Case]):
 
 
 def split_lines(data: bytes) -> array[int]:
-    """Where each line of ``data`` (every line ends with a newline) starts, and its end."""
+    """Where each line of ``data`` (every line ends with a newline) starts, and its end.
+
+    Each line must look like a JSON object (a damaged entry is parsed anew; a case is only
+    decoded when read, so this is the check a read-back can afford: ~1 us a case)."""
     starts = array("q", [0])
     find, at = data.find, 0
     while (at := find(b"\n", at) + 1) > 0:
+        if data[starts[-1]] != 0x7B or data[at - 2] != 0x7D:  # "{" ... "}"
+            raise ValueError("a stored case is not a JSON object")
         starts.append(at)
     if starts[-1] != len(data):
         raise ValueError("the stored cases do not end with a newline")
