@@ -273,12 +273,14 @@ def _validate(loaded: LoadedFile, lineno: int, data: dict[str, Any]) -> None:
 
 
 def _add_project_case(loaded: LoadedFile, lineno: int, record: Any, dataset: str) -> None:
-    from .yaml_stream import ElementError
+    # The package's attribute, as ``documents`` (which made the record) imports it: a module
+    # dropped from sys.modules since (pytest's in-process runs do) is not imported anew here.
+    from . import yaml_stream
 
     if isinstance(record, CaseError):
         loaded.errors.append(record)
         return
-    if isinstance(record, ElementError):
+    if isinstance(record, yaml_stream.ElementError):
         loaded.errors.append(CaseError(loaded.path, record.line, record.field, record.message))
         return
     if not isinstance(record, dict):
