@@ -1,7 +1,7 @@
 """Ten thousand encounters, from the first request to the last page.
 
     python benchmarks/bench_10k.py [--cases 10000] [--rpm 3000] [--workers 8] [--k 2]
-                                   [--probe times|profile|profile-all]
+                                   [--probe times|profile|profile-all|phases]
 
 One pytest run of N distinct cases (each an encounter of exactly k doctor calls, the patient
 offline) with ``-n WORKERS`` against the project's fake OpenAI server in its own process,
@@ -31,6 +31,8 @@ Printed, all measured in this one run:
   quarter and three quarters of the calls answered, over those calls: what a further call
   costs, xdist's messages and the controller's reporting included).
 
+``--probe phases`` adds each process's start in time stamps (started, configured, collected,
+its first item; the controller hearing of each collection: benchmarks/start_phases.py).
 ``--probe times`` adds each process's end in time stamps after the last answer (its last
 item, session finish, unconfigure, exit, its CPU; the controller's merge, xdist's teardown,
 the reports; benchmarks/end_probe.py, loaded with ``-p``), and the controller's threads
@@ -79,6 +81,7 @@ from typing import Any
 
 import yaml
 from benchlib import Server, records
+from start_phases import print_phases
 
 PAGE_GOAL_KB = 1.5
 
@@ -142,6 +145,8 @@ class TreePeak(threading.Thread):
         super().__init__(daemon=True)
         self.pid, self.every, self.peak_kb = pid, every, 0
         self.peak_pss_kb = self.peak_one_kb = 0
+        #: At the peak of summed RSS: the controller's RSS and its descendants' (KB).
+        self.at_peak: tuple[int, list[int]] = (0, [])
         self.cpu: list[tuple[float, float]] = []  # (monotonic, the tree's CPU seconds)
         self.done = threading.Event()
 
@@ -149,6 +154,8 @@ class TreePeak(threading.Thread):
         while not self.done.wait(self.every):
             tree = _tree(self.pid)
             rss = [_rss_kb(p) for p in tree]
+            if sum(rss) > self.peak_kb:  # who held it: the controller's, then the others'
+                self.at_peak = (rss[0], sorted(rss[1:], reverse=True))
             self.peak_kb = max(self.peak_kb, sum(rss))
             self.peak_one_kb = max(self.peak_one_kb, *rss)
             self.peak_pss_kb = max(self.peak_pss_kb, sum(_pss_kb(p) for p in tree))
@@ -177,13 +184,15 @@ def _steady(peak: TreePeak, served: list[list[float]]) -> str:
 
 
 def _cpu_s(pid: int) -> float:
-    """A live process's CPU seconds (user + system), from /proc."""
+    """A live process's CPU seconds (user + system), with its children's that it waited for
+    (a process that ended, e.g. the controller's parse of the case files, still counts),
+    from /proc."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
@@ -203,10 +212,11 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured as installed (see benchlib._env)
     probe_dir = work / "end-probe"
-    if probe is not None:  # time stamps of the end phase in every process (end_probe.py)
+    if probe is not None:  # time stamps in every process (end_probe.py, start_phases.py)
         probe_dir.mkdir()
-        args += ["-p", "end_probe"]
+        args += ["-p", "start_phases" if probe == "phases" else "end_probe"]
         env.update(END_PROBE_DIR=str(probe_dir), END_PROBE_STEPS=END_STEPS,
+                   START_PHASES_DIR=str(probe_dir),
                    PYTHONPATH=os.pathsep.join([str(Path(__file__).parent),
                                                *filter(None, [env.get("PYTHONPATH")])]))
         if probe in ("profile", "profile-all"):
@@ -237,7 +247,12 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     print(f"  peak PSS of the process tree {peak.peak_pss_kb / 1024:.0f} MB (shared pages "
           f"counted once; the goal is read on RSS); largest process {peak.peak_one_kb / 1024:.0f}"
           f" MB RSS")
-    if probe is not None:
+    controller, others = peak.at_peak
+    print(f"  at the peak: controller {controller / 1024:.0f} MB RSS, the other processes "
+          f"{', '.join(f'{kb / 1024:.0f}' for kb in others)} MB")
+    if probe == "phases":
+        print_phases(probe_dir, started_wall)
+    elif probe is not None:
         last = max((b for _a, b in stats["served"]), default=ended_mono)
         print_end_probe(probe_dir, last, ended_mono)
 
@@ -401,6 +416,18 @@ def pytest_collection_finish(session):
                    "items": len(session.items), "cpu_s": times.user + times.system,
                    "at": time.time()}, out)
     session.items.clear()  # nothing to run: the start alone is measured
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    # The controller once its workers are gone (it ran nothing): what its start left it.
+    if hasattr(session.config, "workerinput"):
+        return
+    gc.collect()
+    with open("/proc/self/status") as fh:
+        rss = next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))
+    with open(os.path.join(os.environ["START_PROBE_DIR"], "controller.rss"), "w") as out:
+        out.write(str(rss))
 """
 
 
@@ -429,7 +456,10 @@ def start_phase(work: Path, n: int, workers: int, rounds: int) -> None:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _pid, _status, usage = os.wait4(process.pid, 0)
         probes = [json.loads(p.read_text()) for p in out.glob("*.json")]
-        rows.append({"done": max(p["at"] for p in probes) - started,
+        controller = out / "controller.rss"
+        rows.append({"controller": int(controller.read_text()) / 1024 if controller.exists()
+                     else float("nan"),
+                     "done": max(p["at"] for p in probes) - started,
                      "cpu": usage.ru_utime + usage.ru_stime,
                      "items": sum(p["items"] for p in probes),
                      "rss": sum(p["rss_kb"] for p in probes) / 1024,
@@ -440,7 +470,8 @@ def start_phase(work: Path, n: int, workers: int, rounds: int) -> None:
     print(f"start of {n:,} cases with -n {workers} (medians of {rounds}): every worker "
           f"collected {med['done']:.2f} s after the start; items held by the workers "
           f"{med['items']:,.0f}; workers' RSS once collected {med['rss']:.0f} MB (largest "
-          f"{med['worker_rss']:.0f} MB), PSS {med['pss']:.0f} MB; CPU of the whole run "
+          f"{med['worker_rss']:.0f} MB), PSS {med['pss']:.0f} MB; the controller's RSS at "
+          f"its end {med['controller']:.0f} MB; CPU of the whole run "
           f"{med['cpu']:.1f} s (largest worker's to its collection's end "
           f"{med['worker_cpu']:.2f} s)")
 
@@ -578,11 +609,12 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=4_000,
                         help="cases of the collect and report parts")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
-    parser.add_argument("--probe", choices=("times", "profile", "profile-all"),
+    parser.add_argument("--probe", choices=("times", "profile", "profile-all", "phases"),
                         help="the run part: time stamps of each process's end phase "
                              "(benchmarks/end_probe.py); 'profile' adds a profile of each "
                              "process from its session's finish to its exit; 'profile-all' "
-                             "of the whole run (CPU time, every thread)")
+                             "of the whole run (CPU time, every thread); 'phases' "
+                             "the start instead (benchmarks/start_phases.py)")
     opts = parser.parse_args()
     parts = opts.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:
