@@ -1,7 +1,7 @@
 """Ten thousand encounters, from the first request to the last page.
 
     python benchmarks/bench_10k.py [--cases 10000] [--rpm 3000] [--workers 8] [--k 2]
-                                   [--probe times|profile|profile-all]
+                                   [--probe times|profile|profile-all|phases]
 
 One pytest run of N distinct cases (each an encounter of exactly k doctor calls, the patient
 offline) with ``-n WORKERS`` against the project's fake OpenAI server in its own process,
@@ -22,10 +22,17 @@ Printed, all measured in this one run:
   machine than its wall time) and the shares' tail (when each share of the cases, case i
   to share i mod WORKERS, played its last: a split run's workers play only their share);
 * page sizes: report.html and its transcripts' directory, per item;
-* CPU per call with the cache on (a fresh cache directory): the process tree's CPU over the
-  calls served, and beyond start-up (the tree's CPU less a ``--collect-only`` run's per
-  process).
+* CPU per call with the cache on (a fresh cache directory), three figures: the process
+  tree's CPU over the calls served (the goal's figure: it holds the start, nine interpreters
+  importing and collecting, which a run pays once, not per call: at 2,000 encounters the
+  start alone is ~1.4 ms a call, at 10,000 ~0.3 ms); beyond start-up (the tree's CPU less a
+  ``--collect-only`` run's per process; each process's first encounter, which imports the
+  grader and the HTTP client, is still in it); and in full swing (the tree's CPU between a
+  quarter and three quarters of the calls answered, over those calls: what a further call
+  costs, xdist's messages and the controller's reporting included).
 
+``--probe phases`` adds each process's start in time stamps (started, configured, collected,
+its first item; the controller hearing of each collection: benchmarks/start_phases.py).
 ``--probe times`` adds each process's end in time stamps after the last answer (its last
 item, session finish, unconfigure, exit, its CPU; the controller's merge, xdist's teardown,
 the reports; benchmarks/end_probe.py, loaded with ``-p``), and the controller's threads
@@ -39,6 +46,12 @@ The issue's goals (10,000 cases, quiet machine): wall <= 1.05x the floor, first 
 ``--parts start`` (N cases, ``-n WORKERS``, medians of ``--rounds``): the start alone, to
 every worker's collection's end (the workers then run nothing): when the last worker was
 done, the items the workers hold, their RSS and PSS once collected, the run's CPU.
+
+``--parts floor`` (medians of ``--rounds``): what pytest and pytest-xdist themselves cost an
+item: the CPU of the process tree (``RUSAGE_CHILDREN``) of plain pytest running 2N against N
+trivial parametrized tests (this plugin off), ``-n WORKERS`` and without xdist, per added
+item. Under ``-n 8`` it is a share of every encounter's CPU that no change of this plugin
+removes (each item's reports go through execnet's pure-Python serializer to the controller).
 
 ``--parts collect,report`` (on ``--distinct`` cases, default 4,000; medians of ``--rounds``
 interleaved runs, CPU time of the process alone):
@@ -56,6 +69,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -67,6 +81,7 @@ from typing import Any
 
 import yaml
 from benchlib import Server, records
+from start_phases import print_phases
 
 PAGE_GOAL_KB = 1.5
 
@@ -130,6 +145,8 @@ class TreePeak(threading.Thread):
         super().__init__(daemon=True)
         self.pid, self.every, self.peak_kb = pid, every, 0
         self.peak_pss_kb = self.peak_one_kb = 0
+        #: At the peak of summed RSS: the controller's RSS and its descendants' (KB).
+        self.at_peak: tuple[int, list[int]] = (0, [])
         self.cpu: list[tuple[float, float]] = []  # (monotonic, the tree's CPU seconds)
         self.done = threading.Event()
 
@@ -137,6 +154,8 @@ class TreePeak(threading.Thread):
         while not self.done.wait(self.every):
             tree = _tree(self.pid)
             rss = [_rss_kb(p) for p in tree]
+            if sum(rss) > self.peak_kb:  # who held it: the controller's, then the others'
+                self.at_peak = (rss[0], sorted(rss[1:], reverse=True))
             self.peak_kb = max(self.peak_kb, sum(rss))
             self.peak_one_kb = max(self.peak_one_kb, *rss)
             self.peak_pss_kb = max(self.peak_pss_kb, sum(_pss_kb(p) for p in tree))
@@ -147,14 +166,33 @@ class TreePeak(threading.Thread):
         return max((cpu for at, cpu in self.cpu if at <= moment), default=0.0)
 
 
+def _steady(peak: TreePeak, served: list[list[float]]) -> str:
+    """The process tree's CPU per call while the run is in full swing: between the moments
+    a quarter and three quarters of the calls had been answered (sampled CPU), over the
+    calls answered between. Neither the start (interpreters, imports, collection), nor each
+    process's first encounter (the grader's and the HTTP client's imports), nor the end
+    (reports, exits) is in it: what each further call costs the harness, xdist included."""
+    ends = sorted(b for _a, b in served)
+    if len(ends) < 8:
+        return "steady CPU per call: too few calls"
+    low, high = ends[len(ends) // 4], ends[3 * len(ends) // 4]
+    calls = sum(low < end <= high for end in ends)
+    cpu = peak.cpu_at(high) - peak.cpu_at(low)
+    return (f"CPU per call in full swing (the tree's CPU from a quarter to three quarters of "
+            f"the calls answered, {high - low:.1f} s): {cpu:.1f} s / {calls:,} calls = "
+            f"{cpu * 1000 / max(calls, 1):.2f} ms")
+
+
 def _cpu_s(pid: int) -> float:
-    """A live process's CPU seconds (user + system), from /proc."""
+    """A live process's CPU seconds (user + system), with its children's that it waited for
+    (a process that ended, e.g. the controller's parse of the case files, still counts),
+    from /proc."""
     try:
         with open(f"/proc/{pid}/stat") as fh:
             fields = fh.read().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
@@ -174,10 +212,11 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured as installed (see benchlib._env)
     probe_dir = work / "end-probe"
-    if probe is not None:  # time stamps of the end phase in every process (end_probe.py)
+    if probe is not None:  # time stamps in every process (end_probe.py, start_phases.py)
         probe_dir.mkdir()
-        args += ["-p", "end_probe"]
+        args += ["-p", "start_phases" if probe == "phases" else "end_probe"]
         env.update(END_PROBE_DIR=str(probe_dir), END_PROBE_STEPS=END_STEPS,
+                   START_PHASES_DIR=str(probe_dir),
                    PYTHONPATH=os.pathsep.join([str(Path(__file__).parent),
                                                *filter(None, [env.get("PYTHONPATH")])]))
         if probe in ("profile", "profile-all"):
@@ -204,10 +243,16 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
         first = min(a for a, _b in stats["served"])
         print(f"  CPU of the process tree before the first request {peak.cpu_at(first):.1f} s "
               f"(the start's cost, less sensitive to the machine's load than its wall time)")
+        print(f"  {_steady(peak, stats['served'])}")
     print(f"  peak PSS of the process tree {peak.peak_pss_kb / 1024:.0f} MB (shared pages "
           f"counted once; the goal is read on RSS); largest process {peak.peak_one_kb / 1024:.0f}"
           f" MB RSS")
-    if probe is not None:
+    controller, others = peak.at_peak
+    print(f"  at the peak: controller {controller / 1024:.0f} MB RSS, the other processes "
+          f"{', '.join(f'{kb / 1024:.0f}' for kb in others)} MB")
+    if probe == "phases":
+        print_phases(probe_dir, started_wall)
+    elif probe is not None:
         last = max((b for _a, b in stats["served"]), default=ended_mono)
         print_end_probe(probe_dir, last, ended_mono)
 
@@ -371,6 +416,18 @@ def pytest_collection_finish(session):
                    "items": len(session.items), "cpu_s": times.user + times.system,
                    "at": time.time()}, out)
     session.items.clear()  # nothing to run: the start alone is measured
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    # The controller once its workers are gone (it ran nothing): what its start left it.
+    if hasattr(session.config, "workerinput"):
+        return
+    gc.collect()
+    with open("/proc/self/status") as fh:
+        rss = next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))
+    with open(os.path.join(os.environ["START_PROBE_DIR"], "controller.rss"), "w") as out:
+        out.write(str(rss))
 """
 
 
@@ -399,7 +456,10 @@ def start_phase(work: Path, n: int, workers: int, rounds: int) -> None:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _pid, _status, usage = os.wait4(process.pid, 0)
         probes = [json.loads(p.read_text()) for p in out.glob("*.json")]
-        rows.append({"done": max(p["at"] for p in probes) - started,
+        controller = out / "controller.rss"
+        rows.append({"controller": int(controller.read_text()) / 1024 if controller.exists()
+                     else float("nan"),
+                     "done": max(p["at"] for p in probes) - started,
                      "cpu": usage.ru_utime + usage.ru_stime,
                      "items": sum(p["items"] for p in probes),
                      "rss": sum(p["rss_kb"] for p in probes) / 1024,
@@ -410,9 +470,41 @@ def start_phase(work: Path, n: int, workers: int, rounds: int) -> None:
     print(f"start of {n:,} cases with -n {workers} (medians of {rounds}): every worker "
           f"collected {med['done']:.2f} s after the start; items held by the workers "
           f"{med['items']:,.0f}; workers' RSS once collected {med['rss']:.0f} MB (largest "
-          f"{med['worker_rss']:.0f} MB), PSS {med['pss']:.0f} MB; CPU of the whole run "
+          f"{med['worker_rss']:.0f} MB), PSS {med['pss']:.0f} MB; the controller's RSS at "
+          f"its end {med['controller']:.0f} MB; CPU of the whole run "
           f"{med['cpu']:.1f} s (largest worker's to its collection's end "
           f"{med['worker_cpu']:.2f} s)")
+
+
+def _tree_cpu(command: list[str], cwd: Path) -> float:
+    """The CPU of ``command``'s process and of every descendant it waited for."""
+    env = {**os.environ}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def xdist_floor(work: Path, n: int, workers: int, rounds: int) -> None:
+    """Plain pytest's CPU per item, with ``-n WORKERS`` and without xdist: 2N trivial tests
+    against N, per added item."""
+    folder = work / "floor"
+    folder.mkdir()
+    for size in (n, 2 * n):
+        (folder / f"test_plain{size}.py").write_text(PLAIN.format(n=size))
+    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "-p", "no:agentclinic", f"--basetemp={folder / 'basetemp'}"]
+    for mode in (f"-n{workers}", "-n0"):
+        cpu: dict[int, list[float]] = {n: [], 2 * n: []}
+        for _ in range(rounds):
+            for size in cpu:
+                cpu[size].append(_tree_cpu([*base, mode, f"test_plain{size}.py"], folder))
+        small, large = (statistics.median(cpu[size]) for size in (n, 2 * n))
+        print(f"plain pytest {mode}, {n:,} -> {2 * n:,} trivial tests (medians of {rounds}): "
+              f"{small:.2f} -> {large:.2f} s of the tree's CPU = "
+              f"{(large - small) * 1000 / n:.2f} ms per added item")
 
 
 def final_report(work: Path, n: int, rounds: int) -> None:
@@ -512,15 +604,17 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.5, help="seconds per reply")
     parser.add_argument("--parts", default="run,collect,report",
                         help="which parts: run (the N encounters), start (their start "
-                             "alone, to every worker's collection), collect, report")
+                             "alone, to every worker's collection), floor (plain pytest's "
+                             "CPU per item), collect, report")
     parser.add_argument("--distinct", type=int, default=4_000,
                         help="cases of the collect and report parts")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
-    parser.add_argument("--probe", choices=("times", "profile", "profile-all"),
+    parser.add_argument("--probe", choices=("times", "profile", "profile-all", "phases"),
                         help="the run part: time stamps of each process's end phase "
                              "(benchmarks/end_probe.py); 'profile' adds a profile of each "
                              "process from its session's finish to its exit; 'profile-all' "
-                             "of the whole run (CPU time, every thread)")
+                             "of the whole run (CPU time, every thread); 'phases' "
+                             "the start instead (benchmarks/start_phases.py)")
     opts = parser.parse_args()
     parts = opts.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:
@@ -528,6 +622,8 @@ def main() -> None:
             run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay, opts.probe)
         if "start" in parts:
             start_phase(Path(tmp), opts.cases, opts.workers, opts.rounds)
+        if "floor" in parts:
+            xdist_floor(Path(tmp), opts.cases, opts.workers, opts.rounds)
         if "collect" in parts:
             collection(Path(tmp), opts.distinct, opts.rounds)
         if "report" in parts:

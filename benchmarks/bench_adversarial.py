@@ -7,11 +7,21 @@ and with a moderator model that always answers Yes (a fake OpenAI-compatible ser
 (for the answers that must score, the cases missed). Targets: each answer that must not
 score at most 2% of the cases, each that must score at least 95%.
 
+The library's truths are the ones the rules were studied on. ``--truths craftmd`` (the
+distinct condition truths of CRAFT-MD's 2,004 vignettes, with their choices) or ``--truths
+agentclinic`` (AgentClinic's MedQA and NEJM truths) fills the same shapes with a larger set
+read at run time from ``../shared/datasets`` (never copied into the repository), graded by
+the offline moderator. The truths are split in two halves by a stable hash (half A to study
+failures on, half B to check that a fix carries over); each row gives both halves in each
+protocol, and a few of half A's misses (answers that must score) or hits (must not):
+
     python benchmarks/bench_adversarial.py
+    python benchmarks/bench_adversarial.py --truths craftmd [--shapes slip,one_word] [--examples 3]
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import sys
@@ -21,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from adversarial import answer, library, suite
+from adversarial import TRUTH_SOURCES, Truths, answer, held_out_truths, library, suite
 
 from pytest_agentclinic.agents.llm_moderator import LLMModerator
 from pytest_agentclinic.core.roles import Moderator
@@ -66,7 +76,7 @@ async def table(moderators: dict[str, Moderator]) -> None:
             share = len(scored) / max(applicable, 1)
             cells.append(f"{len(scored)}/{applicable} ({share:.0%})")
             if not _on_target(strategy, share, strategy in must_score):
-                off.append(f"{strategy} ({protocol} / {name}: {share:.1%})")
+                off.append(f"{strategy} ({protocol} / {name}: {share:.1%}){_gap(strategy)}")
             if strategy in must_score:
                 notes.update(c.id for c in library() if c.id not in scored
                              and answer(strategy, c, protocol) is not None)
@@ -81,10 +91,16 @@ async def table(moderators: dict[str, Moderator]) -> None:
           f"protocols): " + ("all met" if not off else f"{len(off)} off: {'; '.join(off)}"))
 
 
-#: The one-word answers ("{word}", a modifier of the true name) may score on at most this
-#: share of the cases (issue 31); every other must-not shape on at most the fixture's share.
+#: The one-word answers ("{word}", a modifier of the true name, also with words to the
+#: grader after it; "{head}", its head noun) may score on at most this share of the cases
+#: (issue 31); every other must-not shape on at most the fixture's share.
 ONE_WORD_SHARE = 0.05
-_ONE_WORD = frozenset({"one_word"})
+_ONE_WORD = frozenset({"one_word", "injection", "injection_inline", "head_noun"})
+
+
+def _gap(strategy: str) -> str:
+    """A note on a shape the fixture lists as a known gap (its reason is in the fixture)."""
+    return " [known gap]" if strategy in suite().known_gaps else ""
 
 
 def _on_target(strategy: str, share: float, scoring: bool) -> bool:
@@ -94,8 +110,87 @@ def _on_target(strategy: str, share: float, scoring: bool) -> bool:
     return share <= limit
 
 
+async def held_out_table(truths: Truths, shapes: list[str], examples: int) -> list[str]:
+    """Print one row per shape: its rate on each half in each protocol (offline moderator),
+    and a few of half A's misses or hits; return the shapes off target."""
+    pool, moderator = truths.pool, OfflineModerator()
+    must_score = suite().must_score
+    print("| shape | target | " + " | ".join(f"{p} {h}" for p in PROTOCOLS for h in "AB")
+          + " |")
+    print("|---|---|" + "---|" * 2 * len(PROTOCOLS))
+    off: list[str] = []
+    for shape in shapes:
+        scoring = shape in must_score
+        cells: list[str] = []
+        noted: list[str] = []
+        for protocol in PROTOCOLS:
+            tally = {"A": [0, 0], "B": [0, 0]}
+            for case in pool.cases:
+                said = answer(shape, case, protocol, pool)
+                if said is None:
+                    continue
+                half = truths.half(case)
+                grade = await grade_answer(said, case, moderator, 0)
+                tally[half][1] += 1
+                tally[half][0] += grade.verdict.correct
+                if (half == "A" and grade.verdict.correct != scoring
+                        and len(noted) < examples and protocol == PROTOCOLS[0]):
+                    noted.append(f"{case.diagnosis!r} <- {_short(said)} [{grade.extracted}]")
+            for half, (hit, applicable) in tally.items():
+                share = hit / max(applicable, 1)
+                cells.append(f"{hit}/{applicable} ({share:.1%})")
+                if applicable and not _on_target(shape, share, scoring):
+                    off.append(f"{shape} ({protocol} {half}: {share:.1%}){_gap(shape)}")
+        kind = "must score" if scoring else "must not"
+        print(f"| {shape} | {kind} | " + " | ".join(cells) + " |")
+        for note in noted:
+            print(f"    {'missed' if scoring else 'scored'}: {note}")
+    return off
+
+
+def _short(said: str, width: int = 110) -> str:
+    text = said.replace("\n", " / ")
+    return repr(text if len(text) <= width else text[:width - 3] + "...")
+
+
+def held_out(source: str, shapes: list[str], examples: int) -> None:
+    """The table on the truths of ``source``, or one line saying why it cannot run."""
+    truths = held_out_truths(source)
+    if isinstance(truths, str):
+        print(f"skipped: {truths}")
+        return
+    started = time.perf_counter()
+    n = len(truths.pool.cases)
+    in_a = sum(truths.half(c) == "A" for c in truths.pool.cases)
+    print(f"{source}: {n} distinct condition truths (half A {in_a}, half B {n - in_a}) of "
+          f"{truths.read} cases read ({truths.duplicates} repeated, {truths.not_conditions} "
+          f"no condition, {truths.garbled} garbled); offline moderator\n")
+    off = asyncio.run(held_out_table(truths, shapes, examples))
+    print(f"\nTargets (must score >= {suite().minimum_control:.0%}; must not <= "
+          f"{suite().maximum_share:.0%}, one-word answers <= {ONE_WORD_SHARE:.0%}; both "
+          f"protocols, each half): " + ("all met" if not off else
+                                       f"{len(off)} off: {'; '.join(off)}"))
+    print(f"{time.perf_counter() - started:.1f} s")
+
+
 def main() -> None:
-    """Run the table with the offline moderator and a gullible moderator model."""
+    """Run the table with the offline moderator and a gullible moderator model, or with the
+    offline moderator on a larger truth set (``--truths``)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--truths", choices=sorted(TRUTH_SOURCES),
+                        help="fill the shapes with this dataset's truths (../shared)")
+    parser.add_argument("--shapes", default="",
+                        help="comma-separated shapes to run (default: all)")
+    parser.add_argument("--examples", type=int, default=3,
+                        help="misses or hits of half A to print per shape")
+    args = parser.parse_args()
+    shapes = [s for s in args.shapes.split(",") if s] or list(suite().strategies)
+    unknown = sorted(set(shapes) - set(suite().strategies))
+    if unknown:
+        parser.error(f"unknown shapes: {', '.join(unknown)}")
+    if args.truths:
+        held_out(args.truths, shapes, args.examples)
+        return
     os.environ.setdefault("OPENAI_API_KEY", "sk-local-fake")  # the fake server checks none
     started = time.perf_counter()
     with FakeOpenAIServer(lambda _request: FakeReply("Yes")) as server, \

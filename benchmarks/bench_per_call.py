@@ -4,12 +4,25 @@ at once, or after ``--delay`` s, as a provider would), with the cache on.
 
     python benchmarks/bench_per_call.py [--cases 300] [--k 2] [--rounds 5] [--delay 0]
                                         [--profile miss|hit] [--profile-out FILE]
+                                        [--profile-diff miss|hit]
 
-Interleaved rounds of three runs each: a fresh cache directory (every call a miss, sent and
-stored), the same run again (every call a hit) and the same process collecting only (start-up,
-imports, collection). Printed: medians of the CPU per call beyond collection, a miss's and a
-hit's. ``--profile`` writes a cProfile of one more run of that kind and prints its top
-functions by CPU time (their own and cumulative), to see where a call's CPU goes.
+Interleaved rounds of five runs each: N encounters with a fresh cache directory (every call
+a miss, sent and stored), the same run again (every call a hit), the same two with 2N
+encounters, and the process collecting N only (start-up, imports, collection). Printed,
+medians of the rounds, a miss's and a hit's:
+
+* CPU per call beyond collection: (the N run - the collect-only run) / calls. It still holds
+  what a process pays once, at its first encounter and not per call: importing the grader,
+  the HTTP client and the protocol's code, the cache's database, the final reports (~0.5 s
+  of CPU, ~0.8 ms per call at N = 300);
+* CPU per call, marginal: (the 2N run - the N run) / N's calls, what one more call costs
+  once the process is warm: the figure a long run's CPU per call tends to.
+
+``--profile`` writes a cProfile of one more run of that kind and prints its top functions by
+CPU time (their own and cumulative), to see where a call's CPU goes; ``--profile-diff`` profiles
+N and 2N encounters and prints the difference per function, per item: where the marginal
+CPU goes, without the imports and other once-per-process costs (cProfile's own overhead
+inflates pure-Python functions several times against C ones and system calls).
 """
 
 from __future__ import annotations
@@ -47,17 +60,18 @@ def profiled_run(self):  # every thread's own profile (the runner's loop makes t
         profile.disable()
 
 threading.Thread.run = profiled_run
+out = sys.argv[1]
 main = cProfile.Profile(time.thread_time)
 main.enable()
 try:
-    pytest.main(sys.argv[1:])
+    pytest.main(sys.argv[2:])
 finally:
     main.disable()
     stats = pstats.Stats(main)
     for profile in profiles:
         profile.disable()
         stats.add(profile)
-    stats.dump_stats("run.prof")
+    stats.dump_stats(out)
 """
 
 
@@ -77,48 +91,87 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.0, help="seconds per reply")
     parser.add_argument("--profile", choices=("miss", "hit"))
     parser.add_argument("--profile-out", type=Path, help="keep the profile in this file")
+    parser.add_argument("--profile-diff", choices=("miss", "hit"),
+                        help="profile N and 2N encounters; print the difference per item")
     opts = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agentclinic-per-call-") as tmp:
         work = Path(tmp)
-        (work / "cases.yaml").write_text(yaml.safe_dump(
-            {"dataset": "pc", "cases": [case(i) for i in range(opts.cases)]}, sort_keys=False))
+        for name, n in (("cases.yaml", opts.cases), ("cases2.yaml", 2 * opts.cases)):
+            (work / name).write_text(yaml.safe_dump(
+                {"dataset": "pc", "cases": [case(i) for i in range(n)]}, sort_keys=False))
         server = Server(delay=opts.delay, k=opts.k)
         env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         base = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-n0",
-                "cases.yaml", "--agent-doctor=openai/bench", f"--agent-api-base={server.url}"]
+                "--agent-doctor=openai/bench", f"--agent-api-base={server.url}"]
         calls = opts.cases * opts.k
-        cpu: dict[str, list[float]] = {"miss": [], "hit": [], "collect": []}
+        cpu: dict[str, list[float]] = {"miss": [], "hit": [], "miss2": [], "hit2": [],
+                                       "collect": []}
         try:
             for index in range(opts.rounds):
-                cache = f"--agent-cache-dir=cache{index}"
-                for kind in ("miss", "hit"):
-                    cpu[kind].append(_cpu([sys.executable, *base, cache,
-                                           f"--agent-run-name={kind}{index}"], work, env))
-                cpu["collect"].append(_cpu([sys.executable, *base, cache, "--collect-only"],
-                                           work, env))
+                for size, name in (("", "cases.yaml"), ("2", "cases2.yaml")):
+                    cache = f"--agent-cache-dir=cache{size}-{index}"
+                    for kind in ("miss", "hit"):
+                        cpu[kind + size].append(_cpu(
+                            [sys.executable, *base, name, cache,
+                             f"--agent-run-name={kind}{size}-{index}"], work, env))
+                cpu["collect"].append(_cpu([sys.executable, *base, "cases.yaml",
+                                            f"--agent-cache-dir=cache-{index}",
+                                            "--collect-only"], work, env))
                 shutil.rmtree(work / "reports", ignore_errors=True)
             if opts.profile:
-                cache = "--agent-cache-dir=profiled"
-                if opts.profile == "hit":
-                    _cpu([sys.executable, *base, cache, "--agent-run-name=warm"], work, env)
-                _cpu([sys.executable, "-c", PROFILED, *base[2:], cache,
-                      "--agent-run-name=profiled"], work, env)
+                _profile(work, env, base, opts.profile, "cases.yaml", "profiled")
+            if opts.profile_diff:
+                for name in ("cases.yaml", "cases2.yaml"):
+                    _profile(work, env, base, opts.profile_diff, name, name[:-5])
         finally:
             server.stop()
         med = {kind: statistics.median(values) for kind, values in cpu.items()}
-        print(f"{opts.cases} encounters x {opts.k} calls, one process, cache on; CPU per call "
-              f"beyond collection ({med['collect']:.2f} s), medians of {opts.rounds} "
-              f"interleaved rounds:")
+        print(f"{opts.cases} encounters x {opts.k} calls, one process, cache on; medians of "
+              f"{opts.rounds} interleaved rounds (collect-only {med['collect']:.2f} s):")
         for kind in ("miss", "hit"):
-            per_call = (med[kind] - med["collect"]) * 1000 / calls
-            print(f"  {kind}: {per_call:.2f} ms (whole process {med[kind]:.2f} s)")
+            beyond = (med[kind] - med["collect"]) * 1000 / calls
+            marginal = (med[kind + "2"] - med[kind]) * 1000 / calls
+            print(f"  {kind}: {beyond:.2f} ms per call beyond collection (whole process "
+                  f"{med[kind]:.2f} s); marginal {marginal:.2f} ms per call ({2 * opts.cases} "
+                  f"encounters {med[kind + '2']:.2f} s)")
         if opts.profile:
             if opts.profile_out:
-                shutil.copyfile(work / "run.prof", opts.profile_out)
-            stats = pstats.Stats(str(work / "run.prof"))
+                shutil.copyfile(work / "profiled.prof", opts.profile_out)
+            stats = pstats.Stats(str(work / "profiled.prof"))
             stats.sort_stats("tottime").print_stats(35)
             stats.sort_stats("cumulative").print_stats(60)
+        if opts.profile_diff:
+            print_difference(work / "cases.prof", work / "cases2.prof", opts.cases)
+
+
+def _profile(work: Path, env: dict[str, str], base: list[str], kind: str, cases: str,
+             name: str) -> None:
+    """A cProfile of one run of ``cases`` (a miss or a hit) in ``work / name``.prof."""
+    cache = f"--agent-cache-dir=profiled-{name}"
+    if kind == "hit":
+        _cpu([sys.executable, *base, cases, cache, f"--agent-run-name=warm-{name}"], work, env)
+    _cpu([sys.executable, "-c", PROFILED, f"{name}.prof", *base[2:], cases, cache,
+          f"--agent-run-name=profiled-{name}"], work, env)
+
+
+def print_difference(small: Path, large: Path, items: int, rows: int = 45) -> None:
+    """Per function, the large profile's CPU less the small one's, per added item: its own
+    time, its cumulative time and its calls."""
+    before, after = pstats.Stats(str(small)).stats, pstats.Stats(str(large)).stats  # type: ignore[attr-defined]
+    table = []
+    for func, (_cc, calls, own, cumulative, _callers) in after.items():
+        _c, old_calls, old_own, old_cumulative, _x = before.get(func, (0, 0, 0.0, 0.0, {}))
+        table.append((own - old_own, cumulative - old_cumulative, calls - old_calls, func))
+    total = sum(row[0] for row in table)
+    print(f"profiled CPU per added item: {total * 1000 / items:.3f} ms (cProfile's overhead "
+          f"included); per item, ms own / ms cumulative / calls:")
+    for order in (0, 1):
+        table.sort(key=lambda row: -row[order])
+        for own, cumulative, calls, (file, line, function) in table[:rows]:
+            print(f"  {own * 1000 / items:8.4f} {cumulative * 1000 / items:8.4f} "
+                  f"{calls / items:7.2f}  {file}:{line}({function})")
+        print()
 
 
 if __name__ == "__main__":

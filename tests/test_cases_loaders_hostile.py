@@ -275,3 +275,22 @@ def test_validate_on_a_folder_names_a_damaged_file(tmp_path: Path) -> None:
     problems = validate_paths([tmp_path])
     assert [(p.path.name, p.line) for p in problems if "alias bomb" in str(p.message)] == [
         ("bomb.yaml", 1)]
+
+
+def test_a_bad_element_still_names_its_field_once_its_readers_left_sys_modules(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The YAML readers are imported by the first load that needs them. pytest's in-process
+    # runs drop the modules imported during them from sys.modules (the package keeps them
+    # as attributes): the loader then imported the element error's class anew, the reader
+    # still made the old one, and the bad element read as "<case>" (the suite failed so).
+    import sys
+
+    path = write_yaml_cases(tmp_path / "c.yaml", [make_case(1), make_case(2)])
+    text = path.read_text().replace("diagnosis: Condition2 disease\n",
+                                    "diagnosis: Condition2 disease\n  diagnosis: Other\n")
+    path.write_text(text)
+    load_case_file(path)  # the readers imported
+    for name in ("pytest_agentclinic.cases.documents", "pytest_agentclinic.cases.yaml_stream"):
+        monkeypatch.delitem(sys.modules, name, raising=False)  # gone already, maybe
+    (error,) = load_case_file(path).errors
+    assert error.field == "diagnosis" and "duplicate key" in error.message

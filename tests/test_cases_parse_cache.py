@@ -157,6 +157,39 @@ def test_under_xdist_the_controller_parses_while_the_workers_start(
     assert seen == [True, True]
 
 
+NO_PARSE_IN_THE_CONTROLLER = WAIT_FOR_PARSE + '''
+
+from pytest_agentclinic.cases import parse_cache
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):
+        return
+    parse = parse_cache.load_case_file
+
+    def parsed_here(path):
+        (Path(str(config.rootpath)) / "parsed-by-the-controller").write_text(str(path))
+        return parse(path)
+
+    parse_cache.load_case_file = parsed_here
+'''
+
+
+def test_under_xdist_the_parse_runs_beside_the_controller_not_in_it(
+        pytester: pytest.Pytester) -> None:
+    """xdist only, as above. A thread of the controller parsed the files while the
+    controller started its workers, one after the other: both needed the interpreter's
+    lock, and the last of 8 workers started 1.5-4 s later on a loaded machine."""
+    from helpers import write_yaml_cases
+
+    pytester.makeconftest(NO_PARSE_IN_THE_CONTROLLER)
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    result = pytester.runpytest_subprocess("c.yaml", "-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3)
+    assert [json.loads(p.read_text()) for p in pytester.path.glob("seen-*.json")] == [True] * 2
+    assert not (pytester.path / "parsed-by-the-controller").exists()
+
+
 # --- light items: a case's stored text, its model built when the item plays ----------------
 
 def test_the_stored_texts_are_the_cases(tmp_path: Path) -> None:
@@ -211,3 +244,57 @@ def test_items_hold_their_case_as_text_and_bad_records_still_name_file_and_line(
     # Every item light; under -n 2 the workers split the cases (each holds its share).
     assert seen and all(items == light for items, light in seen)
     assert sum(items for items, _light in seen) == 3
+
+
+# --- read back undecoded: a split xdist worker decodes its share only ----------------------
+
+def test_a_stored_read_back_decodes_no_case_until_asked(tmp_path: Path) -> None:
+    path = _written(tmp_path, n=5)
+    parsed = parse_cache.load(path, tmp_path / "cache", stored=True)
+    assert parsed.stored is None and len(parsed.cases) == 5  # parsed here: decoded as ever
+    back = parse_cache.load(path, tmp_path / "cache", stored=True)
+    stored = back.stored
+    assert stored is not None and back.cases == [] and back.texts == []
+    _same(parsed, loaders.LoadedFile(path=back.path, format=back.format,
+                                     cases=list(zip(stored.lines, stored, strict=True)),
+                                     errors=back.errors, positions=back.positions))
+    assert stored[-1] == stored[4] == parsed.cases[4][1] and stored[1:3] == list(stored)[1:3]
+    assert [stored.text(i) for i in range(5)] == parsed.texts
+    assert stored.markers == {parsed.cases[0][1].specialty_marker: parsed.cases[0][1].specialty}
+    with pytest.raises(IndexError):
+        stored[5]
+    asked: list[tuple[str, str]] = []
+
+    def takes(dataset: str, case_id: str) -> bool:
+        asked.append((dataset, case_id))
+        return case_id.endswith(("1", "3"))
+
+    chosen = stored.choose(takes)
+    assert asked == [(c.dataset, c.id) for _, c in parsed.cases]  # every case, in order
+    assert chosen == [1, 3]
+    assert stored[1] is stored[1] and stored[0] is not stored[0]  # kept, or made anew
+
+
+def test_a_stored_entry_not_matching_its_header_is_parsed_anew(tmp_path: Path) -> None:
+    path = _written(tmp_path, n=3)
+    parse_cache.load(path, tmp_path / "cache")
+    (entry,) = (tmp_path / "cache" / parse_cache.FOLDER).glob("*.jsonl")
+    header, *cases = entry.read_text().splitlines()
+    entry.write_text("\n".join([header, *cases[:-1]]) + "\n")  # a case short
+    again = parse_cache.load(path, tmp_path / "cache", stored=True)
+    assert again.stored is None and len(again.cases) == 3
+    assert parse_cache.load(path, tmp_path / "cache", stored=True).stored is not None
+
+
+def test_a_stored_entry_with_a_cut_case_is_parsed_anew(tmp_path: Path) -> None:
+    # Read back undecoded, a case is decoded only when read: a damaged line must be found
+    # before (it was a collection error of the worker that read it).
+    path = _written(tmp_path, n=3)
+    parse_cache.load(path, tmp_path / "cache")
+    (entry,) = (tmp_path / "cache" / parse_cache.FOLDER).glob("*.jsonl")
+    header, first, *rest = entry.read_text().splitlines()
+    entry.write_text("\n".join([header, first[: len(first) // 2], *rest]) + "\n")
+    again = parse_cache.load(path, tmp_path / "cache", stored=True)
+    assert again.stored is None and len(again.cases) == 3
+    stored = parse_cache.load(path, tmp_path / "cache", stored=True).stored
+    assert stored is not None and list(stored) == [case for _, case in again.cases]

@@ -90,13 +90,12 @@ def test_the_caches_of_per_text_work_are_bounded() -> None:
     """Each new case's text entered every cache: they held ~7 KB an item at 8,000 items."""
     from pytest_agentclinic.core import text
     from pytest_agentclinic.grading import wording
-    from pytest_agentclinic.grading.judging import relate
     from pytest_agentclinic.grading.reading import extract, mcq
-    from pytest_agentclinic.grading.terms import equivalence, kinds
+    from pytest_agentclinic.grading.terms import equivalence, kinds, truth_forms
     from pytest_agentclinic.metrics import facts
 
     caches = [text.tokens, text.content, facts.tokens, equivalence.compare, extract.extract,
-              mcq._choose, relate._forms, wording.root, wording.lone_slip, kinds.kind]
+              mcq._choose, truth_forms.forms_of, wording.root, wording.lone_slip, kinds.kind]
     assert all(c.cache_info().maxsize == text.CACHE_ENTRIES for c in caches)
     for i in range(text.CACHE_ENTRIES + 100):
         kinds.kind(f"condition{i} disease")

@@ -84,10 +84,11 @@ def check(scores: dict[str, dict[str, bool]]) -> None:
     for strategy in STRATEGIES:
         if strategy in suite().must_score:
             continue
-        hits = {case for case, hit in scores[strategy].items() if hit}
+        hits = {case for case, hit in scores.get(strategy, {}).items() if hit}
         explained = set(suite().allowed_hits.get(strategy, {}))
         assert hits <= explained, f"{strategy} scores on {sorted(hits - explained)}"
-        assert len(hits) <= suite().maximum_share * len(library()), strategy
+        if strategy not in suite().known_gaps:
+            assert len(hits) <= suite().maximum_share * len(library()), strategy
 
 
 def test_the_library_and_the_fixture_cover_the_issue() -> None:

@@ -3,12 +3,23 @@ limit."""
 
 from __future__ import annotations
 
+import contextlib
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from pytest_agentclinic.llm.stats import CallStats
-from pytest_agentclinic.plugin.counters import CounterFiles, RunStatus
+from pytest_agentclinic.plugin.counters import (
+    PROGRESS_DIR_KEY,
+    PUBLISH_EVERY,
+    STATUS_EVERY,
+    CounterFiles,
+    RunStatus,
+    SharedCounters,
+    publish_every,
+)
 from pytest_agentclinic.plugin.status_line import status_text
 
 
@@ -29,3 +40,43 @@ def test_the_processes_files_are_summed_encounters_and_calls_alike(tmp_path: Pat
     line = status_text(total, 10, 30.0)
     assert "3/10 done, 1 in flight | 7 calls (2 cached) | 1 retries" in line
     assert "1.5k tokens, $0.5000 | 3 not played" in line
+
+
+def test_counters_equal_to_the_last_written_are_not_written_again(tmp_path: Path) -> None:
+    files = CounterFiles(tmp_path, "gw0")
+    files.write(RunStatus(done=1))
+    (tmp_path / "gw0.json").unlink()
+    files.write(RunStatus(done=1))  # a worker waiting for replies: nothing changed
+    assert not (tmp_path / "gw0.json").exists()
+    files.write(RunStatus(done=2))
+    assert CounterFiles(tmp_path, "controller").read().done == 2
+
+
+def test_a_worker_publishes_as_often_as_a_reader_looks() -> None:
+    # A cost limit: the other workers' limits read the files four times a second.
+    assert publish_every(1.0, None) == PUBLISH_EVERY == 0.25
+    assert publish_every(1.0, 0) == PUBLISH_EVERY
+    # None: only the controller's status line, redrawn at most every second...
+    assert publish_every(None, None) == STATUS_EVERY == 1.0
+    assert publish_every(None, 30.0) == STATUS_EVERY
+    assert publish_every(None, 0.5) == 0.5  # ... unless --agent-progress asks for less
+    assert publish_every(None, 0) == 0.0  # no line: nothing reads them before the end
+
+
+def test_a_worker_that_no_one_reads_writes_its_counters_once_at_the_end(
+        tmp_path: Path) -> None:
+    config = SimpleNamespace(workerinput={PROGRESS_DIR_KEY: str(tmp_path), "workerid": "gw3"})
+    done = [0]
+
+    def local() -> RunStatus:
+        done[0] += 1
+        return RunStatus(done=done[0])
+
+    counters = SharedCounters(config, local, every=0.0)  # type: ignore[arg-type]
+    loop = counters.pytest_runtestloop()
+    next(loop)
+    time.sleep(0.3)  # a publisher would have written by now
+    assert not (tmp_path / "gw3.json").exists()
+    with contextlib.suppress(StopIteration):
+        loop.send(None)
+    assert CounterFiles(tmp_path, "controller").read().done == 1

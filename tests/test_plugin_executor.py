@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
+import threading
+from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
 from helpers import make_case, write_yaml_cases
+
+from pytest_agentclinic.plugin.executor import WAIT_TICK, EncounterExecutor
 
 #: Replaces the executor's play with one returning made-up outcomes: no encounter is played,
 #: nothing is written, and the items must report exactly what the outcomes say.
@@ -98,3 +104,39 @@ def test_a_case_reaches_its_record_without_bouncing_between_modules(
     called = {m for s in seen for m in s["calls"]}
     assert {"collect.py", "state.py", "executor.py", "recorder.py"} <= called
     assert [b for s in seen for b in s["bounces"]] == []
+
+
+class _CountedFuture(concurrent.futures.Future):  # type: ignore[type-arg]
+    """A future that counts how often it is waited for."""
+
+    calls = 0
+
+    def result(self, timeout: float | None = None) -> object:
+        self.calls += 1
+        return super().result(timeout)
+
+
+def _waiting(on_wait: Callable[[], None] | None) -> tuple[object, int]:
+    executor = object.__new__(EncounterExecutor)
+    executor.settings = SimpleNamespace(encounter_timeout=900.0)  # type: ignore[assignment]
+    executor.on_wait = on_wait
+    future = _CountedFuture()
+    timer = threading.Timer(4 * WAIT_TICK, future.set_result, args=("played",))
+    timer.start()
+    try:
+        return executor._wait(None, future), future.calls  # type: ignore[arg-type]
+    finally:
+        timer.cancel()
+
+
+def test_an_item_no_one_is_called_back_for_sleeps_until_its_encounter_ends() -> None:
+    # An xdist worker (no status line): its main thread was woken every WAIT_TICK for
+    # nothing while each item waited, taking the interpreter's lock from the encounters.
+    assert _waiting(None) == ("played", 1)
+
+
+def test_the_status_line_is_called_back_while_an_item_waits() -> None:
+    ticks: list[int] = []
+    played, calls = _waiting(lambda: ticks.append(1))
+    assert played == "played"
+    assert len(ticks) >= 2 and calls == len(ticks) + 1

@@ -10,6 +10,12 @@ from pathlib import Path
 import pytest
 from helpers import make_case, write_yaml_cases
 
+from pytest_agentclinic.core.redact import MASK, register
+from pytest_agentclinic.core.transcript import Transcript, Utterance
+from pytest_agentclinic.runs import transcripts
+
+SECRET = "tok-Recorder-Transcript-5521"
+
 #: Counts, while each item runs, the dumps of a result record and the redactions of its
 #: dump (the functions are replaced wherever a module of the package holds them).
 COUNT = """
@@ -74,6 +80,88 @@ def test_a_record_is_dumped_and_redacted_once_per_item(pytester: pytest.Pytester
     properties = [p.get("value", "") for p in ET.parse(pytester.path / "junit.xml").iter("property")
                   if p.get("name") == "agentclinic_result"]
     assert sorted(lines) == sorted(properties) and len(lines) == 3
+
+
+#: Counts, while each item runs, the transcript's redactions: as a model (redact_model)
+#: and as JSON text (redact over a dump holding its utterances).
+COUNT_TRANSCRIPT = """
+import json, sys
+import pytest
+from pytest_agentclinic.core import redact as redact_module, redact_model as model_module
+
+counts = {"as_model": 0, "as_text": 0, "items": 0}
+running = [False]
+
+def counted(original, key, when=lambda *a, **k: True):
+    def wrapper(*args, **kwargs):
+        if running[0] and when(*args, **kwargs):
+            counts[key] += 1
+        return original(*args, **kwargs)
+    return wrapper
+
+replaced = []
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):  # the plugin's modules are imported by now
+    wrapped = {
+        (redact_module, "redact"): counted(redact_module.redact, "as_text",
+                                           lambda text, *a, **k: '"utterances"' in text),
+        (model_module, "redact_model"): counted(model_module.redact_model, "as_model"),
+    }
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("pytest_agentclinic"):
+            for (home, name), wrapper in wrapped.items():
+                original = getattr(home, name)
+                if getattr(module, name, None) is original and module is not home:
+                    replaced.append((module, name, original))
+                    setattr(module, name, wrapper)
+    for home, name in wrapped:
+        replaced.append((home, name, getattr(home, name)))
+        setattr(home, name, wrapped[home, name])
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item):
+    running[0] = True
+    counts["items"] += 1
+    yield
+    running[0] = False
+
+def pytest_unconfigure(config):
+    for module, name, original in replaced:  # pytester may run in this very process
+        setattr(module, name, original)
+    name = getattr(config, "workerinput", {}).get("workerid", "main")
+    with open(f"counts-{name}.json", "w") as fh:
+        json.dump(counts, fh)
+"""
+
+
+def test_a_transcript_is_redacted_once_per_item(pytester: pytest.Pytester,
+                                                xdist: list[str]) -> None:
+    # It was redacted as a model by the executor, then its file's JSON text again.
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    pytester.makeconftest(COUNT_TRANSCRIPT)
+    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=once",
+                       *xdist).assert_outcomes(passed=3)
+    counts = [json.loads(p.read_text()) for p in pytester.path.glob("counts-*.json")]
+    assert sum(c["items"] for c in counts) == 3
+    assert sum(c["as_model"] for c in counts) == 3
+    assert sum(c["as_text"] for c in counts) == 0
+    assert len(list((pytester.path / "reports" / "once" / "transcripts").iterdir())) == 3
+
+
+def test_a_transcript_written_unredacted_is_redacted_string_by_string(tmp_path: Path) -> None:
+    # A transcript from elsewhere (agentclinic play) is redacted as a model: each string
+    # alone, a secret masked, an utterance ending in a URL kept beside a model's "@".
+    register(SECRET)
+    model = "claude-3-5-sonnet@20240620"
+    t = Transcript(protocol="agentclinic", case_id="c-1", dataset="t", specialty="Other",
+                   models={"doctor": model}, sample=0, turn_budget=3, outcome="correct",
+                   utterances=[Utterance(turn=1, role="doctor", kind="question", model=model,
+                                         text=f"see http://example.org {SECRET}")])
+    path = transcripts.write_transcript(tmp_path / "run", tmp_path / "c.yaml", "c.yaml::c-1", t)
+    saved = json.loads(Path(path).read_text())
+    assert saved["utterances"][0]["text"] == f"see http://example.org {MASK}"
+    assert saved["utterances"][0]["model"] == model
 
 
 def test_a_transcript_costs_no_path_walk_per_item(tmp_path: Path,

@@ -279,6 +279,94 @@ def test_a_split_run_reads_as_a_full_collections(pytester: pytest.Pytester,
                {f"test_plain.py::test_plain[{n}]" for n in range(4)} for w in workers)
 
 
+#: Counts the cases a process holds decoded at once while it collects (each case is made by
+#: ``Case.model_validate_json``, parsed or read back from the parse cache).
+COUNT_DECODED = RECORD_COLLECTED + """
+import weakref
+
+from pytest_agentclinic.core.case import Case
+
+_decode = Case.model_validate_json
+_made = []  # a weak reference to each case made (a frozen case is not hashable)
+_most = [0]
+
+
+def _counted(cls, *args, **kwargs):
+    case = _decode(*args, **kwargs)
+    _made.append(weakref.ref(case))
+    _most[0] = max(_most[0], sum(made() is not None for made in _made))
+    return case
+
+
+Case.model_validate_json = classmethod(_counted)
+
+
+def pytest_collection_modifyitems(config):
+    worker = getattr(config, "workerinput", {}).get("workerid", "main")
+    with open(f"decoded-{worker}.json", "w") as out:
+        json.dump(_most[0], out)
+"""
+
+
+def test_a_split_worker_decodes_its_share_of_the_cases_only(pytester: pytest.Pytester,
+                                                           xdist: list[str]) -> None:
+    # Each worker read back, and held decoded at once, every case of the run, though it
+    # made items of its share only: at 10,000 cases ~30 MB a worker the allocator kept.
+    _write(pytester.path)
+    (pytester.path / "conftest.py").write_text(COUNT_DECODED)
+    pytester.runpytest("c.yaml", "--collect-only", "-p", "no:randomly")  # the parse cache
+    for stale in pytester.path.glob("decoded-*.json"):
+        stale.unlink()
+    result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
+                                "--agent-run-name=r", *xdist)
+    result.assert_outcomes(passed=10 + 3, failed=2 + 1)
+    cases = SOLVED + MISSED
+    assert _records(pytester.path, "r") == sorted(map(_item, cases))
+    most = {p.stem.removeprefix("decoded-"): json.loads(p.read_text())
+            for p in pytester.path.glob("decoded-*.json")}
+    if xdist != ["-n", "2"]:
+        assert most == {"main": len(cases)}  # one process plays every case
+        return
+    assert set(most) == {"gw0", "gw1"}
+    # Its six cases, and one other worker's at a time while the protocol expands the file.
+    assert all(held <= len(cases) // 2 + 1 for held in most.values()), most
+
+
+#: How many reports of encounters each process's terminal reporter holds at its end.
+COUNT_REPORTS = RECORD_COLLECTED + """
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    worker = getattr(session.config, "workerinput", {}).get("workerid", "main")
+    reporter = session.config.pluginmanager.getplugin("terminalreporter")
+    held = sum(report.nodeid.startswith("c.yaml") for reports in reporter.stats.values()
+               for report in reports if hasattr(report, "nodeid"))
+    with open(f"reports-{worker}.json", "w") as out:
+        json.dump(held, out)
+"""
+
+
+def test_a_worker_keeps_no_encounter_reports_the_run_summary_is_whole(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    # A worker's terminal reporter kept every report of its encounters (three an item, ~3
+    # KB) to the run's end, for a summary only the controller shows.
+    _write(pytester.path)
+    (pytester.path / "conftest.py").write_text(COUNT_REPORTS)
+    result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
+                                "--agent-run-name=r", *xdist)
+    result.assert_outcomes(passed=10 + 3, failed=2 + 1)
+    for missed in MISSED:  # in the summary, in whichever order the workers ended them
+        result.stdout.fnmatch_lines([f"*FAILED c.yaml::{missed['id']}*"])
+    held = {p.stem.removeprefix("reports-"): json.loads(p.read_text())
+            for p in pytester.path.glob("reports-*.json")}
+    items = len(SOLVED + MISSED)
+    assert held.pop("main") == 3 * items  # setup, call and teardown: the summary's
+    assert held == ({"gw0": 0, "gw1": 0} if xdist == ["-n", "2"] else {})
+
+
 @pytest.mark.parametrize("selection, chosen", [
     (["-k", "t-03 or t-08 or plain"], ["t-03", "t-08"]),
     (["-m", "cardiology"], [c["id"] for c in SOLVED if c["specialty"] == "Cardiology"]),

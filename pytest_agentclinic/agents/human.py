@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Literal, NoReturn
 
 from ..core.errors import AgentClinicError
 from ..core.roles import Reply, TurnView
+from ..core.threads import start_thread
 from ..core.transcript import Utterance
 from ..grading.reading.markers import after_ready
 from .llm_agents import patient_sheet
@@ -88,7 +88,7 @@ async def read_line(prompt: str) -> str | None:
             return
         loop.call_soon_threadsafe(deliver, line, None)
 
-    threading.Thread(target=work, name="agentclinic-input", daemon=True).start()
+    start_thread(work, name="agentclinic-input")
     return await future
 
 

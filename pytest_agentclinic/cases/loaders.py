@@ -21,10 +21,12 @@ from pydantic import ValidationError
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
 from ..core.errors import AgentClinicError
 from ..core.heap import FrozenParts
-from . import documents, formats
+from . import formats
 from .errors import CaseError as CaseError
-from .vignettes import read_craftmd_csv
-from .yaml_stream import ElementError
+from .stored import StoredCases
+
+# The readers of the formats (yaml, the CRAFT-MD CSV) are imported by the load that needs
+# them: an xdist worker reads its cases back from the parse cache and parses no file.
 
 SIDECAR_SUFFIX = ".specialties.json"
 CASE_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".csv")
@@ -54,6 +56,9 @@ class LoadedFile:
     #: ``cases``; empty when the file was read without that store. An item holds its case's
     #: text (~0.4 KB) rather than the model (~2.4 KB) until it plays.
     texts: list[str] = field(default_factory=list, repr=False, compare=False)
+    #: The cases read back from the parse cache undecoded (``parse_cache.load(stored=True)``;
+    #: ``cases`` and ``texts`` are then empty), or None.
+    stored: StoredCases | None = field(default=None, repr=False, compare=False)
 
 
 class _FieldError(AgentClinicError, ValueError):
@@ -268,10 +273,14 @@ def _validate(loaded: LoadedFile, lineno: int, data: dict[str, Any]) -> None:
 
 
 def _add_project_case(loaded: LoadedFile, lineno: int, record: Any, dataset: str) -> None:
+    # The package's attribute, as ``documents`` (which made the record) imports it: a module
+    # dropped from sys.modules since (pytest's in-process runs do) is not imported anew here.
+    from . import yaml_stream
+
     if isinstance(record, CaseError):
         loaded.errors.append(record)
         return
-    if isinstance(record, ElementError):
+    if isinstance(record, yaml_stream.ElementError):
         loaded.errors.append(CaseError(loaded.path, record.line, record.field, record.message))
         return
     if not isinstance(record, dict):
@@ -288,6 +297,8 @@ def _add_project_case(loaded: LoadedFile, lineno: int, record: Any, dataset: str
 
 
 def _load_document(path: Path, text: str, loaded: LoadedFile) -> None:
+    from . import documents
+
     parsed = documents.parse(path, text)
     if parsed.error is not None:
         loaded.errors.append(parsed.error)
@@ -369,6 +380,8 @@ def _load_csv(path: Path, text: str, loaded: LoadedFile) -> None:
     if "case_vignette" not in text.split("\n", 1)[0]:
         loaded.not_cases = "a CSV without a case_vignette column (not CRAFT-MD cases)"
         return
+    from .vignettes import read_craftmd_csv
+
     try:
         converted = read_craftmd_csv(path)
     except csv.Error as exc:

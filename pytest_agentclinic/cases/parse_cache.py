@@ -12,6 +12,12 @@ format, errors and lines, then one case a line. A damaged or foreign entry is ig
 rewritten; a cache directory that cannot be written means each process parses on its own.
 Files of a format an extension reads are not kept (their reader may depend on more than the
 file's bytes).
+
+An xdist worker of a split run makes the items of its share of the cases only: it reads an
+entry back with ``load(..., stored=True)``, which decodes no case. The header lists each
+case's dataset, id and specialty, so the worker finds its share without decoding the others;
+a protocol still expands the file's cases together (:class:`~.stored.StoredCases` builds
+another worker's case from its text when the protocol reads it, and keeps it no longer).
 """
 
 from __future__ import annotations
@@ -32,18 +38,24 @@ from ..core.case import Case
 from ..core.versioned import Format
 from .errors import CaseError
 from .loaders import CASE_SUFFIXES, SIDECAR_SUFFIX, LoadedFile, load_case_file
+from .stored import StoredCases, split_lines
 
 #: The stored form's version: a change of it (or of the package's) makes a new key.
-FORMAT_VERSION = 1
+#: 2: the header lists each case's dataset, id, specialty and specialty marker (``keys``).
+FORMAT_VERSION = 2
 #: An entry of another version is not read (it is parsed anew and rewritten).
 PARSE_CACHE_FORMAT = Format("parse cache", FORMAT_VERSION)
 #: Where under the cache directory the parsed files live.
 FOLDER = "parsed-cases"
 
 
-def load(path: Path, cache_dir: Path | None) -> LoadedFile:
+def load(path: Path, cache_dir: Path | None, *, stored: bool = False) -> LoadedFile:
     """:func:`~.loaders.load_case_file` of ``path``, parsed once for all processes that share
-    ``cache_dir`` (None: no cache)."""
+    ``cache_dir`` (None: no cache).
+
+    ``stored``: a load read back from the store decodes no case: its cases are
+    ``LoadedFile.stored`` (:class:`~.stored.StoredCases`), ``cases`` and ``texts`` are
+    empty. A load this process parses itself has its cases decoded as ever."""
     if cache_dir is None or path.suffix not in CASE_SUFFIXES:
         return load_case_file(path)
     try:
@@ -51,12 +63,13 @@ def load(path: Path, cache_dir: Path | None) -> LoadedFile:
     except OSError:
         return load_case_file(path)  # unreadable: the loader says why
     entry = cache_dir / FOLDER / f"{_path_tag(path)}-{key}.jsonl"
-    found = _read(entry, path)
+    read = _read_stored if stored else _read
+    found = read(entry, path)
     if found is not None:
         return found
     try:
         with _locked(entry):
-            found = _read(entry, path)  # another process wrote it while this one waited
+            found = read(entry, path)  # another process wrote it while this one waited
             if found is not None:
                 return found
             loaded = load_case_file(path)
@@ -65,6 +78,16 @@ def load(path: Path, cache_dir: Path | None) -> LoadedFile:
             return loaded
     except OSError:
         return load_case_file(path)
+
+
+def load_all(argv: list[str]) -> None:
+    """``CACHE_DIR FILE...``: parse each file into the store (what the controller of an xdist
+    run starts in a process of its own while its workers start; ``plugin.scheduling``). A
+    file that fails is left to the workers, which meet the failure again."""
+    cache_dir, *files = argv
+    for name in files:
+        with contextlib.suppress(Exception):
+            load(Path(name), Path(cache_dir))
 
 
 def _path_tag(path: Path) -> str:
@@ -119,6 +142,8 @@ def _unerror(data: list[Any] | None, path: Path) -> CaseError | None:
 def _write(entry: Path, loaded: LoadedFile) -> None:
     header = {"version": FORMAT_VERSION, "format": loaded.format,
               "lines": [line for line, _ in loaded.cases],
+              "keys": [[case.dataset, case.id, case.specialty, case.specialty_marker]
+                       for _line, case in loaded.cases],
               "errors": [_error(e) for e in loaded.errors],
               "positions": loaded.positions, "not_cases": loaded.not_cases,
               "damaged": loaded.damaged, "sidecar_error": _error(loaded.sidecar_error)}
@@ -133,18 +158,35 @@ def _write(entry: Path, loaded: LoadedFile) -> None:
     loaded.texts = texts
 
 
+def _loaded(header: dict[str, Any], path: Path) -> LoadedFile:
+    """The stored load's header as a load of ``path`` with no cases yet."""
+    errors = (_unerror(data, path) for data in header["errors"])
+    return LoadedFile(path=path, format=str(header["format"]), errors=[e for e in errors if e],
+                      positions={str(k): int(v) for k, v in header["positions"].items()},
+                      not_cases=header["not_cases"], damaged=bool(header["damaged"]),
+                      sidecar_error=_unerror(header["sidecar_error"], path))
+
+
+def _read_stored(entry: Path, path: Path) -> LoadedFile | None:
+    """The stored load of ``path`` with its cases undecoded, or None (as :func:`_read`)."""
+    try:
+        with open(entry, "rb") as stored:
+            header = PARSE_CACHE_FORMAT.upgrade(json.loads(stored.readline()), str(entry))
+            data = stored.read()
+        loaded = _loaded(header, path)
+        loaded.stored = StoredCases(data, split_lines(data), [int(n) for n in header["lines"]],
+                                    header["keys"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
+        return None  # absent, being replaced, or not this version's: parse the file
+    return loaded
+
+
 def _read(entry: Path, path: Path) -> LoadedFile | None:
     """The stored load of ``path``, or None when there is none (or it cannot be used)."""
     try:
         with open(entry, encoding="utf-8") as stored:
             header = PARSE_CACHE_FORMAT.upgrade(json.loads(stored.readline()), str(entry))
-            errors = (_unerror(data, path) for data in header["errors"])
-            loaded = LoadedFile(path=path, format=str(header["format"]),
-                                errors=[e for e in errors if e],
-                                positions={str(k): int(v)
-                                           for k, v in header["positions"].items()},
-                                not_cases=header["not_cases"], damaged=bool(header["damaged"]),
-                                sidecar_error=_unerror(header["sidecar_error"], path))
+            loaded = _loaded(header, path)
             for line, text in zip(header["lines"], stored, strict=True):
                 case = Case.model_validate_json(text)
                 loaded.shared.share(case)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.redact import redact_data
+from ..core.threads import start_thread
 from .cache_entry import ENTRY_VERSION, CacheEntryError, ReplyEntry, ServedEntry, check_version
 from .errors import FatalLLMError
 from .modes import CacheMode as CacheMode
@@ -200,9 +201,7 @@ class _Writer:
         #: Someone waits for the waiting replies to be written (:meth:`flush`).
         self._hurry = False
         self._failed: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="agentclinic-cache-writer",
-                                        daemon=True)
-        self._thread.start()
+        self._thread = start_thread(self._run, name="agentclinic-cache-writer")
         # A process that exits without closing its cache (a command, an interrupted run)
         # still writes what waits; xdist workers run the exit functions before their fast
         # exit.

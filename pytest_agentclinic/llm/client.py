@@ -18,6 +18,7 @@ import urllib.parse
 from typing import Any
 
 from ..core.redact import redact
+from ..core.threads import start_thread
 from .errors import (
     FatalLLMError,
     RequestError,
@@ -81,8 +82,7 @@ def preload(pool: int = 0) -> None:
     with _lock:
         if _loading is None:
             _loading = concurrent.futures.Future()
-            threading.Thread(target=_import_into, args=(_loading, pool), daemon=True,
-                             name="agentclinic-litellm-import").start()
+            start_thread(_import_into, _loading, pool, name="agentclinic-litellm-import")
 
 
 def _import_into(future: concurrent.futures.Future[Any], pool: int) -> None:

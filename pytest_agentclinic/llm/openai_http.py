@@ -20,10 +20,10 @@ import functools
 import json
 import os
 import re
-import threading
 from typing import TYPE_CHECKING, Any
 
 from ..core.redact import redact, register_url
+from ..core.threads import start_thread
 from .errors import (
     TransientError,
     cannot_reach,
@@ -56,7 +56,7 @@ def preload() -> None:
 
 def warm_up() -> None:
     """Import aiohttp and parse the price table in a thread, off the event loop."""
-    threading.Thread(target=_warm, daemon=True, name="agentclinic-http-import").start()
+    start_thread(_warm, name="agentclinic-http-import")
 
 
 def _warm() -> None:

@@ -19,10 +19,11 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import threading
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any
+
+from ..core.threads import start_thread
 
 #: Seconds to wait for one answer of the probe: a busy llama.cpp slot takes longer.
 PROBE_TIMEOUT = 10.0
@@ -152,7 +153,7 @@ async def _get(url: str, timeout: float) -> _Answer:
         with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
             loop.call_soon_threadsafe(settle, answer, exc)
 
-    threading.Thread(target=run, daemon=True, name="agentclinic-served-probe").start()
+    start_thread(run, name="agentclinic-served-probe")
     return await future
 
 

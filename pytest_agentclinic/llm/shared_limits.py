@@ -33,7 +33,6 @@ import hashlib
 import importlib
 import json
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable
@@ -41,6 +40,7 @@ from typing import Any
 
 from ..core.errors import AgentClinicError
 from ..core.redact import redact
+from ..core.threads import start_thread
 from .limits_url import ENV as ENV
 from .limits_url import TIMEOUT_S, client_url
 
@@ -407,7 +407,7 @@ class SharedPacing:
         self.api_base = api_base
         self.model_list = tuple(model_list)
         # The client's import (~0.25 s) starts now, in a thread: the first calls find it done.
-        threading.Thread(target=_import_client, daemon=True).start()
+        start_thread(_import_client, name="agentclinic-limits-import")
 
     def where(self, model: str) -> list[str]:
         """Where ``model`` is served: the api base and its group's deployments (never their

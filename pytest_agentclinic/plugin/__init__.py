@@ -111,10 +111,11 @@ def _register_operations(config: pytest.Config, state: AgentClinicSession) -> No
     processes), the cost limit, the status line (not on a worker: the controller shows it)
     and the shard (registered after the subset: pluggy calls it first)."""
     from .cost_limit import CostLimit
-    from .counters import RunStatus, SharedCounters
+    from .counters import RunStatus, SharedCounters, publish_every
 
     ops, executor = state.settings.operations, state.executor
-    counters = SharedCounters(config, lambda: RunStatus.of(executor.runner, state.caller.stats))
+    counters = SharedCounters(config, lambda: RunStatus.of(executor.runner, state.caller.stats),
+                              publish_every(ops.max_cost_usd, ops.progress_every))
     config.pluginmanager.register(counters, "agentclinic-counters")
     cost = CostLimit(ops.max_cost_usd, counters, state.reports.summary_extra)
     executor.runner.admit = cost.admit

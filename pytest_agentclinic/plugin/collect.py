@@ -7,7 +7,7 @@ import dataclasses
 import gc
 import re
 import sys
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -25,7 +25,7 @@ from ..protocols.base import ItemSpec
 from .case_paths import Origin
 from .miss import miss_message
 from .outcome import Outcome
-from .shares import share_of
+from .shares import WorkerShare, share_of
 from .state import session_of
 
 RECORD_PROPERTY = "agentclinic_result"
@@ -95,14 +95,6 @@ def bad_records_in(nodeid: str) -> int:
     return 1 + int(more.group(1)) if more else 1
 
 
-def _register_marker(config: pytest.Config, case: Case) -> None:
-    # Specialties come from data, so their markers are registered as they are met
-    # (keeps ``--strict-markers`` runs working).
-    known = config.getini("markers")
-    if not any(m.split(":")[0] == case.specialty_marker for m in known):
-        config.addinivalue_line("markers", f"{case.specialty_marker}: {case.specialty} cases")
-
-
 class CaseFile(pytest.File):
     """A file of cases in any supported format; the run's protocol makes its items."""
 
@@ -137,27 +129,29 @@ class CaseFile(pytest.File):
         from ..cases import parse_cache
 
         state = session_of(self.config)
-        # Parsed once for all the run's processes (each xdist worker collects every item).
-        loaded = parse_cache.load(self.path, state.settings.cache_dir)
+        share = share_of(self.config, state.settings.operations.shard)
+        # Parsed once for all the run's processes; a worker of a split run reads it back
+        # undecoded and decodes its share's cases only (see cases/stored.py).
+        loaded = parse_cache.load(self.path, state.settings.cache_dir, stored=share is not None)
         if loaded.not_cases is not None and self.origin == "folder" and not loaded.damaged:
             return  # a well-formed file of another kind in a folder of cases
         yield from self._errors(loaded)
         # Each item holds its case's stored text, not the model, when the store gave one:
-        # every xdist worker holds every item (10,000 models were ~24 MB a worker). The
-        # items are made once the file's models are let go, in the memory they held.
-        # Items that share a chain of calls (CRAFT-MD's experiments of one conversation) are
-        # told apart by their case object: they keep it.
+        # 10,000 models were ~24 MB a process. The items are made once the file's models are
+        # let go, in the memory they held. Items that share a chain of calls (CRAFT-MD's
+        # experiments of one conversation) are told apart by their case object: they keep it.
         light = state.protocol.items_per_chain(state.settings.options) == 1
-        specs = state.protocol.expand([c for _, c in loaded.cases], state.run_options)
-        share = share_of(self.config, state.settings.operations.shard)
+        everyone, made, markers = _cases(loaded, share)
+        # Expanded from all the file's cases all the same (a protocol may draw on the file's
+        # other cases, e.g. their diagnoses); a split worker keeps its own cases' items.
+        specs = state.protocol.expand(everyone, state.run_options)
         if share is not None:
-            # A split xdist run: this worker's cases only. Expanded from all the file's cases
-            # all the same (a protocol may draw on the file's other cases, e.g. options).
-            mine = {id(c) for _, c in loaded.cases if share.takes(c.dataset, c.id)}
+            mine = {id(case) for _line, case, _text in made}
             specs = (spec for spec in specs if id(spec.case) in mine)
-        plans = list(self._plans(loaded, specs, light))
-        del specs
+        plans = list(self._plans(made, markers, specs, light))
+        del specs, everyone, made
         loaded.cases.clear()
+        loaded.stored = None
         # One mark per specialty, shared by its items (a new one per item: ~0.2 KB each).
         marks: dict[str, pytest.MarkDecorator] = {}
         # pytest 9.2's structured node ids (what --lf matches on): the case's id, the
@@ -172,21 +166,19 @@ class CaseFile(pytest.File):
                             or marks.setdefault(marker, getattr(pytest.mark, marker)))
             yield item
 
-    def _plans(self, loaded: LoadedFile, specs: Iterable[ItemSpec],
+    def _plans(self, made: list[_Made], markers: Mapping[str, str], specs: Iterable[ItemSpec],
                light: bool) -> Iterator[tuple[tuple[str, str], str, dict[str, Any]]]:
         """Each item's case id and variant label, marker and what it is made of."""
-        lines = {id(case): line for line, case in loaded.cases}
-        texts = ({id(case): text for (_, case), text in zip(loaded.cases, loaded.texts,
-                                                                 strict=True)}
-                 if light and len(loaded.texts) == len(loaded.cases) else {})
-        markers: set[str] = set()
         # Every case's specialty, the file's cases all (an xdist worker of a split run makes
         # its share's items only, but its -m and --strict-markers read the same markers).
-        for _line, case in loaded.cases:
-            marker = case.specialty_marker
-            if marker not in markers:  # once a specialty (reading the markers: 0.1 ms a case)
-                markers.add(marker)
-                _register_marker(self.config, case)
+        known = {m.split(":")[0] for m in self.config.getini("markers")}
+        for marker, specialty in markers.items():
+            # Specialties come from data, so their markers are registered as they are met
+            # (keeps ``--strict-markers`` runs working).
+            if marker not in known:
+                self.config.addinivalue_line("markers", f"{marker}: {specialty} cases")
+        lines = {id(case): line for line, case, _text in made}
+        texts = {id(case): text for _line, case, text in made if text is not None} if light else {}
         for spec in specs:
             case = spec.case
             marker = case.specialty_marker
@@ -198,6 +190,31 @@ class CaseFile(pytest.File):
             yield ((case.id, spec.label), marker,
                    {"line": lines[id(case)], "case_key": (sys.intern(case.dataset), case.id),
                     "specialty": sys.intern(case.specialty), **held})
+
+
+#: A case this process makes items of: its line, the case, its stored text (or None).
+_Made = tuple[int, Case, "str | None"]
+
+
+def _cases(loaded: LoadedFile, share: WorkerShare | None
+           ) -> tuple[Sequence[Case], list[_Made], dict[str, str]]:
+    """The file's cases (what the protocol expands), those this process makes items of, and
+    each specialty marker with its specialty."""
+    stored = loaded.stored
+    if stored is not None:  # a split worker's read-back: only its share is decoded
+        assert share is not None
+        chosen = stored.choose(share.takes)
+        return stored, [(stored.lines[i], stored[i], stored.text(i)) for i in chosen], \
+            stored.markers
+    everyone = [case for _line, case in loaded.cases]
+    texts: list[str | None] = (list(loaded.texts) if len(loaded.texts) == len(everyone)
+                               else [None] * len(everyone))
+    made = [(line, case, text) for (line, case), text in zip(loaded.cases, texts, strict=True)
+            if share is None or share.takes(case.dataset, case.id)]
+    markers: dict[str, str] = {}
+    for case in everyone:
+        markers.setdefault(case.specialty_marker, case.specialty)
+    return everyone, made, markers
 
 
 #: :class:`ItemSpec`'s fields but its case, in order: what a light item keeps of its spec.
@@ -348,6 +365,8 @@ class ReleaseReported:
     def __init__(self) -> None:
         #: The encounter item this process is running, whose reports are being logged.
         self._running: str | None = None
+        #: An xdist worker's terminal reporter's reports by category (see :meth:`_forget`).
+        self._worker_stats: dict[str, list[Any]] | None = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
@@ -364,11 +383,25 @@ class ReleaseReported:
                 report.user_properties = _without_record(report.user_properties)
             if report.nodeid == self._running:
                 report.keywords = _NO_KEYWORDS
+                self._forget(report)
+
+    def _forget(self, report: pytest.TestReport) -> None:
+        """An xdist worker's terminal reporter keeps every report for a summary no one sees
+        (the controller shows the run's, from the reports the worker sent it): ~3 KB an
+        encounter over its three reports, in each worker for the whole run. Its latest
+        report is the last of its category's list."""
+        for reports in (self._worker_stats or {}).values():
+            if reports and reports[-1] is report:
+                reports.pop()
+                return
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
         """The item's own state, once its last report is logged."""
         self._running = item.nodeid if isinstance(item, EncounterItem) else None
+        if self._worker_stats is None and hasattr(item.config, "workerinput"):
+            reporter = item.config.pluginmanager.getplugin("terminalreporter")
+            self._worker_stats = getattr(reporter, "stats", None)
         try:
             return (yield)
         finally:

@@ -26,8 +26,24 @@ from ..protocols.runner import EncounterRunner
 from .repeating import Repeating
 
 PROGRESS_DIR_KEY = "agentclinic_progress_dir"
-#: Seconds between a worker's counter files: the other workers' cost limit reads them.
+#: Seconds between a worker's counter files under a cost limit: the other workers' limits
+#: read them.
 PUBLISH_EVERY = 0.25
+#: Seconds between them without one: the controller's status line alone reads them, and
+#: redraws at most every second unless ``--agent-progress`` asks for less.
+STATUS_EVERY = 1.0
+
+
+def publish_every(max_cost_usd: float | None, progress_every: float | None) -> float:
+    """Seconds between a worker's counter files (0: none while the items run): as often
+    as a reader looks. Four files a second from every worker, each a JSON dump and a file
+    replaced, were ~0.3 ms of the process tree's CPU per call at 3,000 RPM under ``-n 8``
+    when no cost limit read them."""
+    if max_cost_usd is not None:
+        return PUBLISH_EVERY
+    if progress_every == 0:  # no status line: nothing reads them before the end
+        return 0.0
+    return min(progress_every or STATUS_EVERY, STATUS_EVERY)
 
 
 @dataclass
@@ -75,14 +91,20 @@ class CounterFiles:
         self.me = me
         # The publishing thread and the runner's admissions both write this process's file.
         self._lock = threading.Lock()
+        self._written: str | None = None
 
     def write(self, status: RunStatus) -> None:
-        """Replace this process's file atomically (readers never see half a file)."""
+        """Replace this process's file atomically (readers never see half a file); counters
+        equal to those last written are not written again (a worker waiting for replies)."""
+        text = json.dumps(asdict(status))
         path = self.directory / f"{self.me}.json"
         tmp = path.with_suffix(".tmp")
         with self._lock:
-            tmp.write_text(json.dumps(asdict(status)), encoding="utf-8")
+            if text == self._written:
+                return
+            tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, path)
+            self._written = text
 
     def read(self, skip_me: bool = False) -> RunStatus:
         """The sum of every process's last counters."""
@@ -99,8 +121,11 @@ class SharedCounters:
     """The whole run's counters as this process knows them; under xdist, the counter files
     (the controller makes their directory, each worker publishes its own)."""
 
-    def __init__(self, config: pytest.Config, local: Callable[[], RunStatus]) -> None:
+    def __init__(self, config: pytest.Config, local: Callable[[], RunStatus],
+                 every: float = PUBLISH_EVERY) -> None:
         self.local = local
+        #: Seconds between a worker's files while its items run (0: only at their end).
+        self.every = every
         workerinput = getattr(config, "workerinput", None)
         directory = workerinput.get(PROGRESS_DIR_KEY) if workerinput else None
         #: A worker's files (None: not an xdist worker).
@@ -140,8 +165,8 @@ class SharedCounters:
     def pytest_runtestloop(self) -> Generator[None, object, object]:
         """A worker publishes its counters from a thread while its items run, and once more
         at the end."""
-        if self.files is not None:
-            self._publisher.start(PUBLISH_EVERY)
+        if self.files is not None and self.every > 0:
+            self._publisher.start(self.every)
         try:
             return (yield)
         finally:

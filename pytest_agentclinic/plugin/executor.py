@@ -1,19 +1,19 @@
 """Plays an item's encounter and returns what it came to (:class:`~.outcome.Outcome`).
 
 The item pytest runs asks :meth:`EncounterExecutor.play`; the executor submits it and the
-items this process runs next to the runner (so they play concurrently), waits for the item's
-encounter, redacts it, has the :class:`~.recorder.Recorder` write it, and returns the
-outcome. Nothing is written into the item: it reports from the returned value.
+items this process runs next to the runner (so they play concurrently; how one encounter
+plays, within its limits, is :mod:`.encounter`'s), waits for the item's encounter, redacts
+it, has the :class:`~.recorder.Recorder` write it, and returns the outcome. Nothing is
+written into the item: it reports from the returned value.
 """
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import cast
 
 import pytest
 
@@ -22,12 +22,12 @@ from ..core.redact import redact
 from ..core.redact_model import redact_model
 from ..core.transcript import Transcript
 from ..llm.caller import ModelCaller
-from ..llm.encounter_limits import encounter_budget
 from ..llm.errors import FatalLLMError
 from ..protocols.base import ItemSpec, PlayContext, Protocol
-from ..protocols.runner import EncounterRunner, NotPlayed, Progress, watch
+from ..protocols.runner import EncounterRunner, NotPlayed
 from .blocked import blocked_in
 from .collect import EncounterItem
+from .encounter import Encounters
 from .outcome import Outcome
 from .recorder import Recorder, WriteFailed
 from .scheduling import LEAD_WINDOWS, Ahead
@@ -40,6 +40,8 @@ FATAL_PREFIX = "fatal model error"
 Lookahead = Callable[[pytest.Session, pytest.Item], Sequence[pytest.Item]]
 #: Seconds between :attr:`EncounterExecutor.on_wait` calls.
 WAIT_TICK = 0.25
+#: The longest a waiting item sleeps at once when no one is called back while it waits.
+QUIET_WAIT = 60.0
 
 
 class EncounterExecutor:
@@ -57,14 +59,13 @@ class EncounterExecutor:
         started = window_of(settings, protocol.items_per_chain(settings.options))
         self.runner = EncounterRunner(started)
         self.lookahead: Lookahead = Ahead(LEAD_WINDOWS * started)
-        self.play_context = PlayContext(caller, self._make_agent, settings.options,
-                                        settings.grading_policy)
-        #: The fatal model error that stopped the run (redacted), once one was met.
-        self.fatal: str | None = None
+        self.encounters = Encounters(settings, protocol, PlayContext(
+            caller, self._make_agent, settings.options, settings.grading_policy), self.runner)
         #: Why nothing more can be written (a full disk): no more calls are made.
         self.disk_full: str | None = None
-        #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter.
-        self.on_wait: Callable[[], None] = lambda: None
+        #: Called every :data:`WAIT_TICK` seconds while an item waits for its encounter
+        #: (the status line's); None: the item sleeps until its encounter ends.
+        self.on_wait: Callable[[], None] | None = None
 
     def play(self, item: pytest.Item, spec: ItemSpec) -> Outcome:
         """Wait for the encounter of ``item`` (which plays ``spec``), write its transcript
@@ -86,13 +87,14 @@ class EncounterExecutor:
             if self.disk_full is not None:
                 item.session.shouldstop = failure
             return Outcome(transcript=transcript, failure=failure)
-        if self.fatal is None:
+        fatal = self.encounters.fatal
+        if fatal is None:
             return outcome
         # The first item to meet a fatal error reports it once and stops the session;
         # nothing else will run, so the runner's thread is ended now.
         self.runner.close()
-        item.session.shouldstop = f"agentclinic: fatal model error: {self.fatal}"
-        return replace(outcome, failure=f"{FATAL_PREFIX}, stopping the session: {self.fatal}")
+        item.session.shouldstop = f"agentclinic: fatal model error: {fatal}"
+        return replace(outcome, failure=f"{FATAL_PREFIX}, stopping the session: {fatal}")
 
     def close(self) -> None:
         """Close the model clients and end the runner's thread (the session is over)."""
@@ -101,73 +103,18 @@ class EncounterExecutor:
 
     # ------------------------------------------------------------ scheduling
 
-    def _schedule(self, item: pytest.Item,
-                  spec: ItemSpec) -> concurrent.futures.Future[Transcript]:
-        """Submit ``item`` and the items this process runs next, so they run concurrently."""
+    def _schedule(self, item: pytest.Item) -> concurrent.futures.Future[Transcript]:
+        """Submit ``item`` and the items this process runs next, so they run concurrently.
+        Each encounter reads its item's spec when it starts (the item holds it once built)."""
         self.runner.submit_many([
-            (upcoming.nodeid, self._encounter_factory(_spec_reader(upcoming)))
+            (upcoming.nodeid, self.encounters.of(_spec_reader(upcoming)))
             for upcoming in self.lookahead(item.session, item)
             if isinstance(upcoming, EncounterItem) and not self.runner.submitted(upcoming.nodeid)])
-        return self.runner.submit(item.nodeid, self._encounter_factory(lambda: spec))
-
-    def _encounter_factory(self, spec_of: Callable[[], ItemSpec]) -> Callable[[], Any]:
-        """The encounter of the spec ``spec_of`` returns when the encounter starts."""
-        async def play() -> Transcript:
-            # Not waiting for the grader's warm-up (warm_grader): the encounter's
-            # model calls do not need it, and grading waits for it without blocking the loop
-            # (grading.terms.concepts.terminology_loaded); on a machine with no index yet, the
-            # first request would wait ~2 s for it.
-            settings = self.settings
-            played = spec_of()
-            try:
-                with encounter_budget(settings.encounter_tokens, settings.encounter_cost):
-                    return await self._deadline(played, self.protocol.play(played,
-                                                                           self.play_context))
-            except FatalLLMError as exc:
-                # Stop the other encounters in flight now: they would only fail the same way.
-                self.fatal = self.fatal or redact(str(exc))
-                self.runner.cancel_pending()
-                raise
-
-        return play
+        return self.runner.submit(item.nodeid, self.encounters.of(_spec_reader(item)))
 
     def _make_agent(self, role: str, model: str, case: Case, bias: str) -> object | None:
         return self.config.hook.pytest_agentclinic_make_agent(  # type: ignore[no-any-return]
             role=role, model=model, case=case, bias=bias, config=self.config)
-
-    # ------------------------------------------------------------- deadlines
-
-    async def _deadline(self, spec: ItemSpec,
-                        encounter: Awaitable[Transcript]) -> Transcript:
-        """The encounter, or an *error* transcript once ``--agent-encounter-timeout`` passes
-        (e.g. a custom agent that never returns)."""
-        limit = self.settings.encounter_timeout
-        # The task wait_for would make, made here to read its error: a fatal error cancels
-        # every encounter, this one's waiter too, and wait_for then leaves the error (the
-        # session's fatal error, reported already) unread. asyncio logged it, traceback and
-        # all, whenever the task was collected: once inside pytest's own traceback
-        # formatting, which CPython 3.11 cannot re-enter (an internal error).
-        progress = watch()  # the task below copies this context: the protocol reports to it
-        task = asyncio.ensure_future(encounter)
-        task.add_done_callback(_read_error)
-        try:
-            return await asyncio.wait_for(task, limit)
-        except asyncio.TimeoutError:
-            return self._timed_out(spec, progress, limit)
-
-    def _timed_out(self, spec: ItemSpec, progress: Progress, limit: float) -> Transcript:
-        """The encounter's transcript as far as it got (its answered calls, their usage and
-        cost), an *error* naming the stage that did not finish."""
-        error = (f"encounter timeout: not finished within {limit:g} s "
-                 f"(--agent-encounter-timeout), in {progress.stage}")
-        partial = progress.transcript
-        if partial is None:  # a protocol that does not report its progress
-            return self._failed_transcript(spec, error).model_copy(
-                update={"timed_out_in": progress.stage})
-        return partial.model_copy(update={
-            "outcome": "error", "error": error, "timed_out_in": progress.stage,
-            "utterances": list(partial.utterances),
-            "duration_s": time.time() - partial.started_at})
 
     # --------------------------------------------------------------- waiting
 
@@ -175,13 +122,15 @@ class EncounterExecutor:
         """The item's transcript: played, or an *error* one. Raises ``NotPlayed``."""
         if self.disk_full is not None:
             return self._failed_transcript(spec, f"not run: {self.disk_full}")
-        if self.fatal is not None:
-            return self._failed_transcript(spec, f"not run after a fatal error: {self.fatal}")
+        fatal = self.encounters.fatal
+        if fatal is not None:
+            return self._failed_transcript(spec, f"not run after a fatal error: {fatal}")
         try:
-            return self._wait(spec, self._schedule(item, spec))
+            return self._wait(spec, self._schedule(item))
         except (FatalLLMError, concurrent.futures.CancelledError):
-            # ``play`` recorded a fatal error in ``self.fatal``; otherwise the session is ending.
-            return self._failed_transcript(spec, self.fatal or "cancelled: the session ended")
+            # The encounter recorded a fatal error; otherwise the session is ending.
+            return self._failed_transcript(spec, self.encounters.fatal
+                                           or "cancelled: the session ended")
         except NotPlayed:
             raise
         except Exception as exc:  # a bug in a custom agent must not lose the other results
@@ -197,20 +146,28 @@ class EncounterExecutor:
         # an agent that blocks the loop itself (synchronous code that never returns).
         deadline = time.monotonic() + limit + min(60.0, limit)
         while True:
+            on_wait = self.on_wait
+            # With no one to call back (an xdist worker, a run without a status line) the
+            # thread sleeps until the encounter ends or the deadline: woken every
+            # WAIT_TICK for nothing, it took the interpreter's lock from the encounters'
+            # thread a few times an item.
+            tick = (WAIT_TICK if on_wait is not None else
+                    min(max(deadline - time.monotonic(), WAIT_TICK), QUIET_WAIT))
             # Not concurrent.futures.wait(): it never sees a future cancelled before it
             # ran (the runner's futures are plain ones, cancelled on a fatal error).
             try:
-                return future.result(timeout=WAIT_TICK)
+                return future.result(timeout=tick)
             except concurrent.futures.TimeoutError:
                 if future.done():
                     raise  # the encounter's own timeout error
                 if time.monotonic() > deadline:
                     # Whose code holds the loop is read from its stack, not guessed.
-                    self.fatal = (f"an encounter blocked the event loop past "
+                    self.encounters.fatal = (f"an encounter blocked the event loop past "
                                   f"--agent-encounter-timeout ({limit:g} s), "
                                   f"{blocked_in(self.runner.thread)}")
-                    return self._failed_transcript(spec, self.fatal)
-                self.on_wait()  # the status line, written from this (the main) thread
+                    return self._failed_transcript(spec, self.encounters.fatal)
+                if on_wait is not None:
+                    on_wait()  # the status line, written from this (the main) thread
 
     def _failed_transcript(self, spec: ItemSpec, error: str) -> Transcript:
         # The protocol's own header: an item that could not be played still carries its
@@ -232,11 +189,6 @@ class EncounterExecutor:
         return f"agentclinic: {self.disk_full}"
 
 
-def _spec_reader(item: EncounterItem) -> Callable[[], ItemSpec]:
-    # An upcoming item's spec is read when its encounter starts, on the runner's thread.
-    return lambda: item.spec
-
-
-def _read_error(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
+def _spec_reader(item: pytest.Item) -> Callable[[], ItemSpec]:
+    # An item's spec is read when its encounter starts, on the runner's thread.
+    return lambda: cast(EncounterItem, item).spec

@@ -49,7 +49,8 @@ class Recorder:
         """Write the item's transcript (already redacted) and append its result record; the
         outcome holding both. Raises :class:`WriteFailed`."""
         try:
-            path = rundir.write_transcript(self.run_dir, case_file, nodeid, transcript)
+            path = rundir.write_transcript(self.run_dir, case_file, nodeid, transcript,
+                                           redacted=True)
             record = self._record(nodeid, case_file, case, transcript, path)
             # Dumped and redacted once: the line written is the JUnit property and the copy
             # a worker sends its controller.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from ..core.threads import start_thread
+
 #: Seconds ``stop`` waits for the thread: a tick stuck on a slow disk must not hold pytest.
 JOIN_TIMEOUT = 5.0
 
@@ -21,9 +23,7 @@ class Repeating:
 
     def start(self, every: float) -> None:
         """Start calling the action every ``every`` seconds (first after one interval)."""
-        self._thread = threading.Thread(target=self._loop, args=(every,), name=self._name,
-                                        daemon=True)
-        self._thread.start()
+        self._thread = start_thread(self._loop, every, name=self._name)
 
     def stop(self) -> None:
         """Stop the calls; wait (a little) for one under way to end. Safe when not started."""

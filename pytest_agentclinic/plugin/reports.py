@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from ..core.records import ResultRecord
+from ..core.threads import start_thread
 from ..llm.served import UNKNOWN, redact_url
 from ..protocols.registry import report_tables
 from ..report import gate, rundir, summary
@@ -70,9 +71,7 @@ class FinalReports:
             self.merge.add(report.nodeid, text, worker)
             first = self.merge.records.get(report.nodeid)
             if self.warming is None and first is not None:
-                self.warming = threading.Thread(target=warm_reports, args=(first,), daemon=True,
-                                                name="agentclinic-warm-tables")
-                self.warming.start()
+                self.warming = start_thread(warm_reports, first, name="agentclinic-warm-tables")
 
     def judge(self, session: pytest.Session, started: bool) -> None:
         """Merge the records streamed to disk and judge the gate: its exit status and JUnit

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from ..core.threads import start_thread
 from .settings import Settings
 
 #: How many windows of items (see :func:`window`) a process submits ahead of the item pytest
@@ -76,7 +79,7 @@ def warm_grader() -> None:
         with contextlib.suppress(Exception):
             default_terminology()
 
-    threading.Thread(target=load, name="agentclinic-grader-warm-up", daemon=True).start()
+    start_thread(load, name="agentclinic-grader-warm-up")
 
 
 def named_case_files(args: Sequence[str]) -> list[Path]:
@@ -98,26 +101,33 @@ def named_case_files(args: Sequence[str]) -> list[Path]:
     return found
 
 
-def parse_ahead(args: Sequence[str], cache_dir: Path) -> threading.Thread | None:
-    """Under xdist, parse the case files the command line names in a thread of the
-    controller while its workers start (each spends a second or more importing): the first
-    worker to collect then finds each file parsed, or its parse under way (it waits on the
-    file's lock), rather than parsing it while the other workers wait (10,000 cases: ~1.5 s
-    on the first request's path)."""
+def parse_ahead(args: Sequence[str], cache_dir: Path) -> subprocess.Popen[bytes] | None:
+    """Under xdist, parse the case files the command line names in a process of its own
+    while the controller starts its workers (each spends a second or more importing): the
+    first worker to collect then finds each file parsed, or its parse under way (it waits on
+    the file's lock), rather than parsing it while the other workers wait (10,000 cases:
+    ~1.5 s on the first request's path).
+
+    A process, not a thread of the controller: parsing YAML holds the interpreter's lock,
+    and the controller's thread that starts the workers (one after the other, each over a
+    pipe) waited for it at every step; with a parse under way the last of 8 workers started
+    1.5-4 s later on a loaded 2-core machine. Should the process fail (or not start), a
+    worker parses the file itself, as without it. Nothing waits for it."""
     files = named_case_files(args)
     if not files:
         return None
-
-    def parse() -> None:
-        from ..cases import parse_cache
-
-        for path in files:
-            with contextlib.suppress(Exception):  # a worker meets the failure again
-                parse_cache.load(path, cache_dir)
-
-    thread = threading.Thread(target=parse, name="agentclinic-parse-ahead", daemon=True)
-    thread.start()
-    return thread
+    package = __name__.split(".", 1)[0]
+    code = (f"import sys; from {package}.cases.parse_cache import load_all; "
+            f"load_all(sys.argv[1:])")
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", code, str(cache_dir.absolute()), *map(str, files)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+    # Reaped when it ends, whoever ends first (no zombie, no warning of a process left).
+    start_thread(process.wait, name="agentclinic-parse-ahead")
+    return process
 
 
 def index_terminology(args: Sequence[str]) -> threading.Thread | None:
@@ -140,6 +150,4 @@ def index_terminology(args: Sequence[str]) -> threading.Thread | None:
                 if open_index(DATA_FILE, directory) is not None:
                     return
 
-    thread = threading.Thread(target=build, name="agentclinic-terminology-index", daemon=True)
-    thread.start()
-    return thread
+    return start_thread(build, name="agentclinic-terminology-index")

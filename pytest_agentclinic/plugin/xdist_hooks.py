@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ..cases import formats
+from ..core.threads import start_thread
 from .events import WORKER_KEY as EVENTS_KEY
 from .session import AgentClinicSession
 from .shares import SHARE_KEY
@@ -108,9 +109,7 @@ def warm_report_imports() -> None:
     collections walking every imported object (the final reports' allocations trigger
     them; pytest runs one more at exit)."""
     if not _warming:
-        thread = threading.Thread(target=_warm, name="agentclinic-warm-reports", daemon=True)
-        _warming.append(thread)
-        thread.start()
+        _warming.append(start_thread(_warm, name="agentclinic-warm-reports"))
 
 
 def _warm() -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..core.errors import AgentClinicError
+from ..core.threads import start_thread
 from ..core.transcript import Transcript
 from ..llm.encounter_limits import EncounterLimitReached
 from ..llm.errors import FatalLLMError, LLMError
@@ -129,9 +130,7 @@ class EncounterRunner:
             # must still collect their garbage.
             gc.freeze()
             loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=loop.run_forever, name="agentclinic-runner",
-                                            daemon=True)
-            self._thread.start()
+            self._thread = start_thread(loop.run_forever, name="agentclinic-runner")
             self._loop = loop
         return self._loop
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..core.records import ResultRecord
-from ..core.redact import redact
+from ..core.redact_model import redact_model
 from ..core.transcript import TRANSCRIPT_FORMAT, Transcript
 from ..core.versioned import UnknownVersion, load_json
 from .safe_write import write_text_atomic
@@ -40,13 +40,19 @@ def _source(case_file: str) -> tuple[str, str]:
     return str(source.resolve()), _safe(source.stem)[:NAME_PART]
 
 
-def write_transcript(run_dir: Path, case_file: str | Path, item_id: str, t: Transcript) -> str:
+def write_transcript(run_dir: Path, case_file: str | Path, item_id: str, t: Transcript,
+                     *, redacted: bool = False) -> str:
     """Save one encounter's transcript (secrets redacted); return its path.
 
     The name is readable (file stem and item name, each cut to :data:`NAME_PART`
     characters) and unique: a hash of the case file's resolved path and the full item id
     tells ``a/derm.yaml`` from ``b/derm.yaml`` and two long ids that share their first
     characters. The full id stays in the record.
+
+    ``redacted``: ``t`` is redacted already (:func:`~..core.redact_model.redact_model`, as
+    the run's executor does for every item), so it is not redacted again. Otherwise it is
+    redacted as a model, string by string, not as its JSON text: a pattern run over the
+    text can reach from one field into the next.
     """
     source = os.fspath(case_file)
     # A relative path is resolved against the working directory of the moment.
@@ -56,7 +62,7 @@ def write_transcript(run_dir: Path, case_file: str | Path, item_id: str, t: Tran
     # A string, not a Path: pathlib interns every part it parses, each item's name too.
     folder = os.path.join(run_dir, TRANSCRIPTS)
     path = os.path.join(folder, f"{stem}__{item}-{digest}.json")
-    text = redact(t.model_dump_json(indent=1))
+    text = (t if redacted else redact_model(t)).model_dump_json(indent=1)
     try:
         write_text_atomic(path, text)
     except FileNotFoundError:  # the run's first transcript: made then, not tried per item

@@ -10,7 +10,8 @@ terminology (:mod:`.equivalence`, :mod:`.concepts`) about them and returns what 
   terminology calls cost): how its main diagnosis (or a name restating it) relates to each
   accepted name, another disease named beside it, the case's answer choices it names,
   whether it is a fragment of the true name or a symptom, and whether the terminology places
-  it in another branch.
+  it in another branch (the answer choices it names are :mod:`.choices`' facts, the names
+  that share the truth's words without naming it :mod:`.word_guards`').
 
 Nothing here decides a verdict.
 """
@@ -24,16 +25,23 @@ from functools import cached_property
 from itertools import pairwise
 from typing import Literal
 
-from ...core.text import bounded_cache
 from ..reading.parse import Extraction, Mention
-from ..terminology import CONDITION_SUFFIXES, GENERIC, key, tokens
+from ..terminology import CONDITION_SUFFIXES, key, tokens
 from ..terms.concepts import default_terminology
-from ..terms.concurrent import complication, concurrent, finding, stated_secondary
+from ..terms.concurrent import (
+    complication,
+    concurrent,
+    disease_by_words,
+    finding,
+    stated_secondary,
+)
 from ..terms.equivalence import compare, judge
 from ..terms.kinds import INJURIES_AND_STATES, kind
-from ..terms.readings import given_names
+from ..terms.readings import expansions
 from ..terms.relation import Equivalence
-from ..terms.truth_forms import truth_forms
+from ..terms.truth_forms import forms_of as _forms
+from .choices import choices_named, distractor, same_name
+from .word_guards import bare_head, fragment, written_words
 
 __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
 
@@ -41,7 +49,6 @@ __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
 Standing = Literal["same", "synonym", "broader", "narrower", "other-branch", "unknown"]
 
 # The forms of a name (with and without its parentheticals), asked for again and again.
-_forms = bounded_cache(truth_forms)
 
 #: Roles whose match makes the answer right.
 PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
@@ -50,9 +57,10 @@ SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complic
                              "suggested"})
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
 _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested"})
-#: Roles of a name that may restate the main diagnosis rather than add one.
-_RESTATING = frozenset({"alias", "refinement", "beside", "suggested"})
 _KIN = frozenset({"same", "synonym", "broader", "narrower"})
+#: An abbreviation written alone ("PSC", "SSc"): three letters or more (as the readings
+#: read one alone), digits allowed, capitals among them.
+_SHORT_FORM = re.compile(r"[A-Za-z][A-Za-z0-9]{2,7}")
 
 
 @dataclass(frozen=True)
@@ -120,7 +128,7 @@ class Related:
         polyangiitis with cervical lymphadenopathy")."""
         forms = [self.whole, *_without_findings(self.extraction)] if self.whole else \
             _without_findings(self.extraction)
-        return next((t for form in forms for t in self.accepted if _same(form, t)), None)
+        return next((t for form in forms for t in self.accepted if same_name(form, t)), None)
 
     @cached_property
     def one_name(self) -> bool:
@@ -138,7 +146,7 @@ class Related:
     @cached_property
     def chosen(self) -> list[str]:
         """The case's answer choices the answer names, when it names two or more."""
-        return _choices_named(self.extraction, self.choices)
+        return choices_named(self.extraction, self.choices)
 
     @cached_property
     def matches(self) -> tuple[NameRelation, ...]:
@@ -150,14 +158,34 @@ class Related:
     @cached_property
     def distractor(self) -> str | None:
         """Another answer choice of the case that the main name (or the statement) names."""
-        return (_distractor(self.name, self.accepted, self.choices)
-                or (_distractor(self.whole, self.accepted, self.choices) if self.whole
+        return (distractor(self.name, self.accepted, self.choices)
+                or (distractor(self.whole, self.accepted, self.choices) if self.whole
                     else None))
 
     @cached_property
     def fragment(self) -> bool:
         """Whether the name is only modifiers of an accepted name ("plaques", "IgA")."""
-        return _fragment(self.name, self.accepted)
+        return fragment(self.name, self.accepted)
+
+    @cached_property
+    def bare_head(self) -> bool:
+        """Whether the main name is one word alone, the head noun (last word) of an accepted
+        name that words of kind come before ("colitis" for ulcerative colitis, "cyst" for a
+        branchial cleft cyst), and no accepted name is that word alone."""
+        # the statement only that word: "Granulomatosis with polyangiitis" is read as
+        # "granulomatosis" with a companion, and names the truth whole
+        return len(self.extraction.mentions) <= 1 and bare_head(self.name, self.accepted)
+
+    @cached_property
+    def ambiguous_short_form(self) -> bool:
+        """Whether the main name is an abbreviation alone that the sources give for another
+        disease too ("PSC": primary sclerosing cholangitis, pancreatic serous cystadenoma),
+        and the case does not accept it as written (:func:`_other_expansion`)."""
+        name = self.name.strip()
+        if _SHORT_FORM.fullmatch(name) is None or sum(c.isupper() for c in name) < 2 or any(
+                name.lower() == t.strip().lower() for t in self.accepted):
+            return False
+        return _other_expansion(name, self.accepted)
 
     @cached_property
     def symptom(self) -> bool:
@@ -241,7 +269,8 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
              # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
              and (_bracketed_disease(m.text, extraction.diagnosis)
                   if m.role in ("beside", "suggested")
-                  else terms.disease_like(m.text) or _has_condition_word(m.text))]
+                  else terms.disease_like(m.text) or _has_condition_word(m.text)
+                  or disease_by_words(m.text) or _opens_with_known(m.text))]
     # The main diagnosis and the names that restate it, each linked to one before it
     # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
     same = [extraction.diagnosis, *(m.text for m in extraction.mentions
@@ -285,10 +314,13 @@ def _bracketed_disease(name: str, main: str) -> bool:
     sores)")."""
     words = tokens(name)
     terms = default_terminology()
-    # ending in a name it knows ("(acute type A aortic dissection)": aortic dissection)
+    # ending in a name it knows ("(acute type A aortic dissection)": aortic dissection); or
+    # naming a disease by its words and sharing none with the main name: a lay name is no
+    # "-itis" or "-oma" ("(leukemia cutis)", "(pyostomatitis vegetans)")
     return (terms.known(name) or _head_apart(name, [main])
             or (len(words) > 2 and terms.known(" ".join(words[-2:]))
-                and not _restates(" ".join(words[-2:]), main, loosely=True)))
+                and not _restates(" ".join(words[-2:]), main, loosely=True))
+            or (disease_by_words(name) and not set(words) & set(tokens(main))))
 
 
 def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
@@ -313,6 +345,25 @@ def _one_concept(name: str, other: str) -> bool:
     return bool(a and b and not a <= b and not b <= a) and default_terminology().known(a | b)
 
 
+def _opens_with_known(name: str) -> bool:
+    """Whether ``name`` opens with a disease the terminology knows, two words or more, and
+    says which kind after it ("anorexia nervosa - purging type"): a kind of that disease."""
+    words = name.split()
+    terms = default_terminology()
+    return any(terms.disease_like(" ".join(words[:i])) and not terms.symptom(
+        " ".join(words[:i])) for i in range(len(words) - 1, 1, -1))
+
+
+def _other_expansion(abbreviation: str, accepted: Sequence[str]) -> bool:
+    """Whether the sources give ``abbreviation`` for a disease that shares no word with any
+    accepted name and that the terminology does not link to the truth: another disease
+    ("PSC": pancreatic serous cystadenoma beside primary sclerosing cholangitis), not a kind
+    or a wider name of the truth ("CML": chronic leukemia, chronic myeloid leukemia)."""
+    mine = {w for t in accepted for w in written_words(t)}
+    return any(not mine & set(written_words(other)) and not _restates(other, accepted[0])
+               for other in expansions(abbreviation))
+
+
 def _has_condition_word(name: str) -> bool:
     """Whether a name has a word that names a condition, or ends in a name the terminology
     knows ("acute type A aortic dissection": aortic dissection), or names an injury or a
@@ -321,78 +372,6 @@ def _has_condition_word(name: str) -> bool:
     return (any(w.endswith(CONDITION_SUFFIXES) or w in INJURIES_AND_STATES for w in words)
             or (len(words) > 2 and default_terminology().known(" ".join(words[-2:]))))
 
-
-
-def _same(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:
-    return any(compare(given, form).kind in kinds for form in _forms(other))
-
-
-def _contains(truth: str, choice: str) -> bool:
-    """Whether the truth's words include all the choice's ("gastric peptic ulcer" of
-    "perforated gastric peptic ulcer"): a broader name by its very words, not a distractor."""
-    words = key(choice)
-    return bool(words) and any(words < key(form) for form in _forms(truth))
-
-
-def _distractor(name: str, accepted: Sequence[str], choices: Sequence[str]) -> str | None:
-    """The answer choice (other than the truth) that ``name`` names, if any."""
-    for choice in choices:
-        if any(_same(choice, truth) or _contains(truth, choice) for truth in accepted):
-            continue  # the correct option itself, a name of it, or its words without a qualifier
-        if _same(name, choice):
-            return choice
-    return None
-
-
-# Endings of words that name a condition ("-itis", "-oma", "pneumonia", "deficiency"...).
-_CONDITION_ENDINGS = (*CONDITION_SUFFIXES, "ia", "ias", "iasis", "ema", "ism", "sis")
-
-
-def _fragment(name: str, accepted: Sequence[str]) -> bool:
-    """Whether ``name`` is only modifiers of an accepted name ("plaque" of plaque psoriasis,
-    "drug reaction" of drug reaction with eosinophilia..., "IgA" of IgA nephropathy).
-
-    A broader name keeps a word that names a condition ("psoriasis", "lymphoma",
-    "pneumonia"); modifiers alone say which or where, not what.
-    """
-    words = key(name)
-    if not words or any(w in GENERIC or w.endswith(_CONDITION_ENDINGS) for w in tokens(name)):
-        return False
-    # The truth's head noun (its last word) names what it is: an answer keeping it is broader.
-    return any(words < key(form) and tokens(form)[-1] not in tokens(name)
-               for truth in accepted for form in _forms(truth) if tokens(form))
-
-
-def _choices_named(extraction: Extraction, choices: Sequence[str]) -> list[str]:
-    """The answer choices that the extraction's mentions name, each name of a slash apart.
-
-    Another name, a kind or a class of the main diagnosis ("morphea, also called localized
-    scleroderma", "equestrian perniosis (chilblains)") only restates it, whatever choice it
-    resembles.
-    """
-    if not choices:
-        return []
-    main = extraction.diagnosis
-    names = {n for m in extraction.mentions
-             if m.role not in _RESTATING or not _kin(m.text, main)
-             for n in (given_names(m.text)[1:] or [m.text])}
-    # A slash between whole names ("Microscopic polyangiitis/Granulomatosis with
-    # polyangiitis") joins them before "with" splits either.
-    names.update(given_names(extraction.body)[1:])
-    named: dict[str, str] = {}  # choice -> the name naming it
-    for name in sorted(names):
-        matches = [c for c in choices if _same(name, c)]
-        # A name that several choices share ("preeclampsia" of "severe preeclampsia") names
-        # the one it spells, else none of them for sure.
-        exact = [c for c in matches if any(key(name) == key(f) for f in _forms(c))]
-        for choice in exact if len(matches) > 1 else matches:
-            named.setdefault(choice, name)
-    # Two choices named by two different names: one name is one diagnosis.
-    return sorted(named) if len(set(named.values())) > 1 else []
-
-
-def _kin(name: str, main: str) -> bool:
-    return compare(name, main).kind in ("same", "synonym", "broader", "narrower")
 
 
 def _known_apart(name: str, accepted: Sequence[str]) -> bool:

@@ -121,6 +121,29 @@ def _two_choices(a: _Answer) -> Decision | None:
         f"{', '.join(map(repr, chosen))}", "different")
 
 
+def _bare_head(a: _Answer) -> Decision | None:
+    # "cyst" for a branchial cleft cyst, "colitis" for ulcerative colitis: the head noun
+    # alone names the family the truth's words of kind narrow (guard rail of issue 31),
+    # unless the terminology states it is a synonym, or the one disease with its variants
+    # above the truth (:data:`.equivalence.FAMILY_BREADTH`: "melanoma" for superficial
+    # spreading melanoma, which the dermatologists accepted: a broader name is right by
+    # their rule); the words alone ("adenocarcinoma" for pancreatic adenocarcinoma) do not
+    best = a.best
+    if a.policy != "strict" or not a.facts.bare_head or (
+            best.correct and best.sure and not best.family
+            and best.relation in ("synonym", "broader")):
+        return None
+    return Decision(False, True, f"{a.name!r} is the true name's head noun alone, a family "
+                    "word, not the disease (strict policy)", "broader", True)
+
+
+def _ambiguous_short_form(a: _Answer) -> Decision | None:
+    # an abbreviation the sources give for several diseases is not read toward the truth
+    # (guard rail of issue 31): which disease it names the answer does not say
+    return Decision(False, True, f"{a.name!r} is an abbreviation the sources give for more "
+                    "than one disease", "different") if a.facts.ambiguous_short_form else None
+
+
 def _family(a: _Answer) -> Decision | None:
     best = a.best
     if not (best.correct and best.family and a.policy == "strict"):
@@ -181,9 +204,10 @@ def _elsewhere(a: _Answer) -> Decision:
 
 
 #: The table of docs/grading.md, in order: the first row with a verdict decides.
-TABLE: tuple[Row, ...] = (_beside, _whole_name, _two_choices, _family, _no_subtype,
-                          _same_or_synonym, _other_choice, _broader, _fragment_of_truth,
-                          _likely_right, _symptom)
+TABLE: tuple[Row, ...] = (_beside, _bare_head, _ambiguous_short_form, _whole_name,
+                          _two_choices, _family, _no_subtype, _same_or_synonym,
+                          _other_choice, _broader, _fragment_of_truth, _likely_right,
+                          _symptom)
 
 
 def decide(extraction: Extraction, accepted: Sequence[str],

@@ -30,7 +30,21 @@ def slashed(phrase: str) -> list[str]:
     ("rosacea/lupus")."""
     names = given_names(phrase)[1:]
     apart = any(_apart(a, b) for i, a in enumerate(names) for b in names[i + 1:])
-    return names if apart else [phrase]
+    return names if apart or _written_apart(phrase) else [phrase]
+
+
+def _written_apart(phrase: str) -> bool:
+    """Whether a slash joins names each written whole, of two words or more, that share no
+    written word and are no synonyms ("phyllodes tumor/lung cancer"): the normaliser reads
+    "tumor" and "cancer" alike, but each name has its own head; one head written once
+    ("depersonalization/derealization disorder") joins one condition's names."""
+    parts = [p.strip() for p in phrase.split("/")]
+    words = [set(re.findall(r"[a-z0-9]+", p.lower())) for p in parts]
+    # two words or more on each side, as written ("attention-deficit/hyperactivity disorder"
+    # joins one word to a name)
+    if len(parts) != 2 or any(len(p.split()) < 2 for p in parts) or words[0] & words[1]:
+        return False
+    return compare(parts[0], parts[1]).kind not in ("same", "synonym")
 
 
 def _apart(a: str, b: str) -> bool:

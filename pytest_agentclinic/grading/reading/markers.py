@@ -99,6 +99,13 @@ _SET_ASIDE = re.compile(r"\b(?:differentials?|ddx|ruled\s+out|excluded|less\s+li
 _FENCE = re.compile(r"(?:^|(?<=[ \t]))[ \t]*```[\w-]*[ \t]*$|^[ \t]*```", re.M)
 _JSON_KEYS = ("final diagnosis", "diagnosis", "most likely diagnosis", "final answer", "answer",
               "dx")
+#: The field that names the diagnosis when an answer key holds an object.
+_NAME_KEYS = ("name", "diagnosis", "condition", "value", "label", "title")
+# A table row that says its name was set aside ("| W | ruled out |"): what the answer weighed
+# after committing to its diagnosis, as a "Ruled out:" list would say (docs/grading.md).
+_SET_ASIDE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[^\n]*\b(?:ruled\s+out|excluded|unlikely|"
+                            r"less\s+likely|not\s+likely|not\s+supported|rejected)\b[^\n]*$\n?",
+                            re.M | re.I)
 
 
 def unwrap(text: str) -> str:
@@ -110,6 +117,7 @@ def unwrap(text: str) -> str:
         # likely |") heads a section of what the answer considered, as "Considered:" would
         text = _TABLE_RULE.sub("", _TABLE_HEADER.sub(
             lambda m: "\nConsidered:\n" if _SET_ASIDE.search(m.group()) else "", text))
+        text = _SET_ASIDE_ROW.sub("", text)
         text = _TABLE_CELLS.sub(r"- \1", _TABLE_ROW.sub(r"\1: \2", text))  # other rows: a list
     text = _TAGGED.sub(lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n",
                        text)
@@ -142,6 +150,11 @@ def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
     lines: list[str] = []
     for key, value in data.items():
         name = re.sub(r"[_\-\s]+", " ", str(key)).strip().lower()
+        if isinstance(value, dict) and name in _JSON_KEYS:
+            # a diagnosis given as an object: its name ({"diagnosis": {"name": "X",
+            # "confidence": "high"}})
+            value = next((v for k, v in value.items() if isinstance(v, str)
+                          and str(k).strip().lower() in _NAME_KEYS), value)
         if isinstance(value, dict) and depth < 3:
             lines.extend(_json_lines(value, depth + 1))
             continue
@@ -285,7 +298,8 @@ def drop_abbreviations(text: str) -> str:
         return text
 
     def keep(found: re.Match[str]) -> str:
-        words = re.findall(r"[^\W\d_]+", text[: found.start()])[-10:]
+        # an eponym's possessive is one word ("Non-Hodgkin's lymphoma (NHL)")
+        words = re.findall(r"[^\W\d_]+(?:['\u2019]s\b)?", text[: found.start()])[-10:]
         short = found.group(1).lower()
         if any(_abbreviates(short, words[i:]) for i in range(len(words))):
             return ""

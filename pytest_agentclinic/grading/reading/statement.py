@@ -228,15 +228,20 @@ _SUPPORT = re.compile(r"\s*(?:consistent|compatible|in\s+keeping|suggestive|indi
 def _opens_with_disease(before: str) -> bool:
     """Whether ``before`` opens with the name of a disease the terminology knows ("Rosacea
     with features" of "Rosacea with features suggestive of lupus")."""
-    from ..terms.concepts import default_terminology  # the terminology only for this rare shape
+    # the terminology only for this rare shape
+    from ..terms.concepts import default_terminology
+    from ..terms.concurrent import disease_by_words
 
     before = before.strip()
     # the longest opening that is a name: "Granulomatosis with polyangiitis with features"
     cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|and|but)\b|,", before)]
     terms = default_terminology()
-    # or an injury or a state like pregnancy ("Whiplash with features suggestive of ...")
+    # or an injury or a state like pregnancy ("Whiplash with features suggestive of ..."), or
+    # a disease by its words the terminology does not know ("Pyostomatitis vegetans with
+    # features suggestive of ..."): a sign ("Rash with features ...") is none of them
     return any(before[:cut].strip() and (terms.disease_like(before[:cut]) or bool(
-        INJURIES_AND_STATES & set(before[:cut].lower().split()))) for cut in reversed(cuts))
+        INJURIES_AND_STATES & set(before[:cut].lower().split()))
+        or disease_by_words(before[:cut])) for cut in reversed(cuts))
 
 
 def _first_sentence(text: str) -> str:

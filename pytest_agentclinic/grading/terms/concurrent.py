@@ -36,7 +36,7 @@ from .concepts import default_terminology
 from .equivalence import compare
 from .qualifiers import NEUTRAL_QUALIFIERS, PLACES
 
-__all__ = ["complication", "concurrent", "finding", "linked", "named_after",
+__all__ = ["complication", "concurrent", "disease_by_words", "finding", "linked", "named_after",
            "stated_secondary"]
 
 # The clinical convention of docs/grading.md: what an examination or a laboratory test finds
@@ -49,7 +49,18 @@ _FINDING_WORDS = frozenset({
     "lymphocytosis", "thrombocytopenia", "thrombocytosis", "eosinophilia", "anemia",
     "acidosis", "alkalosis", "proteinuria", "hematuria", "pyuria", "azotemia",
 })
-_FINDING_ENDINGS = ("megaly", "cytosis", "penia", "philia")
+# An organ enlarged ("hepatomegaly") or a blood cell count out of range ("leukocytosis",
+# "thrombocytopenia", "eosinophilia"): the ending after an organ's or a blood cell's combining
+# form. The same endings after other roots name diseases of their own ("acromegaly",
+# "hemophilia", "thrombophilia", "histiocytosis", "mastocytosis"), no finding.
+_ORGAN_FORMS = ("hepato", "spleno", "hepatospleno", "cardio", "organo", "thyro", "nephro",
+                "adeno", "lymphadeno")
+_CELL_FORMS = ("leuko", "leuco", "lympho", "thrombo", "thrombocyto", "erythro", "neutro",
+               "eosino", "baso", "mono", "granulo", "pancyto", "reticulo", "plasma")
+_FINDING_FORM = re.compile(
+    rf"^(?:(?:{'|'.join(_ORGAN_FORMS)})megaly"
+    rf"|(?:{'|'.join(_CELL_FORMS)})(?:cytosis|cytopenia|penia)"
+    rf"|(?:neutro|eosino|baso)philia)$")
 # "hypokalemia", "hypernatremia", "hyperglycemia": a laboratory value out of range
 _OUT_OF_RANGE = re.compile(r"^hyp(?:er|o)[a-z]+(?:emia|aemia|uria)$")
 _AMOUNT = frozenset({"small", "large", "massive", "trace", "marked", "minimal", "mild",
@@ -82,7 +93,7 @@ def finding(name: str) -> bool:
     # "right inguinal lymphadenopathy"); a word of kind or cause makes a disease of it
     # ("iron deficiency anemia", "familial hypercholesterolemia", "aplastic anemia")
     plain = rest <= NEUTRAL_QUALIFIERS | PLACES | terms.site_words | _AMOUNT
-    return plain and (head in _FINDING_WORDS or head.endswith(_FINDING_ENDINGS)
+    return plain and (head in _FINDING_WORDS or _FINDING_FORM.match(head) is not None
                       or _OUT_OF_RANGE.match(head) is not None)
 
 
@@ -106,6 +117,30 @@ def linked(name: str, main: str) -> bool:
     terms = default_terminology()
     # ICD-10-CM names a combination "X complicated by Y" ("Measles complicated by pneumonia")
     return terms.known(mine | theirs) or terms.known(mine | theirs | {"complicated"})
+
+
+# The endings of words that name a disease, not a finding (clinical naming convention: an
+# inflammation "-itis", a condition "-osis", a tumour "-oma", an infestation "-iasis", a
+# disease of an organ "-pathy"); "leukemia" and "-ectasia" too. Endings that also name signs
+# ("-algia", "-megaly", "-penia", "-uria") are not among them.
+_DISEASE_ENDINGS = ("itis", "osis", "oses", "oma", "omas", "iasis", "pathy", "ectasia",
+                    "ectasis", "leukemia", "leukaemia")
+# Head words that name a disease ("cervical insufficiency", "dysarthria-clumsy hand syndrome").
+_DISEASE_HEADS = frozenset({"disease", "syndrome", "disorder", "infection", "insufficiency",
+                            "deficiency", "cancer", "tumor", "tumour", "malignancy"})
+
+
+@bounded_cache
+def disease_by_words(name: str) -> bool:
+    """Whether ``name`` names a disease by its words, where the terminology does not know it
+    ("pyostomatitis vegetans", "leukemia cutis", "cervical insufficiency"): a word with a
+    disease's ending or a disease's head word, and the name is no sign, symptom or
+    finding."""
+    words = tokens(name)
+    if not (any(w.endswith(_DISEASE_ENDINGS) for w in words)
+            or set(re.findall(r"[a-z]+", name.lower())) & _DISEASE_HEADS):
+        return False
+    return not (finding(name) or default_terminology().symptom(name))
 
 
 def stated_secondary(name: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ...core.text import variants
+from ...core.text import bounded_cache, variants
 from ..terminology import content
 
 
@@ -36,3 +36,7 @@ _UNSPECIFIED = re.compile(r",\s*(?:unspecified|site\s+not\s+specified|not\s+else
 # The words that join a truth's main disease to its cause or setting.
 _TRUTH_CAUSE = re.compile(r"\s+(?:associated\s+with|due\s+to|secondary\s+to|caused\s+by|"
                           r"induced\s+by|in\s+the\s+setting\s+of|related\s+to)\s+", re.I)
+
+
+#: :func:`truth_forms`, remembered: stage 2 asks a truth's forms once per name it relates.
+forms_of = bounded_cache(truth_forms)

@@ -1,0 +1,101 @@
+"""A parsed case file's cases as the parse cache stores them, read back without decoding.
+
+An xdist worker of a split run makes the items of its share of the cases only, yet a
+protocol expands the file's cases together (AgentClinic's candidate diagnoses are the file's,
+CRAFT-MD's options its specialty's). Decoding every case in every worker cost each ~20 us
+of CPU a case and, at 10,000 cases, left ~30 MB of freed models in its heap: the items it
+keeps were allocated among them, so the allocator could hand none of it back (8 workers:
+~250 MB). Here the stored texts stay in one buffer; the worker's own cases are decoded once
+and kept, another worker's case is decoded when the protocol reads it and let go at once, so
+the same few blocks of memory serve them all.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from typing import overload
+
+from ..core.case import Case
+from ..core.heap import FrozenParts
+
+
+class StoredCases(Sequence[Case]):
+    """A file's cases in order, each decoded from its stored JSON text when read; only
+    those :meth:`choose` picked are kept (decoded once, their equal parts shared).
+
+    ``keys`` holds each case's dataset, id, specialty and specialty marker (the store's
+    header): a worker finds its share without decoding a case.
+    """
+
+    def __init__(self, data: bytes, starts: array[int], lines: list[int],
+                 keys: list[list[str]]) -> None:
+        if not len(starts) == len(lines) + 1 == len(keys) + 1:
+            raise ValueError("the stored cases do not match their header")
+        self._data = data  # the cases' texts, one a line
+        self._starts = starts  # where each case's text starts, and where the last ends
+        self.lines = lines
+        self._keys = keys
+        #: Each specialty marker of the file's cases and the specialty it was first met with.
+        self.markers: dict[str, str] = {}
+        for key in keys:
+            self.markers.setdefault(key[3], key[2])
+        self._kept: dict[int, Case] = {}
+        self._shared = FrozenParts()
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @overload
+    def __getitem__(self, index: int) -> Case: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Case]: ...
+
+    def __getitem__(self, index: int | slice) -> Case | list[Case]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        kept = self._kept.get(index)
+        return kept if kept is not None else Case.model_validate_json(self._raw(index))
+
+    def __iter__(self) -> Iterator[Case]:
+        for index in range(len(self)):
+            yield self[index]
+
+    def _raw(self, index: int) -> bytes:
+        return self._data[self._starts[index]:self._starts[index + 1] - 1]  # less its newline
+
+    def text(self, index: int) -> str:
+        """The case's stored JSON text."""
+        return self._raw(index).decode()
+
+    def choose(self, takes: Callable[[str, str], bool]) -> list[int]:
+        """Decode and keep the cases ``takes(dataset, case_id)`` says yes to (it is asked of
+        every case, in order); returns their indices. The other cases' names are let go."""
+        chosen = [i for i, key in enumerate(self._keys) if takes(key[0], key[1])]
+        self._keys = []
+        for index in chosen:
+            case = Case.model_validate_json(self._raw(index))
+            self._shared.share(case)
+            self._kept[index] = case
+        return chosen
+
+
+def split_lines(data: bytes) -> array[int]:
+    """Where each line of ``data`` (every line ends with a newline) starts, and its end.
+
+    Each line must look like a JSON object (a damaged entry is parsed anew; a case is only
+    decoded when read, so this is the check a read-back can afford: ~1 us a case)."""
+    starts = array("q", [0])
+    find, at = data.find, 0
+    while (at := find(b"\n", at) + 1) > 0:
+        if data[starts[-1]] != 0x7B or data[at - 2] != 0x7D:  # "{" ... "}"
+            raise ValueError("a stored case is not a JSON object")
+        starts.append(at)
+    if starts[-1] != len(data):
+        raise ValueError("the stored cases do not end with a newline")
+    return starts

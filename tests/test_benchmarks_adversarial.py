@@ -1,0 +1,88 @@
+"""The truth sets ``benchmarks/bench_adversarial.py --truths`` fills the adversarial shapes with:
+read at run time from a dataset (here a small table in CRAFT-MD's format), deduplicated, only
+diagnosis questions, split in two halves by a stable hash; a clear reason where absent."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from adversarial import (
+    TRUTH_SOURCES,
+    Truths,
+    answer,
+    half_of,
+    held_out_truths,
+    slots,
+    suite,
+)
+
+ROWS = [
+    # truth, choices, question
+    ("Erythema multiforme", ["Erythema multiforme", "Urticaria", "Bullous pemphigoid",
+                             "Pemphigus vulgaris"],
+     "Which of the following is the most likely diagnosis?"),
+    ("erythema  multiforme", ["erythema  multiforme", "Urticaria", "Scabies", "Impetigo"],
+     "What is the most likely diagnosis?"),
+    ("Doxycycline", ["Doxycycline", "Amoxicillin", "Ceftriaxone", "Azithromycin"],
+     "Which of the following is the most appropriate treatment?"),
+    ("Lichen planus", ["Lichen planus", "Psoriasis", "Tinea corporis", "Pityriasis rosea"],
+     "Which of the following is most likely to confirm the diagnosis?"),
+    ("Ulcerative colitis", ["Ulcerative colitis", "Crohn disease", "Celiac disease",
+                            "Irritable bowel syndrome"], ""),
+    ("Osteosarcoma\n\"", ["Osteosarcoma\n\"", "Ewing sarcoma", "Chondrosarcoma",
+                          "Osteochondroma"], ""),
+    ("Acute pancreatitis", ["Acute pancreatitis", "Cholecystitis", "Appendicitis",
+                            "Peptic ulcer disease"], ""),
+]
+
+
+def write_table(root: Path) -> Path:
+    path = root / TRUTH_SOURCES["craftmd"][0]
+    path.parent.mkdir(parents=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(["", "case_vignette", "choice_1", "choice_2", "choice_3", "choice_4",
+                      "answer", "category", "dataset", "case_id"])
+        for i, (truth, choices, question) in enumerate(ROWS):
+            vignette = f"A 30-year-old presents with a complaint. {question}".strip()
+            out.writerow([i, vignette, *choices, truth, "Dermatology", "MedQA_USMLE",
+                          f"case_{i}"])
+    return path
+
+
+def test_truths_are_distinct_conditions_asked_as_diagnoses(tmp_path: Path) -> None:
+    write_table(tmp_path)
+    truths = held_out_truths("craftmd", tmp_path)
+    assert isinstance(truths, Truths)
+    names = sorted(c.diagnosis for c in truths.pool.cases)
+    # a repeated truth once; a treatment question and a confirming-test question left out;
+    # the stray quote some rows end with taken off
+    assert names == ["Acute pancreatitis", "Erythema multiforme", "Osteosarcoma",
+                     "Ulcerative colitis"]
+    assert (truths.read, truths.duplicates, truths.not_conditions) == (7, 1, 2)
+    osteo = next(c for c in truths.pool.cases if c.diagnosis == "Osteosarcoma")
+    assert "Osteosarcoma" in osteo.choices
+
+
+def test_the_halves_are_stable_and_the_shapes_are_filled_from_the_pool(tmp_path: Path) -> None:
+    write_table(tmp_path)
+    first = held_out_truths("craftmd", tmp_path)
+    second = held_out_truths("craftmd", tmp_path)
+    assert isinstance(first, Truths) and isinstance(second, Truths)
+    assert [c.diagnosis for c in first.pool.cases] == [c.diagnosis for c in second.pool.cases]
+    assert {first.half(c) for c in first.pool.cases} <= {"A", "B"}
+    assert half_of("Ulcerative colitis") == half_of("ulcerative  COLITIS")
+    colitis = next(c for c in first.pool.cases if c.diagnosis == "Ulcerative colitis")
+    values = slots(colitis, first.pool)
+    # {other} is another truth of the pool, sharing no word with this one and no choice
+    assert values["other"] in {c.diagnosis for c in first.pool.cases} - {"Ulcerative colitis"}
+    assert values["head"] == "colitis"
+    assert values["state"] in suite().states
+    said = answer("truth_comma_state", colitis, "craftmd", first.pool)
+    assert said == f"Final Diagnosis: Ulcerative colitis, {values['state']}"
+
+
+def test_absent_data_gives_one_line_saying_why(tmp_path: Path) -> None:
+    reason = held_out_truths("agentclinic", tmp_path / "nowhere")
+    assert isinstance(reason, str) and "not found" in reason and "\n" not in reason

@@ -1,0 +1,158 @@
+"""Issue 31, the red team on truths nobody tuned to: what ``bench_adversarial.py --truths``
+found on CRAFT-MD's and AgentClinic's truths, each as a general rule with its own names.
+Fast: the offline grader only, in both protocols' wrapping."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from helpers import make_case
+
+from pytest_agentclinic.core.case import Case
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.moderator import OfflineModerator
+from pytest_agentclinic.grading.judging.pipeline import grade_answer
+from pytest_agentclinic.grading.terms.concurrent import disease_by_words, finding
+
+STRICT, PAPER = CraftMDGrader(), CraftMDGrader(policy="paper")
+WRAPPERS = ("DIAGNOSIS READY: {}", "Final Diagnosis: {}")
+
+
+def scores(answer: str, truth: str, grader: CraftMDGrader = STRICT) -> list[int]:
+    """The verdict in each protocol's wrapping."""
+    return [grader.grade_frq(wrap.format(answer), truth).verdict for wrap in WRAPPERS]
+
+
+def case_scores(answer: str, truth: str, synonyms: list[str]) -> list[bool]:
+    case = Case.model_validate({**make_case(1, diagnosis=truth, synonyms=synonyms,
+                                            choices=[]), "dataset": "t"})
+    return [asyncio.run(grade_answer(wrap.format(answer), case, OfflineModerator(), 0))
+            .verdict.correct for wrap in WRAPPERS]
+
+
+# --- reading: a negated name with an eponym's possessive and its short form ------------------
+
+@pytest.mark.parametrize("answer", [
+    "Not Non-Hodgkin's lymphoma (NHL) - Sarcoidosis",
+    "Not Hodgkin\u2019s lymphoma (HL); Sarcoidosis",
+    "Non-Hodgkin\u2019s lymphoma (NHL) was considered, but Sarcoidosis fits better",
+])
+def test_a_possessive_eponym_does_not_hide_its_short_form_from_the_negation(
+        answer: str) -> None:
+    assert scores(answer, "Sarcoidosis") == [1, 1]
+
+
+# --- reading: markdown tables and JSON as models write them -----------------------------------
+
+def test_table_rows_that_say_ruled_out_are_set_aside() -> None:
+    answer = ("**Final diagnosis: Sarcoidosis**\n\n| Diagnosis | Status |\n|---|---|\n"
+              "| Tuberculosis | ruled out |\n| Lymphoma | less likely |")
+    assert scores(answer, "Sarcoidosis") == [1, 1]
+    # a table that ranks two names without setting either aside still offers both
+    ranked = ("| Diagnosis | Likelihood |\n|---|---|\n| Tuberculosis | high |\n"
+              "| Sarcoidosis | high |")
+    assert scores(ranked, "Sarcoidosis") == [0, 0]
+
+
+def test_a_diagnosis_given_as_an_object_in_json_is_read_by_its_name() -> None:
+    answer = ('```json\n{"assessment": {"diagnosis": {"name": "Sarcoidosis", "confidence": '
+              '"high"}, "differential": ["Tuberculosis", "Lymphoma"]}}\n```')
+    assert scores(answer, "Sarcoidosis") == [1, 1]
+    assert scores(answer, "Tuberculosis") == [0, 0]
+
+
+# --- main and concurrent: a disease is no finding by a shared ending ---------------------------
+
+@pytest.mark.parametrize("name", ["Hemophilia", "Thrombophilia", "Acromegaly", "Mastocytosis"])
+def test_a_disease_named_with_a_findings_ending_is_no_finding(name: str) -> None:
+    assert not finding(name)
+    assert scores(f"Sarcoidosis, {name}", "Sarcoidosis") == [0, 0]
+    assert scores(f"Sarcoidosis ({name})", "Sarcoidosis") == [0, 0]
+
+
+@pytest.mark.parametrize("name", ["hepatosplenomegaly", "eosinophilia", "pancytopenia",
+                                  "lymphocytosis"])
+def test_an_enlarged_organ_or_a_blood_count_stays_a_finding(name: str) -> None:
+    assert finding(name)
+    assert scores(f"Sarcoidosis with {name}", "Sarcoidosis") == [1, 1]
+
+
+@pytest.mark.parametrize("unknown", ["Pyostomatitis vegetans", "Leukemia cutis",
+                                     "Cervical insufficiency"])
+def test_a_disease_by_its_words_is_a_second_diagnosis_where_the_terminology_does_not_know_it(
+        unknown: str) -> None:
+    assert disease_by_words(unknown)
+    assert scores(f"{unknown} with features suggestive of Sarcoidosis", "Sarcoidosis") == [0, 0]
+    assert scores(f"Sarcoidosis ({unknown})", "Sarcoidosis") == [0, 0]
+    assert scores(f"Sarcoidosis; {unknown}", "Sarcoidosis") == [0, 0]
+
+
+def test_an_unknown_name_that_is_no_disease_by_its_words_stays_a_possible_lay_name() -> None:
+    assert not disease_by_words("whooping cough") and not disease_by_words("Lisch nodules")
+    assert not disease_by_words("hepatomegaly")
+    assert scores("Pertussis (whooping cough)", "Pertussis") == [1, 1]
+
+
+# --- guard rails: a bare head noun, an ambiguous abbreviation ----------------------------------
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("colitis", "Ulcerative colitis"), ("cyst", "Branchial cleft cyst"),
+    ("adenocarcinoma", "Pancreatic adenocarcinoma"), ("hemorrhage", "Subarachnoid hemorrhage"),
+])
+def test_a_bare_head_noun_is_a_family_word_under_strict(answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # the terminology's one disease with its variants right above the truth: broader, right
+    ("melanoma", "Superficial spreading melanoma"),
+    # only words of how severe before the head: the disease itself
+    ("pancreatitis", "Acute pancreatitis"),
+])
+def test_a_head_noun_the_terminology_or_the_qualifiers_make_the_disease_still_scores(
+        answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [1, 1]
+
+
+def test_an_abbreviation_of_several_diseases_is_not_read_toward_the_truth() -> None:
+    # PSC: primary sclerosing cholangitis, and pancreatic serous cystadenoma in the sources
+    assert case_scores("PSC", "Primary sclerosing cholangitis", []) == [False, False]
+    # unless the case accepts it as written
+    assert case_scores("PSC", "Primary sclerosing cholangitis", ["PSC"]) == [True, True]
+    # HSP: hereditary spastic paraplegia, and IgA vasculitis
+    assert scores("HSP", "Henoch-Schonlein purpura") == [0, 0]
+    # an abbreviation of one disease reads as it
+    assert scores("SLE", "Systemic lupus erythematosus") == [1, 1]
+    assert scores("COPD", "Chronic obstructive pulmonary disease") == [1, 1]
+
+
+def test_a_near_miss_that_is_another_known_disease_is_no_slip() -> None:
+    # one letter apart, both names the terminology knows: two diseases, not a slip of the pen
+    assert scores("Osteoblastoma", "Osteoclastoma") == [0, 0]
+    assert scores("Osteoclastona", "Osteoclastoma") == [1, 1]
+
+
+@pytest.mark.parametrize(("answer", "truth", "verdict"), [
+    # two names written whole, each with its own head ("tumor", "cancer" read alike)
+    ("Phyllodes tumor/Lung cancer", "Lung cancer", [0, 0]),
+    ("Lung cancer/Phyllodes tumor", "Lung cancer", [0, 0]),
+    # one head written once, or two names of one condition
+    ("Depersonalization/derealization disorder", "Depersonalization-derealization disorder",
+     [1, 1]),
+    ("Whooping cough/pertussis", "Pertussis", [1, 1]),
+])
+def test_a_slash_between_two_whole_names_offers_two(answer: str, truth: str,
+                                                     verdict: list[int]) -> None:
+    assert scores(answer, truth) == verdict
+
+
+def test_a_slash_inside_one_name_keeps_it_one() -> None:
+    truth = "Attention-deficit/hyperactivity disorder"
+    assert scores(truth, truth) == [1, 1]
+
+
+def test_a_known_disease_with_its_kind_after_a_dash_is_a_second_diagnosis() -> None:
+    # "anorexia nervosa - purging type" is unknown whole, but opens with a disease
+    assert scores("Hypopituitarism; Anorexia nervosa - purging type", "Hypopituitarism") == [0, 0]
+    assert scores("Hypopituitarism, hepatomegaly, leukocytosis", "Hypopituitarism") == [1, 1]
