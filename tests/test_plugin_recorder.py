@@ -16,6 +16,27 @@ from pytest_agentclinic.runs import transcripts
 
 SECRET = "tok-Recorder-Transcript-5521"
 
+#: What both counting conftests share: a wrapper counting calls while an item runs
+#: (``counts`` is the conftest's own), and the hook that says when one does.
+COUNTING = """
+running = [False]
+
+def counted(original, key, when=lambda *a, **k: True):
+    def wrapper(*args, **kwargs):
+        if running[0] and when(*args, **kwargs):
+            counts[key] += 1
+        return original(*args, **kwargs)
+    return wrapper
+"""
+WHILE_RUNNING = """
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item):
+    running[0] = True
+    counts["items"] += 1
+    yield
+    running[0] = False
+"""
+
 #: Counts, while each item runs, the dumps of a result record and the redactions of its
 #: dump (the functions are replaced wherever a module of the package holds them).
 COUNT = """
@@ -25,15 +46,7 @@ from pytest_agentclinic.core import redact as redact_module
 from pytest_agentclinic.core.records import ResultRecord
 
 counts = {"dumps": 0, "redactions": 0, "items": 0}
-running = [False]
-
-def counted(original, key, when=lambda *a, **k: True):
-    def wrapper(*args, **kwargs):
-        if running[0] and when(*args, **kwargs):
-            counts[key] += 1
-        return original(*args, **kwargs)
-    return wrapper
-
+""" + COUNTING + """
 def of_record(value, *args, **kwargs):
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return '"nodeid"' in text and '"transcript"' in text
@@ -49,13 +62,7 @@ def pytest_configure(config):
                 if getattr(module, name, None) is original:
                     setattr(module, name, wrapped[name])
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item):
-    running[0] = True
-    counts["items"] += 1
-    yield
-    running[0] = False
-
+""" + WHILE_RUNNING + """
 def pytest_unconfigure(config):
     name = getattr(config, "workerinput", {}).get("workerid", "main")
     with open(f"counts-{name}.json", "w") as fh:
@@ -90,15 +97,7 @@ import pytest
 from pytest_agentclinic.core import redact as redact_module, redact_model as model_module
 
 counts = {"as_model": 0, "as_text": 0, "items": 0}
-running = [False]
-
-def counted(original, key, when=lambda *a, **k: True):
-    def wrapper(*args, **kwargs):
-        if running[0] and when(*args, **kwargs):
-            counts[key] += 1
-        return original(*args, **kwargs)
-    return wrapper
-
+""" + COUNTING + """
 replaced = []
 
 @pytest.hookimpl(tryfirst=True)
@@ -119,13 +118,7 @@ def pytest_runtestloop(session):  # the plugin's modules are imported by now
         replaced.append((home, name, getattr(home, name)))
         setattr(home, name, wrapped[home, name])
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item):
-    running[0] = True
-    counts["items"] += 1
-    yield
-    running[0] = False
-
+""" + WHILE_RUNNING + """
 def pytest_unconfigure(config):
     for module, name, original in replaced:  # pytester may run in this very process
         setattr(module, name, original)
