@@ -72,11 +72,7 @@ def pytest_unconfigure(config):
 
 def test_a_record_is_dumped_and_redacted_once_per_item(pytester: pytest.Pytester,
                                                         xdist: list[str]) -> None:
-    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
-    pytester.makeconftest(COUNT)
-    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=once",
-                       "--junitxml=junit.xml", *xdist).assert_outcomes(passed=3)
-    counts = [json.loads(p.read_text()) for p in pytester.path.glob("counts-*.json")]
+    counts = _counted_run(pytester, COUNT, *xdist, "--junitxml=junit.xml")
     items = sum(c["items"] for c in counts)
     assert items == 3
     assert sum(c["dumps"] for c in counts) == items
@@ -131,11 +127,7 @@ def pytest_unconfigure(config):
 def test_a_transcript_is_redacted_once_per_item(pytester: pytest.Pytester,
                                                 xdist: list[str]) -> None:
     # It was redacted as a model by the executor, then its file's JSON text again.
-    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
-    pytester.makeconftest(COUNT_TRANSCRIPT)
-    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=once",
-                       *xdist).assert_outcomes(passed=3)
-    counts = [json.loads(p.read_text()) for p in pytester.path.glob("counts-*.json")]
+    counts = _counted_run(pytester, COUNT_TRANSCRIPT, *xdist)
     assert sum(c["items"] for c in counts) == 3
     assert sum(c["as_model"] for c in counts) == 3
     assert sum(c["as_text"] for c in counts) == 0
@@ -191,3 +183,12 @@ def test_a_transcript_costs_no_path_walk_per_item(tmp_path: Path,
     assert paths[2] == os.path.join(tmp_path / "run", "transcripts",
                                     f"derm__c-2-{digest}.json")
     assert all(Path(p).is_file() for p in paths)
+
+
+def _counted_run(pytester: pytest.Pytester, conftest: str, *args: str) -> list[dict[str, int]]:
+    """Play three cases under the counting ``conftest``; each process's counts."""
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    pytester.makeconftest(conftest)
+    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=once",
+                       *args).assert_outcomes(passed=3)
+    return [json.loads(p.read_text()) for p in pytester.path.glob("counts-*.json")]
