@@ -163,8 +163,8 @@ class EncounterExecutor:
                 if time.monotonic() > deadline:
                     # Whose code holds the loop is read from its stack, not guessed.
                     self.encounters.fatal = (f"an encounter blocked the event loop past "
-                                  f"--agent-encounter-timeout ({limit:g} s), "
-                                  f"{blocked_in(self.runner.thread)}")
+                                             f"--agent-encounter-timeout ({limit:g} s), "
+                                             f"{blocked_in(self.runner.thread)}")
                     return self._failed_transcript(spec, self.encounters.fatal)
                 if on_wait is not None:
                     on_wait()  # the status line, written from this (the main) thread
