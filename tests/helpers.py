@@ -103,6 +103,14 @@ def write_yaml_cases(path: Path, cases: list[dict[str, Any]]) -> Path:
     return path
 
 
+def play_three_under(pytester: pytest.Pytester, conftest: str, run_name: str,
+                     *args: str) -> None:
+    """Play three offline cases with ``conftest`` watching the run (it writes what it saw
+    into ``pytester.path``); every item must pass."""
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    pytester.makeconftest(conftest)
+    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", f"--agent-run-name={run_name}",
+                       *args).assert_outcomes(passed=3)
 
 
 def llm_args(server: FakeOpenAIServer, roles: tuple[str, ...] = ALL_LLM,

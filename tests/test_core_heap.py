@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import make_case, osce_line, write_yaml_cases
+from helpers import make_case, osce_line, play_three_under, write_yaml_cases
 
 from pytest_agentclinic.cases import yaml_stream
 from pytest_agentclinic.core.records import ResultRecord
@@ -309,10 +309,7 @@ def pytest_sessionfinish(session):
 
 def test_items_and_reports_let_the_record_go_once_logged_and_junit_keeps_it(
         pytester: pytest.Pytester, xdist: list[str]) -> None:
-    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
-    pytester.makeconftest(HOLDINGS)
-    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=rel",
-                       "--junitxml=j.xml", *xdist).assert_outcomes(passed=3)
+    play_three_under(pytester, HOLDINGS, "rel", "--junitxml=j.xml", *xdist)
     holdings = {p.stem: json.loads(p.read_text()) for p in pytester.path.glob("holdings-*.json")}
     # Under xdist each worker holds (and runs) its share of the cases.
     assert sum(h["released"] for h in holdings.values()) == 3

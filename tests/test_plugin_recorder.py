@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers import make_case, write_yaml_cases
+from helpers import play_three_under
 
 from pytest_agentclinic.core.redact import MASK, register
 from pytest_agentclinic.core.transcript import Transcript, Utterance
@@ -187,8 +187,5 @@ def test_a_transcript_costs_no_path_walk_per_item(tmp_path: Path,
 
 def _counted_run(pytester: pytest.Pytester, conftest: str, *args: str) -> list[dict[str, int]]:
     """Play three cases under the counting ``conftest``; each process's counts."""
-    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
-    pytester.makeconftest(conftest)
-    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=once",
-                       *args).assert_outcomes(passed=3)
+    play_three_under(pytester, conftest, "once", *args)
     return [json.loads(p.read_text()) for p in pytester.path.glob("counts-*.json")]

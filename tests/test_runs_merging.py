@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import make_case, write_yaml_cases
+from helpers import make_case, play_three_under, write_yaml_cases
 
 from pytest_agentclinic.core.records import ResultRecord
 from pytest_agentclinic.runs.merging import RunningMerge
@@ -159,10 +159,7 @@ def pytest_unconfigure(config):
 
 def test_the_heap_is_frozen_before_pytests_last_garbage_collection(
         pytester: pytest.Pytester, xdist: list[str]) -> None:
-    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
-    pytester.makeconftest(FREEZE_COUNTS)
-    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=f",
-                       *xdist).assert_outcomes(passed=3)
+    play_three_under(pytester, FREEZE_COUNTS, "f", *xdist)
     seen = [json.loads(p.read_text()) for p in pytester.path.glob("freeze-*.json")]
     assert seen and all(s["unconfigured"] > s["finished"] for s in seen)
 
@@ -193,9 +190,6 @@ def pytest_sessionfinish(session):
 
 def test_the_reports_code_is_warmed_once_while_the_encounters_play(
         pytester: pytest.Pytester, xdist: list[str]) -> None:
-    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
-    pytester.makeconftest(COUNT_WARM_UPS)
-    pytester.runpytest("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=w",
-                       *xdist).assert_outcomes(passed=3)
+    play_three_under(pytester, COUNT_WARM_UPS, "w", *xdist)
     calls = json.loads((pytester.path / "warm-ups.json").read_text())
     assert len(calls) == 1 and calls[0] in _nodeids(pytester.path / "reports" / "w")
