@@ -31,6 +31,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
 from ..core.errors import InputError
+from . import yaml_events
 
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
@@ -209,14 +210,23 @@ def _elements(loader: Any, key: str | None) -> list[Any]:
     loader.get_event()
     items: list[Any] = []
     lines: list[int] = loader.element_lines.setdefault(key, [])
+    # Plain data is built from the events; a document whose aliases are counted is composed.
+    resolve = None if isinstance(loader, _AliasCounter) else yaml_events.resolving(loader)
     while not loader.check_event(SequenceEndEvent):
         mark = loader.peek_event().start_mark
+        lines.append(mark.line + 1)
+        composer = loader
+        if resolve is not None:
+            try:
+                items.append(yaml_events.build(loader, resolve))
+                continue
+            except yaml_events.GiveUp as given_up:
+                composer = yaml_events.Replay(loader, given_up.events)
         try:
-            node = loader.compose_node(None, len(items))
+            node = composer.compose_node(None, len(items))
         except RecursionError:
             # The parser is left mid-element: the document cannot be read on.
             raise ComposerError(None, None, "nested too deeply to read", mark) from None
-        lines.append(mark.line + 1)
         items.append(_built(loader, node, mark.line + 1))
     loader.get_event()
     return items

@@ -19,6 +19,7 @@ from ..cases.errors import CaseError
 from ..cases.loaders import LoadedFile
 from ..core.case import Case
 from ..core.errors import AgentClinicError, InputError
+from ..core.heap import gc_paused
 from ..core.text import terminal_safe
 from ..core.transcript import Transcript
 from ..protocols.base import ItemSpec
@@ -141,17 +142,25 @@ class CaseFile(pytest.File):
         # let go, in the memory they held. Items that share a chain of calls (CRAFT-MD's
         # experiments of one conversation) are told apart by their case object: they keep it.
         light = state.protocol.items_per_chain(state.settings.options) == 1
-        everyone, made, markers = _cases(loaded, share)
-        # Expanded from all the file's cases all the same (a protocol may draw on the file's
-        # other cases, e.g. their diagnoses); a split worker keeps its own cases' items.
-        specs = state.protocol.expand(everyone, state.run_options)
-        if share is not None:
-            mine = {id(case) for _line, case, _text in made}
-            specs = (spec for spec in specs if id(spec.case) in mine)
-        plans = list(self._plans(made, markers, specs, light))
-        del specs, everyone, made
-        loaded.cases.clear()
-        loaded.stored = None
+        # The items and what they are made of live to the end of the run: the cyclic
+        # collector's passes while they accumulate are wasted (see FreezeCollected).
+        with gc_paused():
+            everyone, made, markers = _cases(loaded, share)
+            # Expanded from all the file's cases all the same (a protocol may draw on the
+            # file's other cases, e.g. their diagnoses); a split worker keeps its own items.
+            specs = state.protocol.expand(everyone, state.run_options)
+            if share is not None:
+                mine = {id(case) for _line, case, _text in made}
+                specs = (spec for spec in specs if id(spec.case) in mine)
+            plans = list(self._plans(made, markers, specs, light))
+            del specs, everyone, made
+            loaded.cases.clear()
+            loaded.stored = None
+            items = list(self._items(plans))
+        yield from items
+
+    def _items(self, plans: list[_Plan]) -> Iterator[EncounterItem]:
+        """The planned items, each with its specialty's mark."""
         # One mark per specialty, shared by its items (a new one per item: ~0.2 KB each).
         marks: dict[str, pytest.MarkDecorator] = {}
         # pytest 9.2's structured node ids (what --lf matches on): the case's id, the
@@ -167,7 +176,7 @@ class CaseFile(pytest.File):
             yield item
 
     def _plans(self, made: list[_Made], markers: Mapping[str, str], specs: Iterable[ItemSpec],
-               light: bool) -> Iterator[tuple[tuple[str, str], str, dict[str, Any]]]:
+               light: bool) -> Iterator[_Plan]:
         """Each item's case id and variant label, marker and what it is made of."""
         # Every case's specialty, the file's cases all (an xdist worker of a split run makes
         # its share's items only, but its -m and --strict-markers read the same markers).
@@ -192,6 +201,8 @@ class CaseFile(pytest.File):
                     "specialty": sys.intern(case.specialty), **held})
 
 
+#: An item to make: its case id and variant label, its marker, what it is made of.
+_Plan = tuple[tuple[str, str], str, dict[str, Any]]
 #: A case this process makes items of: its line, the case, its stored text (or None).
 _Made = tuple[int, Case, "str | None"]
 
