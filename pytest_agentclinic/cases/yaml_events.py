@@ -37,8 +37,6 @@ _BUILT = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool",
                     "tag:yaml.org,2002:timestamp"})
 #: Deeper elements are composed (where a hostile depth meets the composer's own limit).
 MAX_DEPTH = 64
-#: A mapping's next event is its key's.
-_NO_KEY: Any = object()
 
 
 class GiveUp(Exception):
@@ -79,73 +77,83 @@ def resolving(loader: Any) -> Resolving | None:
 def build(loader: Any, resolve: Resolving) -> Any:
     """The next node of ``loader``'s event stream built as the safe constructor builds it;
     raises :class:`GiveUp` (with the events read) when it is not plain data."""
-    get_event = loader.get_event
     events: list[Event] = []
-    append = events.append
-    firsts = resolve.firsts
-    # The open collections; for each open mapping, its pending key and how many it was given.
-    stack: list[Any] = []
-    keys: list[Any] = []
-    given: list[int] = []
-    while True:
-        event = get_event()
-        append(event)
+    reading = _Reading(loader, events, resolve)
+    try:
+        return reading.node(reading.next(), 0)
+    except _NotPlain:
+        raise GiveUp(events) from None
+
+
+class _NotPlain(Exception):
+    """Raised inside :class:`_Reading`; :func:`build` gives the events up."""
+
+
+class _Reading:
+    """One element's events read and built, each kept for a give-up."""
+
+    def __init__(self, loader: Any, events: list[Event], resolve: Resolving) -> None:
+        self.loader, self.events, self.resolve = loader, events, resolve
+        self._get, self._keep = loader.get_event, events.append
+        self.firsts = resolve.firsts
+
+    def next(self) -> Any:
+        """The stream's next event, kept."""
+        event = self._get()
+        self._keep(event)
+        return event
+
+    def node(self, event: Any, depth: int) -> Any:
+        """The node ``event`` starts, built."""
         kind = type(event)
+        if event.anchor is not None or event.tag is not None:
+            raise _NotPlain
         if kind is ScalarEvent:
-            if event.anchor is not None or event.tag is not None:
-                raise GiveUp(events)
             value = event.value
-            if event.implicit[0] and (firsts is None or value[:1] in firsts):
-                tag = resolve(value)
+            if event.implicit[0] and (self.firsts is None or value[:1] in self.firsts):
+                tag = self.resolve(value)
                 if tag != _STR:
-                    value = _scalar(loader, tag, event, events)
-        elif kind is MappingStartEvent or kind is SequenceStartEvent:
-            if event.anchor is not None or event.tag is not None or len(stack) >= MAX_DEPTH:
-                raise GiveUp(events)
-            if kind is MappingStartEvent:
-                stack.append({})
-                keys.append(_NO_KEY)
-                given.append(0)
-            else:
-                stack.append([])
-            continue
-        elif kind is MappingEndEvent:
-            value = stack.pop()
-            keys.pop()
-            if len(value) != given.pop():
-                # Two keys built equal: given twice (the loader's error), or equal values
-                # of other texts (1 and 1.0), which the composed mapping shows.
-                raise GiveUp(events)
-        elif kind is SequenceEndEvent:
-            value = stack.pop()
-        else:  # an alias
-            raise GiveUp(events)
-        if not stack:
+                    return _scalar(self.loader, tag, event)
             return value
-        top = stack[-1]
-        if type(top) is list:
-            top.append(value)
-        elif keys[-1] is not _NO_KEY:
-            top[keys[-1]] = value
-            keys[-1] = _NO_KEY
-        elif kind is not ScalarEvent or value != value:
-            # A collection as a key (the constructor's error), or a key not equal to
-            # itself, which a count cannot find given twice.
-            raise GiveUp(events)
-        else:
-            keys[-1] = value
-            given[-1] += 1
+        if depth >= MAX_DEPTH:
+            raise _NotPlain
+        if kind is MappingStartEvent:
+            return self.mapping(depth + 1)
+        if kind is SequenceStartEvent:
+            items = []
+            while type(event := self.next()) is not SequenceEndEvent:
+                items.append(self.node(event, depth + 1))
+            return items
+        raise _NotPlain  # an alias
+
+    def mapping(self, depth: int) -> dict[Any, Any]:
+        """A mapping's pairs, to its end."""
+        built: dict[Any, Any] = {}
+        given = 0
+        while type(event := self.next()) is not MappingEndEvent:
+            if type(event) is not ScalarEvent:
+                raise _NotPlain  # a collection as a key: the constructor's error
+            key = self.node(event, depth)
+            if key != key:
+                raise _NotPlain  # not equal to itself: a count cannot find it given twice
+            given += 1
+            built[key] = self.node(self.next(), depth)
+        if len(built) != given:
+            # Two keys built equal: one given twice (the loader's error), or equal values of
+            # other texts (1 and 1.0), which the composed mapping shows.
+            raise _NotPlain
+        return built
 
 
-def _scalar(loader: Any, tag: str, event: Any, events: list[Event]) -> Any:
+def _scalar(loader: Any, tag: str, event: Any) -> Any:
     """A plain scalar of another type than text, built by the safe constructor's function."""
     if tag not in _BUILT:
-        raise GiveUp(events)
+        raise _NotPlain
     try:
         return loader.yaml_constructors[tag](
             loader, ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style))
     except Exception:  # the composed element raises it where it did
-        raise GiveUp(events) from None
+        raise _NotPlain from None
 
 
 class Replay(Composer, Resolver):
