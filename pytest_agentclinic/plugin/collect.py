@@ -7,7 +7,7 @@ import dataclasses
 import gc
 import re
 import sys
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -188,13 +188,13 @@ class CaseFile(pytest.File):
                 self.config.addinivalue_line("markers", f"{marker}: {specialty} cases")
         lines = {id(case): line for line, case, _text in made}
         texts = {id(case): text for _line, case, text in made if text is not None} if light else {}
+        rests = _Rests()
         for spec in specs:
             case = spec.case
             marker = case.specialty_marker
             text = texts.get(id(case))
             held: dict[str, Any] = (
-                {"spec": spec} if text is None
-                else {"light": (text, tuple(getattr(spec, f) for f in _SPEC_REST))})
+                {"spec": spec} if text is None else {"light": (text, rests.of(spec))})
             # Equal names held once a process (the models read back share none).
             yield ((case.id, spec.label), marker,
                    {"line": lines[id(case)], "case_key": (sys.intern(case.dataset), case.id),
@@ -230,6 +230,29 @@ def _cases(loaded: LoadedFile, share: WorkerShare | None
 
 #: :class:`ItemSpec`'s fields but its case, in order: what a light item keeps of its spec.
 _SPEC_REST = tuple(f.name for f in dataclasses.fields(ItemSpec) if f.name != "case")
+
+
+class _Rests:
+    """One tuple of a spec's fields but its case (:data:`_SPEC_REST`) for the items whose
+    fields are equal: the items of a label share their models, their variant and the file's
+    candidates, but each spec has its own dict of models and its own variant (~0.4 KB an
+    item with the tuple)."""
+
+    def __init__(self) -> None:
+        self._made: dict[Hashable, tuple[Any, ...]] = {}
+
+    def of(self, spec: ItemSpec) -> tuple[Any, ...]:
+        """``spec``'s fields but its case, as an equal spec's when one was seen."""
+        rest = tuple(getattr(spec, name) for name in _SPEC_REST)
+        # The candidates by identity: a file's items share one tuple, of every diagnosis of
+        # the file, too long to hash for each item (the tuple kept keeps its id unique).
+        key = tuple(id(value) if name == "candidates"
+                    else tuple(value.items()) if isinstance(value, Mapping) else value
+                    for name, value in zip(_SPEC_REST, rest, strict=True))
+        try:
+            return self._made.setdefault(key, rest)
+        except TypeError:  # a protocol's variant that cannot be hashed: not shared
+            return rest
 
 
 class EncounterItem(pytest.Item):
