@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import operator
 import re
 import sys
 from collections.abc import Generator, Hashable, Iterable, Iterator, Mapping, Sequence
@@ -235,6 +236,8 @@ def _cases(loaded: LoadedFile, share: WorkerShare | None
 
 #: :class:`ItemSpec`'s fields but its case, in order: what a light item keeps of its spec.
 _SPEC_REST = tuple(f.name for f in dataclasses.fields(ItemSpec) if f.name != "case")
+#: Those fields of a spec, as a tuple.
+_REST_OF = operator.attrgetter(*_SPEC_REST)
 
 
 class _Rests:
@@ -243,19 +246,22 @@ class _Rests:
     candidates, but each spec has its own dict of models and its own variant (~0.4 KB an
     item with the tuple)."""
 
+    #: Where the models (a dict) and the candidates are among the fields.
+    _MODELS, _CANDIDATES = _SPEC_REST.index("models"), _SPEC_REST.index("candidates")
+
     def __init__(self) -> None:
         self._made: dict[Hashable, tuple[Any, ...]] = {}
 
     def of(self, spec: ItemSpec) -> tuple[Any, ...]:
         """``spec``'s fields but its case, as an equal spec's when one was seen."""
-        rest = tuple(getattr(spec, name) for name in _SPEC_REST)
+        rest: tuple[Any, ...] = _REST_OF(spec)
+        key = list(rest)
+        key[self._MODELS] = tuple(rest[self._MODELS].items())
         # The candidates by identity: a file's items share one tuple, of every diagnosis of
         # the file, too long to hash for each item (the tuple kept keeps its id unique).
-        key = tuple(id(value) if name == "candidates"
-                    else tuple(value.items()) if isinstance(value, Mapping) else value
-                    for name, value in zip(_SPEC_REST, rest, strict=True))
+        key[self._CANDIDATES] = id(rest[self._CANDIDATES])
         try:
-            return self._made.setdefault(key, rest)
+            return self._made.setdefault(tuple(key), rest)
         except TypeError:  # a protocol's variant that cannot be hashed: not shared
             return rest
 
