@@ -3,13 +3,13 @@
 Composing an element's node graph and then constructing it (PyYAML's composer and
 constructor, in Python) cost ~65 us a case: most of a cold collection's CPU. Most elements
 are plain data (untagged mappings, lists and scalars, no anchor, alias or merge key): here
-those are built from libyaml's events in one loop, with the safe loader's own implicit
-resolvers and scalar constructors, so the data is the same. Anything else (an anchor, an
-alias, a tag, a merge key, a key given twice, a key that is a collection, a scalar whose
-constructor fails, nesting deeper than :data:`MAX_DEPTH`) makes :func:`build` give up: the
-element's events read so far are handed back, and the caller composes the element from
-them and from the rest of the stream (:class:`Replay`), with the same errors at the same
-places as before.
+those are built from libyaml's events as they come (a loop per mapping or list), with the
+safe loader's own implicit resolvers and scalar constructors, so the data is the same.
+Anything else (an anchor, an alias, a tag, a merge key, a key given twice, a key that is a
+collection, a scalar whose constructor fails, nesting deeper than :data:`MAX_DEPTH`) makes
+:func:`build` give up: the element's events read so far are handed back, and the caller
+composes the element from them and from the rest of the stream (:class:`Replay`), with the
+same errors at the same places as before.
 """
 
 from __future__ import annotations

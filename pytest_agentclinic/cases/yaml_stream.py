@@ -6,7 +6,8 @@ long lists (a top-level list, or a list under a top-level key such as ``cases:``
 and built one element at a time, and everything else as ``yaml.load`` does; libyaml still
 parses (composing in Python, the 8,000-case file loads in half the time: the whole graph kept
 the garbage collector busy). The data is the same, except that an alias of (a part of) a list
-element is built as an equal copy rather than as the same object.
+element is built as an equal copy rather than as the same object. An element of plain data
+(most cases) is built from the parser's events without composing it (:mod:`.yaml_events`).
 """
 
 from __future__ import annotations
