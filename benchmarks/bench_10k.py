@@ -2,6 +2,7 @@
 
     python benchmarks/bench_10k.py [--cases 10000] [--rpm 3000] [--workers 8] [--k 2]
                                    [--probe times|profile|profile-all|phases]
+                                   [--parts run,start,floor,collect,report] [--profile-collect]
 
 One pytest run of N distinct cases (each an encounter of exactly k doctor calls, the patient
 offline) with ``-n WORKERS`` against the project's fake OpenAI server in its own process,
@@ -62,6 +63,9 @@ interleaved runs, CPU time of the process alone):
   beyond plain pytest's (RSS growth from N to 2N collected items); goal <= 2 KB;
 * report: ``agentclinic report`` of an offline run of those cases (goal <= 1.0 s of CPU), and
   its report.html per item (goal <= 1.5 KB).
+
+``--profile-collect`` adds to the collect part a profile (cProfile, functions by their own
+time) of one collection parsing the file and one reading it back.
 """
 
 from __future__ import annotations
@@ -316,7 +320,7 @@ def _cpu(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> fl
     return usage.ru_utime + usage.ru_stime
 
 
-def collection(work: Path, n: int, rounds: int) -> None:
+def collection(work: Path, n: int, rounds: int, profile: bool = False) -> None:
     """Collection CPU of ``n`` distinct cases, parsed and read back, against plain pytest's."""
     folder = work / "collect"
     folder.mkdir()
@@ -332,11 +336,37 @@ def collection(work: Path, n: int, rounds: int) -> None:
         cpu["plain"].append(_cpu([*pytest_, "test_plain.py", "-p", "no:agentclinic", "-p",
                                   "no:randomly", "-p", "no:xdist"], folder))
     med = {k: statistics.median(v) for k, v in cpu.items()}
+    # Each round's own ratios too: its three runs are seconds apart, so a machine whose load
+    # moves between rounds moves both sides of them alike.
+    ratios = {k: sorted(a / b for a, b in zip(cpu[k], cpu["plain"], strict=True))
+              for k in ("parsed", "stored")}
     print(f"collection of {n:,} distinct cases, CPU, medians of {rounds}: parsed "
           f"{med['parsed']:.2f} s = {med['parsed'] / med['plain']:.2f}x plain pytest's "
           f"{n:,} trivial tests ({med['plain']:.2f} s); read back parsed {med['stored']:.2f} s "
-          f"= {med['stored'] / med['plain']:.2f}x (goal <= 1.5x)")
+          f"= {med['stored'] / med['plain']:.2f}x (goal <= 1.5x); each round's ratio, median "
+          f"(range): parsed {statistics.median(ratios['parsed']):.2f}x "
+          f"({ratios['parsed'][0]:.2f}-{ratios['parsed'][-1]:.2f}), read back "
+          f"{statistics.median(ratios['stored']):.2f}x "
+          f"({ratios['stored'][0]:.2f}-{ratios['stored'][-1]:.2f})")
     memory_per_item(folder, n, rounds)
+    if profile:
+        profile_collection(folder, pytest_)
+
+
+def profile_collection(folder: Path, pytest_: list[str], top: int = 25) -> None:
+    """The functions of a collection parsing the file, then of one reading it back, by their
+    own time (cProfile: calls cost more than they do unprofiled; compare shares)."""
+    import pstats
+
+    for name in ("parsed", "read back parsed"):
+        out = folder / f"collect-{name.split()[0]}.prof"
+        subprocess.run([sys.executable, "-m", "cProfile", "-o", str(out), *pytest_[1:],
+                        "cases.yaml", "--agent-cache-dir=profile-cache", "-p", "no:randomly"],
+                       cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        print(f"profile of a collection, {name}:")
+        pstats.Stats(str(out), stream=sys.stdout).strip_dirs().sort_stats("tottime") \
+            .print_stats(top)
 
 
 PROBE = """
@@ -615,6 +645,9 @@ def main() -> None:
                              "process from its session's finish to its exit; 'profile-all' "
                              "of the whole run (CPU time, every thread); 'phases' "
                              "the start instead (benchmarks/start_phases.py)")
+    parser.add_argument("--profile-collect", action="store_true",
+                        help="the collect part: profiles of a collection parsing the file "
+                             "and of one reading it back")
     opts = parser.parse_args()
     parts = opts.parts.split(",")
     with tempfile.TemporaryDirectory(prefix="agentclinic-10k-") as tmp:
@@ -625,7 +658,7 @@ def main() -> None:
         if "floor" in parts:
             xdist_floor(Path(tmp), opts.cases, opts.workers, opts.rounds)
         if "collect" in parts:
-            collection(Path(tmp), opts.distinct, opts.rounds)
+            collection(Path(tmp), opts.distinct, opts.rounds, opts.profile_collect)
         if "report" in parts:
             final_report(Path(tmp), opts.distinct, opts.rounds)
 

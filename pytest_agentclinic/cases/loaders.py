@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from ..core.case import UNSPECIFIED, Case, Findings, slugify
 from ..core.errors import AgentClinicError
-from ..core.heap import FrozenParts
+from ..core.heap import FrozenParts, gc_paused
 from . import formats
 from .errors import CaseError as CaseError
 from .stored import StoredCases
@@ -370,9 +370,12 @@ def load_case_file(path: Path) -> LoadedFile:
     if not text.strip():
         loaded.not_cases, loaded.damaged = "empty", True
         return loaded
-    _BUILT_IN.get(path.suffix, _load_extension)(path, text, loaded)
-    _apply_sidecar(loaded)
-    _drop_duplicates(loaded)
+    # Thousands of small containers that live on: the collector's passes over them while
+    # they accumulate cost more than building them (~40 ms of 4,000 cases' 240).
+    with gc_paused():
+        _BUILT_IN.get(path.suffix, _load_extension)(path, text, loaded)
+        _apply_sidecar(loaded)
+        _drop_duplicates(loaded)
     return loaded
 
 

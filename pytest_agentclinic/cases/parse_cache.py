@@ -35,6 +35,7 @@ from pydantic import ValidationError
 
 from .. import __version__
 from ..core.case import Case
+from ..core.heap import gc_paused
 from ..core.versioned import Format
 from .errors import CaseError
 from .loaders import CASE_SUFFIXES, SIDECAR_SUFFIX, LoadedFile, load_case_file
@@ -184,7 +185,7 @@ def _read_stored(entry: Path, path: Path) -> LoadedFile | None:
 def _read(entry: Path, path: Path) -> LoadedFile | None:
     """The stored load of ``path``, or None when there is none (or it cannot be used)."""
     try:
-        with open(entry, encoding="utf-8") as stored:
+        with open(entry, encoding="utf-8") as stored, gc_paused():
             header = PARSE_CACHE_FORMAT.upgrade(json.loads(stored.readline()), str(entry))
             loaded = _loaded(header, path)
             for line, text in zip(header["lines"], stored, strict=True):

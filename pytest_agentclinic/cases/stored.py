@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import overload
 
 from ..core.case import Case
-from ..core.heap import FrozenParts
+from ..core.heap import FrozenParts, gc_paused
 
 
 class StoredCases(Sequence[Case]):
@@ -78,10 +78,11 @@ class StoredCases(Sequence[Case]):
         every case, in order); returns their indices. The other cases' names are let go."""
         chosen = [i for i, key in enumerate(self._keys) if takes(key[0], key[1])]
         self._keys = []
-        for index in chosen:
-            case = Case.model_validate_json(self._raw(index))
-            self._shared.share(case)
-            self._kept[index] = case
+        with gc_paused():  # models that live on (see loaders.load_case_file)
+            for index in chosen:
+                case = Case.model_validate_json(self._raw(index))
+                self._shared.share(case)
+                self._kept[index] = case
         return chosen
 
 

@@ -6,7 +6,8 @@ long lists (a top-level list, or a list under a top-level key such as ``cases:``
 and built one element at a time, and everything else as ``yaml.load`` does; libyaml still
 parses (composing in Python, the 8,000-case file loads in half the time: the whole graph kept
 the garbage collector busy). The data is the same, except that an alias of (a part of) a list
-element is built as an equal copy rather than as the same object.
+element is built as an equal copy rather than as the same object. An element of plain data
+(most cases) is built from the parser's events without composing it (:mod:`.yaml_events`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
 from ..core.errors import InputError
+from . import yaml_events
 
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
@@ -209,14 +211,23 @@ def _elements(loader: Any, key: str | None) -> list[Any]:
     loader.get_event()
     items: list[Any] = []
     lines: list[int] = loader.element_lines.setdefault(key, [])
+    # Plain data is built from the events; a document whose aliases are counted is composed.
+    resolve = None if isinstance(loader, _AliasCounter) else yaml_events.resolving(loader)
     while not loader.check_event(SequenceEndEvent):
         mark = loader.peek_event().start_mark
+        lines.append(mark.line + 1)
+        composer = loader
+        if resolve is not None:
+            try:
+                items.append(yaml_events.build(loader, resolve))
+                continue
+            except yaml_events.GiveUp as given_up:
+                composer = yaml_events.Replay(loader, given_up.events)
         try:
-            node = loader.compose_node(None, len(items))
+            node = composer.compose_node(None, len(items))
         except RecursionError:
             # The parser is left mid-element: the document cannot be read on.
             raise ComposerError(None, None, "nested too deeply to read", mark) from None
-        lines.append(mark.line + 1)
         items.append(_built(loader, node, mark.line + 1))
     loader.get_event()
     return items

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
+import operator
 import re
 import sys
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -19,6 +20,7 @@ from ..cases.errors import CaseError
 from ..cases.loaders import LoadedFile
 from ..core.case import Case
 from ..core.errors import AgentClinicError, InputError
+from ..core.heap import gc_paused
 from ..core.text import terminal_safe
 from ..core.transcript import Transcript
 from ..protocols.base import ItemSpec
@@ -126,6 +128,15 @@ class CaseFile(pytest.File):
                 self, name=f"line-{rest[0][0].line}-and-{len(rest) - 1}-more", errors=rest)
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        # The cases read and the items made live to the end of the run, or are freed at
+        # once by their count: the cyclic collector's passes while they accumulate were
+        # wasted (~90 of them over 4,000 cases), and the models are let go before it runs.
+        with gc_paused():
+            nodes = list(self._nodes())
+        yield from nodes
+
+    def _nodes(self) -> Iterator[pytest.Item | pytest.Collector]:
+        """The file's error nodes, then its items."""
         from ..cases import parse_cache
 
         state = session_of(self.config)
@@ -152,6 +163,10 @@ class CaseFile(pytest.File):
         del specs, everyone, made
         loaded.cases.clear()
         loaded.stored = None
+        yield from self._items(plans)
+
+    def _items(self, plans: list[_Plan]) -> Iterator[EncounterItem]:
+        """The planned items, each with its specialty's mark."""
         # One mark per specialty, shared by its items (a new one per item: ~0.2 KB each).
         marks: dict[str, pytest.MarkDecorator] = {}
         # pytest 9.2's structured node ids (what --lf matches on): the case's id, the
@@ -167,7 +182,7 @@ class CaseFile(pytest.File):
             yield item
 
     def _plans(self, made: list[_Made], markers: Mapping[str, str], specs: Iterable[ItemSpec],
-               light: bool) -> Iterator[tuple[tuple[str, str], str, dict[str, Any]]]:
+               light: bool) -> Iterator[_Plan]:
         """Each item's case id and variant label, marker and what it is made of."""
         # Every case's specialty, the file's cases all (an xdist worker of a split run makes
         # its share's items only, but its -m and --strict-markers read the same markers).
@@ -179,19 +194,21 @@ class CaseFile(pytest.File):
                 self.config.addinivalue_line("markers", f"{marker}: {specialty} cases")
         lines = {id(case): line for line, case, _text in made}
         texts = {id(case): text for _line, case, text in made if text is not None} if light else {}
+        rests = _Rests()
         for spec in specs:
             case = spec.case
             marker = case.specialty_marker
             text = texts.get(id(case))
             held: dict[str, Any] = (
-                {"spec": spec} if text is None
-                else {"light": (text, tuple(getattr(spec, f) for f in _SPEC_REST))})
+                {"spec": spec} if text is None else {"light": (text, rests.of(spec))})
             # Equal names held once a process (the models read back share none).
             yield ((case.id, spec.label), marker,
                    {"line": lines[id(case)], "case_key": (sys.intern(case.dataset), case.id),
                     "specialty": sys.intern(case.specialty), **held})
 
 
+#: An item to make: its case id and variant label, its marker, what it is made of.
+_Plan = tuple[tuple[str, str], str, dict[str, Any]]
 #: A case this process makes items of: its line, the case, its stored text (or None).
 _Made = tuple[int, Case, "str | None"]
 
@@ -219,6 +236,34 @@ def _cases(loaded: LoadedFile, share: WorkerShare | None
 
 #: :class:`ItemSpec`'s fields but its case, in order: what a light item keeps of its spec.
 _SPEC_REST = tuple(f.name for f in dataclasses.fields(ItemSpec) if f.name != "case")
+#: Those fields of a spec, as a tuple.
+_REST_OF = operator.attrgetter(*_SPEC_REST)
+
+
+class _Rests:
+    """One tuple of a spec's fields but its case (:data:`_SPEC_REST`) for the items whose
+    fields are equal: the items of a label share their models, their variant and the file's
+    candidates, but each spec has its own dict of models and its own variant (~0.4 KB an
+    item with the tuple)."""
+
+    #: Where the models (a dict) and the candidates are among the fields.
+    _MODELS, _CANDIDATES = _SPEC_REST.index("models"), _SPEC_REST.index("candidates")
+
+    def __init__(self) -> None:
+        self._made: dict[Hashable, tuple[Any, ...]] = {}
+
+    def of(self, spec: ItemSpec) -> tuple[Any, ...]:
+        """``spec``'s fields but its case, as an equal spec's when one was seen."""
+        rest: tuple[Any, ...] = _REST_OF(spec)
+        key = list(rest)
+        key[self._MODELS] = tuple(rest[self._MODELS].items())
+        # The candidates by identity: a file's items share one tuple, of every diagnosis of
+        # the file, too long to hash for each item (the tuple kept keeps its id unique).
+        key[self._CANDIDATES] = id(rest[self._CANDIDATES])
+        try:
+            return self._made.setdefault(tuple(key), rest)
+        except TypeError:  # a protocol's variant that cannot be hashed: not shared
+            return rest
 
 
 class EncounterItem(pytest.Item):
@@ -422,7 +467,10 @@ class FreezeCollected:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Freeze the heap as collection leaves it."""
         del session
-        gc.collect()  # what collection let go of is freed first, not frozen
+        # What collection made and let go of is freed first, not frozen: the young
+        # generations hold it (~5 ms). A full collection walked the whole heap to free
+        # ~30 more objects of the start: 25-45 ms of every process's collection.
+        gc.collect(1)
         gc.freeze()
 
 
