@@ -30,6 +30,7 @@ disease it means is the writer's to say.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
@@ -51,8 +52,8 @@ from ..terminology_table import DATA_FILE, read_table
 from .concepts import Terminology, default_terminology
 
 __all__ = ["ADJECTIVE_ENDINGS", "EPONYMS_FILE", "NOUN_ENDINGS", "agent_of", "ambiguous",
-           "binomial", "cores", "derive_eponyms", "eponyms", "expansions", "given_names",
-           "noun_and_adjective", "possessive", "spelled_out", "write_eponyms"]
+           "binomial", "cores", "derive_eponyms", "eponyms", "eponyms_in", "expansions",
+           "given_names", "noun_and_adjective", "possessive", "spelled_out", "write_eponyms"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -328,13 +329,17 @@ def eponyms(path: Path = EPONYMS_FILE) -> frozenset[str]:
 
 def derive_eponyms(table: Path = DATA_FILE) -> frozenset[str]:
     """:func:`eponyms` read from the terminology table's names."""
+    return eponyms_in(name for row in read_table(table)[1] for name in row.names)
+
+
+def eponyms_in(names: Iterable[str]) -> frozenset[str]:
+    """The words ``names`` write in the possessive, as key words (:func:`eponyms`)."""
     found: set[str] = set()
-    for row in read_table(table)[1]:
-        for name in row.names:
-            for match in _POSSESSIVE.finditer(name):
-                words = content(match.group(1))
-                if len(words) == 1:
-                    found.add(words[0])
+    for name in names:
+        for match in _POSSESSIVE.finditer(name):
+            words = content(match.group(1))
+            if len(words) == 1:
+                found.add(words[0])
     return frozenset(found)
 
 
