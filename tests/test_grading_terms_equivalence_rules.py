@@ -295,3 +295,13 @@ def test_a_noun_for_its_adjective_in_another_word_order_is_the_same(given: str,
 ])
 def test_a_noun_and_its_adjective_by_form(noun: str, adjective: str, expected: bool) -> None:
     assert noun_and_adjective(noun, adjective) is expected
+
+
+@needs_table
+def test_an_acronym_in_capitals_spelling_the_truth_is_read_though_it_is_a_word_too() -> None:
+    # "prp" is a word of some source's name, and the sources give "PRP" only for the
+    # familial kind: the capitals spell the truth's own words
+    verdict = judge("PRP", "pityriasis rubra pilaris")
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+    # a word in lower case stays a word
+    assert judge("prp", "pityriasis rubra pilaris").relation != "same"

@@ -74,7 +74,9 @@ def spelled_out(name: str, other: str, terms: Terminology) -> str | None:
     initials = "".join(w[0] for w in words).lower()
     for part in _WORD.findall(name):
         letters = part.lower()
-        if len(letters) < MIN_LETTERS or terms.is_word(letters):
+        # A word of the sources' names is read as itself, unless written in capitals as an
+        # acronym is ("PRP" beside "pityriasis rubra pilaris", though "PRP" is a word too).
+        if len(letters) < MIN_LETTERS or (terms.is_word(letters) and not part.isupper()):
             continue
         start = initials.find(letters)
         if start < 0:
