@@ -98,3 +98,15 @@ def test_what_the_build_learns_is_learned_again_without_the_source_left_out() ->
     # the bundled files are read again on leaving
     assert (dict(word_forms()), readings.eponyms(), readings.expansions("sle")) == shipped
     assert shipped[2]  # the bundled abbreviations know "SLE"
+
+
+def test_written_pairs_are_counted_by_class_both_ways_round(tmp_path: Path) -> None:
+    from pytest_agentclinic.grading.terminology_table import DATA_FILE
+
+    if not DATA_FILE.exists():
+        pytest.skip(f"{DATA_FILE} not built")
+    pairs = tmp_path / "classes.tsv"
+    pairs.write_text("# class\tgiven\ttruth\nlay name\tshingles\therpes zoster\n"
+                     "lay name\tpsoriasis\teczema\nword order\tcyst of the ovary\tovarian cyst\n",
+                     encoding="utf-8")
+    assert bench.class_recall(pairs) == {"lay name": (2, 4), "word order": (2, 2)}
