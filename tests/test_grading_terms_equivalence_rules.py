@@ -305,3 +305,20 @@ def test_an_acronym_in_capitals_spelling_the_truth_is_read_though_it_is_a_word_t
     assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
     # a word in lower case stays a word
     assert judge("prp", "pityriasis rubra pilaris").relation != "same"
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # "region", "space", "system" name no place of their own: the word before them does
+    ("abscess of the perianal region", "perianal abscess"),
+    ("hematoma of the epidural space", "epidural hematoma"),
+    ("hepatobiliary neoplasm", "hepatobiliary system neoplasm"),
+])
+def test_a_noun_naming_no_place_by_itself_adds_no_place(given: str, truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+
+
+@needs_table
+def test_a_place_noun_alone_names_nothing() -> None:
+    assert not judge("perianal region", "perianal abscess").correct

@@ -29,7 +29,7 @@ from ..wording import (
     two_names,
 )
 from .concepts import Link, Terminology, default_terminology
-from .qualifiers import NEUTRAL_QUALIFIERS, PLACES, SOFT_QUALIFIERS
+from .qualifiers import NEUTRAL_QUALIFIERS, PLACE_NOUNS, PLACES, SOFT_QUALIFIERS
 from .readings import (
     agent_of,
     binomial,
@@ -424,7 +424,7 @@ def _word_relation(g: Key, t: Key, terms: Terminology) -> Relation | None:
         # without the adrenals.
         soft = SOFT_QUALIFIERS - PLACES
     g_in_t, t_in_g = covered(g, t, terms.is_word), covered(t, g, terms.is_word)
-    g_extra, t_extra = g - g_in_t, t - t_in_g
+    g_extra, t_extra = g - g_in_t - PLACE_NOUNS, t - t_in_g - PLACE_NOUNS
     if not g_extra and not t_extra:
         return Relation("same", "same words up to spelling")
     if g_extra and t_extra and g_extra <= NEUTRAL_QUALIFIERS:
