@@ -175,12 +175,13 @@ PART_WORDS = 3
 
 
 def _part_synonym(g: Key, t: Key, terms: Terminology) -> Relation | None:
-    """The two names the same but for one part each, and those parts names of one disease
-    (of known scope): "post-traumatic seizure disorder" for post-traumatic epilepsy,
-    "shingles ophthalmicus" for herpes zoster ophthalmicus. A synonym put for a part of a
-    name leaves the name's meaning as it was; the rest the two share must name something
-    (a word the sources use in names), and parts that no source names as one disease
-    ("acute" / "chronic", "type 1" / "type 2", "breast" / "lung") never are one."""
+    """The two names the same but for one part each, and those parts one word's noun and
+    adjective ("fracture of the clavicle", "clavicular fracture": same) or names of one
+    disease of known scope ("shingles ophthalmicus" for herpes zoster ophthalmicus,
+    "congenital angioma" for congenital hemangioma: synonym, unsure). A synonym put for a
+    part of a name leaves the name's meaning as it was; the rest the two share must name
+    something (a word the sources use in names), and parts that no source names as one
+    disease ("acute" / "chronic", "type 1" / "type 2", "breast" / "lung") never are one."""
     own, other, rest = g - t, t - g, g & t
     if (not own or not other or not rest or len(own) > PART_WORDS
             or len(other) > PART_WORDS or not any(terms.is_word(w) for w in rest)):
