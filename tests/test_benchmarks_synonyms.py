@@ -75,3 +75,38 @@ def test_curated_matches_join_clusters_but_never_two_concepts_of_one_ontology() 
     clusters = bench.clusters_with(concepts, [("MESH:D1", "DOID:1"), ("MESH:D1", "DOID:2")])
     assert clusters["MESH:D1"] == clusters["DOID:1"] != clusters["DOID:2"]
     assert len(set(bench.clusters_with(concepts).values())) == 3
+
+
+def test_what_the_build_learns_is_learned_again_without_the_source_left_out() -> None:
+    from pytest_agentclinic.grading.terminology import word_forms
+    from pytest_agentclinic.grading.terms import equivalence, readings
+
+    # MONDO alone gives the acronym and writes the eponym in the possessive
+    concepts = [
+        Concept("DOID:1", "quistosis", [], [("p", "quistosis")]),
+        Concept("MONDO:1", "quistosis", [], [("p", "quistosis"),
+                                            ("r", "Frobisher's disease")], acronyms=["QZD"]),
+    ]
+    shipped = (dict(word_forms()), readings.eponyms(), readings.expansions("sle"))
+    with bench.held_out(concepts, "MONDO"):
+        assert readings.expansions("qzd") == ()
+        assert "frobisher" not in readings.eponyms()
+        assert "frobisher" not in equivalence.eponyms()
+    with bench.held_out(concepts, "ICD"):
+        assert readings.expansions("qzd") == ("quistosis",)
+        assert "frobisher" in equivalence.eponyms()
+    # the bundled files are read again on leaving
+    assert (dict(word_forms()), readings.eponyms(), readings.expansions("sle")) == shipped
+    assert shipped[2]  # the bundled abbreviations know "SLE"
+
+
+def test_written_pairs_are_counted_by_class_both_ways_round(tmp_path: Path) -> None:
+    from pytest_agentclinic.grading.terminology_table import DATA_FILE
+
+    if not DATA_FILE.exists():
+        pytest.skip(f"{DATA_FILE} not built")
+    pairs = tmp_path / "classes.tsv"
+    pairs.write_text("# class\tgiven\ttruth\nlay name\tshingles\therpes zoster\n"
+                     "lay name\tpsoriasis\teczema\nword order\tcyst of the ovary\tovarian cyst\n",
+                     encoding="utf-8")
+    assert bench.class_recall(pairs) == {"lay name": (2, 4), "word order": (2, 2)}

@@ -13,6 +13,7 @@ import pytest
 from pytest_agentclinic.grading.terminology import key
 from pytest_agentclinic.grading.terminology_table import DATA_FILE
 from pytest_agentclinic.grading.terms.equivalence import judge
+from pytest_agentclinic.grading.terms.readings import noun_and_adjective
 from pytest_agentclinic.grading.wording import root, two_names
 from tools.terminology_sources import mesh_supplementary_concepts
 
@@ -220,3 +221,104 @@ def test_a_word_naming_the_class_the_terminology_files_the_disease_in_adds_nothi
 def test_a_site_the_terminology_does_not_file_the_disease_under_still_narrows_it() -> None:
     # spondylosis is filed under spinal and bone diseases, not under the neck's
     assert not judge("cervical spondylosis", "spondylosis").correct
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # a synonym put for a part of a name: shingles / herpes zoster, stye / hordeolum,
+    # German measles / rubella, nosebleed / epistaxis are names of one disease in the sources
+    ("shingles ophthalmicus", "herpes zoster ophthalmicus"),
+    ("stye of the left eyelid", "hordeolum of the left eyelid"),
+    ("German measles arthritis", "rubella arthritis"),
+    ("nosebleed in pregnancy", "epistaxis in pregnancy"),
+])
+def test_a_part_put_for_its_synonym_leaves_the_name_the_same(given: str, truth: str) -> None:
+    assert _right(given, truth)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # the parts swapped are two diseases: furuncle and carbuncle, mumps and parotitis
+    ("recurrent boils", "recurrent carbuncles"),
+    ("mumps orchitis", "parotitis orchitis"),
+    ("shingles ophthalmicus", "measles ophthalmicus"),
+    # or words no source names as a disease by themselves
+    ("acute hepatitis", "chronic hepatitis"),
+])
+def test_a_part_swapped_for_another_disease_or_a_qualifier_is_not_the_same(
+        given: str, truth: str) -> None:
+    assert not _right(given, truth)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # the nomenclature names a disease after its organism with "-osis" or "-iasis"
+    ("Toxoplasma infection", "toxoplasmosis"),
+    ("schistosomiasis", "Schistosoma infection"),
+    ("Blastomyces infection", "blastomycosis"),
+    ("Enterobius infection", "enterobiasis"),
+])
+def test_the_infection_named_after_its_organism_is_the_disease(given: str, truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    ("fibrous", "fibrosis"),  # an adjective names no organism
+    ("psoria", "psoriasis"),  # nor a slip that is no word of any name
+    ("Schistosoma mansoni infection", "schistosomiasis"),  # a species is one kind
+])
+def test_an_adjective_a_slip_or_a_species_is_not_read_as_the_organism(given: str,
+                                                                      truth: str) -> None:
+    verdict = judge(given, truth)
+    assert not (verdict.correct and verdict.relation in ("same", "synonym"))
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # word order with a noun for its adjective, where no source states the pair
+    ("fracture of the clavicle", "clavicular fracture"),
+    ("umbilical hernia", "hernia of the umbilicus"),
+])
+def test_a_noun_for_its_adjective_in_another_word_order_is_the_same(given: str,
+                                                                    truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+
+
+@pytest.mark.parametrize(("noun", "adjective", "expected"), [
+    ("clavicle", "clavicular", True), ("umbilicus", "umbilical", True),
+    ("testis", "testicular", True),
+    ("lymphoma", "lymphatic", False),  # a tumour's name has no adjective here
+    ("tibia", "fibular", False), ("internal", "external", False),
+])
+def test_a_noun_and_its_adjective_by_form(noun: str, adjective: str, expected: bool) -> None:
+    assert noun_and_adjective(noun, adjective) is expected
+
+
+@needs_table
+def test_an_acronym_in_capitals_spelling_the_truth_is_read_though_it_is_a_word_too() -> None:
+    # "prp" is a word of some source's name, and the sources give "PRP" only for the
+    # familial kind: the capitals spell the truth's own words
+    verdict = judge("PRP", "pityriasis rubra pilaris")
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+    # a word in lower case stays a word
+    assert judge("prp", "pityriasis rubra pilaris").relation != "same"
+
+
+@needs_table
+@pytest.mark.parametrize(("given", "truth"), [
+    # "region", "space", "system" name no place of their own: the word before them does
+    ("abscess of the perianal region", "perianal abscess"),
+    ("hematoma of the epidural space", "epidural hematoma"),
+    ("hepatobiliary neoplasm", "hepatobiliary system neoplasm"),
+])
+def test_a_noun_naming_no_place_by_itself_adds_no_place(given: str, truth: str) -> None:
+    verdict = judge(given, truth)
+    assert (verdict.correct, verdict.relation, verdict.sure) == (True, "same", True)
+
+
+@needs_table
+def test_a_place_noun_alone_names_nothing() -> None:
+    assert not judge("perianal region", "perianal abscess").correct

@@ -27,6 +27,7 @@ from pytest_agentclinic.grading.terminology import (
     key,
 )
 from pytest_agentclinic.grading.terminology_table import Row
+from pytest_agentclinic.grading.terms.readings import ADJECTIVE_ENDINGS, NOUN_ENDINGS
 
 #: MeSH trees of diseases: C (all diseases) and F03 (mental disorders).
 MESH_DISEASE_TREES = ("C", "F03")
@@ -308,12 +309,10 @@ FORM_MIN_CONCEPTS = 3
 FORM_MIN_SOURCES = 2
 #: A larger group of forms has drifted along a chain of pairs and is not taken.
 FORM_MAX_GROUP = 4
-#: Endings of an adjective made from a noun ("testicular", "ovarian", "uterine").
-#: What a noun may end in beyond the stem its adjective keeps ("test-is", "ovar-y",
-#: "uter-us", "laryn-x", "sple-en"; "osteo-id" is no noun of "osteogenic").
-NOUN_ENDINGS = frozenset({"", "a", "e", "y", "s", "x", "us", "um", "is", "ix", "ex", "en", "on",
-                          "le", "ia", "ea"})
-ADJECTIVE_ENDINGS = ("al", "ic", "ar", "ine", "ian", "eal", "ial", "ous", "ary", "ile", "iac")
+#: Endings of an adjective made from a noun ("testicular", "ovarian", "uterine") and what a
+#: noun may end in beyond the stem its adjective keeps ("test-is", "ovar-y", "uter-us",
+#: "laryn-x", "sple-en"; "osteo-id" is no noun of "osteogenic"): the grader's own
+#: (:func:`pytest_agentclinic.grading.terms.readings.noun_and_adjective`).
 
 
 def word_form_pairs(concepts: Iterable[Concept]) -> dict[tuple[str, str], set[str]]:

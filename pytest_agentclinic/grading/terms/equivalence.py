@@ -29,8 +29,17 @@ from ..wording import (
     two_names,
 )
 from .concepts import Link, Terminology, default_terminology
-from .qualifiers import NEUTRAL_QUALIFIERS, PLACES, SOFT_QUALIFIERS
-from .readings import binomial, cores, eponyms, given_names, possessive, spelled_out
+from .qualifiers import NEUTRAL_QUALIFIERS, PLACE_NOUNS, PLACES, SOFT_QUALIFIERS
+from .readings import (
+    agent_of,
+    binomial,
+    cores,
+    eponyms,
+    given_names,
+    noun_and_adjective,
+    possessive,
+    spelled_out,
+)
 from .relation import Equivalence, Relation, RelationKind
 from .truth_forms import truth_forms
 
@@ -53,6 +62,10 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
             return Relation("different", f"{given!r} is {truth!r} without its head word, and "
                             "no disease name on its own")
         return Relation("same", "same name")
+    agent = agent_of(given, g, t, terms) or agent_of(truth, t, g, terms)
+    if agent is not None:
+        return Relation("same", f"{agent!r} is the disease named after the organism the "
+                        "other name gives")
     spelled = _spelled(given, truth, terms)
     if spelled is not None:
         return spelled
@@ -104,6 +117,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if joined is not None:
         return Relation("synonym", "two names of the truth's disease run together",
                         sure=joined < 3)
+    part = _part_synonym(g, t, terms) if link is None else None
+    if part is not None:
+        return part
     if words is not None and words.kind in ("broader", "narrower"):
         implied = _class_implied(g, t, terms)
         if implied is not None:
@@ -152,6 +168,36 @@ def _class_implied(g: Key, t: Key, terms: Terminology) -> str | None:
     above = terms.filed_under(short, extra)
     return None if above is None else (f"the {next(iter(extra))} adds nothing: "
                                        f"{terms.label(above)} holds it")
+
+
+#: The most words a part swapped for its synonym may have ("herpes zoster" for "shingles").
+PART_WORDS = 3
+
+
+def _part_synonym(g: Key, t: Key, terms: Terminology) -> Relation | None:
+    """The two names the same but for one part each, and those parts one word's noun and
+    adjective ("fracture of the clavicle", "clavicular fracture": same) or names of one
+    disease of known scope ("shingles ophthalmicus" for herpes zoster ophthalmicus,
+    "congenital angioma" for congenital hemangioma: synonym, unsure). A synonym put for a
+    part of a name leaves the name's meaning as it was; the rest the two share must name
+    something (a word the sources use in names), and parts that no source names as one
+    disease ("acute" / "chronic", "type 1" / "type 2", "breast" / "lung") never are one."""
+    own, other, rest = g - t, t - g, g & t
+    if (not own or not other or not rest or len(own) > PART_WORDS
+            or len(other) > PART_WORDS or not any(terms.is_word(w) for w in rest)):
+        return None
+    if len(own) == len(other) == 1:
+        a, b = next(iter(own)), next(iter(other))
+        for noun, adjective in ((a, b), (b, a)):
+            # "fracture of the clavicle" / "clavicular fracture": word order with a noun for
+            # its adjective, as the learned word forms read the pairs many concepts show
+            if noun_and_adjective(noun, adjective) and not terms.one_word_name(noun):
+                return Relation("same", f"{adjective!r} is the adjective of {noun!r}")
+    link = terms.link(own, other)
+    if link is None or link.kind != "synonym" or link.tier >= 3:
+        return None
+    return Relation("synonym", f"the same name but for one part: {terms.label(link.given)} "
+                    f"= {terms.label(link.truth)}", sure=False)
 
 
 def _apart_outside_icd(given: Key, truth: Key, terms: Terminology) -> bool:
@@ -379,7 +425,7 @@ def _word_relation(g: Key, t: Key, terms: Terminology) -> Relation | None:
         # without the adrenals.
         soft = SOFT_QUALIFIERS - PLACES
     g_in_t, t_in_g = covered(g, t, terms.is_word), covered(t, g, terms.is_word)
-    g_extra, t_extra = g - g_in_t, t - t_in_g
+    g_extra, t_extra = g - g_in_t - PLACE_NOUNS, t - t_in_g - PLACE_NOUNS
     if not g_extra and not t_extra:
         return Relation("same", "same words up to spelling")
     if g_extra and t_extra and g_extra <= NEUTRAL_QUALIFIERS:

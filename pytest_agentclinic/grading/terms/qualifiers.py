@@ -44,3 +44,9 @@ PLACES = frozenset({"heart", "lumbar", "cervical", "thoracic", "sacral", "vulvar
                     "oral", "nasal", "facial", "pedis", "manuum", "corporis", "capitis",
                     "cruris", "faciei", "barbae", "unguium", "left", "right", "bilateral",
                     "unilateral"})
+
+
+#: Nouns that name no place by themselves, only the one the word before them names: "the
+#: perianal region", "the epidural space", "the hepatobiliary system" are the perianal, the
+#: epidural, the hepatobiliary. An answer adding or dropping one names the same place.
+PLACE_NOUNS = frozenset({"region", "area", "space", "system", "zone"})

@@ -8,6 +8,8 @@ when the terminology knows the name it gives:
 
 * :func:`spelled_out`: an abbreviation in one name that spells the initials of consecutive
   words of the other ("EBS" beside "epidermolysis bullosa simplex") stands for those words;
+* :func:`agent_of`: an organism's name alone ("Toxoplasma infection") is the disease named
+  after it with "-osis" or "-iasis" ("toxoplasmosis", "schistosomiasis");
 * :func:`binomial`: a genus written as its capital initial ("H. pylori gastritis") is the
   genus the other name spells out before the same species ("Helicobacter pylori");
 * :func:`cores`: the largest names made of a name's own words, its head word kept, that the
@@ -28,6 +30,7 @@ disease it means is the writer's to say.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
@@ -48,8 +51,9 @@ from ..terminology import (
 from ..terminology_table import DATA_FILE, read_table
 from .concepts import Terminology, default_terminology
 
-__all__ = ["EPONYMS_FILE", "ambiguous", "binomial", "cores", "derive_eponyms", "eponyms",
-           "expansions", "given_names", "possessive", "spelled_out", "write_eponyms"]
+__all__ = ["ADJECTIVE_ENDINGS", "EPONYMS_FILE", "NOUN_ENDINGS", "agent_of", "ambiguous",
+           "binomial", "cores", "derive_eponyms", "eponyms", "eponyms_in", "expansions",
+           "given_names", "noun_and_adjective", "possessive", "spelled_out", "write_eponyms"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -70,7 +74,9 @@ def spelled_out(name: str, other: str, terms: Terminology) -> str | None:
     initials = "".join(w[0] for w in words).lower()
     for part in _WORD.findall(name):
         letters = part.lower()
-        if len(letters) < MIN_LETTERS or terms.is_word(letters):
+        # A word of the sources' names is read as itself, unless written in capitals as an
+        # acronym is ("PRP" beside "pityriasis rubra pilaris", though "PRP" is a word too).
+        if len(letters) < MIN_LETTERS or (terms.is_word(letters) and not part.isupper()):
             continue
         start = initials.find(letters)
         if start < 0:
@@ -223,6 +229,83 @@ def _shared(bare: str, completed: str) -> str:
     return bare if terms.known(bare) and not terms.known(completed) else completed
 
 
+#: What a noun may end in beyond the stem its adjective keeps ("test-is", "ovar-y",
+#: "uter-us", "laryn-x", "sple-en", "clavic-le", "umbilic-us"), and an adjective's endings
+#: ("testicular", "ovarian", "uterine", "umbilical"). Shared with the build, which learns
+#: the pairs many concepts show (``tools/terminology_sources.py``).
+NOUN_ENDINGS = frozenset({"", "a", "e", "y", "s", "x", "us", "um", "is", "ix", "ex", "en", "on",
+                          "le", "ia", "ea"})
+ADJECTIVE_ENDINGS = ("al", "ic", "ar", "ine", "ian", "eal", "ial", "ous", "ary", "ile", "iac")
+
+
+def noun_and_adjective(noun: str, adjective: str) -> bool:
+    """Whether ``adjective`` is the adjective of ``noun`` by form: it keeps the noun's stem,
+    all but a noun ending, and adds at most five letters of an adjective's ending ("clavicle"
+    / "clavicular", "umbilicus" / "umbilical"); a disease's name ("lymphoma", "-itis") has no
+    adjective here ("lymphatic" is no adjective of lymphoma)."""
+    if not (noun.isalpha() and adjective.isalpha()) or min(len(noun), len(adjective)) < 4:
+        return False
+    if (not adjective.endswith(ADJECTIVE_ENDINGS) or len(noun) > len(adjective)
+            or noun.endswith(CONDITION_SUFFIXES)):
+        return False
+    shared = len(compact_prefix(noun, adjective))
+    return shared >= 3 and noun[shared:] in NOUN_ENDINGS and len(adjective) - shared <= 5
+
+
+#: What a genus ends in beyond the stem its disease keeps ("Toxoplasm-a", "Cryptococc-us",
+#: "Blastomyc-es", which the plural fold reads "blastomyce", "Leishmania"), and what the
+#: disease adds to that stem ("toxoplasm-osis", "schistosom-iasis", "giardi-asis",
+#: "coccidioid-omycosis", "leishmania-sis").
+GENUS_ENDINGS = frozenset({"", "a", "ia", "us", "um", "e", "es", "is", "ides"})
+AGENT_DISEASE_ENDINGS = frozenset({"osis", "iasis", "asis", "sis", "iosis", "mycosis",
+                                   "omycosis"})
+#: An adjective is no organism's name ("fibrous" and fibrosis, "amyloid" and amyloidosis).
+_ADJECTIVE = ("al", "ic", "ar", "ous", "ary", "oid", "ile", "ine", "ian", "eal", "ial", "iac",
+              "ed", "ing")
+#: An organism written as one: its infection or infestation ("Schistosoma infection").
+_AGENT_WRITTEN = re.compile(r"\b(?:infect|infest)", re.I)
+#: A disease's own endings ("Schistosoma" and "Trypanosoma" end in "-oma" as genera).
+_DISEASE_ENDS = ("osis", "iasis", "itis", "emia", "pathy")
+#: The shortest stem a genus and its disease share.
+MIN_STEM = 5
+
+
+def agent_of(name: str, organism: Key, disease: Key,
+             terms: Terminology | None = None) -> str | None:
+    """The disease named after an organism, or None: one name (``name``, keyed
+    ``organism``) is the organism alone, written with "infection" or "infestation" or as a
+    word of the terminology's names ("Toxoplasma infection", "Strongyloides"; the key drops
+    "infection"), and the other the disease the nomenclature derives from the organism's
+    name with "-osis" or "-iasis" ("toxoplasmosis", "schistosomiasis", "blastomycosis"), a
+    disease the terminology knows and does not tell apart from the organism's infection.
+    A species is not read so: "Schistosoma mansoni infection" is one kind of
+    schistosomiasis."""
+    if len(organism) != 1 or len(disease) != 1:
+        return None
+    genus, named = next(iter(organism)), next(iter(disease))
+    if (genus.endswith(_DISEASE_ENDS) or genus.endswith(_ADJECTIVE)
+            or not named.endswith(("osis", "iasis"))):
+        return None
+    stem = len(compact_prefix(genus, named))
+    if (stem < MIN_STEM or genus[stem:] not in GENUS_ENDINGS
+            or named[stem:] not in AGENT_DISEASE_ENDINGS):
+        return None
+    terms = terms or default_terminology()
+    if not terms.known(disease) or not (_AGENT_WRITTEN.search(name) or terms.is_word(genus)):
+        return None  # no disease is named, or no organism (a slip: "psoria")
+    link = terms.link(organism, disease)
+    # The sources may tell the two apart ("Borrelia infections" above Lyme borreliosis).
+    return named if link is None or link.kind == "synonym" else None
+
+
+def compact_prefix(a: str, b: str) -> str:
+    """The longest start two words share."""
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
 # A word in the possessive, as the sources write eponyms: "Crohn's", "Graves'", "Sjögren's".
 _POSSESSIVE = re.compile(r"([^\W\d_][\w-]*)['\u2019]s?(?!\w)")
 
@@ -248,13 +331,17 @@ def eponyms(path: Path = EPONYMS_FILE) -> frozenset[str]:
 
 def derive_eponyms(table: Path = DATA_FILE) -> frozenset[str]:
     """:func:`eponyms` read from the terminology table's names."""
+    return eponyms_in(name for row in read_table(table)[1] for name in row.names)
+
+
+def eponyms_in(names: Iterable[str]) -> frozenset[str]:
+    """The words ``names`` write in the possessive, as key words (:func:`eponyms`)."""
     found: set[str] = set()
-    for row in read_table(table)[1]:
-        for name in row.names:
-            for match in _POSSESSIVE.finditer(name):
-                words = content(match.group(1))
-                if len(words) == 1:
-                    found.add(words[0])
+    for name in names:
+        for match in _POSSESSIVE.finditer(name):
+            words = content(match.group(1))
+            if len(words) == 1:
+                found.add(words[0])
     return frozenset(found)
 
 
