@@ -16,7 +16,7 @@ import re
 from dataclasses import replace
 
 from ...core.text import bounded_cache
-from ..terminology import CONDITION_SUFFIXES, GENERIC, Key, compact, key, tokens
+from ..terminology import GENERIC, Key, compact, key, tokens
 from ..wording import (
     covered,
     keeps_head,
@@ -29,6 +29,15 @@ from ..wording import (
     two_names,
 )
 from .concepts import Link, Terminology, default_terminology
+from .name_parts import (
+    apart_outside_icd,
+    class_implied,
+    full_of_short_form,
+    names_a_disease,
+    part_synonym,
+    synonym_tier,
+    without_head,
+)
 from .qualifiers import NEUTRAL_QUALIFIERS, PLACE_NOUNS, PLACES, SOFT_QUALIFIERS
 from .readings import (
     agent_of,
@@ -36,7 +45,6 @@ from .readings import (
     cores,
     eponyms,
     given_names,
-    noun_and_adjective,
     possessive,
     spelled_out,
 )
@@ -58,7 +66,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if not g or not t:
         return Relation("different", "nothing to compare")
     if g == t or compact(given) == compact(truth):
-        if _without_head(given, truth, g, terms):
+        if without_head(given, truth, g, terms):
             return Relation("different", f"{given!r} is {truth!r} without its head word, and "
                             "no disease name on its own")
         return Relation("same", "same name")
@@ -81,7 +89,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     # A bare word, without a head such as "disease" or "syndrome" to make it a name.
     # An eponym alone names the disease the sources name after the person, as rule 1 reads
     # it ("Devic" for neuromyelitis optica); not as a word of the truth's own name ("Hodgkin").
-    if bare and not _names_a_disease(next(iter(g)), terms) and not (g - t and g <= eponyms()):
+    if bare and not names_a_disease(next(iter(g)), terms) and not (g - t and g <= eponyms()):
         return Relation("different", f"{given!r} is no disease name on its own")
     flip = qualifier_flip(g, t)
     if flip is not None:
@@ -96,7 +104,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if (bare and len(t) > 1 and covered(g, t, terms.is_word)
             and not keeps_head(g, truth, terms.is_word)):
         return Relation("related", f"{given!r} is a word of the truth's name, not its head")
-    if _full_of_short_form(given, truth, g, t, link):
+    if full_of_short_form(given, truth, g, t, link):
         return Relation("same", f"{truth!r} is the usual short form of {given!r}: its eponym "
                         "without the head word")
     words = _word_relation(g, t, terms)
@@ -113,15 +121,15 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return _synonym(link, terms)
     if link is not None and link.curated:
         return _hierarchy(link, terms)
-    joined = two_names(g, lambda part: _synonym_tier(part, t, terms)) if link is None else None
+    joined = two_names(g, lambda part: synonym_tier(part, t, terms)) if link is None else None
     if joined is not None:
         return Relation("synonym", "two names of the truth's disease run together",
                         sure=joined < 3)
-    part = _part_synonym(g, t, terms) if link is None else None
+    part = part_synonym(g, t, terms) if link is None else None
     if part is not None:
         return part
     if words is not None and words.kind in ("broader", "narrower"):
-        implied = _class_implied(g, t, terms)
+        implied = class_implied(g, t, terms)
         if implied is not None:
             return Relation("same", implied)
     if words is not None:
@@ -131,7 +139,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return via
     icd = terms.icd_relation(g, t)
     if icd == "same":
-        if _apart_outside_icd(g, t, terms):
+        if apart_outside_icd(g, t, terms):
             # ICD-10-CM's guidelines (I.A.11): inclusion terms "may be synonyms of the code
             # title" or conditions classified to the code; where another source knows both
             # names as two diseases, one code is a coding grouping, not a synonym.
@@ -155,64 +163,6 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if shared:
         return Relation("related", f"shared words: {' '.join(sorted(shared))}", sure=False)
     return Relation("different", "no shared word")
-
-
-def _class_implied(g: Key, t: Key, terms: Terminology) -> str | None:
-    """Why one name's extra word adds nothing, or None: the terminology files the shorter
-    name under the disorders that word names (glomerulonephritis under the Disease
-    Ontology's "kidney disease", so "renal glomerulonephritis" names no narrower disease),
-    as a site a disease only occurs in is part of its definition."""
-    extra, short = (g - t, t) if t < g else (t - g, g)
-    if len(extra) != 1 or not terms.known(short):
-        return None
-    above = terms.filed_under(short, extra)
-    return None if above is None else (f"the {next(iter(extra))} adds nothing: "
-                                       f"{terms.label(above)} holds it")
-
-
-#: The most words a part swapped for its synonym may have ("herpes zoster" for "shingles").
-PART_WORDS = 3
-
-
-def _part_synonym(g: Key, t: Key, terms: Terminology) -> Relation | None:
-    """The two names the same but for one part each, and those parts one word's noun and
-    adjective ("fracture of the clavicle", "clavicular fracture": same) or names of one
-    disease of known scope ("shingles ophthalmicus" for herpes zoster ophthalmicus,
-    "congenital angioma" for congenital hemangioma: synonym, unsure). A synonym put for a
-    part of a name leaves the name's meaning as it was; the rest the two share must name
-    something (a word the sources use in names), and parts that no source names as one
-    disease ("acute" / "chronic", "type 1" / "type 2", "breast" / "lung") never are one."""
-    own, other, rest = g - t, t - g, g & t
-    if (not own or not other or not rest or len(own) > PART_WORDS
-            or len(other) > PART_WORDS or not any(terms.is_word(w) for w in rest)):
-        return None
-    if len(own) == len(other) == 1:
-        a, b = next(iter(own)), next(iter(other))
-        for noun, adjective in ((a, b), (b, a)):
-            # "fracture of the clavicle" / "clavicular fracture": word order with a noun for
-            # its adjective, as the learned word forms read the pairs many concepts show
-            if noun_and_adjective(noun, adjective) and not terms.one_word_name(noun):
-                return Relation("same", f"{adjective!r} is the adjective of {noun!r}")
-    link = terms.link(own, other)
-    if link is None or link.kind != "synonym" or link.tier >= 3:
-        return None
-    return Relation("synonym", f"the same name but for one part: {terms.label(link.given)} "
-                    f"= {terms.label(link.truth)}", sure=False)
-
-
-def _apart_outside_icd(given: Key, truth: Key, terms: Terminology) -> bool:
-    """Whether one source other than ICD-10-CM names both as concepts of their own (in
-    clusters that share nothing): that source tells the two apart, not two sources' scopes."""
-    g_ids, t_ids = terms.concepts(given)[1], terms.concepts(truth)[1]
-    if {terms.cluster(i) for i in g_ids} & {terms.cluster(i) for i in t_ids}:
-        return False
-    return bool({_ontology(i) for i in g_ids} & {_ontology(i) for i in t_ids} - {"ICD"})
-
-
-def _ontology(ident: str) -> str:
-    # EFO's disease branch is MONDO's: one witness.
-    prefix = ident.split(":", 1)[0]
-    return "MONDO" if prefix == "EFO" else prefix
 
 
 #: The strict policy's rule for a broader answer: it counts when it names one disease with
@@ -276,54 +226,6 @@ def _via_core(given: str, truth: str, terms: Terminology) -> Relation | None:
                             sure=named.sure and above.sure, height=named.height,
                             breadth=named.breadth)
     return None
-
-
-def _synonym_tier(part: Key, t: Key, terms: Terminology) -> int | None:
-    link = terms.link(part, t)
-    return link.tier if link is not None and link.kind == "synonym" else None
-
-
-def _names_a_disease(word: str, terms: Terminology) -> bool:
-    """A single word names a disease when a source uses it alone ("malaria", "croup") or it
-    has a disease's ending ("-itis", "-oma", ...); an organ ("kidney"), a function
-    ("sleep") or an agent ("Plasmodium", "serotonin") lacks the head word that made the
-    name ("kidney disease", "serotonin syndrome")."""
-    return terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES)
-
-
-def _full_of_short_form(given: str, truth: str, g: Key, t: Key, link: Link | None) -> bool:
-    """Whether the truth is an eponym alone and ``given`` the name it is the usual short form
-    of, its one more word the head ("Wilms tumor" for "Wilms", "Bell's palsy" for "Bell",
-    "Barrett esophagus" for "Barrett's"): the head word says what kind of name it is, not
-    which disease, so the full name is no narrower than the short form. Not when the
-    terminology relates the two otherwise ("Crohn colitis" is a kind of Crohn disease)."""
-    if not (t < g and len(g - t) == 1 and t <= eponyms()):
-        return False
-    if link is not None and link.kind != "synonym":
-        return False
-    # The truth written as the eponym alone ("Nicolau syndrome" is no short form), and the
-    # word the answer adds its last ("Lafora body disorder" adds no head).
-    written, full = tokens(truth), tokens(given)
-    return set(written) <= t and bool(full) and full[-1] in g - t
-
-
-def _without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:
-    """Whether ``given`` is the truth's name with its generic head dropped and names no disease
-    by itself: "Serotonin" for serotonin syndrome, "Lyme" for Lyme disease, "Nightmares" for
-    nightmare disorder. The key drops the head word of both, so their keys agree.
-
-    An eponym is the usual short form of the disease's name ("Crohn's", "Graves'",
-    "Sjögren" for Sjögren syndrome): a word in the possessive, or one the sources write in the
-    possessive in a disease name (:func:`.readings.eponyms`), with or without its "s" and
-    apostrophe ("Crohns", "Crohn"), as clinicians drop them."""
-    if len(g) != 1 or GENERIC & set(tokens(given)) or not GENERIC & set(tokens(truth)):
-        return False
-    word = next(iter(g))
-    return (not _POSSESSIVE_END.search(given.strip()) and word not in eponyms()
-            and not _names_a_disease(word, terms))
-
-
-_POSSESSIVE_END = re.compile(r"['\u2019]s?$")
 
 
 def _hierarchy(link: Link, terms: Terminology) -> Relation:
