@@ -52,28 +52,6 @@ def test_counters_equal_to_the_last_written_are_not_written_again(tmp_path: Path
     assert CounterFiles(tmp_path, "controller").read().done == 2
 
 
-def test_a_tick_with_nothing_new_serialises_nothing(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    # A worker waiting for replies ticks every second with the same counters: comparing
-    # them as values is enough; dumping them to JSON each second was most of the tick.
-    from pytest_agentclinic.plugin import counters
-
-    dumps: list[object] = []
-    real = counters.json.dumps
-    monkeypatch.setattr(counters.json, "dumps", lambda value: dumps.append(value) or real(value))
-    files = CounterFiles(tmp_path, "gw0")
-    status = RunStatus(done=1, llm=CallStats(calls=2, spent_usd=0.25))
-    files.write(status)
-    for _ in range(3):
-        files.write(RunStatus(done=1, llm=CallStats(calls=2, spent_usd=0.25)))
-    assert len(dumps) == 1
-    # The counters written are a copy: the caller's object counting on is written again.
-    status.llm.calls += 1
-    files.write(status)
-    assert len(dumps) == 2
-    assert CounterFiles(tmp_path, "controller").read().llm.calls == 3
-
-
 def test_a_worker_publishes_as_often_as_a_reader_looks() -> None:
     # A cost limit: the other workers' limits read the files four times a second.
     assert publish_every(1.0, None) == PUBLISH_EVERY == 0.25
