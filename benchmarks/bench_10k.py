@@ -211,13 +211,13 @@ def _full_swing(served: list[list[float]]) -> tuple[float, float, int] | None:
 def print_cpu_by_process(peak: TreePeak, served: list[list[float]]) -> None:
     """``--probe cpu``: who spends the CPU in full swing, per call: the controller and each
     worker, each of their threads (the process's main thread first, then by CPU)."""
-    swing = _full_swing(served)
-    if swing is None or not peak.threads:
+    swing, samples = _full_swing(served), peak.threads
+    if swing is None or not samples:
         return
     low, high, calls = swing
 
     def at(moment: float) -> dict[int, dict[int, float]]:
-        return max(((when, snap) for when, snap in peak.threads if when <= moment),
+        return max(((when, snap) for when, snap in samples if when <= moment),
                    key=lambda pair: pair[0], default=(0.0, {}))[1]
 
     before, after = at(low), at(high)
