@@ -1,7 +1,7 @@
 """Ten thousand encounters, from the first request to the last page.
 
     python benchmarks/bench_10k.py [--cases 10000] [--rpm 3000] [--workers 8] [--k 2]
-                                   [--probe times|profile|profile-all|phases]
+                                   [--probe times|profile|profile-all|phases|cpu]
                                    [--parts run,start,floor,collect,report] [--profile-collect]
 
 One pytest run of N distinct cases (each an encounter of exactly k doctor calls, the patient
@@ -32,6 +32,11 @@ Printed, all measured in this one run:
   quarter and three quarters of the calls answered, over those calls: what a further call
   costs, xdist's messages and the controller's reporting included).
 
+``--probe cpu`` adds the CPU per call in full swing of each process (the controller, each
+worker) and of each of its threads (/proc/PID/task; the main thread first): which process
+and which thread spends it. ``--workers 0`` plays the run in one process (no xdist) at the
+same pace. Set ``BENCH_KEEP_PROFILES=DIR`` to keep the ``profile``/``profile-all`` files.
+
 ``--probe phases`` adds each process's start in time stamps (started, configured, collected,
 its first item; the controller hearing of each collection: benchmarks/start_phases.py).
 ``--probe times`` adds each process's end in time stamps after the last answer (its last
@@ -53,6 +58,10 @@ item: the CPU of the process tree (``RUSAGE_CHILDREN``) of plain pytest running 
 trivial parametrized tests (this plugin off), ``-n WORKERS`` and without xdist, per added
 item. Under ``-n 8`` it is a share of every encounter's CPU that no change of this plugin
 removes (each item's reports go through execnet's pure-Python serializer to the controller).
+With ``--floor-paced`` also plain pytest at the run's pace (``-n WORKERS``, each test
+sleeping as long as ``--rpm`` spaces an encounter's ``--k`` calls on its worker; use a small
+``--cases``, e.g. 500): the same items cost more CPU when each process wakes for one at a
+time than when it runs them back to back.
 
 ``--parts collect,report`` (on ``--distinct`` cases, default 4,000; medians of ``--rounds``
 interleaved runs, CPU time of the process alone):
@@ -74,6 +83,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -145,9 +155,12 @@ class TreePeak(threading.Thread):
     """The largest sum of RSS over a process and its descendants, sampled; and of PSS, and
     the largest RSS of one process."""
 
-    def __init__(self, pid: int, every: float = 0.1) -> None:
+    def __init__(self, pid: int, every: float = 0.1, threads: bool = False) -> None:
         super().__init__(daemon=True)
         self.pid, self.every, self.peak_kb = pid, every, 0
+        #: With ``threads``: (monotonic, {pid: {tid: CPU seconds}}) of every sample.
+        self.threads: list[tuple[float, dict[int, dict[int, float]]]] | None = (
+            [] if threads else None)
         self.peak_pss_kb = self.peak_one_kb = 0
         #: At the peak of summed RSS: the controller's RSS and its descendants' (KB).
         self.at_peak: tuple[int, list[int]] = (0, [])
@@ -164,10 +177,64 @@ class TreePeak(threading.Thread):
             self.peak_one_kb = max(self.peak_one_kb, *rss)
             self.peak_pss_kb = max(self.peak_pss_kb, sum(_pss_kb(p) for p in tree))
             self.cpu.append((time.monotonic(), sum(_cpu_s(p) for p in tree)))
+            if self.threads is not None:
+                self.threads.append((time.monotonic(), {p: _threads_cpu_s(p) for p in tree}))
 
     def cpu_at(self, moment: float) -> float:
         """The tree's CPU seconds at the last sample before ``moment`` (monotonic)."""
         return max((cpu for at, cpu in self.cpu if at <= moment), default=0.0)
+
+
+def _threads_cpu_s(pid: int) -> dict[int, float]:
+    """Each thread's CPU seconds (user + system) of a live process, from /proc."""
+    found = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return {}
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        found[int(tid)] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return found
+
+
+def _full_swing(served: list[list[float]]) -> tuple[float, float, int] | None:
+    """The moments a quarter and three quarters of the calls had been answered, and the
+    calls answered between (None: too few calls)."""
+    ends = sorted(b for _a, b in served)
+    if len(ends) < 8:
+        return None
+    low, high = ends[len(ends) // 4], ends[3 * len(ends) // 4]
+    return low, high, sum(low < end <= high for end in ends)
+
+
+def print_cpu_by_process(peak: TreePeak, served: list[list[float]]) -> None:
+    """``--probe cpu``: who spends the CPU in full swing, per call: the controller and each
+    worker, each of their threads (the process's main thread first, then by CPU)."""
+    swing, samples = _full_swing(served), peak.threads
+    if swing is None or not samples:
+        return
+    low, high, calls = swing
+
+    def at(moment: float) -> dict[int, dict[int, float]]:
+        return max(((when, snap) for when, snap in samples if when <= moment),
+                   key=lambda pair: pair[0], default=(0.0, {}))[1]
+
+    before, after = at(low), at(high)
+    print(f"  CPU per call in full swing by process (ms; threads: main first, then by CPU; "
+          f"{calls:,} calls):")
+    for pid in sorted(after, key=lambda p: (p != peak.pid, p)):
+        spent = {tid: cpu - before.get(pid, {}).get(tid, 0.0)
+                 for tid, cpu in after[pid].items()}
+        others = sorted((cpu for tid, cpu in spent.items() if tid != pid), reverse=True)
+        per = [spent.get(pid, 0.0), *others]
+        name = "controller" if pid == peak.pid else f"process {pid}"
+        print(f"    {name}: {sum(per) * 1000 / calls:.3f} ms = "
+              + " + ".join(f"{cpu * 1000 / calls:.3f}" for cpu in per if cpu > 0.0005))
 
 
 def _steady(peak: TreePeak, served: list[list[float]]) -> str:
@@ -176,11 +243,10 @@ def _steady(peak: TreePeak, served: list[list[float]]) -> str:
     calls answered between. Neither the start (interpreters, imports, collection), nor each
     process's first encounter (the grader's and the HTTP client's imports), nor the end
     (reports, exits) is in it: what each further call costs the harness, xdist included."""
-    ends = sorted(b for _a, b in served)
-    if len(ends) < 8:
+    swing = _full_swing(served)
+    if swing is None:
         return "steady CPU per call: too few calls"
-    low, high = ends[len(ends) // 4], ends[3 * len(ends) // 4]
-    calls = sum(low < end <= high for end in ends)
+    low, high, calls = swing
     cpu = peak.cpu_at(high) - peak.cpu_at(low)
     return (f"CPU per call in full swing (the tree's CPU from a quarter to three quarters of "
             f"the calls answered, {high - low:.1f} s): {cpu:.1f} s / {calls:,} calls = "
@@ -216,7 +282,7 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured as installed (see benchlib._env)
     probe_dir = work / "end-probe"
-    if probe is not None:  # time stamps in every process (end_probe.py, start_phases.py)
+    if probe not in (None, "cpu"):  # time stamps in every process (end_probe.py, ...)
         probe_dir.mkdir()
         args += ["-p", "start_phases" if probe == "phases" else "end_probe"]
         env.update(END_PROBE_DIR=str(probe_dir), END_PROBE_STEPS=END_STEPS,
@@ -228,7 +294,7 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     try:
         started_wall, started_mono = time.time(), time.monotonic()
         process = subprocess.Popen(args, cwd=work, env=env, stdout=subprocess.DEVNULL)
-        peak = TreePeak(process.pid)
+        peak = TreePeak(process.pid, threads=probe == "cpu")
         peak.start()
         _pid, status, usage = os.wait4(process.pid, 0)
         ended_mono = time.monotonic()
@@ -242,12 +308,14 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     report(work / "reports" / "tenk", stats, (started_wall, started_mono, ended_mono),
            (n, k, rpm, workers), peak.peak_kb / 1024,
            (usage.ru_utime + usage.ru_stime, start_up), status)
-    print(f"  tail: {_tail(work / 'reports' / 'tenk', workers)}")
+    if workers:
+        print(f"  tail: {_tail(work / 'reports' / 'tenk', workers)}")
     if stats["served"]:
         first = min(a for a, _b in stats["served"])
         print(f"  CPU of the process tree before the first request {peak.cpu_at(first):.1f} s "
               f"(the start's cost, less sensitive to the machine's load than its wall time)")
         print(f"  {_steady(peak, stats['served'])}")
+        print_cpu_by_process(peak, stats["served"])
     print(f"  peak PSS of the process tree {peak.peak_pss_kb / 1024:.0f} MB (shared pages "
           f"counted once; the goal is read on RSS); largest process {peak.peak_one_kb / 1024:.0f}"
           f" MB RSS")
@@ -256,7 +324,7 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
           f"{', '.join(f'{kb / 1024:.0f}' for kb in others)} MB")
     if probe == "phases":
         print_phases(probe_dir, started_wall)
-    elif probe is not None:
+    elif probe not in (None, "cpu"):
         last = max((b for _a, b in stats["served"]), default=ended_mono)
         print_end_probe(probe_dir, last, ended_mono)
 
@@ -517,22 +585,47 @@ def _tree_cpu(command: list[str], cwd: Path) -> float:
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
-def xdist_floor(work: Path, n: int, workers: int, rounds: int) -> None:
+PACED = """
+import time
+
+import pytest
+
+@pytest.mark.parametrize("i", range({n}))
+def test_paced(i):
+    time.sleep({sleep})
+"""
+
+
+def xdist_floor(work: Path, n: int, workers: int, rounds: int,
+                paced: tuple[float, int] | None = None) -> None:
     """Plain pytest's CPU per item, with ``-n WORKERS`` and without xdist: 2N trivial tests
-    against N, per added item."""
+    against N, per added item. ``paced`` (RPM, calls per encounter): also with ``-n
+    WORKERS`` at the run's pace, each test sleeping as long as the RPM limit spaces an
+    encounter's calls on its worker: a process woken 25 times a second spends more CPU on
+    the same work than one kept busy (its caches are cold at every wake-up)."""
     folder = work / "floor"
     folder.mkdir()
     for size in (n, 2 * n):
         (folder / f"test_plain{size}.py").write_text(PLAIN.format(n=size))
     base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
             "-p", "no:agentclinic", f"--basetemp={folder / 'basetemp'}"]
-    for mode in (f"-n{workers}", "-n0"):
+    modes = [(f"-n{workers}", "plain"), ("-n0", "plain")]
+    if paced is not None and workers:
+        rpm, k = paced
+        sleep = workers * k * 60 / rpm
+        for size in (n, 2 * n):
+            (folder / f"test_paced{size}.py").write_text(PACED.format(n=size, sleep=sleep))
+        modes.append((f"-n{workers}", "paced"))
+    for mode, kind in modes:
         cpu: dict[int, list[float]] = {n: [], 2 * n: []}
         for _ in range(rounds):
             for size in cpu:
-                cpu[size].append(_tree_cpu([*base, mode, f"test_plain{size}.py"], folder))
+                cpu[size].append(_tree_cpu([*base, mode, f"test_{kind}{size}.py"], folder))
         small, large = (statistics.median(cpu[size]) for size in (n, 2 * n))
-        print(f"plain pytest {mode}, {n:,} -> {2 * n:,} trivial tests (medians of {rounds}): "
+        what = ("trivial tests" if kind == "plain" else
+                f"tests sleeping {workers * paced[1] * 60 / paced[0]:.2f} s (the pace of "
+                f"{paced[0]:g} RPM, {paced[1]} calls an item)" if paced else "")
+        print(f"plain pytest {mode}, {n:,} -> {2 * n:,} {what} (medians of {rounds}): "
               f"{small:.2f} -> {large:.2f} s of the tree's CPU = "
               f"{(large - small) * 1000 / n:.2f} ms per added item")
 
@@ -618,7 +711,10 @@ def print_end_probe(folder: Path, last_answer: float, ended: float) -> None:
         print(stacks.read_text()[-6000:])
     import pstats
 
+    keep = os.environ.get("BENCH_KEEP_PROFILES")  # a folder to copy the profiles to
     for profile in sorted(folder.glob("*.prof"), key=lambda p: p.name != "controller.prof"):
+        if keep:
+            shutil.copy(profile, Path(keep) / profile.name)
         print(f"  {profile.stem}, from its session's finish to its exit:")
         pstats.Stats(str(profile)).sort_stats("cumulative").print_stats(
             40 if profile.stem == "controller" else 15)
@@ -639,12 +735,16 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=4_000,
                         help="cases of the collect and report parts")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
-    parser.add_argument("--probe", choices=("times", "profile", "profile-all", "phases"),
+    parser.add_argument("--floor-paced", action="store_true",
+                        help="the floor part: also plain pytest at the run's pace (each test "
+                             "sleeping WORKERS x K x 60 / RPM s; use a small --cases)")
+    parser.add_argument("--probe", choices=("times", "profile", "profile-all", "phases", "cpu"),
                         help="the run part: time stamps of each process's end phase "
                              "(benchmarks/end_probe.py); 'profile' adds a profile of each "
                              "process from its session's finish to its exit; 'profile-all' "
                              "of the whole run (CPU time, every thread); 'phases' "
-                             "the start instead (benchmarks/start_phases.py)")
+                             "the start instead (benchmarks/start_phases.py); 'cpu' the "
+                             "CPU per call in full swing of each process and thread")
     parser.add_argument("--profile-collect", action="store_true",
                         help="the collect part: profiles of a collection parsing the file "
                              "and of one reading it back")
@@ -656,7 +756,8 @@ def main() -> None:
         if "start" in parts:
             start_phase(Path(tmp), opts.cases, opts.workers, opts.rounds)
         if "floor" in parts:
-            xdist_floor(Path(tmp), opts.cases, opts.workers, opts.rounds)
+            xdist_floor(Path(tmp), opts.cases, opts.workers, opts.rounds,
+                        (opts.rpm, opts.k) if opts.floor_paced else None)
         if "collect" in parts:
             collection(Path(tmp), opts.distinct, opts.rounds, opts.profile_collect)
         if "report" in parts:

@@ -2,7 +2,7 @@
 encounters of k doctor calls against the project's fake server (in its own process; answering
 at once, or after ``--delay`` s, as a provider would), with the cache on.
 
-    python benchmarks/bench_per_call.py [--cases 300] [--k 2] [--rounds 5] [--delay 0]
+    python benchmarks/bench_per_call.py [--cases 300] [--k 2] [--rounds 5] [--delay 0] [--rpm R]
                                         [--profile miss|hit] [--profile-out FILE]
                                         [--profile-diff miss|hit]
 
@@ -17,6 +17,10 @@ medians of the rounds, a miss's and a hit's:
   of CPU, ~0.8 ms per call at N = 300);
 * CPU per call, marginal: (the 2N run - the N run) / N's calls, what one more call costs
   once the process is warm: the figure a long run's CPU per call tends to.
+
+``--rpm R`` paces the calls as a provider's limit does (the server refuses above R, the run
+is given ``--agent-rpm R``): the same calls, woken one at a time, cost more CPU than calls
+played back to back. ``BENCH_KEEP_PROFILES=DIR`` keeps ``--profile-diff``'s two profiles.
 
 ``--profile`` writes a cProfile of one more run of that kind and prints its top functions by
 CPU time (their own and cumulative), to see where a call's CPU goes; ``--profile-diff`` profiles
@@ -89,6 +93,9 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=2, help="doctor calls per encounter")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds per reply")
+    parser.add_argument("--rpm", type=float, default=None,
+                        help="the server's limit and --agent-rpm: calls paced as a "
+                             "provider's limit paces them (default: unlimited)")
     parser.add_argument("--profile", choices=("miss", "hit"))
     parser.add_argument("--profile-out", type=Path, help="keep the profile in this file")
     parser.add_argument("--profile-diff", choices=("miss", "hit"),
@@ -99,11 +106,13 @@ def main() -> None:
         for name, n in (("cases.yaml", opts.cases), ("cases2.yaml", 2 * opts.cases)):
             (work / name).write_text(yaml.safe_dump(
                 {"dataset": "pc", "cases": [case(i) for i in range(n)]}, sort_keys=False))
-        server = Server(delay=opts.delay, k=opts.k)
+        server = Server(delay=opts.delay, k=opts.k, rpm=opts.rpm)
         env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         base = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-n0",
                 "--agent-doctor=openai/bench", f"--agent-api-base={server.url}"]
+        if opts.rpm:
+            base.append(f"--agent-rpm={opts.rpm:g}")
         calls = opts.cases * opts.k
         cpu: dict[str, list[float]] = {"miss": [], "hit": [], "miss2": [], "hit2": [],
                                        "collect": []}
@@ -142,6 +151,9 @@ def main() -> None:
             stats.sort_stats("tottime").print_stats(35)
             stats.sort_stats("cumulative").print_stats(60)
         if opts.profile_diff:
+            if keep := os.environ.get("BENCH_KEEP_PROFILES"):  # a folder to copy them to
+                for name in ("cases.prof", "cases2.prof"):
+                    shutil.copyfile(work / name, Path(keep) / name)
             print_difference(work / "cases.prof", work / "cases2.prof", opts.cases)
 
 
