@@ -105,8 +105,26 @@ def test_a_bare_head_noun_is_a_family_word_under_strict(answer: str, truth: str)
 
 
 @pytest.mark.parametrize(("answer", "truth"), [
-    # the terminology's one disease with its variants right above the truth: broader, right
-    ("melanoma", "Superficial spreading melanoma"),
+    # a head noun ICD-10-CM gives the truth a code apart from: a family word, though the
+    # terminology places it as one disease with few variants right above the truth
+    ("cardiomyopathy", "Takotsubo cardiomyopathy"),
+    ("cholangitis", "Primary sclerosing cholangitis"),
+    ("hydrocephalus", "Normal pressure hydrocephalus"),
+    ("glaucoma", "Acute angle-closure glaucoma"),
+    ("thalassemia", "Beta-thalassemia"), ("cystitis", "Interstitial cystitis"),
+    ("dermatitis", "Atopic dermatitis"), ("tumor", "Testicular tumor"),
+])
+def test_a_head_noun_is_a_family_word_where_icd_10_cm_codes_the_truth_apart(
+        answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # the terminology's one disease with its variants right above the truth, and ICD-10-CM
+    # codes the truth with it (melanoma by site, not by growth pattern): broader, right
+    ("melanoma", "Superficial spreading melanoma"), ("melanoma", "Acral lentiginous melanoma"),
+    # a synonym a source states for the truth
+    ("zoster", "Herpes zoster"), ("thrush", "Oral thrush"),
     # only words of how severe before the head: the disease itself
     ("pancreatitis", "Acute pancreatitis"),
 ])
@@ -127,6 +145,28 @@ def test_an_abbreviation_of_several_diseases_is_not_read_toward_the_truth() -> N
     assert scores("COPD", "Chronic obstructive pulmonary disease") == [1, 1]
 
 
+@pytest.mark.parametrize(("answer", "truth"), [
+    # a letter dropped from a word of seven letters or more, one that leaves another known
+    # word ("fusion", "urine") but no other known name: a slip of the pen
+    ("Pleural efusion", "Pleural effusion"), ("Utrine leiomyoma", "Uterine leiomyoma"),
+    ("Liver ascess", "Liver abscess"), ("Cystic fibrois", "Cystic fibrosis"),
+    # in the name's generic head word too
+    ("Crohn disese", "Crohn disease"), ("Bipolar disoeder", "Bipolar disorder"),
+])
+def test_a_slip_is_read_where_no_other_known_name_is_as_close(answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [1, 1]
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # the slipped word is a known word making a known name: another disease
+    ("Berger disease", "Buerger disease"), ("Osteoblastoma", "Osteoclastoma"),
+    # too short a word for a slip
+    ("Ileum", "Ileus"),
+])
+def test_a_known_name_one_letter_away_is_no_slip(answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
+
+
 def test_a_near_miss_that_is_another_known_disease_is_no_slip() -> None:
     # one letter apart, both names the terminology knows: two diseases, not a slip of the pen
     assert scores("Osteoblastoma", "Osteoclastoma") == [0, 0]
@@ -145,6 +185,21 @@ def test_a_near_miss_that_is_another_known_disease_is_no_slip() -> None:
 def test_a_slash_between_two_whole_names_offers_two(answer: str, truth: str,
                                                      verdict: list[int]) -> None:
     assert scores(answer, truth) == verdict
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # a shared modifier or head that makes a name of the other side only by the words: the
+    # side is a disease of its own ("Toxoplasmosis"), or no name at all once completed
+    # ("Sarcoidosis syndrome", "Vitamin B12 ulnar"): the slash offers two
+    ("Lung cancer/Toxoplasmosis", "Lung cancer"), ("Toxoplasmosis/Lung cancer", "Lung cancer"),
+    ("Vitamin B12 deficiency/Ulnar", "Vitamin B12 deficiency"),
+    ("Melanonychia/Boerhaave syndrome", "Boerhaave syndrome"),
+    ("Adhesions/Complex partial seizure", "Complex partial seizure"),
+    ("Lisch nodules/Melasma", "Melasma"),
+])
+def test_a_slash_whose_shared_word_makes_no_one_condition_offers_two(answer: str,
+                                                                      truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
 
 
 def test_a_slash_inside_one_name_keeps_it_one() -> None:

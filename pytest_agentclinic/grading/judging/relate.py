@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import pairwise
 from typing import Literal
@@ -41,7 +41,7 @@ from ..terms.readings import expansions
 from ..terms.relation import Equivalence
 from ..terms.truth_forms import forms_of as _forms
 from .choices import choices_named, distractor, same_name
-from .word_guards import bare_head, fragment, written_words
+from .word_guards import bare_head, fragment, head_of_variants, unslipped, written_words
 
 __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
 
@@ -91,8 +91,14 @@ class NameRelation:
 
 
 def relate_name(mention: Mention, truth: str) -> NameRelation:
-    """One name of the answer against one accepted name of the truth (any of its forms)."""
-    return NameRelation(mention.text, mention.role, judge(mention.text, truth))
+    """One name of the answer against one accepted name of the truth (any of its forms), a
+    slip of the pen read as the truth where no other known name is as close
+    (:func:`.word_guards.unslipped`)."""
+    judged = judge(mention.text, truth)
+    if not judged.correct and unslipped(mention.text, truth) is not None:
+        judged = replace(judge(truth, truth), reason="the same name but for a one-letter slip, "
+                         "and no other known name that close")
+    return NameRelation(mention.text, mention.role, judged)
 
 
 @dataclass
@@ -175,6 +181,12 @@ class Related:
         # the statement only that word: "Granulomatosis with polyangiitis" is read as
         # "granulomatosis" with a companion, and names the truth whole
         return len(self.extraction.mentions) <= 1 and bare_head(self.name, self.accepted)
+
+    @cached_property
+    def head_of_variants(self) -> bool:
+        """Whether the bare head noun names the one disease an accepted name is a variant of
+        (:func:`.word_guards.head_of_variants`: a stated synonym, or no ICD-10-CM code apart)."""
+        return head_of_variants(self.name, self.accepted)
 
     @cached_property
     def ambiguous_short_form(self) -> bool:

@@ -11,6 +11,8 @@ import re
 from collections.abc import Sequence
 
 from ..terminology import CONDITION_SUFFIXES, FILLER, GENERIC, key, tokens
+from ..terminology_memory import joined
+from ..terms.concepts import default_terminology
 from ..terms.qualifiers import NEUTRAL_QUALIFIERS
 from ..terms.truth_forms import forms_of as _forms
 
@@ -44,6 +46,82 @@ def bare_head(name: str, accepted: Sequence[str]) -> bool:
     heads = [t for t in names if len(t) > 1 and t[-1] == words[0]
              and not set(t[:-1]) <= NEUTRAL_QUALIFIERS | FILLER]
     return bool(heads) and all(t != words for t in names)
+
+
+def head_of_variants(head: str, accepted: Sequence[str]) -> bool:
+    """Whether a bare head noun may name the truth as the one disease whose variant it is:
+    a source states the head and an accepted name are one concept ("zoster", herpes zoster;
+    "thrush", oral thrush), or ICD-10-CM gives no accepted name a code of its own apart from
+    the codes the head noun describes. ICD-10-CM classifies what it holds to be distinct
+    conditions under codes of their own ("Primary sclerosing cholangitis" K83.01 beside
+    "Cholangitis" K83.0, "Takotsubo syndrome" I51.81 apart from "Cardiomyopathy" I42) and
+    leaves a disease's morphological variants to ICD-O under the disease's code (melanoma is
+    coded by site, C43, not by its growth pattern: "superficial spreading melanoma" has no
+    code)."""
+    terms = default_terminology()
+    # a synonym a source states, not the normaliser's: "stress-induced cardiomyopathy" reads
+    # as "cardiomyopathy" once its words of cause are dropped, and names no concept so
+    if any(key(t) != key(head) and (link := terms.link(key(head), key(t))) is not None
+           and link.kind == "synonym" for t in accepted):
+        return True
+    described = _icd_codes(head, described=True)
+    return not any(_icd_codes(t) - described for t in accepted)
+
+
+def _icd_codes(name: str, described: bool = False) -> set[str]:
+    """The ICD-10-CM codes a name has: codes naming it (by their description alone when
+    ``described``: an inclusion term is a condition classified there, not the code's name)
+    and the codes of the concepts the name denotes in any source."""
+    terms = default_terminology()
+    name_key = joined(key(name))
+    codes = set(terms.backend.icd_described(name_key) if described
+                else terms.backend.icd_codes(name_key))
+    for ident in terms.concepts(name)[1]:
+        codes.update(m for m in terms.backend.members_of(terms.cluster(ident)) or (ident,)
+                     if m.startswith("ICD:"))
+    return codes
+
+
+#: The shortest word of the truth in which one slip is read as a slip of the pen (shorter
+#: words are too close to others: "ileus", "ileum"), as :data:`..wording.SLIP_WORD`.
+SLIP_WORD = 7
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_WRITTEN = re.compile(r"[A-Za-z0-9]+")
+
+
+def unslipped(name: str, truth: str) -> str | None:
+    """``truth``, when ``name`` is its words as written but for a one-letter slip (a letter
+    dropped, added, changed, or two swapped) in one word of :data:`SLIP_WORD` letters or more
+    of the truth, the slip no known word, and no other known name as close: no word one edit
+    from the slip makes, in its place, a name the terminology knows ("Pleural efusion":
+    "fusion" is a word, "pleural fusion" no name; "Crohn disese" for Crohn disease). Else
+    None. Issue 31's guard rail: a slip is accepted only when no other known name is as
+    close."""
+    given, true = _WRITTEN.findall(name.lower()), _WRITTEN.findall(truth.lower())
+    if len(given) != len(true):
+        return None
+    diffs = [i for i, (a, b) in enumerate(zip(given, true, strict=True)) if a != b]
+    if len(diffs) != 1:
+        return None
+    i = diffs[0]
+    slip, word = given[i], true[i]
+    terms = default_terminology()
+    if (len(word) < SLIP_WORD or not (slip.isalpha() and word.isalpha())
+            or word not in _neighbours(slip) or terms.is_word(slip) or terms.known(name)):
+        return None
+    for other in _neighbours(slip) - {word}:
+        if terms.is_word(other) and terms.known(" ".join([*given[:i], other, *given[i + 1:]])):
+            return None
+    return truth
+
+
+def _neighbours(word: str) -> set[str]:
+    """The words one edit from ``word``: a letter dropped, changed, added or two swapped."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return ({a + b[1:] for a, b in splits if b}
+            | {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
+            | {a + c + b for a, b in splits for c in _LETTERS}
+            | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1})
 
 
 def written_words(name: str) -> list[str]:

@@ -30,7 +30,31 @@ def slashed(phrase: str) -> list[str]:
     ("rosacea/lupus")."""
     names = given_names(phrase)[1:]
     apart = any(_apart(a, b) for i, a in enumerate(names) for b in names[i + 1:])
-    return names if apart or _written_apart(phrase) else [phrase]
+    if apart or _written_apart(phrase):
+        return names
+    parts = [p.strip() for p in phrase.split("/")]
+    return parts if _not_shared(phrase, parts, names) else [phrase]
+
+
+def _not_shared(phrase: str, parts: list[str], names: list[str]) -> bool:
+    """Whether two names a slash joins, sharing no written word, are two though a word of
+    one side was read as shared by the other: the one-word side names a disease alone
+    ("lung cancer/toxoplasmosis": no "lung toxoplasmosis" was meant), or the name it makes
+    with the shared word is one the terminology does not know ("vitamin B12
+    deficiency/ulnar", "melanonychia/Boerhaave syndrome"). A slash names one condition
+    twice only where the shared word makes a known name of a word that is none alone
+    (DSM-5's "depersonalization/derealization disorder", "thyroid nodule/cancer" aside),
+    or where the phrase is known whole."""
+    terms = default_terminology()
+    words = [set(re.findall(r"[a-z0-9]+", p.lower())) for p in parts]
+    if len(parts) != 2 or not all(words) or words[0] & words[1] or terms.known(phrase):
+        return False
+    completed = [n for n in names if n not in parts]
+    single = [p for p in parts if len(p.split()) == 1]
+    if not completed or compare(parts[0], parts[1]).kind in ("same", "synonym"):
+        return False
+    return (any(terms.one_word_name(p.lower()) for p in single)
+            or not all(terms.known(n) for n in completed))
 
 
 def _written_apart(phrase: str) -> bool:
