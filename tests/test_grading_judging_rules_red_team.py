@@ -167,6 +167,28 @@ def test_a_known_name_one_letter_away_is_no_slip(answer: str, truth: str) -> Non
     assert scores(answer, truth) == [0, 0]
 
 
+@pytest.mark.parametrize(("answer", "truth"), [
+    # initials the sources give for nothing, which a known disease's name spells too:
+    # CVI, chronic venous insufficiency and common variable immunodeficiency
+    ("CVI", "Chronic venous insufficiency"), ("CVI", "Common variable immunodeficiency"),
+    # RAS: renal artery stenosis, Ramos-Arroyo syndrome
+    ("RAS", "Renal artery stenosis"),
+])
+def test_initials_another_known_name_spells_are_not_read_toward_the_truth(answer: str,
+                                                                          truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
+    assert case_scores(answer, truth, [answer]) == [True, True]  # accepted as written
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("DVT", "Deep venous thrombosis"), ("SLE", "Systemic lupus erythematosus"),
+    # initials no other known disease's name spells
+    ("MWT", "Mallory-Weiss tear"),
+])
+def test_initials_of_one_known_name_still_read_as_it(answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [1, 1]
+
+
 def test_a_near_miss_that_is_another_known_disease_is_no_slip() -> None:
     # one letter apart, both names the terminology knows: two diseases, not a slip of the pen
     assert scores("Osteoblastoma", "Osteoclastoma") == [0, 0]

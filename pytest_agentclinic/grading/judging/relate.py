@@ -37,11 +37,11 @@ from ..terms.concurrent import (
 )
 from ..terms.equivalence import compare, judge
 from ..terms.kinds import INJURIES_AND_STATES, kind
-from ..terms.readings import expansions
 from ..terms.relation import Equivalence
 from ..terms.truth_forms import forms_of as _forms
 from .choices import choices_named, distractor, same_name
-from .word_guards import bare_head, fragment, head_of_variants, unslipped, written_words
+from .initials import another_disease_abbreviated
+from .word_guards import bare_head, fragment, head_of_variants, unslipped
 
 __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
 
@@ -192,12 +192,14 @@ class Related:
     def ambiguous_short_form(self) -> bool:
         """Whether the main name is an abbreviation alone that the sources give for another
         disease too ("PSC": primary sclerosing cholangitis, pancreatic serous cystadenoma),
-        and the case does not accept it as written (:func:`_other_expansion`)."""
+        or give for none while a known disease's name spells it ("CVI"), and the case does
+        not accept it as written
+        (:func:`.initials.another_disease_abbreviated`)."""
         name = self.name.strip()
         if _SHORT_FORM.fullmatch(name) is None or sum(c.isupper() for c in name) < 2 or any(
                 name.lower() == t.strip().lower() for t in self.accepted):
             return False
-        return _other_expansion(name, self.accepted)
+        return another_disease_abbreviated(name, self.accepted)
 
     @cached_property
     def symptom(self) -> bool:
@@ -364,16 +366,6 @@ def _opens_with_known(name: str) -> bool:
     terms = default_terminology()
     return any(terms.disease_like(" ".join(words[:i])) and not terms.symptom(
         " ".join(words[:i])) for i in range(len(words) - 1, 1, -1))
-
-
-def _other_expansion(abbreviation: str, accepted: Sequence[str]) -> bool:
-    """Whether the sources give ``abbreviation`` for a disease that shares no word with any
-    accepted name and that the terminology does not link to the truth: another disease
-    ("PSC": pancreatic serous cystadenoma beside primary sclerosing cholangitis), not a kind
-    or a wider name of the truth ("CML": chronic leukemia, chronic myeloid leukemia)."""
-    mine = {w for t in accepted for w in written_words(t)}
-    return any(not mine & set(written_words(other)) and not _restates(other, accepted[0])
-               for other in expansions(abbreviation))
 
 
 def _has_condition_word(name: str) -> bool:
