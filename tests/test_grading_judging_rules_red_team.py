@@ -233,3 +233,29 @@ def test_a_known_disease_with_its_kind_after_a_dash_is_a_second_diagnosis() -> N
     # "anorexia nervosa - purging type" is unknown whole, but opens with a disease
     assert scores("Hypopituitarism; Anorexia nervosa - purging type", "Hypopituitarism") == [0, 0]
     assert scores("Hypopituitarism, hepatomegaly, leukocytosis", "Hypopituitarism") == [1, 1]
+
+
+# --- reading, round 2: reasons, set-aside alternatives and JSON as models write them ----------
+
+@pytest.mark.parametrize("answer", [
+    # a reason in brackets, or in a sentence of its own about the diagnosis just given
+    "Sarcoidosis (classic presentation)",
+    "Sarcoidosis (typical findings on examination)",
+    "Sarcoidosis. The history and examination support this diagnosis.",
+    # what was weighed and set aside, however the sentence says it
+    "Tuberculosis was considered; however, Sarcoidosis fits best.",
+    "Although Tuberculosis was considered, Sarcoidosis is more likely.",
+    "I considered Tuberculosis, but Sarcoidosis is the most likely diagnosis.",
+    # a numbered list after the answer whose every item is set aside
+    "**Sarcoidosis**\n\n1. **Tuberculosis** - less likely\n2. **Lymphoma** - less likely",
+    # the main diagnosis of a JSON object under its "primary" key
+    '```json\n{"response": {"diagnosis": {"primary": "Sarcoidosis", "secondary": []}}}\n```',
+])
+def test_reasons_and_set_aside_alternatives_leave_the_answer(answer: str) -> None:
+    assert scores(answer, "Sarcoidosis") == [1, 1]
+    assert scores(answer, "Tuberculosis") == [0, 0]
+
+
+def test_a_numbered_list_that_sets_aside_only_some_items_still_offers_the_rest() -> None:
+    answer = "**Sarcoidosis**\n\n1. **Tuberculosis** - less likely\n2. **Lymphoma** - possible"
+    assert scores(answer, "Sarcoidosis") == [0, 0]
