@@ -218,6 +218,11 @@ def test_a_slash_between_two_whole_names_offers_two(answer: str, truth: str,
     ("Melanonychia/Boerhaave syndrome", "Boerhaave syndrome"),
     ("Adhesions/Complex partial seizure", "Complex partial seizure"),
     ("Lisch nodules/Melasma", "Melasma"),
+    # two names written whole: linking words ("of the") are no shared word, and an injury or
+    # a state like pregnancy beside a disease is a second condition, though a word is shared
+    ("Burn of the forearm/Rupture of the flexor tendon", "Rupture of the flexor tendon"),
+    ("Twin pregnancy/Atopic eruption of pregnancy", "Atopic eruption of pregnancy"),
+    ("Atopic eruption of pregnancy/Twin pregnancy", "Atopic eruption of pregnancy"),
 ])
 def test_a_slash_whose_shared_word_makes_no_one_condition_offers_two(answer: str,
                                                                       truth: str) -> None:
