@@ -113,6 +113,9 @@ def test_a_bare_head_noun_is_a_family_word_under_strict(answer: str, truth: str)
     ("glaucoma", "Acute angle-closure glaucoma"),
     ("thalassemia", "Beta-thalassemia"), ("cystitis", "Interstitial cystitis"),
     ("dermatitis", "Atopic dermatitis"), ("tumor", "Testicular tumor"),
+    # the words before the head name a disease of their own, its cause or its eponym: ICD-10-CM
+    # codes such a manifestation by its etiology ("code first" the underlying disease)
+    ("retinitis", "Cytomegalovirus retinitis"), ("arteritis", "Takayasu arteritis"),
 ])
 def test_a_head_noun_is_a_family_word_where_icd_10_cm_codes_the_truth_apart(
         answer: str, truth: str) -> None:

@@ -64,8 +64,29 @@ def head_of_variants(head: str, accepted: Sequence[str]) -> bool:
     if any(key(t) != key(head) and (link := terms.link(key(head), key(t))) is not None
            and link.kind == "synonym" for t in accepted):
         return True
+    if any(_named_by_a_disease(head, t) for t in accepted):
+        return False
     described = _icd_codes(head, described=True)
     return not any(_icd_codes(t) - described for t in accepted)
+
+
+# An adjective by its ending ("cerebral", "cutaneous", "uterine", "hereditary"): a word of
+# where or which kind, whatever the normaliser makes of it alone ("brain disease").
+_ADJECTIVE = re.compile(r"(?:al|ic|ous|ive|ed|ing|ary|ar|ine|oid|form)$")
+
+
+def _named_by_a_disease(head: str, truth: str) -> bool:
+    """Whether the words before the head noun of ``truth`` name a disease of their own, its
+    cause or its eponym ("cytomegalovirus retinitis", "Takayasu arteritis"): the truth is the
+    head noun as a manifestation of that disease, which ICD-10-CM codes by its etiology (its
+    "code first" convention for an underlying disease), not a variant of the head noun."""
+    words = written_words(truth)
+    if len(words) < 2 or words[-1] != head.lower():
+        return False
+    before = [w for w in words[:-1] if not _ADJECTIVE.search(w) and w not in NEUTRAL_QUALIFIERS]
+    terms = default_terminology()
+    return bool(before) and terms.known(" ".join(before)) and not terms.symptom(
+        " ".join(before))
 
 
 def _icd_codes(name: str, described: bool = False) -> set[str]:
