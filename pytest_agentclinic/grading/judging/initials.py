@@ -12,7 +12,7 @@ abbreviates: "Smoking complicating childbirth" is no "SCC"), and only names of d
 ICD-10-CM's chapters of symptoms, injuries, external causes and health factors (R to Z) or
 its blocks, not MeSH's inverted headings ("Defect, Congenital Heart") and not names with
 digits (a subtype's number is no initial). The index is built once per process, on first
-use, from the bundled table (about 0.5 s of CPU), which only an abbreviation alone that the
+use, from the bundled table (about 0.6 s of CPU), which only an abbreviation alone that the
 sources do not list ever asks for.
 """
 

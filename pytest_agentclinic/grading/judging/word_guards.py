@@ -15,6 +15,7 @@ from ..terminology_memory import joined
 from ..terms.concepts import default_terminology
 from ..terms.qualifiers import NEUTRAL_QUALIFIERS
 from ..terms.truth_forms import forms_of as _forms
+from ..wording import SLIP_WORD
 
 # Endings of words that name a condition ("-itis", "-oma", "pneumonia", "deficiency"...).
 CONDITION_ENDINGS = (*CONDITION_SUFFIXES, "ia", "ias", "iasis", "ema", "ism", "sis")
@@ -103,21 +104,18 @@ def _icd_codes(name: str, described: bool = False) -> set[str]:
     return codes
 
 
-#: The shortest word of the truth in which one slip is read as a slip of the pen (shorter
-#: words are too close to others: "ileus", "ileum"), as :data:`..wording.SLIP_WORD`.
-SLIP_WORD = 7
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _WRITTEN = re.compile(r"[A-Za-z0-9]+")
 
 
 def unslipped(name: str, truth: str) -> str | None:
     """``truth``, when ``name`` is its words as written but for a one-letter slip (a letter
-    dropped, added, changed, or two swapped) in one word of :data:`SLIP_WORD` letters or more
-    of the truth, the slip no known word, and no other known name as close: no word one edit
-    from the slip makes, in its place, a name the terminology knows ("Pleural efusion":
-    "fusion" is a word, "pleural fusion" no name; "Crohn disese" for Crohn disease). Else
-    None. Issue 31's guard rail: a slip is accepted only when no other known name is as
-    close."""
+    dropped, added, changed, or two swapped) in one word of the truth of
+    :data:`..wording.SLIP_WORD` letters or more, the slip no known word, and no other known
+    name as close: no word one edit from the slip makes, in its place, a name the
+    terminology knows ("Pleural efusion": "fusion" is a word, "pleural fusion" no name;
+    "Crohn disese" for Crohn disease). Else None. Issue 31's guard rail: a slip is accepted
+    only when no other known name is as close."""
     given, true = _WRITTEN.findall(name.lower()), _WRITTEN.findall(truth.lower())
     if len(given) != len(true):
         return None
@@ -126,11 +124,13 @@ def unslipped(name: str, truth: str) -> str | None:
         return None
     i = diffs[0]
     slip, word = given[i], true[i]
-    terms = default_terminology()
-    if (len(word) < SLIP_WORD or not (slip.isalpha() and word.isalpha())
-            or word not in _neighbours(slip) or terms.is_word(slip) or terms.known(name)):
+    if len(word) < SLIP_WORD or not (slip.isalpha() and word.isalpha()):
         return None
-    for other in _neighbours(slip) - {word}:
+    near = _neighbours(slip)
+    terms = default_terminology()
+    if word not in near or terms.is_word(slip) or terms.known(name):
+        return None
+    for other in near - {word}:
         if terms.is_word(other) and terms.known(" ".join([*given[:i], other, *given[i + 1:]])):
             return None
     return truth

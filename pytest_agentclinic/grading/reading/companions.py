@@ -45,8 +45,8 @@ def _not_shared(phrase: str, parts: list[str], names: list[str]) -> bool:
     with the shared word is one the terminology does not know ("vitamin B12
     deficiency/ulnar", "melanonychia/Boerhaave syndrome"). A slash names one condition
     twice only where the shared word makes a known name of a word that is none alone
-    (DSM-5's "depersonalization/derealization disorder", "thyroid nodule/cancer" aside),
-    or where the phrase is known whole."""
+    (DSM-5's "depersonalization/derealization disorder"), or where the phrase is known
+    whole."""
     terms = default_terminology()
     words = [_written(p) for p in parts]
     if len(parts) != 2 or not all(words) or words[0] & words[1] or terms.known(phrase):
