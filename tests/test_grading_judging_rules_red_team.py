@@ -264,6 +264,12 @@ def test_reasons_and_set_aside_alternatives_leave_the_answer(answer: str) -> Non
     assert scores(answer, "Tuberculosis") == [0, 0]
 
 
+def test_a_disease_in_brackets_that_opens_with_a_word_of_kind_is_still_a_second_one() -> None:
+    # "classical" names a kind of Hodgkin lymphoma here, no reason
+    assert scores("Sarcoidosis (Classical Hodgkin lymphoma)", "Sarcoidosis") == [0, 0]
+    assert scores("Sarcoidosis (typical presentation)", "Sarcoidosis") == [1, 1]
+
+
 def test_a_numbered_list_that_sets_aside_only_some_items_still_offers_the_rest() -> None:
     answer = "**Sarcoidosis**\n\n1. **Tuberculosis** - less likely\n2. **Lymphoma** - possible"
     assert scores(answer, "Sarcoidosis") == [0, 0]

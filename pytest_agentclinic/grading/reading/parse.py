@@ -136,9 +136,12 @@ _TAIL_ALIAS = re.compile(r"^\s*,?\s*(?:(?:also|formerly|previously|otherwise)\s+
 _ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|since|because|"
                     r"with|without|in|on|at|for|by|to|this|that|the\s+patient|patient|"
                     r"confirmed|pending|requires?|needs?|"
-                    # a reason in brackets ("(classic presentation)"), as after a dash
-                    r"classic(?:al)?|typical|textbook|characteristic|pathognomonic|"
-                    r"consistent|compatible|supported|evidenced|presentation)\b", re.I)
+                    # a reason in brackets ("(classic presentation)"), as after a dash;
+                    # "classical" alone may name a kind ("(classical Hodgkin lymphoma)")
+                    r"(?:classic(?:al)?|typical|textbook|characteristic)\s+(?:presentation|"
+                    r"findings?|features?|picture|history|case|signs?|symptoms?)|"
+                    r"pathognomonic|consistent|compatible|supported|evidenced|presentation)\b",
+                    re.I)
 _PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
 _ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
 _WORD = re.compile(r"[^\W\d_][\w-]*")
