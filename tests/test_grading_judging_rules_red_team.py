@@ -264,6 +264,19 @@ def test_reasons_and_set_aside_alternatives_leave_the_answer(answer: str) -> Non
     assert scores(answer, "Tuberculosis") == [0, 0]
 
 
+@pytest.mark.parametrize("weighed", [
+    "Eosinophilic granulomatosis with polyangiitis (Churg-Strauss syndrome)",
+    "Progressive multifocal leukoencephalopathy (PML)",
+])
+@pytest.mark.parametrize("template", [
+    "{} was considered, but Sarcoidosis fits better",
+    "Although {} was considered, Sarcoidosis is more likely.",
+    "I considered {}, but Sarcoidosis is the most likely diagnosis.",
+])
+def test_a_name_weighed_with_its_bracket_is_set_aside_whole(weighed: str, template: str) -> None:
+    assert scores(template.format(weighed), "Sarcoidosis") == [1, 1]
+
+
 def test_a_disease_in_brackets_that_opens_with_a_word_of_kind_is_still_a_second_one() -> None:
     # "classical" names a kind of Hodgkin lymphoma here, no reason
     assert scores("Sarcoidosis (Classical Hodgkin lymphoma)", "Sarcoidosis") == [0, 0]

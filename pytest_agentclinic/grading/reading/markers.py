@@ -211,6 +211,9 @@ _NAME_IN_CLAUSE = rf"(?:[^.;:,()\[\]\n]|{_INITIAL}){{2,80}}?"
 # Whole clauses that only exclude a name; each pattern captures the excluded name.
 # What the doctor weighed: "W was considered".
 _WEIGHED = r"(?:also\s+|initially\s+|first\s+)?(?:considered|entertained|raised)"
+# The name weighed may carry its bracket ("eosinophilic granulomatosis with polyangiitis
+# (Churg-Strauss syndrome) was considered"): set aside whole.
+_WEIGHED_NAME = rf"{_NAME_IN_CLAUSE}(?:\s*\([^()\n]{{1,60}}\))?"
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
                rf"(?:not|no)\s+(?:a\s+|an\s+)?({_NAME})\s*$", re.I),
@@ -220,7 +223,7 @@ _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:i\s+)?(?:do\s+not|don't)\s+(?:think|believe)\s+(?:it\s+is\s+|it's\s+"
                rf"|this\s+is\s+)?({_NAME})\s*$", re.I),
     # "X was considered" (then "however, Y"): what was weighed, set aside
-    re.compile(rf"^\s*({_NAME})\s+(?:was|were|has\s+been|had\s+been)\s+{_WEIGHED}\s*$",
+    re.compile(rf"^\s*({_WEIGHED_NAME})\s+(?:was|were|has\s+been|had\s+been)\s+{_WEIGHED}\s*$",
                re.I),
     # "X is unlikely", "X - unlikely", "X: ruled out"
     re.compile(rf"^\s*({_NAME})(?:\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
@@ -246,11 +249,11 @@ _NOT_BUT = re.compile(rf"\s*(?:it\s+is\s+|it's\s+|this\s+is\s+)?not\s+(?:a\s+|an
 # Also "Although W was considered, T ...", "I considered W, but T ...", and "W was considered;
 # however, T ..." (the clause "W was considered" alone sets W aside: see _NEGATED_CLAUSES).
 _CONSIDERED_BUT = re.compile(
-    rf"\s*(?:({_NAME_IN_CLAUSE})\s+(?:was|were|is|has\s+been|had\s+been)\s+{_WEIGHED}"
+    rf"\s*(?:({_WEIGHED_NAME})\s+(?:was|were|is|has\s+been|had\s+been)\s+{_WEIGHED}"
     r"\s*,?\s*(?:but|however,?)\s+(?:rather\s+|instead\s+)?"
-    rf"|(?:although|though|while|whilst)\s+({_NAME_IN_CLAUSE})\s+(?:was|were|has\s+been|"
+    rf"|(?:although|though|while|whilst)\s+({_WEIGHED_NAME})\s+(?:was|were|has\s+been|"
     rf"had\s+been)\s+{_WEIGHED}\s*,\s*"
-    rf"|(?:i|we)\s+(?:have\s+)?{_WEIGHED}\s+({_NAME_IN_CLAUSE})\s*,?\s*but\s+"
+    rf"|(?:i|we)\s+(?:have\s+)?{_WEIGHED}\s+({_WEIGHED_NAME})\s*,?\s*but\s+"
     r"(?:rather\s+|instead\s+)?)", re.I)
 _CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
 _INSTEAD = re.compile(r"^\s*(?:however|instead|rather|but)\b\s*,?\s*", re.I)
