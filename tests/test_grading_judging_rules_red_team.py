@@ -272,6 +272,7 @@ def test_reasons_and_set_aside_alternatives_leave_the_answer(answer: str) -> Non
     "{} was considered, but Sarcoidosis fits better",
     "Although {} was considered, Sarcoidosis is more likely.",
     "I considered {}, but Sarcoidosis is the most likely diagnosis.",
+    "Not {} - Sarcoidosis", "Not {}, but Sarcoidosis",
 ])
 def test_a_name_weighed_with_its_bracket_is_set_aside_whole(weighed: str, template: str) -> None:
     assert scores(template.format(weighed), "Sarcoidosis") == [1, 1]

@@ -243,7 +243,7 @@ _NEGATED_ASIDES = (
                rf"({_NAME})(?=$|[.;,])", re.I),
 )
 _NOT_BUT = re.compile(rf"\s*(?:it\s+is\s+|it's\s+|this\s+is\s+)?not\s+(?:a\s+|an\s+)?"
-                      rf"({_NAME_IN_CLAUSE})(?:,?\s+but\s+(?:rather\s+|instead\s+)?|\s+-\s+)",
+                      rf"({_WEIGHED_NAME})(?:,?\s+but\s+(?:rather\s+|instead\s+)?|\s+-\s+)",
                       re.I)
 # "W was considered, but T fits better": what the doctor weighed and set aside is no answer.
 # Also "Although W was considered, T ...", "I considered W, but T ...", and "W was considered;
