@@ -82,9 +82,12 @@ class Pool:
         self.cases = cases
         self.index = {case.id: i for i, case in enumerate(cases)}
         self.word_counts: Counter[str] = Counter()
+        #: The pool's names (truths and choices) by their initials: "{abbr3s}".
+        self.initials: dict[str, set[str]] = {}
         for case in cases:
             for name in {case.diagnosis, *case.choices}:
                 self.word_counts.update(set(_words(name)))
+                self.initials.setdefault(_initials(name), set()).add(name)
         self._slots: dict[str, dict[str, str]] = {}
 
     def listed(self, case: Case) -> str:
@@ -198,9 +201,13 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
     head = _head(case)
     if head is not None:
         values["head"] = head
-    if len(initials) == 3 and _ambiguous(initials, case) and all(
-            initials != n.strip().upper() for n in case.accepted_diagnoses):
+    as_written = any(initials == n.strip().upper() for n in case.accepted_diagnoses)
+    if len(initials) == 3 and _ambiguous(initials, case) and not as_written:
         values["abbr3"] = initials
+    if len(initials) == 3 and not expansions(initials) and not as_written \
+            and _shared_initials(initials, case, pool):
+        values["abbr3s"] = initials
+    values.update(_slips(case.diagnosis))
     sibling = _sibling(case.diagnosis)
     if sibling is not None:
         values["sibling"] = sibling
@@ -242,6 +249,35 @@ def _ambiguous(initials: str, case: Case) -> bool:
     return any(not mine & set(_identifying(n)) for n in expansions(initials))
 
 
+def _initials(name: str) -> str:
+    return "".join(w[0] for w in _identifying(name)).upper()
+
+
+def _shared_initials(initials: str, case: Case, pool: Pool) -> bool:
+    """Whether another name of the pool (a truth or a choice of another case) that shares no
+    word with the truth has the truth's initials, which the sources give for nothing: "CVI"
+    of chronic venous insufficiency beside common variable immunodeficiency. The red team's
+    notion of an abbreviation only another dataset's name shares."""
+    mine = set(_identifying(case.diagnosis))
+    return any(not mine & set(_identifying(n)) for n in pool.initials.get(initials, ()))
+
+
+def _slips(name: str) -> dict[str, str]:
+    """``{slip_drop}``, ``{slip_swap}``, ``{slip_add}``: ``name`` with a letter of its longest
+    word (7 letters or more) dropped, two letters swapped, or a letter doubled, each in the
+    middle of the word (none when it has no such word, or the swap changes nothing)."""
+    words = re.findall(r"[A-Za-z]+", name)
+    longest = max(words, key=len, default="")
+    if len(longest) < 7:
+        return {}
+    i = len(longest) // 2
+    forms = {"slip_drop": longest[:i] + longest[i + 1:],
+             "slip_add": longest[:i] + longest[i] + longest[i:]}
+    if longest[i] != longest[i + 1]:
+        forms["slip_swap"] = longest[:i] + longest[i + 1] + longest[i] + longest[i + 2:]
+    return {slot: name.replace(longest, form, 1) for slot, form in forms.items()}
+
+
 def _sibling(name: str) -> str | None:
     """``name`` with one letter of a long word (7 letters or more) changed so that it names
     another disease the terminology knows (an osteoblastoma for an osteoclastoma): a
@@ -276,7 +312,8 @@ def answer(strategy: str, case: Case, protocol: str, pool: Pool | None = None) -
     template = suite().strategies[strategy]
     values = slots(case, pool)
     if any(f"{{{slot}}}" in template and slot not in values
-           for slot in ("word", "abbr", "slip", "head", "abbr3", "sibling", "state")):
+           for slot in ("word", "abbr", "slip", "head", "abbr3", "sibling", "state", "abbr3s",
+                        "slip_drop", "slip_swap", "slip_add")):
         return None
     return suite().wrappers[protocol].format(answer=template.format(**values))
 

@@ -92,7 +92,9 @@ def test_multiple_and_none_score_zero_even_when_naming_the_truth() -> None:
     ("Lymphoma", "Hodgkin's lymphoma", 0),
     ("Hodgkin's lymphoma", "lymphoma", 0),
     ("Eczema", "onychomycosis", 0),
-    ("Psoriasis", "plaque psoriasis", 1),
+    # a head noun alone where ICD-10-CM codes the truth apart (plaque psoriasis: L40.0,
+    # psoriasis vulgaris) is a family word under strict (issue 31); see below for paper
+    ("Psoriasis", "plaque psoriasis", 0),
     ("Chronic pancreatitis", "pancreatitis", 0),  # a subtype the terminology knows
     # a side or the acuity added to the truth still names the truth; a site is narrower,
     # as the dermatologists who validated the paper's grader read it (issue 21)
@@ -105,6 +107,10 @@ def test_multiple_and_none_score_zero_even_when_naming_the_truth() -> None:
 ])
 def test_broader_right_more_specific_wrong(response: str, truth: str, expected: int) -> None:
     assert GRADER.grade_frq(response, truth).verdict == expected
+
+
+def test_paper_takes_the_head_noun_one_level_up_as_broader() -> None:
+    assert CraftMDGrader(policy="paper").grade_frq("Psoriasis", "plaque psoriasis").verdict == 1
 
 
 @pytest.mark.parametrize(("response", "truth"), [

@@ -105,8 +105,29 @@ def test_a_bare_head_noun_is_a_family_word_under_strict(answer: str, truth: str)
 
 
 @pytest.mark.parametrize(("answer", "truth"), [
-    # the terminology's one disease with its variants right above the truth: broader, right
-    ("melanoma", "Superficial spreading melanoma"),
+    # a head noun ICD-10-CM gives the truth a code apart from: a family word, though the
+    # terminology places it as one disease with few variants right above the truth
+    ("cardiomyopathy", "Takotsubo cardiomyopathy"),
+    ("cholangitis", "Primary sclerosing cholangitis"),
+    ("hydrocephalus", "Normal pressure hydrocephalus"),
+    ("glaucoma", "Acute angle-closure glaucoma"),
+    ("thalassemia", "Beta-thalassemia"), ("cystitis", "Interstitial cystitis"),
+    ("dermatitis", "Atopic dermatitis"), ("tumor", "Testicular tumor"),
+    # the words before the head name a disease of their own, its cause or its eponym: ICD-10-CM
+    # codes such a manifestation by its etiology ("code first" the underlying disease)
+    ("retinitis", "Cytomegalovirus retinitis"), ("arteritis", "Takayasu arteritis"),
+])
+def test_a_head_noun_is_a_family_word_where_icd_10_cm_codes_the_truth_apart(
+        answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # the terminology's one disease with its variants right above the truth, and ICD-10-CM
+    # codes the truth with it (melanoma by site, not by growth pattern): broader, right
+    ("melanoma", "Superficial spreading melanoma"), ("melanoma", "Acral lentiginous melanoma"),
+    # a synonym a source states for the truth
+    ("zoster", "Herpes zoster"), ("thrush", "Oral thrush"),
     # only words of how severe before the head: the disease itself
     ("pancreatitis", "Acute pancreatitis"),
 ])
@@ -125,6 +146,50 @@ def test_an_abbreviation_of_several_diseases_is_not_read_toward_the_truth() -> N
     # an abbreviation of one disease reads as it
     assert scores("SLE", "Systemic lupus erythematosus") == [1, 1]
     assert scores("COPD", "Chronic obstructive pulmonary disease") == [1, 1]
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # a letter dropped from a word of seven letters or more, one that leaves another known
+    # word ("fusion", "urine") but no other known name: a slip of the pen
+    ("Pleural efusion", "Pleural effusion"), ("Utrine leiomyoma", "Uterine leiomyoma"),
+    ("Liver ascess", "Liver abscess"), ("Cystic fibrois", "Cystic fibrosis"),
+    # in the name's generic head word too
+    ("Crohn disese", "Crohn disease"), ("Bipolar disoeder", "Bipolar disorder"),
+])
+def test_a_slip_is_read_where_no_other_known_name_is_as_close(answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [1, 1]
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # the slipped word is a known word making a known name: another disease
+    ("Berger disease", "Buerger disease"), ("Osteoblastoma", "Osteoclastoma"),
+    # too short a word for a slip
+    ("Ileum", "Ileus"),
+])
+def test_a_known_name_one_letter_away_is_no_slip(answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # initials the sources give for nothing, which a known disease's name spells too:
+    # CVI, chronic venous insufficiency and common variable immunodeficiency
+    ("CVI", "Chronic venous insufficiency"), ("CVI", "Common variable immunodeficiency"),
+    # RAS: renal artery stenosis, Ramos-Arroyo syndrome
+    ("RAS", "Renal artery stenosis"),
+])
+def test_initials_another_known_name_spells_are_not_read_toward_the_truth(answer: str,
+                                                                          truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
+    assert case_scores(answer, truth, [answer]) == [True, True]  # accepted as written
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("DVT", "Deep venous thrombosis"), ("SLE", "Systemic lupus erythematosus"),
+    # initials no other known disease's name spells
+    ("MWT", "Mallory-Weiss tear"),
+])
+def test_initials_of_one_known_name_still_read_as_it(answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [1, 1]
 
 
 def test_a_near_miss_that_is_another_known_disease_is_no_slip() -> None:
@@ -147,6 +212,26 @@ def test_a_slash_between_two_whole_names_offers_two(answer: str, truth: str,
     assert scores(answer, truth) == verdict
 
 
+@pytest.mark.parametrize(("answer", "truth"), [
+    # a shared modifier or head that makes a name of the other side only by the words: the
+    # side is a disease of its own ("Toxoplasmosis"), or no name at all once completed
+    # ("Sarcoidosis syndrome", "Vitamin B12 ulnar"): the slash offers two
+    ("Lung cancer/Toxoplasmosis", "Lung cancer"), ("Toxoplasmosis/Lung cancer", "Lung cancer"),
+    ("Vitamin B12 deficiency/Ulnar", "Vitamin B12 deficiency"),
+    ("Melanonychia/Boerhaave syndrome", "Boerhaave syndrome"),
+    ("Adhesions/Complex partial seizure", "Complex partial seizure"),
+    ("Lisch nodules/Melasma", "Melasma"),
+    # two names written whole: linking words ("of the") are no shared word, and an injury or
+    # a state like pregnancy beside a disease is a second condition, though a word is shared
+    ("Burn of the forearm/Rupture of the flexor tendon", "Rupture of the flexor tendon"),
+    ("Twin pregnancy/Atopic eruption of pregnancy", "Atopic eruption of pregnancy"),
+    ("Atopic eruption of pregnancy/Twin pregnancy", "Atopic eruption of pregnancy"),
+])
+def test_a_slash_whose_shared_word_makes_no_one_condition_offers_two(answer: str,
+                                                                      truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
+
+
 def test_a_slash_inside_one_name_keeps_it_one() -> None:
     truth = "Attention-deficit/hyperactivity disorder"
     assert scores(truth, truth) == [1, 1]
@@ -156,3 +241,49 @@ def test_a_known_disease_with_its_kind_after_a_dash_is_a_second_diagnosis() -> N
     # "anorexia nervosa - purging type" is unknown whole, but opens with a disease
     assert scores("Hypopituitarism; Anorexia nervosa - purging type", "Hypopituitarism") == [0, 0]
     assert scores("Hypopituitarism, hepatomegaly, leukocytosis", "Hypopituitarism") == [1, 1]
+
+
+# --- reading, round 2: reasons, set-aside alternatives and JSON as models write them ----------
+
+@pytest.mark.parametrize("answer", [
+    # a reason in brackets, or in a sentence of its own about the diagnosis just given
+    "Sarcoidosis (classic presentation)",
+    "Sarcoidosis (typical findings on examination)",
+    "Sarcoidosis. The history and examination support this diagnosis.",
+    # what was weighed and set aside, however the sentence says it
+    "Tuberculosis was considered; however, Sarcoidosis fits best.",
+    "Although Tuberculosis was considered, Sarcoidosis is more likely.",
+    "I considered Tuberculosis, but Sarcoidosis is the most likely diagnosis.",
+    # a numbered list after the answer whose every item is set aside
+    "**Sarcoidosis**\n\n1. **Tuberculosis** - less likely\n2. **Lymphoma** - less likely",
+    # the main diagnosis of a JSON object under its "primary" key
+    '```json\n{"response": {"diagnosis": {"primary": "Sarcoidosis", "secondary": []}}}\n```',
+])
+def test_reasons_and_set_aside_alternatives_leave_the_answer(answer: str) -> None:
+    assert scores(answer, "Sarcoidosis") == [1, 1]
+    assert scores(answer, "Tuberculosis") == [0, 0]
+
+
+@pytest.mark.parametrize("weighed", [
+    "Eosinophilic granulomatosis with polyangiitis (Churg-Strauss syndrome)",
+    "Progressive multifocal leukoencephalopathy (PML)",
+])
+@pytest.mark.parametrize("template", [
+    "{} was considered, but Sarcoidosis fits better",
+    "Although {} was considered, Sarcoidosis is more likely.",
+    "I considered {}, but Sarcoidosis is the most likely diagnosis.",
+    "Not {} - Sarcoidosis", "Not {}, but Sarcoidosis",
+])
+def test_a_name_weighed_with_its_bracket_is_set_aside_whole(weighed: str, template: str) -> None:
+    assert scores(template.format(weighed), "Sarcoidosis") == [1, 1]
+
+
+def test_a_disease_in_brackets_that_opens_with_a_word_of_kind_is_still_a_second_one() -> None:
+    # "classical" names a kind of Hodgkin lymphoma here, no reason
+    assert scores("Sarcoidosis (Classical Hodgkin lymphoma)", "Sarcoidosis") == [0, 0]
+    assert scores("Sarcoidosis (typical presentation)", "Sarcoidosis") == [1, 1]
+
+
+def test_a_numbered_list_that_sets_aside_only_some_items_still_offers_the_rest() -> None:
+    answer = "**Sarcoidosis**\n\n1. **Tuberculosis** - less likely\n2. **Lymphoma** - possible"
+    assert scores(answer, "Sarcoidosis") == [0, 0]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import pairwise
 from typing import Literal
@@ -37,11 +37,11 @@ from ..terms.concurrent import (
 )
 from ..terms.equivalence import compare, judge
 from ..terms.kinds import INJURIES_AND_STATES, kind
-from ..terms.readings import expansions
 from ..terms.relation import Equivalence
 from ..terms.truth_forms import forms_of as _forms
 from .choices import choices_named, distractor, same_name
-from .word_guards import bare_head, fragment, written_words
+from .initials import another_disease_abbreviated
+from .word_guards import bare_head, fragment, head_of_variants, unslipped
 
 __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
 
@@ -91,8 +91,14 @@ class NameRelation:
 
 
 def relate_name(mention: Mention, truth: str) -> NameRelation:
-    """One name of the answer against one accepted name of the truth (any of its forms)."""
-    return NameRelation(mention.text, mention.role, judge(mention.text, truth))
+    """One name of the answer against one accepted name of the truth (any of its forms), a
+    slip of the pen read as the truth where no other known name is as close
+    (:func:`.word_guards.unslipped`)."""
+    judged = judge(mention.text, truth)
+    if not judged.correct and unslipped(mention.text, truth) is not None:
+        judged = replace(judge(truth, truth), reason="the same name but for a one-letter slip, "
+                         "and no other known name that close")
+    return NameRelation(mention.text, mention.role, judged)
 
 
 @dataclass
@@ -177,15 +183,23 @@ class Related:
         return len(self.extraction.mentions) <= 1 and bare_head(self.name, self.accepted)
 
     @cached_property
+    def head_of_variants(self) -> bool:
+        """Whether the bare head noun names the one disease an accepted name is a variant of
+        (:func:`.word_guards.head_of_variants`: a stated synonym, or no ICD-10-CM code apart)."""
+        return head_of_variants(self.name, self.accepted)
+
+    @cached_property
     def ambiguous_short_form(self) -> bool:
         """Whether the main name is an abbreviation alone that the sources give for another
         disease too ("PSC": primary sclerosing cholangitis, pancreatic serous cystadenoma),
-        and the case does not accept it as written (:func:`_other_expansion`)."""
+        or give for none while a known disease's name spells it ("CVI"), and the case does
+        not accept it as written
+        (:func:`.initials.another_disease_abbreviated`)."""
         name = self.name.strip()
         if _SHORT_FORM.fullmatch(name) is None or sum(c.isupper() for c in name) < 2 or any(
                 name.lower() == t.strip().lower() for t in self.accepted):
             return False
-        return _other_expansion(name, self.accepted)
+        return another_disease_abbreviated(name, self.accepted)
 
     @cached_property
     def symptom(self) -> bool:
@@ -352,16 +366,6 @@ def _opens_with_known(name: str) -> bool:
     terms = default_terminology()
     return any(terms.disease_like(" ".join(words[:i])) and not terms.symptom(
         " ".join(words[:i])) for i in range(len(words) - 1, 1, -1))
-
-
-def _other_expansion(abbreviation: str, accepted: Sequence[str]) -> bool:
-    """Whether the sources give ``abbreviation`` for a disease that shares no word with any
-    accepted name and that the terminology does not link to the truth: another disease
-    ("PSC": pancreatic serous cystadenoma beside primary sclerosing cholangitis), not a kind
-    or a wider name of the truth ("CML": chronic leukemia, chronic myeloid leukemia)."""
-    mine = {w for t in accepted for w in written_words(t)}
-    return any(not mine & set(written_words(other)) and not _restates(other, accepted[0])
-               for other in expansions(abbreviation))
 
 
 def _has_condition_word(name: str) -> bool:

@@ -124,14 +124,15 @@ def _two_choices(a: _Answer) -> Decision | None:
 def _bare_head(a: _Answer) -> Decision | None:
     # "cyst" for a branchial cleft cyst, "colitis" for ulcerative colitis: the head noun
     # alone names the family the truth's words of kind narrow (guard rail of issue 31),
-    # unless the terminology states it is a synonym, or the one disease with its variants
-    # above the truth (:data:`.equivalence.FAMILY_BREADTH`: "melanoma" for superficial
-    # spreading melanoma, which the dermatologists accepted: a broader name is right by
-    # their rule); the words alone ("adenocarcinoma" for pancreatic adenocarcinoma) do not
+    # unless a source states it is a synonym, or it is the one disease with its variants
+    # above the truth (:data:`.equivalence.FAMILY_BREADTH`) and ICD-10-CM codes the truth
+    # under it, no code of its own ("melanoma" for superficial spreading melanoma, which
+    # the dermatologists accepted; not "cholangitis" for primary sclerosing cholangitis,
+    # K83.01); the words alone ("adenocarcinoma" for pancreatic adenocarcinoma) never do
     best = a.best
     if a.policy != "strict" or not a.facts.bare_head or (
             best.correct and best.sure and not best.family
-            and best.relation in ("synonym", "broader")):
+            and best.relation in ("synonym", "broader") and a.facts.head_of_variants):
         return None
     return Decision(False, True, f"{a.name!r} is the true name's head noun alone, a family "
                     "word, not the disease (strict policy)", "broader", True)

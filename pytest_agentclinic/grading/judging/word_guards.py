@@ -11,8 +11,11 @@ import re
 from collections.abc import Sequence
 
 from ..terminology import CONDITION_SUFFIXES, FILLER, GENERIC, key, tokens
+from ..terminology_memory import joined
+from ..terms.concepts import default_terminology
 from ..terms.qualifiers import NEUTRAL_QUALIFIERS
 from ..terms.truth_forms import forms_of as _forms
+from ..wording import SLIP_WORD
 
 # Endings of words that name a condition ("-itis", "-oma", "pneumonia", "deficiency"...).
 CONDITION_ENDINGS = (*CONDITION_SUFFIXES, "ia", "ias", "iasis", "ema", "ism", "sis")
@@ -44,6 +47,102 @@ def bare_head(name: str, accepted: Sequence[str]) -> bool:
     heads = [t for t in names if len(t) > 1 and t[-1] == words[0]
              and not set(t[:-1]) <= NEUTRAL_QUALIFIERS | FILLER]
     return bool(heads) and all(t != words for t in names)
+
+
+def head_of_variants(head: str, accepted: Sequence[str]) -> bool:
+    """Whether a bare head noun may name the truth as the one disease whose variant it is:
+    a source states the head and an accepted name are one concept ("zoster", herpes zoster;
+    "thrush", oral thrush), or ICD-10-CM gives no accepted name a code of its own apart from
+    the codes the head noun describes. ICD-10-CM classifies what it holds to be distinct
+    conditions under codes of their own ("Primary sclerosing cholangitis" K83.01 beside
+    "Cholangitis" K83.0, "Takotsubo syndrome" I51.81 apart from "Cardiomyopathy" I42) and
+    leaves a disease's morphological variants to ICD-O under the disease's code (melanoma is
+    coded by site, C43, not by its growth pattern: "superficial spreading melanoma" has no
+    code)."""
+    terms = default_terminology()
+    # a synonym a source states, not the normaliser's: "stress-induced cardiomyopathy" reads
+    # as "cardiomyopathy" once its words of cause are dropped, and names no concept so
+    if any(key(t) != key(head) and (link := terms.link(key(head), key(t))) is not None
+           and link.kind == "synonym" for t in accepted):
+        return True
+    if any(_named_by_a_disease(head, t) for t in accepted):
+        return False
+    described = _icd_codes(head, described=True)
+    return not any(_icd_codes(t) - described for t in accepted)
+
+
+# An adjective by its ending ("cerebral", "cutaneous", "uterine", "hereditary"): a word of
+# where or which kind, whatever the normaliser makes of it alone ("brain disease").
+_ADJECTIVE = re.compile(r"(?:al|ic|ous|ive|ed|ing|ary|ar|ine|oid|form)$")
+
+
+def _named_by_a_disease(head: str, truth: str) -> bool:
+    """Whether the words before the head noun of ``truth`` name a disease of their own, its
+    cause or its eponym ("cytomegalovirus retinitis", "Takayasu arteritis"): the truth is the
+    head noun as a manifestation of that disease, which ICD-10-CM codes by its etiology (its
+    "code first" convention for an underlying disease), not a variant of the head noun."""
+    words = written_words(truth)
+    if len(words) < 2 or words[-1] != head.lower():
+        return False
+    before = [w for w in words[:-1] if not _ADJECTIVE.search(w) and w not in NEUTRAL_QUALIFIERS]
+    terms = default_terminology()
+    return bool(before) and terms.known(" ".join(before)) and not terms.symptom(
+        " ".join(before))
+
+
+def _icd_codes(name: str, described: bool = False) -> set[str]:
+    """The ICD-10-CM codes a name has: codes naming it (by their description alone when
+    ``described``: an inclusion term is a condition classified there, not the code's name)
+    and the codes of the concepts the name denotes in any source."""
+    terms = default_terminology()
+    name_key = joined(key(name))
+    codes = set(terms.backend.icd_described(name_key) if described
+                else terms.backend.icd_codes(name_key))
+    for ident in terms.concepts(name)[1]:
+        codes.update(m for m in terms.backend.members_of(terms.cluster(ident)) or (ident,)
+                     if m.startswith("ICD:"))
+    return codes
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_WRITTEN = re.compile(r"[A-Za-z0-9]+")
+
+
+def unslipped(name: str, truth: str) -> str | None:
+    """``truth``, when ``name`` is its words as written but for a one-letter slip (a letter
+    dropped, added, changed, or two swapped) in one word of the truth of
+    :data:`..wording.SLIP_WORD` letters or more, the slip no known word, and no other known
+    name as close: no word one edit from the slip makes, in its place, a name the
+    terminology knows ("Pleural efusion": "fusion" is a word, "pleural fusion" no name;
+    "Crohn disese" for Crohn disease). Else None. Issue 31's guard rail: a slip is accepted
+    only when no other known name is as close."""
+    given, true = _WRITTEN.findall(name.lower()), _WRITTEN.findall(truth.lower())
+    if len(given) != len(true):
+        return None
+    diffs = [i for i, (a, b) in enumerate(zip(given, true, strict=True)) if a != b]
+    if len(diffs) != 1:
+        return None
+    i = diffs[0]
+    slip, word = given[i], true[i]
+    if len(word) < SLIP_WORD or not (slip.isalpha() and word.isalpha()):
+        return None
+    near = _neighbours(slip)
+    terms = default_terminology()
+    if word not in near or terms.is_word(slip) or terms.known(name):
+        return None
+    for other in near - {word}:
+        if terms.is_word(other) and terms.known(" ".join([*given[:i], other, *given[i + 1:]])):
+            return None
+    return truth
+
+
+def _neighbours(word: str) -> set[str]:
+    """The words one edit from ``word``: a letter dropped, changed, added or two swapped."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return ({a + b[1:] for a, b in splits if b}
+            | {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
+            | {a + c + b for a, b in splits for c in _LETTERS}
+            | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1})
 
 
 def written_words(name: str) -> list[str]:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ..terminology import tokens
+from ..terminology import FILLER, tokens
 from ..terms.concepts import default_terminology
 from ..terms.equivalence import compare
+from ..terms.kinds import INJURIES_AND_STATES
 from ..terms.readings import given_names
+from ..wording import head
 
 __all__ = ["abbreviates", "hedged_role", "one_condition", "parenthesized_role",
            "restating_role", "slashed"]
@@ -30,7 +32,31 @@ def slashed(phrase: str) -> list[str]:
     ("rosacea/lupus")."""
     names = given_names(phrase)[1:]
     apart = any(_apart(a, b) for i, a in enumerate(names) for b in names[i + 1:])
-    return names if apart or _written_apart(phrase) else [phrase]
+    if apart or _written_apart(phrase):
+        return names
+    parts = [p.strip() for p in phrase.split("/")]
+    return parts if _not_shared(phrase, parts, names) else [phrase]
+
+
+def _not_shared(phrase: str, parts: list[str], names: list[str]) -> bool:
+    """Whether two names a slash joins, sharing no written word, are two though a word of
+    one side was read as shared by the other: the one-word side names a disease alone
+    ("lung cancer/toxoplasmosis": no "lung toxoplasmosis" was meant), or the name it makes
+    with the shared word is one the terminology does not know ("vitamin B12
+    deficiency/ulnar", "melanonychia/Boerhaave syndrome"). A slash names one condition
+    twice only where the shared word makes a known name of a word that is none alone
+    (DSM-5's "depersonalization/derealization disorder"), or where the phrase is known
+    whole."""
+    terms = default_terminology()
+    words = [_written(p) for p in parts]
+    if len(parts) != 2 or not all(words) or words[0] & words[1] or terms.known(phrase):
+        return False
+    completed = [n for n in names if n not in parts]
+    single = [p for p in parts if len(p.split()) == 1]
+    if not completed or compare(parts[0], parts[1]).kind in ("same", "synonym"):
+        return False
+    return (any(terms.one_word_name(p.lower()) for p in single)
+            or not all(terms.known(n) for n in completed))
 
 
 def _written_apart(phrase: str) -> bool:
@@ -39,12 +65,27 @@ def _written_apart(phrase: str) -> bool:
     "tumor" and "cancer" alike, but each name has its own head; one head written once
     ("depersonalization/derealization disorder") joins one condition's names."""
     parts = [p.strip() for p in phrase.split("/")]
-    words = [set(re.findall(r"[a-z0-9]+", p.lower())) for p in parts]
+    words = [_written(p) for p in parts]
     # two words or more on each side, as written ("attention-deficit/hyperactivity disorder"
     # joins one word to a name)
-    if len(parts) != 2 or any(len(p.split()) < 2 for p in parts) or words[0] & words[1]:
+    if len(parts) != 2 or any(len(p.split()) < 2 for p in parts):
+        return False
+    if words[0] & words[1] and not _state_beside(parts):
         return False
     return compare(parts[0], parts[1]).kind not in ("same", "synonym")
+
+
+def _written(name: str) -> set[str]:
+    """A name's words as written, without linking words ("of the" is no shared word)."""
+    return {w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in FILLER}
+
+
+def _state_beside(parts: list[str]) -> bool:
+    """Whether one name is an injury or a state like pregnancy by its head word and the other
+    is not ("twin pregnancy/atopic eruption of pregnancy"): a second condition beside a
+    disease, as docs/grading.md reads it after a comma, though a word is shared."""
+    states = [head(p) in INJURIES_AND_STATES for p in parts]
+    return states[0] != states[1]
 
 
 def _apart(a: str, b: str) -> bool:

@@ -100,7 +100,9 @@ _FENCE = re.compile(r"(?:^|(?<=[ \t]))[ \t]*```[\w-]*[ \t]*$|^[ \t]*```", re.M)
 _JSON_KEYS = ("final diagnosis", "diagnosis", "most likely diagnosis", "final answer", "answer",
               "dx")
 #: The field that names the diagnosis when an answer key holds an object.
-_NAME_KEYS = ("name", "diagnosis", "condition", "value", "label", "title")
+_NAME_KEYS = ("name", "diagnosis", "condition", "value", "label", "title",
+              # the object's main diagnosis beside others ({"primary": "X", "secondary": []})
+              "primary", "main", "principal", "final", "most likely")
 # A table row that says its name was set aside ("| W | ruled out |"): what the answer weighed
 # after committing to its diagnosis, as a "Ruled out:" list would say (docs/grading.md).
 _SET_ASIDE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[^\n]*\b(?:ruled\s+out|excluded|unlikely|"
@@ -154,7 +156,8 @@ def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
             # a diagnosis given as an object: its name ({"diagnosis": {"name": "X",
             # "confidence": "high"}})
             value = next((v for k, v in value.items() if isinstance(v, str)
-                          and str(k).strip().lower() in _NAME_KEYS), value)
+                          and re.sub(r"[_\-\s]+", " ", str(k)).strip().lower() in _NAME_KEYS),
+                         value)
         if isinstance(value, dict) and depth < 3:
             lines.extend(_json_lines(value, depth + 1))
             continue
@@ -206,6 +209,11 @@ _INITIAL = r"(?<=\b[A-Z])\.(?=\s+[a-z])"
 _NAME = rf"(?:[^.;:()\[\]\n]|{_INITIAL}){{2,80}}?"
 _NAME_IN_CLAUSE = rf"(?:[^.;:,()\[\]\n]|{_INITIAL}){{2,80}}?"
 # Whole clauses that only exclude a name; each pattern captures the excluded name.
+# What the doctor weighed: "W was considered".
+_WEIGHED = r"(?:also\s+|initially\s+|first\s+)?(?:considered|entertained|raised)"
+# The name weighed may carry its bracket ("eosinophilic granulomatosis with polyangiitis
+# (Churg-Strauss syndrome) was considered"): set aside whole.
+_WEIGHED_NAME = rf"{_NAME_IN_CLAUSE}(?:\s*\([^()\n]{{1,60}}\))?"
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
                rf"(?:not|no)\s+(?:a\s+|an\s+)?({_NAME})\s*$", re.I),
@@ -214,6 +222,9 @@ _NEGATED_CLAUSES = (
                rf"({_NAME_IN_CLAUSE}),\s*(?:as|because|since|given)\b.*$", re.I),
     re.compile(rf"^\s*(?:i\s+)?(?:do\s+not|don't)\s+(?:think|believe)\s+(?:it\s+is\s+|it's\s+"
                rf"|this\s+is\s+)?({_NAME})\s*$", re.I),
+    # "X was considered" (then "however, Y"): what was weighed, set aside
+    re.compile(rf"^\s*({_WEIGHED_NAME})\s+(?:was|were|has\s+been|had\s+been)\s+{_WEIGHED}\s*$",
+               re.I),
     # "X is unlikely", "X - unlikely", "X: ruled out"
     re.compile(rf"^\s*({_NAME})(?:\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
                rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
@@ -232,13 +243,20 @@ _NEGATED_ASIDES = (
                rf"({_NAME})(?=$|[.;,])", re.I),
 )
 _NOT_BUT = re.compile(rf"\s*(?:it\s+is\s+|it's\s+|this\s+is\s+)?not\s+(?:a\s+|an\s+)?"
-                      rf"({_NAME_IN_CLAUSE})(?:,?\s+but\s+(?:rather\s+|instead\s+)?|\s+-\s+)",
+                      rf"({_WEIGHED_NAME})(?:,?\s+but\s+(?:rather\s+|instead\s+)?|\s+-\s+)",
                       re.I)
 # "W was considered, but T fits better": what the doctor weighed and set aside is no answer.
-_CONSIDERED_BUT = re.compile(rf"\s*({_NAME_IN_CLAUSE})\s+(?:was|were|is|has\s+been|had\s+been)\s+"
-                             r"(?:also\s+|initially\s+|first\s+)?(?:considered|entertained|"
-                             r"raised)\s*,?\s*but\s+(?:rather\s+|instead\s+)?", re.I)
+# Also "Although W was considered, T ...", "I considered W, but T ...", and "W was considered;
+# however, T ..." (the clause "W was considered" alone sets W aside: see _NEGATED_CLAUSES).
+_CONSIDERED_BUT = re.compile(
+    rf"\s*(?:({_WEIGHED_NAME})\s+(?:was|were|is|has\s+been|had\s+been)\s+{_WEIGHED}"
+    r"\s*,?\s*(?:but|however,?)\s+(?:rather\s+|instead\s+)?"
+    rf"|(?:although|though|while|whilst)\s+({_WEIGHED_NAME})\s+(?:was|were|has\s+been|"
+    rf"had\s+been)\s+{_WEIGHED}\s*,\s*"
+    rf"|(?:i|we)\s+(?:have\s+)?{_WEIGHED}\s+({_WEIGHED_NAME})\s*,?\s*but\s+"
+    r"(?:rather\s+|instead\s+)?)", re.I)
 _CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
+_INSTEAD = re.compile(r"^\s*(?:however|instead|rather|but)\b\s*,?\s*", re.I)
 _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|ruled|exclud\w*|unlikely|rather|instead|"
                             r"considered|entertained|raised)\b",
                             re.I)
@@ -251,9 +269,11 @@ def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
     excluded: list[str] = []
     clauses: list[str] = []
     for clause in _CLAUSE.split(text):
+        if excluded and not clauses:  # "W was considered; however, T": T answers
+            clause = _INSTEAD.sub("", clause)
         instead = _NOT_BUT.match(clause) or _CONSIDERED_BUT.match(clause)
         if instead is not None:  # "Not X, but Y", "X was considered, but Y": Y answers
-            excluded.append(instead.group(1).strip())
+            excluded.append(next(g for g in instead.groups() if g).strip())
             clause = clause[instead.end():]
         bare = clause.strip().rstrip(".;!? ")
         whole = next((m for p in _NEGATED_CLAUSES for m in [p.match(bare)] if m), None)

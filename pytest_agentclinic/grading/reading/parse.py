@@ -135,7 +135,13 @@ _TAIL_ALIAS = re.compile(r"^\s*,?\s*(?:(?:also|formerly|previously|otherwise)\s+
                          re.I)
 _ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|since|because|"
                     r"with|without|in|on|at|for|by|to|this|that|the\s+patient|patient|"
-                    r"confirmed|pending|requires?|needs?)\b", re.I)
+                    r"confirmed|pending|requires?|needs?|"
+                    # a reason in brackets ("(classic presentation)"), as after a dash;
+                    # "classical" alone may name a kind ("(classical Hodgkin lymphoma)")
+                    r"(?:classic(?:al)?|typical|textbook|characteristic)\s+(?:presentation|"
+                    r"findings?|features?|picture|history|case|signs?|symptoms?)|"
+                    r"pathognomonic|consistent|compatible|supported|evidenced|presentation)\b",
+                    re.I)
 _PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
 _ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
 _WORD = re.compile(r"[^\W\d_][\w-]*")
@@ -262,6 +268,11 @@ _FEATURES = re.compile(r"(?:some\s+|several\s+|many\s+|clinical\s+|atypical\s+)?
 
 # Sentences after the statement: a bare name there is one more diagnosis ("X; Y", "X. Y").
 _NEXT_SENTENCE = SENTENCE_END
+# A sentence about the diagnosis just given ("The history and examination support this
+# diagnosis."): a reason, no name.
+_ABOUT_THE_ANSWER = re.compile(r"\b(?:this|the|that|my|our)\s+(?:diagnosis|condition|"
+                               r"impression|assessment)\b|\b(?:supports?|fits?|explains?)\b",
+                               re.I)
 
 
 def _after(text: str, stmt: str) -> list[Mention]:
@@ -274,7 +285,7 @@ def _after(text: str, stmt: str) -> list[Mention]:
         name = _bare(clean(sentence))
         if not name:
             continue
-        if (_CONSIDERED.match(name) or not bare_name(name)
+        if (_CONSIDERED.match(name) or _ABOUT_THE_ANSWER.search(name) or not bare_name(name)
                 or kind(name) != "condition" or not _is_condition_phrase(name)):
             # "Diagnosis: X. Differential diagnoses include Y and Z.": the answer is X; what
             # it considered after it is no second diagnosis (and never scores)

@@ -354,4 +354,28 @@ def cut_sections(text: str) -> str:
         return text
     start = text.find(first) + len(first)
     found = _SECTION.search(text, start)
-    return text[: found.start()] if found is not None else text
+    cuts = [at for at in (found.start() if found else None, _set_aside_list(text, start))
+            if at is not None]
+    return text[: min(cuts)] if cuts else text
+
+
+# A list after the answer whose every item sets its name aside ("1. **W** - less likely"):
+# what the answer weighed, as under a "Ruled out:" heading.
+_LIST_ITEM = re.compile(r"^[ \t>]*(?:\d+[.)]|[-*\u2022])[ \t]+\S[^\n]*$", re.M)
+_SET_ASIDE_ITEM = re.compile(r"\b(?:less\s+likely|unlikely|not\s+likely|ruled\s+out|excluded|"
+                             r"rejected|not\s+supported)\b", re.I)
+
+
+def _set_aside_list(text: str, start: int) -> int | None:
+    """Where the first list after ``start`` begins, when each of its items sets its name
+    aside (items on consecutive lines, blank lines between them allowed); else None."""
+    first = _LIST_ITEM.search(text, start)
+    if first is None:
+        return None
+    items = []
+    for line in text[first.start():].splitlines():
+        if _LIST_ITEM.fullmatch(line):
+            items.append(line)
+        elif line.strip():
+            break
+    return first.start() if all(_SET_ASIDE_ITEM.search(i) for i in items) else None
