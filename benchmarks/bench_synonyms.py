@@ -44,7 +44,7 @@ from pytest_agentclinic.grading.terminology import (
 from pytest_agentclinic.grading.terminology_memory import MemoryIndex
 from pytest_agentclinic.grading.terminology_table import Row
 from pytest_agentclinic.grading.terms import concepts as concepts_module
-from pytest_agentclinic.grading.terms import equivalence, readings
+from pytest_agentclinic.grading.terms import readings
 from pytest_agentclinic.grading.terms.concepts import Terminology
 from pytest_agentclinic.grading.terms.equivalence import judge
 from pytest_agentclinic.grading.terms.readings import eponyms, eponyms_in
@@ -234,8 +234,8 @@ def held_out(concepts: list[Concept], leave_out: str,
     kept = [c for c in concepts if witness(c) != leave_out]
     shipped_forms = dict(word_forms())
     set_word_forms(mine_word_forms(kept))
-    # The grader's modules read them through these names (``equivalence`` imported its own).
-    places = [(readings, "eponyms"), (equivalence, "eponyms"), (readings, "_abbreviations")]
+    # The grader's modules read them through these names (each calls ``readings.eponyms``).
+    places = [(readings, "eponyms"), (readings, "_abbreviations")]
     saved = [getattr(module, name) for module, name in places]
     try:
         clusters = clusters_with(kept, matches)
@@ -243,7 +243,7 @@ def held_out(concepts: list[Concept], leave_out: str,
         learned = eponyms_in(name for row in rows for name in row.names)
         found = {letters: tuple(names)
                  for letters, names in abbreviations(kept, clusters).items()}
-        for (module, name), value in zip(places, [learned, learned, found], strict=True):
+        for (module, name), value in zip(places, [learned, found], strict=True):
             setattr(module, name, lambda *_, value=value: value)
         yield Terminology(MemoryIndex(rows, site_words(kept)))
     finally:

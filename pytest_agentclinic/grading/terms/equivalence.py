@@ -28,6 +28,7 @@ from ..wording import (
     slipped,
     two_names,
 )
+from . import readings
 from .concepts import Link, Terminology, default_terminology
 from .name_parts import (
     apart_outside_icd,
@@ -43,7 +44,6 @@ from .readings import (
     agent_of,
     binomial,
     cores,
-    eponyms,
     given_names,
     possessive,
     spelled_out,
@@ -89,7 +89,8 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     # A bare word, without a head such as "disease" or "syndrome" to make it a name.
     # An eponym alone names the disease the sources name after the person, as rule 1 reads
     # it ("Devic" for neuromyelitis optica); not as a word of the truth's own name ("Hodgkin").
-    if bare and not names_a_disease(next(iter(g)), terms) and not (g - t and g <= eponyms()):
+    if (bare and not names_a_disease(next(iter(g)), terms)
+            and not (g - t and g <= readings.eponyms())):
         return Relation("different", f"{given!r} is no disease name on its own")
     flip = qualifier_flip(g, t)
     if flip is not None:

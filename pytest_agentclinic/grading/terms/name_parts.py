@@ -12,8 +12,9 @@ from __future__ import annotations
 import re
 
 from ..terminology import CONDITION_SUFFIXES, GENERIC, Key, tokens
+from . import readings
 from .concepts import Link, Terminology
-from .readings import eponyms, noun_and_adjective
+from .readings import noun_and_adjective
 from .relation import Relation
 
 __all__ = ["PART_WORDS", "apart_outside_icd", "class_implied", "full_of_short_form",
@@ -99,7 +100,7 @@ def full_of_short_form(given: str, truth: str, g: Key, t: Key, link: Link | None
     "Barrett esophagus" for "Barrett's"): the head word says what kind of name it is, not
     which disease, so the full name is no narrower than the short form. Not when the
     terminology relates the two otherwise ("Crohn colitis" is a kind of Crohn disease)."""
-    if not (t < g and len(g - t) == 1 and t <= eponyms()):
+    if not (t < g and len(g - t) == 1 and t <= readings.eponyms()):
         return False
     if link is not None and link.kind != "synonym":
         return False
@@ -121,7 +122,7 @@ def without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:
     if len(g) != 1 or GENERIC & set(tokens(given)) or not GENERIC & set(tokens(truth)):
         return False
     word = next(iter(g))
-    return (not _POSSESSIVE_END.search(given.strip()) and word not in eponyms()
+    return (not _POSSESSIVE_END.search(given.strip()) and word not in readings.eponyms()
             and not names_a_disease(word, terms))
 
 
