@@ -445,3 +445,47 @@ def test_a_node_going_down_gives_back_its_share_and_hands_over_its_events() -> N
     with pytest.warns(UserWarning, match="lost"):
         hooks.state.events.emit(extra)
     assert extra["events"][0]["process"] == "gw0"
+
+
+#: gw1 holds its collection back until gw0 has started an encounter (at most 20 s), and
+#: every process names the cases whose doctor it made (an encounter starting).
+WAIT_FOR_GW0 = RECORD_COLLECTED + """
+import time
+
+
+def pytest_agentclinic_make_agent(role, model, case, config):
+    if role == "doctor":
+        worker = getattr(config, "workerinput", {}).get("workerid", "main")
+        with open(f"started-{worker}.txt", "a") as out:
+            out.write(case.id + "\\n")
+
+
+def pytest_collection_modifyitems(config):
+    if getattr(config, "workerinput", {}).get("workerid") != "gw1":
+        return
+    deadline = time.monotonic() + 20
+    while not os.path.exists("started-gw0.txt") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with open("gw1-waited.txt", "w") as out:
+        out.write(str(os.path.exists("started-gw0.txt")))
+"""
+
+
+def test_a_worker_starts_its_first_encounters_before_the_slowest_collection(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    # xdist sends the first item once every worker's collection has reached the
+    # controller: gw0 started no encounter until gw1 had collected (gw1 waited its 20 s).
+    _write(pytester.path)
+    (pytester.path / "conftest.py").write_text(WAIT_FOR_GW0)
+    chosen = [c for c in SOLVED + MISSED if c["id"] not in ("t-03", "t-04")]
+    result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
+                                "--agent-run-name=r", "-k", "not t-03 and not t-04",
+                                "--agent-concurrency=2", *xdist)
+    result.assert_outcomes(passed=len(chosen) - len(MISSED) + 3, failed=len(MISSED) + 1)
+    assert _records(pytester.path, "r") == sorted(map(_item, chosen))
+    started = [line for p in sorted(pytester.path.glob("started-*.txt"))
+               for line in p.read_text().splitlines()]
+    # Each selected case played once, by one process; none deselected started ahead.
+    assert sorted(started) == sorted(c["id"] for c in chosen)
+    if xdist == ["-n", "2"]:
+        assert (pytester.path / "gw1-waited.txt").read_text() == "True"

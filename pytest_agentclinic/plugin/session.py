@@ -38,6 +38,7 @@ from .recorder import Recorder
 from .reports import FinalReports
 from .scheduling import index_terminology, llm_models, parse_ahead, warm_grader
 from .settings import Settings
+from .shares import first_encounters
 
 
 def default_run_name() -> str:
@@ -145,6 +146,10 @@ class AgentClinicSession:
         if not session.config.option.collectonly and any(
                 isinstance(i, EncounterItem) for i in session.items):
             warm_grader()
+            # A split run's worker: its first encounters now, not once the slowest worker
+            # has collected too (xdist's first item waits for every collection).
+            self.executor.start(first_encounters(
+                self.config, session.items, lambda item: isinstance(item, EncounterItem)))
         try:
             return (yield)
         finally:

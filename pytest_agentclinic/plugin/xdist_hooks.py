@@ -18,7 +18,7 @@ from ..cases import formats
 from ..core.threads import start_thread
 from .events import WORKER_KEY as EVENTS_KEY
 from .session import AgentClinicSession
-from .shares import SHARE_KEY
+from .shares import SHARE_KEY, START_AHEAD_KEY
 from .xdist_split import Shares, SplitScheduling, fix_counts, split_wanted
 
 WORKER_KEY = "agentclinic_run_name"
@@ -47,6 +47,8 @@ class XdistHooks:
             share = self.shares.assign(node)
             if share is not None:
                 node.workerinput[SHARE_KEY] = share
+                if not self.shares.replacing:  # what SplitScheduling sends a node first
+                    node.workerinput[START_AHEAD_KEY] = max(self.state.settings.concurrency, 2)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
