@@ -40,6 +40,9 @@ from .scheduling import index_terminology, llm_models, parse_ahead, warm_grader
 from .settings import Settings
 from .shares import first_encounters
 
+#: Whether the response cache was filled before the run, in a worker's ``workerinput``.
+CACHE_FILLED_KEY = "agentclinic_cache_filled"
+
 
 def default_run_name() -> str:
     """A sortable, unique run directory name."""
@@ -70,8 +73,14 @@ class AgentClinicSession:
         self.events = RunEvents(worker or "main")
         if self.caller.pacing is not None:
             self.caller.pacing.server.notify = self.events.warn
+        #: Whether a previous run had filled the response cache (the controller's answer,
+        #: before it opens the cache and so creates its database: a worker asking the
+        #: directory always found it filled, and imported its HTTP client at its first
+        #: call, on the first request's path).
+        told = getattr(config, "workerinput", {}).get(CACHE_FILLED_KEY)
+        self.cache_filled = self.cache.filled() if told is None else bool(told)
         if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
-            self.caller.warm(llm_models(settings))
+            self.caller.warm(llm_models(settings), self.cache_filled)
         self.reports = FinalReports(config, settings, self.run_dir,
                                     RunningMerge(self.recorder.results))
         self.started = False

@@ -17,7 +17,7 @@ import pytest
 from ..cases import formats
 from ..core.threads import start_thread
 from .events import WORKER_KEY as EVENTS_KEY
-from .session import AgentClinicSession
+from .session import CACHE_FILLED_KEY, AgentClinicSession
 from .shares import SHARE_KEY, START_AHEAD_KEY
 from .xdist_split import Shares, SplitScheduling, fix_counts, split_wanted
 
@@ -41,6 +41,7 @@ class XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_KEY] = self.state.run_name
+        node.workerinput[CACHE_FILLED_KEY] = self.state.cache_filled
         if self.split:
             if self.shares is None:
                 self.shares = Shares(int(node.workerinput["workercount"]))
