@@ -498,3 +498,38 @@ def test_a_worker_starts_its_first_encounters_before_the_slowest_collection(
     assert sorted(started) == sorted(c["id"] for c in chosen)
     if xdist == ["-n", "2"]:
         assert (pytester.path / "gw1-waited.txt").read_text() == "True"
+
+
+#: Which of the final reports' modules each process has imported when its first item runs.
+REPORT_MODULES = RECORD_COLLECTED + """
+import sys
+import pytest
+
+WATCHED = ("pytest_agentclinic.plugin.reports", "pytest_agentclinic.report.rundir",
+           "pytest_agentclinic.report.tables", "pytest_agentclinic.report.summary")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item):
+    worker = getattr(item.config, "workerinput", {}).get("workerid", "main")
+    if not os.path.exists(f"modules-{worker}.json"):
+        with open(f"modules-{worker}.json", "w") as out:
+            json.dump([m for m in WATCHED if m in sys.modules], out)
+"""
+
+
+def test_a_worker_imports_none_of_the_final_reports(pytester: pytest.Pytester,
+                                                    xdist: list[str]) -> None:
+    # A worker imported the final reports' modules (23 modules, ~10 ms and 1.2 MB in each
+    # of 8 workers), which only the run directory's owner uses.
+    _write(pytester.path)
+    (pytester.path / "conftest.py").write_text(REPORT_MODULES)
+    result = pytester.runpytest("c.yaml", "-p", "no:randomly", "--agent-run-name=r", *xdist)
+    result.assert_outcomes(passed=10, failed=2)
+    assert _records(pytester.path, "r") == sorted(map(_item, SOLVED + MISSED))
+    imported = {p.stem.removeprefix("modules-"): json.loads(p.read_text())
+                for p in pytester.path.glob("modules-*.json")}
+    if xdist == ["-n", "2"]:
+        assert imported == {"gw0": [], "gw1": []}
+    else:  # one process plays and reports
+        assert "pytest_agentclinic.plugin.reports" in imported["main"]
