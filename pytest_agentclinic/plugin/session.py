@@ -27,7 +27,7 @@ from ..llm.caller import ModelCaller
 from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.served import redact_url
 from ..protocols.base import Protocol, RunOptions
-from ..runs.directory import start_run
+from ..runs.directory import clear_workers_results, start_run
 from ..runs.errors import RunDirError, RunInUse
 from ..runs.lock import RunLock, lock_run
 from ..runs.merging import RunningMerge
@@ -97,6 +97,8 @@ class AgentClinicSession:
         self.summary_extra: dict[str, Any] = (self.reports.summary_extra
                                               if self.reports is not None else {})
         self.started = False
+        #: Whether the previous run's workers' results files went before the workers started.
+        self._workers_cleared = False
         self._fatal_shown = False
         #: Held by the process that owns the run directory (the controller under xdist).
         self.lock: RunLock | None = None
@@ -131,6 +133,9 @@ class AgentClinicSession:
         except (RunInUse, RunDirError) as exc:
             raise pytest.UsageError(f"agentclinic: {exc}") from None
         if getattr(self.config.option, "dist", "no") != "no":
+            # Before the workers start: what they write from then on is this run's.
+            clear_workers_results(self.run_dir)
+            self._workers_cleared = True
             parse_ahead(self.config.args, self.settings.cache_dir)  # while workers start
         index_terminology(self.config.args)  # off the first encounter's path
         if llm_models(self.settings):
@@ -190,7 +195,7 @@ class AgentClinicSession:
         if self.started or planned == 0 or self.config.option.collectonly:
             return
         self.started = True
-        start_run(self.run_dir, self.run_name, planned)
+        start_run(self.run_dir, self.run_name, planned, workers_cleared=self._workers_cleared)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
