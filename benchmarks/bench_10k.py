@@ -53,6 +53,13 @@ trivial parametrized tests (this plugin off), ``-n WORKERS`` and without xdist, 
 item. Under ``-n 8`` it is a share of every encounter's CPU that no change of this plugin
 removes (each item's reports go through execnet's pure-Python serializer to the controller).
 
+``--parts floor-start`` (N trivial tests, ``-n WORKERS``, medians of ``--rounds``): what
+pytest and pytest-xdist themselves cost the start and the memory of such a run, this plugin
+off: plain pytest's first test after the start, the tree's CPU before it, and the tree's
+peak RSS and PSS over the run (the controller's and the largest worker's at the peak). Each
+plain worker collects all N tests; a split run's workers collect their share, so its floor
+is nearer plain pytest's with few tests (``--cases 16``: nine interpreters).
+
 ``--parts collect,report`` (on ``--distinct`` cases, default 4,000; medians of ``--rounds``
 interleaved runs, CPU time of the process alone):
 
