@@ -63,6 +63,13 @@ sleeping as long as ``--rpm`` spaces an encounter's ``--k`` calls on its worker;
 ``--cases``, e.g. 500): the same items cost more CPU when each process wakes for one at a
 time than when it runs them back to back.
 
+``--parts floor-start`` (N trivial tests, ``-n WORKERS``, medians of ``--rounds``): what
+pytest and pytest-xdist themselves cost the start and the memory of such a run, this plugin
+off: plain pytest's first test after the start, the tree's CPU before it, and the tree's
+peak RSS and PSS over the run (the controller's and the largest worker's at the peak). Each
+plain worker collects all N tests; a split run's workers collect their share, so its floor
+is nearer plain pytest's with few tests (``--cases 16``: nine interpreters).
+
 ``--parts collect,report`` (on ``--distinct`` cases, default 4,000; medians of ``--rounds``
 interleaved runs, CPU time of the process alone):
 
@@ -630,6 +637,68 @@ def xdist_floor(work: Path, n: int, workers: int, rounds: int,
               f"{(large - small) * 1000 / n:.2f} ms per added item")
 
 
+FIRST_TEST_PROBE = """
+import os, time
+
+
+def pytest_runtest_setup(item):
+    # Each process's first test, once (monotonic clock: the same in every process).
+    path = os.path.join(os.environ["FIRST_TEST_DIR"], str(os.getpid()))
+    if not os.path.exists(path):
+        with open(path, "w") as out:
+            out.write(repr(time.monotonic()))
+"""
+
+
+def _start_figures(command: list[str], cwd: Path, env: dict[str, str],
+                   first: float | None = None) -> dict[str, float]:
+    """Run ``command`` and measure the tree's start: the first test's (or, given, the
+    ``first`` callable's moment) time after the start, the tree's CPU before it, and the
+    tree's peak RSS and PSS over the whole run."""
+    started = time.monotonic()
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    peak = TreePeak(process.pid, every=0.05)
+    peak.start()
+    os.wait4(process.pid, 0)
+    peak.done.set()
+    peak.join()
+    stamps = [float(p.read_text()) for p in Path(env["FIRST_TEST_DIR"]).iterdir()]
+    at = min(stamps) if stamps else float("nan")
+    controller, others = peak.at_peak
+    return {"first": at - started, "cpu": peak.cpu_at(at), "rss": peak.peak_kb / 1024,
+            "pss": peak.peak_pss_kb / 1024, "controller": controller / 1024,
+            "worker": (max(others) if others else 0) / 1024}
+
+
+def floor_start(work: Path, n: int, workers: int, rounds: int) -> None:
+    """What pytest and pytest-xdist cost the start of a ``-n WORKERS`` run of ``n`` items
+    themselves: plain pytest running ``n`` trivial parametrized tests (this plugin off),
+    to its first test, and the process tree's peak memory over the run. No encounter,
+    no plugin of ours: no change of this plugin goes below these figures."""
+    folder = work / "floor-start"
+    folder.mkdir()
+    (folder / "test_plain.py").write_text(PLAIN.format(n=n))
+    (folder / "first_test_probe.py").write_text(FIRST_TEST_PROBE)
+    rows = []
+    for index in range(rounds):
+        stamps = folder / f"first{index}"
+        stamps.mkdir()
+        env = {**os.environ, "FIRST_TEST_DIR": str(stamps), "PYTHONPATH": os.pathsep.join(
+            [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        rows.append(_start_figures(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+             "no:agentclinic", "-p", "first_test_probe", f"-n{workers}", "test_plain.py",
+             f"--basetemp={folder / 'basetemp'}"], folder, env))
+    med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    print(f"plain pytest -n {workers}, {n:,} trivial tests (this plugin off; medians of "
+          f"{rounds}): first test {med['first']:.2f} s after the start, the tree's CPU "
+          f"before it {med['cpu']:.1f} s; peak RSS of the tree {med['rss']:.0f} MB (PSS "
+          f"{med['pss']:.0f} MB; at the peak the controller {med['controller']:.0f} MB, the "
+          f"largest worker {med['worker']:.0f} MB)")
+
+
 def final_report(work: Path, n: int, rounds: int) -> None:
     """``agentclinic report`` of an offline run of ``n`` cases: CPU, and its page's size."""
     folder = work / "report"
@@ -731,7 +800,8 @@ def main() -> None:
     parser.add_argument("--parts", default="run,collect,report",
                         help="which parts: run (the N encounters), start (their start "
                              "alone, to every worker's collection), floor (plain pytest's "
-                             "CPU per item), collect, report")
+                             "CPU per item), floor-start (plain pytest's start and memory "
+                             "with as many trivial tests), collect, report")
     parser.add_argument("--distinct", type=int, default=4_000,
                         help="cases of the collect and report parts")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs to take medians")
@@ -755,6 +825,8 @@ def main() -> None:
             run(Path(tmp), opts.cases, opts.k, opts.rpm, opts.workers, opts.delay, opts.probe)
         if "start" in parts:
             start_phase(Path(tmp), opts.cases, opts.workers, opts.rounds)
+        if "floor-start" in parts:
+            floor_start(Path(tmp), opts.cases, opts.workers, opts.rounds)
         if "floor" in parts:
             xdist_floor(Path(tmp), opts.cases, opts.workers, opts.rounds,
                         (opts.rpm, opts.k) if opts.floor_paced else None)

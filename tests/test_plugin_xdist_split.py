@@ -346,13 +346,20 @@ def pytest_sessionfinish(session):
                for report in reports if hasattr(report, "nodeid"))
     with open(f"reports-{worker}.json", "w") as out:
         json.dump(held, out)
+
+
+def pytest_runtest_teardown(item):
+    if item.nodeid.startswith("c.yaml::t-11"):
+        print("said in the teardown of t-11")  # captured: its report must be kept
 """
 
 
 def test_a_worker_keeps_no_encounter_reports_the_run_summary_is_whole(
         pytester: pytest.Pytester, xdist: list[str]) -> None:
     # A worker's terminal reporter kept every report of its encounters (three an item, ~3
-    # KB) to the run's end, for a summary only the controller shows.
+    # KB) to the run's end, for a summary only the controller shows; the controller (or the
+    # one process) kept each passed setup's and teardown's too (~1.5 KB each under xdist),
+    # which the summary reads only for a teardown's captured output.
     _write(pytester.path)
     (pytester.path / "conftest.py").write_text(COUNT_REPORTS)
     result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
@@ -360,10 +367,12 @@ def test_a_worker_keeps_no_encounter_reports_the_run_summary_is_whole(
     result.assert_outcomes(passed=10 + 3, failed=2 + 1)
     for missed in MISSED:  # in the summary, in whichever order the workers ended them
         result.stdout.fnmatch_lines([f"*FAILED c.yaml::{missed['id']}*"])
+    # A failure's teardown output is still shown under it.
+    result.stdout.fnmatch_lines(["*Captured stdout teardown*", "said in the teardown of t-11"])
     held = {p.stem.removeprefix("reports-"): json.loads(p.read_text())
             for p in pytester.path.glob("reports-*.json")}
     items = len(SOLVED + MISSED)
-    assert held.pop("main") == 3 * items  # setup, call and teardown: the summary's
+    assert held.pop("main") == items + 1  # each call's, and t-11's teardown with its output
     assert held == ({"gw0": 0, "gw1": 0} if xdist == ["-n", "2"] else {})
 
 
@@ -445,3 +454,82 @@ def test_a_node_going_down_gives_back_its_share_and_hands_over_its_events() -> N
     with pytest.warns(UserWarning, match="lost"):
         hooks.state.events.emit(extra)
     assert extra["events"][0]["process"] == "gw0"
+
+
+#: gw1 holds its collection back until gw0 has started an encounter (at most 20 s), and
+#: every process names the cases whose doctor it made (an encounter starting).
+WAIT_FOR_GW0 = RECORD_COLLECTED + """
+import time
+
+
+def pytest_agentclinic_make_agent(role, model, case, config):
+    if role == "doctor":
+        worker = getattr(config, "workerinput", {}).get("workerid", "main")
+        with open(f"started-{worker}.txt", "a") as out:
+            out.write(case.id + "\\n")
+
+
+def pytest_collection_modifyitems(config):
+    if getattr(config, "workerinput", {}).get("workerid") != "gw1":
+        return
+    deadline = time.monotonic() + 20
+    while not os.path.exists("started-gw0.txt") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with open("gw1-waited.txt", "w") as out:
+        out.write(str(os.path.exists("started-gw0.txt")))
+"""
+
+
+def test_a_worker_starts_its_first_encounters_before_the_slowest_collection(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    # xdist sends the first item once every worker's collection has reached the
+    # controller: gw0 started no encounter until gw1 had collected (gw1 waited its 20 s).
+    _write(pytester.path)
+    (pytester.path / "conftest.py").write_text(WAIT_FOR_GW0)
+    chosen = [c for c in SOLVED + MISSED if c["id"] not in ("t-03", "t-04")]
+    result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
+                                "--agent-run-name=r", "-k", "not t-03 and not t-04",
+                                "--agent-concurrency=2", *xdist)
+    result.assert_outcomes(passed=len(chosen) - len(MISSED) + 3, failed=len(MISSED) + 1)
+    assert _records(pytester.path, "r") == sorted(map(_item, chosen))
+    started = [line for p in sorted(pytester.path.glob("started-*.txt"))
+               for line in p.read_text().splitlines()]
+    # Each selected case played once, by one process; none deselected started ahead.
+    assert sorted(started) == sorted(c["id"] for c in chosen)
+    if xdist == ["-n", "2"]:
+        assert (pytester.path / "gw1-waited.txt").read_text() == "True"
+
+
+#: Which of the final reports' modules each process has imported when its first item runs.
+REPORT_MODULES = RECORD_COLLECTED + """
+import sys
+import pytest
+
+WATCHED = ("pytest_agentclinic.plugin.reports", "pytest_agentclinic.report.rundir",
+           "pytest_agentclinic.report.tables", "pytest_agentclinic.report.summary")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item):
+    worker = getattr(item.config, "workerinput", {}).get("workerid", "main")
+    if not os.path.exists(f"modules-{worker}.json"):
+        with open(f"modules-{worker}.json", "w") as out:
+            json.dump([m for m in WATCHED if m in sys.modules], out)
+"""
+
+
+def test_a_worker_imports_none_of_the_final_reports(pytester: pytest.Pytester,
+                                                    xdist: list[str]) -> None:
+    # A worker imported the final reports' modules (23 modules, ~10 ms and 1.2 MB in each
+    # of 8 workers), which only the run directory's owner uses.
+    _write(pytester.path)
+    (pytester.path / "conftest.py").write_text(REPORT_MODULES)
+    result = pytester.runpytest("c.yaml", "-p", "no:randomly", "--agent-run-name=r", *xdist)
+    result.assert_outcomes(passed=10, failed=2)
+    assert _records(pytester.path, "r") == sorted(map(_item, SOLVED + MISSED))
+    imported = {p.stem.removeprefix("modules-"): json.loads(p.read_text())
+                for p in pytester.path.glob("modules-*.json")}
+    if xdist == ["-n", "2"]:
+        assert imported == {"gw0": [], "gw1": []}
+    else:  # one process plays and reports
+        assert "pytest_agentclinic.plugin.reports" in imported["main"]

@@ -152,20 +152,24 @@ class ModelCaller:
         """Whether calls to ``model`` go through litellm (else the aiohttp fast path)."""
         return self.transports.of(model) is self.transports.litellm
 
-    def warm(self, models: list[str]) -> None:
+    def warm(self, models: list[str], filled: bool | None = None) -> None:
         """Start litellm's import now (in a thread) when any of ``models`` will need it
         (a replay never calls, so never imports it), and the fast path's.
 
         Over a cache a previous run filled, the fast path loads at the first miss instead: a
         re-run the cache answers whole then never imports aiohttp (with the price table, 0.15
         s of such a run's CPU). litellm is still started at once: its import takes seconds,
-        which the first calls would wait for."""
+        which the first calls would wait for. ``filled``: whether the cache was filled
+        before this run began (None: whether its database exists now; an xdist worker is
+        told its controller's answer, since the controller creates the database first)."""
         if self.cache.mode is CacheMode.REPLAY:
             return
         if any(self.uses_litellm(m) for m in models):
             self.transports.litellm.warm(self.settings.concurrency)
         if not all(self.uses_litellm(m) for m in models):
-            if self.cache.mode is CacheMode.READ_WRITE and self.cache.filled():
+            if filled is None:
+                filled = self.cache.filled()
+            if self.cache.mode is CacheMode.READ_WRITE and filled:
                 self._fast_path_cold = True
             else:
                 _start_fast_path_warm_up()

@@ -117,7 +117,7 @@ def _register_operations(config: pytest.Config, state: AgentClinicSession) -> No
     counters = SharedCounters(config, lambda: RunStatus.of(executor.runner, state.caller.stats),
                               publish_every(ops.max_cost_usd, ops.progress_every))
     config.pluginmanager.register(counters, "agentclinic-counters")
-    cost = CostLimit(ops.max_cost_usd, counters, state.reports.summary_extra)
+    cost = CostLimit(ops.max_cost_usd, counters, state.summary_extra)
     executor.runner.admit = cost.admit
     config.pluginmanager.register(cost, "agentclinic-cost-limit")
     if not state.is_worker:

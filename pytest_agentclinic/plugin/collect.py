@@ -410,8 +410,15 @@ class ReleaseReported:
     def __init__(self) -> None:
         #: The encounter item this process is running, whose reports are being logged.
         self._running: str | None = None
-        #: An xdist worker's terminal reporter's reports by category (see :meth:`_forget`).
-        self._worker_stats: dict[str, list[Any]] | None = None
+        #: Whether this process is an xdist worker (set at configuration).
+        self._worker = False
+        #: This process's terminal reporter's reports by category (see :meth:`_forget`).
+        self._stats: dict[str, list[Any]] | None = None
+        self._config: pytest.Config | None = None
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self._config = config
+        self._worker = hasattr(config, "workerinput")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
@@ -426,33 +433,57 @@ class ReleaseReported:
                 # A new list rather than the old one emptied: should a report share its
                 # item's list, the item's later reports still need the record.
                 report.user_properties = _without_record(report.user_properties)
-            if report.nodeid == self._running:
+            # The process playing the item knows it; xdist's controller, which plays none,
+            # knows an encounter's report by its case file.
+            if report.nodeid == self._running or (
+                    self._running is None and not self._worker and _is_case_nodeid(report.nodeid)):
                 report.keywords = _NO_KEYWORDS
                 self._forget(report)
 
     def _forget(self, report: pytest.TestReport) -> None:
-        """An xdist worker's terminal reporter keeps every report for a summary no one sees
-        (the controller shows the run's, from the reports the worker sent it): ~3 KB an
-        encounter over its three reports, in each worker for the whole run. Its latest
-        report is the last of its category's list."""
-        for reports in (self._worker_stats or {}).values():
+        """The terminal reporter's copy of an encounter's report, where no summary reads it.
+
+        An xdist worker's terminal reporter keeps every report for a summary no one sees (the
+        controller shows the run's, from the reports the worker sent it): ~3 KB an encounter
+        over its three reports, in each worker for the whole run. Every other process keeps
+        the reports of passed setups and teardowns (``""``, two an item, ~1.5 KB each in
+        xdist's controller: 30 MB at 10,000 encounters) for one use only, printing a
+        teardown's captured output: one without any is let go. The report is the last of
+        its category's list."""
+        stats = self._terminal_stats()
+        if self._worker:
+            for reports in stats.values():
+                if reports and reports[-1] is report:
+                    reports.pop()
+                    return
+        elif report.passed and report.when != "call" and not report.sections:
+            reports = stats.get("", [])
             if reports and reports[-1] is report:
                 reports.pop()
-                return
+
+    def _terminal_stats(self) -> dict[str, list[Any]]:
+        if self._stats is None and self._config is not None:
+            reporter = self._config.pluginmanager.getplugin("terminalreporter")
+            self._stats = getattr(reporter, "stats", None)
+        return self._stats if self._stats is not None else {}
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
         """The item's own state, once its last report is logged."""
         self._running = item.nodeid if isinstance(item, EncounterItem) else None
-        if self._worker_stats is None and hasattr(item.config, "workerinput"):
-            reporter = item.config.pluginmanager.getplugin("terminalreporter")
-            self._worker_stats = getattr(reporter, "stats", None)
         try:
             return (yield)
         finally:
             self._running = None
             if isinstance(item, EncounterItem):
                 item.release()
+
+
+def _is_case_nodeid(nodeid: str) -> bool:
+    """Whether ``nodeid`` is an item of a case file (a suffix a case format reads)."""
+    from ..cases import formats
+
+    return nodeid.split("::", 1)[0].endswith(formats.suffixes())
 
 
 class FreezeCollected:

@@ -96,6 +96,13 @@ class EncounterExecutor:
         item.session.shouldstop = f"agentclinic: fatal model error: {fatal}"
         return replace(outcome, failure=f"{FATAL_PREFIX}, stopping the session: {fatal}")
 
+    def start(self, items: Sequence[pytest.Item]) -> None:
+        """Start the encounters of ``items`` now, before pytest runs them (an xdist worker's
+        first items, known from its share before its controller sends them); each item
+        takes its encounter's result when it runs, as from the lookahead."""
+        self.runner.submit_many([(item.nodeid, self.encounters.of(_spec_reader(item)))
+                                 for item in items if isinstance(item, EncounterItem)])
+
     def close(self) -> None:
         """Close the model clients and end the runner's thread (the session is over)."""
         self.runner.run(self.caller.aclose)

@@ -15,7 +15,9 @@ from ..core.errors import RunDirectoryError
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript
 from ..protocols.base import Protocol
-from ..report import rundir
+from ..runs.results import RESULTS, ResultsStream, worker_results_name
+from ..runs.safe_write import is_disk_full
+from ..runs.transcripts import write_transcript
 from .outcome import Outcome
 
 #: ``model -> identity`` of the models a record names (see ``ModelCaller.served_identities``).
@@ -41,15 +43,15 @@ class Recorder:
         self.run_name = run_name
         self.protocol = protocol
         self.served = served
-        self.results = rundir.ResultsStream(
-            run_dir, rundir.worker_results_name(worker) if worker else rundir.RESULTS)
+        # The run store's writers, not the reports' module: a worker imports no report.
+        self.results = ResultsStream(run_dir, worker_results_name(worker) if worker else RESULTS)
 
     def save(self, nodeid: str, case_file: Path, case: Case,
              transcript: Transcript) -> Outcome:
         """Write the item's transcript (already redacted) and append its result record; the
         outcome holding both. Raises :class:`WriteFailed`."""
         try:
-            path = rundir.write_transcript(self.run_dir, case_file, nodeid, transcript,
+            path = write_transcript(self.run_dir, case_file, nodeid, transcript,
                                            redacted=True)
             record = self._record(nodeid, case_file, case, transcript, path)
             # Dumped and redacted once: the line written is the JUnit property and the copy
@@ -57,7 +59,7 @@ class Recorder:
             text = self.results.append(record)
         except OSError as exc:
             raise WriteFailed(exc.strerror or type(exc).__name__,
-                              disk_full=rundir.is_disk_full(exc)) from None
+                              disk_full=is_disk_full(exc)) from None
         return Outcome(transcript=transcript, transcript_path=path, record=record,
                        record_json=text)
 

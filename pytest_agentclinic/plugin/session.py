@@ -17,7 +17,7 @@ import os
 import re
 import time
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,7 +27,9 @@ from ..llm.caller import ModelCaller
 from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.served import redact_url
 from ..protocols.base import Protocol, RunOptions
-from ..report import rundir
+from ..runs.directory import clear_workers_results, start_run
+from ..runs.errors import RunDirError, RunInUse
+from ..runs.lock import RunLock, lock_run
 from ..runs.merging import RunningMerge
 from .collect import ERROR_NODE, EncounterItem, bad_records_in
 from .events import WORKER_KEY as EVENTS_KEY
@@ -35,9 +37,15 @@ from .events import RunEvents
 from .executor import FATAL_PREFIX, EncounterExecutor
 from .interrupts import say
 from .recorder import Recorder
-from .reports import FinalReports
 from .scheduling import index_terminology, llm_models, parse_ahead, warm_grader
 from .settings import Settings
+from .shares import first_encounters
+
+if TYPE_CHECKING:
+    from .reports import FinalReports
+
+#: Whether the response cache was filled before the run, in a worker's ``workerinput``.
+CACHE_FILLED_KEY = "agentclinic_cache_filled"
 
 
 def default_run_name() -> str:
@@ -69,14 +77,31 @@ class AgentClinicSession:
         self.events = RunEvents(worker or "main")
         if self.caller.pacing is not None:
             self.caller.pacing.server.notify = self.events.warn
+        #: Whether a previous run had filled the response cache (the controller's answer,
+        #: before it opens the cache and so creates its database: a worker asking the
+        #: directory always found it filled, and imported its HTTP client at its first
+        #: call, on the first request's path).
+        told = getattr(config, "workerinput", {}).get(CACHE_FILLED_KEY)
+        self.cache_filled = self.cache.filled() if told is None else bool(told)
         if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
-            self.caller.warm(llm_models(settings))
-        self.reports = FinalReports(config, settings, self.run_dir,
-                                    RunningMerge(self.recorder.results))
+            self.caller.warm(llm_models(settings), self.cache_filled)
+        #: The final reports, on the process that owns the run directory only: a worker
+        #: imports none of the reports' modules (~10 ms and 1.2 MB in each of 8 workers).
+        self.reports: FinalReports | None = None
+        if not self.is_worker:
+            from .reports import FinalReports
+
+            self.reports = FinalReports(config, settings, self.run_dir,
+                                      RunningMerge(self.recorder.results))
+        #: Fields features add to summary.json (the final reports', where there are any).
+        self.summary_extra: dict[str, Any] = (self.reports.summary_extra
+                                              if self.reports is not None else {})
         self.started = False
+        #: Whether the previous run's workers' results files went before the workers started.
+        self._workers_cleared = False
         self._fatal_shown = False
         #: Held by the process that owns the run directory (the controller under xdist).
-        self.lock: rundir.RunLock | None = None
+        self.lock: RunLock | None = None
 
     def pytest_report_header(self) -> list[str]:
         """The roles' models, the API base and the run's axes, under pytest's header."""
@@ -104,10 +129,13 @@ class AgentClinicSession:
         if self.is_worker or self.config.option.collectonly:
             return  # a worker belongs to its controller, which holds the lock
         try:
-            self.lock = rundir.lock_run(self.run_dir)
-        except (rundir.RunInUse, rundir.RunDirError) as exc:
+            self.lock = lock_run(self.run_dir)
+        except (RunInUse, RunDirError) as exc:
             raise pytest.UsageError(f"agentclinic: {exc}") from None
         if getattr(self.config.option, "dist", "no") != "no":
+            # Before the workers start: what they write from then on is this run's.
+            clear_workers_results(self.run_dir)
+            self._workers_cleared = True
             parse_ahead(self.config.args, self.settings.cache_dir)  # while workers start
         index_terminology(self.config.args)  # off the first encounter's path
         if llm_models(self.settings):
@@ -122,7 +150,8 @@ class AgentClinicSession:
         ``pytest_unconfigure`` collects garbage one last time."""
         if self.lock is not None:
             self.lock.release(started=self.started)
-        self.reports.restore()
+        if self.reports is not None:
+            self.reports.restore()
         if self.started or self.recorder.results.lines:
             # That full collection walked everything made since collection (the grader's
             # terminology index, the run's records): 0.1-0.3 s in each of 8 workers and
@@ -134,7 +163,8 @@ class AgentClinicSession:
         """Count the bad case records (each error item may stand for many)."""
         if report.failed and re.search(ERROR_NODE, report.nodeid):
             self.bad_record_items += 1
-            self.reports.bad_records += bad_records_in(report.nodeid)
+            if self.reports is not None:
+                self.reports.bad_records += bad_records_in(report.nodeid)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -145,6 +175,10 @@ class AgentClinicSession:
         if not session.config.option.collectonly and any(
                 isinstance(i, EncounterItem) for i in session.items):
             warm_grader()
+            # A split run's worker: its first encounters now, not once the slowest worker
+            # has collected too (xdist's first item waits for every collection).
+            self.executor.start(first_encounters(
+                self.config, session.items, lambda item: isinstance(item, EncounterItem)))
         try:
             return (yield)
         finally:
@@ -161,7 +195,7 @@ class AgentClinicSession:
         if self.started or planned == 0 or self.config.option.collectonly:
             return
         self.started = True
-        rundir.start_run(self.run_dir, self.run_name, planned)
+        start_run(self.run_dir, self.run_name, planned, workers_cleared=self._workers_cleared)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -169,6 +203,7 @@ class AgentClinicSession:
         # copy each report carries is the live report's (JUnit, the controller's view).
         if self.is_worker:
             return
+        assert self.reports is not None  # not a worker
         self.reports.received(report)
         if report.failed and FATAL_PREFIX in str(report.longrepr):
             # Under xdist every worker meets the fatal error once: show it once.
@@ -187,7 +222,8 @@ class AgentClinicSession:
         if self.is_worker:  # xdist sends its workeroutput once every hook has run
             self.config.workeroutput[EVENTS_KEY] = self.events.to_json()  # type: ignore[attr-defined]
         else:
-            self.events.emit(self.reports.summary_extra)
+            assert self.reports is not None  # not a worker
+            self.events.emit(self.summary_extra)
             self.reports.judge(session, self.started)
 
     @pytest.hookimpl(specname="pytest_sessionfinish", wrapper=True, trylast=True)
@@ -201,9 +237,10 @@ class AgentClinicSession:
         try:
             return (yield)
         finally:
-            if not self.is_worker:
+            if self.reports is not None:  # not a worker
                 self.reports.write(session)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """The run's tables and the gate's verdict."""
-        self.reports.print_summary(terminalreporter)
+        if self.reports is not None:  # a worker's summary is never shown
+            self.reports.print_summary(terminalreporter)

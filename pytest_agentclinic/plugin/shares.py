@@ -9,9 +9,20 @@ makes items of its own cases only: all items of a case on one worker (its varian
 CRAFT-MD conversation's experiments). The user's other tests are collected by every worker,
 as ever. Dealt by position, the shares differ by one case at most: the slowest share decides
 when the run ends, since no worker can play another's cases.
+
+xdist sends the first item once every worker's collection has reached the controller: the
+first request waited for the slowest of eight interpreters to start. A worker of a split run
+knows which items it will be sent first, its share's first cases in collection order (the
+controller sends a node its own cases before anyone's tests: :mod:`.xdist_split`), so it
+starts their encounters as soon as it has collected (:func:`first_encounters`); their items
+take the results when they run. Only a worker dealt its share first does: a crashed worker's
+replacement is sent what its share has left, which it cannot know.
 """
 
 from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -19,6 +30,9 @@ from ..cases.shard import shard_of
 
 #: The worker's share in xdist's ``workerinput``: ``[index, count]`` (0-based index).
 SHARE_KEY = "agentclinic_share"
+#: How many of its share's first encounters a worker starts once it has collected, before
+#: its controller sends them (``workerinput``; absent: none).
+START_AHEAD_KEY = "agentclinic_start_ahead"
 
 
 class WorkerShare:
@@ -54,3 +68,12 @@ def share_of(config: pytest.Config, shard: tuple[int, int] | None) -> WorkerShar
         config.stash[_share_key] = (None if given is None
                                     else WorkerShare(int(given[0]), int(given[1]), shard))
     return config.stash[_share_key]
+
+
+def first_encounters(config: pytest.Config, items: Sequence[pytest.Item],
+                     is_encounter: Callable[[pytest.Item], bool]) -> list[pytest.Item]:
+    """The encounter items this worker's controller will send it first, to start now: the
+    first ``START_AHEAD_KEY`` encounter items of its collection (empty: not a worker told
+    to start ahead)."""
+    ahead = int(getattr(config, "workerinput", {}).get(START_AHEAD_KEY, 0))
+    return list(itertools.islice(filter(is_encounter, items), ahead)) if ahead > 0 else []

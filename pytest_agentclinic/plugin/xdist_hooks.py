@@ -17,8 +17,8 @@ import pytest
 from ..cases import formats
 from ..core.threads import start_thread
 from .events import WORKER_KEY as EVENTS_KEY
-from .session import AgentClinicSession
-from .shares import SHARE_KEY
+from .session import CACHE_FILLED_KEY, AgentClinicSession
+from .shares import SHARE_KEY, START_AHEAD_KEY
 from .xdist_split import Shares, SplitScheduling, fix_counts, split_wanted
 
 WORKER_KEY = "agentclinic_run_name"
@@ -41,12 +41,15 @@ class XdistHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_KEY] = self.state.run_name
+        node.workerinput[CACHE_FILLED_KEY] = self.state.cache_filled
         if self.split:
             if self.shares is None:
                 self.shares = Shares(int(node.workerinput["workercount"]))
             share = self.shares.assign(node)
             if share is not None:
                 node.workerinput[SHARE_KEY] = share
+                if not self.shares.replacing:  # what SplitScheduling sends a node first
+                    node.workerinput[START_AHEAD_KEY] = max(self.state.settings.concurrency, 2)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:

@@ -44,6 +44,9 @@ class Shares:
     def __init__(self, count: int) -> None:
         self.count = count
         self._held: dict[int, Any] = {}  # share -> the node playing it
+        self._dealt: set[int] = set()  # shares dealt once: a node for them is a replacement
+        #: Whether the share :meth:`assign` dealt last had been played by a node now gone.
+        self.replacing = False
 
     def assign(self, node: Any) -> list[int] | None:
         """The share for a new ``node`` (its ``workerinput``'s :data:`~.shares.SHARE_KEY`);
@@ -53,6 +56,8 @@ class Shares:
         if free is None:
             return None
         self._held[free] = node
+        self.replacing = free in self._dealt
+        self._dealt.add(free)
         return [free, self.count]
 
     def release(self, node: Any) -> None:

@@ -86,14 +86,25 @@ class Manifest:
     version: int = MANIFEST_VERSION
 
 
-def start_run(run_dir: Path, run: str, planned_items: int) -> None:
-    """Write the manifest and empty ``results.jsonl`` (a reused run name starts afresh)."""
+def clear_workers_results(run_dir: Path) -> None:
+    """Remove a previous run's xdist workers' results files (a reused run name starts
+    afresh). Under xdist the controller does so before its workers start: a worker may
+    write its first records before the run's plan, and so its manifest, is known."""
+    for stale in run_dir.glob(WORKER_GLOB):
+        stale.unlink()
+
+
+def start_run(run_dir: Path, run: str, planned_items: int, *,
+              workers_cleared: bool = False) -> None:
+    """Write the manifest and empty ``results.jsonl`` (a reused run name starts afresh);
+    and remove the workers' results files unless ``workers_cleared`` (they were removed
+    before this run's workers started: what is there now is theirs)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     manifest = Manifest(run=run, planned_items=planned_items, started_at=time.time())
     write_text_atomic(run_dir / MANIFEST, json.dumps(asdict(manifest)))
     (run_dir / RESULTS).write_text("", encoding="utf-8")
-    for stale in run_dir.glob(WORKER_GLOB):  # a previous run's workers' files
-        stale.unlink()
+    if not workers_cleared:
+        clear_workers_results(run_dir)
 
 
 def read_manifest(run_dir: Path) -> Manifest | None:
