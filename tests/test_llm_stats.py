@@ -126,3 +126,33 @@ def test_the_cost_cap_states_its_overshoot(pytester: pytest.Pytester) -> None:
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     row = next(line for line in readme.splitlines() if line.startswith("| `--agent-max-cost USD`"))
     assert "overshoot" in row
+
+
+def test_each_models_prices_are_the_whole_tables_and_no_table_is_kept() -> None:
+    """A model's two prices are read from its own entry of litellm's table, the same as the
+    table decoded whole gives, for every model it lists (and by the name without its
+    provider's prefix); the whole table is never held (~4.6 MB in every worker)."""
+    import gc
+    import importlib.util
+    from pathlib import Path
+
+    from pytest_agentclinic.llm import prices
+
+    spec = importlib.util.find_spec("litellm")
+    assert spec is not None and spec.origin is not None
+    path = Path(spec.origin).parent / "model_prices_and_context_window_backup.json"
+    table = json.loads(path.read_text(encoding="utf-8"))
+    listed = [m for m, e in table.items() if isinstance(e, dict)
+              and ("input_cost_per_token" in e or "output_cost_per_token" in e)]
+    assert len(listed) > 500
+    for model in [*listed[::40], "openai/" + listed[0], "no-such/model"]:
+        entry = table.get(model) or table.get(model.split("/", 1)[-1]) or {}
+        want = (float(entry.get("input_cost_per_token", 0.0)),
+                float(entry.get("output_cost_per_token", 0.0)))
+        assert (prices.cost_usd(model, 1, 0), prices.cost_usd(model, 0, 1)) == want, model
+    assert prices.cost_usd("no-such/model", 10, 5) == 0.0
+    del table, entry
+    gc.collect()
+    # no dict as large as the table (its thousands of models) is alive after the lookups
+    assert not [o for o in gc.get_objects() if isinstance(o, dict) and len(o) > 1000
+                and "sample_spec" in o]
