@@ -43,7 +43,9 @@ its first item; the controller hearing of each collection: benchmarks/start_phas
 item, session finish, unconfigure, exit, its CPU; the controller's merge, xdist's teardown,
 the reports; benchmarks/end_probe.py, loaded with ``-p``), and the controller's threads
 every 3 s while its session finishes (a stalled end shows where); ``profile`` adds a CPU
-profile of each process from its session's finish, ``profile-all`` of the whole run.
+profile of each process from its session's finish, ``profile-all`` of the whole run
+and the controller's profiled CPU per encounter in what every report passes through
+(xdist's loop, pytest's terminal, the plugin's hooks): run two ``--cases`` and compare.
 
 The issue's goals (10,000 cases, quiet machine): wall <= 1.05x the floor, first request
 <= 2 s, end phase <= 2 s, peak memory <= 600 MB. On a shared, loaded machine, use smaller
@@ -334,6 +336,8 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     elif probe not in (None, "cpu"):
         last = max((b for _a, b in stats["served"]), default=ended_mono)
         print_end_probe(probe_dir, last, ended_mono)
+        if probe == "profile-all":
+            print_per_encounter(probe_dir / "controller.prof", n)
 
 
 def report(run_dir: Path, stats: dict[str, Any], clock: tuple[float, float, float],
@@ -787,6 +791,43 @@ def print_end_probe(folder: Path, last_answer: float, ended: float) -> None:
         print(f"  {profile.stem}, from its session's finish to its exit:")
         pstats.Stats(str(profile)).sort_stats("cumulative").print_stats(
             40 if profile.stem == "controller" else 15)
+
+
+#: What the controller does for every encounter's reports (``--probe profile-all``), from
+#: xdist's loop down to the plugin's hooks: file and function, as cProfile names them.
+PER_ENCOUNTER = [
+    ("xdist/dsession.py", "loop_once"),
+    ("xdist/dsession.py", "worker_testreport"),
+    ("xdist/dsession.py", "worker_runtest_protocol_complete"),
+    ("_pytest/terminal.py", "pytest_runtest_logreport"),
+    ("plugin/session.py", "pytest_runtest_logreport"),
+    ("plugin/reports.py", "received"),
+    ("runs/merging.py", "add"),
+    ("plugin/status_line.py", "pytest_runtest_logreport"),
+    ("plugin/collect.py", "pytest_runtest_logreport"),
+]
+
+
+def print_per_encounter(profile: Path, n: int) -> None:
+    """The controller's profiled CPU per encounter in what every report passes through
+    (cumulative; and its calls), and in all its Python function calls. Run at two
+    ``--cases`` and compare: a step that costs more per encounter in the larger run does
+    work that grows with what the controller already holds."""
+    import pstats
+
+    if not profile.exists() or n <= 0:
+        return
+    stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
+    print(f"  the controller per encounter (profiled CPU, ms; {n:,} encounters):")
+    for suffix, name in PER_ENCOUNTER:
+        rows = [v for (path, _line, fn), v in stats.items()
+                if fn == name and path.endswith(suffix)]
+        if rows:
+            calls, cumulative = sum(r[1] for r in rows), sum(r[3] for r in rows)
+            print(f"    {suffix}:{name} {cumulative * 1000 / n:.3f} ({calls / n:.1f} calls)")
+    calls = sum(v[1] for v in stats.values())
+    print(f"    all: {sum(v[2] for v in stats.values()) * 1000 / n:.3f} "
+          f"({calls / n:.0f} calls; the start and the end phase included)")
 
 
 def main() -> None:
