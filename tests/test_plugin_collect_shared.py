@@ -57,7 +57,7 @@ def test_freezing_the_collected_heap_does_not_walk_all_of_it() -> None:
     generations hold it."""
     import gc
 
-    from pytest_agentclinic.plugin.collect import FreezeCollected
+    from pytest_agentclinic.plugin.item_memory import FreezeCollected
 
     started: list[int] = []
 

@@ -83,7 +83,7 @@ def _start_session(config: pytest.Config) -> AgentClinicSession:
 
 def _register_plugins(config: pytest.Config, state: AgentClinicSession) -> None:
     """The session and the plugins of its features (xdist's only when xdist is there)."""
-    from .collect import FreezeCollected, ReleaseReported
+    from .item_memory import FreezeCollected, ReleaseReported
     from .junit import EncounterTimes, MeasuredItems
 
     config.pluginmanager.register(state, "agentclinic-session")

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import operator
 import re
 import sys
-from collections.abc import Generator, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -321,7 +319,7 @@ class EncounterItem(pytest.Item):
         the end."""
         self._spec = None
         self._light = None
-        self.user_properties[:] = _without_record(self.user_properties)
+        self.user_properties[:] = without_record(self.user_properties)
         self.outcome = None
 
     def setup(self) -> None:
@@ -394,117 +392,6 @@ class EncounterItem(pytest.Item):
         return self.path, self.line - 1, self.nodeid
 
 
-#: What a logged report of an encounter keeps of its item's keywords: nothing (see
-#: :meth:`ReleaseReported.pytest_runtest_logreport`).
-_NO_KEYWORDS: Mapping[str, Any] = MappingProxyType({})
-
-
-class ReleaseReported:
-    """Drops what an item and its reports carried only to be reported, once they are logged.
-
-    The record's property carries the record from a worker to the controller and into the
-    JUnit file, which takes it when the teardown report is logged; pytest keeps every report
-    (and item) for its summary. Registered in every process.
-    """
-
-    def __init__(self) -> None:
-        #: The encounter item this process is running, whose reports are being logged.
-        self._running: str | None = None
-        #: Whether this process is an xdist worker (set at configuration).
-        self._worker = False
-        #: This process's terminal reporter's reports by category (see :meth:`_forget`).
-        self._stats: dict[str, list[Any]] | None = None
-        self._config: pytest.Config | None = None
-
-    def pytest_configure(self, config: pytest.Config) -> None:
-        self._config = config
-        self._worker = hasattr(config, "workerinput")
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
-        """The report's copy of the record, once every plugin has seen the report; and, for
-        an encounter's report, its copy of the item's keywords (~1 KB an item over its three
-        reports; no one reads a report's keywords once it is logged, the item keeps its own).
-        """
-        try:
-            return (yield)
-        finally:
-            if any(name == RECORD_PROPERTY for name, _ in report.user_properties):
-                # A new list rather than the old one emptied: should a report share its
-                # item's list, the item's later reports still need the record.
-                report.user_properties = _without_record(report.user_properties)
-            # The process playing the item knows it; xdist's controller, which plays none,
-            # knows an encounter's report by its case file.
-            if report.nodeid == self._running or (
-                    self._running is None and not self._worker and _is_case_nodeid(report.nodeid)):
-                report.keywords = _NO_KEYWORDS
-                self._forget(report)
-
-    def _forget(self, report: pytest.TestReport) -> None:
-        """The terminal reporter's copy of an encounter's report, where no summary reads it.
-
-        An xdist worker's terminal reporter keeps every report for a summary no one sees (the
-        controller shows the run's, from the reports the worker sent it): ~3 KB an encounter
-        over its three reports, in each worker for the whole run. Every other process keeps
-        the reports of passed setups and teardowns (``""``, two an item, ~1.5 KB each in
-        xdist's controller: 30 MB at 10,000 encounters) for one use only, printing a
-        teardown's captured output: one without any is let go. The report is the last of
-        its category's list."""
-        stats = self._terminal_stats()
-        if self._worker:
-            for reports in stats.values():
-                if reports and reports[-1] is report:
-                    reports.pop()
-                    return
-        elif report.passed and report.when != "call" and not report.sections:
-            reports = stats.get("", [])
-            if reports and reports[-1] is report:
-                reports.pop()
-
-    def _terminal_stats(self) -> dict[str, list[Any]]:
-        if self._stats is None and self._config is not None:
-            reporter = self._config.pluginmanager.getplugin("terminalreporter")
-            self._stats = getattr(reporter, "stats", None)
-        return self._stats if self._stats is not None else {}
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
-        """The item's own state, once its last report is logged."""
-        self._running = item.nodeid if isinstance(item, EncounterItem) else None
-        try:
-            return (yield)
-        finally:
-            self._running = None
-            if isinstance(item, EncounterItem):
-                item.release()
-
-
-def _is_case_nodeid(nodeid: str) -> bool:
-    """Whether ``nodeid`` is an item of a case file (a suffix a case format reads)."""
-    from ..cases import formats
-
-    return nodeid.split("::", 1)[0].endswith(formats.suffixes())
-
-
-class FreezeCollected:
-    """Moves what exists once the items are collected (the imported code, the items) out of
-    the cyclic garbage collector's sight: it lives to the end of the run, and every full
-    collection would walk it again (100,000 objects and more; pytest runs one at exit, and
-    the run's own allocations trigger more). Registered in every process of a run that
-    collects cases: the garbage of what is frozen is never collected, and there is none
-    that matters (a module's objects, items the session holds to its end)."""
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Freeze the heap as collection leaves it."""
-        del session
-        # What collection made and let go of is freed first, not frozen: the young
-        # generations hold it (~5 ms). A full collection walked the whole heap to free
-        # ~30 more objects of the start: 25-45 ms of every process's collection.
-        gc.collect(1)
-        gc.freeze()
-
-
 def _one_line(text: str) -> str:
     """A value from the case or the agents, printed within one line of a message: its
     control characters and newlines escaped (an ESC, a CR or a forged "expected:" line
@@ -512,5 +399,6 @@ def _one_line(text: str) -> str:
     return terminal_safe(text, newlines=False)
 
 
-def _without_record(properties: list[tuple[str, object]]) -> list[tuple[str, object]]:
+def without_record(properties: list[tuple[str, object]]) -> list[tuple[str, object]]:
+    """``properties`` without the record's (a new list: a report may share its item's)."""
     return [(name, value) for name, value in properties if name != RECORD_PROPERTY]

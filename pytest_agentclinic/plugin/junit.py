@@ -12,7 +12,7 @@
   item's setup waits for the whole batch: without this, JUnit (and ``--durations``) would
   charge every encounter to the first item.
 * An item's ``agentclinic_result`` property (its record as JSON) is in the JUnit file; it is
-  dropped from the item and its reports once they are logged (see ``collect.ReleaseReported``).
+  dropped from the item and its reports once they are logged (see ``item_memory.ReleaseReported``).
 """
 
 from __future__ import annotations
