@@ -317,22 +317,28 @@ def test_ctrl_c_during_the_final_report_exits_2_keeping_every_record(
         assert not (run_dir / "report.html").exists()
 
 
-# Each doctor call takes a moment; the first one leaves a mark, so the test knows the
-# workers hold items.
+# Each doctor call takes a moment; the first item each worker runs leaves a mark, so the
+# test knows both workers hold items (xdist runs an item once the next is there). Not the
+# first doctor call: a worker of a split run starts its share's first encounters as soon as
+# it has collected, before the controller has sent it any item, and a controller stopped
+# then leaves that worker nothing to record.
 SLOW = """
 import asyncio
+import os
 from pathlib import Path
 from pytest_agentclinic.core.roles import Reply
 
 class Doctor:
     model, prompt_version = "slow", "1"
     async def respond(self, view):
-        Path("started").touch()
         await asyncio.sleep(0.3)
         return Reply("DIAGNOSIS READY: " + view.case.diagnosis)
 
 def pytest_agentclinic_make_agent(role, model, case, config):
     return Doctor() if role == "doctor" else None
+
+def pytest_runtest_setup(item):
+    Path("started-" + os.environ["PYTEST_XDIST_WORKER"]).touch()
 """
 
 
@@ -343,7 +349,8 @@ def test_workers_keep_their_records_when_the_controller_is_killed(tmp_path: Path
     proc = _start(tmp_path, "c.yaml", "--agent-run-name=ctl", "--agent-concurrency=2",
                   "-n", "2", *NO_CACHE)
     try:
-        _wait_for(lambda: (tmp_path / "started").exists(), proc, "the first encounter")
+        _wait_for(lambda: len(list(tmp_path.glob("started-*"))) == 2, proc,
+                  "an item running on each worker")
         # The controller hears nothing more (a busy or hung controller), then is killed;
         # the workers play on what they hold.
         os.kill(proc.pid, signal.SIGSTOP)

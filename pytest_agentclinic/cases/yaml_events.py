@@ -30,6 +30,8 @@ from yaml.events import (
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
+from ..core.errors import AgentClinicError
+
 _STR = "tag:yaml.org,2002:str"
 #: The scalar types a plain scalar may resolve to that are built here (the safe
 #: constructor's own functions); any other (merge ``<<``, value ``=``) gives up.
@@ -40,7 +42,7 @@ _BUILT = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool",
 MAX_DEPTH = 64
 
 
-class GiveUp(Exception):
+class GiveUp(AgentClinicError):
     """The element is not plain data: ``events`` (read so far) must be composed."""
 
     def __init__(self, events: list[Event]) -> None:
@@ -86,7 +88,7 @@ def build(loader: Any, resolve: Resolving) -> Any:
         raise GiveUp(events) from None
 
 
-class _NotPlain(Exception):
+class _NotPlain(AgentClinicError):
     """Raised inside :class:`_Reading`; :func:`build` gives the events up."""
 
 
