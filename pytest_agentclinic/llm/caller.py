@@ -152,7 +152,7 @@ class ModelCaller:
         """Whether calls to ``model`` go through litellm (else the aiohttp fast path)."""
         return self.transports.of(model) is self.transports.litellm
 
-    def warm(self, models: list[str], filled: bool | None = None) -> None:
+    def warm(self, models: list[str], filled: bool) -> None:
         """Start litellm's import now (in a thread) when any of ``models`` will need it
         (a replay never calls, so never imports it), and the fast path's.
 
@@ -160,15 +160,13 @@ class ModelCaller:
         re-run the cache answers whole then never imports aiohttp (with the price table, 0.15
         s of such a run's CPU). litellm is still started at once: its import takes seconds,
         which the first calls would wait for. ``filled``: whether the cache was filled
-        before this run began (None: whether its database exists now; an xdist worker is
-        told its controller's answer, since the controller creates the database first)."""
+        before this run began (an xdist worker is told its controller's answer, since the
+        controller creates the database first)."""
         if self.cache.mode is CacheMode.REPLAY:
             return
         if any(self.uses_litellm(m) for m in models):
             self.transports.litellm.warm(self.settings.concurrency)
         if not all(self.uses_litellm(m) for m in models):
-            if filled is None:
-                filled = self.cache.filled()
             if self.cache.mode is CacheMode.READ_WRITE and filled:
                 self._fast_path_cold = True
             else:
