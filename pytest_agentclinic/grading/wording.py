@@ -25,6 +25,7 @@ __all__ = [
     "letters",
     "listed",
     "lone_slip",
+    "neighbours",
     "numbers",
     "qualifier_flip",
     "root",
@@ -131,13 +132,13 @@ def lone_slip(given: tuple[str, ...], truth: tuple[str, ...],
     if (len(b) < SLIP_WORD or not (a.isalpha() and b.isalpha()) or known(a)
             or not _one_edit(a, b)):
         return False
-    return all(v == b or not known(v) for v in _neighbours(a))
+    return all(v == b or not known(v) for v in neighbours(a))
 
 
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 
 
-def _neighbours(word: str) -> set[str]:
+def neighbours(word: str) -> set[str]:
     """The words one edit from ``word``: a letter dropped, changed, added or two swapped."""
     splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
     return ({a + b[1:] for a, b in splits if b}

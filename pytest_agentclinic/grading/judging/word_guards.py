@@ -15,7 +15,7 @@ from ..terminology_memory import joined
 from ..terms.concepts import default_terminology
 from ..terms.qualifiers import NEUTRAL_QUALIFIERS
 from ..terms.truth_forms import forms_of as _forms
-from ..wording import SLIP_WORD
+from ..wording import SLIP_WORD, neighbours
 
 # Endings of words that name a condition ("-itis", "-oma", "pneumonia", "deficiency"...).
 CONDITION_ENDINGS = (*CONDITION_SUFFIXES, "ia", "ias", "iasis", "ema", "ism", "sis")
@@ -104,7 +104,6 @@ def _icd_codes(name: str, described: bool = False) -> set[str]:
     return codes
 
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _WRITTEN = re.compile(r"[A-Za-z0-9]+")
 
 
@@ -126,7 +125,7 @@ def unslipped(name: str, truth: str) -> str | None:
     slip, word = given[i], true[i]
     if len(word) < SLIP_WORD or not (slip.isalpha() and word.isalpha()):
         return None
-    near = _neighbours(slip)
+    near = neighbours(slip)
     terms = default_terminology()
     if word not in near or terms.is_word(slip) or terms.known(name):
         return None
@@ -134,15 +133,6 @@ def unslipped(name: str, truth: str) -> str | None:
         if terms.is_word(other) and terms.known(" ".join([*given[:i], other, *given[i + 1:]])):
             return None
     return truth
-
-
-def _neighbours(word: str) -> set[str]:
-    """The words one edit from ``word``: a letter dropped, changed, added or two swapped."""
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    return ({a + b[1:] for a, b in splits if b}
-            | {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
-            | {a + c + b for a, b in splits for c in _LETTERS}
-            | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1})
 
 
 def written_words(name: str) -> list[str]:

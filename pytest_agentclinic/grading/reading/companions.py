@@ -32,13 +32,14 @@ def slashed(phrase: str) -> list[str]:
     ("rosacea/lupus")."""
     names = given_names(phrase)[1:]
     apart = any(_apart(a, b) for i, a in enumerate(names) for b in names[i + 1:])
-    if apart or _written_apart(phrase):
-        return names
     parts = [p.strip() for p in phrase.split("/")]
-    return parts if _not_shared(phrase, parts, names) else [phrase]
+    words = [_written(p) for p in parts]
+    if apart or _written_apart(parts, words):
+        return names
+    return parts if _not_shared(phrase, parts, words, names) else [phrase]
 
 
-def _not_shared(phrase: str, parts: list[str], names: list[str]) -> bool:
+def _not_shared(phrase: str, parts: list[str], words: list[set[str]], names: list[str]) -> bool:
     """Whether two names a slash joins, sharing no written word, are two though a word of
     one side was read as shared by the other: the one-word side names a disease alone
     ("lung cancer/toxoplasmosis": no "lung toxoplasmosis" was meant), or the name it makes
@@ -48,7 +49,6 @@ def _not_shared(phrase: str, parts: list[str], names: list[str]) -> bool:
     (DSM-5's "depersonalization/derealization disorder"), or where the phrase is known
     whole."""
     terms = default_terminology()
-    words = [_written(p) for p in parts]
     if len(parts) != 2 or not all(words) or words[0] & words[1] or terms.known(phrase):
         return False
     completed = [n for n in names if n not in parts]
@@ -59,13 +59,11 @@ def _not_shared(phrase: str, parts: list[str], names: list[str]) -> bool:
             or not all(terms.known(n) for n in completed))
 
 
-def _written_apart(phrase: str) -> bool:
+def _written_apart(parts: list[str], words: list[set[str]]) -> bool:
     """Whether a slash joins names each written whole, of two words or more, that share no
     written word and are no synonyms ("phyllodes tumor/lung cancer"): the normaliser reads
     "tumor" and "cancer" alike, but each name has its own head; one head written once
     ("depersonalization/derealization disorder") joins one condition's names."""
-    parts = [p.strip() for p in phrase.split("/")]
-    words = [_written(p) for p in parts]
     # two words or more on each side, as written ("attention-deficit/hyperactivity disorder"
     # joins one word to a name)
     if len(parts) != 2 or any(len(p.split()) < 2 for p in parts):

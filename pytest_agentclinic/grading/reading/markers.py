@@ -151,13 +151,12 @@ def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
     down."""
     lines: list[str] = []
     for key, value in data.items():
-        name = re.sub(r"[_\-\s]+", " ", str(key)).strip().lower()
+        name = _key_name(key)
         if isinstance(value, dict) and name in _JSON_KEYS:
             # a diagnosis given as an object: its name ({"diagnosis": {"name": "X",
             # "confidence": "high"}})
-            value = next((v for k, v in value.items() if isinstance(v, str)
-                          and re.sub(r"[_\-\s]+", " ", str(k)).strip().lower() in _NAME_KEYS),
-                         value)
+            value = next((v for k, v in value.items()
+                          if isinstance(v, str) and _key_name(k) in _NAME_KEYS), value)
         if isinstance(value, dict) and depth < 3:
             lines.extend(_json_lines(value, depth + 1))
             continue
@@ -168,6 +167,11 @@ def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
         if isinstance(value, str):
             lines.append(f"{name}: {value}")
     return lines
+
+
+def _key_name(key: object) -> str:
+    """A JSON key as words ("final_diagnosis", "Final-Diagnosis": "final diagnosis")."""
+    return re.sub(r"[_\-\s]+", " ", str(key)).strip().lower()
 
 
 # --- echoed prompt text -----------------------------------------------------------------------

@@ -260,8 +260,7 @@ GENUS_ENDINGS = frozenset({"", "a", "ia", "us", "um", "e", "es", "is", "ides"})
 AGENT_DISEASE_ENDINGS = frozenset({"osis", "iasis", "asis", "sis", "iosis", "mycosis",
                                    "omycosis"})
 #: An adjective is no organism's name ("fibrous" and fibrosis, "amyloid" and amyloidosis).
-_ADJECTIVE = ("al", "ic", "ar", "ous", "ary", "oid", "ile", "ine", "ian", "eal", "ial", "iac",
-              "ed", "ing")
+_ADJECTIVE = (*ADJECTIVE_ENDINGS, "oid", "ed", "ing")
 #: An organism written as one: its infection or infestation ("Schistosoma infection").
 _AGENT_WRITTEN = re.compile(r"\b(?:infect|infest)", re.I)
 #: A disease's own endings ("Schistosoma" and "Trypanosoma" end in "-oma" as genera).
