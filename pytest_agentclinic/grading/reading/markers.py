@@ -371,8 +371,11 @@ _HEDGED = (
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however|yet|while|and)\s+({_NAME})\s+"
                rf"{_KEEP_OPEN}", re.I),
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)?(?:cannot|"
-               rf"can\s*not|can't|could\s+not)\s+(?:exclude|rule\s+out|dismiss)\s+({_NAME})"
-               rf"(?=$|[.;,])", re.I),
+               rf"can\s*not|can't|could\s+not|would\s+not|wouldn't|do\s+not|don't|will\s+not|"
+               rf"won't)\s+(?:yet\s+)?(?:exclude|rule\s+out|dismiss)\s+({_NAME})(?=$|[.;,])", re.I),
+    # "X, but I would also consider Y": a second diagnosis the doctor weighs beside X
+    re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)(?:would|"
+               rf"should|might|may|could|will)\s+also\s+consider\s+({_NAME})(?=$|[.;,])", re.I),
     # "X, but it could also be Y", "X, though Y might also be the cause"
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however)?\s*(?:it|this)\s+(?:could|may|"
                rf"might)\s+also\s+be\s+({_NAME_IN_CLAUSE})(?=$|[.;,])", re.I),
@@ -385,6 +388,7 @@ _HEDGED = (
 
 
 _HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|"
+                         r"would\s+not|wouldn't|do\s+not|don't|will\s+not|won't|"
                          r"should\s+not|shouldn't|possible|possibility|differential|"
                          r"consideration|considered|also)\b", re.I)
 

@@ -23,6 +23,7 @@ from ..terms.kinds import kind
 from .companions import hedged_role, parenthesized_role, restating_role, slashed
 from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
+    CONFIDENCE,
     DIFFERENTIAL_LABEL,
     DISJUNCTION,
     SENTENCE_END,
@@ -140,7 +141,9 @@ _ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|s
                     # "classical" alone may name a kind ("(classical Hodgkin lymphoma)")
                     r"(?:classic(?:al)?|typical|textbook|characteristic)\s+(?:presentation|"
                     r"findings?|features?|picture|history|case|signs?|symptoms?)|"
-                    r"pathognomonic|consistent|compatible|supported|evidenced|presentation)\b",
+                    r"pathognomonic|consistent|compatible|supported|evidenced|presentation)\b"
+                    # how sure the writer is: "(confidence: high)", "(high certainty)"
+                    rf"|^\s*{CONFIDENCE}",
                     re.I)
 _PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
 _ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
