@@ -50,3 +50,59 @@ def test_a_note_after_a_wrong_answer_does_not_score(note: str) -> None:
 def test_a_doubt_naming_another_disease_still_offers_it(answer: str) -> None:
     assert scores(answer, "Eczema") == [0, 0]
     assert scores(answer, "Psoriasis", PAPER) == [0, 0]
+
+
+# --- notes beside the diagnosis: its side, site, course, status, code ------------------------
+
+@pytest.mark.parametrize("answer", [
+    "Retinal detachment (left eye)", "Retinal detachment (acute)",
+    "Retinal detachment (working diagnosis)", "Retinal detachment (acute phase)",
+    "Retinal detachment (emergency)", "Retinal detachment, left eye",
+    "Retinal detachment, ICD-10 code H33.0", "Retinal detachment, moderate severity",
+])
+def test_a_note_beside_the_diagnosis_is_no_second_disease(answer: str) -> None:
+    assert scores(answer, "Retinal detachment") == [1, 1]
+
+
+def test_a_note_is_no_item_of_a_list() -> None:
+    # "Otitis media, acute, left ear" was a list of three diagnoses
+    assert scores("Otitis media, acute, left ear", "Acute otitis media") == [1, 1]
+    assert scores("Impetigo with eczema herpeticum, moderate severity", "Eczema herpeticum",
+                  PAPER) == [1, 1]
+
+
+@pytest.mark.parametrize("answer", ["Retinal detachment (glaucoma)",
+                                    "Retinal detachment (left eye glaucoma)"])
+def test_a_disease_in_brackets_is_still_a_second_one(answer: str) -> None:
+    assert scores(answer, "Retinal detachment") == [0, 0]
+
+
+@pytest.mark.parametrize("answer", [
+    "Prostatitis (ICD-10: N41.1)", "Prostatitis. I hope this helps!",
+    "Prostatitis, moderate severity", "Prostatitis\n\nPlease consult a urologist.",
+])
+def test_what_follows_a_bare_head_noun_keeps_it_a_family_word(answer: str) -> None:
+    assert scores(answer, "Chronic bacterial prostatitis") == [0, 0]
+
+
+def test_a_place_beside_the_head_noun_is_read_with_it_not_as_a_second_disease() -> None:
+    verdict = STRICT.grade_frq("Final Diagnosis: Psoriasis (scalp)", "Scalp psoriasis")
+    assert "several diagnoses" not in verdict.reason
+    assert "head noun alone" not in verdict.reason
+
+
+# --- closing lines: advice, a courtesy, a disclaimer -----------------------------------------
+
+@pytest.mark.parametrize("closing", [
+    "Please consult a healthcare professional for confirmation.", "I hope this helps!",
+    "Disclaimer: this is not medical advice.",
+])
+def test_a_closing_line_after_the_answer_names_nothing(closing: str) -> None:
+    answer = f"Impetigo with eczema herpeticum\n\n{closing}"
+    assert scores(answer, "Eczema herpeticum", PAPER) == [1, 1]
+    assert scores(f"Eczema herpeticum\n\n{closing}", "Eczema herpeticum") == [1, 1]
+
+
+def test_a_closing_line_that_keeps_another_disease_open_still_offers_it() -> None:
+    answer = "Eczema herpeticum\n\nPlease consult a dermatologist; psoriasis is possible."
+    assert scores(answer, "Eczema herpeticum") == [0, 0]

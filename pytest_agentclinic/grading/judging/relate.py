@@ -25,6 +25,7 @@ from functools import cached_property
 from itertools import pairwise
 from typing import Literal
 
+from ..reading.notes import is_note
 from ..reading.parse import Extraction, Mention
 from ..terminology import CONDITION_SUFFIXES, key, tokens
 from ..terms.concepts import default_terminology
@@ -178,9 +179,15 @@ class Related:
         """Whether the main name is one word alone, the head noun (last word) of an accepted
         name that words of kind come before ("colitis" for ulcerative colitis, "cyst" for a
         branchial cleft cyst), and no accepted name is that word alone."""
-        # the statement only that word: "Granulomatosis with polyangiitis" is read as
-        # "granulomatosis" with a companion, and names the truth whole
-        return len(self.extraction.mentions) <= 1 and bare_head(self.name, self.accepted)
+        # the statement only that word, or that word and a sentence after it that adds none
+        # of the truth's other words ("Prostatitis. I hope this helps!"); not "Granulomatosis
+        # with polyangiitis", read as "granulomatosis" with a companion, nor "meningitis
+        # caused by a virus": what stands beside the word says which kind
+        if not bare_head(self.name, self.accepted):
+            return False
+        rest = {w for t in self.accepted for w in tokens(t)} - set(tokens(self.name))
+        return all(m.role == "main" or (m.role == "after" and not rest & set(tokens(m.text)))
+                   for m in self.extraction.mentions)
 
     @cached_property
     def head_of_variants(self) -> bool:
@@ -276,7 +283,7 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
     parts = _parts_of_names(extraction)
     names = [m.text for m in extraction.mentions
              if m.role in _BESIDE_ROLES and not (whole and m.text.lower() in whole.lower())
-             and m.text not in parts
+             and m.text not in parts and not is_note(m.text, places=True)
              and kind(m.text) == "condition" and not terms.symptom(m.text)
              # a qualifier or a finding ("chronic plaque type") is no disease of its own; a
              # name in brackets that the terminology does not know may be a lay name of the

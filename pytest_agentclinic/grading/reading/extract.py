@@ -40,10 +40,10 @@ from .markers import (
 )
 from .parse import Category, Extraction, Mention, Role, parse
 from .parse import bare as _bare
+from .sections import cut_sections
 from .statement import (
     bare_name,
     clean,
-    cut_sections,
     declared,
     first_line,
     label,

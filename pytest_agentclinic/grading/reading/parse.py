@@ -21,6 +21,7 @@ from ..terminology import FILLER, GENERIC, content
 from ..terms.concurrent import complication, finding
 from ..terms.kinds import kind
 from .companions import hedged_role, parenthesized_role, restating_role, slashed
+from .notes import is_note
 from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
     CONFIDENCE,
@@ -357,6 +358,10 @@ def _is_list(mentions: tuple[Mention, ...], differential: bool) -> bool:
     return count >= 3 or (count >= 2 and differential)
 
 
+_HISTORY = re.compile(r"(?:(?:his|her|their|the\s+patient's|a|known)\s+)*(?:past\s+)?"
+                      r"history\s+of\b", re.I)
+
+
 def _explained(mentions: tuple[Mention, ...]) -> tuple[Mention, ...]:
     """A finding explained by its cause names the cause as the diagnosis: in "jaundice due to
     Gilbert syndrome" or "hypercalcemia secondary to hyperparathyroidism" the sign is what
@@ -369,8 +374,10 @@ def _explained(mentions: tuple[Mention, ...]) -> tuple[Mention, ...]:
     # hemorrhage)": the one disease the doctor suspects behind the sign is the answer
     suspected = cause.role == "hedged" and sum(
         m.role in ("hedged", "alternative", "offered") for m in mentions) == 1
+    # "effusion due to his history of renal cancer": a history is known, not diagnosed now
     if (not (cause.role == "cause" or suspected) or not finding(main.text)
-            or finding(cause.text) or kind(cause.text) != "condition"):
+            or finding(cause.text) or kind(cause.text) != "condition"
+            or _HISTORY.match(cause.text)):
         return mentions
     return (replace(cause, role="main"), replace(main, role="concurrent"), *mentions[2:])
 
@@ -384,6 +391,8 @@ def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
     for inner in parens:
         mentions.extend(_classify_paren(inner))
     mentions.extend(_after(text, stmt))
+    # a note beside the diagnosis ("(left eye)", ", moderate severity") names no disease
+    mentions = [m for m in mentions if m.role == "main" or not is_note(m.text)]
     found = _categorise(stmt, body, _explained(tuple(m for m in mentions if m.text)),
                         differential=_DIFFERENTIAL.search(text) is not None,
                         conditions_only=conditions_only)

@@ -22,7 +22,7 @@ import re
 from ..terms.kinds import INJURIES_AND_STATES
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
-           "cut_context", "cut_sections", "declared", "first_line", "label", "starts_labelled",
+           "cut_context", "declared", "first_line", "label", "starts_labelled",
            "statement"]
 
 # Emphasis, headings, bullets, and a table row's outer bars
@@ -350,50 +350,3 @@ def cut_context(text: str) -> str:
     text = text[: found.start()] if found is not None and found.start() > 0 else text
     reason = _REASON.search(text)
     return text[: reason.start()] if reason is not None and reason.start() > 0 else text
-
-
-# A heading that opens what the answer adds after committing to one diagnosis: the
-# alternatives it weighed and set aside, or its reasons ("Differential:", "Ruled out:",
-# "## Reasoning", a table of differentials). None of it is a second diagnosis.
-_SECTION = re.compile(
-    r"^[ \t>#*_\-\u2022]*(?:(?:the\s+|my\s+)?(?:differentials?(?:\s+diagnos[ie]s)?|ddx|"
-    r"ruled\s+out|excluded|exclusions?|less\s+likely|other\s+(?:possibilities|considerations)|"
-    r"(?:also\s+)?considered|considerations?|reasons?|reasoning|rationale|justification|"
-    r"explanation|why|supporting(?:\s+\w+)?|key\s+(?:findings|features)|findings|evidence|"
-    r"workup|work-up|next\s+steps?|plan|management|recommendations?|treatment)\b[^\n:]{0,40}?"
-    r"[*_]*[ \t]*(?::|$))", re.I | re.M)
-
-
-def cut_sections(text: str) -> str:
-    """``text`` up to the first section heading after a committed answer (its first line
-    holds the answer, and is no section heading itself)."""
-    first = first_line(text)
-    if not first.strip() or _SECTION.match(first):
-        return text
-    start = text.find(first) + len(first)
-    found = _SECTION.search(text, start)
-    cuts = [at for at in (found.start() if found else None, _set_aside_list(text, start))
-            if at is not None]
-    return text[: min(cuts)] if cuts else text
-
-
-# A list after the answer whose every item sets its name aside ("1. **W** - less likely"):
-# what the answer weighed, as under a "Ruled out:" heading.
-_LIST_ITEM = re.compile(r"^[ \t>]*(?:\d+[.)]|[-*\u2022])[ \t]+\S[^\n]*$", re.M)
-_SET_ASIDE_ITEM = re.compile(r"\b(?:less\s+likely|unlikely|not\s+likely|ruled\s+out|excluded|"
-                             r"rejected|not\s+supported)\b", re.I)
-
-
-def _set_aside_list(text: str, start: int) -> int | None:
-    """Where the first list after ``start`` begins, when each of its items sets its name
-    aside (items on consecutive lines, blank lines between them allowed); else None."""
-    first = _LIST_ITEM.search(text, start)
-    if first is None:
-        return None
-    items = []
-    for line in text[first.start():].splitlines():
-        if _LIST_ITEM.fullmatch(line):
-            items.append(line)
-        elif line.strip():
-            break
-    return first.start() if all(_SET_ASIDE_ITEM.search(i) for i in items) else None

@@ -1,0 +1,46 @@
+"""Notes a writer adds beside a diagnosis that name no disease (stage 1, for :mod:`.parse`).
+
+Models annotate their answer: how severe, how long, which side or where ("moderate
+severity", "(acute phase)", "(left eye)"), its status ("(working diagnosis)",
+"(provisional)"), its code ("(ICD-10: N41.1)", ", ICD-10 code L40.0"). Read as mentions
+beside the main diagnosis, such notes were a second diagnosis under ``strict`` (a disease
+beside the main one), an item of a list ("X with Y, moderate severity": three items), or
+hid a bare head noun from its guard rail. A note says nothing of *what* the disease is, so
+the statement is read without it. Only notes whose every word is of this kind: "(left eye
+glaucoma)" names a disease.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..terminology import tokens
+from ..terms.concepts import default_terminology
+from ..terms.kinds import INJURIES_AND_STATES
+from ..terms.qualifiers import NEUTRAL_QUALIFIERS
+
+__all__ = ["is_note"]
+
+#: Words of a note on the diagnosis: its status, urgency, severity, phase; not of a disease.
+NOTE_WORDS = frozenset({"working", "provisional", "final", "diagnosis", "impression",
+                        "presumptive", "tentative", "answer", "emergency", "urgent",
+                        "emergent", "phase", "severity", "grade", "degree", "course"})
+# A code of ICD-9/10/11 with its label or alone ("ICD-10 code L40.0", "N41.1"); issue 31 has
+# models write them after the name.
+_CODE = re.compile(r"(?:icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s*[:#=]?\s*)?"
+                   r"[a-z]\d{2}(?:\.[0-9a-z]{1,4})?", re.I)
+
+
+def is_note(text: str, *, places: bool = False) -> bool:
+    """Whether a mention beside the diagnosis only notes its severity, course, side, status
+    or code (:data:`.qualifiers.NEUTRAL_QUALIFIERS`, :data:`NOTE_WORDS`), naming no disease;
+    with ``places``, or where (ICD-10-CM's site words: "(left eye)"). A place is kept in the
+    reading, where it may narrow the name to the truth ("Psoriasis (scalp)"), and is no
+    second disease."""
+    if _CODE.fullmatch(text.strip()) is not None:
+        return True
+    words = tokens(text)
+    # a state like the puerperium is a second condition, though ICD-10-CM says "in" it
+    sites = default_terminology().site_words - INJURIES_AND_STATES if places else frozenset()
+    return bool(words) and all(w in NEUTRAL_QUALIFIERS or w in NOTE_WORDS or w in sites
+                               for w in words)

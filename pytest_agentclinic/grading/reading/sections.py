@@ -1,0 +1,74 @@
+"""What a committed answer adds after its first line that is no second diagnosis (stage 1,
+for :mod:`.extract`): sections under a heading of what it weighed or why ("Differential:",
+"## Reasoning"), a list whose every item is set aside, and closing lines (advice to see a
+doctor, a courtesy, a disclaimer)."""
+
+from __future__ import annotations
+
+import re
+
+from .statement import first_line
+
+__all__ = ["cut_sections"]
+
+# A heading that opens what the answer adds after committing to one diagnosis: the
+# alternatives it weighed and set aside, or its reasons ("Differential:", "Ruled out:",
+# "## Reasoning", a table of differentials). None of it is a second diagnosis.
+_SECTION = re.compile(
+    r"^[ \t>#*_\-\u2022]*(?:(?:the\s+|my\s+)?(?:differentials?(?:\s+diagnos[ie]s)?|ddx|"
+    r"ruled\s+out|excluded|exclusions?|less\s+likely|other\s+(?:possibilities|considerations)|"
+    r"(?:also\s+)?considered|considerations?|reasons?|reasoning|rationale|justification|"
+    r"explanation|why|supporting(?:\s+\w+)?|key\s+(?:findings|features)|findings|evidence|"
+    r"workup|work-up|next\s+steps?|plan|management|recommendations?|treatment)\b[^\n:]{0,40}?"
+    r"[*_]*[ \t]*(?::|$))", re.I | re.M)
+
+
+# A closing line after the answer: advice to see a doctor, a courtesy, a disclaimer
+# ("Please consult a healthcare professional.", "I hope this helps!"). It names nothing.
+_CLOSING = re.compile(
+    r"^[ \t>*_]*(?:please\s+(?:consult|see|seek|contact|follow\s+up)|i\s+hope|hope\s+this|"
+    r"let\s+me\s+know|feel\s+free|(?:always\s+)?consult\s+(?:a|an|your|with)\b|"
+    r"seek\s+(?:medical|immediate|prompt|urgent)|disclaimer|this\s+(?:is\s+not|does\s+not\s+"
+    r"constitute)\s+(?:a\s+)?(?:medical\s+)?(?:advice|diagnosis))", re.I | re.M)
+
+_OPEN = re.compile(r"\b(?:or|possib\w*|consider\w*|differential|rule\s+out|exclud\w*|likely|"
+                   r"vs\.?|versus|alternatively)\b", re.I)
+
+
+def cut_sections(text: str) -> str:
+    """``text`` up to the first section heading or closing line after a committed answer
+    (its first line holds the answer, and is no section heading itself)."""
+    first = first_line(text)
+    if not first.strip() or _SECTION.match(first):
+        return text
+    start = text.find(first) + len(first)
+    found = _SECTION.search(text, start)
+    closing = _CLOSING.search(text, start)
+    if closing is not None and _OPEN.search(text, closing.start()):
+        closing = None  # "Please see a doctor; W is also possible" keeps W open
+    cuts = [at for at in (found.start() if found else None, _set_aside_list(text, start),
+                          closing.start() if closing else None)
+            if at is not None]
+    return text[: min(cuts)] if cuts else text
+
+
+# A list after the answer whose every item sets its name aside ("1. **W** - less likely"):
+# what the answer weighed, as under a "Ruled out:" heading.
+_LIST_ITEM = re.compile(r"^[ \t>]*(?:\d+[.)]|[-*\u2022])[ \t]+\S[^\n]*$", re.M)
+_SET_ASIDE_ITEM = re.compile(r"\b(?:less\s+likely|unlikely|not\s+likely|ruled\s+out|excluded|"
+                             r"rejected|not\s+supported)\b", re.I)
+
+
+def _set_aside_list(text: str, start: int) -> int | None:
+    """Where the first list after ``start`` begins, when each of its items sets its name
+    aside (items on consecutive lines, blank lines between them allowed); else None."""
+    first = _LIST_ITEM.search(text, start)
+    if first is None:
+        return None
+    items = []
+    for line in text[first.start():].splitlines():
+        if _LIST_ITEM.fullmatch(line):
+            items.append(line)
+        elif line.strip():
+            break
+    return first.start() if all(_SET_ASIDE_ITEM.search(i) for i in items) else None
