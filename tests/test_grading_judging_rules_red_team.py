@@ -123,9 +123,27 @@ def test_a_head_noun_is_a_family_word_where_icd_10_cm_codes_the_truth_apart(
 
 
 @pytest.mark.parametrize(("answer", "truth"), [
+    # a source files the truth under another disease too (an organ's, an infection, another
+    # disease): the head noun at a site or from a cause, which ICD-10-CM codes so
+    ("toxoplasmosis", "Ocular toxoplasmosis"), ("aspergillosis", "Pulmonary aspergillosis"),
+    ("glomerulosclerosis", "Focal segmental glomerulosclerosis"),
+    # ICD-10-CM codes the truth's acute, chronic or primary form apart (H40.2-: primary,
+    # acute and chronic angle-closure glaucoma)
+    ("glaucoma", "Narrow-angle glaucoma"), ("glaucoma", "Closed-angle glaucoma"),
+    # an eponym before the head noun: the disease its author described
+    ("aphasia", "Broca aphasia"),
+])
+def test_a_head_noun_is_a_family_word_where_the_truth_is_no_growth_pattern_of_one_disease(
+        answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
+    assert scores(answer, truth, PAPER) == [1, 1]  # paper: any broader name counts
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
     # the terminology's one disease with its variants right above the truth, and ICD-10-CM
     # codes the truth with it (melanoma by site, not by growth pattern): broader, right
     ("melanoma", "Superficial spreading melanoma"), ("melanoma", "Acral lentiginous melanoma"),
+    ("melanoma", "Nodular melanoma"),
     # a synonym a source states for the truth
     ("zoster", "Herpes zoster"), ("thrush", "Oral thrush"),
     # only words of how severe before the head: the disease itself
