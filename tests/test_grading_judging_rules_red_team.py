@@ -205,6 +205,13 @@ def test_initials_another_known_name_spells_are_not_read_toward_the_truth(answer
     ("DVT", "Deep venous thrombosis"), ("SLE", "Systemic lupus erythematosus"),
     # initials no other known disease's name spells
     ("MWT", "Mallory-Weiss tear"),
+    # round 3: the abbreviations that must score are not bought for shared initials: the
+    # normaliser's "SCC" and "BCC" are not spelled out again (small cell carcinoma, spinal
+    # cord compression, branchial cleft cyst), nor are MeSH's entry terms indexed ("IDA":
+    # isolated Duane anomaly; "URI": urinary reflex incontinence)
+    ("SCC", "Squamous cell carcinoma"), ("BCC", "Basal cell carcinoma"),
+    ("OSA", "Obstructive sleep apnea"), ("IDA", "Iron deficiency anemia"),
+    ("URI", "Upper respiratory infection"),
 ])
 def test_initials_of_one_known_name_still_read_as_it(answer: str, truth: str) -> None:
     assert scores(answer, truth) == [1, 1]
