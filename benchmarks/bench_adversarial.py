@@ -17,6 +17,11 @@ protocol, and a few of half A's misses (answers that must score) or hits (must n
 
     python benchmarks/bench_adversarial.py
     python benchmarks/bench_adversarial.py --truths craftmd [--shapes slip,one_word] [--examples 3]
+    python benchmarks/bench_adversarial.py --abbreviations
+
+``--abbreviations`` grades the abbreviations a clinician writes for one disease
+(``benchmarks/data/name_classes.tsv``), each alone, in both protocols: the cost on answers
+that must score of any rule against abbreviations of several diseases.
 """
 
 from __future__ import annotations
@@ -173,6 +178,41 @@ def held_out(source: str, shapes: list[str], examples: int) -> None:
     print(f"{time.perf_counter() - started:.1f} s")
 
 
+#: Abbreviations a clinician writes for one disease (the abbreviation class of the synonym
+#: benchmark's pairs): written alone, each must score for its disease, whatever the guard
+#: rail on abbreviations of several diseases does (issue 31: unambiguous abbreviations
+#: >= 95%). ``bench_synonyms.py --classes`` judges the names alone; this grades the answer.
+NAME_CLASSES = Path(__file__).with_name("data") / "name_classes.tsv"
+
+
+def abbreviation_pairs(path: Path = NAME_CLASSES) -> list[tuple[str, str]]:
+    """The (abbreviation, disease) pairs of ``path``'s abbreviation class."""
+    rows = (line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()
+            if line and not line.startswith("#"))
+    return [(given, truth) for name, given, truth in rows if name == "abbreviation"]
+
+
+async def abbreviations_scored(pairs: list[tuple[str, str]]) -> list[str]:
+    """Print how many abbreviations alone score for their disease in each protocol (offline
+    moderator) and return the misses ("ABBR for disease")."""
+    case, moderator = library()[0], OfflineModerator()
+    missed: list[str] = []
+    cells: list[str] = []
+    for protocol in PROTOCOLS:
+        scored = 0
+        for given, truth in pairs:
+            posed = case.model_copy(update={"diagnosis": truth, "synonyms": [], "choices": []})
+            said = suite().wrappers[protocol].format(answer=given)
+            if (await grade_answer(said, posed, moderator, 0)).verdict.correct:
+                scored += 1
+            elif protocol == PROTOCOLS[0]:
+                missed.append(f"{given} for {truth}")
+        cells.append(f"{protocol} {scored}/{len(pairs)} ({scored / max(len(pairs), 1):.1%})")
+    print(f"abbreviations alone that must score (target >= {suite().minimum_control:.0%}): "
+          + ", ".join(cells) + (f"; missed: {'; '.join(missed)}" if missed else ""))
+    return missed
+
+
 def main() -> None:
     """Run the table with the offline moderator and a gullible moderator model, or with the
     offline moderator on a larger truth set (``--truths``)."""
@@ -183,7 +223,12 @@ def main() -> None:
                         help="comma-separated shapes to run (default: all)")
     parser.add_argument("--examples", type=int, default=3,
                         help="misses or hits of half A to print per shape")
+    parser.add_argument("--abbreviations", action="store_true",
+                        help="only grade the abbreviations that must score, each alone")
     args = parser.parse_args()
+    if args.abbreviations:
+        asyncio.run(abbreviations_scored(abbreviation_pairs()))
+        return
     shapes = [s for s in args.shapes.split(",") if s] or list(suite().strategies)
     unknown = sorted(set(shapes) - set(suite().strategies))
     if unknown:

@@ -4,9 +4,12 @@ diagnosis questions, split in two halves by a stable hash; a clear reason where 
 
 from __future__ import annotations
 
+import asyncio
 import csv
+import sys
 from pathlib import Path
 
+import pytest
 from adversarial import (
     TRUTH_SOURCES,
     Truths,
@@ -86,3 +89,18 @@ def test_the_halves_are_stable_and_the_shapes_are_filled_from_the_pool(tmp_path:
 def test_absent_data_gives_one_line_saying_why(tmp_path: Path) -> None:
     reason = held_out_truths("agentclinic", tmp_path / "nowhere")
     assert isinstance(reason, str) and "not found" in reason and "\n" not in reason
+
+
+def test_the_abbreviations_that_must_score_are_graded_alone(tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    bench = pytest.importorskip("bench_adversarial")
+    table = tmp_path / "classes.tsv"
+    table.write_text("# class, given, truth\nabbreviation\tSLE\tSystemic lupus erythematosus\n"
+                     "eponym\tBell palsy\tFacial nerve palsy\n"
+                     "abbreviation\tPSC\tPrimary sclerosing cholangitis\n", encoding="utf-8")
+    pairs = bench.abbreviation_pairs(table)
+    assert pairs == [("SLE", "Systemic lupus erythematosus"),
+                     ("PSC", "Primary sclerosing cholangitis")]
+    # PSC: the sources give it for two diseases, so it is not read toward either
+    assert asyncio.run(bench.abbreviations_scored(pairs)) == [
+        "PSC for Primary sclerosing cholangitis"]

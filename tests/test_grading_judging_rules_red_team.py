@@ -123,9 +123,27 @@ def test_a_head_noun_is_a_family_word_where_icd_10_cm_codes_the_truth_apart(
 
 
 @pytest.mark.parametrize(("answer", "truth"), [
+    # a source files the truth under another disease too (an organ's, an infection, another
+    # disease): the head noun at a site or from a cause, which ICD-10-CM codes so
+    ("toxoplasmosis", "Ocular toxoplasmosis"), ("aspergillosis", "Pulmonary aspergillosis"),
+    ("glomerulosclerosis", "Focal segmental glomerulosclerosis"),
+    # ICD-10-CM codes the truth's acute, chronic or primary form apart (H40.2-: primary,
+    # acute and chronic angle-closure glaucoma)
+    ("glaucoma", "Narrow-angle glaucoma"), ("glaucoma", "Closed-angle glaucoma"),
+    # an eponym before the head noun: the disease its author described
+    ("aphasia", "Broca aphasia"),
+])
+def test_a_head_noun_is_a_family_word_where_the_truth_is_no_growth_pattern_of_one_disease(
+        answer: str, truth: str) -> None:
+    assert scores(answer, truth) == [0, 0]
+    assert scores(answer, truth, PAPER) == [1, 1]  # paper: any broader name counts
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
     # the terminology's one disease with its variants right above the truth, and ICD-10-CM
     # codes the truth with it (melanoma by site, not by growth pattern): broader, right
     ("melanoma", "Superficial spreading melanoma"), ("melanoma", "Acral lentiginous melanoma"),
+    ("melanoma", "Nodular melanoma"),
     # a synonym a source states for the truth
     ("zoster", "Herpes zoster"), ("thrush", "Oral thrush"),
     # only words of how severe before the head: the disease itself
@@ -187,6 +205,13 @@ def test_initials_another_known_name_spells_are_not_read_toward_the_truth(answer
     ("DVT", "Deep venous thrombosis"), ("SLE", "Systemic lupus erythematosus"),
     # initials no other known disease's name spells
     ("MWT", "Mallory-Weiss tear"),
+    # round 3: the abbreviations that must score are not bought for shared initials: the
+    # normaliser's "SCC" and "BCC" are not spelled out again (small cell carcinoma, spinal
+    # cord compression, branchial cleft cyst), nor are MeSH's entry terms indexed ("IDA":
+    # isolated Duane anomaly; "URI": urinary reflex incontinence)
+    ("SCC", "Squamous cell carcinoma"), ("BCC", "Basal cell carcinoma"),
+    ("OSA", "Obstructive sleep apnea"), ("IDA", "Iron deficiency anemia"),
+    ("URI", "Upper respiratory infection"),
 ])
 def test_initials_of_one_known_name_still_read_as_it(answer: str, truth: str) -> None:
     assert scores(answer, truth) == [1, 1]

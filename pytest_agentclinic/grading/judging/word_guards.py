@@ -14,6 +14,7 @@ from ..terminology import CONDITION_SUFFIXES, FILLER, GENERIC, key, tokens
 from ..terminology_memory import joined
 from ..terms.concepts import default_terminology
 from ..terms.qualifiers import NEUTRAL_QUALIFIERS
+from ..terms.readings import eponyms
 from ..terms.truth_forms import forms_of as _forms
 from ..wording import SLIP_WORD, neighbours
 
@@ -58,17 +59,56 @@ def head_of_variants(head: str, accepted: Sequence[str]) -> bool:
     "Cholangitis" K83.0, "Takotsubo syndrome" I51.81 apart from "Cardiomyopathy" I42) and
     leaves a disease's morphological variants to ICD-O under the disease's code (melanoma is
     coded by site, C43, not by its growth pattern: "superficial spreading melanoma" has no
-    code)."""
+    code). A growth pattern only: ICD-10-CM codes no acute, chronic or primary form of the
+    truth apart either (:func:`_coded_by_course`), no source files the truth under another
+    disease (:func:`_filed_elsewhere`), and the words before the head name no disease, cause
+    or eponym of their own (:func:`_named_by_a_disease`)."""
     terms = default_terminology()
     # a synonym a source states, not the normaliser's: "stress-induced cardiomyopathy" reads
     # as "cardiomyopathy" once its words of cause are dropped, and names no concept so
     if any(key(t) != key(head) and (link := terms.link(key(head), key(t))) is not None
            and link.kind == "synonym" for t in accepted):
         return True
-    if any(_named_by_a_disease(head, t) for t in accepted):
+    if any(_named_by_a_disease(head, t) or _filed_elsewhere(head, t) for t in accepted):
         return False
     described = _icd_codes(head, described=True)
-    return not any(_icd_codes(t) - described for t in accepted)
+    return not any((_icd_codes(t) | _coded_by_course(t)) - described for t in accepted)
+
+
+def _filed_elsewhere(head: str, truth: str) -> bool:
+    """Whether a source files ``truth`` under a disease that is not the head noun's disease
+    nor a kind of it: an organ's disease ("cerebral toxoplasmosis" under the central nervous
+    system's diseases), an infection ("bacillary angiomatosis" under bartonellosis), another
+    disease ("lipoid nephrosis" under nephrotic syndrome). The truth is then the head noun
+    at a site, from a cause or as a form of another disease, which ICD-10-CM codes by site or
+    by etiology, not one disease's variant (a growth pattern of melanoma is filed under
+    melanoma alone, by every source)."""
+    terms = default_terminology()
+    home = {terms.cluster(i) for i in terms.concepts(head)[1]}
+    if not home:
+        return False
+    for ident in terms.concepts(truth)[1]:
+        for member in terms.backend.members_of(terms.cluster(ident)) or (ident,):
+            for parent in terms.backend.parents_of(member):
+                above = {parent, *terms.ancestors(parent)}
+                if not any(terms.cluster(a) in home for a in above):
+                    return True
+    return False
+
+
+#: Words of a condition's course ICD-10-CM subdivides a disease by ("Acute angle-closure
+#: glaucoma" H40.21, "Chronic constrictive pericarditis" I31.1, "Primary angle-closure
+#: glaucoma" H40.2): a code so named is a code of the truth's own.
+_COURSE = ("acute", "chronic", "subacute", "primary")
+
+
+def _coded_by_course(truth: str) -> set[str]:
+    """The ICD-10-CM codes whose description names ``truth`` with a word of its course
+    added (:data:`_COURSE`)."""
+    backend = default_terminology().backend
+    words = key(truth)
+    return {code for word in _COURSE if word not in words
+            for code in backend.icd_described(joined(key(f"{word} {truth}")))}
 
 
 # An adjective by its ending ("cerebral", "cutaneous", "uterine", "hereditary"): a word of
@@ -84,6 +124,10 @@ def _named_by_a_disease(head: str, truth: str) -> bool:
     words = written_words(truth)
     if len(words) < 2 or words[-1] != head.lower():
         return False
+    # an eponym names the disease its author described, a distinct entity, not a variant
+    # ("Wernicke aphasia", "Takayasu arteritis"): the sources' possessives (readings.eponyms)
+    if key(" ".join(words[:-1])) & eponyms():
+        return True
     before = [w for w in words[:-1] if not _ADJECTIVE.search(w) and w not in NEUTRAL_QUALIFIERS]
     terms = default_terminology()
     return bool(before) and terms.known(" ".join(before)) and not terms.symptom(
