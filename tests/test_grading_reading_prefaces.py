@@ -63,3 +63,19 @@ def test_the_other_fields_of_a_tagged_answer_are_no_mention(answer: str) -> None
 def test_two_tagged_diagnoses_are_still_two() -> None:
     assert scores("<diagnosis>Prostatitis</diagnosis>\n<diagnosis>Cystitis</diagnosis>",
                   "Prostatitis") == [0, 0]
+
+
+@pytest.mark.parametrize("answer", ["Favor retinal detachment.", "I favor retinal detachment",
+                                    "Leaning towards retinal detachment"])
+def test_a_leaning_before_the_name_leaves_it(answer: str) -> None:
+    assert scores(answer) == [1, 1]
+
+
+@pytest.mark.parametrize("heading", [
+    "**Key Supporting Features:**", "Pertinent negatives:", "## Summary", "Investigations:",
+    "Further workup:", "Follow-up:", "Clinical reasoning:", "Red flags:",
+])
+def test_a_section_after_the_answer_names_nothing_more(heading: str) -> None:
+    # under "Key Supporting Features:" the findings were read as a second diagnosis
+    answer = f"**Most Likely Diagnosis:** Retinal detachment\n\n{heading}\n- rash for two weeks"
+    assert scores(answer) == [1, 1]

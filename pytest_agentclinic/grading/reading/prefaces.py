@@ -36,7 +36,9 @@ _GROUNDS = re.compile(
     # the writer's stance before the name
     r"|^\s*(?:in\s+(?:my\s+)?(?:clinical\s+)?(?:opinion|view|judge?ment|assessment)|"
     r"clinically|overall|in\s+summary|in\s+conclusion|to\s+summari[sz]e|taken\s+together|"
-    r"all\s+things\s+considered|on\s+balance)\s*,\s*(?=\S)", re.I)
+    r"all\s+things\s+considered|on\s+balance)\s*,\s*(?=\S)"
+    # the writer's leaning, in a clinician's shorthand ("Favor T", "Leaning towards T")
+    r"|^\s*(?:i\s+)?(?:favou?r(?:ing)?|leaning\s+towards?|lean\s+towards?)\s+(?=\S)", re.I)
 
 
 def drop_preface(text: str) -> str:
