@@ -114,3 +114,25 @@ def test_names_with_words_are_every_known_name_that_has_them() -> None:
         key("quistum contagiosum"), key("quistum fibrosum")}
     assert terms.names_with(frozenset({"quistum", "fibrosum"})) == (key("quistum fibrosum"),)
     assert terms.names_with(frozenset({"nothing"})) == ()
+
+
+@needs_table
+def test_a_truth_that_is_two_names_of_the_answers_disease_run_together_is_its_synonym() -> None:
+    # "epidermal cyst" (MeSH, ICD-10-CM) and "inclusion cyst" (MONDO) name the epidermoid cyst
+    verdict = judge("epidermoid cyst", "Epidermal inclusion cyst")
+    assert (verdict.correct, verdict.relation) == (True, "synonym")
+    # a cyst the sources tell apart stays another disease
+    assert not judge("sebaceous cyst", "Epidermal inclusion cyst").correct
+
+
+@needs_table
+@pytest.mark.parametrize("answer", ["borreliosis", "Borrelia infection"])
+def test_a_disease_named_after_its_organism_is_placed_by_both_its_names_sources(
+        answer: str) -> None:
+    # MONDO puts borreliosis above Lyme disease, MeSH the Borrelia infections: one disease by
+    # the nomenclature, so two sources state the broader link
+    verdict = judge(answer, "Lyme disease")
+    assert (verdict.correct, verdict.relation) == (True, "broader")
+    assert "MESH" in verdict.reason and "MONDO" in verdict.reason
+    # and the kind for the family stays narrower
+    assert not judge("Lyme disease", answer).correct

@@ -31,6 +31,7 @@ from ..wording import (
 from . import readings
 from .concepts import Link, Terminology, default_terminology
 from .name_parts import (
+    agent_link,
     apart_outside_icd,
     class_implied,
     full_of_short_form,
@@ -99,6 +100,8 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if slipped(g, t, terms.is_word):
         return Relation("same", "the same name but for a one-letter slip")
     link = terms.link(g, t)
+    if link is not None and not link.curated:
+        link = agent_link(g, t, link, terms) or link
     if link is not None and link.kind == "synonym" and link.tier < 3:
         # A name a source lists for the truth ("migraine" for migraine headache), even
         # when it is one word of the truth's own name.
@@ -133,6 +136,12 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if joined is not None:
         return Relation("synonym", "two names of the truth's disease run together",
                         sure=joined < 3)
+    # A synonym either way round: the truth two names of the answer's disease run together
+    # ("epidermal inclusion cyst" for epidermoid cyst).
+    joined = two_names(t, lambda part: synonym_tier(part, g, terms)) if link is None else None
+    if joined is not None:
+        return Relation("synonym", "the truth is two names of the answer's disease run "
+                        "together", sure=joined < 3)
     part = part_synonym(g, t, terms) if link is None else None
     if part is not None:
         return part
