@@ -63,7 +63,7 @@ def epithet_left_out(given: str, truth: str, g: Key, t: Key, terms: Terminology)
         s_words, f_words = _written(short), _written(full)
         extra = f_words[len(s_words):]
         if (f_words[:len(s_words)] != s_words or not extra
-                or not all(epithet(w, terms) for w in f_key - s_key)):
+                or not all(epithet(w, terms) for w in (*extra, *(f_key - s_key)))):
             continue
         if _one_disease(_rivals(s_key, terms, lambda k: all(epithet(w, terms) for w in k)),
                         f_key, terms):
