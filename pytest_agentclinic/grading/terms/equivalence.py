@@ -132,13 +132,16 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return _synonym(link, terms)
     if link is not None and link.curated:
         return _hierarchy(link, terms)
-    joined = two_names(g, lambda part: synonym_tier(part, t, terms)) if link is None else None
+    # (Asked only of a known name: a part is a synonym of nothing the sources do not know.)
+    joined = (two_names(g, lambda part: synonym_tier(part, t, terms))
+              if link is None and terms.known(t) else None)
     if joined is not None:
         return Relation("synonym", "two names of the truth's disease run together",
                         sure=joined < 3)
     # A synonym either way round: the truth two names of the answer's disease run together
     # ("epidermal inclusion cyst" for epidermoid cyst).
-    joined = two_names(t, lambda part: synonym_tier(part, g, terms)) if link is None else None
+    joined = (two_names(t, lambda part: synonym_tier(part, g, terms))
+              if link is None and terms.known(g) else None)
     if joined is not None:
         return Relation("synonym", "the truth is two names of the answer's disease run "
                         "together", sure=joined < 3)

@@ -81,8 +81,9 @@ def eponym_class_word(given: str, truth: str, g: Key, t: Key,
     disease under the class the word names, and the other name is that disease or its
     synonym ("Henoch-Schönlein purpura", "IgA vasculitis")."""
     for odd, known, o_key, k_key in ((truth, given, t, g), (given, truth, g, t)):
-        if not terms.known(k_key) or terms.known(o_key):
-            continue
+        if (not (o_key & readings.eponyms() or "-" in odd) or not terms.known(k_key)
+                or terms.known(o_key)):
+            continue  # no eponym, nor a hyphened name that may be one
         words = tokens(odd)
         names, word = frozenset(words[:-1]), words[-1] if words else ""
         # A generic class word ("disease", "syndrome") is no word of the key: any disease is one.
