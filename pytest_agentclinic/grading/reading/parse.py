@@ -391,12 +391,22 @@ def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
     for inner in parens:
         mentions.extend(_classify_paren(inner))
     mentions.extend(_after(text, stmt))
-    # a note beside the diagnosis ("(left eye)", ", moderate severity") names no disease
-    mentions = [m for m in mentions if m.role == "main" or not is_note(m.text)]
-    found = _categorise(stmt, body, _explained(tuple(m for m in mentions if m.text)),
+    # a note beside the diagnosis ("(left eye)", ", moderate severity") names no disease,
+    # and is no part of the statement read as one name ("GPA, moderate severity")
+    notes = [m.text for m in mentions if m.role != "main" and is_note(m.text)]
+    mentions = [m for m in mentions if m.text not in notes]
+    found = _categorise(stmt, _without_notes(body, notes),
+                        _explained(tuple(m for m in mentions if m.text)),
                         differential=_DIFFERENTIAL.search(text) is not None,
                         conditions_only=conditions_only)
-    return replace(found, statement=_bare(stmt))
+    return replace(found, statement=_without_notes(_bare(stmt), notes))
+
+
+def _without_notes(stmt: str, notes: list[str]) -> str:
+    """The statement without the notes that end it (", ICD-10 code L40.0")."""
+    for note in reversed(notes):
+        stmt = re.sub(rf"\s*[,;:\-\u2013\u2014]?\s*{re.escape(note)}\W*$", "", stmt)
+    return stmt
 
 
 def bare(phrase: str) -> str:

@@ -1,0 +1,140 @@
+"""Style invariance: the recorded answers rewritten as other doctor models write them.
+
+Issue 31 measures the grader on other models' answers, which wrap a diagnosis in prose,
+markdown, tags and notes that GPT-4 and GPT-3.5 seldom write. This benchmark takes the
+recorded free-response answers of CRAFT-MD's GPT-4 and GPT-3.5 runs that are a name alone
+(one line, no "diagnosis"/"likely"/"possible"/"suspect" words: the answer as the model
+gave it), writes each in every style below ("Based on the clinical findings, X.",
+"X (confidence: high)", "**Most Likely Diagnosis:** X" followed by sections, ...), and
+counts, per style and policy, the answers whose verdict differs from the bare answer's.
+The style adds no diagnosis, so every change is a reading fault. Printed, measured in one
+run: the changes per style out of the answers read, and up to ``--examples`` of them.
+
+    python benchmarks/bench_styles.py [--datasets ../shared/datasets] [--fold A|B|all]
+        [--sample 3000] [--policy strict|paper|both] [--examples 3]
+
+The sample is drawn with a fixed seed from the fold's answers (split as the dermatologists'
+dev half is: ``bench_grader.fold``); study fold A, report both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+# The evaluation helpers live in the repository's tools/, not in the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.bench_grader import DEFAULT_DATASETS, fold
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.rules import POLICIES
+from tools.craftmd_eval import RECORDED, load_recorded
+
+#: How other models write one diagnosis X ({r}; {R} in capitals): openings, judgements,
+#: notes, codes, markdown, sections, tags and closing lines.
+STYLES: dict[str, str] = {
+    "grounds": "Based on the clinical findings, {r}.",
+    "stance": "In my opinion, {r}.",
+    "i_suspect": "I suspect {r}.",
+    "i_think": "I think {r}.",
+    "favor": "Favor {r}.",
+    "believe_suffering": "Based on the information provided, I believe the patient is "
+                         "suffering from {r}.",
+    "is_most_likely": "{r} is the most likely diagnosis given the history and the "
+                      "examination.",
+    "consistent": "The findings are most consistent with {r}.",
+    "confidence": "{r} (confidence: high)",
+    "confidence_dash": "{r} - confidence: high",
+    "probability": "{r} (probability: 0.8)",
+    "confidence_line": "Final diagnosis: {r}\nConfidence: High",
+    "icd_code": "{r} (ICD-10: L40.0)",
+    "icd_comma": "{r}, ICD-10 code L40.0",
+    "working": "{r} (working diagnosis)",
+    "phase": "{r} (acute phase)",
+    "severity": "{r}, moderate severity",
+    "confirm_plan": "I think it's {r}, but I would confirm it with a biopsy.",
+    "bold": "**{r}**",
+    "upper": "FINAL DIAGNOSIS: {R}",
+    "md_sections": "**Most Likely Diagnosis:** {r}\n\n**Key Supporting Features:**\n- rash "
+                   "for two weeks\n- no fever\n\n**Differential Diagnoses:**\n1. Contact "
+                   "dermatitis\n2. Tinea corporis",
+    "heading_rationale": "### Diagnosis\n{r}\n\n### Rationale\nThe history fits.",
+    "lead_bold": "Based on the patient's symptoms and examination findings, the most likely "
+                 "diagnosis is:\n\n**{r}**\n\nThis diagnosis is supported by the history.",
+    "json_nested": '```json\n{{"final_diagnosis": {{"name": "{r}", "confidence": 0.8}}}}\n```',
+    "tags": "<diagnosis>{r}</diagnosis>\n<confidence>high</confidence>",
+    "think": "<think>Let me weigh the findings.</think>\nFinal diagnosis: {r}",
+    "closing": "{r}\n\nPlease consult a healthcare professional for confirmation.",
+    "courtesy": "Answer: {r}\n\nI hope this helps!",
+    "ready_reason": "DIAGNOSIS READY: {r}. The history and examination are classic.",
+    "ready_reasoning": "DIAGNOSIS READY: {r}\n\nReasoning: The history and examination fit.",
+}
+_NOT_BARE = re.compile(r"diagnos|possible|likely|suspect|probabl|\*\*|answer", re.I)
+_LABEL = re.compile(r"^\W*final\s+diagnosis\W*", re.I)
+
+
+def bare_answers(datasets: Path, which: str, sample: int) -> list[tuple[str, str]]:
+    """(answer, truth) of recorded free responses that are a name alone, in the fold."""
+    folder = datasets / "craftmd"
+    found = []
+    for model in RECORDED:
+        for line in load_recorded(folder / RECORDED[model]):
+            if line["format"] != "frq" or (which != "all" and fold(line["case_id"]) != which):
+                continue
+            bare = _LABEL.sub("", line["response"].strip()).strip().rstrip(".")
+            if bare and "\n" not in bare and len(bare) <= 150 and not _NOT_BARE.search(bare):
+                found.append((bare, str(line["correct_answer"])))
+    random.Random(31).shuffle(found)
+    return found[:sample]
+
+
+def changes(answers: list[tuple[str, str]], grader: CraftMDGrader,
+            ) -> tuple[Counter[str], dict[str, list[str]]]:
+    """Per style, how many verdicts differ from the bare answer's, and examples."""
+    changed: Counter[str] = Counter()
+    examples: dict[str, list[str]] = defaultdict(list)
+    for bare, truth in answers:
+        base = grader.grade_frq(bare, truth).verdict
+        for name, style in STYLES.items():
+            verdict = grader.grade_frq(style.format(r=bare, R=bare.upper()), truth).verdict
+            if verdict != base:
+                changed[name] += 1
+                examples[name].append(f"{int(base)} -> {int(verdict)}: {bare!r} | {truth!r}")
+    return changed, examples
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
+    parser.add_argument("--fold", choices=("A", "B", "all"), default="A")
+    parser.add_argument("--sample", type=int, default=3000)
+    parser.add_argument("--policy", choices=("strict", "paper", "both"), default="both")
+    parser.add_argument("--examples", type=int, default=3)
+    args = parser.parse_args(argv)
+    if not (args.datasets / "craftmd").is_dir():
+        print(f"no CRAFT-MD datasets under {args.datasets}", file=sys.stderr)
+        return 2
+    answers = bare_answers(args.datasets, args.fold, args.sample)
+    for policy in POLICIES:
+        if args.policy not in ("both", policy):
+            continue
+        changed, examples = changes(answers, CraftMDGrader(policy=policy))
+        total = sum(changed.values())
+        print(f"{policy}, fold {args.fold}: {len(answers)} bare answers x {len(STYLES)} "
+              f"styles; verdicts changed by the style: {total} "
+              f"({total / max(1, len(answers) * len(STYLES)):.3%})")
+        for name in STYLES:
+            if changed[name]:
+                print(f"  {name:<18} {changed[name]:>5}")
+                for line in examples[name][: args.examples]:
+                    print(f"      {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
