@@ -25,10 +25,10 @@ __all__ = ["is_note"]
 NOTE_WORDS = frozenset({"working", "provisional", "final", "diagnosis", "impression",
                         "presumptive", "tentative", "answer", "emergency", "urgent",
                         "emergent", "phase", "severity", "grade", "degree", "course"})
-# A code of ICD-9/10/11 with its label or alone ("ICD-10 code L40.0", "N41.1"); issue 31 has
-# models write them after the name.
-_CODE = re.compile(r"(?:icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s*[:#=]?\s*)?"
-                   r"[a-z]\d{2}(?:\.[0-9a-z]{1,4})?", re.I)
+# A code of ICD-9/10/11 with its label ("ICD-10 code L40.0", "ICD-10: N41") or with its
+# decimals alone ("N41.1"): models write them after the name. Not "B12" alone (a vitamin).
+_CODE = re.compile(r"icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s*[:#=]?\s*"
+                   r"[a-z]\d{2}(?:\.[0-9a-z]{1,4})?|[a-z]\d{2}\.[0-9a-z]{1,4}", re.I)
 
 
 def is_note(text: str, *, places: bool = False) -> bool:
