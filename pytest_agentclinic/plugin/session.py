@@ -39,7 +39,7 @@ from .interrupts import say
 from .recorder import Recorder
 from .scheduling import index_terminology, llm_models, parse_ahead, warm_grader
 from .settings import Settings
-from .shares import first_encounters
+from .shares import first_encounters, signal_started
 
 if TYPE_CHECKING:
     from .reports import FinalReports
@@ -179,6 +179,7 @@ class AgentClinicSession:
             # has collected too (xdist's first item waits for every collection).
             self.executor.start(first_encounters(
                 self.config, session.items, lambda item: isinstance(item, EncounterItem)))
+        signal_started(self.config)  # a lead: the controller sets up the workers it held
         try:
             return (yield)
         finally:
