@@ -75,15 +75,18 @@ PHASES = ("started", "configured", "collecting", "collected", "first item")
 
 
 def print_phases(folder: Path, started: float) -> None:
-    """The phases, in seconds after ``started`` (epoch): the workers' median and last."""
+    """The phases, in seconds after ``started`` (epoch): the workers' first, median and
+    last (under a staggered start the first are the leads, which the controller set up
+    while it held the others: ``plugin/xdist_stagger.py``)."""
     found = {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
     controller = found.pop("controller", {})
     cells = []
     for phase in PHASES:
         times = [events[phase] - started for events in found.values() if phase in events]
         if times:
-            cells.append(f"{phase} {statistics.median(times):.2f} / {max(times):.2f}")
-    print(f"  the workers' start (s after the run's start; median / last of "
+            cells.append(f"{phase} {min(times):.2f} / {statistics.median(times):.2f} / "
+                         f"{max(times):.2f}")
+    print(f"  the workers' start (s after the run's start; first / median / last of "
           f"{len(found)}): {', '.join(cells)}")
     collected = controller.get("workers collected", [])
     if collected:

@@ -25,8 +25,7 @@ class Node:
     def __init__(self, name: str, popen: bool = True) -> None:
         self.workerinput: dict[str, Any] = {}
         self.gateway = SimpleNamespace(id=name, spec=SimpleNamespace(popen=popen))
-        self.closed = False
-        self.channel = SimpleNamespace(isclosed=lambda: self.closed)
+        self.shutting_down = False  # xdist's: its connection ended, or it was told to end
 
 
 def _signal_later(node: Node, after: float) -> threading.Thread:
@@ -83,7 +82,7 @@ def test_a_crashed_or_remote_lead_is_not_waited_for(monkeypatch: pytest.MonkeyPa
     stagger.configure(crashed, 0)
     stagger.configure(remote, 1)
     assert LEAD_KEY not in remote.workerinput  # it could not write the controller's file
-    crashed.closed = True
+    crashed.shutting_down = True
     assert _setup(stagger, [Node("gw2")], first=2)[0] < 5
 
 
@@ -206,6 +205,15 @@ def pytest_collection_modifyitems(config):
         out.write(str(started()))
 """
 
+#: The lead's first process crashes in its collection (its replacement does not).
+LEAD_CRASHES_ONCE = STAMPS + """
+
+def pytest_collection_modifyitems(config):
+    if _me(config) == "gw0" and not os.path.exists("crashed"):
+        open("crashed", "w").close()
+        os._exit(1)
+"""
+
 
 def _stamp(path: Path, event: str, worker: str) -> float:
     return float((path / f"{event}-{worker}.txt").read_text())
@@ -270,3 +278,12 @@ def test_a_lead_starts_more_of_its_share_ahead_and_its_items_take_the_results(
          "--agent-concurrency=2")
     if xdist == ["-n", "2"]:
         assert (pytester.path / "gw1-saw.txt").read_text() == "5"
+
+
+def test_a_lead_that_crashes_is_not_waited_for_and_its_replacement_plays_its_share(
+        pytester: pytest.Pytester, xdist: list[str], one_lead: None) -> None:
+    started = time.monotonic()
+    result = _run(pytester, LEAD_CRASHES_ONCE, xdist)
+    if xdist == ["-n", "2"]:
+        result.stdout.fnmatch_lines(["*gw0*node down*"])
+        assert time.monotonic() - started < 25  # not the hold's 30 s

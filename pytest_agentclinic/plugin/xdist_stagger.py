@@ -12,7 +12,7 @@ busy all along), so xdist's first item, and the run's pace, are not later.
 xdist calls ``pytest_configure_node`` in the controller for each node in turn, after starting
 its bare interpreter and before sending it the code that imports pytest: a node held there
 costs nothing meanwhile. A lead tells the controller by a file (its ``workerinput`` names it:
-:data:`~.shares.LEAD_KEY`); a lead whose connection closed (it crashed) is not waited for,
+:data:`~.shares.LEAD_KEY`); a lead whose connection ended (it crashed) is not waited for,
 nor is one on another machine (it cannot write the controller's file), and the wait ends at
 the timeout whatever the leads do: a hung lead delays the others by that much at most. Only
 the initial nodes take part (a crashed worker's replacement is set up at once), and only
@@ -117,9 +117,10 @@ class Stagger:
 
 
 def _down(node: Any) -> bool:
-    """Whether the node's connection closed (its process ended: it will never signal)."""
-    channel = getattr(node, "channel", None)
+    """Whether the node is gone (its process ended: it will never signal). xdist marks it
+    when its connection ends (``shutting_down``, which its schedulers read too); execnet's
+    channel stays open for sending then, and says nothing."""
     try:
-        return channel is not None and bool(channel.isclosed())
-    except Exception:  # a channel we cannot ask: wait for the timeout
+        return bool(node.shutting_down)
+    except Exception:  # a node we cannot ask: wait for the timeout
         return False
