@@ -15,7 +15,7 @@ import pytest
 from helpers import make_case, write_yaml_cases
 
 from pytest_agentclinic.plugin import xdist_hooks, xdist_stagger
-from pytest_agentclinic.plugin.shares import LEAD_KEY, lead_ahead
+from pytest_agentclinic.plugin.shares import LEAD_KEY, lead_ahead, signal_started
 from pytest_agentclinic.plugin.xdist_stagger import Stagger, lead_calls_per_s
 
 # -- the controller's hold, with stand-in nodes
@@ -115,6 +115,25 @@ def test_a_lead_starts_ahead_what_its_pace_spends_while_the_held_workers_start()
     assert lead_ahead(16, 6.25, 3.0, 1.2) == 23
     assert lead_ahead(16, 1.0, 3.0, 1.2) == 16  # its call slots' worth at least
     assert lead_ahead(16, None, 3.0, 1.2) == 16  # no RPM: nothing paces the calls
+
+
+def test_a_lead_signals_once_its_first_call_is_out(tmp_path: Path) -> None:
+    signal = tmp_path / "gw0"
+    config: Any = SimpleNamespace(workerinput={LEAD_KEY: [str(signal), None, 1.0]})
+    out = threading.Event()
+    signal_started(config, out.is_set)
+    time.sleep(0.2)
+    assert not signal.exists()  # its first request's path still has the cores
+    out.set()
+    deadline = time.monotonic() + 10
+    while not signal.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert signal.exists()
+    started_none = tmp_path / "gw1"
+    config = SimpleNamespace(workerinput={LEAD_KEY: [str(started_none), None, 1.0]})
+    signal_started(config)
+    assert started_none.exists()  # no encounter to wait for: at once
+    signal_started(SimpleNamespace(workerinput={}))  # type: ignore[arg-type]  # not a lead
 
 
 def _settings(rpm: float | None, limits_url: str | None = None,

@@ -36,6 +36,7 @@ from pathlib import Path
 import pytest
 
 from ..cases.shard import shard_of
+from ..core.threads import start_thread
 
 #: The worker's share in xdist's ``workerinput``: ``[index, count]`` (0-based index).
 SHARE_KEY = "agentclinic_share"
@@ -45,6 +46,9 @@ START_AHEAD_KEY = "agentclinic_start_ahead"
 #: A lead's part of the staggered start (``workerinput``; absent: not a lead):
 #: ``[signal file, its calls per second or None, held workers per lead]``.
 LEAD_KEY = "agentclinic_lead"
+#: How often a lead looks whether its first call went out, and for how long at most.
+SIGNAL_POLL_S = 0.005
+SIGNAL_WAIT_S = 60.0
 
 
 class WorkerShare:
@@ -112,11 +116,32 @@ def lead_ahead(ahead: int, calls_per_s: float | None, held_per_lead: float,
     return max(ahead, math.ceil(calls_per_s * start_cpu_s * held_per_lead))
 
 
-def signal_started(config: pytest.Config) -> None:
-    """A lead has started its first encounters (or has none to start): tell the controller,
-    which holds the other workers' setup until its leads have (its file; the controller may
-    have stopped waiting and removed the folder: then no one reads it)."""
+def signal_started(config: pytest.Config, ready: Callable[[], bool] | None = None) -> None:
+    """A lead tells the controller, which holds the other workers' setup until its leads
+    have, that it has started its first encounters: once ``ready()`` says their first model
+    call went out (or an encounter ended: one played from the cache, or offline), from a
+    thread that looks every :data:`SIGNAL_POLL_S`; at once when it started none. Until then
+    the lead's first request's path (its encounter loop starting, the first agents and
+    prompts) has the cores to itself. (The controller stops waiting after its own timeout
+    and removes the folder: a later signal goes nowhere.)"""
     lead = getattr(config, "workerinput", {}).get(LEAD_KEY)
-    if lead is not None:
-        with contextlib.suppress(OSError):
-            Path(lead[0]).touch()
+    if lead is None:
+        return
+    signal = Path(lead[0])
+    if ready is None:
+        _touch(signal)
+        return
+
+    def wait() -> None:
+        deadline = time.monotonic() + SIGNAL_WAIT_S
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(SIGNAL_POLL_S)
+        _touch(signal)
+
+    start_thread(wait, name="agentclinic-lead-signal")
+
+
+
+def _touch(signal: Path) -> None:
+    with contextlib.suppress(OSError):
+        signal.touch()
