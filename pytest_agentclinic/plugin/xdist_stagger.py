@@ -1,13 +1,15 @@
 """A split run's staggered start: the controller sets up its first workers (the *leads*, one
 per core) at once and holds the others' setup until the leads have started their first
-encounters, or :data:`HOLD_TIMEOUT_S` has passed.
+encounters (their first model call is out: :func:`~.shares.signal_started`), or
+:data:`HOLD_TIMEOUT_S` has passed.
 
 Set up together, 8 workers' interpreters shared 2 cores from the start: each spent ~0.8 s of
 CPU importing and collecting, so the first was ready only after ~4 s and the first request
 came at ~4 s. A lead with a core to itself is ready after its own start, and plays its
 share's first encounters before its controller sends them (:mod:`.shares`), while the held
-workers start; the last collection reaches the controller about when it did (the cores were
-busy all along), so xdist's first item, and the run's pace, are not later.
+workers start. The cores are busy all along, so the last collection reaches the controller no
+later (measured earlier: the held workers no longer start against eight interpreters), nor
+does xdist's first item, and the run's wall time against its RPM floor is not worse.
 
 xdist calls ``pytest_configure_node`` in the controller for each node in turn, after starting
 its bare interpreter and before sending it the code that imports pytest: a node held there
