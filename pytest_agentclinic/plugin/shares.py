@@ -141,7 +141,6 @@ def signal_started(config: pytest.Config, ready: Callable[[], bool] | None = Non
     start_thread(wait, name="agentclinic-lead-signal")
 
 
-
 def _touch(signal: Path) -> None:
     with contextlib.suppress(OSError):
         signal.touch()

@@ -34,9 +34,9 @@ from .settings import Settings
 from .shares import LEAD_KEY
 
 #: The longest the controller holds the other workers for its leads (seconds from the first
-#: lead's setup). A lead alone on a core is ready in ~1-1.5 s, on a loaded machine ~2-3 s;
-#: past this the others start anyway (at worst the start of a run whose leads hang is this
-#: much later).
+#: lead's setup). A lead's first call went out 1.4-1.8 s after the run's start at load 3.6,
+#: 3-5 s at load 5-10 (2 cores shared with other work); past this the others start anyway
+#: (the start of a run whose leads hang is this much later at worst).
 HOLD_TIMEOUT_S = 4.0
 #: How often the controller looks for its leads' files while it holds a node.
 POLL_S = 0.01
