@@ -306,3 +306,21 @@ def test_a_lead_that_crashes_is_not_waited_for_and_its_replacement_plays_its_sha
     if xdist == ["-n", "2"]:
         result.stdout.fnmatch_lines(["*gw0*node down*"])
         assert time.monotonic() - started < 25  # not the hold's 30 s
+
+
+@pytest.mark.parametrize("unsplit", [["--agent-limit=6"], ["--dist", "loadfile"]],
+                         ids=["agent-limit", "loadfile"])
+def test_a_run_that_does_not_split_holds_no_worker(pytester: pytest.Pytester, one_lead: None,
+                                                   unsplit: list[str]) -> None:
+    # (-n 2 only: xdist's workers are the point.) Its workers start no encounter before
+    # xdist sends items, so no lead would ever signal:
+    # holding would only make the run wait (the hold's 30 s here).
+    write_yaml_cases(pytester.path / "c.yaml", CASES)
+    (pytester.path / "conftest.py").write_text(SLOW_LEAD)
+    started = time.monotonic()
+    result = pytester.runpytest("c.yaml", "-p", "no:randomly", "--agent-run-name=r",
+                                "-n", "2", *unsplit)
+    result.assert_outcomes(passed=6 if "--agent-limit=6" in unsplit else len(CASES))
+    assert time.monotonic() - started < 25
+    assert (_stamp(pytester.path, "configured", "gw1")
+            < _stamp(pytester.path, "collected", "gw0"))  # set up at once, as ever
