@@ -64,6 +64,14 @@ def pytest_runtest_protocol(item: pytest.Item) -> None:
     _record(item.config, "first item")
 
 
+@pytest.hookimpl(optionalhook=True, trylast=True)
+def pytest_configure_node(node: Any) -> None:
+    # After the plugin's own, which holds a node of a staggered start until the leads have
+    # started their encounters: when the controller let each node go.
+    EVENTS.setdefault("nodes set up", []).append(time.time())
+    _record(node.config, "first node set up")
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_node_collection_finished(node: Any, ids: Any) -> None:
     del ids
@@ -75,16 +83,24 @@ PHASES = ("started", "configured", "collecting", "collected", "first item")
 
 
 def print_phases(folder: Path, started: float) -> None:
-    """The phases, in seconds after ``started`` (epoch): the workers' median and last."""
+    """The phases, in seconds after ``started`` (epoch): the workers' first, median and
+    last (under a staggered start the first are the leads, which the controller set up
+    while it held the others: ``plugin/xdist_stagger.py``)."""
     found = {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")}
     controller = found.pop("controller", {})
     cells = []
     for phase in PHASES:
         times = [events[phase] - started for events in found.values() if phase in events]
         if times:
-            cells.append(f"{phase} {statistics.median(times):.2f} / {max(times):.2f}")
-    print(f"  the workers' start (s after the run's start; median / last of "
+            cells.append(f"{phase} {min(times):.2f} / {statistics.median(times):.2f} / "
+                         f"{max(times):.2f}")
+    print(f"  the workers' start (s after the run's start; first / median / last of "
           f"{len(found)}): {', '.join(cells)}")
+    set_up = controller.get("nodes set up", [])
+    if set_up:
+        print(f"  the controller set its {len(set_up)} workers up (sent them their code) "
+              f"from {min(set_up) - started:.2f} to {max(set_up) - started:.2f} s: "
+              + ", ".join(f"{at - started:.2f}" for at in set_up))
     collected = controller.get("workers collected", [])
     if collected:
         print(f"  the controller: configured {controller['configured'] - started:.2f} s; "

@@ -39,7 +39,7 @@ from .interrupts import say
 from .recorder import Recorder
 from .scheduling import index_terminology, llm_models, parse_ahead, warm_grader
 from .settings import Settings
-from .shares import first_encounters
+from .shares import first_encounters, signal_started
 
 if TYPE_CHECKING:
     from .reports import FinalReports
@@ -172,17 +172,25 @@ class AgentClinicSession:
         # cases from running: hide those errors from pytest's "errors during collection"
         # check, then count them again so the exit status still reports them.
         session.testsfailed -= self.bad_record_items
+        ahead: list[pytest.Item] = []
         if not session.config.option.collectonly and any(
                 isinstance(i, EncounterItem) for i in session.items):
             warm_grader()
             # A split run's worker: its first encounters now, not once the slowest worker
             # has collected too (xdist's first item waits for every collection).
-            self.executor.start(first_encounters(
-                self.config, session.items, lambda item: isinstance(item, EncounterItem)))
+            ahead = first_encounters(self.config, session.items,
+                                     lambda item: isinstance(item, EncounterItem))
+            self.executor.start(ahead)
+        # A lead: the controller sets up the workers it held once its first call is out.
+        signal_started(self.config, self._first_call_out if ahead else None)
         try:
             return (yield)
         finally:
             session.testsfailed += self.bad_record_items
+
+    def _first_call_out(self) -> bool:
+        """Whether this process has sent a model call, or ended an encounter."""
+        return self.caller.http_attempts > 0 or self.executor.runner.done > 0
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Start the run once the plan is known (one process; see :meth:`start_run`)."""

@@ -20,6 +20,7 @@ from .events import WORKER_KEY as EVENTS_KEY
 from .session import CACHE_FILLED_KEY, AgentClinicSession
 from .shares import SHARE_KEY, START_AHEAD_KEY
 from .xdist_split import Shares, SplitScheduling, fix_counts, split_wanted
+from .xdist_stagger import Stagger, cores, lead_calls_per_s
 
 WORKER_KEY = "agentclinic_run_name"
 
@@ -33,6 +34,8 @@ class XdistHooks:
         self.split = split_wanted(state.config, state.settings.subset.description is not None)
         #: The split run's shares, dealt as the workers are set up.
         self.shares: Shares | None = None
+        #: The split run's staggered start (see :mod:`.xdist_stagger`).
+        self.stagger: Stagger | None = None
         self.session: pytest.Session | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -44,12 +47,18 @@ class XdistHooks:
         node.workerinput[CACHE_FILLED_KEY] = self.state.cache_filled
         if self.split:
             if self.shares is None:
-                self.shares = Shares(int(node.workerinput["workercount"]))
+                workers = int(node.workerinput["workercount"])
+                self.shares = Shares(workers)
+                leads = min(cores(), workers)
+                self.stagger = Stagger(workers, leads, lead_calls_per_s(
+                    self.state.settings, workers, leads))
             share = self.shares.assign(node)
             if share is not None:
                 node.workerinput[SHARE_KEY] = share
                 if not self.shares.replacing:  # what SplitScheduling sends a node first
                     node.workerinput[START_AHEAD_KEY] = max(self.state.settings.concurrency, 2)
+                    assert self.stagger is not None  # made with the shares
+                    self.stagger.configure(node, share[0])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -72,6 +81,8 @@ class XdistHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.stagger is not None:
+            self.stagger.close()  # a run that ended while it held its workers
         if self.state.is_worker:
             # What the worker wrote outside its tests goes where it would have gone.
             capture = config.pluginmanager.getplugin("capturemanager")
