@@ -106,6 +106,8 @@ def xdist(request: pytest.FixtureRequest) -> list[str]:
       ``test_runs_results.py::test_a_killed_run_keeps_its_finished_records`` (kills a
       ``python -m pytest`` subprocess mid-run, itself parametrized over no ``-n`` and
       ``-n 2``); ``test_plugin_xdist_hooks.py`` (how xdist's workers end, ``-n 2``);
+      ``test_plugin_xdist_stagger.py``'s runs that do not split (what the controller holds
+      under ``-n 2`` when one core leads);
       ``test_xdist_groups.py`` (the suite's groups under ``--dist loadgroup``);
     * about the transport and the LLM client, not collection, reporting or gating:
       ``test_llm_client.py``, ``test_llm_limiter.py``, ``test_llm_errors.py``,
