@@ -9,8 +9,15 @@ import pytest
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.judging.initials import distinct_diseases
+from pytest_agentclinic.grading.terminology_table import DATA_FILE
+from pytest_agentclinic.grading.terms.acronyms import (
+    SPELLED_FILE,
+    _spelled,
+    derive_spelled,
+    spelled_names,
+)
 from pytest_agentclinic.grading.terms.concepts import default_terminology
-from pytest_agentclinic.grading.terms.readings import ambiguous, expansions, spelled_names
+from pytest_agentclinic.grading.terms.readings import all_expansions, ambiguous, expansions
 
 WRAPPERS = ("DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 STRICT = CraftMDGrader()
@@ -88,3 +95,10 @@ def test_the_reading_of_an_abbreviation_groups_its_expansions_alike(
         letters: str, reading: str, expected: bool) -> None:
     # the spelling-out of an abbreviation (readings.spelled_out) asks the same question
     assert ambiguous(letters, reading, default_terminology()) is expected
+
+
+@pytest.mark.skipif(not DATA_FILE.exists(), reason=f"{DATA_FILE} not built")
+def test_the_bundled_spelled_names_are_the_ones_the_table_gives() -> None:
+    # rewrite the file after a table build (terms/acronyms.py says how)
+    assert SPELLED_FILE.exists()
+    assert _spelled() == derive_spelled(all_expansions())

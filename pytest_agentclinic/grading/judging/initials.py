@@ -24,9 +24,10 @@ from functools import lru_cache
 
 from ..terminology import key
 from ..terminology_table import DATA_FILE, read_table
+from ..terms.acronyms import spelled_names
 from ..terms.concepts import default_terminology
 from ..terms.equivalence import compare
-from ..terms.readings import NOT_DISEASE_CHAPTERS, expansions, spelled_names
+from ..terms.readings import NOT_DISEASE_CHAPTERS, expansions
 from .word_guards import written_words
 
 __all__ = ["another_disease_abbreviated", "spelling"]

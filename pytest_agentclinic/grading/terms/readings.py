@@ -41,7 +41,6 @@ from ...core.text import bounded_cache
 from ..terminology import (
     ABBREVIATIONS_FILE,
     CONDITION_SUFFIXES,
-    FILLER,
     GENERIC,
     Key,
     compact,
@@ -50,11 +49,12 @@ from ..terminology import (
     tokens,
 )
 from ..terminology_table import DATA_FILE, read_table
+from .acronyms import spelled_names
 from .concepts import Terminology, default_terminology
 
-__all__ = ["ADJECTIVE_ENDINGS", "EPONYMS_FILE", "NOUN_ENDINGS", "agent_of", "ambiguous",
-           "binomial", "cores", "derive_eponyms", "eponyms", "eponyms_in", "expansions",
-           "given_names", "noun_and_adjective", "possessive", "spelled_names", "spelled_out",
+__all__ = ["ADJECTIVE_ENDINGS", "EPONYMS_FILE", "NOUN_ENDINGS", "agent_of", "all_expansions",
+           "ambiguous", "binomial", "cores", "derive_eponyms", "eponyms", "eponyms_in",
+           "expansions", "given_names", "noun_and_adjective", "possessive", "spelled_out",
            "write_eponyms"]
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -126,6 +126,11 @@ def _abbreviations(path: Path = ABBREVIATIONS_FILE) -> dict[str, tuple[str, ...]
     return {letters: tuple(names.split("|")) for letters, names in read_pairs(path).items()}
 
 
+def all_expansions() -> dict[str, tuple[str, ...]]:
+    """Every abbreviation the sources give (lower case), with the diseases it stands for."""
+    return dict(_abbreviations())
+
+
 def expansions(abbreviation: str) -> tuple[str, ...]:
     """The diseases the sources give ``abbreviation`` for, one name each (empty when none)."""
     return _abbreviations().get(abbreviation.lower(), ())
@@ -136,7 +141,7 @@ def ambiguous(abbreviation: str, reading: str, terms: Terminology) -> bool:
     several, or for one that ``reading`` is not. Names the terminology links (one a synonym
     or a kind of the other, as "acute lichenoid pityriasis" and its febrile ulceronecrotic
     kind) are one disease, and so is a name whose concept has a name the abbreviation spells
-    that is linked so (:func:`spelled_names`); a reading that shares a word with the
+    that is linked so (:func:`.acronyms.spelled_names`); a reading that shares a word with the
     sources' disease is that disease (the terminology may not know its every name); a name
     of ICD-10-CM's chapters R to Z only (a finding, an injury, a health factor) is no
     second disease beside the one the terminology links to ``reading``."""
@@ -179,42 +184,6 @@ def _names_a_disease(name: str, terms: Terminology) -> bool:
     idents = terms.concepts(name)[1]
     return not idents or any(not i.startswith("ICD:") or not i[4:].startswith(
         NOT_DISEASE_CHAPTERS) for i in idents)
-
-
-def spelled_names(letters: str, name: str) -> tuple[str, ...]:
-    """The other names the sources give the concepts whose preferred name is ``name``, that
-    the abbreviation ``letters`` spells: its words' initials, with or without the function
-    words ("mal de Debarquement" is "MDD", "ichthyosis bullosa of Siemens" "IBS"), of the
-    whole name or of the name before a comma, which begins its kind ("Guillain-Barre
-    syndrome, familial"; see :func:`_written`). A source lists an acronym among a concept's
-    names for the name it abbreviates: MONDO gives "SCFE" to "epiphysiolysis of the hip",
-    whose synonym "slipped capital femoral epiphysis" it spells."""
-    spelled, own = letters.lower(), key(name)
-    return tuple(n for n in _concept_names().get(own, ()) if spelled in _initials(n)
-                 and key(n) != own)
-
-
-def _initials(name: str) -> set[str]:
-    found = set()
-    for part in {name, name.split(",")[0]}:
-        words = _WORD.findall(part)
-        found |= {"".join(w[0] for w in words).lower(),
-                  "".join(w[0] for w in words if w.lower() not in FILLER).lower()}
-    return found
-
-
-@lru_cache(maxsize=1)
-def _concept_names(table: Path = DATA_FILE) -> dict[Key, tuple[str, ...]]:
-    """Every concept's names by the key of its preferred name, read once per process on
-    first use (about 0.5 s of CPU; only an abbreviation alone the sources give asks)."""
-    if not table.exists():
-        return {}
-    names: dict[Key, set[str]] = {}
-    for row in read_table(table)[1]:
-        for grade, name_key in zip(row.grades, row.keys, strict=False):
-            if grade == "p":
-                names.setdefault(frozenset(name_key.split()), set()).update(row.names)
-    return {k: tuple(sorted(v)) for k, v in names.items()}
 
 
 def _alone(name: str, terms: Terminology) -> str | None:
