@@ -6,6 +6,8 @@ so it would score for whichever disease the case asks about: chronic venous insu
 and common variable immunodeficiency alike. Issue 31's guard rail says that an abbreviation
 with several expansions in the terminology is not resolved toward the truth; this index
 gives those expansions: the preferred name of every disease concept, by its initials.
+"Several" means several distinct diseases (:func:`distinct_diseases`): the names the sources
+give one disease under, and names of no disease, make no second one.
 
 Only preferred names count (a synonym or an ICD-10-CM inclusion term is no name a writer
 abbreviates: "Smoking complicating childbirth" is no "SCC"), and only names of diseases: not
