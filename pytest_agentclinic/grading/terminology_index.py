@@ -312,6 +312,7 @@ class SqliteIndex:
         self.members_of = bounded_cache(self._query_members, maxsize=1 << 14)
         self.below = bounded_cache(self._query_below, maxsize=1 << 14)
         self.is_word = bounded_cache(self._query_word)
+        self.keys_with = bounded_cache(self._query_keys_with, maxsize=1 << 10)
 
     @property
     def degraded(self) -> bool:
@@ -389,6 +390,15 @@ class SqliteIndex:
         if rows is None:
             return self._memory().is_word(word)
         return bool(rows)
+
+    def _query_keys_with(self, word: str) -> tuple[str, ...]:
+        # A scan of the names (tens of milliseconds): asked only for a short form or an
+        # eponym the terminology does not know, once per word in a process.
+        rows = self._fetch("SELECT key FROM name WHERE tier IS NOT NULL AND "
+                           "instr(' ' || key || ' ', ?) > 0 ORDER BY key", f" {word} ")
+        if rows is None:
+            return self._memory().keys_with(word)
+        return tuple(r[0] for r in rows)
 
     def _fetch(self, sql: str, arg: str) -> list[Any] | None:
         """The rows, or None once any query failed (then :meth:`_memory` answers)."""

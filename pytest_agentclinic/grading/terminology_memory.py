@@ -52,6 +52,7 @@ class MemoryIndex:
         # Built on first use: most processes never ask for a breadth.
         self._children: dict[str, list[str]] = {}
         self._members: dict[str, list[str]] = {}
+        self._with_word: dict[str, list[str]] = {}
         for row in rows:
             self._add(row, rekey)
         self.home.pop("", None)
@@ -102,6 +103,15 @@ class MemoryIndex:
     def icd_described(self, name_key: str) -> AbstractSet[str]:
         """The ICD-10-CM codes whose description names a key."""
         return self.described.get(name_key, set())
+
+    def keys_with(self, word: str) -> tuple[str, ...]:
+        """The stored keys of known names that have ``word`` among their words, sorted."""
+        if not self._with_word:
+            # Built on first use: only a short form or an eponym asks (a few in a run).
+            for name_key in sorted(self.home):
+                for w in name_key.split():
+                    self._with_word.setdefault(w, []).append(name_key)
+        return tuple(self._with_word.get(word, ()))
 
     def parents_of(self, ident: str) -> tuple[str, ...]:
         """A concept's parents in its own source, in the table's order."""

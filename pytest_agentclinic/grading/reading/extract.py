@@ -32,7 +32,6 @@ from .markers import (
     addresses_grader,
     drop_abbreviations,
     drop_negations,
-    drop_preface,
     open_alternatives,
     ready_answers,
     strip_echoes,
@@ -40,6 +39,7 @@ from .markers import (
 )
 from .parse import Category, Extraction, Mention, Role, parse
 from .parse import bare as _bare
+from .prefaces import drop_preface
 from .sections import cut_sections
 from .statement import (
     bare_name,

@@ -76,6 +76,8 @@ _THINKING = re.compile(r"<(think|thinking|reasoning|scratchpad)>.*?(?:</\1>|$)",
 # "<diagnosis>X</diagnosis>": a tag that names what it holds, as a label would.
 _TAGGED = re.compile(r"<((?:[a-z]+[_-])*(?:diagnosis|dx|answer|impression|assessment|conclusion))>"
                      r"(.*?)</\1>", re.I | re.S)
+# Another field of an answer given in tags ("<confidence>high</confidence>").
+_ELEMENT = re.compile(r"<([a-z][a-z_-]*)>([^<>]*)</\1>", re.I)
 # Any other HTML tag is markup: a block one ("<p>", "<br/>") breaks the line, an inline one
 # ("<b>", "<strong>") goes.
 _HTML_BLOCK = re.compile(r"</?(?:p|br|div|li|ul|ol|h[1-6])(?:\s[^<>]*)?/?>", re.I)
@@ -121,8 +123,11 @@ def unwrap(text: str) -> str:
             lambda m: "\nConsidered:\n" if _SET_ASIDE.search(m.group()) else "", text))
         text = _SET_ASIDE_ROW.sub("", text)
         text = _TABLE_CELLS.sub(r"- \1", _TABLE_ROW.sub(r"\1: \2", text))  # other rows: a list
-    text = _TAGGED.sub(lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n",
-                       text)
+    text, tagged = _TAGGED.subn(
+        lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n", text)
+    if tagged:  # the answer's other fields ("<confidence>high</confidence>") as labelled lines
+        text = _ELEMENT.sub(lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n",
+                            text)
     text = _HTML_INLINE.sub("", _HTML_BLOCK.sub("\n", _HTML_ITEM.sub("\n- ", text)))
     start, end = text.find("{"), text.rfind("}")
     if -1 < start < end:
@@ -292,22 +297,7 @@ def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
     return " ".join(c for c in clauses if c.strip()).strip(), tuple(excluded)
 
 
-# --- prefaces of uncertainty and abbreviations ---------------------------------------------------
-
-# "I'm not certain, but X", "Hard to say; most likely X": doubt about the one answer that
-# follows, not a second diagnosis kept open.
-_PREFACE = re.compile(
-    r"^\s*(?:(?:i'm|i\s+am|we\s+are|i'm\s+still|i\s+am\s+still)\s+not\s+(?:entirely\s+|completely\s+|"
-    r"fully\s+|totally\s+|100%\s+)?(?:certain|sure|confident)|(?:it's\s+|it\s+is\s+)?(?:hard|"
-    r"difficult|tough)\s+to\s+(?:say|tell|be\s+(?:certain|sure))(?:\s+for\s+sure)?|not\s+"
-    r"(?:entirely\s+|completely\s+)?(?:certain|sure)|(?:i\s+)?(?:can't|cannot)\s+be\s+(?:certain|"
-    r"sure)|uncertain(?:ty\s+remains)?)\s*(?:[,;:.!-]+\s*|\s+(?=but\b))(?:but\s+)?(?=\S)", re.I)
-
-
-def drop_preface(text: str) -> str:
-    """``text`` without an opening that only says the doctor is unsure."""
-    return _PREFACE.sub("", text, count=1)
-
+# --- abbreviations ------------------------------------------------------------------------------
 
 # "(AP)", "[SSM]": a short form in brackets right after the name it abbreviates.
 _SHORT_FORM = re.compile(r"\s*[(\[]\s*([A-Za-z][A-Za-z0-9]{1,9})\s*[)\]]")

@@ -18,7 +18,12 @@ _SECTION = re.compile(
     r"^[ \t>#*_\-\u2022]*(?:(?:the\s+|my\s+)?(?:differentials?(?:\s+diagnos[ie]s)?|ddx|"
     r"ruled\s+out|excluded|exclusions?|less\s+likely|other\s+(?:possibilities|considerations)|"
     r"(?:also\s+)?considered|considerations?|reasons?|reasoning|rationale|justification|"
-    r"explanation|why|supporting(?:\s+\w+)?|key\s+(?:findings|features)|findings|evidence|"
+    r"explanation|why|supporting(?:\s+\w+)?|findings|evidence|"
+    # "Key supporting features", "Pertinent negatives", "Clinical reasoning"
+    r"(?:key|pertinent|clinical|relevant)\s+(?:supporting\s+)?(?:findings|features|points|"
+    r"evidence|positives|negatives|reasoning)|summary|discussion|investigations?|"
+    r"further\s+(?:testing|tests|workup|work-up|evaluation)|recommended\s+\w+|prognosis|"
+    r"red\s+flags|patient\s+education|follow[- ]?up|notes?|"
     r"workup|work-up|next\s+steps?|plan|management|recommendations?|treatment)\b[^\n:]{0,40}?"
     r"[*_]*[ \t]*(?::|$))", re.I | re.M)
 

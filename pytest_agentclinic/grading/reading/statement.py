@@ -122,13 +122,16 @@ _SOMEONE_HAS = (rf"(?:that\s+)?(?:the\s+)?{_WHO}\s+{_MODAL}(?:has|have|is\s+havi
 _LEADS = re.compile(
     r"\bdiagnos[ie]s\b(?:[^:.;]{0,300}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b|\s+of\b)\s*"
     r"|\bdiagnos[ie]s\s*[:=]\s*"
-    r"|\b(?:answer|impression|conclusion|guess)\s+(?:is|would\s+be)\s+"
+    r"|\b(?:answer|impression|conclusion|guess|suspicion)\s+(?:is|would\s+be)\s+"
     # "I would diagnose her with X", "is diagnosed with X"; not "cannot be diagnosed with the
     # information given" or "unable to diagnose with ..."
     # (the look-behinds follow the word: tried at every position, they cost the most)
     r"|\bdiagnos(?:e|ed|ing)(?<!\bbe\sdiagnosed)(?<!\bbeen\sdiagnosed)(?<!\bto\sdiagnose)"
     r"\s+(?:\w+\s+){0,3}?with\s+"
     r"|\b(?:i'd|i\s+would)\s+say\s+"
+    # "I'd diagnose X" (with "her with X" above)
+    r"|\b(?:i'd|i\s+would|we\s+would|we'd)\s+diagnose\s+(?:this\s+as\s+|it\s+as\s+)?"
+    r"(?!(?:\w+\s+){0,3}?with\b)"
     rf"|\b(?:possible|likely|probable)\s+that\s+{_SOMEONE_HAS}"
     r"|^(?:this|it|that)\s+(?:could|may|might)\s+(?:well\s+)?be\s+"
     r"|\b(?:organism|pathogen|cause|etiology|culprit|condition)\b[^:.;]{0,300}?\bis\b\s*"
@@ -146,6 +149,10 @@ _LEADS = re.compile(
     rf"|\b(?:think|believe|suspect|feel|confident|sure|certain)\s+(?:that\s+)?(?:it\s+is\s+|"
     rf"it's\s+|this\s+is\s+|"
     rf"{_SOMEONE_HAS})"
+    # "I think X", "I strongly suspect X": the judgement right before the name (after the
+    # longer forms above, which start at the same word)
+    r"|(?:(?<=\bi\s)|(?<=ly\s))(?:think|believe|suspect)\s+"
+    r"(?!it\b|this\b|that\b|he\b|she\b|the\s+patient)"
     r"|\b(?:is|are)\s+(?:most\s+)?(?:likely|probably)\s+(?!that\b)(?:to\s+be\s+|having\s+|due\s+to\s+)?",
     re.I)
 

@@ -71,6 +71,7 @@ class Backend(Protocol):
     def concepts_of(self, name_key: str) -> tuple[Tier, frozenset[str]]: ...
     def is_single(self, name_key: str) -> bool: ...
     def is_word(self, word: str) -> bool: ...
+    def keys_with(self, word: str) -> tuple[str, ...]: ...
     def icd_codes(self, name_key: str) -> AbstractSet[str]: ...
     def icd_described(self, name_key: str) -> AbstractSet[str]: ...
     def parents_of(self, ident: str) -> tuple[str, ...]: ...
@@ -123,6 +124,13 @@ class Terminology:
         """Whether a normalised word is a word of some concept's preferred name (a slip of
         the pen makes a word that is none: "scholein", not "entropion")."""
         return self.backend.is_word(word)
+
+    def names_with(self, words: Key) -> tuple[Key, ...]:
+        """The keys of the known names that have all of ``words`` (empty for no words)."""
+        if not words:
+            return ()
+        rarest = min(words, key=lambda w: len(self.backend.keys_with(w)))
+        return tuple(k for k in map(_split_key, self.backend.keys_with(rarest)) if words <= k)
 
     def known(self, name: str | Key) -> bool:
         """Whether some source names this condition."""
@@ -284,6 +292,10 @@ class Terminology:
         if any(t in self.ancestors(g) for g in given_codes for t in truth_codes):
             return "narrower"
         return None
+
+
+def _split_key(stored: str) -> Key:
+    return frozenset(stored.split())
 
 
 def _source(ident: str) -> str:

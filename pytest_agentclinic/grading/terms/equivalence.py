@@ -31,6 +31,7 @@ from ..wording import (
 from . import readings
 from .concepts import Link, Terminology, default_terminology
 from .name_parts import (
+    agent_link,
     apart_outside_icd,
     class_implied,
     full_of_short_form,
@@ -49,6 +50,7 @@ from .readings import (
     spelled_out,
 )
 from .relation import Equivalence, Relation, RelationKind
+from .short_forms import epithet_left_out, eponym_class_word
 from .truth_forms import truth_forms
 
 __all__ = ["compare", "judge"]
@@ -98,6 +100,8 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if slipped(g, t, terms.is_word):
         return Relation("same", "the same name but for a one-letter slip")
     link = terms.link(g, t)
+    if link is not None and not link.curated:
+        link = agent_link(g, t, link, terms) or link
     if link is not None and link.kind == "synonym" and link.tier < 3:
         # A name a source lists for the truth ("migraine" for migraine headache), even
         # when it is one word of the truth's own name.
@@ -108,6 +112,12 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if full_of_short_form(given, truth, g, t, link):
         return Relation("same", f"{truth!r} is the usual short form of {given!r}: its eponym "
                         "without the head word")
+    # A name no source lists, the usual form of one known disease's name (docs/grading.md):
+    # its Latin epithet left out, or its eponym with another class word.
+    usual = (epithet_left_out(given, truth, g, t, terms)
+             or eponym_class_word(given, truth, g, t, terms)) if link is None else None
+    if usual is not None:
+        return Relation("same", usual)
     words = _word_relation(g, t, terms)
     if (words is not None and words.kind == "same" and _slipped_words(g, t)
             and terms.known(g) and terms.known(t) and (link is None or link.kind == "sibling")):
@@ -122,10 +132,19 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return _synonym(link, terms)
     if link is not None and link.curated:
         return _hierarchy(link, terms)
-    joined = two_names(g, lambda part: synonym_tier(part, t, terms)) if link is None else None
+    # (Asked only of a known name: a part is a synonym of nothing the sources do not know.)
+    joined = (two_names(g, lambda part: synonym_tier(part, t, terms))
+              if link is None and terms.known(t) else None)
     if joined is not None:
         return Relation("synonym", "two names of the truth's disease run together",
                         sure=joined < 3)
+    # A synonym either way round: the truth two names of the answer's disease run together
+    # ("epidermal inclusion cyst" for epidermoid cyst).
+    joined = (two_names(t, lambda part: synonym_tier(part, g, terms))
+              if link is None and terms.known(g) else None)
+    if joined is not None:
+        return Relation("synonym", "the truth is two names of the answer's disease run "
+                        "together", sure=joined < 3)
     part = part_synonym(g, t, terms) if link is None else None
     if part is not None:
         return part

@@ -14,11 +14,18 @@ import re
 from ..terminology import CONDITION_SUFFIXES, GENERIC, Key, tokens
 from . import readings
 from .concepts import Link, Terminology
-from .readings import noun_and_adjective
+from .readings import (
+    AGENT_DISEASE_ENDINGS,
+    GENUS_ENDINGS,
+    MIN_STEM,
+    agent_of,
+    noun_and_adjective,
+)
 from .relation import Relation
 
-__all__ = ["PART_WORDS", "apart_outside_icd", "class_implied", "full_of_short_form",
-           "names_a_disease", "ontology_of", "part_synonym", "synonym_tier", "without_head"]
+__all__ = ["PART_WORDS", "agent_forms", "agent_link", "apart_outside_icd", "class_implied",
+           "full_of_short_form", "names_a_disease", "ontology_of", "part_synonym",
+           "synonym_tier", "without_head"]
 
 
 def class_implied(g: Key, t: Key, terms: Terminology) -> str | None:
@@ -62,6 +69,47 @@ def part_synonym(g: Key, t: Key, terms: Terminology) -> Relation | None:
         return None
     return Relation("synonym", f"the same name but for one part: {terms.label(link.given)} "
                     f"= {terms.label(link.truth)}", sure=False)
+
+
+def agent_link(g: Key, t: Key, link: Link, terms: Terminology) -> Link | None:
+    """``link``, a broader or narrower one source states, with the sources that state it of
+    the other name of a disease named after its organism: "borreliosis" (MONDO's name) is the
+    Borrelia infection (MeSH's), one disease by the nomenclature (:func:`.readings.agent_of`),
+    so both sources' hierarchies put it above Lyme disease. None when no other source adds."""
+    if link.kind not in ("broader", "narrower"):
+        return None
+    sources = set(link.sources)
+    for g_form in (g, *agent_forms(g, terms)):
+        for t_form in (t, *agent_forms(t, terms)):
+            other = terms.link(g_form, t_form) if (g_form, t_form) != (g, t) else None
+            if other is not None and other.kind == link.kind:
+                sources.update(other.sources)
+    if sources == set(link.sources):
+        return None
+    return Link(link.kind, link.given, link.truth, link.tier, link.distance,
+                tuple(sorted(sources)))
+
+
+def agent_forms(name: Key, terms: Terminology) -> tuple[Key, ...]:
+    """The other names, as keys the terminology knows, of a disease named after its organism:
+    the organism's infection for the disease ("borreliosis": ``{"borrelia"}``, Borrelia
+    infection), the disease for the organism's infection; each read back by
+    :func:`.readings.agent_of`, two sources' concepts side by side counting as one disease."""
+    if len(name) != 1:
+        return ()
+    word = next(iter(name))
+    found: list[Key] = []
+    for ending in AGENT_DISEASE_ENDINGS:  # the disease: its organism's names
+        if word.endswith(ending) and len(word) - len(ending) >= MIN_STEM:
+            found += [frozenset({word[: -len(ending)] + e}) for e in GENUS_ENDINGS]
+    for ending in GENUS_ENDINGS:  # the organism: the diseases named after it
+        if word.endswith(ending) and len(word) - len(ending) >= MIN_STEM:
+            found += [frozenset({word[: len(word) - len(ending)] + e})
+                      for e in AGENT_DISEASE_ENDINGS]
+    return tuple(sorted({k for k in found if k != name and terms.known(k) and (
+        agent_of(f"{word} infection", name, k, terms, unjoined=True)
+        or agent_of(f"{next(iter(k))} infection", k, name, terms, unjoined=True))},
+        key=sorted))
 
 
 def apart_outside_icd(given: Key, truth: Key, terms: Terminology) -> bool:

@@ -298,8 +298,8 @@ _DISEASE_ENDS = ("osis", "iasis", "itis", "emia", "pathy")
 MIN_STEM = 5
 
 
-def agent_of(name: str, organism: Key, disease: Key,
-             terms: Terminology | None = None) -> str | None:
+def agent_of(name: str, organism: Key, disease: Key, terms: Terminology | None = None, *,
+             unjoined: bool = False) -> str | None:
     """The disease named after an organism, or None: one name (``name``, keyed
     ``organism``) is the organism alone, written with "infection" or "infestation" or as a
     word of the terminology's names ("Toxoplasma infection", "Strongyloides"; the key drops
@@ -307,7 +307,8 @@ def agent_of(name: str, organism: Key, disease: Key,
     name with "-osis" or "-iasis" ("toxoplasmosis", "schistosomiasis", "blastomycosis"), a
     disease the terminology knows and does not tell apart from the organism's infection.
     A species is not read so: "Schistosoma mansoni infection" is one kind of
-    schistosomiasis."""
+    schistosomiasis. ``unjoined``: two sources' concepts of the two that sit side by side
+    (siblings, one from each source, not joined into one cluster) are one disease too."""
     if len(organism) != 1 or len(disease) != 1:
         return None
     genus, named = next(iter(organism)), next(iter(disease))
@@ -323,7 +324,16 @@ def agent_of(name: str, organism: Key, disease: Key,
         return None  # no disease is named, or no organism (a slip: "psoria")
     link = terms.link(organism, disease)
     # The sources may tell the two apart ("Borrelia infections" above Lyme borreliosis).
-    return named if link is None or link.kind == "synonym" else None
+    if link is None or link.kind == "synonym":
+        return named
+    apart = {_witness(link.given), _witness(link.truth)}
+    return named if unjoined and link.kind == "sibling" and len(apart) == 2 else None
+
+
+def _witness(ident: str) -> str:
+    # EFO's disease branch is MONDO's: one source
+    source = ident.split(":", 1)[0]
+    return "MONDO" if source == "EFO" else source
 
 
 def compact_prefix(a: str, b: str) -> str:

@@ -1,0 +1,47 @@
+"""What an answer says before its diagnosis that is no part of it (stage 1, for
+:mod:`.extract`): doubt about the one answer that follows ("I'm not certain, but X"), the
+grounds it rests on ("Based on the clinical findings, X", "Given the history, X") and the
+writer's stance ("In my opinion, X", "Clinically, X"). Other models than the recorded
+GPT-4 and GPT-3.5 open their answers so; read whole, such an opening was a list item beside
+the name, or the name itself ("none: the answer names no diagnosis").
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["drop_preface"]
+
+# "I'm not certain, but X", "Hard to say; most likely X": doubt about the one answer that
+# follows, not a second diagnosis kept open.
+_DOUBT = re.compile(
+    r"^\s*(?:(?:i'm|i\s+am|we\s+are|i'm\s+still|i\s+am\s+still)\s+not\s+(?:entirely\s+|completely\s+|"
+    r"fully\s+|totally\s+|100%\s+)?(?:certain|sure|confident)|(?:it's\s+|it\s+is\s+)?(?:hard|"
+    r"difficult|tough)\s+to\s+(?:say|tell|be\s+(?:certain|sure))(?:\s+for\s+sure)?|not\s+"
+    r"(?:entirely\s+|completely\s+)?(?:certain|sure)|(?:i\s+)?(?:can't|cannot)\s+be\s+(?:certain|"
+    r"sure)|uncertain(?:ty\s+remains)?)\s*(?:[,;:.!-]+\s*|\s+(?=but\b))(?:but\s+)?(?=\S)", re.I)
+
+# The grounds, named by what they are ("the clinical findings", "the history and
+# examination", "the patient's symptoms"), then a comma: findings listed one by one ("Given
+# fever, rash and arthralgia, X") are not dropped, their commas would cut the list.
+_GROUND = (r"(?:(?:the|this|these|her|his|their|all(?:\s+the)?|available|patient's|"
+           r"clinical|physical|laboratory|lab|imaging|reported|presenting)\s+){0,4}"
+           r"(?:findings|history|presentation|examination|exam|symptoms|signs|results|"
+           r"information|data|evidence|picture|features|details|case|work-?up|labs?|tests?|"
+           r"imaging|description|course)")
+_GROUNDS = re.compile(
+    rf"^\s*(?:based\s+(?:up)?on|given|considering|in\s+light\s+of|on\s+the\s+basis\s+of|"
+    rf"after\s+(?:reviewing|considering|weighing)|from)\s+{_GROUND}(?:\s*(?:,\s*)?(?:and|&)\s+"
+    rf"{_GROUND})?\s*,\s*(?=\S)"
+    # the writer's stance before the name
+    r"|^\s*(?:in\s+(?:my\s+)?(?:clinical\s+)?(?:opinion|view|judge?ment|assessment)|"
+    r"clinically|overall|in\s+summary|in\s+conclusion|to\s+summari[sz]e|taken\s+together|"
+    r"all\s+things\s+considered|on\s+balance)\s*,\s*(?=\S)"
+    # the writer's leaning, in a clinician's shorthand ("Favor T", "Leaning towards T")
+    r"|^\s*(?:i\s+)?(?:favou?r(?:ing)?|leaning\s+towards?|lean\s+towards?)\s+(?=\S)", re.I)
+
+
+def drop_preface(text: str) -> str:
+    """``text`` without an opening that only says the doctor is unsure, or what the answer
+    rests on, or the writer's stance."""
+    return _GROUNDS.sub("", _DOUBT.sub("", text, count=1), count=1)
