@@ -21,7 +21,8 @@ protocol, and a few of half A's misses (answers that must score) or hits (must n
 
 ``--abbreviations`` grades the abbreviations a clinician writes for one disease
 (``benchmarks/data/name_classes.tsv``), each alone, in both protocols: the cost on answers
-that must score of any rule against abbreviations of several diseases.
+that must score of any rule against abbreviations of several diseases; each miss is printed
+with why (the distinct diseases the sources also give it for, or how it was graded).
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ from adversarial import TRUTH_SOURCES, Truths, answer, held_out_truths, library,
 
 from pytest_agentclinic.agents.llm_moderator import LLMModerator
 from pytest_agentclinic.core.roles import Moderator
+from pytest_agentclinic.grading.judging.initials import distinct_diseases, spelling
 from pytest_agentclinic.grading.judging.moderator import OfflineModerator
 from pytest_agentclinic.grading.judging.pipeline import grade_answer
+from pytest_agentclinic.grading.terms.readings import expansions
 from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
 from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
 from pytest_agentclinic.llm.retry import RetryPolicy
@@ -194,23 +197,40 @@ def abbreviation_pairs(path: Path = NAME_CLASSES) -> list[tuple[str, str]]:
 
 async def abbreviations_scored(pairs: list[tuple[str, str]]) -> list[str]:
     """Print how many abbreviations alone score for their disease in each protocol (offline
-    moderator) and return the misses ("ABBR for disease")."""
+    moderator), then each miss with why: the distinct diseases the sources also give it for
+    (issue 31's guard rail, :func:`.initials.distinct_diseases`), or what it was read as;
+    return the misses ("ABBR for disease")."""
     case, moderator = library()[0], OfflineModerator()
     missed: list[str] = []
+    why: list[str] = []
     cells: list[str] = []
     for protocol in PROTOCOLS:
         scored = 0
         for given, truth in pairs:
             posed = case.model_copy(update={"diagnosis": truth, "synonyms": [], "choices": []})
             said = suite().wrappers[protocol].format(answer=given)
-            if (await grade_answer(said, posed, moderator, 0)).verdict.correct:
+            grade = await grade_answer(said, posed, moderator, 0)
+            if grade.verdict.correct:
                 scored += 1
             elif protocol == PROTOCOLS[0]:
                 missed.append(f"{given} for {truth}")
+                why.append(_why(given, truth, grade.verdict.reason))
         cells.append(f"{protocol} {scored}/{len(pairs)} ({scored / max(len(pairs), 1):.1%})")
+    two = sum(w.startswith("two diseases") for w in why)
+    one = len(pairs) - two
     print(f"abbreviations alone that must score (target >= {suite().minimum_control:.0%}): "
-          + ", ".join(cells) + (f"; missed: {'; '.join(missed)}" if missed else ""))
+          + ", ".join(cells) + f"; of the {one} the terminology gives for one disease, "
+          f"{one - (len(missed) - two)} score ({(one - len(missed) + two) / max(one, 1):.1%})")
+    for miss, reason in zip(missed, why, strict=True):
+        print(f"    missed: {miss}: {reason}")
     return missed
+
+
+def _why(given: str, truth: str, reason: str) -> str:
+    others = distinct_diseases(given, expansions(given) or spelling(given), [truth])
+    if others:
+        return f"two diseases, the sources also give it for {'; '.join(others)}"
+    return f"graded: {reason}"
 
 
 def main() -> None:

@@ -6,6 +6,8 @@ so it would score for whichever disease the case asks about: chronic venous insu
 and common variable immunodeficiency alike. Issue 31's guard rail says that an abbreviation
 with several expansions in the terminology is not resolved toward the truth; this index
 gives those expansions: the preferred name of every disease concept, by its initials.
+"Several" means several distinct diseases (:func:`distinct_diseases`): the names the sources
+give one disease under, and names of no disease, make no second one.
 
 Only preferred names count (a synonym or an ICD-10-CM inclusion term is no name a writer
 abbreviates: "Smoking complicating childbirth" is no "SCC"), and only names of diseases: not
@@ -24,32 +26,105 @@ from functools import lru_cache
 
 from ..terminology import key
 from ..terminology_table import DATA_FILE, read_table
+from ..terms.acronyms import spelled_names
+from ..terms.concepts import default_terminology
 from ..terms.equivalence import compare
-from ..terms.readings import expansions
+from ..terms.readings import NOT_DISEASE_CHAPTERS, expansions
 from .word_guards import written_words
 
 __all__ = ["another_disease_abbreviated", "spelling"]
 
 _WORD = re.compile(r"[A-Za-z]+")
-#: ICD-10-CM chapters that name no disease: symptoms and findings (R), injuries and
-#: poisonings (S, T), external causes (V to Y) and factors influencing health (Z).
-_NOT_DISEASES = tuple("RSTUVWXYZ")
 
 
 def another_disease_abbreviated(abbreviation: str, accepted: Sequence[str]) -> bool:
-    """Whether ``abbreviation`` stands for a disease that shares no word with any accepted
-    name and that the terminology does not link to the truth: the sources give it for one
-    ("PSC": pancreatic serous cystadenoma beside primary sclerosing cholangitis; not a kind
-    or a wider name of the truth: "CML", chronic leukemia, chronic myeloid leukemia), or,
-    where they give it for none and the normaliser does not expand it, a known disease's
+    """Whether ``abbreviation`` stands for a disease that the truth is not: the sources give
+    it for one ("PSC": pancreatic serous cystadenoma beside primary sclerosing cholangitis),
+    or, where they give it for none and the normaliser does not expand it, a known disease's
     name spells it (:func:`spelling`: "CVI", chronic venous insufficiency beside common
-    variable immunodeficiency)."""
+    variable immunodeficiency). Its readings count as diseases as :func:`distinct_diseases`
+    groups them: one disease however many names the sources give it under."""
     named = expansions(abbreviation)
     if not named and key(abbreviation) == {abbreviation.lower()}:
         named = spelling(abbreviation)
-    mine = {w for t in accepted for w in written_words(t)}
-    return any(not mine & set(written_words(other)) and not _linked(other, accepted[0])
-               for other in named)
+    return bool(distinct_diseases(abbreviation, named, accepted))
+
+
+def distinct_diseases(letters: str, named: Sequence[str],
+                      accepted: Sequence[str]) -> list[str]:
+    """The names among ``named`` (the readings of the abbreviation ``letters``) of diseases
+    other than the truth (``accepted``, its first name the truth). Readings are grouped into
+    one disease where
+
+    * the terminology relates them: a synonym (of any scope), or a kind or a wider name of
+      the other that two sources state (:func:`_linked`, as :func:`.relate._restates` reads a
+      claim of sameness);
+    * they are the same words by the name rules (word forms, plurals, hyphens, word order:
+      :func:`.terminology.key`);
+    * the abbreviation spells a name the sources give the reading's own concept, and that
+      name is the other by either rule (:func:`spelled_names`: MONDO gives "SCFE" to
+      "epiphysiolysis of the hip", whose synonym "slipped capital femoral epiphysis" it
+      spells; a source lists an acronym for the name it abbreviates);
+    * a name shares a word with an accepted name (a reading the terminology may not know by
+      every name: "chronic leukemia" for chronic myeloid leukemia);
+
+    and a reading that names no disease (ICD-10-CM's chapters R to Z only: a finding, an
+    injury, a factor influencing health) is none to choose between beside a disease the
+    letters stand for; letters that stand for such readings only ("CRP": elevated C-reactive
+    protein) are theirs, not the truth's."""
+    truth = [t for t in accepted if t.strip()]
+    if not truth:
+        return []
+    mine = {w for t in truth for w in written_words(t)}
+    firm, loose, pending = list(truth), list[str](), list[str]()
+    diseases = [n for n in dict.fromkeys(named) if _names_a_disease(n)]
+    for name in diseases:
+        (loose if mine & set(written_words(name)) else pending).append(name)
+    # the truth's disease takes in each reading that is one disease with one of its members
+    linked = _grow(firm, loose, pending, letters)
+    # a name of no disease is no second disease beside one the terminology makes the
+    # truth's; a word shared is no such link, and letters the sources give for a finding
+    # only ("CRP": elevated C-reactive protein) are that finding's
+    if not linked:
+        pending += [n for n in dict.fromkeys(named) if n not in diseases]
+    return pending
+
+
+def _grow(firm: list[str], loose: list[str], pending: list[str], letters: str) -> bool:
+    """Move into the truth's disease (``firm``, the names the terminology makes the truth's;
+    ``loose``, those sharing a word with it) each of ``pending`` one disease with a member;
+    whether a reading of the sources is among ``firm``."""
+    readings = len(firm)
+    for name in list(loose):
+        if any(_one_disease(name, member, letters) for member in firm):
+            firm.append(name)
+            loose.remove(name)
+    grown = True
+    while grown and pending:
+        grown = False
+        for name in list(pending):
+            if any(_one_disease(name, member, letters) for member in firm):
+                firm += [name, *spelled_names(letters, name)]
+            elif any(_one_disease(name, member, letters) for member in loose):
+                loose.append(name)
+            else:
+                continue
+            pending.remove(name)
+            grown = True
+    return len(firm) > readings
+
+
+def _one_disease(name: str, other: str, letters: str) -> bool:
+    if key(name) == key(other) or _linked(name, other):
+        return True
+    return any(key(s) == key(other) or _linked(s, other) for s in spelled_names(letters, name))
+
+
+def _names_a_disease(name: str) -> bool:
+    # some concept of the name is a disease; a name the terminology does not know is taken
+    # at its word
+    idents = default_terminology().concepts(name)[1]
+    return not idents or any(_a_disease(i) for i in idents)
 
 
 def _linked(name: str, truth: str) -> bool:
@@ -87,4 +162,4 @@ def _a_disease(ident: str) -> bool:
         return True
     code = ident[4:]
     # a chapter ("ICD:1") or a block ("ICD:A00-A09") groups diseases, and names none
-    return code[:1].isalpha() and "-" not in code and not code.startswith(_NOT_DISEASES)
+    return code[:1].isalpha() and "-" not in code and not code.startswith(NOT_DISEASE_CHAPTERS)

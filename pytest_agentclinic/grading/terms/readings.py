@@ -49,11 +49,13 @@ from ..terminology import (
     tokens,
 )
 from ..terminology_table import DATA_FILE, read_table
+from .acronyms import spelled_names
 from .concepts import Terminology, default_terminology
 
-__all__ = ["ADJECTIVE_ENDINGS", "EPONYMS_FILE", "NOUN_ENDINGS", "agent_of", "ambiguous",
-           "binomial", "cores", "derive_eponyms", "eponyms", "eponyms_in", "expansions",
-           "given_names", "noun_and_adjective", "possessive", "spelled_out", "write_eponyms"]
+__all__ = ["ADJECTIVE_ENDINGS", "EPONYMS_FILE", "NOUN_ENDINGS", "agent_of", "all_expansions",
+           "ambiguous", "binomial", "cores", "derive_eponyms", "eponyms", "eponyms_in",
+           "expansions", "given_names", "noun_and_adjective", "possessive", "spelled_out",
+           "write_eponyms"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -124,6 +126,11 @@ def _abbreviations(path: Path = ABBREVIATIONS_FILE) -> dict[str, tuple[str, ...]
     return {letters: tuple(names.split("|")) for letters, names in read_pairs(path).items()}
 
 
+def all_expansions() -> dict[str, tuple[str, ...]]:
+    """Every abbreviation the sources give (lower case), with the diseases it stands for."""
+    return dict(_abbreviations())
+
+
 def expansions(abbreviation: str) -> tuple[str, ...]:
     """The diseases the sources give ``abbreviation`` for, one name each (empty when none)."""
     return _abbreviations().get(abbreviation.lower(), ())
@@ -133,21 +140,31 @@ def ambiguous(abbreviation: str, reading: str, terms: Terminology) -> bool:
     """Whether ``abbreviation`` stands for more than one disease: the sources give it for
     several, or for one that ``reading`` is not. Names the terminology links (one a synonym
     or a kind of the other, as "acute lichenoid pityriasis" and its febrile ulceronecrotic
-    kind) are one disease; so is a reading that shares a word with the sources' disease
-    (the terminology may not know its every name)."""
+    kind) are one disease, and so is a name whose concept has a name the abbreviation spells
+    that is linked so (:func:`.acronyms.spelled_names`); a reading that shares a word with the
+    sources' disease is that disease (the terminology may not know its every name); a name
+    of ICD-10-CM's chapters R to Z only (a finding, an injury, a health factor) is no
+    second disease beside the one the terminology links to ``reading``."""
     senses: list[list[Key]] = []
-    for name in expansions(abbreviation):
+    named = expansions(abbreviation)
+    diseases = [n for n in named if _names_a_disease(n, terms)]
+    for name in diseases or named:
         name_key = key(name)
-        home = next((s for s in senses if any(_one_sense(name_key, m, terms) for m in s)),
-                    None)
+        spelled = [name_key, *(key(n) for n in spelled_names(abbreviation, name))]
+        home = next((s for s in senses
+                     if any(_one_sense(k, m, terms) for m in s for k in spelled)), None)
         if home is None:
-            senses.append([name_key])
+            senses.append(spelled)
         else:
-            home.append(name_key)
+            home.extend(spelled)
     if len(senses) != 1:
         return len(senses) > 1
     read = key(reading)
-    return not any(read & m or _one_sense(read, m, terms) for m in senses[0])
+    if any(_one_sense(read, m, terms) for m in senses[0]):
+        return False
+    # A word shared is no link: beside a name of no disease the letters read two ways, and
+    # letters the sources give for a finding only ("CRP") are that finding's.
+    return len(diseases) != len(named) or not any(read & m for m in senses[0])
 
 
 def _one_sense(a: Key, b: Key, terms: Terminology) -> bool:
@@ -155,6 +172,18 @@ def _one_sense(a: Key, b: Key, terms: Terminology) -> bool:
         return True
     link = terms.link(a, b)
     return link is not None and link.kind != "sibling"
+
+
+#: ICD-10-CM chapters that name no disease: symptoms and findings (R), injuries and
+#: poisonings (S, T), external causes (V to Y) and factors influencing health (Z).
+NOT_DISEASE_CHAPTERS = tuple("RSTUVWXYZ")
+
+
+def _names_a_disease(name: str, terms: Terminology) -> bool:
+    # a name the terminology does not know is taken at its word
+    idents = terms.concepts(name)[1]
+    return not idents or any(not i.startswith("ICD:") or not i[4:].startswith(
+        NOT_DISEASE_CHAPTERS) for i in idents)
 
 
 def _alone(name: str, terms: Terminology) -> str | None:
