@@ -1,7 +1,8 @@
 """Ten thousand encounters, from the first request to the last page.
 
     python benchmarks/bench_10k.py [--cases 10000] [--rpm 3000] [--workers 8] [--k 2]
-                                   [--probe times|profile|profile-all|phases|cpu]
+                                   [--probe times|profile|profile-all|phases|cpu|memory|
+                                            tracemalloc]
                                    [--parts run,start,floor,collect,report] [--profile-collect]
 
 One pytest run of N distinct cases (each an encounter of exactly k doctor calls, the patient
@@ -36,6 +37,15 @@ Printed, all measured in this one run:
 worker) and of each of its threads (/proc/PID/task; the main thread first): which process
 and which thread spends it. ``--workers 0`` plays the run in one process (no xdist) at the
 same pace. Set ``BENCH_KEEP_PROFILES=DIR`` to keep the ``profile``/``profile-all`` files.
+
+``--probe memory`` adds what each process's memory is at the tree's peak, by kind of mapping
+(``/proc/PID/smaps``, benchmarks/mem_probe.py): glibc's main arena (the brk heap), other
+anonymous mappings (pymalloc's arenas, other malloc arenas, large blocks), the response
+cache's SQLite files, the interpreter, the extensions and other shared libraries (file pages,
+counted in every process's RSS), its anonymous total, PSS and threads. ``--probe
+tracemalloc`` runs every process under tracemalloc and prints the controller's and two
+workers' allocations held at their session's finish (largest by line and by file) and their
+modules by package.
 
 ``--probe phases`` adds each process's start in time stamps (started, configured, collected,
 its first item; the controller hearing of each collection: benchmarks/start_phases.py).

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+from types import SimpleNamespace
 
 import pytest
 from helpers import make_case, write_yaml_cases
 
 from pytest_agentclinic.plugin import item_memory
 from pytest_agentclinic.plugin.item_memory import ReturnFreedMemory, glibc_malloc
+
+#: A process that plays encounters: no xdist, or an xdist worker.
+PLAYING: pytest.Config = SimpleNamespace(option=SimpleNamespace(dist="no"))  # type: ignore[assignment]
 
 
 class FakeMalloc:
@@ -35,13 +39,27 @@ def test_a_process_keeps_to_few_arenas_and_trims_once_collected_and_every_few_it
     monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
     malloc = FakeMalloc()
     plugin = ReturnFreedMemory(malloc)
-    plugin.pytest_configure(config=None)  # type: ignore[arg-type]
+    plugin.pytest_configure(PLAYING)
     assert malloc.calls == [("mallopt", -8, item_memory.ARENAS)]
     _finish(plugin)
     for index in range(2 * item_memory.TRIM_EVERY + 1):
         plugin.pytest_runtest_logfinish(nodeid=f"c.yaml::t{index}", location=None)
     assert malloc.calls[1:] == [("malloc_trim", 0, 0)] * 3
     assert plugin.trims == 3
+
+
+def test_xdist_s_controller_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It plays no encounter; its threads are execnet's."""
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    malloc = FakeMalloc()
+    plugin = ReturnFreedMemory(malloc)
+    plugin.pytest_configure(SimpleNamespace(option=SimpleNamespace(dist="load")))  # type: ignore[arg-type]
+    _finish(plugin)
+    plugin.pytest_runtest_logfinish(nodeid="c.yaml::t", location=None)
+    assert malloc.calls == [] and plugin.trims == 0
+    worker = SimpleNamespace(option=SimpleNamespace(dist="load"), workerinput={})
+    ReturnFreedMemory(malloc).pytest_configure(worker)  # type: ignore[arg-type]
+    assert malloc.calls == [("mallopt", -8, item_memory.ARENAS)]
 
 
 def _finish(plugin: ReturnFreedMemory) -> None:
@@ -57,7 +75,7 @@ def _finish(plugin: ReturnFreedMemory) -> None:
 def test_the_environment_s_arena_limit_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     malloc = FakeMalloc()
-    ReturnFreedMemory(malloc).pytest_configure(config=None)  # type: ignore[arg-type]
+    ReturnFreedMemory(malloc).pytest_configure(PLAYING)
     assert malloc.calls == []
 
 
@@ -65,7 +83,7 @@ def test_elsewhere_than_glibc_nothing_is_called(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(os, "confstr", lambda name: None)
     assert glibc_malloc() is None
     plugin = ReturnFreedMemory()
-    plugin.pytest_configure(config=None)  # type: ignore[arg-type]
+    plugin.pytest_configure(PLAYING)
     _finish(plugin)
     assert plugin.trims == 0
 
@@ -103,6 +121,7 @@ def test_every_process_of_a_run_trims_its_heap(pytester: pytest.Pytester,
     trims = {p.name: json.loads(p.read_text()) for p in pytester.path.glob("trims-*.json")}
     workers = int(xdist[1]) if xdist else 0
     assert set(trims) == {"trims-main.json"} | {f"trims-gw{i}.json" for i in range(workers)}
-    # Every process that collects trimmed once collected (xdist's controller collects none).
-    assert all(count >= 1 for name, count in trims.items()
-               if name != "trims-main.json" or not workers)
+    # Every process that plays encounters trimmed once collected; xdist's controller, which
+    # plays none, never.
+    assert all(count >= 1 for name, count in trims.items() if name != "trims-main.json")
+    assert (trims["trims-main.json"] == 0) == bool(workers)
