@@ -125,3 +125,40 @@ def test_every_process_of_a_run_trims_its_heap(pytester: pytest.Pytester,
     # plays none, never.
     assert all(count >= 1 for name, count in trims.items() if name != "trims-main.json")
     assert (trims["trims-main.json"] == 0) == bool(workers)
+
+
+def _worker_report(index: int) -> pytest.TestReport:
+    """A passed call's report as xdist's controller has it: every string decoded anew."""
+    from execnet.gateway_base import dumps_internal, loads_internal
+
+    name = f"t-{index}[x]"
+    data = pytest.TestReport(
+        nodeid=f"c.yaml::{name}", location=("c.yaml", 0, name), keywords={},
+        outcome="passed", longrepr=None, when="call", duration=0.5)._to_json()
+    data.update(worker_id="gw1", testrun_uid="f" * 32, item_index=index)
+    return pytest.TestReport._from_json(loads_internal(dumps_internal(data)))
+
+
+def test_the_controller_keeps_one_string_for_each_repeated_field_of_its_reports() -> None:
+    """xdist's controller decodes every report's strings anew and pytest keeps each passed
+    call's report to the end: its outcome, phase, worker, run id and file are one string each
+    over the run's reports, the rest of each report as it was."""
+    from pytest_agentclinic.plugin.item_memory import ReleaseReported
+
+    plugin = ReleaseReported()
+    plugin.pytest_configure(SimpleNamespace(pluginmanager=SimpleNamespace(  # type: ignore[arg-type]
+        getplugin=lambda name: None)))
+    first, second = _worker_report(1), _worker_report(2)
+    assert first.outcome is not second.outcome  # as decoded
+    for report in (first, second):
+        wrapper = plugin.pytest_runtest_logreport(report)
+        next(wrapper)
+        with pytest.raises(StopIteration):
+            wrapper.send(None)
+    for name in ("outcome", "when", "worker_id", "testrun_uid"):
+        assert getattr(first, name) is getattr(second, name)
+    assert first.location[0] is second.location[0]
+    assert (first.outcome, first.when) == ("passed", "call")
+    assert first.location == ("c.yaml", 0, "t-1[x]")
+    assert (second.nodeid, second.location[2], second.worker_id) == (
+        "c.yaml::t-2[x]", "t-2[x]", "gw1")
