@@ -1,7 +1,8 @@
 """Ten thousand encounters, from the first request to the last page.
 
     python benchmarks/bench_10k.py [--cases 10000] [--rpm 3000] [--workers 8] [--k 2]
-                                   [--probe times|profile|profile-all|phases|cpu]
+                                   [--probe times|profile|profile-all|phases|cpu|memory|
+                                            tracemalloc]
                                    [--parts run,start,floor,collect,report] [--profile-collect]
 
 One pytest run of N distinct cases (each an encounter of exactly k doctor calls, the patient
@@ -36,6 +37,15 @@ Printed, all measured in this one run:
 worker) and of each of its threads (/proc/PID/task; the main thread first): which process
 and which thread spends it. ``--workers 0`` plays the run in one process (no xdist) at the
 same pace. Set ``BENCH_KEEP_PROFILES=DIR`` to keep the ``profile``/``profile-all`` files.
+
+``--probe memory`` adds what each process's memory is at the tree's peak, by kind of mapping
+(``/proc/PID/smaps``, benchmarks/mem_probe.py): glibc's main arena (the brk heap), other
+anonymous mappings (pymalloc's arenas, other malloc arenas, large blocks), the response
+cache's SQLite files, the interpreter, the extensions and other shared libraries (file pages,
+counted in every process's RSS), its anonymous total, PSS and threads. ``--probe
+tracemalloc`` runs every process under tracemalloc and prints the controller's and two
+workers' allocations held at their session's finish (largest by line and by file) and their
+modules by package.
 
 ``--probe phases`` adds each process's start in time stamps (started, configured, collected,
 its first item; the controller hearing of each collection: benchmarks/start_phases.py).
@@ -104,6 +114,7 @@ from typing import Any
 
 import yaml
 from benchlib import Server, records
+from mem_probe import breakdown, print_breakdowns, print_traced
 from start_phases import print_phases
 
 PAGE_GOAL_KB = 1.5
@@ -164,8 +175,13 @@ class TreePeak(threading.Thread):
     """The largest sum of RSS over a process and its descendants, sampled; and of PSS, and
     the largest RSS of one process."""
 
-    def __init__(self, pid: int, every: float = 0.1, threads: bool = False) -> None:
+    def __init__(self, pid: int, every: float = 0.1, threads: bool = False,
+                 smaps: bool = False) -> None:
         super().__init__(daemon=True)
+        #: With ``smaps``: each process's memory by kind of mapping near the peak of summed
+        #: RSS (read again at a new peak at most once a second, or 5 MB above the last read).
+        self.smaps: dict[int, dict[str, dict[str, int]]] | None = {} if smaps else None
+        self._smaps_at = (0.0, 0)
         self.pid, self.every, self.peak_kb = pid, every, 0
         #: With ``threads``: (monotonic, {pid: {tid: CPU seconds}}) of every sample.
         self.threads: list[tuple[float, dict[int, dict[int, float]]]] | None = (
@@ -182,12 +198,21 @@ class TreePeak(threading.Thread):
             rss = [_rss_kb(p) for p in tree]
             if sum(rss) > self.peak_kb:  # who held it: the controller's, then the others'
                 self.at_peak = (rss[0], sorted(rss[1:], reverse=True))
+                self._read_smaps(tree, sum(rss))
             self.peak_kb = max(self.peak_kb, sum(rss))
             self.peak_one_kb = max(self.peak_one_kb, *rss)
             self.peak_pss_kb = max(self.peak_pss_kb, sum(_pss_kb(p) for p in tree))
             self.cpu.append((time.monotonic(), sum(_cpu_s(p) for p in tree)))
             if self.threads is not None:
                 self.threads.append((time.monotonic(), {p: _threads_cpu_s(p) for p in tree}))
+
+    def _read_smaps(self, tree: list[int], rss_kb: int) -> None:
+        if self.smaps is None:
+            return
+        when, last_kb = self._smaps_at
+        if time.monotonic() - when >= 1.0 or rss_kb > last_kb + 5 * 1024:
+            self.smaps = {p: breakdown(p) for p in tree}
+            self._smaps_at = (time.monotonic(), rss_kb)
 
     def cpu_at(self, moment: float) -> float:
         """The tree's CPU seconds at the last sample before ``moment`` (monotonic)."""
@@ -291,7 +316,13 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured as installed (see benchlib._env)
     probe_dir = work / "end-probe"
-    if probe not in (None, "cpu"):  # time stamps in every process (end_probe.py, ...)
+    if probe == "tracemalloc":  # each process's traced heap at its session's finish
+        probe_dir.mkdir()
+        args += ["-p", "mem_probe"]
+        env.update(MEM_PROBE_DIR=str(probe_dir), PYTHONTRACEMALLOC="1",
+                   PYTHONPATH=os.pathsep.join([str(Path(__file__).parent),
+                                               *filter(None, [env.get("PYTHONPATH")])]))
+    elif probe not in (None, "cpu", "memory"):  # time stamps in every process (end_probe.py)
         probe_dir.mkdir()
         args += ["-p", "start_phases" if probe == "phases" else "end_probe"]
         env.update(END_PROBE_DIR=str(probe_dir), END_PROBE_STEPS=END_STEPS,
@@ -303,7 +334,7 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     try:
         started_wall, started_mono = time.time(), time.monotonic()
         process = subprocess.Popen(args, cwd=work, env=env, stdout=subprocess.DEVNULL)
-        peak = TreePeak(process.pid, threads=probe == "cpu")
+        peak = TreePeak(process.pid, threads=probe == "cpu", smaps=probe == "memory")
         peak.start()
         _pid, status, usage = os.wait4(process.pid, 0)
         ended_mono = time.monotonic()
@@ -331,9 +362,13 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     controller, others = peak.at_peak
     print(f"  at the peak: controller {controller / 1024:.0f} MB RSS, the other processes "
           f"{', '.join(f'{kb / 1024:.0f}' for kb in others)} MB")
-    if probe == "phases":
+    if probe == "memory" and peak.smaps:
+        print_breakdowns(peak.smaps, process.pid)
+    if probe == "tracemalloc":
+        print_traced(str(probe_dir))
+    elif probe == "phases":
         print_phases(probe_dir, started_wall)
-    elif probe not in (None, "cpu"):
+    elif probe not in (None, "cpu", "memory"):
         last = max((b for _a, b in stats["served"]), default=ended_mono)
         print_end_probe(probe_dir, last, ended_mono)
         if probe == "profile-all":
@@ -849,13 +884,17 @@ def main() -> None:
     parser.add_argument("--floor-paced", action="store_true",
                         help="the floor part: also plain pytest at the run's pace (each test "
                              "sleeping WORKERS x K x 60 / RPM s; use a small --cases)")
-    parser.add_argument("--probe", choices=("times", "profile", "profile-all", "phases", "cpu"),
+    parser.add_argument("--probe", choices=("times", "profile", "profile-all", "phases", "cpu",
+                                            "memory", "tracemalloc"),
                         help="the run part: time stamps of each process's end phase "
                              "(benchmarks/end_probe.py); 'profile' adds a profile of each "
                              "process from its session's finish to its exit; 'profile-all' "
                              "of the whole run (CPU time, every thread); 'phases' "
                              "the start instead (benchmarks/start_phases.py); 'cpu' the "
-                             "CPU per call in full swing of each process and thread")
+                             "CPU per call in full swing of each process and thread; "
+                             "'memory' each process's memory at the peak by kind of mapping "
+                             "(benchmarks/mem_probe.py); 'tracemalloc' each process's "
+                             "largest allocations at its session's finish")
     parser.add_argument("--profile-collect", action="store_true",
                         help="the collect part: profiles of a collection parsing the file "
                              "and of one reading it back")

@@ -37,6 +37,10 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     _check_ini_keys(config)
     if _may_collect_cases(config):
+        from .item_memory import ReturnFreedMemory
+
+        # First: malloc's arenas are limited before the session starts its threads.
+        config.pluginmanager.register(ReturnFreedMemory(), "agentclinic-return-freed")
         state = _start_session(config)
         config.stash[session_key] = state
         _register_plugins(config, state)
