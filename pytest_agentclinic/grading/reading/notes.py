@@ -19,7 +19,7 @@ from ..terms.concepts import default_terminology
 from ..terms.kinds import INJURIES_AND_STATES
 from ..terms.qualifiers import NEUTRAL_QUALIFIERS
 
-__all__ = ["is_note"]
+__all__ = ["is_note", "without_notes"]
 
 #: Words of a note on the diagnosis: its status, urgency, severity, phase; not of a disease.
 NOTE_WORDS = frozenset({"working", "provisional", "final", "diagnosis", "impression",
@@ -44,3 +44,10 @@ def is_note(text: str, *, places: bool = False) -> bool:
     sites = default_terminology().site_words - INJURIES_AND_STATES if places else frozenset()
     return bool(words) and all(w in NEUTRAL_QUALIFIERS or w in NOTE_WORDS or w in sites
                                for w in words)
+
+
+def without_notes(stmt: str, notes: list[str]) -> str:
+    """The statement without the notes that end it (", ICD-10 code L40.0")."""
+    for note in reversed(notes):
+        stmt = re.sub(rf"\s*[,;:\-\u2013\u2014]?\s*{re.escape(note)}\W*$", "", stmt)
+    return stmt

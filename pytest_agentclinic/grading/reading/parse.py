@@ -21,7 +21,7 @@ from ..terminology import FILLER, GENERIC, content
 from ..terms.concurrent import complication, finding
 from ..terms.kinds import kind
 from .companions import hedged_role, parenthesized_role, restating_role, slashed
-from .notes import is_note
+from .notes import is_note, without_notes
 from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
     CONFIDENCE,
@@ -395,18 +395,11 @@ def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
     # and is no part of the statement read as one name ("GPA, moderate severity")
     notes = [m.text for m in mentions if m.role != "main" and is_note(m.text)]
     mentions = [m for m in mentions if m.text not in notes]
-    found = _categorise(stmt, _without_notes(body, notes),
+    found = _categorise(stmt, without_notes(body, notes),
                         _explained(tuple(m for m in mentions if m.text)),
                         differential=_DIFFERENTIAL.search(text) is not None,
                         conditions_only=conditions_only)
-    return replace(found, statement=_without_notes(_bare(stmt), notes))
-
-
-def _without_notes(stmt: str, notes: list[str]) -> str:
-    """The statement without the notes that end it (", ICD-10 code L40.0")."""
-    for note in reversed(notes):
-        stmt = re.sub(rf"\s*[,;:\-\u2013\u2014]?\s*{re.escape(note)}\W*$", "", stmt)
-    return stmt
+    return replace(found, statement=without_notes(_bare(stmt), notes))
 
 
 def bare(phrase: str) -> str:
