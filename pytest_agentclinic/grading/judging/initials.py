@@ -29,7 +29,7 @@ from ..terminology_table import DATA_FILE, read_table
 from ..terms.acronyms import spelled_names
 from ..terms.concepts import default_terminology
 from ..terms.equivalence import compare
-from ..terms.readings import NOT_DISEASE_CHAPTERS, expansions
+from ..terms.readings import disease_concept, expansions, names_a_disease
 from .word_guards import written_words
 
 __all__ = ["another_disease_abbreviated", "spelling"]
@@ -77,7 +77,8 @@ def distinct_diseases(letters: str, named: Sequence[str],
         return []
     mine = {w for t in truth for w in written_words(t)}
     firm, loose, pending = list(truth), list[str](), list[str]()
-    diseases = [n for n in dict.fromkeys(named) if _names_a_disease(n)]
+    terms = default_terminology()
+    diseases = [n for n in dict.fromkeys(named) if names_a_disease(n, terms)]
     for name in diseases:
         (loose if mine & set(written_words(name)) else pending).append(name)
     # the truth's disease takes in each reading that is one disease with one of its members
@@ -120,13 +121,6 @@ def _one_disease(name: str, other: str, letters: str) -> bool:
     return any(key(s) == key(other) or _linked(s, other) for s in spelled_names(letters, name))
 
 
-def _names_a_disease(name: str) -> bool:
-    # some concept of the name is a disease; a name the terminology does not know is taken
-    # at its word
-    idents = default_terminology().concepts(name)[1]
-    return not idents or any(_a_disease(i) for i in idents)
-
-
 def _linked(name: str, truth: str) -> bool:
     # a synonym (of any scope), or a hierarchy two sources state: a kind or a wider name of
     # the truth, as :func:`.relate._restates` reads a claim of sameness
@@ -147,7 +141,7 @@ def _index() -> dict[str, tuple[str, ...]]:
         return {}
     found: dict[str, set[str]] = {}
     for row in read_table(DATA_FILE)[1]:
-        if not _a_disease(row.id):
+        if not disease_concept(row.id):
             continue
         for grade, name in zip(row.grades, row.names, strict=False):
             words = _WORD.findall(name)
@@ -156,10 +150,3 @@ def _index() -> dict[str, tuple[str, ...]]:
             found.setdefault("".join(w[0] for w in words).lower(), set()).add(name)
     return {letters: tuple(sorted(names)) for letters, names in found.items()}
 
-
-def _a_disease(ident: str) -> bool:
-    if not ident.startswith("ICD:"):
-        return True
-    code = ident[4:]
-    # a chapter ("ICD:1") or a block ("ICD:A00-A09") groups diseases, and names none
-    return code[:1].isalpha() and "-" not in code and not code.startswith(NOT_DISEASE_CHAPTERS)

@@ -53,9 +53,9 @@ from .acronyms import spelled_names
 from .concepts import Terminology, default_terminology
 
 __all__ = ["ADJECTIVE_ENDINGS", "EPONYMS_FILE", "NOUN_ENDINGS", "agent_of", "all_expansions",
-           "ambiguous", "binomial", "cores", "derive_eponyms", "eponyms", "eponyms_in",
-           "expansions", "given_names", "noun_and_adjective", "possessive", "spelled_out",
-           "write_eponyms"]
+           "ambiguous", "binomial", "cores", "derive_eponyms", "disease_concept", "eponyms",
+           "eponyms_in", "expansions", "given_names", "names_a_disease", "noun_and_adjective",
+           "possessive", "spelled_out", "write_eponyms"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -147,7 +147,7 @@ def ambiguous(abbreviation: str, reading: str, terms: Terminology) -> bool:
     second disease beside the one the terminology links to ``reading``."""
     senses: list[list[Key]] = []
     named = expansions(abbreviation)
-    diseases = [n for n in named if _names_a_disease(n, terms)]
+    diseases = [n for n in named if names_a_disease(n, terms)]
     for name in diseases or named:
         name_key = key(name)
         spelled = [name_key, *(key(n) for n in spelled_names(abbreviation, name))]
@@ -176,14 +176,24 @@ def _one_sense(a: Key, b: Key, terms: Terminology) -> bool:
 
 #: ICD-10-CM chapters that name no disease: symptoms and findings (R), injuries and
 #: poisonings (S, T), external causes (V to Y) and factors influencing health (Z).
-NOT_DISEASE_CHAPTERS = tuple("RSTUVWXYZ")
+_NOT_DISEASE_CHAPTERS = tuple("RSTUVWXYZ")
 
 
-def _names_a_disease(name: str, terms: Terminology) -> bool:
-    # a name the terminology does not know is taken at its word
+def disease_concept(ident: str) -> bool:
+    """Whether the concept ``ident`` names a disease: any but ICD-10-CM's chapters and blocks
+    (``ICD:1``, ``ICD:A00-A09``: they group diseases and name none) and its codes of chapters
+    R to Z (findings, injuries, external causes, factors influencing health)."""
+    if not ident.startswith("ICD:"):
+        return True
+    code = ident[4:]
+    return code[:1].isalpha() and "-" not in code and not code.startswith(_NOT_DISEASE_CHAPTERS)
+
+
+def names_a_disease(name: str, terms: Terminology) -> bool:
+    """Whether some concept of ``name`` is a disease (:func:`disease_concept`); a name the
+    terminology does not know is taken at its word."""
     idents = terms.concepts(name)[1]
-    return not idents or any(not i.startswith("ICD:") or not i[4:].startswith(
-        NOT_DISEASE_CHAPTERS) for i in idents)
+    return not idents or any(disease_concept(i) for i in idents)
 
 
 def _alone(name: str, terms: Terminology) -> str | None:
