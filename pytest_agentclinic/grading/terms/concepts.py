@@ -29,7 +29,7 @@ from ..terminology_memory import TIERS, Tier, joined, load_memory, reach
 from ..terminology_table import DATA_FILE
 
 __all__ = ["BREADTH_ORDER", "SOURCES", "TIERS", "Backend", "Link", "LinkKind", "Terminology",
-           "Tier", "default_terminology", "terminology_loaded"]
+           "Tier", "default_terminology", "terminology_loaded", "witness"]
 
 LinkKind = Literal["synonym", "broader", "narrower", "sibling"]
 #: Where a concept's breadth is counted: MeSH first, the clinicians' thesaurus.
@@ -249,7 +249,7 @@ class Terminology:
         for low in self._members(lower):
             for ancestor, distance in self.ancestors(low).items():
                 top = up.get(self.cluster(ancestor))
-                source = _source(low)
+                source = witness(low)
                 if top is not None and distance < best.get(source, (99, "", ""))[0]:
                     best[source] = (distance, ancestor, low)
         if not best:
@@ -265,7 +265,7 @@ class Terminology:
         for g in self._members(given):
             for parent in self.backend.parents_of(g):
                 if self.cluster(parent) in truth_parents:
-                    pairs.setdefault(_source(g), (g, truth_parents[self.cluster(parent)]))
+                    pairs.setdefault(witness(g), (g, truth_parents[self.cluster(parent)]))
         if not pairs:
             return None
         g, t = pairs[min(pairs)]
@@ -298,8 +298,9 @@ def _split_key(stored: str) -> Key:
     return frozenset(stored.split())
 
 
-def _source(ident: str) -> str:
-    # EFO takes its disease hierarchy from MONDO: the two are one witness, not two.
+def witness(ident: str) -> str:
+    """The source that states what concept ``ident`` says: its own, but MONDO for EFO's (EFO
+    takes its disease hierarchy from MONDO: the two are one witness, not two)."""
     source = ident.split(":")[0]
     return "MONDO" if source == "EFO" else source
 

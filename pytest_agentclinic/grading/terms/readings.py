@@ -50,7 +50,7 @@ from ..terminology import (
 )
 from ..terminology_table import DATA_FILE, read_table
 from .acronyms import spelled_names
-from .concepts import Terminology, default_terminology
+from .concepts import Terminology, default_terminology, witness
 
 __all__ = ["ADJECTIVE_ENDINGS", "EPONYMS_FILE", "NOUN_ENDINGS", "agent_of", "all_expansions",
            "ambiguous", "binomial", "cores", "derive_eponyms", "disease_concept", "eponyms",
@@ -336,14 +336,8 @@ def agent_of(name: str, organism: Key, disease: Key, terms: Terminology | None =
     # The sources may tell the two apart ("Borrelia infections" above Lyme borreliosis).
     if link is None or link.kind == "synonym":
         return named
-    apart = {_witness(link.given), _witness(link.truth)}
+    apart = {witness(link.given), witness(link.truth)}
     return named if unjoined and link.kind == "sibling" and len(apart) == 2 else None
-
-
-def _witness(ident: str) -> str:
-    # EFO's disease branch is MONDO's: one source
-    source = ident.split(":", 1)[0]
-    return "MONDO" if source == "EFO" else source
 
 
 def compact_prefix(a: str, b: str) -> str:
