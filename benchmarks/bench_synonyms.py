@@ -51,7 +51,7 @@ from pytest_agentclinic.grading.terms import readings
 from pytest_agentclinic.grading.terms.concepts import Terminology
 from pytest_agentclinic.grading.terms.equivalence import judge
 from pytest_agentclinic.grading.terms.readings import eponyms, eponyms_in
-from pytest_agentclinic.grading.terms.short_forms import epithet_left_out, eponym_class_word
+from pytest_agentclinic.grading.terms.short_forms import epithet_left_out
 from tools.build_terminology import load_concepts
 from tools.terminology_sources import (
     Concept,
@@ -352,7 +352,7 @@ def class_recall(path: Path = CLASSES_FILE) -> dict[str, tuple[int, int]]:
 
 def usual_forms(truths: Sequence[str], terms: Terminology) -> list[tuple[str, str, str]]:
     """The truths no source lists that the grader reads as the usual form of one known
-    disease's name (its Latin epithet left out, or its eponym with another class word):
+    disease's name (its Latin epithet left out):
     (truth, that disease's name, the reason), asked of every known name that has the truth's
     words, or its words but the last. What the round-7 rules read in a case set."""
     found = []
@@ -367,8 +367,7 @@ def usual_forms(truths: Sequence[str], terms: Terminology) -> list[tuple[str, st
         names = sorted({terms.backend.label_of(i) for k in candidates
                         for i in terms.concepts(k)[1]})
         for name in names:
-            reason = (epithet_left_out(name, truth, key(name), t, terms)
-                      or eponym_class_word(name, truth, key(name), t, terms))
+            reason = epithet_left_out(name, truth, key(name), t, terms)
             if reason is not None:
                 found.append((truth, name, reason))
                 break

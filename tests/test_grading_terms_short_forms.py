@@ -1,7 +1,6 @@
 """Issue 31, part 2 (round 7): names no source lists, read as the usual form of one disease's
-name: a Latin epithet left out ("molluscum" for molluscum contagiosum), an eponym with another
-class word ("Henoch-Schönlein vasculitis" for Henoch-Schönlein purpura). Each holds only
-where the sources name one disease so (docs/grading.md, docs/terminology.md)."""
+name: a Latin epithet left out ("molluscum" for molluscum contagiosum). It holds only where
+the sources name one disease so (docs/grading.md, docs/terminology.md)."""
 
 from __future__ import annotations
 
@@ -16,7 +15,6 @@ from pytest_agentclinic.grading.terms.equivalence import judge
 from pytest_agentclinic.grading.terms.short_forms import (
     epithet,
     epithet_left_out,
-    eponym_class_word,
 )
 
 needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason=f"{DATA_FILE} not built")
@@ -28,11 +26,6 @@ needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason=f"{DATA_FILE} no
     ("molluscum contagiosum", "Molluscum"),
     ("lichen simplex chronicus", "Lichen simplex"),
     ("Discoid lupus erythematosus", "Discoid lupus"),
-    # one eponym, another class word (the truth with CRAFT-MD's slip, "Scholein")
-    ("henoch-schönlein purpura", "Henoch-Scholein vasculitis"),
-    ("Henoch-Schönlein purpura", "Henoch-Schönlein vasculitis"),
-    # or the eponym's disease by its descriptive name
-    ("IgA vasculitis", "Henoch-Schönlein vasculitis"),
 ])
 def test_the_full_name_of_a_usual_form_scores(answer: str, truth: str) -> None:
     verdict = judge(answer, truth)
@@ -91,20 +84,6 @@ def test_a_word_between_the_short_form_and_the_epithet_is_no_short_form() -> Non
     terms = _terms(_row("DOID:1", "quistum of the skin contagiosum"))
     given, truth = "quistum of the skin contagiosum", "Quistum"
     assert epithet_left_out(given, truth, key(given), key(truth), terms) is None
-
-
-def test_the_eponym_class_word_must_be_a_class_the_disease_is_filed_under() -> None:
-    filed = _row("MESH:D1", "Frobisher-Quell purpura", parents=("MESH:D9",))
-    vasculitis = _row("MESH:D9", "Vasculitis")
-    truth, given = "Frobisher-Quell vasculitis", "Frobisher-Quell purpura"
-    terms = _terms(filed, vasculitis)
-    assert eponym_class_word(given, truth, key(given), key(truth), terms) is not None
-    # not filed under vasculitis: the class word says another disease
-    terms = _terms(_row("MESH:D1", "Frobisher-Quell purpura"), vasculitis)
-    assert eponym_class_word(given, truth, key(given), key(truth), terms) is None
-    # the eponym gives two diseases their names
-    terms = _terms(filed, vasculitis, _row("MESH:D3", "Frobisher-Quell neuropathy"))
-    assert eponym_class_word(given, truth, key(given), key(truth), terms) is None
 
 
 def test_names_with_words_are_every_known_name_that_has_them() -> None:

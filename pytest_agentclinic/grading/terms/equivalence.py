@@ -50,7 +50,7 @@ from .readings import (
     spelled_out,
 )
 from .relation import Equivalence, Relation, RelationKind
-from .short_forms import epithet_left_out, eponym_class_word
+from .short_forms import epithet_left_out
 from .truth_forms import truth_forms
 
 __all__ = ["compare", "judge"]
@@ -113,9 +113,8 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return Relation("same", f"{truth!r} is the usual short form of {given!r}: its eponym "
                         "without the head word")
     # A name no source lists, the usual form of one known disease's name (docs/grading.md):
-    # its Latin epithet left out, or its eponym with another class word.
-    usual = (epithet_left_out(given, truth, g, t, terms)
-             or eponym_class_word(given, truth, g, t, terms)) if link is None else None
+    # its Latin epithet left out.
+    usual = epithet_left_out(given, truth, g, t, terms) if link is None else None
     if usual is not None:
         return Relation("same", usual)
     words = _word_relation(g, t, terms)
