@@ -195,3 +195,25 @@ def test_a_proxy_is_sent_the_absolute_url_and_its_credentials() -> None:
     assert head.startswith(b"POST http://model.example:8000/v1/chat/completions HTTP/1.1")
     assert b"Host: model.example:8000" in head
     assert b"Proxy-Authorization: Basic " + base64.b64encode(b"us@er:pw") in head
+
+
+def test_an_ipv6_server_is_named_in_brackets() -> None:
+    raw = RawServer(_ok)
+
+    async def main() -> int:
+        try:
+            server = await asyncio.start_server(raw.serve, "::1", 0)
+        except OSError:
+            pytest.skip("no IPv6 loopback here")
+        port = server.sockets[0].getsockname()[1]
+        pool = http11.Pool(1)
+        try:
+            reply = await pool.post(f"http://[::1]:{port}/v1/x", b"{}", {}, proxy=None,
+                                    cap=100, error_cap=16)
+            return reply.status
+        finally:
+            await pool.aclose()
+            server.close()
+
+    assert asyncio.run(main()) == 200
+    assert b"Host: [::1]:" in raw.requests[0]

@@ -160,7 +160,8 @@ class Pool:
         if sys.version_info < (3, 11):  # StreamWriter.start_tls is 3.11's
             writer.close()
             raise HTTPError("an https:// server behind a proxy needs Python 3.11")
-        target = f"{origin.host}:{origin.port}".encode()
+        host = f"[{origin.host}]" if ":" in origin.host else origin.host  # an IPv6 address
+        target = f"{host}:{origin.port}".encode()
         writer.write(b"CONNECT " + target + b" HTTP/1.1\r\nHost: " + target + b"\r\n"
                      + b"".join(f"{k}: {v}\r\n".encode() for k, v in _proxy_auth(origin))
                      + b"\r\n")
@@ -191,7 +192,8 @@ def _request(origin: _Origin, parts: urllib.parse.SplitResult, body: bytes,
              headers: dict[str, str]) -> h11.Request:
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     default = 443 if origin.scheme == "https" else 80
-    host = origin.host if origin.port == default else f"{origin.host}:{origin.port}"
+    host = f"[{origin.host}]" if ":" in origin.host else origin.host  # an IPv6 address
+    host = host if origin.port == default else f"{host}:{origin.port}"
     listed = [("Host", host), ("User-Agent", _AGENT), ("Accept", "application/json"),
               ("Accept-Encoding", "identity"), ("Content-Type", "application/json"),
               ("Content-Length", str(len(body))), *headers.items()]
