@@ -20,7 +20,9 @@ import functools
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+import sys
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.redact import redact, register_url
 from ..core.threads import start_thread
@@ -41,6 +43,8 @@ from .types import Completion, Messages
 
 if TYPE_CHECKING:
     from . import http11
+
+_T = TypeVar("_T")
 
 #: Model prefixes whose servers speak the OpenAI chat API as is.
 PREFIXES = ("openai", "hosted_vllm")
@@ -127,9 +131,9 @@ class OpenAIHTTP:
         if url not in self._proxies:
             self._proxies[url] = proxy_for(url)
         try:
-            reply = await asyncio.wait_for(self._client().post(
+            reply = await _within(timeout, self._client().post(
                 url, json.dumps(body).encode(), headers, proxy=self._proxies[url],
-                cap=max_bytes, error_cap=_ERROR_BYTES), timeout)
+                cap=max_bytes, error_cap=_ERROR_BYTES))
         except asyncio.TimeoutError as exc:
             raise timed_out(model, timeout) from exc
         except http11.HTTPError as exc:
@@ -144,6 +148,15 @@ class OpenAIHTTP:
         if reply.body is None:
             raise too_large(model, "a reply", reply.declared, max_bytes)
         return _completion(model, reply.body, body.get("max_tokens"))
+
+
+async def _within(seconds: float, call: Coroutine[Any, Any, _T]) -> _T:
+    """``call``'s result, or ``asyncio.TimeoutError`` after ``seconds``: 3.11's
+    ``asyncio.timeout`` runs it in the caller's task, where ``wait_for`` makes one per call."""
+    if sys.version_info >= (3, 11):
+        async with asyncio.timeout(seconds):
+            return await call
+    return await asyncio.wait_for(call, seconds)
 
 
 @functools.lru_cache(maxsize=8)
