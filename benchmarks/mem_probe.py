@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from typing import Any
 
 KINDS = ("heap", "anon", "cache.db", "python", "extensions", "libs", "files", "stack")
@@ -116,7 +117,12 @@ def _write_top(name: str, top: int = 25) -> None:
                  for s in snapshot.statistics("filename")[:top]]
         json.dump({"traced_mb": current / 2**20, "peak_mb": peak / 2**20, "top": rows,
                    "files": files,
-                   "modules": _modules_by_package()}, out)
+                   "modules": _modules_by_package(),
+                   "module_names": sorted(sys.modules)}, out)
+    keep = os.environ.get("MEM_PROBE_KEEP")
+    if keep:  # the module lists, kept past the bench's temporary folder
+        with open(os.path.join(keep, name + ".modules"), "w") as out:
+            out.write("\n".join(sorted(sys.modules)))
 
 
 def _modules_by_package() -> dict[str, list[float]]:

@@ -389,7 +389,7 @@ def test_fast_path_pool_is_the_concurrency() -> None:
 
     async def run() -> int:
         fast = OpenAIHTTP(1024)
-        limit = fast._client().connector.limit_per_host  # type: ignore[union-attr]
+        limit = fast._client().limit
         await fast.aclose()
         return int(limit)
 

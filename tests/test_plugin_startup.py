@@ -33,7 +33,7 @@ print(json.dumps({"status": int(status), "modules": sorted(sys.modules)}))
 
 #: What a run with no agents must not import: the HTTP clients, numpy/scipy, pydantic, the
 #: YAML parser, and the plugin's own session, protocols, agents, grading and reports.
-HEAVY = ("litellm", "aiohttp", "numpy", "scipy", "pydantic", "yaml",
+HEAVY = ("litellm", "aiohttp", "h11", "numpy", "scipy", "pydantic", "yaml",
          "pytest_agentclinic.plugin.session", "pytest_agentclinic.protocols.agentclinic",
          "pytest_agentclinic.protocols.craftmd", "pytest_agentclinic.grading",
          "pytest_agentclinic.report.tables", "pytest_agentclinic.report.reducers",

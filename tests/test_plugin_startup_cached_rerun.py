@@ -18,7 +18,7 @@ CONFTEST = '''
 import json, os, sys
 
 def pytest_unconfigure(config):
-    loaded = sorted(m for m in ("aiohttp", "litellm") if m in sys.modules)
+    loaded = sorted(m for m in ("aiohttp", "h11", "litellm") if m in sys.modules)
     with open(f"imported-{os.getpid()}.json", "w") as out:
         json.dump(loaded, out)
 '''
@@ -42,7 +42,8 @@ def test_a_fully_cached_rerun_imports_no_transport(pytester: pytest.Pytester,
     first = pytester.runpytest_subprocess(*args, "--agent-run-name=a")
     first.assert_outcomes(passed=1, failed=1)
     calls = server.calls
-    assert calls == 2 and "aiohttp" in _imported(pytester)
+    # The fast path's client is h11's; aiohttp (~11 MB a process) is never loaded.
+    assert calls == 2 and _imported(pytester) == {"h11"}
 
     again = pytester.runpytest_subprocess(*args, "--agent-run-name=b")
     again.assert_outcomes(passed=1, failed=1)
@@ -54,7 +55,7 @@ def test_a_fully_cached_rerun_imports_no_transport(pytester: pytest.Pytester,
     more = pytester.runpytest_subprocess(*args, "--agent-run-name=c")
     more.assert_outcomes(passed=1, failed=2)
     assert server.calls == calls + 1
-    assert "aiohttp" in _imported(pytester)
+    assert _imported(pytester) == {"h11"}
 
 
 #: Each process that plays encounters says whether its transport's import had started by
@@ -66,7 +67,7 @@ import pytest
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
     worker = getattr(config, "workerinput", {}).get("workerid", "main")
-    warming = "aiohttp" in sys.modules or any(
+    warming = "h11" in sys.modules or any(
         t.name == "agentclinic-http-import" for t in threading.enumerate())
     with open(f"warming-{worker}.json", "w") as out:
         json.dump(warming, out)
@@ -84,7 +85,7 @@ def _warming(pytester: pytest.Pytester) -> dict[str, bool]:
 def test_a_first_runs_workers_load_their_transport_before_the_first_call(
         pytester: pytest.Pytester, fake_server: Start, xdist: list[str]) -> None:
     # Under xdist the controller opens the cache (creating its database) before its workers
-    # start: each worker took the cache for a previous run's and imported aiohttp at its
+    # start: each worker took the cache for a previous run's and imported its client at its
     # first call, on the first request's path (~0.1 s of CPU, 0.45 s under load).
     pytester.makeconftest(WARMING)
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])

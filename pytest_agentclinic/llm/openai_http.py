@@ -1,16 +1,16 @@
-"""The OpenAI-compatible fast path: one aiohttp POST per call, for servers we are pointed at.
+"""The OpenAI-compatible fast path: one HTTP POST per call (:mod:`.http11`), for servers we
+are pointed at.
 
 litellm costs ~4 ms of CPU per call (a burst of 64 replies is CPU-bound on a small machine)
-and 3-5 s of import; the same load over a direct aiohttp call measured 1.05x ideal against
+and 3-5 s of import; the same load over a direct HTTP call measured 1.05x ideal against
 litellm's 1.84x. This path serves ``openai/...`` and ``hosted_vllm/...`` models that have an
 ``--agent-api-base`` (vLLM, llama.cpp, a gateway): the request is the plain OpenAI chat
 format, so there is nothing for litellm to translate. Everything else (OpenAI's own API,
 whose newer models need litellm's parameter mapping, and every other provider) stays on
 litellm. Errors, usage and the cache key are the same on both paths.
 
-aiohttp is imported on first use (:func:`preload` starts it in a thread when a run will use
-this path): every process that loads the plugin, each xdist worker included, would otherwise
-pay its ~0.15 s of import CPU, offline runs too.
+The HTTP client is imported on first use (:func:`preload` starts it in a thread when a run
+will use this path): a process that loads the plugin and plays offline never loads it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ import functools
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+import sys
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.redact import redact, register_url
 from ..core.threads import start_thread
@@ -40,7 +42,9 @@ from .served import endpoint
 from .types import Completion, Messages
 
 if TYPE_CHECKING:
-    import aiohttp
+    from . import http11
+
+_T = TypeVar("_T")
 
 #: Model prefixes whose servers speak the OpenAI chat API as is.
 PREFIXES = ("openai", "hosted_vllm")
@@ -50,12 +54,13 @@ _KEY_VARIABLES: dict[str, str | None] = {"openai": "OPENAI_API_KEY",
 
 
 def preload() -> None:
-    """Import aiohttp now (called from a warm-up thread: not on the loop, at the first call)."""
-    import aiohttp  # noqa: F401
+    """Import the HTTP client now (called from a warm-up thread: not on the loop, at the
+    first call)."""
+    from . import http11  # noqa: F401
 
 
 def warm_up() -> None:
-    """Import aiohttp and parse the price table in a thread, off the event loop."""
+    """Import the HTTP client and parse the price table in a thread, off the event loop."""
     start_thread(_warm, name="agentclinic-http-import")
 
 
@@ -70,53 +75,49 @@ def eligible(model: str, api_base: str | None) -> bool:
 
 
 class OpenAIHTTP:
-    """The aiohttp transport (:class:`~.transports.Transport`): one aiohttp session (opened
-    on first use, on the caller's loop) with a pool at least as large as the calls in
-    flight."""
+    """The fast path's transport (:class:`~.transports.Transport`): one connection pool
+    (opened on first use, on the caller's loop) at least as large as the calls in flight."""
 
     name = "http"
 
     def __init__(self, pool: int) -> None:
         self.pool = max(pool, 1)
-        self._session: aiohttp.ClientSession | None = None
+        self._connections: http11.Pool | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reached: set[str] = set()
-        #: The environment's proxy per URL (read once per URL and session, as litellm's
-        #: HTTP clients do at start, not per call: aiohttp's ``trust_env`` costs two
-        #: thread hops per request).
+        #: The environment's proxy per URL (read once per URL, as litellm's HTTP clients do
+        #: at start, not per call).
         self._proxies: dict[str, str | None] = {}
 
-    def _client(self) -> aiohttp.ClientSession:
-        import aiohttp
+    def _client(self) -> http11.Pool:
+        from . import http11
 
         loop = asyncio.get_running_loop()
-        # A session belongs to the loop that opened it (a caller reused by a second
+        # A pool belongs to the loop that opened it (a caller reused by a second
         # ``asyncio.run`` gets a new one).
-        if self._session is None or self._session.closed or self._loop is not loop:
+        if self._connections is None or self._loop is not loop:
             self._loop = loop
-            connector = aiohttp.TCPConnector(limit=self.pool, limit_per_host=self.pool,
-                                             keepalive_timeout=30)
-            self._session = aiohttp.ClientSession(connector=connector)
-        return self._session
+            self._connections = http11.Pool(self.pool)
+        return self._connections
 
     def warm(self, pool: int) -> None:
-        """Import aiohttp and parse the price table in a thread: loaded on the loop they
-        would stall the first replies."""
+        """Import the HTTP client and parse the price table in a thread: loaded on the loop
+        they would stall the first replies."""
         del pool  # the pool is this object's own
         warm_up()
 
     async def aclose(self) -> None:
         """Close the pool (on the loop that opened it)."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._connections is not None:
+            await self._connections.aclose()
+            self._connections = None
 
     async def acomplete(self, model: str, messages: Messages, *, api_base: str | None,
                         timeout: float, params: dict[str, Any],
                         max_bytes: int = 4_194_304) -> Completion:
         """One chat completion; failures are the same :mod:`.errors` as litellm's path. A
         reply longer than ``max_bytes`` is not read past it: an error, never cached."""
-        import aiohttp
+        from . import http11
 
         if api_base is None:
             raise ValueError(f"{model}: the HTTP transport needs an api base (eligible())")
@@ -130,27 +131,32 @@ class OpenAIHTTP:
         if url not in self._proxies:
             self._proxies[url] = proxy_for(url)
         try:
-            async with self._client().post(
-                    url, json=body, headers=headers, timeout=_timeout(timeout),
-                    proxy=self._proxies[url]) as response:
-                status, reply_headers = response.status, response.headers
-                # An error body needs only its message: its first 64 KB are read.
-                raw = (await _body(response, max_bytes) if status == 200
-                       else await _prefix(response, _ERROR_BYTES))
-        except (asyncio.TimeoutError, aiohttp.ServerTimeoutError) as exc:
+            reply = await _within(timeout, self._client().post(
+                url, json.dumps(body).encode(), headers, proxy=self._proxies[url],
+                cap=max_bytes, error_cap=_ERROR_BYTES))
+        except asyncio.TimeoutError as exc:
             raise timed_out(model, timeout) from exc
-        except aiohttp.ClientError as exc:
-            text = f"{type(exc).__name__}: {exc}"
-            if api_base not in self._reached and isinstance(exc, aiohttp.ClientConnectorError):
-                raise cannot_reach(api_base, model, text) from exc
-            raise TransientError(f"{model}: {text}") from exc
+        except http11.HTTPError as exc:
+            if api_base not in self._reached and isinstance(exc, http11.ConnectFailed):
+                raise cannot_reach(api_base, model, str(exc)) from exc
+            raise TransientError(f"{model}: {exc}") from exc
         self._reached.add(api_base)
-        if status != 200:
-            raise from_status(status, model, f"HTTP {status}: {redact(_message(raw or b''))}",
-                              wait_from_headers(dict(reply_headers)))
-        if raw is None:
-            raise too_large(model, "a reply", response.content_length, max_bytes)
-        return _completion(model, raw, body.get("max_tokens"))
+        if reply.status != 200:
+            raise from_status(reply.status, model,
+                              f"HTTP {reply.status}: {redact(_message(reply.body or b''))}",
+                              wait_from_headers(reply.headers))
+        if reply.body is None:
+            raise too_large(model, "a reply", reply.declared, max_bytes)
+        return _completion(model, reply.body, body.get("max_tokens"))
+
+
+async def _within(seconds: float, call: Coroutine[Any, Any, _T]) -> _T:
+    """``call``'s result, or ``asyncio.TimeoutError`` after ``seconds``: 3.11's
+    ``asyncio.timeout`` runs it in the caller's task, where ``wait_for`` makes one per call."""
+    if sys.version_info >= (3, 11):
+        async with asyncio.timeout(seconds):
+            return await call
+    return await asyncio.wait_for(call, seconds)
 
 
 @functools.lru_cache(maxsize=8)
@@ -159,18 +165,10 @@ def _completions_url(api_base: str) -> str:
     return endpoint(api_base, "chat/completions")
 
 
-@functools.lru_cache(maxsize=8)
-def _timeout(seconds: float) -> aiohttp.ClientTimeout:
-    # One object per value: building it took 3% of a 4,500-call run's samples.
-    import aiohttp
-
-    return aiohttp.ClientTimeout(total=seconds)
-
-
 def proxy_for(url: str) -> str | None:
     """The proxy the environment names for ``url`` (``HTTP_PROXY``, ``HTTPS_PROXY``,
     ``ALL_PROXY``, minus ``NO_PROXY``), as litellm's clients honour them. Credentials in its
-    URL stay there (aiohttp sends them as ``Proxy-Authorization``) and are registered as
+    URL stay there (sent as ``Proxy-Authorization``) and are registered as
     secrets in both forms."""
     import urllib.parse
     import urllib.request
@@ -199,33 +197,6 @@ def _key(prefix: str) -> str | None:
 _MESSAGE_START = re.compile(r'"message"\s*:\s*"([^"\\]{1,400})')
 #: The bytes of an error body read: its message is cut to its first line anyway.
 _ERROR_BYTES = 65_536
-
-
-async def _body(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
-    """The body, or None when it is longer than ``limit`` bytes (not read past it)."""
-    length = response.content_length
-    if length is not None:
-        # A declared length is enforced by aiohttp's framing: one read, the usual path.
-        return await response.read() if length <= limit else None
-    chunks, size = [], 0
-    async for chunk in response.content.iter_any():
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-async def _prefix(response: aiohttp.ClientResponse, limit: int) -> bytes:
-    """The first ``limit`` bytes of the body (the rest is left unread)."""
-    chunks, size = [], 0
-    while size < limit:
-        chunk = await response.content.read(limit - size)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
 
 
 def _message(raw: bytes) -> str:
