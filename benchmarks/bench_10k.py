@@ -45,7 +45,8 @@ cache's SQLite files, the interpreter, the extensions and other shared libraries
 counted in every process's RSS), its anonymous total, PSS and threads. ``--probe
 tracemalloc`` runs every process under tracemalloc and prints the controller's and two
 workers' allocations held at their session's finish (largest by line and by file) and their
-modules by package.
+modules by package (``MEM_PROBE_KEEP=DIR`` keeps each process's module names in DIR: what a
+worker imports that a plain pytest worker does not).
 
 ``--probe phases`` adds each process's start in time stamps (started, configured, collected,
 its first item; the controller hearing of each collection: benchmarks/start_phases.py).

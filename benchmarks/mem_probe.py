@@ -117,8 +117,7 @@ def _write_top(name: str, top: int = 25) -> None:
                  for s in snapshot.statistics("filename")[:top]]
         json.dump({"traced_mb": current / 2**20, "peak_mb": peak / 2**20, "top": rows,
                    "files": files,
-                   "modules": _modules_by_package(),
-                   "module_names": sorted(sys.modules)}, out)
+                   "modules": _modules_by_package()}, out)
     keep = os.environ.get("MEM_PROBE_KEEP")
     if keep:  # the module lists, kept past the bench's temporary folder
         with open(os.path.join(keep, name + ".modules"), "w") as out:
