@@ -73,15 +73,18 @@ class StoredCases(Sequence[Case]):
         """The case's stored JSON text."""
         return self._raw(index).decode()
 
-    def choose(self, takes: Callable[[str, str], bool]) -> list[int]:
+    def choose(self, takes: Callable[[str, str], bool], *, share: bool = True) -> list[int]:
         """Decode and keep the cases ``takes(dataset, case_id)`` says yes to (it is asked of
-        every case, in order); returns their indices. The other cases' names are let go."""
+        every case, in order); returns their indices. The other cases' names are let go.
+        ``share``: the kept cases share their equal parts (worth it to a caller that holds
+        them to the end, not to one that keeps their texts)."""
         chosen = [i for i, key in enumerate(self._keys) if takes(key[0], key[1])]
         self._keys = []
         with gc_paused():  # models that live on (see loaders.load_case_file)
             for index in chosen:
                 case = Case.model_validate_json(self._raw(index))
-                self._shared.share(case)
+                if share:
+                    self._shared.share(case)
                 self._kept[index] = case
         return chosen
 
