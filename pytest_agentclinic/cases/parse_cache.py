@@ -39,7 +39,7 @@ from ..core.heap import gc_paused
 from ..core.versioned import Format
 from .errors import CaseError
 from .loaders import CASE_SUFFIXES, SIDECAR_SUFFIX, LoadedFile, load_case_file
-from .stored import StoredCases, split_lines
+from .stored import MarkerOf, StoredCases, split_lines
 
 #: The stored form's version: a change of it (or of the package's) makes a new key.
 #: 2: the header lists each case's dataset, id, specialty and specialty marker (``keys``).
@@ -148,9 +148,10 @@ def _unerror(data: list[Any] | None, path: Path) -> CaseError | None:
 
 
 def _write(entry: Path, loaded: LoadedFile) -> None:
+    marker_of = MarkerOf()
     header = {"version": FORMAT_VERSION, "format": loaded.format,
               "lines": [line for line, _ in loaded.cases],
-              "keys": [[case.dataset, case.id, case.specialty, case.specialty_marker]
+              "keys": [[case.dataset, case.id, case.specialty, marker_of(case)]
                        for _line, case in loaded.cases],
               "errors": [_error(e) for e in loaded.errors],
               "positions": loaded.positions, "not_cases": loaded.not_cases,

@@ -89,6 +89,21 @@ class StoredCases(Sequence[Case]):
         return chosen
 
 
+class MarkerOf:
+    """A case's specialty marker (:attr:`Case.specialty_marker`), worked out once for each
+    specialty: a file's thousands of cases name a few (a marker is a regular expression's
+    pass over the name, asked of each case two or three times by a collection)."""
+
+    def __init__(self) -> None:
+        self._markers: dict[str, str] = {}
+
+    def __call__(self, case: Case) -> str:
+        marker = self._markers.get(case.specialty)
+        if marker is None:
+            marker = self._markers[case.specialty] = case.specialty_marker
+        return marker
+
+
 def split_lines(data: bytes) -> array[int]:
     """Where each line of ``data`` (every line ends with a newline) starts, and its end.
 

@@ -16,6 +16,7 @@ from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from ..cases.errors import CaseError
 from ..cases.loaders import LoadedFile
+from ..cases.stored import MarkerOf
 from ..core.case import Case
 from ..core.errors import AgentClinicError, InputError
 from ..core.heap import gc_paused
@@ -195,9 +196,10 @@ class CaseFile(pytest.File):
         lines = {id(case): line for line, case, _text in made}
         texts = {id(case): text for _line, case, text in made if text is not None} if light else {}
         rests = _Rests()
+        marker_of = MarkerOf()
         for spec in specs:
             case = spec.case
-            marker = case.specialty_marker
+            marker = marker_of(case)
             text = texts.get(id(case))
             held: dict[str, Any] = (
                 {"spec": spec} if text is None else {"light": (text, rests.of(spec))})
@@ -230,8 +232,9 @@ def _cases(loaded: LoadedFile, share: WorkerShare | None, *, kept: bool = True
     made = [(line, case, text) for (line, case), text in zip(loaded.cases, texts, strict=True)
             if share is None or share.takes(case.dataset, case.id)]
     markers: dict[str, str] = {}
+    marker_of = MarkerOf()
     for case in everyone:
-        markers.setdefault(case.specialty_marker, case.specialty)
+        markers.setdefault(marker_of(case), case.specialty)
     return everyone, made, markers
 
 
