@@ -39,7 +39,7 @@ from ..core.heap import gc_paused
 from ..core.versioned import Format
 from .errors import CaseError
 from .loaders import CASE_SUFFIXES, SIDECAR_SUFFIX, LoadedFile, load_case_file
-from .stored import MarkerOf, StoredCases, split_lines
+from .stored import GivenFields, MarkerOf, StoredCases, split_lines
 
 #: The stored form's version: a change of it (or of the package's) makes a new key.
 #: 2: the header lists each case's dataset, id, specialty and specialty marker (``keys``).
@@ -60,8 +60,8 @@ def load(path: Path, cache_dir: Path | None, *, stored: bool = False,
     empty. A load this process parses itself has its cases decoded as ever.
 
     ``models_kept=False``: the caller keeps the cases' texts, not their models, so a load
-    that has texts (``texts``, or ``stored``) does not share the models' equal parts
-    (``load_case_file(share=False)``); a load without texts (no store) still does."""
+    that has texts (``texts``, or ``stored``) shares only the models' sets of given fields
+    (``load_case_file(share=False)``); a load without texts (no store) shares every part."""
     if cache_dir is None or path.suffix not in CASE_SUFFIXES:
         return load_case_file(path)
     try:
@@ -192,16 +192,17 @@ def _read_stored(entry: Path, path: Path) -> LoadedFile | None:
 
 def _read(entry: Path, path: Path, models_kept: bool = True) -> LoadedFile | None:
     """The stored load of ``path``, or None when there is none (or it cannot be used);
-    its models share their equal parts when ``models_kept``."""
+    its models share their equal parts when ``models_kept``, else their sets of given fields
+    (:class:`~.stored.GivenFields`)."""
     try:
         with open(entry, encoding="utf-8") as stored, gc_paused():
             header = PARSE_CACHE_FORMAT.upgrade(json.loads(stored.readline()), str(entry))
             loaded = _loaded(header, path)
-            share = loaded.shared.share if models_kept else None
+            if not models_kept:
+                loaded.shared = GivenFields()
             for line, text in zip(header["lines"], stored, strict=True):
                 case = Case.model_validate_json(text)
-                if share is not None:
-                    share(case)
+                loaded.shared.share(case)
                 loaded.cases.append((int(line), case))
                 loaded.texts.append(text.rstrip("\n"))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, ValidationError):
