@@ -91,9 +91,9 @@ def _count_parses(path: str, cache: str, queue: object) -> None:
     calls = []
     original = loaders.load_case_file
 
-    def counted(p: Path) -> loaders.LoadedFile:
+    def counted(p: Path, **kwargs: bool) -> loaders.LoadedFile:
         calls.append(p)
-        return original(p)
+        return original(p, **kwargs)
 
     setattr(parse_cache, "load_case_file", counted)  # noqa: B010 (a child process)
     loaded = parse_cache.load(Path(path), Path(cache))
@@ -167,9 +167,9 @@ def pytest_configure(config):
         return
     parse = parse_cache.load_case_file
 
-    def parsed_here(path):
+    def parsed_here(path, **kwargs):
         (Path(str(config.rootpath)) / "parsed-by-the-controller").write_text(str(path))
-        return parse(path)
+        return parse(path, **kwargs)
 
     parse_cache.load_case_file = parsed_here
 '''
@@ -298,3 +298,85 @@ def test_a_stored_entry_with_a_cut_case_is_parsed_anew(tmp_path: Path) -> None:
     assert again.stored is None and len(again.cases) == 3
     stored = parse_cache.load(path, tmp_path / "cache", stored=True).stored
     assert stored is not None and list(stored) == [case for _, case in again.cases]
+
+
+# --- models let go once the items are made share nothing ----------------------------------
+
+SHARE_PROBE = '''
+import json, os
+from pathlib import Path
+
+from pytest_agentclinic.core import case, heap
+
+shared = []
+markers = []
+
+
+def pytest_configure(config):
+    share, slugify = heap.FrozenParts.share, case.slugify
+
+    def counted(self, model, depth=0):
+        if depth == 0:
+            shared.append(type(model).__name__)
+        return share(self, model, depth)
+
+    def marker(text, sep="-"):
+        if sep == "_":  # Case.specialty_marker's
+            markers.append(text)
+        return slugify(text, sep)
+
+    heap.FrozenParts.share, case.slugify = counted, marker
+
+
+def pytest_collection_finish(session):
+    (Path(str(session.config.rootpath)) / f"shared-{os.getpid()}.json").write_text(
+        json.dumps([len(session.items), shared.count("Case"), len(markers)]))
+'''
+
+
+def test_cases_whose_items_keep_their_text_are_not_shared(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """Sharing every equal part of a case (its strings, its sets of given fields) is worth
+    its CPU only while the model is held; an item of a light protocol holds the case's text
+    and the models are let go once the items are made. Sharing them all cost ~35 ms of a
+    collection's CPU at 4,000 cases, parsed or read back (before: one share a case, in each
+    process that collected); their sets of given fields alone are shared now
+    (``stored.GivenFields``, not counted here)."""
+    from helpers import write_yaml_cases
+
+    pytester.makeconftest(SHARE_PROBE)
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 9)])
+    for _parsed_then_read_back in range(2):
+        result = pytester.runpytest_subprocess("c.yaml", "-p", "no:cacheprovider", *xdist)
+        result.assert_outcomes(passed=8)
+        seen = [json.loads(p.read_text()) for p in pytester.path.glob("shared-*.json")]
+        assert sum(items for items, _shared, _markers in seen) >= 8
+        assert [shared for _items, shared, _markers in seen] == [0] * len(seen)
+        # One specialty: its marker is worked out once where a collection asks for it (the
+        # file's markers, the items', the store's header), not once a case in each (before:
+        # 2-3 a case). The parse and the store's header are in this process without xdist.
+        assert all(markers <= 3 for _items, _shared, markers in seen)
+        for probe in pytester.path.glob("shared-*.json"):
+            probe.unlink()
+
+
+def test_cases_kept_as_models_still_share_their_parts(tmp_path: Path) -> None:
+    path = _written(tmp_path, n=3)
+    for kept in (parse_cache.load(path, tmp_path / "cache"),  # parsed and written
+                 parse_cache.load(path, tmp_path / "cache")):  # read back
+        (_, a), (_, b), _rest = kept.cases
+        assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__
+        assert a.patient.demographics is b.patient.demographics
+    stored = parse_cache.load(path, tmp_path / "cache", stored=True).stored
+    assert stored is not None and stored.choose(lambda _d, _i: True) == [0, 1, 2]
+    assert stored[0].__pydantic_fields_set__ is stored[1].__pydantic_fields_set__
+    # Models let go once the items are made share their sets of given fields only (the most
+    # of the memory for the least of the CPU; without them the models' peak set a
+    # collection's memory), whether parsed or read back.
+    parsed, back = (parse_cache.load(path, tmp_path / "other", models_kept=False)
+                    for _ in range(2))
+    for texts_only in (parsed, back):
+        (_, a), (_, b), _rest = texts_only.cases
+        assert a == kept.cases[0][1] and len(texts_only.texts) == 3
+        assert a.__pydantic_fields_set__ is b.__pydantic_fields_set__
+        assert a.patient.__pydantic_fields_set__ is b.patient.__pydantic_fields_set__

@@ -39,7 +39,7 @@ from ..core.heap import gc_paused
 from ..core.versioned import Format
 from .errors import CaseError
 from .loaders import CASE_SUFFIXES, SIDECAR_SUFFIX, LoadedFile, load_case_file
-from .stored import StoredCases, split_lines
+from .stored import GivenFields, MarkerOf, StoredCases, split_lines
 
 #: The stored form's version: a change of it (or of the package's) makes a new key.
 #: 2: the header lists each case's dataset, id, specialty and specialty marker (``keys``).
@@ -50,13 +50,18 @@ PARSE_CACHE_FORMAT = Format("parse cache", FORMAT_VERSION)
 FOLDER = "parsed-cases"
 
 
-def load(path: Path, cache_dir: Path | None, *, stored: bool = False) -> LoadedFile:
+def load(path: Path, cache_dir: Path | None, *, stored: bool = False,
+         models_kept: bool = True) -> LoadedFile:
     """:func:`~.loaders.load_case_file` of ``path``, parsed once for all processes that share
     ``cache_dir`` (None: no cache).
 
     ``stored``: a load read back from the store decodes no case: its cases are
     ``LoadedFile.stored`` (:class:`~.stored.StoredCases`), ``cases`` and ``texts`` are
-    empty. A load this process parses itself has its cases decoded as ever."""
+    empty. A load this process parses itself has its cases decoded as ever.
+
+    ``models_kept=False``: the caller keeps the cases' texts, not their models, so a load
+    that has texts (``texts``, or ``stored``) shares only the models' sets of given fields
+    (``load_case_file(share=False)``); a load without texts (no store) shares every part."""
     if cache_dir is None or path.suffix not in CASE_SUFFIXES:
         return load_case_file(path)
     try:
@@ -64,7 +69,9 @@ def load(path: Path, cache_dir: Path | None, *, stored: bool = False) -> LoadedF
     except OSError:
         return load_case_file(path)  # unreadable: the loader says why
     entry = cache_dir / FOLDER / f"{_path_tag(path)}-{key}.jsonl"
-    read = _read_stored if stored else _read
+    def read(entry: Path, path: Path) -> LoadedFile | None:
+        return _read_stored(entry, path) if stored else _read(entry, path, models_kept)
+
     found = read(entry, path)
     if found is not None:
         return found
@@ -73,7 +80,7 @@ def load(path: Path, cache_dir: Path | None, *, stored: bool = False) -> LoadedF
             found = read(entry, path)  # another process wrote it while this one waited
             if found is not None:
                 return found
-            loaded = load_case_file(path)
+            loaded = load_case_file(path, share=models_kept)
             _write(entry, loaded)
             _forget_older(entry)
             return loaded
@@ -88,7 +95,7 @@ def load_all(argv: list[str]) -> None:
     cache_dir, *files = argv
     for name in files:
         with contextlib.suppress(Exception):
-            load(Path(name), Path(cache_dir))
+            load(Path(name), Path(cache_dir), models_kept=False)
 
 
 def _path_tag(path: Path) -> str:
@@ -141,9 +148,10 @@ def _unerror(data: list[Any] | None, path: Path) -> CaseError | None:
 
 
 def _write(entry: Path, loaded: LoadedFile) -> None:
+    marker_of = MarkerOf()
     header = {"version": FORMAT_VERSION, "format": loaded.format,
               "lines": [line for line, _ in loaded.cases],
-              "keys": [[case.dataset, case.id, case.specialty, case.specialty_marker]
+              "keys": [[case.dataset, case.id, case.specialty, marker_of(case)]
                        for _line, case in loaded.cases],
               "errors": [_error(e) for e in loaded.errors],
               "positions": loaded.positions, "not_cases": loaded.not_cases,
@@ -182,12 +190,16 @@ def _read_stored(entry: Path, path: Path) -> LoadedFile | None:
     return loaded
 
 
-def _read(entry: Path, path: Path) -> LoadedFile | None:
-    """The stored load of ``path``, or None when there is none (or it cannot be used)."""
+def _read(entry: Path, path: Path, models_kept: bool = True) -> LoadedFile | None:
+    """The stored load of ``path``, or None when there is none (or it cannot be used);
+    its models share their equal parts when ``models_kept``, else their sets of given fields
+    (:class:`~.stored.GivenFields`)."""
     try:
         with open(entry, encoding="utf-8") as stored, gc_paused():
             header = PARSE_CACHE_FORMAT.upgrade(json.loads(stored.readline()), str(entry))
             loaded = _loaded(header, path)
+            if not models_kept:
+                loaded.shared = GivenFields()
             for line, text in zip(header["lines"], stored, strict=True):
                 case = Case.model_validate_json(text)
                 loaded.shared.share(case)

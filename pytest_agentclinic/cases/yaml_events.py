@@ -40,6 +40,8 @@ _BUILT = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool",
                     "tag:yaml.org,2002:timestamp"})
 #: Deeper elements are composed (where a hostile depth meets the composer's own limit).
 MAX_DEPTH = 64
+#: The texts whose resolved tag is remembered: this long at most, this many at most.
+_KNOWN_LENGTH, _KNOWN_COUNT = 64, 4096
 
 
 class GiveUp(AgentClinicError):
@@ -63,12 +65,18 @@ class Resolving:
         #: The first characters ("" for an empty scalar) that may resolve to another tag
         #: than text; None when any may.
         self.firsts: frozenset[str] | None = None if wildcard else frozenset(self._by_first)
+        # Each case of a file repeats its keys ("objective", "Findings") and many values
+        # ("Fatigue", "40-year-old woman"): resolved once (a tag is a function of the text).
+        self._known: dict[str, str] = {}
 
     def __call__(self, value: str) -> str:
-        for tag, regexp in self._by_first.get(value[:1], self._wildcard):
-            if regexp.match(value):
-                return str(tag)
-        return _STR
+        tag = self._known.get(value)
+        if tag is None:
+            tag = next((str(tag) for tag, regexp in self._by_first.get(value[:1], self._wildcard)
+                        if regexp.match(value)), _STR)
+            if len(value) <= _KNOWN_LENGTH and len(self._known) < _KNOWN_COUNT:
+                self._known[value] = tag
+        return tag
 
 
 def resolving(loader: Any) -> Resolving | None:

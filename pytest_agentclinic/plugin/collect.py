@@ -16,6 +16,7 @@ from _pytest._code.code import ExceptionInfo, TerminalRepr
 
 from ..cases.errors import CaseError
 from ..cases.loaders import LoadedFile
+from ..cases.stored import MarkerOf
 from ..core.case import Case
 from ..core.errors import AgentClinicError, InputError
 from ..core.heap import gc_paused
@@ -139,18 +140,20 @@ class CaseFile(pytest.File):
 
         state = session_of(self.config)
         share = share_of(self.config, state.settings.operations.shard)
-        # Parsed once for all the run's processes; a worker of a split run reads it back
-        # undecoded and decodes its share's cases only (see cases/stored.py).
-        loaded = parse_cache.load(self.path, state.settings.cache_dir, stored=share is not None)
-        if loaded.not_cases is not None and self.origin == "folder" and not loaded.damaged:
-            return  # a well-formed file of another kind in a folder of cases
-        yield from self._errors(loaded)
         # Each item holds its case's stored text, not the model, when the store gave one:
         # 10,000 models were ~24 MB a process. The items are made once the file's models are
         # let go, in the memory they held. Items that share a chain of calls (CRAFT-MD's
         # experiments of one conversation) are told apart by their case object: they keep it.
         light = state.protocol.items_per_chain(state.settings.options) == 1
-        everyone, made, markers = _cases(loaded, share)
+        # Parsed once for all the run's processes; a worker of a split run reads it back
+        # undecoded and decodes its share's cases only (see cases/stored.py). Models let go
+        # once the items are made share nothing (sharing cost more than building them).
+        loaded = parse_cache.load(self.path, state.settings.cache_dir, stored=share is not None,
+                                  models_kept=not light)
+        if loaded.not_cases is not None and self.origin == "folder" and not loaded.damaged:
+            return  # a well-formed file of another kind in a folder of cases
+        yield from self._errors(loaded)
+        everyone, made, markers = _cases(loaded, share, kept=not light)
         # Expanded from all the file's cases all the same (a protocol may draw on the file's
         # other cases, e.g. their diagnoses); a split worker keeps its own cases' items.
         specs = state.protocol.expand(everyone, state.run_options)
@@ -193,9 +196,10 @@ class CaseFile(pytest.File):
         lines = {id(case): line for line, case, _text in made}
         texts = {id(case): text for _line, case, text in made if text is not None} if light else {}
         rests = _Rests()
+        marker_of = MarkerOf()
         for spec in specs:
             case = spec.case
-            marker = case.specialty_marker
+            marker = marker_of(case)
             text = texts.get(id(case))
             held: dict[str, Any] = (
                 {"spec": spec} if text is None else {"light": (text, rests.of(spec))})
@@ -211,14 +215,15 @@ _Plan = tuple[tuple[str, str], str, dict[str, Any]]
 _Made = tuple[int, Case, "str | None"]
 
 
-def _cases(loaded: LoadedFile, share: WorkerShare | None
+def _cases(loaded: LoadedFile, share: WorkerShare | None, *, kept: bool = True
            ) -> tuple[Sequence[Case], list[_Made], dict[str, str]]:
     """The file's cases (what the protocol expands), those this process makes items of, and
-    each specialty marker with its specialty."""
+    each specialty marker with its specialty. ``kept``: whether the items keep the models
+    (else their texts)."""
     stored = loaded.stored
     if stored is not None:  # a split worker's read-back: only its share is decoded
         assert share is not None
-        chosen = stored.choose(share.takes)
+        chosen = stored.choose(share.takes, share=kept)
         return stored, [(stored.lines[i], stored[i], stored.text(i)) for i in chosen], \
             stored.markers
     everyone = [case for _line, case in loaded.cases]
@@ -227,8 +232,9 @@ def _cases(loaded: LoadedFile, share: WorkerShare | None
     made = [(line, case, text) for (line, case), text in zip(loaded.cases, texts, strict=True)
             if share is None or share.takes(case.dataset, case.id)]
     markers: dict[str, str] = {}
+    marker_of = MarkerOf()
     for case in everyone:
-        markers.setdefault(case.specialty_marker, case.specialty)
+        markers.setdefault(marker_of(case), case.specialty)
     return everyone, made, markers
 
 
