@@ -30,14 +30,17 @@ from dataclasses import dataclass, field
 
 import h11
 
+from ..core.errors import AgentClinicError
+
 #: Seconds an idle connection is kept for the next call (aiohttp's ``keepalive_timeout``).
 KEEPALIVE = 30.0
 _READ = 65_536
 _AGENT = "pytest-agentclinic"
 
 
-class HTTPError(Exception):
-    """The exchange failed: the connection broke or the server broke the protocol."""
+class HTTPError(AgentClinicError):
+    """The exchange failed: the connection broke or the server broke the protocol (the
+    transport turns it into an :mod:`.errors` error; never seen outside it)."""
 
 
 class ConnectFailed(HTTPError):
