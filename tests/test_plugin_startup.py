@@ -83,6 +83,21 @@ def test_a_run_that_may_use_agents_loads_the_session(tmp_path: Path, args: list[
     assert "pytest_agentclinic.plugin.session" in _modules(tmp_path, *args)
 
 
+#: What plays the items and writes their records: a run that only collects case files
+#: (``--collect-only``) builds none of it (its imports were ~10% of a 4,000-case collection).
+PLAYERS = ("pytest_agentclinic.plugin.executor", "pytest_agentclinic.llm.caller",
+           "pytest_agentclinic.llm.cache", "pytest_agentclinic.plugin.recorder",
+           "pytest_agentclinic.plugin.reports", "pytest_agentclinic.runs.lock",
+           "pytest_agentclinic.runs.merging", "pytest_agentclinic.plugin.counters")
+
+
+def test_collecting_case_files_only_builds_nothing_that_plays_them(tmp_path: Path) -> None:
+    write_yaml_cases(tmp_path / "cases.yaml", [make_case(1), make_case(2)])
+    modules = _modules(tmp_path, "cases.yaml")
+    assert "pytest_agentclinic.plugin.session" in modules  # the cases were collected
+    assert sorted(set(PLAYERS) & modules) == []
+
+
 def test_a_bare_collect_with_an_extension_installed_imports_nothing_heavy(
         tmp_path: Path) -> None:
     """An installed protocol's options are declared in every run, so its module is imported

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.case import Case, PatientActor
 from ..core.roles import Reply, TurnView
-from ..llm.caller import ModelCaller
 from . import prompts
 from .images import with_images
 from .offline_measurement import render
+
+if TYPE_CHECKING:  # a run that only collects never builds a caller
+    from ..llm.caller import ModelCaller
 
 OPENING = "The patient has just come in. Begin the consultation."
 LAST_WARNING = "\nThis is your last interaction: reply now with DIAGNOSIS READY: <diagnosis>."

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.case import Case
 from ..core.roles import Judgement
 from ..core.transcript import Verdict
 from ..grading.judging.rules import Policy
 from ..llm import client
-from ..llm.caller import ModelCaller
 from ..llm.errors import RequestError
 from . import prompts
+
+if TYPE_CHECKING:  # a run that only collects never builds a caller
+    from ..llm.caller import ModelCaller
 
 _SCHEMA: dict[str, Any] = {
     "type": "json_schema",

@@ -13,7 +13,7 @@ from ..core import converters
 from ..core.converters import Convert
 
 if TYPE_CHECKING:
-    from ..llm.caller import CallSettings
+    from ..llm.call_options import CallSettings
 
 T = TypeVar("T")
 

@@ -1,5 +1,7 @@
-"""The one builder of :class:`~.caller.CallSettings`: a pytest run, every ``agentclinic``
-command and the Python API build their model calls' settings here, from the same values.
+"""Where and how to call models (:class:`CallSettings`) and their one builder: a pytest
+run, every ``agentclinic`` command and the Python API build their model calls' settings
+here, from the same values. Apart from the caller: a run that only collects cases resolves
+its settings without importing the caller and its cache.
 
 Each value goes through the converter its option uses (:mod:`..core.converters`), so a
 value the run refuses is refused here too, whoever passes it (a ValueError naming what is
@@ -9,15 +11,55 @@ allowed), and what a value means (``retries`` are the attempts after the first) 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..core import converters as c
-from .caller import CallSettings
+from ..core.redact import register_params, register_url
 from .limiter import Budget
+from .modes import TRANSPORTS
 from .retry import RetryPolicy
-from .transports import TRANSPORTS
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CallSettings:
+    """Where and how to call models: none of it enters the cache key but the sampling."""
+
+    api_base: str | None = None
+    timeout: float = 60.0
+    temperature: float = 0.7
+    max_tokens: int = 512
+    #: ``--agent-max-reply-bytes``: a longer reply (or error body) is an error, never cached.
+    max_reply_bytes: int = 4_194_304
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    #: Model calls in flight per process (``--agent-concurrency``).
+    concurrency: int = 16
+    transport: str = "auto"
+    #: ``--agent-rpm`` / ``--agent-tpm``, this process's share under xdist.
+    budget: Budget = field(default_factory=Budget)
+    #: Per-model limits from ``--agent-models`` (this process's share).
+    budgets: dict[str, Budget] = field(default_factory=dict)
+    #: ``--agent-models`` deployments, in litellm's ``model_list`` format.
+    model_list: tuple[dict[str, Any], ...] = ()
+    #: ``--agent-limits-url``: the budgets are then the whole run's, paced on that server,
+    #: and ``parts`` (processes of the run) divides them when the server is lost.
+    limits_url: str | None = None
+    parts: int = 1
+
+    def __post_init__(self) -> None:
+        # Every process that calls models builds these settings (each xdist worker, every
+        # command): from here on the keys they carry are masked in all it writes and prints.
+        register_url(self.api_base)
+        register_url(self.limits_url)
+        for entry in self.model_list:
+            register_params(entry.get("litellm_params"))
+
+    @property
+    def sampling(self) -> dict[str, Any]:
+        """The sampling parameters sent with (and keyed into) every call."""
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
 def call_settings(*, api_base: str | None = None, timeout: float = 60.0, retries: int = 3,

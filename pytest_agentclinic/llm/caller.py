@@ -5,18 +5,18 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..core.redact import redact, register_params, register_url
+from ..core.redact import redact
 from ..core.roles import Reply
 from ..core.transcript import Usage
 from . import client, encounter_limits, openai_http, served
 from .cache import CacheMode, ResponseCache, cache_key, key_parts
 from .cache_entry import ReplyEntry, ServedEntry
+from .call_options import CallSettings as CallSettings
 from .errors import ReplayMissError, TransientError, timed_out
-from .limiter import CALL_PRIORITY, Budget, Gates, PrioritySlots, estimate_tokens
-from .retry import RetryPolicy, call_with_retries
+from .limiter import CALL_PRIORITY, Gates, PrioritySlots, estimate_tokens
+from .retry import call_with_retries
 from .stats import CallStats
 from .transports import TRANSPORTS as TRANSPORTS
 from .transports import Transports
@@ -27,45 +27,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-
-
-@dataclass(frozen=True)
-class CallSettings:
-    """Where and how to call models: none of it enters the cache key but the sampling."""
-
-    api_base: str | None = None
-    timeout: float = 60.0
-    temperature: float = 0.7
-    max_tokens: int = 512
-    #: ``--agent-max-reply-bytes``: a longer reply (or error body) is an error, never cached.
-    max_reply_bytes: int = 4_194_304
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
-    #: Model calls in flight per process (``--agent-concurrency``).
-    concurrency: int = 16
-    transport: str = "auto"
-    #: ``--agent-rpm`` / ``--agent-tpm``, this process's share under xdist.
-    budget: Budget = field(default_factory=Budget)
-    #: Per-model limits from ``--agent-models`` (this process's share).
-    budgets: dict[str, Budget] = field(default_factory=dict)
-    #: ``--agent-models`` deployments, in litellm's ``model_list`` format.
-    model_list: tuple[dict[str, Any], ...] = ()
-    #: ``--agent-limits-url``: the budgets are then the whole run's, paced on that server,
-    #: and ``parts`` (processes of the run) divides them when the server is lost.
-    limits_url: str | None = None
-    parts: int = 1
-
-    def __post_init__(self) -> None:
-        # Every process that calls models builds these settings (each xdist worker, every
-        # command): from here on the keys they carry are masked in all it writes and prints.
-        register_url(self.api_base)
-        register_url(self.limits_url)
-        for entry in self.model_list:
-            register_params(entry.get("litellm_params"))
-
-    @property
-    def sampling(self) -> dict[str, Any]:
-        """The sampling parameters sent with (and keyed into) every call."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
 
 
 class ModelCaller:

@@ -19,6 +19,6 @@ class CacheMode(str, enum.Enum):
 #: The ``--agent-cache`` values, in the order ``--help`` lists them.
 CACHE_MODES = tuple(mode.value for mode in CacheMode)
 
-#: The ``--agent-transport`` values: ``auto`` takes the aiohttp fast path where it applies,
+#: The ``--agent-transport`` values: ``auto`` takes the HTTP fast path where it applies,
 #: ``litellm`` sends every call through litellm.
 TRANSPORTS = ("auto", "litellm")

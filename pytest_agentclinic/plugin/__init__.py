@@ -112,8 +112,19 @@ def _register_plugins(config: pytest.Config, state: AgentClinicSession) -> None:
 
 def _register_operations(config: pytest.Config, state: AgentClinicSession) -> None:
     """Running at scale, a plugin per feature: the run's counters (shared between xdist's
-    processes), the cost limit, the status line (not on a worker: the controller shows it)
-    and the shard (registered after the subset: pluggy calls it first)."""
+    processes), the cost limit, the status line (not on a worker: the controller shows it),
+    none of them in a run that only collects; and the shard (registered after the subset:
+    pluggy calls it first)."""
+    ops = state.settings.operations
+    if state.plays:
+        _register_counters(config, state)
+    if ops.shard is not None:
+        from .shards import ShardFilter
+
+        config.pluginmanager.register(ShardFilter(ops.shard), "agentclinic-shard")
+
+
+def _register_counters(config: pytest.Config, state: AgentClinicSession) -> None:
     from .cost_limit import CostLimit
     from .counters import RunStatus, SharedCounters, publish_every
 
@@ -130,10 +141,6 @@ def _register_operations(config: pytest.Config, state: AgentClinicSession) -> No
         line = StatusLine(config, ops.progress_every, counters,
                           lambda tick: setattr(executor, "on_wait", tick))
         config.pluginmanager.register(line, "agentclinic-status-line")
-    if ops.shard is not None:
-        from .shards import ShardFilter
-
-        config.pluginmanager.register(ShardFilter(ops.shard), "agentclinic-shard")
 
 
 def _check_ini_keys(config: pytest.Config) -> None:

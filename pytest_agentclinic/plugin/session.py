@@ -22,26 +22,23 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..core.text import clear_caches
-from ..llm.cache import ResponseCache
-from ..llm.caller import ModelCaller
 from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.served import redact_url
 from ..protocols.base import Protocol, RunOptions
-from ..runs.directory import clear_workers_results, start_run
-from ..runs.errors import RunDirError, RunInUse
-from ..runs.lock import RunLock, lock_run
-from ..runs.merging import RunningMerge
 from .collect import ERROR_NODE, EncounterItem, bad_records_in
 from .events import WORKER_KEY as EVENTS_KEY
 from .events import RunEvents
-from .executor import FATAL_PREFIX, EncounterExecutor
 from .interrupts import say
-from .recorder import Recorder
 from .scheduling import index_terminology, llm_models, parse_ahead, warm_grader
 from .settings import Settings
 from .shares import first_encounters, signal_started
 
 if TYPE_CHECKING:
+    from ..llm.cache import ResponseCache
+    from ..llm.caller import ModelCaller
+    from ..runs.lock import RunLock
+    from .executor import EncounterExecutor
+    from .recorder import Recorder
     from .reports import FinalReports
 
 #: Whether the response cache was filled before the run, in a worker's ``workerinput``.
@@ -57,6 +54,14 @@ class AgentClinicSession:
     """Registered as a plugin in ``pytest_configure`` and kept in ``config.stash``
     (implements :class:`~.state.ItemSession`)."""
 
+    #: What plays the items and owns their records: built by a run that plays or reports
+    #: encounters, not by one that only collects (``--collect-only``), whose collection
+    #: imported them for nothing (~45 ms of a 4,000-case collection, 10% of plain pytest's).
+    cache: ResponseCache
+    caller: ModelCaller
+    recorder: Recorder
+    executor: EncounterExecutor
+
     def __init__(self, config: pytest.Config, settings: Settings, run_name: str) -> None:
         self.config = config
         self.settings = settings
@@ -64,44 +69,60 @@ class AgentClinicSession:
         self.run_dir = settings.report_dir / run_name
         self.is_worker = hasattr(config, "workerinput")
         self.bad_record_items = 0  # one item may stand for many bad records of a file
-        self.cache = ResponseCache(settings.cache_dir, settings.cache)
-        self.caller = ModelCaller(settings.call, self.cache)
         self.protocol: Protocol = settings.make_protocol()
         self.run_options: RunOptions = settings.run_options
         worker = config.workerinput["workerid"] if self.is_worker else None  # type: ignore[attr-defined]
-        self.recorder = Recorder(self.run_dir, run_name, worker, self.protocol,
-                                 self.caller.served_identities)
-        self.executor = EncounterExecutor(config, settings, self.protocol, self.caller,
-                                          self.recorder)
         #: Run-level events (a lost limits server), told at the run's end by its owner.
         self.events = RunEvents(worker or "main")
-        if self.caller.pacing is not None:
-            self.caller.pacing.server.notify = self.events.warn
-        #: Whether a previous run had filled the response cache (the controller's answer,
-        #: before it opens the cache and so creates its database: a worker asking the
-        #: directory always found it filled, and imported its HTTP client at its first
-        #: call, on the first request's path).
-        told = getattr(config, "workerinput", {}).get(CACHE_FILLED_KEY)
-        self.cache_filled = self.cache.filled() if told is None else bool(told)
-        if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
-            self.caller.warm(llm_models(settings), self.cache_filled)
+        #: Whether this process plays or reports encounters (not ``--collect-only``).
+        self.plays = not config.option.collectonly
+        #: Whether a previous run had filled the response cache (see :meth:`_open`).
+        self.cache_filled = False
         #: The final reports, on the process that owns the run directory only: a worker
         #: imports none of the reports' modules (~10 ms and 1.2 MB in each of 8 workers).
         self.reports: FinalReports | None = None
-        if not self.is_worker:
-            from .reports import FinalReports
-
-            self.reports = FinalReports(config, settings, self.run_dir,
-                                      RunningMerge(self.recorder.results))
         #: Fields features add to summary.json (the final reports', where there are any).
-        self.summary_extra: dict[str, Any] = (self.reports.summary_extra
-                                              if self.reports is not None else {})
+        self.summary_extra: dict[str, Any] = {}
         self.started = False
         #: Whether the previous run's workers' results files went before the workers started.
         self._workers_cleared = False
         self._fatal_shown = False
         #: Held by the process that owns the run directory (the controller under xdist).
         self.lock: RunLock | None = None
+        if self.plays:
+            self._open(worker)
+
+    def _open(self, worker: str | None) -> None:
+        """The cache, the caller, the recorder, the executor and (not on a worker) the final
+        reports."""
+        from ..llm.cache import ResponseCache
+        from ..llm.caller import ModelCaller
+        from ..runs.merging import RunningMerge
+        from .executor import EncounterExecutor
+        from .recorder import Recorder
+
+        config, settings = self.config, self.settings
+        self.cache = ResponseCache(settings.cache_dir, settings.cache)
+        self.caller = ModelCaller(settings.call, self.cache)
+        self.recorder = Recorder(self.run_dir, self.run_name, worker, self.protocol,
+                                 self.caller.served_identities)
+        self.executor = EncounterExecutor(config, settings, self.protocol, self.caller,
+                                          self.recorder)
+        if self.caller.pacing is not None:
+            self.caller.pacing.server.notify = self.events.warn
+        # The controller's answer, before it opens the cache and so creates its database: a
+        # worker asking the directory always found it filled, and imported its HTTP client
+        # at its first call, on the first request's path.
+        told = getattr(config, "workerinput", {}).get(CACHE_FILLED_KEY)
+        self.cache_filled = self.cache.filled() if told is None else bool(told)
+        if not (getattr(config.option, "dist", "no") != "no" and not self.is_worker):
+            self.caller.warm(llm_models(settings), self.cache_filled)
+        if not self.is_worker:
+            from .reports import FinalReports
+
+            self.reports = FinalReports(config, settings, self.run_dir,
+                                        RunningMerge(self.recorder.results))
+            self.summary_extra = self.reports.summary_extra
 
     def pytest_report_header(self) -> list[str]:
         """The roles' models, the API base and the run's axes, under pytest's header."""
@@ -126,8 +147,12 @@ class AgentClinicSession:
     def pytest_sessionstart(self) -> None:
         """Lock the run directory before anything runs: a second session with the same run
         name, or a directory that cannot be written, is one usage-error line (exit 4)."""
-        if self.is_worker or self.config.option.collectonly:
+        if self.is_worker or not self.plays:
             return  # a worker belongs to its controller, which holds the lock
+        from ..runs.directory import clear_workers_results
+        from ..runs.errors import RunDirError, RunInUse
+        from ..runs.lock import lock_run
+
         try:
             self.lock = lock_run(self.run_dir)
         except (RunInUse, RunDirError) as exc:
@@ -152,7 +177,7 @@ class AgentClinicSession:
             self.lock.release(started=self.started)
         if self.reports is not None:
             self.reports.restore()
-        if self.started or self.recorder.results.lines:
+        if self.plays and (self.started or self.recorder.results.lines):
             # That full collection walked everything made since collection (the grader's
             # terminology index, the run's records): 0.1-0.3 s in each of 8 workers and
             # in the controller after the last answer at 2,000 encounters. The run's
@@ -173,7 +198,7 @@ class AgentClinicSession:
         # check, then count them again so the exit status still reports them.
         session.testsfailed -= self.bad_record_items
         ahead: list[pytest.Item] = []
-        if not session.config.option.collectonly and any(
+        if self.plays and any(
                 isinstance(i, EncounterItem) for i in session.items):
             warm_grader()
             # A split run's worker: its first encounters now, not once the slowest worker
@@ -200,8 +225,10 @@ class AgentClinicSession:
     def start_run(self, planned: int) -> None:
         """Write the run's manifest before the first item runs (once; not when no encounter
         is planned or only collecting)."""
-        if self.started or planned == 0 or self.config.option.collectonly:
+        if self.started or planned == 0 or not self.plays:
             return
+        from ..runs.directory import start_run
+
         self.started = True
         start_run(self.run_dir, self.run_name, planned, workers_cleared=self._workers_cleared)
 
@@ -213,6 +240,8 @@ class AgentClinicSession:
             return
         assert self.reports is not None  # not a worker
         self.reports.received(report)
+        from .executor import FATAL_PREFIX
+
         if report.failed and FATAL_PREFIX in str(report.longrepr):
             # Under xdist every worker meets the fatal error once: show it once.
             if self._fatal_shown:
@@ -222,6 +251,8 @@ class AgentClinicSession:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Close what played the items; on the run's owner, merge and judge the gate."""
+        if not self.plays:
+            return
         self.executor.close()
         self.cache.close()
         self.recorder.close()

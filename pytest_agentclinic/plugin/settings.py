@@ -13,10 +13,9 @@ import pytest
 from ..core.options import Option
 from ..core.redact import register_url
 from ..llm import preflight
-from ..llm.cache import CacheMode
-from ..llm.call_options import call_settings
-from ..llm.caller import CallSettings
+from ..llm.call_options import CallSettings, call_settings
 from ..llm.limiter import Budget
+from ..llm.modes import CacheMode
 from ..llm.served import redact_url
 from ..protocols import registry
 from ..protocols.base import Protocol, RunOptions

@@ -33,7 +33,6 @@ from ..core.measures import EncounterMeasures
 from ..core.options import Option
 from ..core.roles import OFFLINE, Agent, Moderator, Reply, TurnView
 from ..core.transcript import ItemHeader, Kind, Role, Transcript, Utterance
-from ..llm.caller import ModelCaller
 from ..llm.errors import FatalLLMError, LLMError
 from . import perception
 from .base import ItemSpec, PlayContext, Protocol, RoleSpec, RunOptions, diagnostic_measures
@@ -42,6 +41,7 @@ from .runner import settled, stage, track
 
 if TYPE_CHECKING:  # the report's tables (and numpy) load when a report asks for them
     from ..core.records import ResultRecord
+    from ..llm.caller import ModelCaller
     from ..report.tables import Table
 
 if TYPE_CHECKING:
