@@ -221,9 +221,9 @@ class Related:
     def truth_excluded(self) -> bool:
         """Whether the answer excludes the truth by name ("T unlikely; W", "not T"): a name
         it sets aside, the same as an accepted name or a synonym the terminology states."""
-        return any(relate_name(Mention(x, "main"), t).judged.correct
-                   and relate_name(Mention(x, "main"), t).judged.sure
-                   for x in self.extraction.excluded for t in self.accepted)
+        judged = (relate_name(Mention(x, "main"), t).judged
+                  for x in self.extraction.excluded for t in self.accepted)
+        return any(j.correct and j.sure for j in judged)
 
     @cached_property
     def resembles(self) -> str | None:
