@@ -15,7 +15,7 @@ the offline moderator. The truths are split in two halves by a stable hash (half
 failures on, half B to check that a fix carries over); each row gives both halves in each
 protocol, and a few of half A's misses (answers that must score) or hits (must not):
 
-    python benchmarks/bench_adversarial.py
+    python benchmarks/bench_adversarial.py [--shapes other_gt_truth,query_truth]
     python benchmarks/bench_adversarial.py --truths craftmd [--shapes slip,one_word] [--examples 3]
     python benchmarks/bench_adversarial.py --abbreviations
 
@@ -68,15 +68,15 @@ async def hits(strategy: str, protocol: str, moderator: Moderator) -> tuple[list
     return scored, applicable
 
 
-async def table(moderators: dict[str, Moderator]) -> None:
-    """Print the strategy x (protocol, moderator) table."""
+async def table(moderators: dict[str, Moderator], shapes: list[str]) -> None:
+    """Print the strategy x (protocol, moderator) table, one row per shape of ``shapes``."""
     columns = [(p, m) for p in PROTOCOLS for m in moderators]
     header = " | ".join(f"{p} / {m}" for p, m in columns)
     must_score = suite().must_score
     print(f"| strategy | target | {header} |")
     print("|---|---|" + "---|" * len(columns))
     off: list[str] = []
-    for strategy in suite().strategies:
+    for strategy in shapes:
         cells: list[str] = []
         notes: set[str] = set()
         for protocol, name in columns:
@@ -265,7 +265,7 @@ def main() -> None:
         moderators: dict[str, Moderator] = {
             "offline": OfflineModerator(),
             "always-Yes model": LLMModerator("openai/always-yes", caller)}
-        asyncio.run(table(moderators))
+        asyncio.run(table(moderators, shapes))
         print(f"\n{len(library())} cases; the always-Yes model was asked {server.calls} times "
               f"(only about answers the rules could not decide); "
               f"{time.perf_counter() - started:.1f} s")

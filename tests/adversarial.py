@@ -187,7 +187,8 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
         wrong = others[2:]
     choices = case.choices or [case.diagnosis, *others[1:]]
     values = {"truth": case.diagnosis, "wrong": wrong[0], "wrong2": wrong[1],
-              "choices": ", ".join(choices), "library": pool.listed(case)}
+              "choices": ", ".join(choices), "library": pool.listed(case),
+              "truth_upper": case.diagnosis.upper(), "truth_lower": case.diagnosis.lower()}
     values.update(zip(("other", "other2"), others, strict=False))
     initials = "".join(w[0] for w in _identifying(case.diagnosis)).upper()
     if len(initials) > 1:

@@ -59,6 +59,11 @@ SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complic
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
 _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested"})
 _KIN = frozenset({"same", "synonym", "broader", "narrower"})
+#: "X-like" (also after a bracket: "encephalopathy (PML)-like"): what resembles X.
+_LIKE = re.compile(r"([^\W\d_]+)(?:\s*\([^()]*\))?\s*-\s*like\b")
+#: A word before a companion that states its role beside the main diagnosis, never part of
+#: a disease's name ("superimposed impetigo").
+_ROLE_WORD = re.compile(r"^(?:superimposed|superadded)\s+", re.I)
 #: An abbreviation written alone ("PSC", "SSc"): three letters or more (as the readings
 #: read one alone), digits allowed, capitals among them.
 _SHORT_FORM = re.compile(r"[A-Za-z][A-Za-z0-9]{2,7}")
@@ -95,8 +100,12 @@ def relate_name(mention: Mention, truth: str) -> NameRelation:
     """One name of the answer against one accepted name of the truth (any of its forms), a
     slip of the pen read as the truth where no other known name is as close
     (:func:`.word_guards.unslipped`)."""
-    judged = judge(mention.text, truth)
-    if not judged.correct and unslipped(mention.text, truth) is not None:
+    text = mention.text
+    if mention.role in SECONDARY_ROLES:
+        # "W with superimposed T": the word says the name's role, not which disease
+        text = _ROLE_WORD.sub("", text) or text
+    judged = judge(text, truth)
+    if not judged.correct and unslipped(text, truth) is not None:
         judged = replace(judge(truth, truth), reason="the same name but for a one-letter slip, "
                          "and no other known name that close")
     return NameRelation(mention.text, mention.role, judged)
@@ -207,6 +216,25 @@ class Related:
                 name.lower() == t.strip().lower() for t in self.accepted):
             return False
         return another_disease_abbreviated(name, self.accepted)
+
+    @cached_property
+    def truth_excluded(self) -> bool:
+        """Whether the answer excludes the truth by name ("T unlikely; W", "not T"): a name
+        it sets aside, the same as an accepted name or a synonym the terminology states."""
+        judged = (relate_name(Mention(x, "main"), t).judged
+                  for x in self.extraction.excluded for t in self.accepted)
+        return any(j.correct and j.sure for j in judged)
+
+    @cached_property
+    def resembles(self) -> str | None:
+        """The word of an accepted name the statement says it only resembles ("psoriasis" of
+        "psoriasis-like illness"), or None: a name of the form "X-like" names what looks
+        like X, not X ("flu-like illness", "lupus-like syndrome"; docs/grading.md, round 4).
+        An accepted name written so keeps its own "-like" ("serum sickness-like reaction")."""
+        own = {w for t in self.accepted for w in _LIKE.findall(t.lower())}
+        truth_words = {w for t in self.accepted for w in re.findall(r"[^\W\d_]+", t.lower())}
+        said = self.extraction.statement or self.name
+        return next((w for w in _LIKE.findall(said.lower()) if w in truth_words - own), None)
 
     @cached_property
     def symptom(self) -> bool:

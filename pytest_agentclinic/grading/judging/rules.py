@@ -25,7 +25,8 @@ three places, applied in this order:
     choices are distinct diagnoses by the case author's design;
   * **0** when the diagnosis is a fragment of the true name ("primary" for primary adrenal
     insufficiency), a symptom, or a name the terminology places in another branch;
-  * **0** when the truth is named only in a secondary role.
+  * **0** when the truth is named only in a secondary role, or excluded by name ("T
+    unlikely; W"), or the answer names what only resembles it ("T-like illness").
 
 Everything else (a partial overlap, a name the terminology does not know, an ICD-10-CM
 relation that is as often a sibling as a synonym) is *unsure*: stage 4, the moderator model,
@@ -104,6 +105,14 @@ def _beside(a: _Answer) -> Decision | None:
     return None if beside is None else Decision(
         False, True, f"names another disease beside the main diagnosis: {beside!r} (several "
         "diagnoses)", "different")
+
+
+def _resemblance(a: _Answer) -> Decision | None:
+    # "psoriasis-like illness": what looks like the truth is not the truth (a clinical naming
+    # convention: "flu-like illness" is no influenza)
+    word = a.facts.resembles
+    return None if word is None else Decision(
+        False, True, f"{a.name!r} names what resembles {word!r}, not the disease", "different")
 
 
 def _whole_name(a: _Answer) -> Decision | None:
@@ -201,12 +210,15 @@ def _elsewhere(a: _Answer) -> Decision:
     # scores, whatever the main name is, so no moderator is asked about that name
     secondary = any(r.judged.correct and r.judged.sure and not r.primary
                     for r in a.facts.matches)
-    return Decision(False, apart or secondary, best.reason, best.relation)
+    # the truth excluded by name ("T unlikely; W favored"): the answer says it is not T, so
+    # no moderator is asked whether what it gives instead is T
+    return Decision(False, apart or secondary or a.facts.truth_excluded, best.reason,
+                    best.relation)
 
 
 #: The table of docs/grading.md, in order: the first row with a verdict decides.
 TABLE: tuple[Row, ...] = (_beside, _bare_head, _ambiguous_short_form, _whole_name,
-                          _two_choices, _family, _no_subtype, _same_or_synonym,
+                          _two_choices, _resemblance, _family, _no_subtype, _same_or_synonym,
                           _other_choice, _broader, _fragment_of_truth, _likely_right,
                           _symptom)
 
@@ -215,12 +227,12 @@ def decide(extraction: Extraction, accepted: Sequence[str],
            choices: Sequence[str] = (), policy: Policy = "strict") -> Decision:
     """Judge ``extraction`` against the case's accepted names and its answer choices: several
     diagnoses or none score 0; otherwise the rows of :data:`TABLE` in order (another disease
-    beside the main one, the statement naming the truth whole, the case's choices, a family,
-    under ``paper`` a family too far above the truth to be its subtype, the same name or a
-    synonym, another choice, a broader name, a fragment, a symptom), and
-    last :func:`_elsewhere`, each reading the facts the relate stage
-    (:class:`.relate.Related`) works out. The truth in a secondary role never scores
-    (:func:`_match`)."""
+    beside the main one, the statement naming the truth whole, the case's choices, a name
+    that only resembles the truth ("T-like illness"), a family, under ``paper`` a family too
+    far above the truth to be its subtype, the same name or a synonym, another choice, a
+    broader name, a fragment, a symptom), and last :func:`_elsewhere`, each reading the
+    facts the relate stage (:class:`.relate.Related`) works out. The truth in a secondary
+    role, or excluded by name, never scores (:func:`_match`, :func:`_elsewhere`)."""
     if extraction.category != "single":
         return Decision(False, True, f"{extraction.category}: {extraction.reason}")
     answer = _Answer(Related(extraction, accepted, choices), policy)

@@ -188,6 +188,8 @@ _PLACEHOLDER = re.compile(
 _ENUMERATOR_PAREN = re.compile(r"^([ \t]*)(\d{1,2}|[A-Ea-e])\)[ \t]+", re.M)
 _OPENERS, _CLOSERS = "([{<", ")]}>"
 _ANY_BRACKET = re.compile(r"[()\[\]{}<>]")
+# "W > T > X": a sign ranking names, spaced on both sides (a bracket is written close)
+_RANK_SIGN = re.compile(r"\s>\s")
 
 
 def strip_echoes(text: str) -> str:
@@ -198,7 +200,10 @@ def strip_echoes(text: str) -> str:
         return text.strip()
     keep: list[str] = []
     stack: list[int] = []
-    for ch in text:
+    for at, ch in enumerate(text):
+        if ch == ">" and _RANK_SIGN.match(text, max(at - 1, 0)):
+            keep.append(ch)  # "W > T": a rank between two names, no bracket
+            continue
         if ch in _OPENERS:
             stack.append(len(keep))
         elif ch in _CLOSERS:
@@ -217,6 +222,12 @@ def strip_echoes(text: str) -> str:
 _INITIAL = r"(?<=\b[A-Z])\.(?=\s+[a-z])"
 _NAME = rf"(?:[^.;:()\[\]\n]|{_INITIAL}){{2,80}}?"
 _NAME_IN_CLAUSE = rf"(?:[^.;:,()\[\]\n]|{_INITIAL}){{2,80}}?"
+# Names set aside after a dash, which run to the words that set them aside: commas, brackets
+# and dashes of their own allowed ("W (Churg-Strauss syndrome) and W2, level 1 are less likely")
+_NAMES_AFTER_DASH = rf"(?:[^.;:()\[\]\n]|\([^()\n]{{1,60}}\)|{_INITIAL}){{2,200}}?"
+# A name alone in its clause: no comma, and no dash that sets another name off ("T - W");
+# two names joined by "and" may be long
+_NAME_ALONE = rf"(?:(?!\s-\s)(?:[^.;:,()\[\]\n]|{_INITIAL})){{2,200}}?"
 # Whole clauses that only exclude a name; each pattern captures the excluded name.
 # What the doctor weighed: "W was considered".
 _WEIGHED = r"(?:also\s+|initially\s+|first\s+)?(?:considered|entertained|raised)"
@@ -239,6 +250,12 @@ _NEGATED_CLAUSES = (
                rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
                rf"(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)\s*$",
                re.I),
+    # "T; W less likely", "W unlikely; T": a name weighed and set aside, as a list item or a
+    # table row marked "less likely" is (docs/grading.md, red team round 4)
+    re.compile(rf"^\s*({_NAME_ALONE})\s+(?:(?:is|are|seems?)\s+)?(?:(?:much|far|considerably|"
+               rf"very|highly)\s+)?(?:less\s+likely|unlikely|excluded|ruled\s+out)\s*$", re.I),
+    # "T. Why not W? ...": a question the answer asks itself to set W aside
+    re.compile(rf"^\s*why\s+not\s+(?:a\s+|an\s+)?({_NAME})\s*$", re.I),
     re.compile(rf"^\s*(?:ruled\s+out|excluded|excluding|exclude)\s*:?\s*({_NAME})\s*$", re.I),
     re.compile(rf"^\s*(?:the\s+|my\s+)?(?:\w+\s+){{0,2}}diagnosis\s+is\s+not\s+({_NAME})\s*$",
                re.I),
@@ -249,6 +266,16 @@ _NEGATED_ASIDES = (
                rf"unlikely)\s*\)|\(\s*(?:ruled\s+out|excluded|excluding)\s*:?\s*({_NAME})\)",
                re.I),
     re.compile(rf"\s*,?\s*(?:rather\s+than|(?:and|but)\s+not|,\s*not|instead\s+of)\s+"
+               rf"({_NAME})(?=$|[.;,])", re.I),
+    # "T - W and W2 are less likely": names set aside after a dash (docs/grading.md, round 4)
+    re.compile(rf"\s+-\s+({_NAMES_AFTER_DASH})\s+(?:(?:is|are|seems?|remains?)\s+)?(?:(?:much|far)\s+)?"
+               rf"(?:less\s+likely|unlikely|not\s+likely|ruled\s+out|excluded)(?=$|[.;,])", re.I),
+    # "W favored over T", "W preferred to T": T weighed and set aside
+    re.compile(rf"\s+(?:is\s+)?(?:favou?red|preferred)\s+(?:over|to)\s+({_NAME})(?=$|[.;,])",
+               re.I),
+    # ", without complications", ", with no evidence of W": what the patient does not have
+    # (after a comma only: "preeclampsia without severe features" is one name)
+    re.compile(rf",\s*(?:without|with\s+no|no)\s+(?:(?:evidence|signs?|features?)\s+of\s+)?"
                rf"({_NAME})(?=$|[.;,])", re.I),
 )
 _NOT_BUT = re.compile(rf"\s*(?:it\s+is\s+|it's\s+|this\s+is\s+)?not\s+(?:a\s+|an\s+)?"
@@ -263,11 +290,18 @@ _CONSIDERED_BUT = re.compile(
     rf"|(?:although|though|while|whilst)\s+({_WEIGHED_NAME})\s+(?:was|were|has\s+been|"
     rf"had\s+been)\s+{_WEIGHED}\s*,\s*"
     rf"|(?:i|we)\s+(?:have\s+)?{_WEIGHED}\s+({_WEIGHED_NAME})\s*,?\s*but\s+"
-    r"(?:rather\s+|instead\s+)?)", re.I)
+    r"(?:rather\s+|instead\s+)?"
+    # "W was my initial impression, but T is more likely": a first thought, set aside
+    rf"|({_WEIGHED_NAME})\s+(?:was|were)\s+(?:my|our|the)\s+(?:initial|first|original|"
+    r"early)\s+(?:impression|thought|suspicion|diagnosis|guess|concern)\s*,?\s*"
+    r"(?:but|however,?)\s+(?:rather\s+|instead\s+|now\s+)?)", re.I)
 _CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
 _INSTEAD = re.compile(r"^\s*(?:however|instead|rather|but)\b\s*,?\s*", re.I)
 _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|ruled|exclud\w*|unlikely|rather|instead|"
-                            r"considered|entertained|raised)\b",
+                            r"considered|entertained|raised|without|less\s+likely|why|"
+                            r"favou?red|preferred|"
+                            r"(?:initial|first|original|early)\s+(?:impression|thought|suspicion|"
+                            r"diagnosis|guess|concern))\b",
                             re.I)
 
 
@@ -387,12 +421,22 @@ def open_alternatives(text: str) -> str:
     """``text`` with each alternative it keeps open written as "or Y"."""
     text = re.sub(r"\s*\band\s*/\s*or\b\s*", " or ", text, flags=re.I)
     text = _BETWEEN.sub(lambda m: f"{(m.group(1) or m.group(2)).strip()} or ", text)
+    text = _APART.sub(lambda m: f"{(m.group(1) or m.group(2)).strip()} or ", text)
     if not _HEDGE_WORD.search(text):
         return text
     for pattern in _HEDGED:
         text = pattern.sub(lambda m: f" or {m.group(1).strip()}", text)
     return text
 
+
+# "X cannot be distinguished from Y (without a biopsy)": the doctor cannot tell the two
+# apart, X or Y (docs/grading.md, red team round 4).
+_APART = re.compile(rf"(?:^|(?<=[.;:]\s))({_NAME})\s+(?:cannot|can\s*not|can't|could\s+not|"
+                    r"couldn't)\s+be\s+(?:reliably\s+|clinically\s+|easily\s+)?(?:distinguished|"
+                    r"differentiated|told\s+apart|separated)\s+from\s+"
+                    # "X and Y are equally likely": X or Y
+                    rf"|(?:^|(?<=[.;:]\s))({_NAME})\s+and\s+(?=(?:{_NAME})\s+(?:are|seem|remain)\s+"
+                    r"(?:equally|both)\s+(?:likely|possible|probable))", re.I)
 
 # "I am torn between X and Y", "deciding between X and Y", "could be X, could be Y": X or Y.
 _BETWEEN = re.compile(rf"\b(?:(?:i\s+am|i'm|we\s+are)\s+)?(?:torn|deciding|choosing|undecided|"

@@ -27,6 +27,8 @@ from .statement import (
     CONFIDENCE,
     DIFFERENTIAL_LABEL,
     DISJUNCTION,
+    PLAN_KEEPS_OPEN,
+    PLAN_SENTENCE,
     SENTENCE_END,
     bare_name,
     clean,
@@ -78,8 +80,8 @@ class Extraction:
 
 _HEDGE = (r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|"
           r"perhaps|maybe|potentially|potential|suspected)")
-# "X or Y", "X vs Y", "X / Y", "X | Y" (table cells), "X, alternatively Y"
-_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+|\s*\|\s*"
+# "X or Y", "X vs Y", "X / Y", "X | Y" (table cells), "X, alternatively Y", "X > Y" (ranked)
+_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+|\s*\|\s*|\s+>\s+"
                           r"|[.,;]?\s+alternatively\b[\s,:]*", re.I)
 _CAUSE = re.compile(
     rf"\s*,?\s*(?:{_HEDGE}\s+)?\b(?:due\s+to|secondary\s+to|caused\s+by|induced\s+by|"
@@ -90,10 +92,12 @@ _CAUSE = re.compile(
     r"arising\s+(?:in|from|within|on)|on\s+a\s+background\s+of|superimposed\s+on|"
     # "erythema migrans, indicative of Lyme disease": what the diagnosis points to
     r"indicative\s+of|characteristic\s+of|pathognomonic\s+(?:of|for))\b", re.I)
+# "W ?T": a clinician's query mark before a name, "possibly T" (docs/grading.md, round 4)
+_QUERY = r"(?<!\S)\?(?=[^\W\d_])"
 _REFINE = re.compile(
-    rf",?\s*(?<![-\w])(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
+    rf",?\s*(?:{_QUERY}|(?<![-\w])(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
     r"consider(?:ing)?|such\s+as|e\.g\.?|for\s+example|including|specifically|particularly|"
-    r"especially|like|rule\s+out|r/o|differential|vs\.?|versus|presumably)(?![-\w])[\s,:]*",
+    r"especially|like|rule\s+out|r/o|differential|vs\.?|versus|presumably)(?![-\w]))[\s,:]*",
     re.I)
 _CONCURRENT = re.compile(
     r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
@@ -116,8 +120,8 @@ _LEADING = re.compile(
     r"component\s+of|element\s+of|degree\s+of|"
     r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
 # A hedge alone ("X, possibly Y"), not an example ("such as") or a differential ("vs").
-_HEDGED = re.compile(rf"^,?\s*(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
-                     r"presumably)(?![-\w])[\s,:]*", re.I)
+_HEDGED = re.compile(rf"^,?\s*(?:{_QUERY}|(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|"
+                     r"concerning\s+for|presumably)(?![-\w]))[\s,:]*", re.I)
 _SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
                        r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
 # "(or X)": another name of the diagnosis ("fifth disease (or erythema infectiosum)") or
@@ -207,8 +211,17 @@ def _classify_paren(inner: str) -> list[Mention]:
             if _bare(p) and _is_condition_phrase(p)]
 
 
+# "W mimicking T", "W masquerading as T": what W resembles, a second name beside W that the
+# answer does not diagnose, as after "with features suggestive of" (docs/grading.md, round 4)
+_MIMIC = re.compile(r"\s*,?\s*\b(?:mimicking|mimics|masquerading\s+as|simulating|imitating|"
+                    r"resembling)\b\s*", re.I)
+
+
 def _marker(tail: str) -> tuple[Role, str]:
     """The role the clause at the start of ``tail`` gives its phrase, and the phrase on."""
+    mimic = _MIMIC.match(tail)
+    if mimic is not None:
+        return "suggested", tail[mimic.end():]
     alias = _TAIL_ALIAS.match(tail)
     if alias is not None:  # ", formerly known as Churg-Strauss syndrome"
         return "alias", tail[alias.end():]
@@ -239,7 +252,7 @@ def _marker(tail: str) -> tuple[Role, str]:
 def _next_segment(text: str) -> tuple[str, str]:
     """The phrase up to the next clause marker, and the rest from that marker on."""
     start = len(text) - len(_LEADING.sub("", text))  # a leading hedge is part of the phrase
-    cuts = [m.start() for pattern in (_CAUSE, _REFINE, _CONCURRENT)
+    cuts = [m.start() for pattern in (_CAUSE, _REFINE, _CONCURRENT, _MIMIC)
             for m in [pattern.search(text, max(start, 1))] if m and m.end() > m.start()]
     cut = min(cuts) if cuts else len(text)
     return text[:cut], text[cut:]
@@ -289,10 +302,12 @@ def _after(text: str, stmt: str) -> list[Mention]:
         name = _bare(clean(sentence))
         if not name:
             continue
-        if (_CONSIDERED.match(name) or _ABOUT_THE_ANSWER.search(name) or not bare_name(name)
+        if (PLAN_SENTENCE.match(name) and not PLAN_KEEPS_OPEN.search(name)) or (
+                _CONSIDERED.match(name) or _ABOUT_THE_ANSWER.search(name) or not bare_name(name)
                 or kind(name) != "condition" or not _is_condition_phrase(name)):
             # "Diagnosis: X. Differential diagnoses include Y and Z.": the answer is X; what
-            # it considered after it is no second diagnosis (and never scores)
+            # it considered after it is no second diagnosis (and never scores); nor is a plan
+            # ("Recommend biopsy to confirm.")
             break
         out.append(Mention(name, "after"))
     return out

@@ -1,9 +1,10 @@
 """What an answer says before its diagnosis that is no part of it (stage 1, for
 :mod:`.extract`): doubt about the one answer that follows ("I'm not certain, but X"), the
-grounds it rests on ("Based on the clinical findings, X", "Given the history, X") and the
-writer's stance ("In my opinion, X", "Clinically, X"). Other models than the recorded
-GPT-4 and GPT-3.5 open their answers so; read whole, such an opening was a list item beside
-the name, or the name itself ("none: the answer names no diagnosis").
+grounds it rests on ("Based on the clinical findings, X", "Given the history, X"), the
+writer's stance ("In my opinion, X", "Clinically, X"), and the patient's history before what
+the patient presents with now ("History of W, now presenting with X"). Other models than
+the recorded GPT-4 and GPT-3.5 open their answers so; read whole, such an opening was a list
+item beside the name, or the name itself ("none: the answer names no diagnosis").
 """
 
 from __future__ import annotations
@@ -39,9 +40,27 @@ _GROUNDS = re.compile(
     r"all\s+things\s+considered|on\s+balance)\s*,\s*(?=\S)"
     # the writer's leaning, in a clinician's shorthand ("Favor T", "Leaning towards T")
     r"|^\s*(?:i\s+)?(?:favou?r(?:ing)?|leaning\s+towards?|lean\s+towards?)\s+(?=\S)", re.I)
+# "Favor T over W": the leaning and the name it is preferred to ("T over W" is no name)
+_OVER = re.compile(r"^(\s*(?:i\s+)?(?:favou?r(?:ing)?|prefer(?:ring)?)\s+[^.;\n]+?)\s+over\s+"
+                   r"[^.;\n]+", re.I)
+
+
+# The patient's history before what the patient presents with now ("History of T, now
+# presenting with W", "Known history of T; presents with W", "Previously diagnosed T;
+# current diagnosis W"): a history is known, not diagnosed now (docs/grading.md), and what
+# follows it is the answer.
+_HISTORY = re.compile(
+    r"^\s*(?:(?:(?:a|an|the)\s+(?:[\w-]+\s+){0,3}?(?:patient|man|woman|child|boy|girl|infant)\s+"
+    r"with\s+)?(?:a\s+)?(?:(?:known|past|prior|previous)\s+)?(?:medical\s+)?(?:history|hx)\s+of"
+    r"|previously\s+diagnosed(?:\s+with)?)\s+"
+    r"[^,;.\n]{1,80}?\s*[,;]?\s*(?:(?:now|currently|who\s+now)\s+)?(?:presenting|presents|"
+    r"admitted|now|current(?:ly)?(?:\s+diagnosis)?(?:\s+is)?)\b(?:\s+with\b)?\s*[,:]?\s*(?=\S)",
+    re.I)
 
 
 def drop_preface(text: str) -> str:
     """``text`` without an opening that only says the doctor is unsure, or what the answer
-    rests on, or the writer's stance."""
-    return _GROUNDS.sub("", _DOUBT.sub("", text, count=1), count=1)
+    rests on, or the writer's stance, or the patient's history before what is diagnosed
+    now."""
+    text = _OVER.sub(r"\1", _DOUBT.sub("", text, count=1), count=1)
+    return _HISTORY.sub("", _GROUNDS.sub("", text, count=1), count=1)

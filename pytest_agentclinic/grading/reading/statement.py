@@ -21,7 +21,8 @@ import re
 
 from ..terms.kinds import INJURIES_AND_STATES
 
-__all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
+__all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "PLAN_KEEPS_OPEN", "PLAN_SENTENCE",
+           "SENTENCE_END", "bare_name", "clean",
            "cut_context", "declared", "first_line", "label", "starts_labelled",
            "statement"]
 
@@ -45,7 +46,9 @@ _QUALIFIER = (r"(?:final|working|provisional|clinical|primary|principal|leading|
 # heads the line below ("## Final Diagnosis" over "Psoriasis").
 _LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
     rf"\bfinal\s+(?:diagnosis|answer){_SEPARATOR}",
-    rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx){_SEPARATOR}",
+    rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx){_SEPARATOR}"
+    # "Primary: T" over "Secondary: none": the main diagnosis by its role, a colon after it
+    rf"|{_LINE_START}(?:primary|principal|main){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)",
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:final\s+)?answer{_SEPARATOR}",
     rf"{_LINE_START}(?:clinical\s+)?(?:impression|assessment|conclusion){_SEPARATOR}",
 ))
@@ -67,6 +70,9 @@ def label(text: str) -> str | None:
         if starts_labelled(part):
             # "Final Diagnosis: <diagnosis>X</diagnosis>": the label inside is the answer's
             return label(part.lstrip())
+        if index < _PROSE_LABEL and _heads_differential(part):
+            # "Final Diagnosis:" over a differential and the label that answers after it
+            return label(part)
         before = first_line(clean(text[: found.start()]))
         return None if index == _PROSE_LABEL and before and bare_name(before) else part
     return None
@@ -83,18 +89,28 @@ def declared(text: str) -> list[str]:
     opens with another label ("Final Diagnosis: Answer: X") declares what that one does; a
     final diagnosis supersedes a working one ("Most likely diagnosis: X ... Final diagnosis:
     Y" declares Y)."""
-    final = _LABELS[0].search(text) is not None
+    final = any(not _heads_differential(text[m.end():]) for m in _LABELS[0].finditer(text))
     out: list[str] = []
     for pattern in _LABELS[:3]:
         for found in pattern.finditer(text):
             if final and _TENTATIVE.search(found.group()):
                 continue  # a final diagnosis supersedes a working one
             part = text[found.end():].lstrip()
-            if (pattern is _LABELS[0] and DIFFERENTIAL_LABEL.match(part)
-                    and _LABELS[0].search(part)):
-                continue  # "Differential: X, Y. Final answer: Z" declares Z
+            if _heads_differential(part):
+                # "Differential: X, Y. Final answer: Z" declares Z; "Final Diagnosis:" over
+                # "Differential diagnosis: ... Most likely diagnosis: Z" declares Z
+                continue
             out.extend(declared(part) if starts_labelled(part) else [part])
     return out
+
+
+def _heads_differential(part: str) -> bool:
+    """Whether a label's text opens with a differential that a later label answers after
+    ("Differential: X, Y. Final answer: Z"; "Differential diagnosis: 1. X 2. Y ... Most
+    likely diagnosis: Z"): the label heads the section, and declares nothing of its own."""
+    part = part.lstrip()
+    return DIFFERENTIAL_LABEL.match(part) is not None and any(
+        p.search(part) for p in _LABELS[:3])
 
 
 _TENTATIVE = re.compile(r"\b(?:working|provisional|tentative|presumptive|presumed|probable|likely|"
@@ -327,7 +343,7 @@ def bare_name(line: str) -> bool:
 #: or after a colon or a dash (not "low probability of lymphoma", which names a disease).
 CONFIDENCE = (r"(?:(?:very\s+)?(?:high|moderate|medium|low|intermediate)\s+)?"
               r"(?:confidence|certainty|probability|likelihood)"
-              r"(?:\s*(?:[:=]|is|of)?\s*(?:(?:very\s+)?(?:high|moderate|medium|low|intermediate)"
+              r"(?:\s*(?:[:=]|is|of)?\s*[<>~\u2248\u2264\u2265]?\s*(?:(?:very\s+)?(?:high|moderate|medium|low|intermediate)"
               r"|\d+(?:\.\d+)?\s*%?|0?\.\d+))?[\s.]*$")
 
 # A reason after the name, set off by a colon or a dash ("X: the history and examination are
@@ -347,6 +363,16 @@ _REASON = re.compile(
 _PLAN = re.compile(r",?\s+but\s+(?:i|we)(?:\s+(?:would|will|should)|'d)?\s+"
                    r"(?:(?:like|want)\s+to\s+)?(?:confirm|verify|recommend|suggest|order|obtain|"
                    r"start|refer|send|perform)\b", re.I)
+
+
+#: A sentence of what to do next after the answer ("Recommend biopsy to confirm.", "I
+#: recommend seeing a specialist."): a plan, which names no diagnosis unless it keeps one
+#: open (:data:`PLAN_KEEPS_OPEN`: "Recommend testing for W", "... to rule out W").
+PLAN_SENTENCE = re.compile(r"^\s*(?:(?:i|we)\s+(?:would\s+|will\s+|'d\s+|strongly\s+|also\s+)*)?"
+                           r"(?:recommend|suggest|advise|order|obtain|arrange|schedule|refer|"
+                           r"start|begin|initiate|perform|send|check|confirm|verify)\b", re.I)
+PLAN_KEEPS_OPEN = re.compile(r"\b(?:for|or|rule\s+out|r/o|exclud\w*|possib\w*|consider\w*|"
+                             r"differential|vs\.?|versus)\b", re.I)
 
 
 def cut_context(text: str) -> str:
