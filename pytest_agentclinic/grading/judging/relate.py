@@ -27,7 +27,7 @@ from typing import Literal
 
 from ..reading.notes import is_note
 from ..reading.parse import Extraction, Mention
-from ..terminology import CONDITION_SUFFIXES, key, tokens
+from ..terminology import tokens
 from ..terms.concepts import default_terminology
 from ..terms.concurrent import (
     complication,
@@ -36,12 +36,19 @@ from ..terms.concurrent import (
     finding,
     stated_secondary,
 )
-from ..terms.equivalence import compare, judge
-from ..terms.kinds import INJURIES_AND_STATES, kind
+from ..terms.equivalence import judge
+from ..terms.kinds import kind
 from ..terms.relation import Equivalence
-from ..terms.truth_forms import forms_of as _forms
 from .choices import choices_named, distractor, same_name
 from .initials import another_disease_abbreviated
+from .name_tests import (
+    bracketed_disease,
+    has_condition_word,
+    head_apart,
+    known_apart,
+    opens_with_known,
+    restates,
+)
 from .word_guards import bare_head, fragment, head_of_variants, unslipped
 
 __all__ = ["NameRelation", "Related", "Standing", "relate_name"]
@@ -58,7 +65,6 @@ SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complic
                              "suggested"})
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
 _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested"})
-_KIN = frozenset({"same", "synonym", "broader", "narrower"})
 #: "X-like" (also after a bracket: "encephalopathy (PML)-like"): what resembles X.
 _LIKE = re.compile(r"([^\W\d_]+)(?:\s*\([^()]*\))?\s*-\s*like\b")
 #: A word before a companion that states its role beside the main diagnosis, never part of
@@ -250,7 +256,7 @@ class Related:
     def placed_apart(self) -> bool:
         """Whether the terminology places :attr:`placed` in another branch than the truth."""
         placed = self.placed
-        apart = _known_apart(placed, self.accepted) or _head_apart(placed, self.accepted)
+        apart = known_apart(placed, self.accepted) or head_apart(placed, self.accepted)
         if placed != self.name and apart:
             apart = all(not judge(placed, truth).correct for truth in self.accepted)
         return apart
@@ -316,10 +322,10 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
              # a qualifier or a finding ("chronic plaque type") is no disease of its own; a
              # name in brackets that the terminology does not know may be a lay name of the
              # main one ("frozen shoulder (adhesive capsulitis)", "(canker sores)")
-             and (_bracketed_disease(m.text, extraction.diagnosis)
+             and (bracketed_disease(m.text, extraction.diagnosis)
                   if m.role in ("beside", "suggested")
-                  else terms.disease_like(m.text) or _has_condition_word(m.text)
-                  or disease_by_words(m.text) or _opens_with_known(m.text))]
+                  else terms.disease_like(m.text) or has_condition_word(m.text)
+                  or disease_by_words(m.text) or opens_with_known(m.text))]
     # The main diagnosis and the names that restate it, each linked to one before it
     # ("Parvovirus B19 infection (fifth disease or erythema infectiosum)").
     same = [extraction.diagnosis, *(m.text for m in extraction.mentions
@@ -327,7 +333,7 @@ def _another_disease(extraction: Extraction, whole: str) -> str | None:
     bracketed = {m.text for m in extraction.mentions if m.role in ("beside", "suggested")}
     for _ in range(len(names)):
         linked = [n for n in names if n not in same
-                  and any(_restates(n, s, loosely=n in bracketed) for s in same)]
+                  and any(restates(n, s, loosely=n in bracketed) for s in same)]
         if not linked:
             break
         same.extend(linked)
@@ -354,80 +360,3 @@ def _parts_of_names(extraction: Extraction) -> frozenset[str]:
     return frozenset(
         m.text for before, m in pairwise(mentions)
         if m.role == "concurrent" and terms.known(f"{before.text} with {m.text}"))
-
-
-def _bracketed_disease(name: str, main: str) -> bool:
-    """Whether a name in brackets is a disease: one the terminology knows, or one whose head
-    noun it knows in another branch than the main name ("plaque psoriasis (papulopustular
-    rosacea)"); an unknown name otherwise may be a lay name of the main one ("(canker
-    sores)")."""
-    words = tokens(name)
-    terms = default_terminology()
-    # ending in a name it knows ("(acute type A aortic dissection)": aortic dissection); or
-    # naming a disease by its words and sharing none with the main name: a lay name is no
-    # "-itis" or "-oma" ("(leukemia cutis)", "(pyostomatitis vegetans)")
-    return (terms.known(name) or _head_apart(name, [main])
-            or (len(words) > 2 and terms.known(" ".join(words[-2:]))
-                and not _restates(" ".join(words[-2:]), main, loosely=True))
-            or (disease_by_words(name) and not set(words) & set(tokens(main))))
-
-
-def _restates(name: str, other: str, *, loosely: bool = False) -> bool:
-    """Whether the terminology links two names: a synonym (of any scope), or a hierarchy two
-    sources state; ``loosely`` (a name in brackets after the other, where doctors put
-    another name of it: "primary hyperaldosteronism (Conn's syndrome)"), one source's
-    hierarchy either way will do, or the two names' words naming one concept together."""
-    relations = (compare(name, other), compare(other, name)) if loosely else (
-        compare(name, other),)
-    # A sibling is another disease, however few sources say so ("rheumatoid arthritis
-    # (ankylosing spondylitis)", "intussusception (Kawasaki disease)").
-    return any(r.kind in ("same", "synonym") or (r.kind in _KIN and r.sure and r.curated)
-               or (loosely and r.kind in _KIN)
-               for r in relations) or (loosely and _one_concept(name, other))
-
-
-def _one_concept(name: str, other: str) -> bool:
-    """Whether the words of two names together are a name of one concept the terminology
-    knows: the bracket says which one, as a manifestation with its disease ("erythema migrans
-    (Lyme disease)" is MeSH's "Erythema Migrans of Lyme Disease"), not another diagnosis."""
-    a, b = key(name), key(other)
-    return bool(a and b and not a <= b and not b <= a) and default_terminology().known(a | b)
-
-
-def _opens_with_known(name: str) -> bool:
-    """Whether ``name`` opens with a disease the terminology knows, two words or more, and
-    says which kind after it ("anorexia nervosa - purging type"): a kind of that disease."""
-    words = name.split()
-    terms = default_terminology()
-    return any(terms.disease_like(" ".join(words[:i])) and not terms.symptom(
-        " ".join(words[:i])) for i in range(len(words) - 1, 1, -1))
-
-
-def _has_condition_word(name: str) -> bool:
-    """Whether a name has a word that names a condition, or ends in a name the terminology
-    knows ("acute type A aortic dissection": aortic dissection), or names an injury or a
-    state of pregnancy (a second condition the answer gives, not a finding of the first)."""
-    words = tokens(name)
-    return (any(w.endswith(CONDITION_SUFFIXES) or w in INJURIES_AND_STATES for w in words)
-            or (len(words) > 2 and default_terminology().known(" ".join(words[-2:]))))
-
-
-
-def _known_apart(name: str, accepted: Sequence[str]) -> bool:
-    """Whether the terminology knows ``name`` and a name of the truth, and so places them in
-    other branches (then "unrelated" is sure, and no moderator is asked)."""
-    terms = default_terminology()
-    return terms.known(name) and any(
-        terms.known(form) for truth in accepted for form in _forms(truth)[:1])
-
-
-def _head_apart(name: str, accepted: Sequence[str]) -> bool:
-    """Whether a name the terminology does not know has a head noun it knows that it places
-    in another branch than the truth ("papulopustular rosacea" for plaque psoriasis)."""
-    words = tokens(name)
-    terms = default_terminology()
-    if not words or terms.known(name) or not terms.known(words[-1]):
-        return False
-    judged = [judge(words[-1], truth) for truth in accepted]
-    return all(j.relation == "different" and j.sure for j in judged) and _known_apart(
-        words[-1], accepted)

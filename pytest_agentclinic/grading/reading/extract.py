@@ -28,11 +28,11 @@ from ...core.text import bounded_cache
 from ..terminology import content
 from ..terms.kinds import kind
 from .companions import one_condition
+from .hedges import open_alternatives
 from .markers import (
     addresses_grader,
     drop_abbreviations,
     drop_negations,
-    open_alternatives,
     ready_answers,
     strip_echoes,
     unwrap,

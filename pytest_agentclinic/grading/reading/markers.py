@@ -22,6 +22,8 @@ import json
 import re
 from collections.abc import Iterator
 
+from .name_patterns import NAME, NAME_ALONE, NAME_IN_CLAUSE, NAMES_AFTER_DASH
+
 # --- where the answer starts ------------------------------------------------------------------
 
 _READY = re.compile(r"\b([a-z]{6,11})[\s_-]*read[yi]\b\s*[:\-]?\s*", re.I)
@@ -218,65 +220,55 @@ def strip_echoes(text: str) -> str:
 
 # --- negation ---------------------------------------------------------------------------------
 
-# A name may hold an initial's full stop ("C. difficile colitis").
-_INITIAL = r"(?<=\b[A-Z])\.(?=\s+[a-z])"
-_NAME = rf"(?:[^.;:()\[\]\n]|{_INITIAL}){{2,80}}?"
-_NAME_IN_CLAUSE = rf"(?:[^.;:,()\[\]\n]|{_INITIAL}){{2,80}}?"
-# Names set aside after a dash, which run to the words that set them aside: commas, brackets
-# and dashes of their own allowed ("W (Churg-Strauss syndrome) and W2, level 1 are less likely")
-_NAMES_AFTER_DASH = rf"(?:[^.;:()\[\]\n]|\([^()\n]{{1,60}}\)|{_INITIAL}){{2,200}}?"
-# A name alone in its clause: no comma, and no dash that sets another name off ("T - W");
-# two names joined by "and" may be long
-_NAME_ALONE = rf"(?:(?!\s-\s)(?:[^.;:,()\[\]\n]|{_INITIAL})){{2,200}}?"
 # Whole clauses that only exclude a name; each pattern captures the excluded name.
 # What the doctor weighed: "W was considered".
 _WEIGHED = r"(?:also\s+|initially\s+|first\s+)?(?:considered|entertained|raised)"
 # The name weighed may carry its bracket ("eosinophilic granulomatosis with polyangiitis
 # (Churg-Strauss syndrome) was considered"): set aside whole.
-_WEIGHED_NAME = rf"{_NAME_IN_CLAUSE}(?:\s*\([^()\n]{{1,60}}\))?"
+_WEIGHED_NAME = rf"{NAME_IN_CLAUSE}(?:\s*\([^()\n]{{1,60}}\))?"
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
-               rf"(?:not|no)\s+(?:a\s+|an\s+)?({_NAME})\s*$", re.I),
+               rf"(?:not|no)\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
     # "Likely not X, as the symptoms do not fit": a reason may follow the excluded name
     re.compile(rf"^\s*(?:(?:most\s+)?(?:likely|probably)\s+)?not\s+(?:a\s+|an\s+)?"
-               rf"({_NAME_IN_CLAUSE}),\s*(?:as|because|since|given)\b.*$", re.I),
+               rf"({NAME_IN_CLAUSE}),\s*(?:as|because|since|given)\b.*$", re.I),
     re.compile(rf"^\s*(?:i\s+)?(?:do\s+not|don't)\s+(?:think|believe)\s+(?:it\s+is\s+|it's\s+"
-               rf"|this\s+is\s+)?({_NAME})\s*$", re.I),
+               rf"|this\s+is\s+)?({NAME})\s*$", re.I),
     # "X was considered" (then "however, Y"): what was weighed, set aside
     re.compile(rf"^\s*({_WEIGHED_NAME})\s+(?:was|were|has\s+been|had\s+been)\s+{_WEIGHED}\s*$",
                re.I),
     # "X is unlikely", "X - unlikely", "X: ruled out"
-    re.compile(rf"^\s*({_NAME})(?:\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
+    re.compile(rf"^\s*({NAME})(?:\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
                rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
                rf"(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)\s*$",
                re.I),
     # "T; W less likely", "W unlikely; T": a name weighed and set aside, as a list item or a
     # table row marked "less likely" is (docs/grading.md, red team round 4)
-    re.compile(rf"^\s*({_NAME_ALONE})\s+(?:(?:is|are|seems?)\s+)?(?:(?:much|far|considerably|"
+    re.compile(rf"^\s*({NAME_ALONE})\s+(?:(?:is|are|seems?)\s+)?(?:(?:much|far|considerably|"
                rf"very|highly)\s+)?(?:less\s+likely|unlikely|excluded|ruled\s+out)\s*$", re.I),
     # "T. Why not W? ...": a question the answer asks itself to set W aside
-    re.compile(rf"^\s*why\s+not\s+(?:a\s+|an\s+)?({_NAME})\s*$", re.I),
-    re.compile(rf"^\s*(?:ruled\s+out|excluded|excluding|exclude)\s*:?\s*({_NAME})\s*$", re.I),
-    re.compile(rf"^\s*(?:the\s+|my\s+)?(?:\w+\s+){{0,2}}diagnosis\s+is\s+not\s+({_NAME})\s*$",
+    re.compile(rf"^\s*why\s+not\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
+    re.compile(rf"^\s*(?:ruled\s+out|excluded|excluding|exclude)\s*:?\s*({NAME})\s*$", re.I),
+    re.compile(rf"^\s*(?:the\s+|my\s+)?(?:\w+\s+){{0,2}}diagnosis\s+is\s+not\s+({NAME})\s*$",
                re.I),
 )
 # Asides inside a clause that exclude a name: "(X ruled out)", ", not X", "rather than X".
 _NEGATED_ASIDES = (
-    re.compile(rf"\(\s*(?:not|no)\s+({_NAME})\)|\(\s*({_NAME})\s+(?:ruled\s+out|excluded|"
-               rf"unlikely)\s*\)|\(\s*(?:ruled\s+out|excluded|excluding)\s*:?\s*({_NAME})\)",
+    re.compile(rf"\(\s*(?:not|no)\s+({NAME})\)|\(\s*({NAME})\s+(?:ruled\s+out|excluded|"
+               rf"unlikely)\s*\)|\(\s*(?:ruled\s+out|excluded|excluding)\s*:?\s*({NAME})\)",
                re.I),
     re.compile(rf"\s*,?\s*(?:rather\s+than|(?:and|but)\s+not|,\s*not|instead\s+of)\s+"
-               rf"({_NAME})(?=$|[.;,])", re.I),
+               rf"({NAME})(?=$|[.;,])", re.I),
     # "T - W and W2 are less likely": names set aside after a dash (docs/grading.md, round 4)
-    re.compile(rf"\s+-\s+({_NAMES_AFTER_DASH})\s+(?:(?:is|are|seems?|remains?)\s+)?(?:(?:much|far)\s+)?"
+    re.compile(rf"\s+-\s+({NAMES_AFTER_DASH})\s+(?:(?:is|are|seems?|remains?)\s+)?(?:(?:much|far)\s+)?"
                rf"(?:less\s+likely|unlikely|not\s+likely|ruled\s+out|excluded)(?=$|[.;,])", re.I),
     # "W favored over T", "W preferred to T": T weighed and set aside
-    re.compile(rf"\s+(?:is\s+)?(?:favou?red|preferred)\s+(?:over|to)\s+({_NAME})(?=$|[.;,])",
+    re.compile(rf"\s+(?:is\s+)?(?:favou?red|preferred)\s+(?:over|to)\s+({NAME})(?=$|[.;,])",
                re.I),
     # ", without complications", ", with no evidence of W": what the patient does not have
     # (after a comma only: "preeclampsia without severe features" is one name)
     re.compile(rf",\s*(?:without|with\s+no|no)\s+(?:(?:evidence|signs?|features?)\s+of\s+)?"
-               rf"({_NAME})(?=$|[.;,])", re.I),
+               rf"({NAME})(?=$|[.;,])", re.I),
 )
 _NOT_BUT = re.compile(rf"\s*(?:it\s+is\s+|it's\s+|this\s+is\s+)?not\s+(?:a\s+|an\s+)?"
                       rf"({_WEIGHED_NAME})(?:,?\s+but\s+(?:rather\s+|instead\s+)?|\s+-\s+)",
@@ -382,64 +374,3 @@ _INJECTION = re.compile(
 def addresses_grader(text: str) -> bool:
     """Whether ``text`` speaks to whoever grades it (a prompt injection, not a diagnosis)."""
     return _INJECTION.search(text) is not None
-
-
-# --- hedged alternatives ----------------------------------------------------------------------
-
-_KEEP_OPEN = (r"(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|should\s+not|"
-              r"shouldn't)\s+be\s+(?:entirely\s+|fully\s+|completely\s+)?(?:excluded|ruled\s+out|"
-              r"dismissed|discounted)")
-# "X, though Y cannot be excluded", "X; Y is also possible", "X, but cannot rule out Y": the
-# doctor keeps Y open, so the answer offers two diagnoses ("X or Y").
-_HEDGED = (
-    re.compile(rf"[,;]?\s*\b(?:though|although|but|however|yet|while|and)\s+({_NAME})\s+"
-               rf"{_KEEP_OPEN}", re.I),
-    re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)?(?:cannot|"
-               rf"can\s*not|can't|could\s+not|would\s+not|wouldn't|do\s+not|don't|will\s+not|"
-               rf"won't)\s+(?:yet\s+)?(?:exclude|rule\s+out|dismiss)\s+({_NAME})(?=$|[.;,])", re.I),
-    # "X, but I would also consider Y": a second diagnosis the doctor weighs beside X
-    re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)(?:would|"
-               rf"should|might|may|could|will)\s+also\s+consider\s+({_NAME})(?=$|[.;,])", re.I),
-    # "X, but it could also be Y", "X, though Y might also be the cause"
-    re.compile(rf"[,;]?\s*\b(?:though|although|but|however)?\s*(?:it|this)\s+(?:could|may|"
-               rf"might)\s+also\s+be\s+({_NAME_IN_CLAUSE})(?=$|[.;,])", re.I),
-    # The name stops at a comma: "X is likely, but Y is also possible" keeps Y open, not X.
-    re.compile(rf"[,;.]?\s*\b(?:though|although|but|however)?\s*({_NAME_IN_CLAUSE})\s+"
-               rf"(?:is|remains)\s+"
-               rf"(?:also\s+)?(?:possible|a\s+possibility|in\s+the\s+differential|a\s+"
-               rf"consideration|to\s+be\s+considered)(?=$|[.;,])", re.I),
-)
-
-
-_HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|"
-                         r"would\s+not|wouldn't|do\s+not|don't|will\s+not|won't|"
-                         r"should\s+not|shouldn't|possible|possibility|differential|"
-                         r"consideration|considered|also)\b", re.I)
-
-
-def open_alternatives(text: str) -> str:
-    """``text`` with each alternative it keeps open written as "or Y"."""
-    text = re.sub(r"\s*\band\s*/\s*or\b\s*", " or ", text, flags=re.I)
-    text = _BETWEEN.sub(lambda m: f"{(m.group(1) or m.group(2)).strip()} or ", text)
-    text = _APART.sub(lambda m: f"{(m.group(1) or m.group(2)).strip()} or ", text)
-    if not _HEDGE_WORD.search(text):
-        return text
-    for pattern in _HEDGED:
-        text = pattern.sub(lambda m: f" or {m.group(1).strip()}", text)
-    return text
-
-
-# "X cannot be distinguished from Y (without a biopsy)": the doctor cannot tell the two
-# apart, X or Y (docs/grading.md, red team round 4).
-_APART = re.compile(rf"(?:^|(?<=[.;:]\s))({_NAME})\s+(?:cannot|can\s*not|can't|could\s+not|"
-                    r"couldn't)\s+be\s+(?:reliably\s+|clinically\s+|easily\s+)?(?:distinguished|"
-                    r"differentiated|told\s+apart|separated)\s+from\s+"
-                    # "X and Y are equally likely": X or Y
-                    rf"|(?:^|(?<=[.;:]\s))({_NAME})\s+and\s+(?=(?:{_NAME})\s+(?:are|seem|remain)\s+"
-                    r"(?:equally|both)\s+(?:likely|possible|probable))", re.I)
-
-# "I am torn between X and Y", "deciding between X and Y", "could be X, could be Y": X or Y.
-_BETWEEN = re.compile(rf"\b(?:(?:i\s+am|i'm|we\s+are)\s+)?(?:torn|deciding|choosing|undecided|"
-                      rf"hesitating)\s+between\s+({_NAME_IN_CLAUSE})\s+and\s+"
-                      rf"|(?:^|(?<=[.;]\s))(?:it\s+)?(?:could|may|might)\s+be\s+({_NAME_IN_CLAUSE}),"
-                      rf"\s*(?:or\s+)?(?:it\s+)?(?:could|may|might)\s+(?:also\s+)?be\s+", re.I)

@@ -1,0 +1,68 @@
+"""Alternatives the doctor keeps open beside the answer, written as "X or Y" before the
+answer is parsed: "X, though Y cannot be excluded", "torn between X and Y", "X cannot be
+distinguished from Y". An answer that keeps a second diagnosis open offers several
+(CRAFT-MD's grader, step 1: "more than one possible diagnosis"; docs/grading.md)."""
+
+from __future__ import annotations
+
+import re
+
+from .name_patterns import NAME, NAME_IN_CLAUSE
+
+_KEEP_OPEN = (r"(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|should\s+not|"
+              r"shouldn't)\s+be\s+(?:entirely\s+|fully\s+|completely\s+)?(?:excluded|ruled\s+out|"
+              r"dismissed|discounted)")
+# "X, though Y cannot be excluded", "X; Y is also possible", "X, but cannot rule out Y": the
+# doctor keeps Y open, so the answer offers two diagnoses ("X or Y").
+_HEDGED = (
+    re.compile(rf"[,;]?\s*\b(?:though|although|but|however|yet|while|and)\s+({NAME})\s+"
+               rf"{_KEEP_OPEN}", re.I),
+    re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)?(?:cannot|"
+               rf"can\s*not|can't|could\s+not|would\s+not|wouldn't|do\s+not|don't|will\s+not|"
+               rf"won't)\s+(?:yet\s+)?(?:exclude|rule\s+out|dismiss)\s+({NAME})(?=$|[.;,])", re.I),
+    # "X, but I would also consider Y": a second diagnosis the doctor weighs beside X
+    re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)(?:would|"
+               rf"should|might|may|could|will)\s+also\s+consider\s+({NAME})(?=$|[.;,])", re.I),
+    # "X, but it could also be Y", "X, though Y might also be the cause"
+    re.compile(rf"[,;]?\s*\b(?:though|although|but|however)?\s*(?:it|this)\s+(?:could|may|"
+               rf"might)\s+also\s+be\s+({NAME_IN_CLAUSE})(?=$|[.;,])", re.I),
+    # The name stops at a comma: "X is likely, but Y is also possible" keeps Y open, not X.
+    re.compile(rf"[,;.]?\s*\b(?:though|although|but|however)?\s*({NAME_IN_CLAUSE})\s+"
+               rf"(?:is|remains)\s+"
+               rf"(?:also\s+)?(?:possible|a\s+possibility|in\s+the\s+differential|a\s+"
+               rf"consideration|to\s+be\s+considered)(?=$|[.;,])", re.I),
+)
+
+
+_HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|"
+                         r"would\s+not|wouldn't|do\s+not|don't|will\s+not|won't|"
+                         r"should\s+not|shouldn't|possible|possibility|differential|"
+                         r"consideration|considered|also)\b", re.I)
+
+
+def open_alternatives(text: str) -> str:
+    """``text`` with each alternative it keeps open written as "or Y"."""
+    text = re.sub(r"\s*\band\s*/\s*or\b\s*", " or ", text, flags=re.I)
+    text = _BETWEEN.sub(lambda m: f"{(m.group(1) or m.group(2)).strip()} or ", text)
+    text = _APART.sub(lambda m: f"{(m.group(1) or m.group(2)).strip()} or ", text)
+    if not _HEDGE_WORD.search(text):
+        return text
+    for pattern in _HEDGED:
+        text = pattern.sub(lambda m: f" or {m.group(1).strip()}", text)
+    return text
+
+
+# "X cannot be distinguished from Y (without a biopsy)": the doctor cannot tell the two
+# apart, X or Y (docs/grading.md, red team round 4).
+_APART = re.compile(rf"(?:^|(?<=[.;:]\s))({NAME})\s+(?:cannot|can\s*not|can't|could\s+not|"
+                    r"couldn't)\s+be\s+(?:reliably\s+|clinically\s+|easily\s+)?(?:distinguished|"
+                    r"differentiated|told\s+apart|separated)\s+from\s+"
+                    # "X and Y are equally likely": X or Y
+                    rf"|(?:^|(?<=[.;:]\s))({NAME})\s+and\s+(?=(?:{NAME})\s+(?:are|seem|remain)\s+"
+                    r"(?:equally|both)\s+(?:likely|possible|probable))", re.I)
+
+# "I am torn between X and Y", "deciding between X and Y", "could be X, could be Y": X or Y.
+_BETWEEN = re.compile(rf"\b(?:(?:i\s+am|i'm|we\s+are)\s+)?(?:torn|deciding|choosing|undecided|"
+                      rf"hesitating)\s+between\s+({NAME_IN_CLAUSE})\s+and\s+"
+                      rf"|(?:^|(?<=[.;]\s))(?:it\s+)?(?:could|may|might)\s+be\s+({NAME_IN_CLAUSE}),"
+                      rf"\s*(?:or\s+)?(?:it\s+)?(?:could|may|might)\s+(?:also\s+)?be\s+", re.I)
