@@ -3,9 +3,9 @@ sorts them.
 
 The process that owns the run directory (the xdist controller, or the one process of a run
 without xdist) hears of every finished item's record as the item reports, as the text the
-playing process wrote to its results file (:func:`.results.record_text`). Parsed then, while
-the encounters play (the controller is idle between its workers' reports), they are ready
-when the last item ends, and where each line is in its file is known. At the end
+playing process wrote to its results file (:func:`.results.record_text`). Parsed before the
+last item ends (the controller is idle between its workers' reports; when, see below), they
+are ready then, and where each line is in its file is known. At the end
 :meth:`RunningMerge.finish` writes results.jsonl in item order from those places and removes
 the workers' files. Reading every file back and parsing it there, serially after the last
 answer, took 0.9 s at 2,000 encounters. Nothing is written twice during the run: a
@@ -15,22 +15,22 @@ Whatever did not arrive (a report lost with its worker, a record no report carri
 in the files' sizes: then the merge reads the files as before
 (:func:`.results.merge_results`), so no record is lost.
 
-While every worker plays, each record is held packed (:class:`Packer`): its fields' values
-in tuples, not models and their ``__dict__``, the node id it is filed under not twice. The
-parsed records were the controller's largest growth (~3.2 KB each with their places, ~1.4 KB
-packed: 18 MB less at 10,000 encounters). Once a worker has finished, the process tree is
-past its peak: the records are unpacked then (~10 us each; parsing their texts again would
-be ~22), off the end phase in a split run, whose first worker finishes seconds before its
-last, and those still to come are held as they are."""
+While every xdist worker plays, a worker's record is held as its text compressed (zlib, the
+run's first text as the dictionary: ~0.15-0.25 KB against ~3.2 KB parsed, the controller's
+largest growth at 10,000 encounters). Once a worker has finished, the process tree is past
+its peak: the texts are parsed then (:meth:`RunningMerge.parse_held`, ~25 us each), off the end
+phase in a split run, whose first worker finishes seconds before its last, and the records
+still to come are parsed as they arrive. A run without xdist parses each as it arrives.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import zlib
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from pydantic import BaseModel
-
+from ..core.heap import gc_paused
 from ..core.records import ResultRecord
 from .results import (
     RESULTS,
@@ -58,11 +58,13 @@ class RunningMerge:
     def __init__(self, stream: ResultsStream) -> None:
         self.stream = stream
         self._shared = _SharedParts()
-        self._packer = Packer(self._shared)
-        #: Each arrived record, packed (:meth:`record` unpacks one).
-        self._records: dict[str, tuple[Any, ...]] = {}
-        #: Whether records are packed as they arrive (until :meth:`unpack`).
-        self._packing = True
+        #: Each arrived record: parsed, or an xdist worker's text compressed (bytes) until
+        #: :meth:`parse_held`.
+        self._records: dict[str, ResultRecord | bytes] = {}
+        #: Whether workers' texts are held compressed as they arrive (until :meth:`parse_held`).
+        self._holding = True
+        #: The compression's dictionary: the first compressed text.
+        self._zdict = b""
         self._places: dict[str, Place] = {}
         #: Each worker's results file's name (one string for all its records' places).
         self._names: dict[str, str] = {}
@@ -76,9 +78,13 @@ class RunningMerge:
         return len(self._records)
 
     def record(self, nodeid: str) -> ResultRecord | None:
-        """Item ``nodeid``'s record, if it arrived (a new object each time)."""
-        packed = self._records.get(nodeid)
-        return None if packed is None else self._packer.unpack(packed, nodeid)
+        """Item ``nodeid``'s record, if it arrived and is one (parsed anew while held as
+        text)."""
+        held = self._records.get(nodeid)
+        try:
+            return None if held is None else self._parse(held)
+        except ValueError:
+            return None
 
     def add(self, nodeid: str, text: str, worker: str | None = None) -> None:
         """Item ``nodeid``'s record, as its :func:`~.results.record_text`, reported by
@@ -86,7 +92,8 @@ class RunningMerge:
         text that is no record is left to the files' merge."""
         if nodeid in self._records:
             return
-        length = len(text.encode("utf-8")) + 1  # and its newline
+        data = text.encode("utf-8")
+        length = len(data) + 1  # and its newline
         if worker is None:
             self._places[nodeid] = (None, 0, length)
         else:
@@ -94,27 +101,47 @@ class RunningMerge:
             offset = self._sizes.get(name, 0)
             self._sizes[name] = offset + length
             self._places[nodeid] = (name, offset, length)
+        if worker is not None and self._holding:
+            self._records[nodeid] = self._compress(data)
+            return
         try:
-            record = self._shared.record(text)
+            self._records[nodeid] = self._shared.record(text)
         except ValueError:
             return
-        self._records[nodeid] = (self._packer.pack(record, nodeid) if self._packing
-                                 else self._packer.hold(record))
 
-    def unpack(self) -> None:
-        """Unpack the records held and hold those still to come as they are: the process
-        tree is past its peak (an xdist worker has finished), and the end of the run then
-        only sorts them (unpacking is ~10 us a record)."""
-        if self._packing:
-            self._packing = False
-            unpack, hold = self._packer.unpack, self._packer.hold
-            for nodeid, packed in self._records.items():
-                self._records[nodeid] = hold(unpack(packed, nodeid))
+    def parse_held(self) -> None:
+        """Parse the texts held and every later one as it arrives: the process tree is past
+        its peak (an xdist worker has finished, or the session), and the end of the run then
+        only sorts the records. A text that is no record is left to the files' merge."""
+        if not self._holding:
+            return
+        self._holding = False
+        with gc_paused():
+            for nodeid, held in list(self._records.items()):
+                if isinstance(held, bytes):
+                    try:
+                        self._records[nodeid] = self._parse(held)
+                    except ValueError:
+                        del self._records[nodeid]
+
+    def _compress(self, data: bytes) -> bytes:
+        if not self._zdict:
+            self._zdict = data
+        # Level 1: ~9 us a record; higher levels save a few more bytes at twice the CPU.
+        packer = zlib.compressobj(1, zdict=self._zdict)
+        return packer.compress(data) + packer.flush()
+
+    def _parse(self, held: ResultRecord | bytes) -> ResultRecord:
+        if isinstance(held, bytes):
+            unpacker = zlib.decompressobj(zdict=self._zdict)
+            return self._shared.record(unpacker.decompress(held) + unpacker.flush())
+        return held
 
     def finish(self) -> list[ResultRecord]:
         """Close results.jsonl, write it whole in item order, remove the workers' files and
         return the records in that order (none: the files are left)."""
         self.stream.close()
+        self.parse_held()
         run_dir = self.stream.run_dir
         results = run_dir / RESULTS
         if not self._complete(results):
@@ -140,8 +167,7 @@ class RunningMerge:
         for path in result_files(results)[1:]:
             with contextlib.suppress(OSError):
                 path.unlink()
-        unpack, packed = self._packer.unpack, self._records
-        return [unpack(packed[nodeid], nodeid) for nodeid in order]
+        return [self._parse(self._records[nodeid]) for nodeid in order]
 
     def _complete(self, results: Path) -> bool:
         """Whether every record on disk arrived, and only those: each file is as long as
@@ -161,116 +187,3 @@ def _size(path: Path) -> int:
     except OSError:
         return 0
 
-
-class _Model(tuple):  # type: ignore[type-arg]
-    """A packed model: ``(class, fields set, *its fields' values, each packed)``."""
-
-    __slots__ = ()
-
-
-class _Dict(tuple):  # type: ignore[type-arg]
-    """A packed dict of models: ``(its keys, *its values, each packed)``."""
-
-    __slots__ = ()
-
-
-class Packer:
-    """A record as a tuple of its fields' values, and back to the same record.
-
-    Packed: the record, its measures, and the values of its dicts of models (usage by
-    role) that are not one object shared among records (:class:`~.results._SharedParts`):
-    a pydantic model's ``__dict__`` of 35 fields is ~0.9 KB, the tuple of its values 0.3 KB.
-    The record's node id is left out when it is the key the record is filed under.
-    Unpacking puts back each model's ``__dict__`` (the same values, the same order) and its
-    fields set as pydantic's own ``model_construct`` does, without its defaults' pass: only
-    models without extra or private attributes and whose ``__dict__`` holds exactly their
-    fields, in order, are packed (any other is held as it is).
-    """
-
-    def __init__(self, shared: _SharedParts) -> None:
-        self._shared = shared
-        self._keys: dict[tuple[str, ...], tuple[str, ...]] = {}
-        #: Each class's set of every field's name (see :class:`~.results._SharedParts`).
-        self._given: dict[type[BaseModel], set[str]] = {}
-        self._nodeid = _fields(ResultRecord).index("nodeid")
-
-    def pack(self, record: ResultRecord, nodeid: str) -> tuple[Any, ...]:
-        """``record``, filed under ``nodeid``, packed."""
-        packed = self._value(record)
-        if type(packed) is _Model and packed[2 + self._nodeid] == nodeid:
-            values = list(packed)
-            values[2 + self._nodeid] = None
-            return _Model(values)
-        return self.hold(record)
-
-    @staticmethod
-    def hold(record: ResultRecord) -> tuple[Any, ...]:
-        """``record`` held as it is (a one-tuple, which :meth:`unpack` returns it from)."""
-        return (record,)
-
-    def unpack(self, packed: tuple[Any, ...], nodeid: str) -> ResultRecord:
-        """The record :meth:`pack` packed under ``nodeid``."""
-        if type(packed) is not _Model:
-            record: ResultRecord = packed[0]
-            return record
-        values = list(packed)
-        if values[2 + self._nodeid] is None:
-            values[2 + self._nodeid] = nodeid
-        unpacked: ResultRecord = _unpack(_Model(values))
-        return unpacked
-
-    def _value(self, value: Any) -> Any:
-        if isinstance(value, BaseModel):
-            return self._model(value)
-        if type(value) is dict and value and all(
-                isinstance(v, BaseModel) for v in value.values()):
-            keys = tuple(value)
-            keys = self._keys.setdefault(keys, keys)
-            return _Dict((keys, *(self._model(v) for v in value.values())))
-        return value
-
-    def _model(self, model: BaseModel) -> Any:
-        values = model.__dict__
-        if (self._shared.shares(model) or model.__pydantic_extra__ is not None
-                or getattr(model, "__pydantic_private__", None) is not None
-                or tuple(values) != _fields(type(model))):
-            return model
-        given = model.__pydantic_fields_set__
-        if len(given) == len(values):  # every field given: one set per class stands for all
-            given = self._given.setdefault(type(model), given)
-        return _Model((type(model), given, *[
-            self._value(v) if isinstance(v, (BaseModel, dict)) else v
-            for v in values.values()]))
-
-
-def _unpack(value: Any) -> Any:
-    if type(value) is _Dict:
-        return {key: _unpack(v) for key, v in zip(value[0], value[1:], strict=True)}
-    if type(value) is not _Model:
-        return value
-    cls = value[0]
-    fields = dict(zip(_NAMES[cls], value[2:], strict=True))
-    for name, v in fields.items():
-        if type(v) in _PACKED:
-            fields[name] = _unpack(v)
-    model = cls.__new__(cls)
-    setattr_ = object.__setattr__
-    setattr_(model, "__dict__", fields)
-    setattr_(model, "__pydantic_fields_set__", value[1])
-    setattr_(model, "__pydantic_extra__", None)
-    setattr_(model, "__pydantic_private__", None)
-    return model
-
-
-_PACKED = (_Model, _Dict)
-
-
-_NAMES: dict[type[BaseModel], tuple[str, ...]] = {}
-
-
-def _fields(cls: type[BaseModel]) -> tuple[str, ...]:
-    """A model's fields' names, in order."""
-    names = _NAMES.get(cls)
-    if names is None:
-        names = _NAMES[cls] = tuple(cls.model_fields)
-    return names
