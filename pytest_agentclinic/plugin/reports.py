@@ -78,10 +78,11 @@ class FinalReports:
                     start_thread(warm_report_code, name="agentclinic-warm-report-code")
 
     def workers_leaving(self) -> None:
-        """The first xdist worker has finished (or this process's session has): the process
-        tree is past its peak. Parse the records held (:meth:`.RunningMerge.parse_held`) and
-        warm the tables' code, in a thread: the tables import numpy (~12.5 MB), which,
-        while every worker still held its items, added to the tree's peak."""
+        """A split xdist run's first worker has finished (or this process's session has):
+        the process tree is past its peak. Parse the records held
+        (:meth:`.RunningMerge.parse_held`) and warm the tables' code, in a thread: the
+        tables import numpy (~12.5 MB), which, while every worker still held its items,
+        added to the tree's peak."""
         self.merge.parse_held()
         if self.warming is None and self._first is not None:
             self.warming = start_thread(warm_reports, self._first, name="agentclinic-warm-tables")

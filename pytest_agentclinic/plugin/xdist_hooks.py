@@ -66,8 +66,10 @@ class XdistHooks:
         self.state.events.add_json(getattr(node, "workeroutput", {}).get(EVENTS_KEY))
         if self.shares is not None:
             self.shares.release(node)
-        if self.state.reports is not None:
-            self.state.reports.workers_leaving()  # numpy's import, off the tree's peak
+        if self.state.reports is not None and self.split:
+            # A split run's first worker finishes seconds before its last: the tree is past
+            # its peak (other modes' workers end together: their session's finish does it).
+            self.state.reports.workers_leaving()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
