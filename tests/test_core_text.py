@@ -15,6 +15,7 @@ from pytest_agentclinic.core.text import (
     words,
 )
 from pytest_agentclinic.grading import terminology
+from pytest_agentclinic.metrics import facts
 
 
 def test_normalisation_helpers() -> None:
@@ -143,4 +144,6 @@ def test_the_tokenizer_keeps_a_few_encounters_of_one_off_texts_not_thousands() -
     assert info.currsize <= text.CACHE_ENTRIES // 4
     text.content("acute bronchitis")
     assert text.content.cache_info().maxsize == info.maxsize
+    # The metrics' concept tokens of an encounter's facts and utterances likewise.
+    assert facts.tokens.cache_info().maxsize == info.maxsize
     text.clear_caches()
