@@ -46,7 +46,10 @@ counted in every process's RSS), its anonymous total, PSS and threads. ``--probe
 tracemalloc`` runs every process under tracemalloc and prints the controller's and two
 workers' allocations held at their session's finish (largest by line and by file) and their
 modules by package (``MEM_PROBE_KEEP=DIR`` keeps each process's module names in DIR: what a
-worker imports that a plain pytest worker does not).
+worker imports that a plain pytest worker does not), and each worker's growth from its 100th
+item's end to its last's (RSS, the lines that grew most, the per-text caches' sizes and hit
+rates); ``--probe caches`` that growth at the run's own speed (no tracemalloc: RSS and the
+caches).
 
 ``--probe phases`` adds each process's start in time stamps (started, configured, collected,
 its first item; the controller hearing of each collection: benchmarks/start_phases.py).
@@ -118,7 +121,7 @@ from typing import Any
 
 import yaml
 from benchlib import Server, records
-from mem_probe import breakdown, print_breakdowns, print_traced
+from mem_probe import breakdown, print_breakdowns, print_growth, print_traced
 from start_phases import print_phases
 
 PAGE_GOAL_KB = 1.5
@@ -320,12 +323,14 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured as installed (see benchlib._env)
     probe_dir = work / "end-probe"
-    if probe == "tracemalloc":  # each process's traced heap at its session's finish
+    if probe in ("tracemalloc", "caches"):  # each process's heap, each worker's growth
         probe_dir.mkdir()
         args += ["-p", "mem_probe"]
-        env.update(MEM_PROBE_DIR=str(probe_dir), PYTHONTRACEMALLOC="1",
+        env.update(MEM_PROBE_DIR=str(probe_dir),
                    PYTHONPATH=os.pathsep.join([str(Path(__file__).parent),
                                                *filter(None, [env.get("PYTHONPATH")])]))
+        if probe == "tracemalloc":
+            env["PYTHONTRACEMALLOC"] = "1"
     elif probe not in (None, "cpu", "memory"):  # time stamps in every process (end_probe.py)
         probe_dir.mkdir()
         args += ["-p", "start_phases" if probe == "phases" else "end_probe"]
@@ -370,6 +375,8 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
         print_breakdowns(peak.smaps, process.pid)
     if probe == "tracemalloc":
         print_traced(str(probe_dir))
+    if probe in ("tracemalloc", "caches"):
+        print_growth(str(probe_dir))
     elif probe == "phases":
         print_phases(probe_dir, started_wall)
     elif probe not in (None, "cpu", "memory"):
@@ -917,7 +924,7 @@ def main() -> None:
                         help="the floor part: also plain pytest at the run's pace (each test "
                              "sleeping WORKERS x K x 60 / RPM s; use a small --cases)")
     parser.add_argument("--probe", choices=("times", "profile", "profile-all", "phases", "cpu",
-                                            "memory", "tracemalloc"),
+                                            "memory", "tracemalloc", "caches"),
                         help="the run part: time stamps of each process's end phase "
                              "(benchmarks/end_probe.py); 'profile' adds a profile of each "
                              "process from its session's finish to its exit; 'profile-all' "
@@ -926,7 +933,10 @@ def main() -> None:
                              "CPU per call in full swing of each process and thread; "
                              "'memory' each process's memory at the peak by kind of mapping "
                              "(benchmarks/mem_probe.py); 'tracemalloc' each process's "
-                             "largest allocations at its session's finish")
+                             "largest allocations at its session's finish, and each "
+                             "worker's growth from its 100th item to its last; 'caches' "
+                             "that growth without tracemalloc: RSS and the per-text "
+                             "caches' hit rates")
     parser.add_argument("--profile-collect", action="store_true",
                         help="the collect part: profiles of a collection parsing the file "
                              "and of one reading it back")

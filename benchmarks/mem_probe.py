@@ -8,7 +8,11 @@ blocks, thread stacks), the response cache's SQLite files (``cache.db``, ``-wal`
 objects, other files, and the main stack. Loaded with ``-p mem_probe`` (``--probe
 tracemalloc``, with ``PYTHONTRACEMALLOC`` set), each process writes the allocations it holds
 at its session's finish (a worker: after its last item; the controller: before its final
-reports), the largest by source line, to ``MEM_PROBE_DIR``.
+reports), the largest by source line, to ``MEM_PROBE_DIR``. A worker also writes its growth
+from its ``MEM_PROBE_FIRST``-th item's end (default 100) to its last item's: its RSS, the
+source lines whose held allocations grew most (under tracemalloc) and each per-text cache's
+size, hits and misses (``core.text.bounded_cache``; read before the session's finish empties
+them). ``--probe caches`` writes the growth without tracemalloc (the run at its own speed).
 """
 
 from __future__ import annotations
@@ -141,18 +145,197 @@ def _modules_by_package() -> dict[str, list[float]]:
     return found
 
 
+def _rss_kb() -> int:
+    with open("/proc/self/status") as fh:
+        return next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
+
+
+def _caches() -> list[dict[str, Any]]:
+    """Each per-text cache's entries, hits and misses (the process's own)."""
+    from pytest_agentclinic.core.text import _CACHES
+
+    found = []
+    for cache in list(_CACHES):
+        info = cache.cache_info()
+        func = getattr(cache, "__wrapped__", cache)
+        found.append({"name": f"{getattr(func, '__module__', '?').rsplit('.', 1)[-1]}."
+                              f"{getattr(func, '__qualname__', '?')}",
+                      "hits": info.hits, "misses": info.misses, "size": info.currsize,
+                      "maxsize": info.maxsize})
+    return found
+
+
+#: With ``MEM_PROBE_KEYS`` set: each per-text cache's calls (hashes of their arguments) in
+#: order, to replay through caches of other sizes (:func:`_replayed`).
+_CALLS: dict[str, list[int]] = {}
+#: The sizes the calls are replayed at.
+SIZES = (64, 128, 256, 512, 1024, 2048, 4096, 16384)
+
+
+def _record_calls() -> None:
+    """Make every per-text cache record its calls: ``core.text.bounded_cache`` is replaced
+    before the modules that use it are imported (``-p mem_probe`` loads before the
+    plugin's entry point), and the two caches it made on import are wrapped."""
+    import functools
+
+    from pytest_agentclinic.core import text
+
+    made = text.bounded_cache
+
+    def recording(cached: Any, name: str) -> Any:
+        calls = _CALLS.setdefault(name, [])
+
+        @functools.wraps(cached)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(hash((args, tuple(kwargs.items()))))
+            return cached(*args, **kwargs)
+
+        call.cache_info = cached.cache_info  # type: ignore[attr-defined]
+        call.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+        return call
+
+    def bounded_cache(func: Any, maxsize: int = text.CACHE_ENTRIES) -> Any:
+        name = f"{func.__module__.rsplit('.', 1)[-1]}.{func.__qualname__}"
+        return recording(made(func, maxsize), name)
+
+    text.bounded_cache = bounded_cache
+    text.tokens = recording(text.tokens, "text.tokens")
+    text.content = recording(text.content, "text.content")
+
+
+def _replayed() -> dict[str, dict[str, Any]]:
+    """Each cache's hits had it held each of :data:`SIZES` entries (least recently used
+    out), and its calls and distinct calls."""
+    from collections import OrderedDict
+
+    found: dict[str, dict[str, Any]] = {}
+    for name, calls in _CALLS.items():
+        hits = {}
+        for size in SIZES:
+            held: OrderedDict[int, None] = OrderedDict()
+            count = 0
+            for key in calls:
+                if key in held:
+                    count += 1
+                    held.move_to_end(key)
+                else:
+                    held[key] = None
+                    if len(held) > size:
+                        held.popitem(last=False)
+            hits[str(size)] = count
+        found[name] = {"calls": len(calls), "distinct": len(set(calls)), "hits": hits}
+    return found
+
+
+class _Growth:
+    """A worker's memory at its ``MEM_PROBE_FIRST``-th item's end and at its last's."""
+
+    def __init__(self) -> None:
+        self.first = int(os.environ.get("MEM_PROBE_FIRST", "100"))
+        self.items = self.done = 0
+        self.at_first: Any = None
+        self.rss_first = 0
+        self.caches_first: list[dict[str, Any]] = []
+
+    def finished(self, name: str) -> None:
+        import tracemalloc
+
+        self.done += 1
+        if self.done == self.first:
+            import gc
+            gc.collect()
+            self.rss_first, self.caches_first = _rss_kb(), _caches()
+            self.at_first = tracemalloc.take_snapshot() if tracemalloc.is_tracing() else None
+        elif self.done == self.items and self.done > self.first:
+            self._write(name)
+
+    def _write(self, name: str) -> None:
+        import gc
+        import tracemalloc
+
+        gc.collect()
+        rows: list[dict[str, Any]] = []
+        if self.at_first is not None and tracemalloc.is_tracing():
+            ignore = [tracemalloc.Filter(False, tracemalloc.__file__)]
+            now = tracemalloc.take_snapshot().filter_traces(ignore)
+            diff = now.compare_to(self.at_first.filter_traces(ignore), "lineno")
+            rows = [{"where": f"{d.traceback[0].filename}:{d.traceback[0].lineno}",
+                     "kb": d.size_diff / 1024, "blocks": d.count_diff} for d in diff[:25]]
+        with open(os.path.join(os.environ["MEM_PROBE_DIR"], name + ".growth.json"), "w") as out:
+            json.dump({"items": [self.first, self.done], "rss_kb": [self.rss_first, _rss_kb()],
+                       "top": rows, "caches_first": self.caches_first, "caches": _caches(),
+                       "replayed": _replayed()}, out)
+
+
+_growth = _Growth()
+
+
 if pytest is not None:
+    if os.environ.get("MEM_PROBE_KEYS"):
+        _record_calls()
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(session: Any) -> None:
         worker = getattr(session.config, "workerinput", None)
         _write_top(worker["workerid"] if worker else "controller")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(session: Any) -> None:
+        _growth.items = len(session.items)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logfinish(nodeid: str) -> None:
+        del nodeid
+        worker = os.environ.get("PYTEST_XDIST_WORKER")
+        if worker:  # the controller plays nothing
+            _growth.finished(worker)
+
+
+def print_growth(folder: str) -> None:
+    """Each worker's growth from its first items to its last (``--probe tracemalloc`` and
+    ``caches``): RSS, the lines that grew most (first two workers), the caches summed."""
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".growth.json"))
+    if not names:
+        return
+    totals: dict[str, dict[str, int]] = {}
+    for index, name in enumerate(names):
+        with open(os.path.join(folder, name)) as fh:
+            data = json.load(fh)
+        first, last = data["items"]
+        rss = data["rss_kb"]
+        grown = (rss[1] - rss[0]) / max(last - first, 1)
+        print(f"  {name.split('.')[0]}: RSS {rss[0] / 1024:.1f} MB at item {first}, "
+              f"{rss[1] / 1024:.1f} MB at item {last} ({grown:.1f} KB an item)")
+        if index < 2 and data["top"]:
+            print("    grown most by line (KB, blocks):")
+            for row in data["top"][:15]:
+                print(f"    {row['kb']:9.1f} KB {row['blocks']:8d} blocks  {row['where']}")
+        before = {c["name"]: c for c in data["caches_first"]}
+        for cache in data["caches"]:
+            total = totals.setdefault(cache["name"], {"hits": 0, "misses": 0, "size": 0,
+                                                      "late_hits": 0, "late_misses": 0,
+                                                      "maxsize": cache["maxsize"] or 0})
+            old = before.get(cache["name"], {"hits": 0, "misses": 0})
+            total["hits"] += cache["hits"]
+            total["misses"] += cache["misses"]
+            total["late_hits"] += cache["hits"] - old["hits"]
+            total["late_misses"] += cache["misses"] - old["misses"]
+            total["size"] = max(total["size"], cache["size"])
+    _print_replayed(folder, names)
+    print(f"  per-text caches over the {len(names)} workers (hits / calls; 'late': from the "
+          f"first items' end on; size: the largest worker's entries / its bound):")
+    for name, t in sorted(totals.items(), key=lambda kv: -(kv[1]["hits"] + kv[1]["misses"])):
+        calls, late = t["hits"] + t["misses"], t["late_hits"] + t["late_misses"]
+        print(f"    {name:45s} {t['hits']:8d} / {calls:8d} = {t['hits'] / max(calls, 1):6.1%}"
+              f"  late {t['late_hits'] / max(late, 1):6.1%}  size {t['size']:6d} / "
+              f"{t['maxsize']}")
 
 
 def print_traced(folder: str) -> None:
     """The controller's and the first worker's top allocations (``--probe tracemalloc``)."""
     names = sorted(os.listdir(folder))
     for name in [n for n in names if n == "controller.json"] + [
-            n for n in names if n.startswith("gw")][:2]:
+            n for n in names if n.startswith("gw") and not n.endswith(".growth.json")][:2]:
         with open(os.path.join(folder, name)) as fh:
             data = json.load(fh)
         print(f"  {name[:-5]}: traced {data['traced_mb']:.1f} MB held at its session's finish "
@@ -165,3 +348,30 @@ def print_traced(folder: str) -> None:
         print(f"    {sum(n for n, _kb in data['modules'].values()):.0f} modules; largest "
               f"packages by compiled code on disk (KB): " + ", ".join(
                   f"{name} {n:.0f}/{kb:.0f}" for name, (n, kb) in packages[:20]))
+
+
+def _print_replayed(folder: str, names: list[str]) -> None:
+    """The caches' hit rates at each of :data:`SIZES`, the workers' calls summed
+    (``MEM_PROBE_KEYS``)."""
+    totals: dict[str, dict[str, Any]] = {}
+    for name in names:
+        with open(os.path.join(folder, name)) as fh:
+            replayed = json.load(fh).get("replayed") or {}
+        for cache, data in replayed.items():
+            total = totals.setdefault(cache, {"calls": 0, "distinct": 0,
+                                              "hits": dict.fromkeys(data["hits"], 0)})
+            total["calls"] += data["calls"]
+            total["distinct"] += data["distinct"]
+            for size, hits in data["hits"].items():
+                total["hits"][size] += hits
+    if not totals:
+        return
+    print("  per-text caches replayed at other sizes (hit rate, the workers' calls summed; "
+          "distinct: calls that no cache could answer, summed per worker):")
+    print("    " + "cache".ljust(45) + "calls".rjust(9) + "distinct".rjust(9)
+          + "".join(str(size).rjust(8) for size in SIZES))
+    for cache, t in sorted(totals.items(), key=lambda kv: -kv[1]["calls"]):
+        if not t["calls"]:
+            continue
+        print("    " + cache.ljust(45) + f"{t['calls']:9d}{t['distinct']:9d}" + "".join(
+            f"{t['hits'][str(size)] / t['calls']:8.1%}" for size in SIZES))

@@ -15,6 +15,7 @@ from pytest_agentclinic.core.text import (
     words,
 )
 from pytest_agentclinic.grading import terminology
+from pytest_agentclinic.metrics import facts
 
 
 def test_normalisation_helpers() -> None:
@@ -127,3 +128,22 @@ def test_the_fingerprint_covers_every_table_keys_depend_on(
     change(monkeypatch)  # type: ignore[operator]
     after = normaliser_fingerprint(), terminology.normaliser_fingerprint()
     assert before[0] != after[0] and before[1] != after[1]
+
+
+def test_the_tokenizer_keeps_a_few_encounters_of_one_off_texts_not_thousands() -> None:
+    """Each xdist worker filled :func:`text.tokens`' 2,048 entries with texts nothing asked
+    for again (an encounter's utterances, ~0.4 KB an entry); within an encounter its texts
+    are still answered from the cache."""
+    text.tokens.cache_clear()
+    utterances = [f"I have had a cough for {i} days and a fever since yesterday." for i in
+                  range(3 * text.CACHE_ENTRIES)]
+    for utterance in utterances:
+        assert text.tokens(utterance) == text.tokens(utterance)  # asked again at once: a hit
+    info = text.tokens.cache_info()
+    assert info.hits == len(utterances)
+    assert info.currsize <= text.CACHE_ENTRIES // 4
+    text.content("acute bronchitis")
+    assert text.content.cache_info().maxsize == info.maxsize
+    # The metrics' concept tokens of an encounter's facts and utterances likewise.
+    assert facts.tokens.cache_info().maxsize == info.maxsize
+    text.clear_caches()

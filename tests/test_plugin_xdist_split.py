@@ -438,7 +438,7 @@ def test_a_node_going_down_gives_back_its_share_and_hands_over_its_events() -> N
     # Two branches each added a pytest_testnodedown to XdistHooks; the second definition
     # silently replaced the first, and a crashed worker's share was never given back.
     hooks = XdistHooks.__new__(XdistHooks)  # the hook alone, without a pytest session
-    hooks.state = SimpleNamespace(events=RunEvents("main"))  # type: ignore[assignment]
+    hooks.state = SimpleNamespace(events=RunEvents("main"), reports=None)  # type: ignore[assignment]
     hooks.shares = Shares(2)
     nodes = [object(), object()]
     for node in nodes:

@@ -4,12 +4,15 @@ only sorts and writes them, and a record whose report never arrived is still mer
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
 from helpers import make_case, play_three_under, write_yaml_cases
 
+from pytest_agentclinic.core.measures import EncounterMeasures
 from pytest_agentclinic.core.records import ResultRecord
+from pytest_agentclinic.core.transcript import Perception, Usage
 from pytest_agentclinic.runs.merging import RunningMerge
 from pytest_agentclinic.runs.results import RESULTS, ResultsStream, record_text
 
@@ -193,3 +196,125 @@ def test_the_reports_code_is_warmed_once_while_the_encounters_play(
     play_three_under(pytester, COUNT_WARM_UPS, "w", *xdist)
     calls = json.loads((pytester.path / "warm-ups.json").read_text())
     assert len(calls) == 1 and calls[0] in _nodeids(pytester.path / "reports" / "w")
+
+
+#: In the run's owner: whether numpy was imported when each item's report arrived, and how
+#: many xdist workers had finished by then (numpy, ~12.5 MB, is the final tables' alone).
+WATCH_NUMPY = """
+import json, sys
+import pytest
+
+seen = {"down": 0, "reports": []}
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_testnodedown(node, error):
+    seen["down"] += 1
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_logreport(report):
+    seen["reports"].append(["numpy" in sys.modules, seen["down"]])
+    yield
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
+        seen["at_finish"] = "numpy" in sys.modules
+        with open("numpy-seen.json", "w") as fh:
+            json.dump(seen, fh)
+    yield
+"""
+
+
+def test_the_run_owner_imports_numpy_only_once_a_worker_has_finished(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    """numpy is the final tables' (~12.5 MB): imported while every worker still held its
+    items, it added to the process tree's peak. The tables' warm-up waits for the first
+    worker to finish (without xdist: for the session's finish). In a process of its own:
+    this one imported numpy already (conftest.py)."""
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 7)])
+    pytester.makeconftest(WATCH_NUMPY)
+    pytester.runpytest_subprocess("c.yaml", "-p", "no:cacheprovider", "--agent-run-name=np",
+                       *xdist).assert_outcomes(passed=6)
+    seen = json.loads((pytester.path / "numpy-seen.json").read_text())
+    assert len(seen["reports"]) >= 6  # every item's reports, in the owner
+    assert not any(numpy for numpy, down in seen["reports"] if not down)
+    if not seen["down"]:
+        assert not seen["at_finish"]
+    summary = json.loads((pytester.path / "reports" / "np" / "summary.json").read_text())
+    assert summary["by_doctor"]["offline"]["n"] == 6
+
+
+def _full_record(i: int) -> ResultRecord:
+    """A record as a played encounter's: a doctor whose calls took their own time, roles
+    that made none, ratings, measures, and every third one with something of its own."""
+    return _record(i).model_copy(update={
+        "usage": {"doctor": Usage(calls=2, prompt_tokens=300 + i, completion_tokens=20 + i % 7,
+                                  cost_usd=0.001 * i, latency_s=0.25 + i / 1000),
+                  "patient": Usage(), "moderator": Usage()},
+        "perception": Perception(confidence=10, compliance=9, consultation=10),
+        "tests_requested": ["Vital signs", "Complete blood count"],
+        "started_at": 1_700_000_000.0 + i, "duration_s": 1.5 + i / 100,
+        "transcript": f"reports/r/transcripts/c__t-{i:02d}-{i * 7919:08x}.json",
+        "conditions": {"urgency": "high"} if i % 3 == 0 else {},
+        "given": "Y" if i % 3 == 0 else "X", "outcome": "incorrect" if i % 3 == 0 else "correct",
+        "measures": EncounterMeasures(method="elicit-1", facts=5, facts_elicited=i % 5,
+                                      key_facts=1, key_facts_elicited=1, questions=7,
+                                      repeated_questions=0, redundant_questions=1,
+                                      tests_ordered=2, test_spend_usd=12.5 * i,
+                                      tests_unpriced=["Biopsy"], elicited_at={1: 2, 3: i}),
+    })
+
+
+@pytest.mark.parametrize("parse_after", [None, 0, 7])
+def test_the_records_held_while_the_run_plays_come_back_the_same(
+        tmp_path: Path, parse_after: int | None) -> None:
+    """Held compressed while the workers play, parsed once one finishes (``parse_after``
+    records in; None: at the end): each record equals its line parsed anew, field by field,
+    with the same fields given, and results.jsonl holds each line as its worker wrote it."""
+    worker = ResultsStream(tmp_path, "results.gw0.jsonl")
+    merge = RunningMerge(ResultsStream(tmp_path))
+    texts = {}
+    for count, i in enumerate(range(20, 0, -1)):
+        if count == parse_after:
+            merge.parse_held()
+        text = texts[f"c.yaml::t-{i:02d}"] = worker.append(_full_record(i))
+        merge.add(f"c.yaml::t-{i:02d}", text, "gw0")
+    worker.close()
+    records = merge.finish()
+    assert [r.nodeid for r in records] == sorted(texts)
+    for record in records:
+        fresh = ResultRecord.model_validate_json(texts[record.nodeid])
+        assert record == fresh
+        assert record.model_dump_json() == texts[record.nodeid]
+        assert record.model_fields_set == fresh.model_fields_set
+        assert record.usage["doctor"].model_fields_set == fresh.usage["doctor"].model_fields_set
+        assert record.measures is not None and fresh.measures is not None
+        assert record.measures.model_fields_set == fresh.measures.model_fields_set
+    assert (tmp_path / RESULTS).read_text() == "".join(texts[n] + "\n" for n in sorted(texts))
+
+
+def _held_per_record(add: object, texts: list[tuple[str, str]]) -> float:
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for nodeid, text in texts:
+            add(nodeid, text, "gw0")  # type: ignore[operator]
+        return (tracemalloc.get_traced_memory()[0] - before) / len(texts)
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_records_held_while_every_worker_plays_are_compressed(tmp_path: Path) -> None:
+    """The run's owner held each arrived record parsed: ~3.2 KB a record, its largest
+    growth at 10,000 encounters. While every worker plays it holds a fifth of that at most;
+    once a worker has finished (:meth:`RunningMerge.parse_held`) it holds them parsed."""
+    worker = ResultsStream(tmp_path, "results.gw0.jsonl")
+    texts = [(f"c.yaml::t-{i:02d}", worker.append(_full_record(i))) for i in range(400)]
+    worker.close()
+    held = RunningMerge(ResultsStream(tmp_path))
+    parsed = RunningMerge(ResultsStream(tmp_path))
+    parsed.parse_held()
+    _held_per_record(held.add, texts[:50])  # the first records' shared parts
+    _held_per_record(parsed.add, texts[:50])
+    assert _held_per_record(held.add, texts[50:]) < _held_per_record(parsed.add, texts[50:]) / 5
+    assert [r.nodeid for r in held.finish()] == sorted(nodeid for nodeid, _text in texts)

@@ -58,6 +58,14 @@ from .lexicon import (
 #: :func:`content` are bounded at the end of this module: their source, decorators included,
 #: is part of :func:`normaliser_fingerprint`, which the shipped terminology's keys carry.)
 CACHE_ENTRIES = 2048
+#: Entries of :func:`tokens`' and :func:`content`'s caches. Their texts are mostly one-off
+#: (an encounter's utterances, a case's sentences), asked again only within the encounter:
+#: replayed (``benchmarks/bench_10k.py --probe caches`` with ``MEM_PROBE_KEYS=1``), offline
+#: 16-turn encounters hit :func:`tokens` 88.2% at 64 entries as at 2,048, and the grader on
+#: the recorded GPT-4 CRAFT-MD run 0.0% at 256 as at 2,048 (:func:`content`: 1.0% at 2,048,
+#: 0.0% at 256). At 2,048, :func:`tokens` filled in each xdist worker of a 10,000-encounter
+#: run with texts nothing asked for again (~0.4 KB an entry).
+TEXT_ENTRIES = 256
 
 _T = TypeVar("_T")
 #: Every cache made by :func:`bounded_cache` (weakly: an index's own caches go with it).
@@ -333,7 +341,8 @@ def terminal_safe(text: str, *, newlines: bool = True) -> str:
     return pattern.sub(_escaped, text) if pattern.search(text) else text
 
 
-# Bounded here, not in their decorators: see CACHE_ENTRIES. inspect.getsource still reads
-# the functions as written, so the normaliser's fingerprint is unchanged.
-tokens = bounded_cache(tokens.__wrapped__)
-content = bounded_cache(content.__wrapped__)
+# Bounded here, not in their decorators: see CACHE_ENTRIES and TEXT_ENTRIES.
+# inspect.getsource still reads the functions as written, so the normaliser's fingerprint
+# is unchanged.
+tokens = bounded_cache(tokens.__wrapped__, maxsize=TEXT_ENTRIES)
+content = bounded_cache(content.__wrapped__, maxsize=TEXT_ENTRIES)

@@ -309,8 +309,11 @@ class SqliteIndex:
         self._broken = False
         self._name = bounded_cache(self._query_name)
         self._concept = bounded_cache(self._query_concept)
-        self.members_of = bounded_cache(self._query_members, maxsize=1 << 14)
-        self.below = bounded_cache(self._query_below, maxsize=1 << 14)
+        # Replayed on the grader's calls for the recorded GPT-4 CRAFT-MD run (bench_10k.py's
+        # MEM_PROBE_KEYS): members_of hits 99.4% at 4,096 entries, 99.5% at 16,384; below
+        # 86.1% from 256 on. ~0.3 and ~0.15 KB an entry, held by every xdist worker.
+        self.members_of = bounded_cache(self._query_members, maxsize=1 << 12)
+        self.below = bounded_cache(self._query_below, maxsize=1 << 10)
         self.is_word = bounded_cache(self._query_word)
         self.keys_with = bounded_cache(self._query_keys_with, maxsize=1 << 10)
 

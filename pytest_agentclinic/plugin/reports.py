@@ -9,6 +9,7 @@ finished record is on disk already (:mod:`.interrupts`).
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import shlex
 import threading
@@ -56,7 +57,9 @@ class FinalReports:
         self._sigint: Any = None
         #: The merged records, from the gate's step to the reports' step.
         self._records: list[ResultRecord] | None = None
-        #: Runs the reports' code once on the first record (:func:`warm_reports`).
+        #: The first record that arrived, for the tables' warm-up (:meth:`workers_leaving`).
+        self._first: ResultRecord | None = None
+        #: Runs the tables' code once on the first record (:func:`warm_reports`).
         self.warming: threading.Thread | None = None
 
     def received(self, report: pytest.TestReport) -> None:
@@ -69,14 +72,26 @@ class FinalReports:
             node = getattr(report, "node", None)  # xdist's controller names the worker
             worker = node.workerinput["workerid"] if node is not None else None
             self.merge.add(report.nodeid, text, worker)
-            first = self.merge.records.get(report.nodeid)
-            if self.warming is None and first is not None:
-                self.warming = start_thread(warm_reports, first, name="agentclinic-warm-tables")
+            if self._first is None:
+                self._first = self.merge.record(report.nodeid)
+                if self._first is not None:
+                    start_thread(warm_report_code, name="agentclinic-warm-report-code")
+
+    def workers_leaving(self) -> None:
+        """A split xdist run's first worker has finished (or this process's session has):
+        the process tree is past its peak. Parse the records held
+        (:meth:`.RunningMerge.parse_held`) and warm the tables' code, in a thread: the
+        tables import numpy (~12.5 MB), which, while every worker still held its items,
+        added to the tree's peak."""
+        self.merge.parse_held()
+        if self.warming is None and self._first is not None:
+            self.warming = start_thread(warm_reports, self._first, name="agentclinic-warm-tables")
 
     def judge(self, session: pytest.Session, started: bool) -> None:
         """Merge the records streamed to disk and judge the gate: its exit status and JUnit
         testcase must be in before pytest's junitxml writes its file. Ctrl-C from now on
         only stops the reports."""
+        self.workers_leaving()  # a run without xdist: its tables warm while it merges
         self._sigint = defer_interrupts(session, lambda: self._writing)
         self._reporting(session, lambda: self._judge(session, started))
 
@@ -172,15 +187,24 @@ class FinalReports:
                 f"swapped behind that name would be replayed")
 
 
+def warm_report_code() -> None:
+    """Import the page's code, in a thread while the encounters play (none of it imports
+    numpy). A failure here is met again, and reported, when the reports are written."""
+    with contextlib.suppress(Exception):
+        importlib.import_module("pytest_agentclinic.report.html")
+
+
 def warm_reports(record: ResultRecord) -> None:
-    """Build the tables of one record and import the page's code, in a thread while the
-    encounters play: their first use imports and prepares what the reports compute with
-    (the installed protocols' tables, the statistics, the page's template code), 0.08 s of
-    CPU that the end of the run paid (tables of 4,000 records: 0.235 -> 0.154 s). A failure
-    here is met again, and reported, when the reports are written."""
+    """Build the tables of one record, in a thread once the first worker has finished
+    (:meth:`FinalReports.workers_leaving`): their first use imports and prepares what the
+    reports compute with (numpy, the installed protocols' tables, the statistics), CPU that
+    the end of the run paid (tables of 4,000 records: 0.235 -> 0.154 s); in a split run the
+    first worker finishes seconds before the last. The heap is frozen after (see
+    ``xdist_hooks.warm_report_imports``). A failure here is met again, and reported, when
+    the reports are written."""
     with contextlib.suppress(Exception):
         report_tables([record], resamples=100)
-        importlib.import_module("pytest_agentclinic.report.html")
+    gc.freeze()
 
 
 class _GateVerdict:

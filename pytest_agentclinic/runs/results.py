@@ -44,7 +44,8 @@ class _SharedParts:
     Measured at 8,000 records, each held ~11.8 KB, two thirds of it copies of equal things:
     * a record's usage per role and its perception ratings are frozen models, and most are
       equal to another record's (every role that made no call, the offline ratings): one
-      object each (~1.3 KB per role per record);
+      object each (~1.3 KB per role per record); a usage with a measured latency is never
+      equal to another, and stays the record's own;
     * pydantic keeps, per model, the set of the fields its input gave (~2.3 KB for a record,
       0.7 KB for its measures); every results.jsonl line gives every field, so one set per
       model class stands for them all. Pydantic only ever adds a field's name to the set
@@ -56,6 +57,13 @@ class _SharedParts:
         self._fields: dict[type[BaseModel], set[str]] = {}
         self._containers: dict[tuple[object, ...], Any] = {}
 
+    def shares(self, value: object) -> bool:
+        """Whether ``value`` is the one object that stands for every value equal to it."""
+        try:
+            return self._seen.get(value) is value  # type: ignore[call-overload]
+        except TypeError:  # unhashable: not one of them
+            return False
+
     def record(self, line: bytes | str) -> ResultRecord:
         """The record of one results.jsonl line, sharing what earlier lines hold."""
         try:
@@ -64,7 +72,10 @@ class _SharedParts:
             # Another version (migrated or refused by name), or a bad line: load_json says.
             record = load_json(RESULT_FORMAT, ResultRecord, line, None)
         for role, usage in record.usage.items():
-            record.usage[role] = self._seen.setdefault(usage, usage)
+            # A call's measured latency makes its usage its own: kept here, each would live
+            # on in this table after its record (10,000 of them at 10,000 encounters).
+            if not usage.latency_s:
+                record.usage[role] = self._seen.setdefault(usage, usage)
         if record.perception is not None:
             record.perception = self._seen.setdefault(record.perception, record.perception)
         self._share_containers(record, _RECORD_CONTAINERS)
