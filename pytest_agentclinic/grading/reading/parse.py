@@ -21,10 +21,27 @@ from ..terminology import FILLER, GENERIC, content
 from ..terms.concurrent import complication, finding
 from ..terms.kinds import kind
 from .companions import hedged_role, parenthesized_role, restating_role, slashed
+from .joins import (
+    ADJECTIVE,
+    ALIAS,
+    ALTERNATIVE,
+    ASIDE,
+    CAUSE,
+    COMPANION,
+    COMPLICATION,
+    CONCURRENT,
+    HEDGED,
+    LEADING,
+    OR,
+    PAREN,
+    REFINE,
+    SPECIFIC,
+    TAIL_ALIAS,
+    WORD,
+)
 from .notes import is_note, without_notes
 from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
-    CONFIDENCE,
     DIFFERENTIAL_LABEL,
     DISJUNCTION,
     PLAN_KEEPS_OPEN,
@@ -76,88 +93,9 @@ class Extraction:
         return self.diagnosis if self.category == "single" else self.category
 
 
-# --- the statement's structure ----------------------------------------------------------------
-
-_HEDGE = (r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|"
-          r"perhaps|maybe|potentially|potential|suspected)")
-# "X or Y", "X vs Y", "X / Y", "X | Y" (table cells), "X, alternatively Y", "X > Y" (ranked)
-_ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+|\s*\|\s*|\s+>\s+"
-                          r"|[.,;]?\s+alternatively\b[\s,:]*", re.I)
-_CAUSE = re.compile(
-    rf"\s*,?\s*(?:{_HEDGE}\s+)?\b(?:due\s+to|secondary\s+to|caused\s+by|induced\s+by|"
-    r"resulting\s+from|as\s+a\s+result\s+of|because\s+of|attributable\s+to|related\s+to|"
-    r"associated\s+with|in\s+the\s+(?:setting|context)\s+of|triggered\s+by|precipitated\s+by|"
-    r"following|after|from|exacerbated\s+by|complicating|leading\s+to|causing|"
-    # "melanoma arising in a congenital nevus": the lesion it arose in, not a second one
-    r"arising\s+(?:in|from|within|on)|on\s+a\s+background\s+of|superimposed\s+on|"
-    # "erythema migrans, indicative of Lyme disease": what the diagnosis points to
-    r"indicative\s+of|characteristic\s+of|pathognomonic\s+(?:of|for))\b", re.I)
-# "W ?T": a clinician's query mark before a name, "possibly T" (docs/grading.md, round 4)
-_QUERY = r"(?<!\S)\?(?=[^\W\d_])"
-_REFINE = re.compile(
-    rf",?\s*(?:{_QUERY}|(?<![-\w])(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
-    r"consider(?:ing)?|such\s+as|e\.g\.?|for\s+example|including|specifically|particularly|"
-    r"especially|like|rule\s+out|r/o|differential|vs\.?|versus|presumably)(?![-\w]))[\s,:]*",
-    re.I)
-_CONCURRENT = re.compile(
-    r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
-    r"as\s+well\s+as|together\s+with)\b\s*|\s*[,;]\s*|\s+-\s+", re.I)
-# "X complicated by Y": the answer states Y is a complication of X, a concurrent condition
-# (CRAFT-MD's grader: a main diagnosis with a concurrent minor one is the main diagnosis).
-_COMPLICATION = re.compile(r"\s*,?\s*\b(?:(?:further\s+|now\s+)?complicated\s+by)\b\s*",
-                           re.I)
-# A companion after a hedge stays a companion: "X, possibly with Y" or "possibly complicated
-# by Y" names X and a possible complication, not X or Y.
-_COMPANION = (r"(?:with|and|complicated\s+by|accompanied\s+by|along\s+with|plus|"
-              r"together\s+with)\b")
-_LEADING = re.compile(
-    rf"^(?:(?:a|an|the|{_HEDGE}|suspected|presumed|presumptive|early|clinical|signs?\s+of|"
-    r"case\s+of|diagnosis\s+of|diagnosed\s+with|evidence\s+of|features\s+of|picture\s+of|"
-    r"presentation\s+of|form\s+of|type\s+of|kind\s+of|episode\s+of|having|has|is|be|to\s+be|"
-    r"could|may|might|would|appears?|seems?|suffering\s+from|suffers\s+from|resulting|"
-    r"associated|concurrent|concomitant|"
-    r"coexisting|co-existing|comorbid|underlying|accompanying|subsequent|resultant|"
-    r"component\s+of|element\s+of|degree\s+of|"
-    r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
-# A hedge alone ("X, possibly Y"), not an example ("such as") or a differential ("vs").
-_HEDGED = re.compile(rf"^,?\s*(?:{_QUERY}|(?:{_HEDGE}|suggestive\s+of|suspicious\s+for|"
-                     r"concerning\s+for|presumably)(?![-\w]))[\s,:]*", re.I)
-_SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
-                       r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
-# "(or X)": another name of the diagnosis ("fifth disease (or erythema infectiosum)") or
-# another diagnosis ("rosacea (or lupus)"); the terminology says which
-# (:func:`.companions.parenthesized_role`).
-_OR = re.compile(r"^\s*or\b[\s,:]*", re.I)
-_ALIAS = re.compile(r"^\s*(?:(?:also|commonly|often|sometimes|usually)\s+(?:known|called|"
-                    r"referred\s+to)\s+as|aka|a\.k\.a\.?|"
-                    r"formerly|previously|known\s+as|called)\b[\s,:]*", re.I)
-# Another name given after a comma (not ", or X", which offers another disease).
-# ", i.e. Y", ", a subtype of Y", ", the same as Y": a claim that Y is X again, which the
-# terminology must confirm (see :func:`_resolved`), else Y is another disease.
-_TAIL_ALIAS = re.compile(r"^\s*,?\s*(?:(?:also|formerly|previously|otherwise)\s+(?:known|"
-                         r"called|referred\s+to)(?:\s+as)?|aka|a\.k\.a\.?|i\.e\.?|that\s+is|"
-                         r"(?:a|the)\s+(?:sub)?(?:type|form|variant|kind)\s+of|(?:the\s+)?same\s+as|"
-                         r"synonymous\s+with|equivalent\s+to)(?![-\w])[\s,:]*",
-                         re.I)
-_ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|since|because|"
-                    r"with|without|in|on|at|for|by|to|this|that|the\s+patient|patient|"
-                    r"confirmed|pending|requires?|needs?|"
-                    # a reason in brackets ("(classic presentation)"), as after a dash;
-                    # "classical" alone may name a kind ("(classical Hodgkin lymphoma)")
-                    r"(?:classic(?:al)?|typical|textbook|characteristic)\s+(?:presentation|"
-                    r"findings?|features?|picture|history|case|signs?|symptoms?)|"
-                    r"pathognomonic|consistent|compatible|supported|evidenced|presentation)\b"
-                    # how sure the writer is: "(confidence: high)", "(high certainty)"
-                    rf"|^\s*{CONFIDENCE}",
-                    re.I)
-_PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
-_ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
-_WORD = re.compile(r"[^\W\d_][\w-]*")
-
-
 def _bare(phrase: str) -> str:
     """A phrase without hedges, articles and trailing punctuation."""
-    phrase = _LEADING.sub("", phrase.strip(" .,:;-\"'"))
+    phrase = LEADING.sub("", phrase.strip(" .,:;-\"'"))
     return phrase.strip(" .,:;-\"'")
 
 
@@ -166,16 +104,16 @@ def _is_condition_phrase(phrase: str) -> bool:
     # generic head alone ("disease", "syndrome") names none.
     # The written words, not the normalised tokens: those read a noun as its adjective
     # ("depression" as "depressive", "dysthymia" as "dysthymic"), and a noun alone is a name.
-    words = [w for w in _WORD.findall(phrase.lower()) if w not in FILLER]
+    words = [w for w in WORD.findall(phrase.lower()) if w not in FILLER]
     return (bool(content(phrase)) and not set(content(phrase)) <= GENERIC
-            and not (len(words) == 1 and _ADJECTIVE.match(words[0])))
+            and not (len(words) == 1 and ADJECTIVE.match(words[0])))
 
 
 def _parentheticals(text: str) -> tuple[str, list[str]]:
     """The text without its parentheses (innermost first) and their contents."""
     inner: list[str] = []
     while True:
-        found = _PAREN.search(text)
+        found = PAREN.search(text)
         if found is None:
             return re.sub(r"\s+", " ", text).strip(), inner
         inner.append((found.group(1) or found.group(2) or "").strip())
@@ -184,7 +122,7 @@ def _parentheticals(text: str) -> tuple[str, list[str]]:
 
 def _split(text: str, role: Role) -> list[Mention]:
     """The phrase as one mention, or as alternatives when it offers several."""
-    parts = [_bare(p) for p in _ALTERNATIVE.split(text)]
+    parts = [_bare(p) for p in ALTERNATIVE.split(text)]
     parts = [q for p in parts if p and _is_condition_phrase(p) for q in slashed(p)]
     if len(parts) > 1 and role != "alias":  # "(also known as X or Y)": names, not options
         return [Mention(p, "alternative") for p in parts]
@@ -195,19 +133,19 @@ def _classify_paren(inner: str) -> list[Mention]:
     """The mentions one parenthetical adds to the diagnosis it follows."""
     if not inner or not content(inner):
         return []
-    cause = _CAUSE.match(inner)
+    cause = CAUSE.match(inner)
     if cause is not None:
         return _split(cut_context(inner[cause.end():]), "cause")
-    for pattern, role in ((_SPECIFIC, "refinement"), (_OR, "offered"), (_ALIAS, "alias"),
-                          (_HEDGED, "hedged"), (_REFINE, "alternative")):
+    for pattern, role in ((SPECIFIC, "refinement"), (OR, "offered"), (ALIAS, "alias"),
+                          (HEDGED, "hedged"), (REFINE, "alternative")):
         found = pattern.match(inner)
         if found is not None:
             return _split(cut_context(inner[found.end():]), role)  # type: ignore[arg-type]
-    if _ASIDE.match(inner):
+    if ASIDE.match(inner):
         return []
     # "(fifth disease or erythema infectiosum)": other names of the same condition, or
     # "(lupus)" after rosacea: another condition named beside it (see :mod:`.companions`).
-    return [Mention(_bare(p), "parenthesized") for p in _ALTERNATIVE.split(cut_context(inner))
+    return [Mention(_bare(p), "parenthesized") for p in ALTERNATIVE.split(cut_context(inner))
             if _bare(p) and _is_condition_phrase(p)]
 
 
@@ -222,24 +160,24 @@ def _marker(tail: str) -> tuple[Role, str]:
     mimic = _MIMIC.match(tail)
     if mimic is not None:
         return "suggested", tail[mimic.end():]
-    alias = _TAIL_ALIAS.match(tail)
+    alias = TAIL_ALIAS.match(tail)
     if alias is not None:  # ", formerly known as Churg-Strauss syndrome"
         return "alias", tail[alias.end():]
-    cause = _CAUSE.match(tail)
+    cause = CAUSE.match(tail)
     if cause is not None:
         return "cause", tail[cause.end():]
-    refine = _REFINE.match(tail)
+    refine = REFINE.match(tail)
     if refine is not None:
         rest = tail[refine.end():]
-        if _CAUSE.match(" " + rest) or re.match(_COMPANION, rest, re.I):
+        if CAUSE.match(" " + rest) or re.match(COMPANION, rest, re.I):
             return _marker(" " + rest)  # "possibly due to X", "possibly complicated by X"
-        if _SPECIFIC.match(tail) is not None:
+        if SPECIFIC.match(tail) is not None:
             return "refinement", rest
-        return ("hedged" if _HEDGED.match(tail) is not None else "alternative"), rest
-    complication = _COMPLICATION.match(tail)
+        return ("hedged" if HEDGED.match(tail) is not None else "alternative"), rest
+    complication = COMPLICATION.match(tail)
     if complication is not None:
         return "complication", tail[complication.end():]
-    concurrent = _CONCURRENT.match(tail)
+    concurrent = CONCURRENT.match(tail)
     if concurrent is not None:
         disjunction = DISJUNCTION.match(tail, concurrent.end())
         if disjunction is not None:  # "X, or Y", "X; alternatively Y"
@@ -251,8 +189,8 @@ def _marker(tail: str) -> tuple[Role, str]:
 
 def _next_segment(text: str) -> tuple[str, str]:
     """The phrase up to the next clause marker, and the rest from that marker on."""
-    start = len(text) - len(_LEADING.sub("", text))  # a leading hedge is part of the phrase
-    cuts = [m.start() for pattern in (_CAUSE, _REFINE, _CONCURRENT, _MIMIC)
+    start = len(text) - len(LEADING.sub("", text))  # a leading hedge is part of the phrase
+    cuts = [m.start() for pattern in (CAUSE, REFINE, CONCURRENT, _MIMIC)
             for m in [pattern.search(text, max(start, 1))] if m and m.end() > m.start()]
     cut = min(cuts) if cuts else len(text)
     return text[:cut], text[cut:]

@@ -1,0 +1,86 @@
+"""How the names of a diagnostic statement are joined, as regular expressions: an
+alternative ("or", "vs", "/", a rank sign), a cause ("due to"), a refinement, a concurrent
+condition, a complication, a hedge, an alias, an aside. :mod:`.parse` sorts a statement's
+names by these joins (docs/grading.md, *Main and concurrent*)."""
+
+from __future__ import annotations
+
+import re
+
+from .statement import CONFIDENCE
+
+HEDGE = (r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|"
+         r"perhaps|maybe|potentially|potential|suspected)")
+# "X or Y", "X vs Y", "X / Y", "X | Y" (table cells), "X, alternatively Y", "X > Y" (ranked)
+ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+|\s*\|\s*|\s+>\s+"
+                         r"|[.,;]?\s+alternatively\b[\s,:]*", re.I)
+CAUSE = re.compile(
+    rf"\s*,?\s*(?:{HEDGE}\s+)?\b(?:due\s+to|secondary\s+to|caused\s+by|induced\s+by|"
+    r"resulting\s+from|as\s+a\s+result\s+of|because\s+of|attributable\s+to|related\s+to|"
+    r"associated\s+with|in\s+the\s+(?:setting|context)\s+of|triggered\s+by|precipitated\s+by|"
+    r"following|after|from|exacerbated\s+by|complicating|leading\s+to|causing|"
+    # "melanoma arising in a congenital nevus": the lesion it arose in, not a second one
+    r"arising\s+(?:in|from|within|on)|on\s+a\s+background\s+of|superimposed\s+on|"
+    # "erythema migrans, indicative of Lyme disease": what the diagnosis points to
+    r"indicative\s+of|characteristic\s+of|pathognomonic\s+(?:of|for))\b", re.I)
+# "W ?T": a clinician's query mark before a name, "possibly T" (docs/grading.md, round 4)
+QUERY = r"(?<!\S)\?(?=[^\W\d_])"
+REFINE = re.compile(
+    rf",?\s*(?:{QUERY}|(?<![-\w])(?:{HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
+    r"consider(?:ing)?|such\s+as|e\.g\.?|for\s+example|including|specifically|particularly|"
+    r"especially|like|rule\s+out|r/o|differential|vs\.?|versus|presumably)(?![-\w]))[\s,:]*",
+    re.I)
+CONCURRENT = re.compile(
+    r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
+    r"as\s+well\s+as|together\s+with)\b\s*|\s*[,;]\s*|\s+-\s+", re.I)
+# "X complicated by Y": the answer states Y is a complication of X, a concurrent condition
+# (CRAFT-MD's grader: a main diagnosis with a concurrent minor one is the main diagnosis).
+COMPLICATION = re.compile(r"\s*,?\s*\b(?:(?:further\s+|now\s+)?complicated\s+by)\b\s*",
+                          re.I)
+# A companion after a hedge stays a companion: "X, possibly with Y" or "possibly complicated
+# by Y" names X and a possible complication, not X or Y.
+COMPANION = (r"(?:with|and|complicated\s+by|accompanied\s+by|along\s+with|plus|"
+             r"together\s+with)\b")
+LEADING = re.compile(
+    rf"^(?:(?:a|an|the|{HEDGE}|suspected|presumed|presumptive|early|clinical|signs?\s+of|"
+    r"case\s+of|diagnosis\s+of|diagnosed\s+with|evidence\s+of|features\s+of|picture\s+of|"
+    r"presentation\s+of|form\s+of|type\s+of|kind\s+of|episode\s+of|having|has|is|be|to\s+be|"
+    r"could|may|might|would|appears?|seems?|suffering\s+from|suffers\s+from|resulting|"
+    r"associated|concurrent|concomitant|"
+    r"coexisting|co-existing|comorbid|underlying|accompanying|subsequent|resultant|"
+    r"component\s+of|element\s+of|degree\s+of|"
+    r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
+# A hedge alone ("X, possibly Y"), not an example ("such as") or a differential ("vs").
+HEDGED = re.compile(rf"^,?\s*(?:{QUERY}|(?:{HEDGE}|suggestive\s+of|suspicious\s+for|"
+                    r"concerning\s+for|presumably)(?![-\w]))[\s,:]*", re.I)
+SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
+                      r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
+# "(or X)": another name of the diagnosis ("fifth disease (or erythema infectiosum)") or
+# another diagnosis ("rosacea (or lupus)"); the terminology says which
+# (:func:`.companions.parenthesized_role`).
+OR = re.compile(r"^\s*or\b[\s,:]*", re.I)
+ALIAS = re.compile(r"^\s*(?:(?:also|commonly|often|sometimes|usually)\s+(?:known|called|"
+                   r"referred\s+to)\s+as|aka|a\.k\.a\.?|"
+                   r"formerly|previously|known\s+as|called)\b[\s,:]*", re.I)
+# Another name given after a comma (not ", or X", which offers another disease).
+# ", i.e. Y", ", a subtype of Y", ", the same as Y": a claim that Y is X again, which the
+# terminology must confirm (see :func:`_resolved`), else Y is another disease.
+TAIL_ALIAS = re.compile(r"^\s*,?\s*(?:(?:also|formerly|previously|otherwise)\s+(?:known|"
+                        r"called|referred\s+to)(?:\s+as)?|aka|a\.k\.a\.?|i\.e\.?|that\s+is|"
+                        r"(?:a|the)\s+(?:sub)?(?:type|form|variant|kind)\s+of|(?:the\s+)?same\s+as|"
+                        r"synonymous\s+with|equivalent\s+to)(?![-\w])[\s,:]*",
+                        re.I)
+ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|since|because|"
+                   r"with|without|in|on|at|for|by|to|this|that|the\s+patient|patient|"
+                   r"confirmed|pending|requires?|needs?|"
+                   # a reason in brackets ("(classic presentation)"), as after a dash;
+                   # "classical" alone may name a kind ("(classical Hodgkin lymphoma)")
+                   r"(?:classic(?:al)?|typical|textbook|characteristic)\s+(?:presentation|"
+                   r"findings?|features?|picture|history|case|signs?|symptoms?)|"
+                   r"pathognomonic|consistent|compatible|supported|evidenced|presentation)\b"
+                   # how sure the writer is: "(confidence: high)", "(high certainty)"
+                   rf"|^\s*{CONFIDENCE}",
+                   re.I)
+PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
+ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
+WORD = re.compile(r"[^\W\d_][\w-]*")
