@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import ssl
 import sys
 import time
@@ -81,6 +82,47 @@ class _Origin:
     port: int
     proxy: str | None
 
+    @property
+    def authority(self) -> str:
+        """``host:port`` as a request names it (an IPv6 address in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    @property
+    def host_header(self) -> str:
+        """The ``Host`` header: the authority, its port left out when it is the scheme's."""
+        default = 443 if self.scheme == "https" else 80
+        return self.authority.removesuffix(f":{default}") if self.port == default \
+            else self.authority
+
+
+@dataclass(frozen=True)
+class _Route:
+    """Where a URL's requests go and the headers every one of them carries."""
+
+    origin: _Origin
+    #: The request target: the path and query, or the absolute URL for an HTTP proxy.
+    target: str
+    headers: tuple[tuple[str, str], ...]
+
+
+@functools.lru_cache(maxsize=32)
+def _route(url: str, proxy: str | None) -> _Route:
+    # One transport calls one or two URLs: split, and its headers built, once per URL and
+    # proxy, not once per call.
+    parts = urllib.parse.urlsplit(url)
+    https = parts.scheme == "https"
+    origin = _Origin(parts.scheme, parts.hostname or "", parts.port or (443 if https else 80),
+                     proxy)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    headers = [("Host", origin.host_header), ("User-Agent", _AGENT),
+               ("Accept", "application/json"), ("Accept-Encoding", "identity"),
+               ("Content-Type", "application/json")]
+    if proxy is not None and not https:
+        target = f"http://{origin.host_header}{target}"  # a proxy is sent the absolute URL
+        headers += _proxy_auth(origin)
+    return _Route(origin, target, tuple(headers))
+
 
 class Pool:
     """Connections to the servers one transport calls, at most ``limit`` open at a time.
@@ -98,15 +140,14 @@ class Pool:
         """POST ``body`` (JSON) to ``url``; the reply's body up to ``cap`` bytes (a 200) or
         its first ``error_cap`` bytes (any other status). Raises :class:`ConnectFailed` or
         :class:`HTTPError`; the caller bounds the time (``asyncio.wait_for``)."""
-        parts = urllib.parse.urlsplit(url)
-        https = parts.scheme == "https"
-        origin = _Origin(parts.scheme, parts.hostname or "", parts.port or (443 if https else 80),
-                         proxy)
+        route = _route(url, proxy)
+        origin = route.origin
+        request = h11.Request(method="POST", target=route.target, headers=[
+            *route.headers, ("Content-Length", str(len(body))), *headers.items()])
         async with self._slots:
             connection = self._take(origin) or await self._open(origin)
             try:
-                reply = await _exchange(connection, _request(origin, parts, body, headers),
-                                        body, cap, error_cap)
+                reply = await _exchange(connection, request, body, cap, error_cap)
             except BaseException:
                 connection.close()  # half a reply leaves the connection unusable
                 raise
@@ -163,8 +204,7 @@ class Pool:
         if sys.version_info < (3, 11):  # StreamWriter.start_tls is 3.11's
             writer.close()
             raise HTTPError("an https:// server behind a proxy needs Python 3.11")
-        host = f"[{origin.host}]" if ":" in origin.host else origin.host  # an IPv6 address
-        target = f"{host}:{origin.port}".encode()
+        target = origin.authority.encode()
         writer.write(b"CONNECT " + target + b" HTTP/1.1\r\nHost: " + target + b"\r\n"
                      + b"".join(f"{k}: {v}\r\n".encode() for k, v in _proxy_auth(origin))
                      + b"\r\n")
@@ -189,21 +229,6 @@ def _proxy_auth(origin: _Origin) -> list[tuple[str, str]]:
     pair = (urllib.parse.unquote(proxy.username) + ":"
             + urllib.parse.unquote(proxy.password or "")).encode()
     return [("Proxy-Authorization", "Basic " + base64.b64encode(pair).decode())]
-
-
-def _request(origin: _Origin, parts: urllib.parse.SplitResult, body: bytes,
-             headers: dict[str, str]) -> h11.Request:
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    default = 443 if origin.scheme == "https" else 80
-    host = f"[{origin.host}]" if ":" in origin.host else origin.host  # an IPv6 address
-    host = host if origin.port == default else f"{host}:{origin.port}"
-    listed = [("Host", host), ("User-Agent", _AGENT), ("Accept", "application/json"),
-              ("Accept-Encoding", "identity"), ("Content-Type", "application/json"),
-              ("Content-Length", str(len(body))), *headers.items()]
-    if origin.proxy is not None and origin.scheme == "http":
-        path = f"http://{host}{path}"  # a proxy is sent the absolute URL
-        listed += _proxy_auth(origin)
-    return h11.Request(method="POST", target=path, headers=listed)
 
 
 async def _exchange(connection: _Connection, request: h11.Request, body: bytes, cap: int,
