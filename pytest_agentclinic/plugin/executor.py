@@ -28,14 +28,12 @@ from ..protocols.runner import EncounterRunner, NotPlayed
 from .blocked import blocked_in
 from .collect import EncounterItem
 from .encounter import Encounters
-from .outcome import Outcome
+from .outcome import FATAL_PREFIX, Outcome
 from .recorder import Recorder, WriteFailed
 from .scheduling import LEAD_WINDOWS, Ahead
 from .scheduling import window as window_of
 from .settings import Settings
 
-#: How the error of the item that met a fatal model error begins.
-FATAL_PREFIX = "fatal model error"
 #: Returns the items this process will run next (xdist workers only know their queue).
 Lookahead = Callable[[pytest.Session, pytest.Item], Sequence[pytest.Item]]
 #: Seconds between :attr:`EncounterExecutor.on_wait` calls.

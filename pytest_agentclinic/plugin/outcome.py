@@ -7,6 +7,10 @@ from dataclasses import dataclass
 from ..core.records import ResultRecord
 from ..core.transcript import Transcript, Verdict
 
+#: How an item's failure names a fatal model error (the executor writes it, the session's
+#: owner shows it once): here, in a module collection imports, not the executor's.
+FATAL_PREFIX = "fatal model error"
+
 
 @dataclass(frozen=True)
 class Outcome:

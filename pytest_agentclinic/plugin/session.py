@@ -29,6 +29,7 @@ from .collect import ERROR_NODE, EncounterItem, bad_records_in
 from .events import WORKER_KEY as EVENTS_KEY
 from .events import RunEvents
 from .interrupts import say
+from .outcome import FATAL_PREFIX
 from .scheduling import index_terminology, llm_models, parse_ahead, warm_grader
 from .settings import Settings
 from .shares import first_encounters, signal_started
@@ -240,8 +241,6 @@ class AgentClinicSession:
             return
         assert self.reports is not None  # not a worker
         self.reports.received(report)
-        from .executor import FATAL_PREFIX
-
         if report.failed and FATAL_PREFIX in str(report.longrepr):
             # Under xdist every worker meets the fatal error once: show it once.
             if self._fatal_shown:
