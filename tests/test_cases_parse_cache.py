@@ -84,7 +84,7 @@ def test_a_damaged_entry_is_ignored_and_rewritten(tmp_path: Path) -> None:
     entry.write_text('{"version": 1, "format": "project", "lines": [1, 2]}\n{"id": ')
     _same(loaders.load_case_file(path), parse_cache.load(path, cache))
     _same(loaders.load_case_file(path), parse_cache.load(path, cache))
-    assert entry.read_text().count("\n") == 4  # header and three cases, written anew
+    assert entry.read_text().count("\n") == 5  # header, names and three cases, written anew
 
 
 def _count_parses(path: str, cache: str, queue: object) -> None:
@@ -273,6 +273,35 @@ def test_a_stored_read_back_decodes_no_case_until_asked(tmp_path: Path) -> None:
     assert asked == [(c.dataset, c.id) for _, c in parsed.cases]  # every case, in order
     assert chosen == [1, 3]
     assert stored[1] is stored[1] and stored[0] is not stored[0]  # kept, or made anew
+
+
+def test_a_choice_by_position_decodes_no_name(tmp_path: Path) -> None:
+    # The header holds no case's name (nor its position): a worker dealt its share by
+    # position reads the names' line as bytes and never decodes it.
+    path = _written(tmp_path, n=4)
+    parsed = parse_cache.load(path, tmp_path / "cache")
+    (entry,) = (tmp_path / "cache" / parse_cache.FOLDER).glob("*.jsonl")
+    header, names, *_cases = entry.read_text().splitlines()
+    assert not any(case.id in header for _line, case in parsed.cases)
+    assert json.loads(names) == [[c.dataset, c.id] for _line, c in parsed.cases]
+    stored = parse_cache.load(path, tmp_path / "cache", stored=True).stored
+    assert stored is not None
+    stored._names = b"[not JSON]\n"  # would fail if decoded
+    turn = iter([False, True, False, True])
+    assert stored.choose(dealt=lambda: next(turn)) == [1, 3]
+    assert stored[1] == parsed.cases[1][1] and stored[1] is stored[1]
+    with pytest.raises(TypeError):
+        stored.choose()
+
+
+def test_a_names_line_that_is_no_list_is_parsed_anew(tmp_path: Path) -> None:
+    path = _written(tmp_path, n=2)
+    parse_cache.load(path, tmp_path / "cache")
+    (entry,) = (tmp_path / "cache" / parse_cache.FOLDER).glob("*.jsonl")
+    header, _names, *cases = entry.read_text().splitlines()
+    entry.write_text("\n".join([header, '{"a": 1}', *cases]) + "\n")
+    back = parse_cache.load(path, tmp_path / "cache", stored=True)
+    assert back.stored is None and len(back.cases) == 2  # parsed anew, not read back
 
 
 def test_a_stored_entry_not_matching_its_header_is_parsed_anew(tmp_path: Path) -> None:

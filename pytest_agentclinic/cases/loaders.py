@@ -40,7 +40,8 @@ class LoadedFile:
     format: str
     cases: list[tuple[int, Case]] = field(default_factory=list)
     errors: list[CaseError] = field(default_factory=list)
-    #: 0-based position of each case's record in the file: the key of the specialty sidecar.
+    #: 0-based position of each case's record in the file: the key of the specialty sidecar,
+    #: while the file loads (empty once the sidecar is applied).
     positions: dict[str, int] = field(default_factory=dict)
     #: Why the whole file is not a case file (None when it is one): decided on a parse of the
     #: whole file, never on its first bytes.
@@ -395,6 +396,7 @@ def load_case_file(path: Path, *, share: bool = True) -> LoadedFile:
         _BUILT_IN.get(path.suffix, _load_extension)(path, text, loaded)
         _apply_sidecar(loaded)
         _drop_duplicates(loaded)
+    loaded.positions = {}  # the sidecar's key, applied: not held with the cases
     return loaded
 
 

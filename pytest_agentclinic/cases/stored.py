@@ -12,6 +12,7 @@ the same few blocks of memory serve them all.
 
 from __future__ import annotations
 
+import json
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from typing import overload
@@ -26,22 +27,21 @@ class StoredCases(Sequence[Case]):
     """A file's cases in order, each decoded from its stored JSON text when read; only
     those :meth:`choose` picked are kept (decoded once, their equal parts shared).
 
-    ``keys`` holds each case's dataset, id, specialty and specialty marker (the store's
-    header): a worker finds its share without decoding a case.
+    ``markers``: each specialty marker of the file's cases and the specialty it was first met
+    with. ``names``: the JSON text of each case's ``[dataset, id]``, decoded only when
+    :meth:`choose` goes by them: a worker finds its share without decoding a case.
     """
 
-    def __init__(self, data: bytes, starts: array[int], lines: list[int],
-                 keys: list[list[str]]) -> None:
-        if not len(starts) == len(lines) + 1 == len(keys) + 1:
+    def __init__(self, data: bytes, starts: array[int], lines: array[int],
+                 markers: dict[str, str], names: bytes) -> None:
+        if not len(starts) == len(lines) + 1:
             raise ValueError("the stored cases do not match their header")
         self._data = data  # the cases' texts, one a line
         self._starts = starts  # where each case's text starts, and where the last ends
         self.lines = lines
-        self._keys = keys
+        self._names = names
         #: Each specialty marker of the file's cases and the specialty it was first met with.
-        self.markers: dict[str, str] = {}
-        for key in keys:
-            self.markers.setdefault(key[3], key[2])
+        self.markers = markers
         self._kept: dict[int, Case] = {}
         self._shared = FrozenParts()
 
@@ -75,13 +75,25 @@ class StoredCases(Sequence[Case]):
         """The case's stored JSON text."""
         return self._raw(index).decode()
 
-    def choose(self, takes: Callable[[str, str], bool], *, share: bool = True) -> list[int]:
-        """Decode and keep the cases ``takes(dataset, case_id)`` says yes to (it is asked of
-        every case, in order); returns their indices. The other cases' names are let go.
-        ``share``: the kept cases share all their equal parts, else only their sets of given
-        fields (:class:`GivenFields`: for a caller that keeps their texts, not the models)."""
-        chosen = [i for i, key in enumerate(self._keys) if takes(key[0], key[1])]
-        self._keys = []
+    def choose(self, takes: Callable[[str, str], bool] | None = None, *,
+               dealt: Callable[[], bool] | None = None, share: bool = True) -> list[int]:
+        """Decode and keep the cases ``takes(dataset, case_id)`` says yes to, or, for a choice
+        by position alone, ``dealt()`` (either is asked once a case, in order; ``dealt``
+        leaves the names undecoded); returns their indices. ``share``: the kept cases share
+        all their equal parts, else only their sets of given fields (:class:`GivenFields`:
+        for a caller that keeps their texts, not the models)."""
+        if (takes is None) == (dealt is None):
+            raise TypeError("choose by the names (takes) or by position (dealt)")
+        if dealt is not None:
+            chosen = [i for i in range(len(self)) if dealt()]
+        else:
+            assert takes is not None
+            names = json.loads(self._names)
+            if len(names) != len(self):
+                raise ValueError("the stored cases do not match their names")
+            chosen = [i for i, (dataset, case_id) in enumerate(names) if takes(dataset, case_id)]
+            del names
+        self._names = b""
         shared = self._shared if share else GivenFields()
         with gc_paused():  # models that live on (see loaders.load_case_file)
             for index in chosen:

@@ -223,7 +223,8 @@ def _cases(loaded: LoadedFile, share: WorkerShare | None, *, kept: bool = True
     stored = loaded.stored
     if stored is not None:  # a split worker's read-back: only its share is decoded
         assert share is not None
-        chosen = stored.choose(share.takes, share=kept)
+        chosen = (stored.choose(dealt=share.deal, share=kept) if share.by_position
+                  else stored.choose(share.takes, share=kept))
         return stored, [(stored.lines[i], stored[i], stored.text(i)) for i in chosen], \
             stored.markers
     everyone = [case for _line, case in loaded.cases]

@@ -65,10 +65,20 @@ class WorkerShare:
         self.shard = shard
         self._dealt = 0  # cases dealt so far, over the run's files in collection order
 
+    @property
+    def by_position(self) -> bool:
+        """Whether the share goes by the cases' positions alone (no ``--agent-shard``): then
+        :meth:`deal` chooses without the cases' names."""
+        return self.shard is None
+
     def takes(self, dataset: str, case_id: str) -> bool:
         """Whether the next case of the run, ``case_id`` of ``dataset``, is this worker's."""
         if self.shard is not None and shard_of(dataset, case_id, self.shard[1]) != self.shard[0]:
             return False
+        return self.deal()
+
+    def deal(self) -> bool:
+        """Whether the next case of the run's shard is this worker's."""
         mine = self._dealt % self.count == self.index
         self._dealt += 1
         return mine
