@@ -19,10 +19,10 @@ import yaml
 from pytest_agentclinic.cases.loaders import load_case_file
 from pytest_agentclinic.core.case import Case
 from pytest_agentclinic.grading.judging.rules import conditions_asked
-from pytest_agentclinic.grading.terminology import tokens
+from pytest_agentclinic.grading.terminology import content, tokens
 from pytest_agentclinic.grading.terms.concepts import default_terminology
 from pytest_agentclinic.grading.terms.equivalence import compare
-from pytest_agentclinic.grading.terms.readings import expansions
+from pytest_agentclinic.grading.terms.readings import eponyms, expansions
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "adversarial.yaml"
@@ -209,6 +209,7 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
             and _shared_initials(initials, case, pool):
         values["abbr3s"] = initials
     values.update(_slips(case.diagnosis))
+    values.update(_typography(case.diagnosis))
     sibling = _sibling(case.diagnosis)
     if sibling is not None:
         values["sibling"] = sibling
@@ -279,6 +280,37 @@ def _slips(name: str) -> dict[str, str]:
     return {slot: name.replace(longest, form, 1) for slot, form in forms.items()}
 
 
+def _typography(name: str) -> dict[str, str]:
+    """The truth as typed or pasted from elsewhere (red team round 5): ``{truth_curly}`` its
+    apostrophes curly (or straight, where it has curly ones), or its eponym in the
+    possessive with a curly apostrophe ("Bell\u2019s palsy"), ``{truth_nbsp}`` its first
+    space a non-breaking one, ``{truth_zwsp}`` a zero-width space after its first word,
+    ``{truth_endash}`` its hyphens en dashes, ``{truth_hyphen_break}`` a line break after its
+    first hyphen (each absent where the truth has no such character)."""
+    forms: dict[str, str] = {}
+    first, _, rest = name.partition(" ")
+    if "'" in name or "\u2019" in name:
+        forms["truth_curly"] = name.translate({ord("'"): "\u2019", ord("\u2019"): "'"})
+    elif rest and first[:1].isupper() and content(first)[-1:] and \
+            content(first)[-1] in eponyms():
+        # an eponym the sources write in the possessive ("Bell palsy": "Bell\u2019s palsy")
+        mark = "\u2019" if first.endswith("s") else "\u2019s"
+        forms["truth_curly"] = f"{first}{mark} {rest}"
+    if " " in name:
+        forms["truth_nbsp"] = name.replace(" ", "\u00a0", 1)
+        forms["truth_zwsp"] = name.replace(" ", "\u200b ", 1)
+    if "-" in name:
+        forms["truth_endash"] = name.replace("-", "\u2013")
+        forms["truth_hyphen_break"] = name.replace("-", "-\n", 1)
+    return forms
+
+
+#: The slots a case may lack: a shape that uses one applies only where it is present.
+_OPTIONAL = ("word", "abbr", "slip", "head", "abbr3", "sibling", "state", "abbr3s",
+             "slip_drop", "slip_swap", "slip_add", "truth_curly", "truth_nbsp", "truth_zwsp",
+             "truth_endash", "truth_hyphen_break")
+
+
 def _sibling(name: str) -> str | None:
     """``name`` with one letter of a long word (7 letters or more) changed so that it names
     another disease the terminology knows (an osteoblastoma for an osteoclastoma): a
@@ -312,11 +344,14 @@ def answer(strategy: str, case: Case, protocol: str, pool: Pool | None = None) -
     ``pool``, by default the case library), or None when it does not apply."""
     template = suite().strategies[strategy]
     values = slots(case, pool)
-    if any(f"{{{slot}}}" in template and slot not in values
-           for slot in ("word", "abbr", "slip", "head", "abbr3", "sibling", "state", "abbr3s",
-                        "slip_drop", "slip_swap", "slip_add")):
+    if any(f"{{{slot}}}" in template and slot not in values for slot in _OPTIONAL):
         return None
-    return suite().wrappers[protocol].format(answer=template.format(**values))
+    wrapper = suite().wrappers[protocol]
+    if "{label}" in template:
+        # the shape places the protocol's own marker ("<think>...</think>" before it)
+        label = wrapper.split("{answer}")[0].rstrip()
+        return template.format(label=label, **values)
+    return wrapper.format(answer=template.format(**values))
 
 
 # --- a larger set of truths, read at run time ----------------------------------------------

@@ -25,6 +25,7 @@ from functools import cached_property
 from itertools import pairwise
 from typing import Literal
 
+from ..reading.joins import CAUSE
 from ..reading.notes import is_note
 from ..reading.parse import Extraction, Mention
 from ..terminology import tokens
@@ -302,9 +303,12 @@ def _without_findings(extraction: Extraction) -> list[str]:
     return out
 
 
-_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary|"
-                     r"(?:secondary|due|related)\s+to|caused\s+by|arising\s+(?:in|from))\s+)*"
-                     r"(?:an?\s+|the\s+)?$", re.I)
+# The join before a finding, a complication or a cause that ends the statement: "with",
+# "and", "complicated by", or any join :data:`.joins.CAUSE` reads as a cause ("after", "in
+# the setting of", "following"), so that a name with "with" in it is found whole before
+# each of them alike (red team round 5).
+_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary)\s+"
+                     rf"|(?:{CAUSE.pattern})\s*)*(?:an?\s+|the\s+)?$", re.I)
 
 
 def _another_disease(extraction: Extraction, whole: str) -> str | None:

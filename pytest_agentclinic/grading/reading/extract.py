@@ -63,6 +63,13 @@ def _unranked(text: str) -> str:
 
 
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
+# "T (90%), W (10%)", "T - 70%": a percentage beside a name; two of them weigh diagnoses
+# against each other, a differential by percentages (the paper's "more than one possible
+# diagnosis"; docs/grading.md's table), whichever comes first.
+_WEIGHT = re.compile(r"(?:[(\[]\s*|[:=-]\s*)~?\d{1,3}(?:\.\d+)?\s*%")
+# "R/O T", "Rule out T": a plan to exclude T, which commits to no diagnosis (a clinician's
+# "r/o" heads what is still to be excluded; "W, r/o T" is W with T kept open).
+_RULE_OUT = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?rule\s+out\b", re.I)
 
 
 def _claims(answer: str) -> list[str]:
@@ -168,6 +175,12 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     text, excluded = drop_negations(drop_abbreviations(drop_preface(
         clean(answer if labelled is None else labelled))))
     stmt = statement(open_alternatives(text))
+    if len(_WEIGHT.findall(text)) >= 2:
+        return Extraction("multiple", "", reason="the answer weighs diagnoses by percentages",
+                          excluded=excluded)
+    if _RULE_OUT.match(stmt):
+        return Extraction("none", "", reason="the answer only plans to rule a diagnosis out",
+                          excluded=excluded)
     if addresses_grader(stmt):
         return Extraction("none", "", reason="the answer speaks to the grader instead of "
                           "naming a diagnosis", excluded=excluded)

@@ -84,3 +84,8 @@ ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|si
 PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
 ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
 WORD = re.compile(r"[^\W\d_][\w-]*")
+# Where a finding was seen, after its name ("tachycardia on examination", "a murmur on
+# auscultation"): how it was found, no part of what it is (red team round 5).
+SEEN_ON = re.compile(r"\s+(?:on|at)\s+(?:(?:physical|clinical|initial|admission)\s+)?"
+                     r"(?:examination|exam|auscultation|palpation|inspection|presentation)\s*$",
+                     re.I)

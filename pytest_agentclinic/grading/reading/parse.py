@@ -35,6 +35,7 @@ from .joins import (
     OR,
     PAREN,
     REFINE,
+    SEEN_ON,
     SPECIFIC,
     TAIL_ALIAS,
     WORD,
@@ -95,7 +96,7 @@ class Extraction:
 
 def _bare(phrase: str) -> str:
     """A phrase without hedges, articles and trailing punctuation."""
-    phrase = LEADING.sub("", phrase.strip(" .,:;-\"'"))
+    phrase = SEEN_ON.sub("", LEADING.sub("", phrase.strip(" .,:;-\"'")))
     return phrase.strip(" .,:;-\"'")
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from ..terms.kinds import INJURIES_AND_STATES
+from .typography import expand_shorthand
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "PLAN_KEEPS_OPEN", "PLAN_SENTENCE",
            "SENTENCE_END", "bare_name", "clean",
@@ -136,7 +137,9 @@ _MODAL = r"(?:(?:may|might|could|most\s+likely|likely|probably)\s+)?"
 _SOMEONE_HAS = (rf"(?:that\s+)?(?:the\s+)?{_WHO}\s+{_MODAL}(?:has|have|is\s+having|(?:is|be)\s+"
                 rf"(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
 _LEADS = re.compile(
-    r"\bdiagnos[ie]s\b(?:[^:.;]{0,300}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b|\s+of\b)\s*"
+    r"\bdiagnos[ie]s\b(?:[^:.;]{0,300}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b"
+    # "a diagnosis of exclusion" is the answer's status, no lead to a name
+    r"|\s+of\b(?!\s+exclusion\b))\s*"
     r"|\bdiagnos[ie]s\s*[:=]\s*"
     r"|\b(?:answer|impression|conclusion|guess|suspicion)\s+(?:is|would\s+be)\s+"
     # "I would diagnose her with X", "is diagnosed with X"; not "cannot be diagnosed with the
@@ -179,7 +182,11 @@ _NO_NAME = re.compile(r"\s*(?:the\s+)?(?:most\s+|more\s+)?(?:likely|probable)\b(
                       r"|\s*(?:better|best|most\s+closely|the\s+(?:picture|presentation|"
                       r"findings|clinical\s+picture)(?:\s+best)?)\s*$", re.I)
 _OPENING = re.compile(r"^\s*\(")  # "X\n(or Y)"
-_ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])")
+# An option's letter before the name, as a multiple-choice answer is written ("A. Asthma",
+# "(C) Asthma", "Option C: Asthma"): the letter labels the option, the name answers.
+_ENUMERATOR = re.compile(r"^\s*(?:(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])|\((?:[A-Ea-e]|\d{1,2})\)"
+                         r"\s+(?=[^\W\d_])|(?i:option|choice)\s+(?:[A-Ea-e]|\d{1,2})\s*[.):-]\s*"
+                         r"(?=[^\W\d_]))")
 #: A word that offers another diagnosis at the start of a clause or sentence.
 DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?![-\w])"
                          r"|alternatives?(?:\s+diagnos[ie]s)?\s*(?=:))[\s,:]*", re.I)
@@ -210,8 +217,9 @@ _DISCLAIMER = re.compile(r"^\W*(?:as\s+an\s+ai\b|(?:i'm|i\s+am)\s+sorry\b|unfort
 
 
 def clean(text: str) -> str:
-    """The answer without markdown, with dashes, quotes and spacing unified."""
-    text = _MARKUP.sub("", text)
+    """The answer without markdown, with dashes, quotes, spacing and a clinician's shorthand
+    ("c/w", "r/o", "s/p") unified."""
+    text = expand_shorthand(_MARKUP.sub("", text))
     text = re.sub(r"[\u2010-\u2015\u2212]", "-", text).replace("\u2019", "'")
     return re.sub(r"[ \t]+", " ", text).strip()
 
