@@ -140,3 +140,38 @@ def test_a_name_with_with_in_it_is_found_whole_before_a_cause_or_a_finding(tail:
 
 def test_the_truth_as_the_setting_of_another_never_scores() -> None:
     assert decided("Tuberculosis in the setting of sarcoidosis", "Sarcoidosis") == WRONG
+
+
+# --- a condition the answer calls co-existing; a problem list; hedges kept open ----------------
+
+@pytest.mark.parametrize("answer", [
+    "Sarcoidosis; known asthma",
+    "Sarcoidosis, with comorbid asthma",
+    "Sarcoidosis (primary), asthma (comorbidity)",
+])
+def test_a_condition_the_answer_calls_co_existing_is_concurrent(answer: str) -> None:
+    assert decided(answer, "Sarcoidosis") == RIGHT
+    # the truth as the co-existing one never scores
+    assert [c for c, _ in decided(answer, "Asthma")] == [False, False]
+
+
+def test_without_the_role_word_a_second_disease_is_still_another_diagnosis() -> None:
+    assert decided("Sarcoidosis, asthma", "Sarcoidosis") == WRONG
+
+
+@pytest.mark.parametrize("answer", [
+    "Assessment & Plan:\n1. Sarcoidosis - start treatment\n2. Follow up in 2 weeks",
+    "A&P: sarcoidosis. Start prednisone.",
+    "Sarcoidosis\n\n<details><summary>Reasoning</summary>Tuberculosis was excluded.</details>",
+])
+def test_a_problem_list_with_its_plan_and_a_collapsed_section_answer_one(answer: str) -> None:
+    assert decided(answer, "Sarcoidosis") == RIGHT
+
+
+@pytest.mark.parametrize("answer", [
+    "Likely tuberculosis; sarcoidosis less likely but possible",
+    "Tuberculosis; sarcoidosis unlikely but not excluded",
+])
+def test_a_name_weighed_lower_but_kept_open_is_an_alternative(answer: str) -> None:
+    for truth in ("Sarcoidosis", "Tuberculosis"):
+        assert [c for c, _ in decided(answer, truth)] == [False, False]

@@ -63,7 +63,7 @@ Standing = Literal["same", "synonym", "broader", "narrower", "other-branch", "un
 PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
 #: Roles of a name whose match never scores: the truth named only in a secondary role.
 SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complication",
-                             "suggested"})
+                             "suggested", "comorbid"})
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
 _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested"})
 #: "X-like" (also after a bracket: "encephalopathy (PML)-like"): what resembles X.
@@ -293,7 +293,8 @@ def _without_findings(extraction: Extraction) -> list[str]:
     for mention in reversed(extraction.mentions):
         if mention.role == "main" or not (
                 finding(mention.text) or stated_secondary(mention.text)
-                or complication(mention.text) or mention.role in ("complication", "cause")):
+                or complication(mention.text)
+                or mention.role in ("complication", "cause", "comorbid")):
             break
         at = body.lower().rfind(mention.text.lower())
         if at <= 0:
@@ -307,7 +308,8 @@ def _without_findings(extraction: Extraction) -> list[str]:
 # "and", "complicated by", or any join :data:`.joins.CAUSE` reads as a cause ("after", "in
 # the setting of", "following"), so that a name with "with" in it is found whole before
 # each of them alike (red team round 5).
-_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary)\s+"
+_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary|known|"
+                     r"pre-?existing|co-?existing|coexistent|comorbid|concomitant)\s+"
                      rf"|(?:{CAUSE.pattern})\s*)*(?:an?\s+|the\s+)?$", re.I)
 
 

@@ -42,6 +42,8 @@ from .parse import bare as _bare
 from .prefaces import drop_preface
 from .sections import cut_sections
 from .statement import (
+    PLAN_KEEPS_OPEN,
+    PLAN_SENTENCE,
     bare_name,
     clean,
     declared,
@@ -63,6 +65,7 @@ def _unranked(text: str) -> str:
 
 
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
+_ENUMERATED = re.compile(r"^\s*\d+[.)]\s+")
 # "T (90%), W (10%)", "T - 70%": a percentage beside a name; two of them weigh diagnoses
 # against each other, a differential by percentages (the paper's "more than one possible
 # diagnosis"; docs/grading.md's table), whichever comes first.
@@ -150,8 +153,11 @@ def _lists(text: str, *, labelled: bool, conditions_only: bool) -> bool:
         return len(_LIST_ITEM.findall(text)) >= 2
     if _LIST_ITEM.match(first_line(text)) is None:
         return False
-    items = [_bare(clean(line)) for line in text.splitlines() if _LIST_ITEM.match(line)]
-    named = [i for i in items if not conditions_only or kind(i) == "condition"]
+    items = [_bare(clean(_ENUMERATED.sub("", line))) for line in text.splitlines()
+             if _LIST_ITEM.match(line)]
+    # a step of the plan ("2. Follow up in 2 weeks") lists no diagnosis
+    named = [i for i in items if (not conditions_only or kind(i) == "condition")
+             and not (PLAN_SENTENCE.match(i) and not PLAN_KEEPS_OPEN.search(i))]
     return len(named) >= 2
 
 

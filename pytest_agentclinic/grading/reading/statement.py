@@ -51,7 +51,9 @@ _LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
     # "Primary: T" over "Secondary: none": the main diagnosis by its role, a colon after it
     rf"|{_LINE_START}(?:primary|principal|main){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)",
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:final\s+)?answer{_SEPARATOR}",
-    rf"{_LINE_START}(?:clinical\s+)?(?:impression|assessment|conclusion){_SEPARATOR}",
+    # "Assessment and Plan:", "A&P:" (a clinical note's heading over its problem list)
+    rf"{_LINE_START}(?:(?:clinical\s+)?(?:impression|assessment|conclusion)(?:\s*(?:and|&|/)\s*"
+    rf"plan)?|a\s*[&/]\s*p){_SEPARATOR}",
 ))
 _PROSE_LABEL = 3  # the index of the labels that may head prose rather than a name
 
@@ -341,9 +343,11 @@ def bare_name(line: str) -> bool:
     """Whether a line is a name and nothing else: a few words, no label, question, lead,
     courtesy or explanation ("Psoriasis", not "The plaques are typical")."""
     text = line.strip(" .-")
+    step = re.sub(r"^\s*(?:\d+[.)]|[-\u2022*])\s+", "", text)  # a step of a plan names nothing
     return (0 < len(text.split()) <= 8 and not re.search(r"[:?!;|]", text)
             and _LEADS.search(text) is None and _COURTESY.match(text) is None
-            and DISJUNCTION.match(text) is None and cut_context(text) == text)
+            and DISJUNCTION.match(text) is None and cut_context(text) == text
+            and not (PLAN_SENTENCE.match(step) and not PLAN_KEEPS_OPEN.search(step)))
 
 
 #: How sure the writer is, and nothing else ("confidence: high", "high certainty",
@@ -362,7 +366,9 @@ _REASON = re.compile(
     r"(?:classic(?:al)?|typical|textbook|characteristic|pathognomonic|consistent|compatible|"
     r"confirmed|supported|evidenced|suggested|indicated|given|based|history|presentation|"
     r"findings?|features?|picture|patient|clinical|exam(?:ination)?|symptoms?|signs?|"
-    r"combination|constellation|triad|biopsy|imaging|labs?|because|since|as|explains?)\b)))",
+    r"combination|constellation|triad|biopsy|imaging|labs?|because|since|as|explains?|"
+    # a step of the plan after the name ("T - start treatment"; red team round 5)
+    r"start|begin|initiate|treat|refer|recommend|monitor|follow|continue|admit)\b)))",
     re.I)
 
 
@@ -378,7 +384,9 @@ _PLAN = re.compile(r",?\s+but\s+(?:i|we)(?:\s+(?:would|will|should)|'d)?\s+"
 #: open (:data:`PLAN_KEEPS_OPEN`: "Recommend testing for W", "... to rule out W").
 PLAN_SENTENCE = re.compile(r"^\s*(?:(?:i|we)\s+(?:would\s+|will\s+|'d\s+|strongly\s+|also\s+)*)?"
                            r"(?:recommend|suggest|advise|order|obtain|arrange|schedule|refer|"
-                           r"start|begin|initiate|perform|send|check|confirm|verify)\b", re.I)
+                           r"start|begin|initiate|perform|send|check|confirm|verify|"
+                           r"follow[\s-]?up|monitor|review|repeat|continue|admit|discharge)\b",
+                           re.I)
 PLAN_KEEPS_OPEN = re.compile(r"\b(?:for|or|rule\s+out|r/o|exclud\w*|possib\w*|consider\w*|"
                              r"differential|vs\.?|versus)\b", re.I)
 
