@@ -286,7 +286,7 @@ def _typography(name: str) -> dict[str, str]:
     possessive with a curly apostrophe ("Bell\u2019s palsy"), ``{truth_nbsp}`` its first
     space a non-breaking one, ``{truth_zwsp}`` a zero-width space after its first word,
     ``{truth_endash}`` its hyphens en dashes, ``{truth_hyphen_break}`` a line break after its
-    first hyphen (each absent where the truth has no such character)."""
+    first hyphen inside a word (each absent where the truth has no such character)."""
     forms: dict[str, str] = {}
     first, _, rest = name.partition(" ")
     if "'" in name or "\u2019" in name:
@@ -301,7 +301,8 @@ def _typography(name: str) -> dict[str, str]:
         forms["truth_zwsp"] = name.replace(" ", "\u200b ", 1)
     if "-" in name:
         forms["truth_endash"] = name.replace("-", "\u2013")
-        forms["truth_hyphen_break"] = name.replace("-", "-\n", 1)
+    if re.search(r"\w-\w", name):  # a hyphen inside a word, not a spaced dash
+        forms["truth_hyphen_break"] = re.sub(r"(?<=\w)-(?=\w)", "-\n", name, count=1)
     return forms
 
 
