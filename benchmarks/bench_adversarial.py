@@ -83,7 +83,7 @@ async def table(moderators: dict[str, Moderator], shapes: list[str]) -> None:
             scored, applicable = await hits(strategy, protocol, moderators[name])
             share = len(scored) / max(applicable, 1)
             cells.append(f"{len(scored)}/{applicable} ({share:.0%})")
-            if not _on_target(strategy, share, strategy in must_score):
+            if applicable and not _on_target(strategy, share, strategy in must_score):
                 off.append(f"{strategy} ({protocol} / {name}: {share:.1%}){_gap(strategy)}")
             if strategy in must_score:
                 notes.update(c.id for c in library() if c.id not in scored

@@ -15,13 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from adversarial_spellings import sibling_of, slip_forms, slipped, typography_forms
 
 from pytest_agentclinic.cases.loaders import load_case_file
 from pytest_agentclinic.core.case import Case
 from pytest_agentclinic.grading.judging.rules import conditions_asked
-from pytest_agentclinic.grading.terminology import tokens
-from pytest_agentclinic.grading.terms.concepts import default_terminology
-from pytest_agentclinic.grading.terms.equivalence import compare
 from pytest_agentclinic.grading.terms.readings import expansions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,7 +191,7 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
     initials = "".join(w[0] for w in _identifying(case.diagnosis)).upper()
     if len(initials) > 1:
         values["abbr"] = initials
-    slip = _slipped(case.diagnosis)
+    slip = slipped(case.diagnosis)
     if slip is not None:
         values["slip"] = slip
     words = _modifiers(case)
@@ -208,8 +206,9 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
     if len(initials) == 3 and not expansions(initials) and not as_written \
             and _shared_initials(initials, case, pool):
         values["abbr3s"] = initials
-    values.update(_slips(case.diagnosis))
-    sibling = _sibling(case.diagnosis)
+    values.update(slip_forms(case.diagnosis))
+    values.update(typography_forms(case.diagnosis))
+    sibling = sibling_of(case.diagnosis)
     if sibling is not None:
         values["sibling"] = sibling
     states = suite().states
@@ -263,48 +262,10 @@ def _shared_initials(initials: str, case: Case, pool: Pool) -> bool:
     return any(not mine & set(_identifying(n)) for n in pool.initials.get(initials, ()))
 
 
-def _slips(name: str) -> dict[str, str]:
-    """``{slip_drop}``, ``{slip_swap}``, ``{slip_add}``: ``name`` with a letter of its longest
-    word (7 letters or more) dropped, two letters swapped, or a letter doubled, each in the
-    middle of the word (none when it has no such word, or the swap changes nothing)."""
-    words = re.findall(r"[A-Za-z]+", name)
-    longest = max(words, key=len, default="")
-    if len(longest) < 7:
-        return {}
-    i = len(longest) // 2
-    forms = {"slip_drop": longest[:i] + longest[i + 1:],
-             "slip_add": longest[:i] + longest[i] + longest[i:]}
-    if longest[i] != longest[i + 1]:
-        forms["slip_swap"] = longest[:i] + longest[i + 1] + longest[i] + longest[i + 2:]
-    return {slot: name.replace(longest, form, 1) for slot, form in forms.items()}
-
-
-def _sibling(name: str) -> str | None:
-    """``name`` with one letter of a long word (7 letters or more) changed so that it names
-    another disease the terminology knows (an osteoblastoma for an osteoclastoma): a
-    near-miss sibling, no slip of the pen. None when no such letter exists."""
-    terms = default_terminology()
-    for word in sorted(set(re.findall(r"[A-Za-z]{7,}", name)), key=len, reverse=True):
-        for i, old in enumerate(word.lower()):
-            for new in "abcdefghijklmnopqrstuvwxyz":
-                changed = word[:i] + new + word[i + 1:]
-                if new == old or not all(terms.is_word(t) for t in tokens(changed)):
-                    continue
-                other = name.replace(word, changed, 1)
-                if terms.known(other) and compare(other, name).kind not in ("same", "synonym"):
-                    return other
-    return None
-
-
-def _slipped(name: str) -> str | None:
-    """``name`` with one letter of its longest word (7 letters or more) changed, or None."""
-    words = re.findall(r"[A-Za-z]+", name)
-    longest = max(words, key=len, default="")
-    if len(longest) < 7:
-        return None
-    i = len(longest) // 2
-    swap = "e" if longest[i].lower() != "e" else "a"
-    return name.replace(longest, longest[:i] + swap + longest[i + 1:], 1)
+#: The slots a case may lack: a shape that uses one applies only where it is present.
+_OPTIONAL = ("word", "abbr", "slip", "head", "abbr3", "sibling", "state", "abbr3s",
+             "slip_drop", "slip_swap", "slip_add", "truth_curly", "truth_nbsp", "truth_zwsp",
+             "truth_endash", "truth_hyphen_break")
 
 
 def answer(strategy: str, case: Case, protocol: str, pool: Pool | None = None) -> str | None:
@@ -312,11 +273,14 @@ def answer(strategy: str, case: Case, protocol: str, pool: Pool | None = None) -
     ``pool``, by default the case library), or None when it does not apply."""
     template = suite().strategies[strategy]
     values = slots(case, pool)
-    if any(f"{{{slot}}}" in template and slot not in values
-           for slot in ("word", "abbr", "slip", "head", "abbr3", "sibling", "state", "abbr3s",
-                        "slip_drop", "slip_swap", "slip_add")):
+    if any(f"{{{slot}}}" in template and slot not in values for slot in _OPTIONAL):
         return None
-    return suite().wrappers[protocol].format(answer=template.format(**values))
+    wrapper = suite().wrappers[protocol]
+    if "{label}" in template:
+        # the shape places the protocol's own marker ("<think>...</think>" before it)
+        label = wrapper.split("{answer}")[0].rstrip()
+        return template.format(label=label, **values)
+    return wrapper.format(answer=template.format(**values))
 
 
 # --- a larger set of truths, read at run time ----------------------------------------------

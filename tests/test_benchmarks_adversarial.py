@@ -104,3 +104,18 @@ def test_the_abbreviations_that_must_score_are_graded_alone(tmp_path: Path) -> N
     # PSC: the sources give it for two diseases, so it is not read toward either
     assert asyncio.run(bench.abbreviations_scored(pairs)) == [
         "PSC for Primary sclerosing cholangitis"]
+
+
+def test_the_typography_slots_apply_only_where_the_truth_has_the_character() -> None:
+    from adversarial_spellings import typography_forms
+
+    forms = typography_forms("Guillain-Barre syndrome")
+    assert forms["truth_hyphen_break"] == "Guillain-\nBarre syndrome"
+    assert forms["truth_endash"] == "Guillain\u2013Barre syndrome"
+    assert forms["truth_nbsp"] == "Guillain-Barre\u00a0syndrome"
+    # a spaced dash is no hyphen inside a word; a straight apostrophe turns curly
+    assert "truth_hyphen_break" not in typography_forms("Anorexia nervosa - purging type")
+    assert typography_forms("Paget's disease")["truth_curly"] == "Paget\u2019s disease"
+    # an eponym the sources write in the possessive takes it, with a curly apostrophe
+    assert typography_forms("Bell palsy")["truth_curly"] == "Bell\u2019s palsy"
+    assert typography_forms("Psoriasis") == {}

@@ -25,6 +25,7 @@ from functools import cached_property
 from itertools import pairwise
 from typing import Literal
 
+from ..reading.joins import CAUSE
 from ..reading.notes import is_note
 from ..reading.parse import Extraction, Mention
 from ..terminology import tokens
@@ -62,7 +63,7 @@ Standing = Literal["same", "synonym", "broader", "narrower", "other-branch", "un
 PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
 #: Roles of a name whose match never scores: the truth named only in a secondary role.
 SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complication",
-                             "suggested"})
+                             "suggested", "comorbid"})
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
 _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested"})
 #: "X-like" (also after a bracket: "encephalopathy (PML)-like"): what resembles X.
@@ -292,7 +293,8 @@ def _without_findings(extraction: Extraction) -> list[str]:
     for mention in reversed(extraction.mentions):
         if mention.role == "main" or not (
                 finding(mention.text) or stated_secondary(mention.text)
-                or complication(mention.text) or mention.role in ("complication", "cause")):
+                or complication(mention.text)
+                or mention.role in ("complication", "cause", "comorbid")):
             break
         at = body.lower().rfind(mention.text.lower())
         if at <= 0:
@@ -302,9 +304,13 @@ def _without_findings(extraction: Extraction) -> list[str]:
     return out
 
 
-_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary|"
-                     r"(?:secondary|due|related)\s+to|caused\s+by|arising\s+(?:in|from))\s+)*"
-                     r"(?:an?\s+|the\s+)?$", re.I)
+# The join before a finding, a complication or a cause that ends the statement: "with",
+# "and", "complicated by", or any join :data:`.joins.CAUSE` reads as a cause ("after", "in
+# the setting of", "following"), so that a name with "with" in it is found whole before
+# each of them alike (red team round 5).
+_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary|known|"
+                     r"pre-?existing|co-?existing|coexistent|comorbid|concomitant)\s+"
+                     rf"|(?:{CAUSE.pattern})\s*)*(?:an?\s+|the\s+)?$", re.I)
 
 
 def _another_disease(extraction: Extraction, whole: str) -> str | None:

@@ -42,6 +42,8 @@ from .parse import bare as _bare
 from .prefaces import drop_preface
 from .sections import cut_sections
 from .statement import (
+    PLAN_KEEPS_OPEN,
+    PLAN_SENTENCE,
     bare_name,
     clean,
     declared,
@@ -63,6 +65,14 @@ def _unranked(text: str) -> str:
 
 
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
+_ENUMERATED = re.compile(r"^\s*\d+[.)]\s+")
+# "T (90%), W (10%)", "T - 70%": a percentage beside a name; two of them weigh diagnoses
+# against each other, a differential by percentages (the paper's "more than one possible
+# diagnosis"; docs/grading.md's table), whichever comes first.
+_WEIGHT = re.compile(r"(?:[(\[]\s*|[:=-]\s*)~?\d{1,3}(?:\.\d+)?\s*%")
+# "R/O T", "Rule out T": a plan to exclude T, which commits to no diagnosis (a clinician's
+# "r/o" heads what is still to be excluded; "W, r/o T" is W with T kept open).
+_RULE_OUT = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?rule\s+out\b", re.I)
 
 
 def _claims(answer: str) -> list[str]:
@@ -143,8 +153,11 @@ def _lists(text: str, *, labelled: bool, conditions_only: bool) -> bool:
         return len(_LIST_ITEM.findall(text)) >= 2
     if _LIST_ITEM.match(first_line(text)) is None:
         return False
-    items = [_bare(clean(line)) for line in text.splitlines() if _LIST_ITEM.match(line)]
-    named = [i for i in items if not conditions_only or kind(i) == "condition"]
+    items = [_bare(clean(_ENUMERATED.sub("", line))) for line in text.splitlines()
+             if _LIST_ITEM.match(line)]
+    # a step of the plan ("2. Follow up in 2 weeks") lists no diagnosis
+    named = [i for i in items if (not conditions_only or kind(i) == "condition")
+             and not (PLAN_SENTENCE.match(i) and not PLAN_KEEPS_OPEN.search(i))]
     return len(named) >= 2
 
 
@@ -168,6 +181,12 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     text, excluded = drop_negations(drop_abbreviations(drop_preface(
         clean(answer if labelled is None else labelled))))
     stmt = statement(open_alternatives(text))
+    if len(_WEIGHT.findall(text)) >= 2:
+        return Extraction("multiple", "", reason="the answer weighs diagnoses by percentages",
+                          excluded=excluded)
+    if _RULE_OUT.match(stmt):
+        return Extraction("none", "", reason="the answer only plans to rule a diagnosis out",
+                          excluded=excluded)
     if addresses_grader(stmt):
         return Extraction("none", "", reason="the answer speaks to the grader instead of "
                           "naming a diagnosis", excluded=excluded)

@@ -31,13 +31,19 @@ _HEDGED = (
                rf"(?:is|remains)\s+"
                rf"(?:also\s+)?(?:possible|a\s+possibility|in\s+the\s+differential|a\s+"
                rf"consideration|to\s+be\s+considered)(?=$|[.;,])", re.I),
+    # "X; Y less likely but possible", "Y unlikely but not excluded": weighed lower, yet kept
+    # open, unlike "Y less likely", which sets Y aside (red team round 5)
+    re.compile(rf"[,;.]?\s*\b({NAME_IN_CLAUSE})\s+(?:(?:is|remains|seems)\s+)?(?:(?:much|far)\s+)?"
+               r"(?:less\s+likely|unlikely|less\s+probable|improbable)\s*,?\s*(?:but|though|yet)\s+"
+               r"(?:still\s+|remains\s+|is\s+)?(?:possible|not\s+(?:excluded|ruled\s+out)|"
+               r"a\s+possibility)(?=$|[.;,)])", re.I),
 )
 
 
 _HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|"
                          r"would\s+not|wouldn't|do\s+not|don't|will\s+not|won't|"
                          r"should\s+not|shouldn't|possible|possibility|differential|"
-                         r"consideration|considered|also)\b", re.I)
+                         r"consideration|considered|also|excluded|ruled)\b", re.I)
 
 
 def open_alternatives(text: str) -> str:

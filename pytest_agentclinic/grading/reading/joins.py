@@ -84,3 +84,17 @@ ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|si
 PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
 ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
 WORD = re.compile(r"[^\W\d_][\w-]*")
+# Where a finding was seen, after its name ("tachycardia on examination", "a murmur on
+# auscultation"): how it was found, no part of what it is (red team round 5).
+SEEN_ON = re.compile(r"\s+(?:on|at)\s+(?:(?:physical|clinical|initial|admission)\s+)?"
+                     r"(?:examination|exam|auscultation|palpation|inspection|presentation)\s*$",
+                     re.I)
+# A condition the answer itself calls co-existing ("T, known hypertension", "T; comorbid
+# asthma", "T, hypertension (comorbidity)"): a concurrent condition by the answer's own words,
+# as "secondary bacterial infection" is (issue 31: "an underlying or co-existing condition"
+# leaves the main diagnosis graded; red team round 5).
+COEXISTING = re.compile(r"^\s*(?:(?:with|and|plus)\s+)?(?:known|pre-?existing|co-?existing|"
+                        r"coexistent|comorbid|concomitant)\s+(?=\S)", re.I)
+COEXISTING_NOTE = re.compile(r"([^,;()]*[^,;()\s])\s*\(\s*(?:a\s+)?(?:known|pre-?existing|"
+                             r"co-?existing|coexistent|comorbid(?:ity)?|concomitant)\s*\)",
+                             re.I)

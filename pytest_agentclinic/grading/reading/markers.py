@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterator
 
 from .name_patterns import NAME, NAME_ALONE, NAME_IN_CLAUSE, NAMES_AFTER_DASH
+from .typography import untypeset
 
 # --- where the answer starts ------------------------------------------------------------------
 
@@ -82,7 +83,10 @@ _TAGGED = re.compile(r"<((?:[a-z]+[_-])*(?:diagnosis|dx|answer|impression|assess
 _ELEMENT = re.compile(r"<([a-z][a-z_-]*)>([^<>]*)</\1>", re.I)
 # Any other HTML tag is markup: a block one ("<p>", "<br/>") breaks the line, an inline one
 # ("<b>", "<strong>") goes.
-_HTML_BLOCK = re.compile(r"</?(?:p|br|div|li|ul|ol|h[1-6])(?:\s[^<>]*)?/?>", re.I)
+_HTML_BLOCK = re.compile(r"</?(?:p|br|div|li|ul|ol|h[1-6]|details)(?:\s[^<>]*)?/?>", re.I)
+# A collapsible section's title ("<details><summary>Reasoning</summary>..."): a heading of
+# what follows, as "Reasoning:" on its own line (red team round 5).
+_SUMMARY = re.compile(r"<summary(?:\s[^<>]*)?>(.*?)</summary>", re.I | re.S)
 _HTML_ITEM = re.compile(r"<li(?:\s[^<>]*)?>", re.I)  # an item of a list is a list item
 _HTML_INLINE = re.compile(r"</?(?:b|i|u|em|strong|span|mark|code|sup|sub)(?:\s[^<>]*)?/?>", re.I)
 # Hidden text: an HTML comment is not part of the answer shown.
@@ -117,7 +121,7 @@ _SET_ASIDE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[^\n]*\b(?:ruled\s+out|excluded|u
 def unwrap(text: str) -> str:
     """``text`` with a JSON answer, tagged fields and table rows written as labelled lines
     ("diagnosis: X"), and without a reasoning block, comments or code fences."""
-    text = _FENCE.sub("", _THINKING.sub(" ", _COMMENT.sub(" ", text)))
+    text = untypeset(_FENCE.sub("", _THINKING.sub(" ", _COMMENT.sub(" ", text))))
     if "|" in text:
         # a header names columns; one of alternatives set aside ("| Differential | Why less
         # likely |") heads a section of what the answer considered, as "Considered:" would
@@ -130,6 +134,7 @@ def unwrap(text: str) -> str:
     if tagged:  # the answer's other fields ("<confidence>high</confidence>") as labelled lines
         text = _ELEMENT.sub(lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n",
                             text)
+    text = _SUMMARY.sub(lambda m: f"\n{m.group(1).strip()}:\n", text)
     text = _HTML_INLINE.sub("", _HTML_BLOCK.sub("\n", _HTML_ITEM.sub("\n- ", text)))
     start, end = text.find("{"), text.rfind("}")
     if -1 < start < end:
@@ -240,12 +245,14 @@ _NEGATED_CLAUSES = (
     # "X is unlikely", "X - unlikely", "X: ruled out"
     re.compile(rf"^\s*({NAME})(?:\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
                rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
-               rf"(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)\s*$",
+               # "not excluded" keeps the name open (red team round 5)
+               rf"(?<!\bnot\s)(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)\s*$",
                re.I),
     # "T; W less likely", "W unlikely; T": a name weighed and set aside, as a list item or a
     # table row marked "less likely" is (docs/grading.md, red team round 4)
     re.compile(rf"^\s*({NAME_ALONE})\s+(?:(?:is|are|seems?)\s+)?(?:(?:much|far|considerably|"
-               rf"very|highly)\s+)?(?:less\s+likely|unlikely|excluded|ruled\s+out)\s*$", re.I),
+               rf"very|highly)\s+)?(?<!\bnot\s)(?:less\s+likely|unlikely|excluded|ruled\s+out)\s*$",
+               re.I),
     # "T. Why not W? ...": a question the answer asks itself to set W aside
     re.compile(rf"^\s*why\s+not\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
     re.compile(rf"^\s*(?:ruled\s+out|excluded|excluding|exclude)\s*:?\s*({NAME})\s*$", re.I),

@@ -31,13 +31,21 @@ _CODE = re.compile(r"icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s*[:#=]?\s*"
                    r"[a-z]\d{2}(?:\.[0-9a-z]{1,4})?|[a-z]\d{2}\.[0-9a-z]{1,4}", re.I)
 
 
+# "(dx of exclusion)", "diagnosis of exclusion": the answer's status, made once the others
+# were excluded; "; on warfarin", "on long-term steroids": what the patient takes (a
+# problem list's "on X"), no second diagnosis; "on examination": where a finding was seen.
+_STATUS = re.compile(r"(?:a\s+)?(?:dx|diagnosis)\s+of\s+exclusion"
+                     r"|(?:currently\s+|already\s+|chronically\s+)?(?:on|taking|receiving)\s+"
+                     r"(?!a\s+background\b)(?!an?\s+)[^\W\d_][\w -]{0,40}", re.I)
+
+
 def is_note(text: str, *, places: bool = False) -> bool:
     """Whether a mention beside the diagnosis only notes its severity, course, side, status
     or code (:data:`.qualifiers.NEUTRAL_QUALIFIERS`, :data:`NOTE_WORDS`), naming no disease;
     with ``places``, or where (ICD-10-CM's site words: "(left eye)"). A place is kept in the
     reading, where it may narrow the name to the truth ("Psoriasis (scalp)"), and is no
     second disease."""
-    if _CODE.fullmatch(text.strip()) is not None:
+    if _CODE.fullmatch(text.strip()) is not None or _STATUS.fullmatch(text.strip()):
         return True
     words = tokens(text)
     # a state like the puerperium is a second condition, though ICD-10-CM says "in" it

@@ -27,6 +27,8 @@ from .joins import (
     ALTERNATIVE,
     ASIDE,
     CAUSE,
+    COEXISTING,
+    COEXISTING_NOTE,
     COMPANION,
     COMPLICATION,
     CONCURRENT,
@@ -35,6 +37,7 @@ from .joins import (
     OR,
     PAREN,
     REFINE,
+    SEEN_ON,
     SPECIFIC,
     TAIL_ALIAS,
     WORD,
@@ -57,7 +60,7 @@ __all__ = ["Category", "Extraction", "Mention", "Role", "bare", "parse"]
 Category = Literal["single", "multiple", "none"]
 Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
                "hedged", "offered", "parenthesized", "beside", "after", "complication",
-               "suggested"]
+               "suggested", "comorbid"]
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,7 @@ class Extraction:
 
 def _bare(phrase: str) -> str:
     """A phrase without hedges, articles and trailing punctuation."""
-    phrase = LEADING.sub("", phrase.strip(" .,:;-\"'"))
+    phrase = SEEN_ON.sub("", LEADING.sub("", phrase.strip(" .,:;-\"'")))
     return phrase.strip(" .,:;-\"'")
 
 
@@ -213,6 +216,10 @@ def _tail_mentions(tail: str) -> list[Mention]:
             # beside W, never a kind of it; only suggested, it is no concurrent diagnosis
             role = "suggested"
         previous = segment
+        coexisting = COEXISTING.match(segment)
+        if role in ("concurrent", "listed") and coexisting is not None:
+            # "T, known hypertension": co-existing by the answer's own words
+            role, segment = "comorbid", segment[coexisting.end():]
         out.extend(_split(segment, role))
     return out
 
@@ -247,7 +254,9 @@ def _after(text: str, stmt: str) -> list[Mention]:
             # it considered after it is no second diagnosis (and never scores); nor is a plan
             # ("Recommend biopsy to confirm.")
             break
-        out.append(Mention(name, "after"))
+        coexisting = COEXISTING.match(clean(sentence))
+        out.append(Mention(_bare(clean(sentence)[coexisting.end():]), "comorbid")
+                   if coexisting else Mention(name, "after"))
     return out
 
 def _categorise(stmt: str, body: str, found: tuple[Mention, ...], *, differential: bool,
@@ -338,7 +347,8 @@ def _explained(mentions: tuple[Mention, ...]) -> tuple[Mention, ...]:
 def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
     """The extraction of a diagnostic statement ``stmt`` read from ``text``: its main
     diagnosis, the other names with their roles, and its category."""
-    body, parens = _parentheticals(stmt)
+    # "hypertension (comorbidity)" is "comorbid hypertension": the note says the role
+    body, parens = _parentheticals(COEXISTING_NOTE.sub(r"comorbid \1", stmt))
     head, tail = _next_segment(cut_context(_bare(body)))
     mentions = [*_split(head, "main"), *_tail_mentions(tail)]
     for inner in parens:

@@ -47,15 +47,23 @@ _OVER = re.compile(r"^(\s*(?:i\s+)?(?:favou?r(?:ing)?|prefer(?:ring)?)\s+[^.;\n]
 
 # The patient's history before what the patient presents with now ("History of T, now
 # presenting with W", "Known history of T; presents with W", "Previously diagnosed T;
-# current diagnosis W"): a history is known, not diagnosed now (docs/grading.md), and what
-# follows it is the answer.
+# current diagnosis W", "Status post T, now W": a clinician's "s/p", after a procedure or an
+# event): a history is known, not diagnosed now (docs/grading.md), and what follows it is
+# the answer.
 _HISTORY = re.compile(
     r"^\s*(?:(?:(?:a|an|the)\s+(?:[\w-]+\s+){0,3}?(?:patient|man|woman|child|boy|girl|infant)\s+"
     r"with\s+)?(?:a\s+)?(?:(?:known|past|prior|previous)\s+)?(?:medical\s+)?(?:history|hx)\s+of"
-    r"|previously\s+diagnosed(?:\s+with)?)\s+"
+    r"|previously\s+diagnosed(?:\s+with)?|status\s+post)\s+"
     r"[^,;.\n]{1,80}?\s*[,;]?\s*(?:(?:now|currently|who\s+now)\s+)?(?:presenting|presents|"
     r"admitted|now|current(?:ly)?(?:\s+diagnosis)?(?:\s+is)?)\b(?:\s+with\b)?\s*[,:]?\s*(?=\S)",
     re.I)
+
+
+# A condition said to be over before what the patient has now ("T (resolved); now W", "T -
+# resolved; now W"): a history too, as above (red team round 5).
+_RESOLVED = re.compile(r"^\s*[^,;.\n()]{1,80}?\s*(?:\(\s*(?:now\s+)?resolved\s*\)|[-,]\s*"
+                       r"(?:now\s+)?resolved)\s*[;,.]?\s*(?:now|currently)\b(?:\s+with\b)?\s*[,:]?\s*(?=\S)",
+                       re.I)
 
 
 def drop_preface(text: str) -> str:
@@ -63,4 +71,5 @@ def drop_preface(text: str) -> str:
     rests on, or the writer's stance, or the patient's history before what is diagnosed
     now."""
     text = _OVER.sub(r"\1", _DOUBT.sub("", text, count=1), count=1)
-    return _HISTORY.sub("", _GROUNDS.sub("", text, count=1), count=1)
+    text = _HISTORY.sub("", _GROUNDS.sub("", text, count=1), count=1)
+    return _RESOLVED.sub("", text, count=1)

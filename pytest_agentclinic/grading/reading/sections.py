@@ -24,7 +24,9 @@ _SECTION = re.compile(
     r"evidence|positives|negatives|reasoning)|summary|discussion|investigations?|"
     r"further\s+(?:testing|tests|workup|work-up|evaluation)|recommended\s+\w+|prognosis|"
     r"red\s+flags|patient\s+education|follow[- ]?up|notes?|"
-    r"workup|work-up|next\s+steps?|plan|management|recommendations?|treatment)\b[^\n:]{0,40}?"
+    r"workup|work-up|next\s+steps?|plan|management|recommendations?|treatment|"
+    # the answer's sources ("References:", "Sources"): citations name no diagnosis
+    r"references?|sources?|citations?|bibliography|further\s+reading)\b[^\n:]{0,40}?"
     r"[*_]*[ \t]*(?::|$))", re.I | re.M)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from ..terms.kinds import INJURIES_AND_STATES
+from .typography import expand_shorthand
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "PLAN_KEEPS_OPEN", "PLAN_SENTENCE",
            "SENTENCE_END", "bare_name", "clean",
@@ -50,7 +51,9 @@ _LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
     # "Primary: T" over "Secondary: none": the main diagnosis by its role, a colon after it
     rf"|{_LINE_START}(?:primary|principal|main){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)",
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:final\s+)?answer{_SEPARATOR}",
-    rf"{_LINE_START}(?:clinical\s+)?(?:impression|assessment|conclusion){_SEPARATOR}",
+    # "Assessment and Plan:", "A&P:" (a clinical note's heading over its problem list)
+    rf"{_LINE_START}(?:(?:clinical\s+)?(?:impression|assessment|conclusion)(?:\s*(?:and|&|/)\s*"
+    rf"plan)?|a\s*[&/]\s*p){_SEPARATOR}",
 ))
 _PROSE_LABEL = 3  # the index of the labels that may head prose rather than a name
 
@@ -136,7 +139,9 @@ _MODAL = r"(?:(?:may|might|could|most\s+likely|likely|probably)\s+)?"
 _SOMEONE_HAS = (rf"(?:that\s+)?(?:the\s+)?{_WHO}\s+{_MODAL}(?:has|have|is\s+having|(?:is|be)\s+"
                 rf"(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
 _LEADS = re.compile(
-    r"\bdiagnos[ie]s\b(?:[^:.;]{0,300}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b|\s+of\b)\s*"
+    r"\bdiagnos[ie]s\b(?:[^:.;]{0,300}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b"
+    # "a diagnosis of exclusion" is the answer's status, no lead to a name
+    r"|\s+of\b(?!\s+exclusion\b))\s*"
     r"|\bdiagnos[ie]s\s*[:=]\s*"
     r"|\b(?:answer|impression|conclusion|guess|suspicion)\s+(?:is|would\s+be)\s+"
     # "I would diagnose her with X", "is diagnosed with X"; not "cannot be diagnosed with the
@@ -179,7 +184,11 @@ _NO_NAME = re.compile(r"\s*(?:the\s+)?(?:most\s+|more\s+)?(?:likely|probable)\b(
                       r"|\s*(?:better|best|most\s+closely|the\s+(?:picture|presentation|"
                       r"findings|clinical\s+picture)(?:\s+best)?)\s*$", re.I)
 _OPENING = re.compile(r"^\s*\(")  # "X\n(or Y)"
-_ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])")
+# An option's letter before the name, as a multiple-choice answer is written ("A. Asthma",
+# "(C) Asthma", "Option C: Asthma"): the letter labels the option, the name answers.
+_ENUMERATOR = re.compile(r"^\s*(?:(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])|\((?:[A-Ea-e]|\d{1,2})\)"
+                         r"\s+(?=[^\W\d_])|(?i:option|choice)\s+(?:[A-Ea-e]|\d{1,2})\s*[.):-]\s*"
+                         r"(?=[^\W\d_]))")
 #: A word that offers another diagnosis at the start of a clause or sentence.
 DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?![-\w])"
                          r"|alternatives?(?:\s+diagnos[ie]s)?\s*(?=:))[\s,:]*", re.I)
@@ -210,8 +219,9 @@ _DISCLAIMER = re.compile(r"^\W*(?:as\s+an\s+ai\b|(?:i'm|i\s+am)\s+sorry\b|unfort
 
 
 def clean(text: str) -> str:
-    """The answer without markdown, with dashes, quotes and spacing unified."""
-    text = _MARKUP.sub("", text)
+    """The answer without markdown, with dashes, quotes, spacing and a clinician's shorthand
+    ("c/w", "r/o", "s/p") unified."""
+    text = expand_shorthand(_MARKUP.sub("", text))
     text = re.sub(r"[\u2010-\u2015\u2212]", "-", text).replace("\u2019", "'")
     return re.sub(r"[ \t]+", " ", text).strip()
 
@@ -333,9 +343,11 @@ def bare_name(line: str) -> bool:
     """Whether a line is a name and nothing else: a few words, no label, question, lead,
     courtesy or explanation ("Psoriasis", not "The plaques are typical")."""
     text = line.strip(" .-")
+    step = re.sub(r"^\s*(?:\d+[.)]|[-\u2022*])\s+", "", text)  # a step of a plan names nothing
     return (0 < len(text.split()) <= 8 and not re.search(r"[:?!;|]", text)
             and _LEADS.search(text) is None and _COURTESY.match(text) is None
-            and DISJUNCTION.match(text) is None and cut_context(text) == text)
+            and DISJUNCTION.match(text) is None and cut_context(text) == text
+            and not (PLAN_SENTENCE.match(step) and not PLAN_KEEPS_OPEN.search(step)))
 
 
 #: How sure the writer is, and nothing else ("confidence: high", "high certainty",
@@ -354,7 +366,9 @@ _REASON = re.compile(
     r"(?:classic(?:al)?|typical|textbook|characteristic|pathognomonic|consistent|compatible|"
     r"confirmed|supported|evidenced|suggested|indicated|given|based|history|presentation|"
     r"findings?|features?|picture|patient|clinical|exam(?:ination)?|symptoms?|signs?|"
-    r"combination|constellation|triad|biopsy|imaging|labs?|because|since|as|explains?)\b)))",
+    r"combination|constellation|triad|biopsy|imaging|labs?|because|since|as|explains?|"
+    # a step of the plan after the name ("T - start treatment"; red team round 5)
+    r"start|begin|initiate|treat|refer|recommend|monitor|follow|continue|admit)\b)))",
     re.I)
 
 
@@ -370,7 +384,9 @@ _PLAN = re.compile(r",?\s+but\s+(?:i|we)(?:\s+(?:would|will|should)|'d)?\s+"
 #: open (:data:`PLAN_KEEPS_OPEN`: "Recommend testing for W", "... to rule out W").
 PLAN_SENTENCE = re.compile(r"^\s*(?:(?:i|we)\s+(?:would\s+|will\s+|'d\s+|strongly\s+|also\s+)*)?"
                            r"(?:recommend|suggest|advise|order|obtain|arrange|schedule|refer|"
-                           r"start|begin|initiate|perform|send|check|confirm|verify)\b", re.I)
+                           r"start|begin|initiate|perform|send|check|confirm|verify|"
+                           r"follow[\s-]?up|monitor|review|repeat|continue|admit|discharge)\b",
+                           re.I)
 PLAN_KEEPS_OPEN = re.compile(r"\b(?:for|or|rule\s+out|r/o|exclud\w*|possib\w*|consider\w*|"
                              r"differential|vs\.?|versus)\b", re.I)
 

@@ -1,0 +1,63 @@
+"""How an answer is typed, set or abbreviated, unified before it is read (stage 1, for
+:mod:`.markers` and :mod:`.statement`; red team round 5, docs/grading.md).
+
+Models and clinicians write the same name in other hands:
+
+* typeset, as a reasoning model's LaTeX (``\\textbf{T}``, ``$\\boxed{\\text{T}}$``), or
+  with a citation marker after it ("T [1]", "T (ref. 2)"), or broken across a line at its
+  hyphen ("Guillain-" then "Barre syndrome"): markup, as markdown's emphasis is, which names
+  nothing;
+* in a clinician's shorthand, the standard abbreviations of a medical note: "c/w"
+  (consistent with), "r/o" (rule out), "s/p" (status post), "h/o" (history of), "d/t" (due
+  to), "w/" and "w/o" (with, without). Read as slashes, they split one statement into two
+  names ("Findings c" / "w T"); written out, the reader's joins read them as they read the
+  words.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["expand_shorthand", "untypeset"]
+
+# A LaTeX command that sets its argument (bold, italics, text in math, a box): the argument
+# stays, the command goes; innermost first ("\boxed{\text{T}}").
+_LATEX_COMMAND = re.compile(r"\\(?:textbf|textit|textrm|textsf|text|emph|mathrm|mathbf|mathit|"
+                            r"boxed|fbox|underline|bf|it)\s*\{([^{}]*)\}")
+# Math delimiters around it: "$...$", "$$...$$", "\(...\)", "\[...\]".
+_MATH_DELIMITER = re.compile(r"\${1,2}|\\[()\[\]]")
+# A citation after a name: "[1]", "[1, 2]", "[1-3]", "(ref. 2)", "(reference 3)", "(refs 1,
+# 4)"; a number in brackets names nothing.
+_CITATION = re.compile(r"[ \t]*(?:\[\d{1,3}(?:\s*[,\u2013-]\s*\d{1,3})*\]|\((?:refs?|"
+                       r"references?|citations?|cit)\.?\s*\d{1,3}(?:\s*[,\u2013-]\s*\d{1,3})*\))",
+                       re.I)
+# A word broken at its hyphen across two lines ("Guillain-" / "Barre syndrome"): one word.
+_BROKEN_AT_HYPHEN = re.compile(r"(?<=[^\W_])-[ \t]*\n[ \t]*(?=[^\W_])")
+
+
+def untypeset(text: str) -> str:
+    """``text`` without LaTeX's commands and math delimiters (their arguments kept), citation
+    markers, and the line breaks inside a name at its hyphen."""
+    if "\\" in text or "$" in text:
+        for _ in range(4):  # nested commands, innermost first; a bound, not a limit
+            text, changed = _LATEX_COMMAND.subn(r"\1", text)
+            if not changed:
+                break
+        text = _MATH_DELIMITER.sub("", text)
+    return _BROKEN_AT_HYPHEN.sub("-", _CITATION.sub("", text))
+
+
+# A clinician's shorthand, as a whole token (not inside a fraction or a word): what it stands
+# for. "w/" is "with" only before a word ("w/ fever"), never a slash between names.
+_SHORTHAND = {"c/w": "consistent with", "r/o": "rule out", "s/p": "status post",
+              "h/o": "history of", "d/t": "due to", "w/o": "without", "w/": "with "}
+_SHORT = re.compile(r"(?<![\w/])(?:(c/w|r/o|s/p|h/o|d/t|w/o)(?![\w/])|(w/)(?=\s*[^\W\d_]))",
+                    re.I)
+
+
+def expand_shorthand(text: str) -> str:
+    """``text`` with a clinician's shorthand ("c/w", "r/o", "s/p", "h/o") written out."""
+    if "/" not in text:
+        return text
+    written = _SHORT.sub(lambda m: _SHORTHAND[(m.group(1) or m.group(2)).lower()], text)
+    return re.sub(r"[ \t]{2,}", " ", written)
