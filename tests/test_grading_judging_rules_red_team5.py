@@ -87,6 +87,17 @@ def test_one_percentage_is_a_note_of_confidence() -> None:
     assert decided("Sarcoidosis (85%)", "Sarcoidosis") == RIGHT
 
 
+@pytest.mark.parametrize("answer", [
+    "Sarcoidosis\nHematocrit: 26%, transferrin saturation: 8%.",
+    "Sarcoidosis. Supporting findings: lymphocytes - 45%, CD4/CD8 ratio - 5.",
+    "Sarcoidosis (confidence: 85%). ACE elevated, uptake 60% (normal: <35%).",
+])
+def test_measurements_in_percent_beside_one_answer_weigh_nothing(answer: str) -> None:
+    # A value after a colon or a dash inside a sentence is a measurement: two of them do
+    # not make a differential by percentages (they did, in the rule's first form).
+    assert decided(answer, "Sarcoidosis") == RIGHT
+
+
 def test_the_other_answer_after_status_post_is_the_diagnosis() -> None:
     assert decided("s/p appendectomy, now sarcoidosis", "Sarcoidosis") == RIGHT
 

@@ -66,10 +66,14 @@ def _unranked(text: str) -> str:
 
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 _ENUMERATED = re.compile(r"^\s*\d+[.)]\s+")
-# "T (90%), W (10%)", "T - 70%": a percentage beside a name; two of them weigh diagnoses
-# against each other, a differential by percentages (the paper's "more than one possible
-# diagnosis"; docs/grading.md's table), whichever comes first.
-_WEIGHT = re.compile(r"(?:[(\[]\s*|[:=-]\s*)~?\d{1,3}(?:\.\d+)?\s*%")
+# "T (90%), W (10%)", "T - 70%" ending its line: a percentage in brackets after a name, or
+# after a dash as the rest of the line; two of them weigh diagnoses against each other, a
+# differential by percentages (the paper's "more than one possible diagnosis";
+# docs/grading.md's table), whichever comes first. Not after a colon, nor a dash inside a
+# sentence: those are measurements as often ("hematocrit: 26%, transferrin saturation: 8%",
+# "confidence: 80%"), and two of them beside one committed answer weigh nothing.
+_WEIGHT = re.compile(r"[(\[]\s*~?\d{1,3}(?:\.\d+)?\s*%|\s[-\u2013\u2014]\s*~?\d{1,3}(?:\.\d+)?"
+                     r"\s*%[ \t]*$", re.M)
 # "R/O T", "Rule out T": a plan to exclude T, which commits to no diagnosis (a clinician's
 # "r/o" heads what is still to be excluded; "W, r/o T" is W with T kept open).
 _RULE_OUT = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?rule\s+out\b", re.I)
