@@ -284,14 +284,29 @@ def test_a_choice_by_position_decodes_no_name(tmp_path: Path) -> None:
     header, names, *_cases = entry.read_text().splitlines()
     assert not any(case.id in header for _line, case in parsed.cases)
     assert json.loads(names) == [[c.dataset, c.id] for _line, c in parsed.cases]
-    stored = parse_cache.load(path, tmp_path / "cache", stored=True).stored
+    entry.write_text("\n".join([header, "[not JSON]", *_cases]) + "\n")  # fails if decoded
+    stored = parse_cache.load(path, tmp_path / "cache", stored=True, names=False).stored
     assert stored is not None
-    stored._names = b"[not JSON]\n"  # would fail if decoded
     turn = iter([False, True, False, True])
     assert stored.choose(dealt=lambda: next(turn)) == [1, 3]
     assert stored[1] == parsed.cases[1][1] and stored[1] is stored[1]
     with pytest.raises(TypeError):
         stored.choose()
+    with pytest.raises(TypeError):  # by names, which were not read back
+        stored.choose(lambda _d, _i: True)
+    # Read back with the names, the damaged line is seen: the file is parsed anew.
+    again = parse_cache.load(path, tmp_path / "cache", stored=True)
+    assert again.stored is None and len(again.cases) == 4
+
+
+def test_names_that_do_not_match_the_cases_are_parsed_anew(tmp_path: Path) -> None:
+    path = _written(tmp_path, n=3)
+    parse_cache.load(path, tmp_path / "cache")
+    (entry,) = (tmp_path / "cache" / parse_cache.FOLDER).glob("*.jsonl")
+    header, names, *cases = entry.read_text().splitlines()
+    entry.write_text("\n".join([header, json.dumps(json.loads(names)[:2]), *cases]) + "\n")
+    back = parse_cache.load(path, tmp_path / "cache", stored=True)
+    assert back.stored is None and len(back.cases) == 3
 
 
 def test_a_names_line_that_is_no_list_is_parsed_anew(tmp_path: Path) -> None:

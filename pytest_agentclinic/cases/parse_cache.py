@@ -57,13 +57,15 @@ FOLDER = "parsed-cases"
 
 
 def load(path: Path, cache_dir: Path | None, *, stored: bool = False,
-         models_kept: bool = True) -> LoadedFile:
+         models_kept: bool = True, names: bool = True) -> LoadedFile:
     """:func:`~.loaders.load_case_file` of ``path``, parsed once for all processes that share
     ``cache_dir`` (None: no cache).
 
     ``stored``: a load read back from the store decodes no case: its cases are
     ``LoadedFile.stored`` (:class:`~.stored.StoredCases`), ``cases`` and ``texts`` are
-    empty. A load this process parses itself has its cases decoded as ever.
+    empty. A load this process parses itself has its cases decoded as ever. ``names``: the
+    read-back decodes the cases' names (for :meth:`.StoredCases.choose` by names); without
+    them it can only choose by position.
 
     ``models_kept=False``: the caller keeps the cases' texts, not their models, so a load
     that has texts (``texts``, or ``stored``) shares only the models' sets of given fields
@@ -76,7 +78,7 @@ def load(path: Path, cache_dir: Path | None, *, stored: bool = False,
         return load_case_file(path)  # unreadable: the loader says why
     entry = cache_dir / FOLDER / f"{_path_tag(path)}-{key}.jsonl"
     def read(entry: Path, path: Path) -> LoadedFile | None:
-        return _read_stored(entry, path) if stored else _read(entry, path, models_kept)
+        return _read_stored(entry, path, names) if stored else _read(entry, path, models_kept)
 
     found = read(entry, path)
     if found is not None:
@@ -183,19 +185,21 @@ def _loaded(header: dict[str, Any], path: Path) -> LoadedFile:
                       sidecar_error=_unerror(header["sidecar_error"], path))
 
 
-def _read_stored(entry: Path, path: Path) -> LoadedFile | None:
-    """The stored load of ``path`` with its cases undecoded, or None (as :func:`_read`)."""
+def _read_stored(entry: Path, path: Path, names: bool) -> LoadedFile | None:
+    """The stored load of ``path`` with its cases undecoded, or None (as :func:`_read`);
+    with the cases' names decoded when ``names`` (else that line is only checked)."""
     try:
         with open(entry, "rb") as stored:
             header = PARSE_CACHE_FORMAT.upgrade(json.loads(stored.readline()), str(entry))
-            names = stored.readline()  # decoded only if the share goes by the names
-            if not (names.startswith(b"[") and names.endswith(b"]\n")):
+            names_line = stored.readline()
+            if not (names_line.startswith(b"[") and names_line.endswith(b"]\n")):
                 raise ValueError("the stored cases' names are not a JSON list")
             data = stored.read()
         loaded = _loaded(header, path)
         markers = {str(k): str(v) for k, v in header["markers"].items()}
+        decoded = [(str(d), str(i)) for d, i in json.loads(names_line)] if names else None
         loaded.stored = StoredCases(data, split_lines(data), array("q", header["lines"]),
-                                    markers, names)
+                                    markers, decoded)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, OverflowError):
         return None  # absent, being replaced, or not this version's: parse the file
     return loaded

@@ -12,7 +12,6 @@ the same few blocks of memory serve them all.
 
 from __future__ import annotations
 
-import json
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from typing import overload
@@ -28,13 +27,14 @@ class StoredCases(Sequence[Case]):
     those :meth:`choose` picked are kept (decoded once, their equal parts shared).
 
     ``markers``: each specialty marker of the file's cases and the specialty it was first met
-    with. ``names``: the JSON text of each case's ``[dataset, id]``, decoded only when
-    :meth:`choose` goes by them: a worker finds its share without decoding a case.
+    with. ``names``: each case's dataset and id, or None when the read-back left them
+    undecoded (:meth:`choose` then goes by position alone): a worker finds its share without
+    decoding a case.
     """
 
     def __init__(self, data: bytes, starts: array[int], lines: array[int],
-                 markers: dict[str, str], names: bytes) -> None:
-        if not len(starts) == len(lines) + 1:
+                 markers: dict[str, str], names: list[tuple[str, str]] | None) -> None:
+        if len(starts) != len(lines) + 1 or (names is not None and len(names) != len(lines)):
             raise ValueError("the stored cases do not match their header")
         self._data = data  # the cases' texts, one a line
         self._starts = starts  # where each case's text starts, and where the last ends
@@ -78,8 +78,8 @@ class StoredCases(Sequence[Case]):
     def choose(self, takes: Callable[[str, str], bool] | None = None, *,
                dealt: Callable[[], bool] | None = None, share: bool = True) -> list[int]:
         """Decode and keep the cases ``takes(dataset, case_id)`` says yes to, or, for a choice
-        by position alone, ``dealt()`` (either is asked once a case, in order; ``dealt``
-        leaves the names undecoded); returns their indices. ``share``: the kept cases share
+        by position alone, ``dealt()`` (either is asked once a case, in order; ``takes``
+        needs the names read back); returns their indices. ``share``: the kept cases share
         all their equal parts, else only their sets of given fields (:class:`GivenFields`:
         for a caller that keeps their texts, not the models)."""
         if (takes is None) == (dealt is None):
@@ -88,12 +88,11 @@ class StoredCases(Sequence[Case]):
             chosen = [i for i in range(len(self)) if dealt()]
         else:
             assert takes is not None
-            names = json.loads(self._names)
-            if len(names) != len(self):
-                raise ValueError("the stored cases do not match their names")
-            chosen = [i for i, (dataset, case_id) in enumerate(names) if takes(dataset, case_id)]
-            del names
-        self._names = b""
+            if self._names is None:
+                raise TypeError("the cases' names were not read back: choose by position")
+            chosen = [i for i, (dataset, case_id) in enumerate(self._names)
+                      if takes(dataset, case_id)]
+        self._names = None
         shared = self._shared if share else GivenFields()
         with gc_paused():  # models that live on (see loaders.load_case_file)
             for index in chosen:

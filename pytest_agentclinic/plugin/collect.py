@@ -149,7 +149,8 @@ class CaseFile(pytest.File):
         # undecoded and decodes its share's cases only (see cases/stored.py). Models let go
         # once the items are made share nothing (sharing cost more than building them).
         loaded = parse_cache.load(self.path, state.settings.cache_dir, stored=share is not None,
-                                  models_kept=not light)
+                                  models_kept=not light,
+                                  names=share is not None and not share.by_position)
         if loaded.not_cases is not None and self.origin == "folder" and not loaded.damaged:
             return  # a well-formed file of another kind in a folder of cases
         yield from self._errors(loaded)
