@@ -127,3 +127,22 @@ def results(run_root: Path) -> dict[str, dict[str, Any]]:
     runs = sorted((run_root / "reports").iterdir())
     lines = (runs[-1] / "results.jsonl").read_text().splitlines()
     return {r["nodeid"]: r for r in map(json.loads, lines)}
+
+
+#: How each protocol wraps the doctor's final answer (AgentClinic's, CRAFT-MD's).
+WRAPPERS = ("DIAGNOSIS READY: {}", "Final Diagnosis: {}")
+#: :func:`decided` of an answer graded right, or wrong, and sure in both protocols.
+RIGHT = [(True, True)] * 2
+WRONG = [(False, True)] * 2
+
+
+def decided(answer: str, truth: str) -> list[tuple[bool, bool]]:
+    """(correct, sure) of ``answer`` for ``truth`` in each protocol's wrapping, offline (the
+    rules alone: "sure" says no moderator model would be asked)."""
+    from pytest_agentclinic.grading.judging.rules import grade_text
+
+    out = []
+    for wrap in WRAPPERS:
+        _extraction, decision = grade_text(wrap.format(answer), [truth])
+        out.append((decision.correct, decision.sure))
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -299,24 +300,19 @@ def test_a_choice_by_position_decodes_no_name(tmp_path: Path) -> None:
     assert again.stored is None and len(again.cases) == 4
 
 
-def test_names_that_do_not_match_the_cases_are_parsed_anew(tmp_path: Path) -> None:
+@pytest.mark.parametrize("damage", [
+    lambda names: json.dumps(json.loads(names)[:2]),  # one case's name missing
+    lambda _names: '{"a": 1}',  # no list
+    lambda _names: '[["only a dataset"], ["x"], ["y"]]',  # no [dataset, id] pairs
+], ids=["short", "no-list", "no-pairs"])
+def test_a_damaged_names_line_is_parsed_anew(tmp_path: Path, damage: Any) -> None:
     path = _written(tmp_path, n=3)
     parse_cache.load(path, tmp_path / "cache")
     (entry,) = (tmp_path / "cache" / parse_cache.FOLDER).glob("*.jsonl")
     header, names, *cases = entry.read_text().splitlines()
-    entry.write_text("\n".join([header, json.dumps(json.loads(names)[:2]), *cases]) + "\n")
+    entry.write_text("\n".join([header, damage(names), *cases]) + "\n")
     back = parse_cache.load(path, tmp_path / "cache", stored=True)
-    assert back.stored is None and len(back.cases) == 3
-
-
-def test_a_names_line_that_is_no_list_is_parsed_anew(tmp_path: Path) -> None:
-    path = _written(tmp_path, n=2)
-    parse_cache.load(path, tmp_path / "cache")
-    (entry,) = (tmp_path / "cache" / parse_cache.FOLDER).glob("*.jsonl")
-    header, _names, *cases = entry.read_text().splitlines()
-    entry.write_text("\n".join([header, '{"a": 1}', *cases]) + "\n")
-    back = parse_cache.load(path, tmp_path / "cache", stored=True)
-    assert back.stored is None and len(back.cases) == 2  # parsed anew, not read back
+    assert back.stored is None and len(back.cases) == 3  # parsed anew, not read back
 
 
 def test_a_stored_entry_not_matching_its_header_is_parsed_anew(tmp_path: Path) -> None:

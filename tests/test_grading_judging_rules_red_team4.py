@@ -6,24 +6,7 @@ could accept them). Each rule with its own names, in both protocols' wrapping, o
 from __future__ import annotations
 
 import pytest
-
-from pytest_agentclinic.grading.judging.rules import grade_text
-
-WRAPPERS = ("DIAGNOSIS READY: {}", "Final Diagnosis: {}")
-
-
-def decided(answer: str, truth: str) -> list[tuple[bool, bool]]:
-    """(correct, sure) in each protocol's wrapping."""
-    out = []
-    for wrap in WRAPPERS:
-        _extraction, decision = grade_text(wrap.format(answer), [truth])
-        out.append((decision.correct, decision.sure))
-    return out
-
-
-RIGHT = [(True, True)] * 2
-WRONG = [(False, True)] * 2
-
+from helpers import RIGHT, WRONG, decided
 
 # --- set aside after the committed answer -----------------------------------------------------
 

@@ -7,24 +7,7 @@ that must not score: a moderator model is never asked."""
 from __future__ import annotations
 
 import pytest
-
-from pytest_agentclinic.grading.judging.rules import grade_text
-
-WRAPPERS = ("DIAGNOSIS READY: {}", "Final Diagnosis: {}")
-
-
-def decided(answer: str, truth: str) -> list[tuple[bool, bool]]:
-    """(correct, sure) in each protocol's wrapping."""
-    out = []
-    for wrap in WRAPPERS:
-        _extraction, decision = grade_text(wrap.format(answer), [truth])
-        out.append((decision.correct, decision.sure))
-    return out
-
-
-RIGHT = [(True, True)] * 2
-WRONG = [(False, True)] * 2
-
+from helpers import RIGHT, WRONG, decided
 
 # --- typesetting: LaTeX, citations, a name broken at its hyphen ------------------------------
 
