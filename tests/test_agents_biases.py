@@ -44,7 +44,7 @@ def test_exactly_23_biases_with_sides_and_kinds() -> None:
         assert bias.kind == ("cognitive" if short in COGNITIVE else "implicit")
         assert bias.description.strip().endswith(".") and bias.prompt.strip()
     assert sum(x.side == "doctor" for x in b.BIASES.values()) == 12
-    assert re.fullmatch(r"[\w.-]+-\d+", b.BIAS_PROMPT_VERSION)
+    assert re.fullmatch(r"[\w.-]+-\d+", b.bias_prompt_version())
 
 
 @pytest.mark.parametrize(("group", "expected"), [

@@ -2,7 +2,7 @@
 in :mod:`.refusal`).
 
 A bias is injected into one agent of an encounter, the doctor or the patient. LLM agents get
-its prompt (from ``templates/biases.yaml``, versioned by :data:`BIAS_PROMPT_VERSION`) appended
+its prompt (from ``templates/biases.yaml``, versioned by :func:`bias_prompt_version`) appended
 to their system prompt. The offline agents, which cannot be prompted, change deterministically
 so that an offline run already shows a bias effect:
 
@@ -44,17 +44,16 @@ and the belief, so it never reveals the diagnosis unless the caller passes it as
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, get_args
-
-import yaml
 
 from ..core.datafiles import Row, data_file, read_rows
 from ..core.errors import InputError
@@ -216,37 +215,77 @@ def _description(side: Side, short: str) -> str:
             "and will not give its demographics.")
 
 
+def _kind(short: str) -> Kind:
+    return "cognitive" if short in (*_COGNITIVE, "confirmation", "status_quo",
+                                    "self_diagnosis") else "implicit"
+
+
+#: Every bias, ``side:bias``, in canonical order.
+NAMES: tuple[str, ...] = tuple(f"{side}:{short}" for side, shorts in _SIDES.items()
+                               for short in shorts)
+
+
+@functools.cache
 def _load() -> tuple[str, Mapping[str, Bias]]:
+    """The prompt texts' version and every bias, read once, when a bias is first asked for:
+    a run without biases (most runs) neither parses the texts nor imports PyYAML (~0.9 MB
+    in each xdist worker)."""
+    import yaml
+
     raw = resources.files(__package__).joinpath("templates", "biases.yaml").read_text("utf-8")
     data: Any = yaml.safe_load(raw)
     prompts: dict[str, str] = data["prompts"]
     biases: dict[str, Bias] = {}
-    for side, shorts in _SIDES.items():
-        for short in shorts:
-            name = f"{side}:{short}"
-            text = f"{prompts.pop(name).strip()} {data['closing'][side].strip()}"
-            # Render once now, so a typo'd placeholder fails at import, not mid-run.
-            Template(text).substitute(distractor="x")
-            kind: Kind = "cognitive" if short in (*_COGNITIVE, "confirmation", "status_quo",
-                                                  "self_diagnosis") else "implicit"
-            biases[name] = Bias(name, side, short, kind, text, _description(side, short))
+    for name in NAMES:
+        side, short = name.split(":")
+        text = f"{prompts.pop(name).strip()} {data['closing'][side].strip()}"
+        # Render now, so a typo'd placeholder fails at the first bias, not its prompt's use.
+        Template(text).substitute(distractor="x")
+        biases[name] = Bias(name, _SIDE[side], short, _kind(short), text,
+                            _description(_SIDE[side], short))
     if prompts:
         raise ValueError(f"biases.yaml: unknown biases {sorted(prompts)}")
     return str(data["version"]), MappingProxyType(biases)
 
 
-BIAS_PROMPT_VERSION, BIASES = _load()
+class _Biases(Mapping[str, Bias]):
+    """Every bias by name: the names are known at once, the prompt texts read at the first
+    bias looked up (see :func:`_load`)."""
+
+    def __getitem__(self, name: str) -> Bias:
+        return _load()[1][name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(NAMES)
+
+    def __len__(self) -> int:
+        return len(NAMES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _NAME_SET
+
+
+_NAME_SET = frozenset(NAMES)
+_SIDE: dict[str, Side] = {side: side for side in _SIDES}
+#: Every bias by name (``side:bias``), in canonical order.
+BIASES: Mapping[str, Bias] = _Biases()
+
+
+def bias_prompt_version() -> str:
+    """The version of the bias prompt texts (``templates/biases.yaml``): an encounter with
+    a bias keys its cache entries on it."""
+    return _load()[0]
 
 
 def _build_groups() -> dict[str, tuple[str, ...]]:
-    groups: dict[str, tuple[str, ...]] = {"all": tuple(BIASES)}
+    groups: dict[str, tuple[str, ...]] = {"all": NAMES}
     for kind in ("cognitive", "implicit"):
-        groups[kind] = tuple(n for n, b in BIASES.items() if b.kind == kind)
+        groups[kind] = tuple(n for n in NAMES if _kind(n.split(":")[1]) == kind)
     for side in _SIDES:
-        groups[f"{side}:all"] = tuple(n for n, b in BIASES.items() if b.side == side)
+        groups[f"{side}:all"] = tuple(n for n in NAMES if n.startswith(side + ":"))
         for kind in ("cognitive", "implicit"):
-            groups[f"{side}:{kind}"] = tuple(n for n, b in BIASES.items()
-                                             if b.side == side and b.kind == kind)
+            groups[f"{side}:{kind}"] = tuple(n for n in groups[f"{side}:all"]
+                                             if _kind(n.split(":")[1]) == kind)
     return groups
 
 
