@@ -45,7 +45,6 @@ and the belief, so it never reveals the diagnosis unless the caller passes it as
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -57,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..core.datafiles import Row, data_file, read_rows
 from ..core.errors import InputError
-from ..core.text import fold, key_words, sentences
+from ..core.text import fold, sentences
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -329,8 +328,9 @@ def bias_prompt(name: str, *, distractor: str, side: Side | None = None) -> str:
     """The prompt text of bias ``name``, ``$distractor`` filled in.
 
     ``distractor`` is a plausible wrong diagnosis chosen by the caller (see
-    :func:`pick_distractor`); it is required only by the prompts that mention it. ``none``,
-    or a bias of the other ``side`` when one is given, gives ``""`` so callers can always append.
+    :func:`.distractors.pick_distractor`); it is required only by the prompts that mention
+    it. ``none``, or a bias of the other ``side`` when one is given, gives ``""`` so callers
+    can always append.
     """
     bias = _bias(name)
     if bias is None or (side is not None and bias.side != side):
@@ -338,37 +338,6 @@ def bias_prompt(name: str, *, distractor: str, side: Side | None = None) -> str:
     if "$distractor" in bias.prompt and not distractor.strip():
         raise ValueError(f"bias {name!r} needs a distractor diagnosis")
     return Template(bias.prompt).substitute(distractor=distractor.strip())
-
-
-def _same_condition(a: str, b: str) -> bool:
-    fa, fb = fold(a).strip(), fold(b).strip()
-    ka, kb = key_words(a), key_words(b)
-    # A broader or narrower name counts as the diagnosis for the moderator, so it is not wrong.
-    return fa in fb or fb in fa or bool(ka and kb and (ka <= kb or kb <= ka))
-
-
-_FALLBACK_DISTRACTORS = ("viral gastroenteritis", "tension-type headache",
-                         "generalized anxiety disorder", "viral upper respiratory infection",
-                         "musculoskeletal strain", "iron deficiency anemia")
-
-
-def pick_distractor(candidates: Sequence[str], accepted: Sequence[str], *, key: str) -> str:
-    """A plausible wrong diagnosis: one of ``candidates`` naming none of ``accepted``.
-
-    Deterministic in ``key`` (e.g. the case id) through sha256, so runs and cache keys are
-    stable. With no usable candidate, a common condition unrelated to ``accepted`` is used.
-    """
-    truth = [a for a in accepted if a.strip()]  # a blank synonym would match every name
-
-    def usable(c: str) -> bool:
-        return bool(c.strip()) and not any(_same_condition(c, a) for a in truth)
-
-    pool = sorted({c.strip() for c in candidates if usable(c)})
-    pool = pool or [c for c in _FALLBACK_DISTRACTORS if usable(c)]
-    if not pool:
-        raise ValueError(f"no distractor unrelated to {truth}")
-    index = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") % len(pool)
-    return pool[index]
 
 
 def question_topics(question: str) -> frozenset[str]:

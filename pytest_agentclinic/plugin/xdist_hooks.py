@@ -138,8 +138,9 @@ def warm_report_imports() -> None:
     the last answer to exit, then pays no full collections walking every imported object
     (the final reports' allocations trigger them; pytest runs one more at exit). numpy,
     which the final reports compute with, waits for half the workers to finish
-    (:func:`leaving_point`, ``FinalReports.workers_leaving``): imported now, it added ~12.5 MB to the controller
-    while every worker held its items, the process tree's peak."""
+    (:func:`leaving_point`, ``FinalReports.workers_leaving``): imported now, it added
+    ~12.5 MB to the controller while every worker held its items, the process tree's
+    peak."""
     if not _warming:
         _warming.append(start_thread(_warm, name="agentclinic-warm-reports"))
 

@@ -19,8 +19,8 @@ from ..agents.biases import (
     Side,
     bias_prompt,
     bias_prompt_version,
-    pick_distractor,
 )
+from ..agents.distractors import pick_distractor
 from ..agents.images import reference
 from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMPatient
 from ..agents.offline_doctor import OfflineDoctor
