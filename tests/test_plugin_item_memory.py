@@ -21,6 +21,10 @@ from pytest_agentclinic.plugin.item_memory import ReturnFreedMemory, glibc_mallo
 PLAYING: pytest.Config = SimpleNamespace(option=SimpleNamespace(dist="no"))  # type: ignore[assignment]
 
 
+#: The large-block threshold kept at glibc's default (its dynamic raise left off).
+MMAP = ("mallopt", -3, 128 * 1024)
+
+
 class FakeMalloc:
     def __init__(self) -> None:
         self.calls: list[tuple[str, int, int]] = []
@@ -40,11 +44,11 @@ def test_a_process_keeps_to_few_arenas_and_trims_once_collected_and_every_few_it
     malloc = FakeMalloc()
     plugin = ReturnFreedMemory(malloc)
     plugin.pytest_configure(PLAYING)
-    assert malloc.calls == [("mallopt", -8, item_memory.ARENAS)]
+    assert malloc.calls == [("mallopt", -8, item_memory.ARENAS), MMAP]
     _finish(plugin)
     for index in range(2 * item_memory.TRIM_EVERY + 1):
         plugin.pytest_runtest_logfinish(nodeid=f"c.yaml::t{index}", location=None)
-    assert malloc.calls[1:] == [("malloc_trim", 0, 0)] * 3
+    assert malloc.calls[2:] == [("malloc_trim", 0, 0)] * 3
     assert plugin.trims == 3
 
 
@@ -59,7 +63,7 @@ def test_xdist_s_controller_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) ->
     assert malloc.calls == [] and plugin.trims == 0
     worker = SimpleNamespace(option=SimpleNamespace(dist="load"), workerinput={})
     ReturnFreedMemory(malloc).pytest_configure(worker)  # type: ignore[arg-type]
-    assert malloc.calls == [("mallopt", -8, item_memory.ARENAS)]
+    assert malloc.calls == [("mallopt", -8, item_memory.ARENAS), MMAP]
 
 
 def _finish(plugin: ReturnFreedMemory) -> None:
@@ -76,7 +80,22 @@ def test_the_environment_s_arena_limit_is_left_as_it_is(monkeypatch: pytest.Monk
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     malloc = FakeMalloc()
     ReturnFreedMemory(malloc).pytest_configure(PLAYING)
+    assert malloc.calls == [MMAP]
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
+    malloc = FakeMalloc()
+    ReturnFreedMemory(malloc).pytest_configure(PLAYING)
     assert malloc.calls == []
+
+
+def test_a_worker_started_with_the_limit_takes_it_out_of_its_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MALLOC_ARENA_MAX", str(item_memory.ARENAS))
+    malloc = FakeMalloc()
+    worker = SimpleNamespace(option=SimpleNamespace(dist="load"),
+                             workerinput={item_memory.ARENAS_SET_KEY: True})
+    ReturnFreedMemory(malloc).pytest_configure(worker)  # type: ignore[arg-type]
+    assert "MALLOC_ARENA_MAX" not in os.environ
+    assert malloc.calls == [MMAP]  # glibc read the limit at the start
 
 
 def test_elsewhere_than_glibc_nothing_is_called(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,3 +181,59 @@ def test_the_controller_keeps_one_string_for_each_repeated_field_of_its_reports(
     assert first.location == ("c.yaml", 0, "t-1[x]")
     assert (second.nodeid, second.location[2], second.worker_id) == (
         "c.yaml::t-2[x]", "t-2[x]", "gw1")
+
+
+ARENAS_SEEN = """
+import json, os, subprocess, sys
+
+
+def test_arenas(worker_id):
+    with open("/proc/self/environ", "rb") as fh:
+        at_start = [v for v in fh.read().split(b"\\0") if v.startswith(b"MALLOC_ARENA_MAX=")]
+    child = subprocess.run([sys.executable, "-c",
+                            "import os; print(os.environ.get('MALLOC_ARENA_MAX'))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    with open(f"arenas-{worker_id}.json", "w") as out:
+        json.dump({"at_start": [v.decode() for v in at_start],
+                   "now": os.environ.get("MALLOC_ARENA_MAX"), "child": child}, out)
+"""
+
+
+@pytest.mark.skipif(not _is_glibc(), reason="the C library is not glibc")
+def test_xdist_workers_start_with_one_arena_and_no_test_inherits_the_limit(
+        pytester: pytest.Pytester, xdist: list[str]) -> None:
+    # mallopt in a worker's configure came after execnet's thread had an arena of its own
+    # (~3 MB of a worker's free pages kept): glibc reads the limit at a process's start.
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(i, "Neurology") for i in range(1, 3)])
+    pytester.makepyfile(test_arenas=ARENAS_SEEN)
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    try:
+        result = pytester.runpytest("c.yaml", "test_arenas.py", "-p", "no:cacheprovider",
+                                    "-p", "no:randomly", *xdist)
+        assert "MALLOC_ARENA_MAX" not in os.environ  # the controller's is back as it was
+    finally:
+        monkeypatch.undo()
+    result.assert_outcomes(passed=3)
+    seen = [json.loads(p.read_text()) for p in pytester.path.glob("arenas-*.json")]
+    assert len(seen) == 1
+    worker = seen[0]
+    # Not in what the test sees, nor in what it starts.
+    assert (worker["now"], worker["child"]) == (None, "None")
+    if xdist[-1:] == ["2"]:  # the worker was started with it (without xdist the test runs
+        # in this process, which limits its arenas itself: mallopt)
+        assert worker["at_start"] == [f"MALLOC_ARENA_MAX={item_memory.ARENAS}"]
+
+
+@pytest.mark.skipif(not _is_glibc(), reason="the C library is not glibc")
+def test_the_user_s_arena_limit_reaches_the_workers_unchanged(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_yaml_cases(pytester.path / "c.yaml", [make_case(1, "Neurology")])
+    pytester.makepyfile(test_arenas=ARENAS_SEEN)
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    result = pytester.runpytest("c.yaml", "test_arenas.py", "-p", "no:cacheprovider",
+                                "-p", "no:randomly", "-n", "2")
+    result.assert_outcomes(passed=2)
+    assert os.environ["MALLOC_ARENA_MAX"] == "4"
+    (worker,) = [json.loads(p.read_text()) for p in pytester.path.glob("arenas-*.json")]
+    assert worker == {"at_start": ["MALLOC_ARENA_MAX=4"], "now": "4", "child": "4"}

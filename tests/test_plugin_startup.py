@@ -210,3 +210,27 @@ def test_a_folder_of_cases_is_still_an_agent_run(tmp_path: Path) -> None:
     write_yaml_cases(repo / "tests" / "data" / "cases.yaml", [make_case(1)])
     modules = _modules(repo, "tests")
     assert "pytest_agentclinic.plugin.session" in modules
+
+
+PLAY = """
+import json, sys
+import pytest
+from pytest_agentclinic.core import extensions
+extensions.declared = lambda group: ()
+status = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", *sys.argv[1:]])
+print(json.dumps({"status": int(status), "modules": sorted(sys.modules)}))
+"""
+
+
+def test_a_run_that_plays_parsed_cases_without_biases_imports_no_yaml(tmp_path: Path) -> None:
+    # The bias prompts were read at import, so every process that played an encounter
+    # imported PyYAML (~0.9 MB in each xdist worker), biases or not; a case file the parse
+    # cache holds needs no parser either (the first run parses it and stores it).
+    write_yaml_cases(tmp_path / "cases.yaml", [make_case(1), make_case(2)])
+    _modules(tmp_path, "cases.yaml", "-n", "0", script=PLAY)
+    modules = _modules(tmp_path, "cases.yaml", "-n", "0", script=PLAY)
+    assert "pytest_agentclinic.plugin.executor" in modules  # the encounters were played
+    assert "yaml" not in modules
+    biased = _modules(tmp_path, "cases.yaml", "-n", "0", "--agent-bias=doctor:recency",
+                      script=PLAY)
+    assert "yaml" in biased  # a bias's prompt is read when a run asks for a bias

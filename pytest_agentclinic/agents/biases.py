@@ -2,7 +2,7 @@
 in :mod:`.refusal`).
 
 A bias is injected into one agent of an encounter, the doctor or the patient. LLM agents get
-its prompt (from ``templates/biases.yaml``, versioned by :data:`BIAS_PROMPT_VERSION`) appended
+its prompt (from ``templates/biases.yaml``, versioned by :func:`bias_prompt_version`) appended
 to their system prompt. The offline agents, which cannot be prompted, change deterministically
 so that an offline run already shows a bias effect:
 
@@ -44,9 +44,9 @@ and the belief, so it never reveals the diagnosis unless the caller passes it as
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -54,11 +54,9 @@ from string import Template
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-import yaml
-
 from ..core.datafiles import Row, data_file, read_rows
 from ..core.errors import InputError
-from ..core.text import fold, key_words, sentences
+from ..core.text import fold, sentences
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
@@ -216,37 +214,77 @@ def _description(side: Side, short: str) -> str:
             "and will not give its demographics.")
 
 
+def _kind(short: str) -> Kind:
+    return "cognitive" if short in (*_COGNITIVE, "confirmation", "status_quo",
+                                    "self_diagnosis") else "implicit"
+
+
+#: Every bias, ``side:bias``, in canonical order.
+NAMES: tuple[str, ...] = tuple(f"{side}:{short}" for side, shorts in _SIDES.items()
+                               for short in shorts)
+
+
+@functools.cache
 def _load() -> tuple[str, Mapping[str, Bias]]:
+    """The prompt texts' version and every bias, read once, when a bias is first asked for:
+    a run without biases (most runs) neither parses the texts nor imports PyYAML (~0.9 MB
+    in each xdist worker)."""
+    import yaml
+
     raw = resources.files(__package__).joinpath("templates", "biases.yaml").read_text("utf-8")
     data: Any = yaml.safe_load(raw)
     prompts: dict[str, str] = data["prompts"]
     biases: dict[str, Bias] = {}
-    for side, shorts in _SIDES.items():
-        for short in shorts:
-            name = f"{side}:{short}"
-            text = f"{prompts.pop(name).strip()} {data['closing'][side].strip()}"
-            # Render once now, so a typo'd placeholder fails at import, not mid-run.
-            Template(text).substitute(distractor="x")
-            kind: Kind = "cognitive" if short in (*_COGNITIVE, "confirmation", "status_quo",
-                                                  "self_diagnosis") else "implicit"
-            biases[name] = Bias(name, side, short, kind, text, _description(side, short))
+    for name in NAMES:
+        side, short = name.split(":")
+        text = f"{prompts.pop(name).strip()} {data['closing'][side].strip()}"
+        # Render now, so a typo'd placeholder fails at the first bias, not its prompt's use.
+        Template(text).substitute(distractor="x")
+        biases[name] = Bias(name, _SIDE[side], short, _kind(short), text,
+                            _description(_SIDE[side], short))
     if prompts:
         raise ValueError(f"biases.yaml: unknown biases {sorted(prompts)}")
     return str(data["version"]), MappingProxyType(biases)
 
 
-BIAS_PROMPT_VERSION, BIASES = _load()
+class _Biases(Mapping[str, Bias]):
+    """Every bias by name: the names are known at once, the prompt texts read at the first
+    bias looked up (see :func:`_load`)."""
+
+    def __getitem__(self, name: str) -> Bias:
+        return _load()[1][name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(NAMES)
+
+    def __len__(self) -> int:
+        return len(NAMES)
+
+    def __contains__(self, name: object) -> bool:
+        return name in _NAME_SET
+
+
+_NAME_SET = frozenset(NAMES)
+_SIDE: dict[str, Side] = {side: side for side in _SIDES}
+#: Every bias by name (``side:bias``), in canonical order.
+BIASES: Mapping[str, Bias] = _Biases()
+
+
+def bias_prompt_version() -> str:
+    """The version of the bias prompt texts (``templates/biases.yaml``): an encounter with
+    a bias keys its cache entries on it."""
+    return _load()[0]
 
 
 def _build_groups() -> dict[str, tuple[str, ...]]:
-    groups: dict[str, tuple[str, ...]] = {"all": tuple(BIASES)}
+    groups: dict[str, tuple[str, ...]] = {"all": NAMES}
     for kind in ("cognitive", "implicit"):
-        groups[kind] = tuple(n for n, b in BIASES.items() if b.kind == kind)
+        groups[kind] = tuple(n for n in NAMES if _kind(n.split(":")[1]) == kind)
     for side in _SIDES:
-        groups[f"{side}:all"] = tuple(n for n, b in BIASES.items() if b.side == side)
+        groups[f"{side}:all"] = tuple(n for n in NAMES if n.startswith(side + ":"))
         for kind in ("cognitive", "implicit"):
-            groups[f"{side}:{kind}"] = tuple(n for n, b in BIASES.items()
-                                             if b.side == side and b.kind == kind)
+            groups[f"{side}:{kind}"] = tuple(n for n in groups[f"{side}:all"]
+                                             if _kind(n.split(":")[1]) == kind)
     return groups
 
 
@@ -290,8 +328,9 @@ def bias_prompt(name: str, *, distractor: str, side: Side | None = None) -> str:
     """The prompt text of bias ``name``, ``$distractor`` filled in.
 
     ``distractor`` is a plausible wrong diagnosis chosen by the caller (see
-    :func:`pick_distractor`); it is required only by the prompts that mention it. ``none``,
-    or a bias of the other ``side`` when one is given, gives ``""`` so callers can always append.
+    :func:`.distractors.pick_distractor`); it is required only by the prompts that mention
+    it. ``none``, or a bias of the other ``side`` when one is given, gives ``""`` so callers
+    can always append.
     """
     bias = _bias(name)
     if bias is None or (side is not None and bias.side != side):
@@ -299,37 +338,6 @@ def bias_prompt(name: str, *, distractor: str, side: Side | None = None) -> str:
     if "$distractor" in bias.prompt and not distractor.strip():
         raise ValueError(f"bias {name!r} needs a distractor diagnosis")
     return Template(bias.prompt).substitute(distractor=distractor.strip())
-
-
-def _same_condition(a: str, b: str) -> bool:
-    fa, fb = fold(a).strip(), fold(b).strip()
-    ka, kb = key_words(a), key_words(b)
-    # A broader or narrower name counts as the diagnosis for the moderator, so it is not wrong.
-    return fa in fb or fb in fa or bool(ka and kb and (ka <= kb or kb <= ka))
-
-
-_FALLBACK_DISTRACTORS = ("viral gastroenteritis", "tension-type headache",
-                         "generalized anxiety disorder", "viral upper respiratory infection",
-                         "musculoskeletal strain", "iron deficiency anemia")
-
-
-def pick_distractor(candidates: Sequence[str], accepted: Sequence[str], *, key: str) -> str:
-    """A plausible wrong diagnosis: one of ``candidates`` naming none of ``accepted``.
-
-    Deterministic in ``key`` (e.g. the case id) through sha256, so runs and cache keys are
-    stable. With no usable candidate, a common condition unrelated to ``accepted`` is used.
-    """
-    truth = [a for a in accepted if a.strip()]  # a blank synonym would match every name
-
-    def usable(c: str) -> bool:
-        return bool(c.strip()) and not any(_same_condition(c, a) for a in truth)
-
-    pool = sorted({c.strip() for c in candidates if usable(c)})
-    pool = pool or [c for c in _FALLBACK_DISTRACTORS if usable(c)]
-    if not pool:
-        raise ValueError(f"no distractor unrelated to {truth}")
-    index = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") % len(pool)
-    return pool[index]
 
 
 def question_topics(question: str) -> frozenset[str]:

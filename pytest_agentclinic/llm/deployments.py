@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..core.errors import InputError
 from ..core.redact import register_params
 from .limiter import Budget
@@ -45,6 +43,8 @@ class Deployments:
 
 def load(path: Path) -> Deployments:
     """Read ``path``; :class:`ModelsFileError` on anything litellm's Router would reject."""
+    import yaml  # here: a run without a models file (most) does not import it
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:

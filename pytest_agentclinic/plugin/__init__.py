@@ -106,6 +106,10 @@ def _register_plugins(config: pytest.Config, state: AgentClinicSession) -> None:
         from .xdist_hooks import XdistHooks, worker_lookahead
 
         config.pluginmanager.register(XdistHooks(state), "agentclinic-xdist")
+        if state.plays and not state.is_worker:
+            from .worker_arenas import WorkerArenas
+
+            config.pluginmanager.register(WorkerArenas(), "agentclinic-worker-arenas")
         if state.is_worker:
             state.executor.lookahead = worker_lookahead(config)
 

@@ -156,7 +156,17 @@ class FreezeCollected:
 #: in malloc.h).
 _M_ARENA_MAX = -8
 #: The malloc arenas a process of the run makes at most (see :class:`ReturnFreedMemory`).
-ARENAS = 2
+ARENAS = 1
+#: What glibc reads that limit from when a process starts (see :mod:`.worker_arenas`).
+ARENA_ENV = "MALLOC_ARENA_MAX"
+#: In a worker's ``workerinput``: its controller started it with :data:`ARENA_ENV` set.
+ARENAS_SET_KEY = "agentclinic_arenas_set"
+#: glibc's ``mallopt`` parameter for the size from which a block is mapped on its own
+#: (``M_MMAP_THRESHOLD``), and the size a process of the run keeps it at: glibc's default.
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD = 128 * 1024
+#: What glibc reads that size from when a process starts (then it is left as it is).
+MMAP_ENV = "MALLOC_MMAP_THRESHOLD_"
 #: Items this process reports between two trims of the heap.
 TRIM_EVERY = 100
 
@@ -167,13 +177,19 @@ class _Malloc(Protocol):
     def malloc_trim(self, pad: int) -> int: ...
 
 
+def is_glibc() -> bool:
+    """Whether the C library is glibc (musl, macOS and Windows have neither its arenas nor
+    their controls)."""
+    try:
+        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def glibc_malloc() -> _Malloc | None:
     """The C library's malloc controls where it is glibc (None elsewhere: musl, macOS,
     Windows, where neither call exists or means the same)."""
-    try:
-        if not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"):
-            return None
-    except (AttributeError, ValueError, OSError):
+    if not is_glibc():
         return None
     import ctypes
 
@@ -193,8 +209,9 @@ class ReturnFreedMemory:
     own (up to eight per core), and keeps freed pages in every arena for later: an xdist
     worker's encounter loop, cache writer and execnet threads each had one, ~12 MB a worker
     of mostly free pages at 2,000 encounters. Each process that plays encounters (an xdist
-    worker, or a run without xdist) keeps to :data:`ARENAS` arenas (unless the environment
-    sets ``MALLOC_ARENA_MAX``; threads that start later share them) and trims its heap once
+    worker, or a run without xdist) keeps to :data:`ARENAS` arena (unless the environment
+    sets ``MALLOC_ARENA_MAX``; threads that start later share it; an xdist worker is
+    started with the limit, see :mod:`.worker_arenas`) and trims its heap once
     collected and every :data:`TRIM_EVERY` items (``malloc_trim``: a few milliseconds, the
     GIL released), handing free pages back. Nothing is done where the C library is not
     glibc.
@@ -216,8 +233,20 @@ class ReturnFreedMemory:
             return
         if self._malloc is None:
             self._malloc = glibc_malloc()
-        if self._malloc is not None and "MALLOC_ARENA_MAX" not in os.environ:
+        if getattr(config, "workerinput", {}).get(ARENAS_SET_KEY):
+            # Read at this worker's start (its controller set it: see .worker_arenas), so
+            # no subprocess of its tests inherits it.
+            os.environ.pop(ARENA_ENV, None)
+        elif self._malloc is not None and ARENA_ENV not in os.environ:
             self._malloc.mallopt(_M_ARENA_MAX, ARENAS)
+        if self._malloc is not None and MMAP_ENV not in os.environ:
+            # glibc raises the threshold to each larger mapped block freed (up to 32 MB):
+            # once collection had freed the parse cache's text (~5 MB at 10,000 cases),
+            # blocks up to that size came from the heap, and a worker's first encounters
+            # (the grader's tables, SQLite's pages) held ~6 MB more there until the next
+            # trim, the run's peak. Kept at the default, a large block is its own mapping,
+            # handed back when freed.
+            self._malloc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collection_finish(self, session: pytest.Session) -> Generator[None, None, None]:

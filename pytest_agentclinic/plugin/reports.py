@@ -78,7 +78,7 @@ class FinalReports:
                     start_thread(warm_report_code, name="agentclinic-warm-report-code")
 
     def workers_leaving(self) -> None:
-        """A split xdist run's first worker has finished (or this process's session has):
+        """Half a split xdist run's workers have finished (or this process's session has):
         the process tree is past its peak. Parse the records held
         (:meth:`.RunningMerge.parse_held`) and warm the tables' code, in a thread: the
         tables import numpy (~12.5 MB), which, while every worker still held its items,

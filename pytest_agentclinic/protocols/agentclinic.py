@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..agents.biases import (
-    BIAS_PROMPT_VERSION,
     DEFAULT_BELIEF,
     Side,
     bias_prompt,
-    pick_distractor,
+    bias_prompt_version,
 )
+from ..agents.distractors import pick_distractor
 from ..agents.images import reference
 from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMPatient
 from ..agents.offline_doctor import OfflineDoctor
@@ -225,7 +225,7 @@ def _builtin(role: str, model: str, caller: ModelCaller, candidates: Sequence[st
                                   key=case.id) if bias != "none" else "")
     side: Side | None = "doctor" if role == "doctor" else "patient" if role == "patient" else None
     biased = {"bias_text": bias_prompt(bias, distractor=distractor, side=side) if side else "",
-              "bias_version": f"{bias}@{BIAS_PROMPT_VERSION}" if bias != "none" else ""}
+              "bias_version": f"{bias}@{bias_prompt_version()}" if bias != "none" else ""}
     if not biased["bias_text"]:
         biased = {}
     if role == "doctor":
