@@ -91,3 +91,25 @@ def test_a_name_with_without_in_it_stays_one_name() -> None:
 def test_what_is_set_aside_is_the_name_after_without() -> None:
     text, excluded = drop_absent("Sarcoidosis without evidence of tuberculosis")
     assert (text.strip(), excluded) == ("Sarcoidosis", ("tuberculosis",))
+
+
+def test_the_name_after_without_keeps_its_bracket_and_a_generic_word_links_nothing() -> None:
+    # "disorder without X and Y" was read as a known name ("disorder" is no word of a name)
+    text, excluded = drop_absent("Advanced sleep phase disorder without esophageal atresia and "
+                                 "tracheoesophageal fistula")
+    assert text.strip() == "Advanced sleep phase disorder" and len(excluded) == 1
+    said = "Acute lymphoblastic leukemia without tuberculosis (TB)"
+    assert decided(said, "Acute lymphoblastic leukemia") == RIGHT
+
+
+# --- a name set aside with its grounds ---------------------------------------------------------
+
+@pytest.mark.parametrize("answer", [
+    "Sarcoidosis is unlikely given the normal examination; pseudodementia",
+    "Sarcoidosis was ruled out by the normal biopsy; the diagnosis is melanonychia",
+    "Sarcoidosis is excluded based on the normal ACE level; pseudodementia",
+])
+def test_a_name_set_aside_with_its_grounds_is_excluded(answer: str) -> None:
+    # the truth was the main diagnosis, wrong only where the name after it is one the reader
+    # counts as another disease beside it (not these, which the terminology does not know)
+    assert decided(answer, "Sarcoidosis") == WRONG

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from ..terminology import GENERIC, content
 from .name_patterns import NAME
 
 __all__ = ["drop_absent", "revised"]
@@ -42,7 +43,7 @@ def revised(answer: str) -> str:
 
 # "W without T", "W without evidence of T": the name after "without", up to the clause's end
 _WITHOUT = re.compile(rf"\s+without\s+(?:(?:any\s+)?(?:evidence|signs?|features?)\s+of\s+)?"
-                      rf"({NAME})(?=\s*(?:$|[.;,\n]))", re.I)
+                      rf"({NAME})(\s*\([^()\n]{{1,60}}\))?(?=\s*(?:$|[.;,\n]))", re.I)
 _WORD = re.compile(r"\S+")
 
 
@@ -57,7 +58,8 @@ def drop_absent(text: str) -> tuple[str, tuple[str, ...]]:
         before = text[start:found.start()]
         if _absent(before, found.group(1)):
             out.append(before)
-            excluded.append(found.group(1).strip())
+            # with the name's bracket ("(Churg-Strauss syndrome)"), as a weighed name keeps it
+            excluded.append(found.group(1).strip() + (found.group(2) or ""))
         else:
             out.append(text[start:found.end()])
         start = found.end()
@@ -76,6 +78,8 @@ def _absent(before: str, name: str) -> bool:
     terms = default_terminology()
     words = _WORD.findall(re.split(r"[.;:,()\[\]\n]", before)[-1])
     heads = [" ".join(words[i:]) for i in range(max(0, len(words) - 12), len(words))]
+    # a generic word alone ("disorder") is no part of a name the terminology could know
+    heads = [h for h in heads if set(content(h)) - GENERIC]
     if not heads or any(terms.known(f"{h} without {name}") for h in heads):
         return False
     # the name after "without" by its longest known ending ("aortic dissection" of "acute
