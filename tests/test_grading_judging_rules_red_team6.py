@@ -100,6 +100,9 @@ def test_the_name_after_without_keeps_its_bracket_and_a_generic_word_links_nothi
     assert text.strip() == "Advanced sleep phase disorder" and len(excluded) == 1
     said = "Acute lymphoblastic leukemia without tuberculosis (TB)"
     assert decided(said, "Acute lymphoblastic leukemia") == RIGHT
+    # a bracket right before "without" ends the answer's name: nothing runs across it
+    said = "Primary hyperaldosteronism (Conn syndrome) without metastatic colorectal cancer"
+    assert decided(said, "Primary hyperaldosteronism") == RIGHT
 
 
 # --- a name set aside with its grounds ---------------------------------------------------------

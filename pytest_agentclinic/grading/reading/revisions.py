@@ -80,7 +80,8 @@ def _absent(before: str, name: str) -> bool:
     heads = [" ".join(words[i:]) for i in range(max(0, len(words) - 12), len(words))]
     # a generic word alone ("disorder") is no part of a name the terminology could know
     heads = [h for h in heads if set(content(h)) - GENERIC]
-    if not heads or any(terms.known(f"{h} without {name}") for h in heads):
+    # (none where a bracket or a comma stands right before "without")
+    if any(terms.known(f"{h} without {name}") for h in heads):
         return False
     # the name after "without" by its longest known ending ("aortic dissection" of "acute
     # type A aortic dissection"), or a disease by its words the terminology does not know
