@@ -88,6 +88,11 @@ def test_a_name_with_without_in_it_stays_one_name() -> None:
                    "Preeclampsia with severe features") != RIGHT
 
 
+def test_with_or_without_names_both_forms() -> None:
+    said = "Imperforate anus with or without a fistula (possibly a rectovaginal fistula)"
+    assert drop_absent(said) == (said, ())
+
+
 def test_what_is_set_aside_is_the_name_after_without() -> None:
     text, excluded = drop_absent("Sarcoidosis without evidence of tuberculosis")
     assert (text.strip(), excluded) == ("Sarcoidosis", ("tuberculosis",))

@@ -42,8 +42,10 @@ def revised(answer: str) -> str:
 
 
 # "W without T", "W without evidence of T": the name after "without", up to the clause's end
-_WITHOUT = re.compile(rf"\s+without\s+(?:(?:any\s+)?(?:evidence|signs?|features?)\s+of\s+)?"
-                      rf"({NAME})(\s*\([^()\n]{{1,60}}\))?(?=\s*(?:$|[.;,\n]))", re.I)
+# (not "with or without a fistula", which names both forms)
+_WITHOUT = re.compile(rf"(?<!\bor)\s+without\s+"
+                      rf"(?:(?:any\s+)?(?:evidence|signs?|features?)\s+of\s+)?({NAME})"
+                      rf"(\s*\([^()\n]{{1,60}}\))?(?=\s*(?:$|[.;,\n]))", re.I)
 _WORD = re.compile(r"\S+")
 
 
