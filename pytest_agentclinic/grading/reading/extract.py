@@ -40,6 +40,7 @@ from .markers import (
 from .parse import Category, Extraction, Mention, Role, parse
 from .parse import bare as _bare
 from .prefaces import drop_preface
+from .revisions import drop_absent, revised
 from .sections import cut_sections
 from .statement import (
     PLAN_KEEPS_OPEN,
@@ -107,6 +108,8 @@ def _answer(response: str, *,
     # What follows a committed answer under a heading ("Differential:", "Ruled out:",
     # "Reasoning:") is what it weighed or why, in both protocols alike.
     answer = cut_sections(answer)
+    # A revised diagnosis supersedes what the answer declared before it (round 6)
+    answer = revised(answer)
     if not _ALNUM.search(answer):
         return answer, Extraction("none", "", reason="empty answer"), bool(declarations)
     claims = _claims(answer)
@@ -184,6 +187,8 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
         return Extraction("multiple", "", reason="the answer lists several items")
     text, excluded = drop_negations(drop_abbreviations(drop_preface(
         clean(answer if labelled is None else labelled))))
+    text, absent = drop_absent(text)
+    excluded = (*excluded, *absent)
     stmt = statement(open_alternatives(text))
     if len(_WEIGHT.findall(text)) >= 2:
         return Extraction("multiple", "", reason="the answer weighs diagnoses by percentages",

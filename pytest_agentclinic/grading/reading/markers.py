@@ -246,7 +246,10 @@ _NEGATED_CLAUSES = (
     re.compile(rf"^\s*({NAME})(?:\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
                rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
                # "not excluded" keeps the name open (red team round 5)
-               rf"(?<!\bnot\s)(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)\s*$",
+               rf"(?<!\bnot\s)(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)"
+               # with its grounds ("X is unlikely given the normal examination", "X was ruled
+               # out by the biopsy": red team round 6)
+               r"(?:\s+(?:given|because|as|since|by|on|with|due\s+to|based\s+on)\b.*)?\s*$",
                re.I),
     # "T; W less likely", "W unlikely; T": a name weighed and set aside, as a list item or a
     # table row marked "less likely" is (docs/grading.md, red team round 4)

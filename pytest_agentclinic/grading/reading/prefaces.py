@@ -22,6 +22,18 @@ _DOUBT = re.compile(
     r"(?:entirely\s+|completely\s+)?(?:certain|sure)|(?:i\s+)?(?:can't|cannot)\s+be\s+(?:certain|"
     r"sure)|uncertain(?:ty\s+remains)?)\s*(?:[,;:.!-]+\s*|\s+(?=but\b))(?:but\s+)?(?=\S)", re.I)
 
+# "I am an AI, not a doctor, but T", "I'm not a doctor, but T", "As an AI language model, T":
+# the writer's disclaimer of its role, which says nothing of the diagnosis that follows (red
+# team round 6; alone, or before "I cannot diagnose", it is read as a refusal)
+_WHO_WRITES = (r"(?:an?\s+(?:ai|artificial\s+intelligence|language\s+model|chatbot|"
+               r"assistant)(?:\s+(?:language\s+)?model)?|(?:just\s+|only\s+)?not\s+a\s+"
+               r"(?:real\s+|licensed\s+|medical\s+)?(?:doctor|physician|clinician|"
+               r"medical\s+professional|substitute\s+for\s+a\s+doctor))")
+_ROLE = re.compile(rf"^\s*(?:as|(?:i'm|i\s+am)(?:\s+just|\s+only)?|while\s+(?:i'm|i\s+am))\s+"
+                   rf"{_WHO_WRITES}(?:\s*,?\s*(?:and\s+)?{_WHO_WRITES})*\s*[,;:]\s*"
+                   # "As an AI, I cannot examine you": the disclaimer goes on (a refusal)
+                   r"(?:but\s+|however,?\s+)?(?!(?:i|we)\b)(?=\S)", re.I)
+
 # The grounds, named by what they are ("the clinical findings", "the history and
 # examination", "the patient's symptoms"), then a comma: findings listed one by one ("Given
 # fever, rash and arthralgia, X") are not dropped, their commas would cut the list.
@@ -67,9 +79,9 @@ _RESOLVED = re.compile(r"^\s*[^,;.\n()]{1,80}?\s*(?:\(\s*(?:now\s+)?resolved\s*\
 
 
 def drop_preface(text: str) -> str:
-    """``text`` without an opening that only says the doctor is unsure, or what the answer
-    rests on, or the writer's stance, or the patient's history before what is diagnosed
-    now."""
-    text = _OVER.sub(r"\1", _DOUBT.sub("", text, count=1), count=1)
+    """``text`` without an opening that only says the doctor is unsure or is no doctor, or
+    what the answer rests on, or the writer's stance, or the patient's history before what
+    is diagnosed now."""
+    text = _OVER.sub(r"\1", _DOUBT.sub("", _ROLE.sub("", text, count=1), count=1), count=1)
     text = _HISTORY.sub("", _GROUNDS.sub("", text, count=1), count=1)
     return _RESOLVED.sub("", text, count=1)

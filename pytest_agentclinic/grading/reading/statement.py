@@ -136,8 +136,8 @@ _WHO = r"(?:patient|child|infant|baby|woman|man|boy|girl|she|he|you)"
 _NOT_A_NAME = r"(?!(?:a\s+)?(?:history|symptoms?|signs?|no|not|been|had|any)\b)"
 _MODAL = r"(?:(?:may|might|could|most\s+likely|likely|probably)\s+)?"
 # "(that) the woman might be experiencing", "you may have": who has it, before the name.
-_SOMEONE_HAS = (rf"(?:that\s+)?(?:the\s+)?{_WHO}\s+{_MODAL}(?:has|have|is\s+having|(?:is|be)\s+"
-                rf"(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
+_SOMEONE_HAS = (rf"(?:that\s+)?(?:the\s+)?{_WHO}\s+{_MODAL}(?:has|have|is\s+having|(?:is|are|be)"
+                rf"\s+(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
 _LEADS = re.compile(
     r"\bdiagnos[ie]s\b(?:[^:.;]{0,300}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b"
     # "a diagnosis of exclusion" is the answer's status, no lead to a name
@@ -214,8 +214,8 @@ _COURTESY = re.compile(
     r"very\s+well)\b", re.I)
 
 # A model's disclaimer: a refusal, unless a diagnosis follows it.
-_DISCLAIMER = re.compile(r"^\W*(?:as\s+an\s+ai\b|(?:i'm|i\s+am)\s+sorry\b|unfortunately\b|"
-                         r"(?:my\s+)?apologies\b|i\s+apologi[sz]e\b)", re.I)
+_DISCLAIMER = re.compile(r"(?i)^\W*(?:(?:as|i'm|i\s+am)\s+an\s+ai\b|(?:i'm|i\s+am)\s+(?:sorry|not"
+                         r"\s+a\s+doctor)\b|unfortunately\b|(?:my\s+)?apologies|i\s+apologi[sz]e)")
 
 
 def clean(text: str) -> str:
@@ -382,11 +382,11 @@ _PLAN = re.compile(r",?\s+but\s+(?:i|we)(?:\s+(?:would|will|should)|'d)?\s+"
 #: A sentence of what to do next after the answer ("Recommend biopsy to confirm.", "I
 #: recommend seeing a specialist."): a plan, which names no diagnosis unless it keeps one
 #: open (:data:`PLAN_KEEPS_OPEN`: "Recommend testing for W", "... to rule out W").
-PLAN_SENTENCE = re.compile(r"^\s*(?:(?:i|we)\s+(?:would\s+|will\s+|'d\s+|strongly\s+|also\s+)*)?"
-                           r"(?:recommend|suggest|advise|order|obtain|arrange|schedule|refer|"
-                           r"start|begin|initiate|perform|send|check|confirm|verify|"
-                           r"follow[\s-]?up|monitor|review|repeat|continue|admit|discharge)\b",
-                           re.I)
+PLAN_SENTENCE = re.compile(r"^\s*(?:please\s+|(?:i|we)\s+(?:would\s+|will\s+|'d\s+|strongly\s+|"
+                           r"also\s+)*)?(?:recommend|suggest|advise|order|obtain|arrange|schedule|"
+                           r"refer|start|begin|initiate|perform|send|check|confirm|verify|see|"
+                           r"consult|seek|visit|follow[\s-]?up|monitor|review|repeat|continue|"
+                           r"admit|discharge)\b", re.I)
 PLAN_KEEPS_OPEN = re.compile(r"\b(?:for|or|rule\s+out|r/o|exclud\w*|possib\w*|consider\w*|"
                              r"differential|vs\.?|versus)\b", re.I)
 
