@@ -67,8 +67,11 @@ def test_a_line_sending_the_patient_to_a_clinician_names_nothing() -> None:
     truth = "Granulomatosis with polyangiitis"
     assert decided(f"{truth}. Please see a clinician.", truth) == RIGHT
     assert decided(f"{truth}; please consult a rheumatologist.", truth) == RIGHT
-    # a plan that keeps a disease open still does
+    # a plan to rule a disease out names nothing either (the recorded GPT-4 grader extracts
+    # the main diagnosis alone from such answers); a clause after it that keeps one open does
     assert decided("Sarcoidosis. Please see a clinician to rule out tuberculosis.",
+                   "Sarcoidosis") == RIGHT
+    assert decided("Sarcoidosis. Please see a clinician; tuberculosis is possible.",
                    "Sarcoidosis") == WRONG
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from .name_patterns import NAME, NAME_IN_CLAUSE
+from .statement import PLAN_KEEPS_OPEN, PLAN_SENTENCE
 
 _KEEP_OPEN = (r"(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|should\s+not|"
               r"shouldn't)\s+be\s+(?:entirely\s+|fully\s+|completely\s+)?(?:excluded|ruled\s+out|"
@@ -40,6 +41,21 @@ _HEDGED = (
 )
 
 
+# A plan or a closing line between the answer and a clause that keeps a disease open ("T.
+# Please see a dermatologist; W is possible", "T. I recommend a biopsy; W is possible"): the
+# plan names nothing, and the clause after ";" keeps W open as it does without the plan
+# ("T. W is possible"; CRAFT-MD's grader, step 1: "more than one possible diagnosis").
+_PLAN_CLAUSE = re.compile(r"(?:(?<=[.!?])[ \t]+|\n[ \t]*)([^.;!?\n]+);[ \t]+")
+
+
+def _plan_before_open(text: str, found: re.Match[str]) -> bool:
+    """Whether ``found`` is a plan that names nothing, right before a clause that keeps a
+    disease open."""
+    plan = found.group(1)
+    return (PLAN_SENTENCE.match(plan) is not None and PLAN_KEEPS_OPEN.search(plan) is None
+            and any(pattern.match(text, found.end()) for pattern in _HEDGED))
+
+
 _HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|"
                          r"would\s+not|wouldn't|do\s+not|don't|will\s+not|won't|"
                          r"should\s+not|shouldn't|possible|possibility|differential|"
@@ -53,6 +69,7 @@ def open_alternatives(text: str) -> str:
     text = _APART.sub(lambda m: f"{(m.group(1) or m.group(2)).strip()} or ", text)
     if not _HEDGE_WORD.search(text):
         return text
+    text = _PLAN_CLAUSE.sub(lambda m: "" if _plan_before_open(text, m) else m.group(0), text)
     for pattern in _HEDGED:
         text = pattern.sub(lambda m: f" or {m.group(1).strip()}", text)
     return text

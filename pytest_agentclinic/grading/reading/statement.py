@@ -379,16 +379,16 @@ _PLAN = re.compile(r",?\s+but\s+(?:i|we)(?:\s+(?:would|will|should)|'d)?\s+"
                    r"start|refer|send|perform)\b", re.I)
 
 
-#: A sentence of what to do next after the answer ("Recommend biopsy to confirm.", "I
-#: recommend seeing a specialist."): a plan, which names no diagnosis unless it keeps one
-#: open (:data:`PLAN_KEEPS_OPEN`: "Recommend testing for W", "... to rule out W").
+#: A sentence of what to do next ("Recommend biopsy to rule out W.", "I recommend seeing a
+#: specialist."): a plan, naming no diagnosis (GPT-4's grader reads "T; ... to rule out W" as
+#: T) unless it weighs one (:data:`PLAN_KEEPS_OPEN`: "... for W or V", "W is possible").
 PLAN_SENTENCE = re.compile(r"^\s*(?:please\s+|(?:i|we)\s+(?:would\s+|will\s+|'d\s+|strongly\s+|"
                            r"also\s+)*)?(?:recommend|suggest|advise|order|obtain|arrange|schedule|"
                            r"refer|start|begin|initiate|perform|send|check|confirm|verify|see|"
                            r"consult|seek|visit|follow[\s-]?up|monitor|review|repeat|continue|"
                            r"admit|discharge)\b", re.I)
-PLAN_KEEPS_OPEN = re.compile(r"\b(?:for|or|rule\s+out|r/o|exclud\w*|possib\w*|consider\w*|"
-                             r"differential|vs\.?|versus)\b", re.I)
+PLAN_KEEPS_OPEN = re.compile(r"\b(?:or|possib\w*|consider\w*|differential|vs\.?|versus)\b",
+                             re.I)
 
 
 def cut_context(text: str) -> str:

@@ -1,0 +1,47 @@
+"""Issue 31: a plan or a closing line after a committed answer names nothing, and a clause
+after ";" that keeps a disease open still keeps it ("T. Please see a dermatologist; W is
+possible" offers two, as "T. W is possible" does). A plan to rule a disease out or to test
+for it after a committed answer leaves the answer single: the paper's recorded GPT-4 grader
+extracts the main diagnosis alone from such answers (docs/grading.md, step 1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.reading.extract import extract
+
+STRICT, PAPER = CraftMDGrader(), CraftMDGrader(policy="paper")
+WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
+KEEPS_OPEN = ["{t}. Please see a dermatologist; {w} is possible.",
+              "{t}. I recommend a biopsy; {w} is possible.",
+              "{t}.\nPlease consult a dermatologist; {w} is also possible.",
+              "{t}. We will arrange a biopsy; {w} remains possible."]
+PLANS = ["{t}. Recommend biopsy to rule out {w}.", "{t}. I recommend testing for {w}.",
+         "{t}. Please see a dermatologist; I hope this helps.",
+         "{t}. Recommend biopsy to confirm."]
+
+
+@pytest.mark.parametrize("shape", KEEPS_OPEN)
+@pytest.mark.parametrize("wrap", WRAPPERS)
+def test_a_clause_after_a_plan_that_keeps_a_disease_open_keeps_it(shape: str, wrap: str) -> None:
+    # the plan hid the clause after it: the answer read as a single psoriasis
+    answer = wrap.format(shape.format(t="Psoriasis", w="eczema"))
+    assert extract(answer).category == "multiple"
+    assert STRICT.grade_frq(answer, "Psoriasis").verdict == 0
+    assert PAPER.grade_frq(answer, "Psoriasis").verdict == 0
+
+
+@pytest.mark.parametrize("shape", PLANS)
+@pytest.mark.parametrize("wrap", WRAPPERS)
+def test_a_plan_after_a_committed_answer_names_nothing(shape: str, wrap: str) -> None:
+    answer = wrap.format(shape.format(t="Psoriasis", w="eczema"))
+    read = extract(answer)
+    assert (read.category, read.diagnosis) == ("single", "Psoriasis")
+    assert STRICT.grade_frq(answer, "Psoriasis").verdict == 1
+
+
+@pytest.mark.parametrize("grader", [STRICT, PAPER], ids=["strict", "paper"])
+def test_the_truth_only_in_the_plan_never_scores(grader: CraftMDGrader) -> None:
+    answer = "Final Diagnosis: Eczema. Recommend biopsy to rule out psoriasis."
+    assert grader.grade_frq(answer, "Psoriasis").verdict == 0
