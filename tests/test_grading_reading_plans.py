@@ -45,3 +45,28 @@ def test_a_plan_after_a_committed_answer_names_nothing(shape: str, wrap: str) ->
 def test_the_truth_only_in_the_plan_never_scores(grader: CraftMDGrader) -> None:
     answer = "Final Diagnosis: Eczema. Recommend biopsy to rule out psoriasis."
     assert grader.grade_frq(answer, "Psoriasis").verdict == 0
+
+
+#: A hedge written as a sentence or clause of its own after the answer: "T. W cannot be
+#: excluded." keeps W open as "T, but W cannot be excluded" does (the paper's step 1).
+KEPT_OPEN = ["{t}. {w} cannot be excluded.", "{t}; {w} cannot be ruled out.",
+             "{t}. {w} has not been ruled out.", "{t}. {w} is not excluded.",
+             "{t}.\n{w} cannot be entirely excluded."]
+SET_ASIDE = ["{t}. {w} was excluded.", "{t}. {w} is unlikely.", "{t}; {w} ruled out."]
+
+
+@pytest.mark.parametrize("shape", KEPT_OPEN)
+@pytest.mark.parametrize("wrap", WRAPPERS)
+def test_a_hedge_of_its_own_after_the_answer_keeps_the_disease_open(shape: str,
+                                                                    wrap: str) -> None:
+    # "cannot be excluded" was read as "excluded": the hedged name was set aside
+    answer = wrap.format(shape.format(t="Psoriasis", w="Eczema"))
+    assert extract(answer).category == "multiple"
+    assert STRICT.grade_frq(answer, "Psoriasis").verdict == 0
+    assert STRICT.grade_frq(answer, "Eczema").verdict == 0
+
+
+@pytest.mark.parametrize("shape", SET_ASIDE)
+def test_a_name_said_to_be_excluded_is_still_set_aside(shape: str) -> None:
+    read = extract(shape.format(t="Psoriasis", w="Eczema"))
+    assert (read.category, read.diagnosis) == ("single", "Psoriasis")

@@ -7,15 +7,26 @@ from __future__ import annotations
 
 import re
 
-from .name_patterns import NAME, NAME_IN_CLAUSE
+from .name_patterns import INITIAL, NAME, NAME_IN_CLAUSE
 from .statement import PLAN_KEEPS_OPEN, PLAN_SENTENCE
 
 _KEEP_OPEN = (r"(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|should\s+not|"
               r"shouldn't)\s+be\s+(?:entirely\s+|fully\s+|completely\s+)?(?:excluded|ruled\s+out|"
               r"dismissed|discounted)")
+# A hedged name in its clause, with a bracket of its own ("hemolytic anemia due to G6PD
+# deficiency (favism)", "EGPA (Churg-Strauss syndrome)")
+_HEDGED_NAME = rf"(?:[^.;:,()\[\]\n]|\([^()\n]{{1,60}}\)|{INITIAL}){{2,140}}?"
+# Kept open by a denial: "cannot be excluded", "is not ruled out", "has not been excluded"
+_DENIED_OUT = (rf"(?:{_KEEP_OPEN}|(?:is|are|remains?)\s+not\s+(?:yet\s+)?(?:excluded|ruled\s+out)"
+               r"|(?:has|have)\s+not\s+(?:yet\s+)?been\s+(?:excluded|ruled\s+out))")
 # "X, though Y cannot be excluded", "X; Y is also possible", "X, but cannot rule out Y": the
 # doctor keeps Y open, so the answer offers two diagnoses ("X or Y").
 _HEDGED = (
+    # "X. Y cannot be excluded.", "X; Y has not been ruled out": the same hedge as a sentence
+    # or clause of its own after the answer, the whole clause ("T. W1 with W2 and W3 cannot
+    # be excluded": not "and W3" alone, as the next pattern would read it)
+    re.compile(rf"(?:[.;]|\n)\s*(?:(?:though|although|but|however|yet|while)\s+)?"
+               rf"({_HEDGED_NAME})\s+{_DENIED_OUT}(?=$|[.;,)])", re.I),
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however|yet|while|and)\s+({NAME})\s+"
                rf"{_KEEP_OPEN}", re.I),
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)?(?:cannot|"
@@ -28,7 +39,7 @@ _HEDGED = (
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however)?\s*(?:it|this)\s+(?:could|may|"
                rf"might)\s+also\s+be\s+({NAME_IN_CLAUSE})(?=$|[.;,])", re.I),
     # The name stops at a comma: "X is likely, but Y is also possible" keeps Y open, not X.
-    re.compile(rf"[,;.]?\s*\b(?:though|although|but|however)?\s*({NAME_IN_CLAUSE})\s+"
+    re.compile(rf"[,;.]?\s*\b(?:though|although|but|however)?\s*({_HEDGED_NAME})\s+"
                rf"(?:is|remains)\s+"
                rf"(?:also\s+)?(?:possible|a\s+possibility|in\s+the\s+differential|a\s+"
                rf"consideration|to\s+be\s+considered)(?=$|[.;,])", re.I),
@@ -38,6 +49,8 @@ _HEDGED = (
                r"(?:less\s+likely|unlikely|less\s+probable|improbable)\s*,?\s*(?:but|though|yet)\s+"
                r"(?:still\s+|remains\s+|is\s+)?(?:possible|not\s+(?:excluded|ruled\s+out)|"
                r"a\s+possibility)(?=$|[.;,)])", re.I),
+    # "W cannot be excluded." alone: one possible diagnosis, as "W is possible" alone is
+    re.compile(rf"^\s*({_HEDGED_NAME})\s+{_DENIED_OUT}(?=$|[.;,)])", re.I),
 )
 
 

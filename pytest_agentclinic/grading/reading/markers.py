@@ -231,6 +231,12 @@ _WEIGHED = r"(?:also\s+|initially\s+|first\s+)?(?:considered|entertained|raised)
 # The name weighed may carry its bracket ("eosinophilic granulomatosis with polyangiitis
 # (Churg-Strauss syndrome) was considered"): set aside whole.
 _WEIGHED_NAME = rf"{NAME_IN_CLAUSE}(?:\s*\([^()\n]{{1,60}}\))?"
+# Before "excluded" or "ruled out", words that deny it ("W cannot be excluded", "W has not
+# been ruled out", "W not yet excluded"): the name is kept open, not set aside
+# (reading/hedges.py; red team rounds 5 and 6)
+_NOT_DENIED = (r"(?<!\bnot\s)(?<!\bcannot\sbe\s)(?<!\bnot\sbe\s)(?<!n't\sbe\s)"
+               r"(?<!\bnot\sbeen\s)(?<!\bnot\syet\s)(?<!\bentirely\s)(?<!\bfully\s)"
+               r"(?<!\bcompletely\s)")
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
                rf"(?:not|no)\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
@@ -246,7 +252,7 @@ _NEGATED_CLAUSES = (
     re.compile(rf"^\s*({NAME})(?:\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
                rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
                # "not excluded" keeps the name open (red team round 5)
-               rf"(?<!\bnot\s)(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)"
+               rf"{_NOT_DENIED}(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)"
                # with its grounds ("X is unlikely given the normal examination", "X was ruled
                # out by the biopsy": red team round 6)
                r"(?:\s+(?:given|because|as|since|by|on|with|due\s+to|based\s+on)\b.*)?\s*$",
@@ -254,7 +260,7 @@ _NEGATED_CLAUSES = (
     # "T; W less likely", "W unlikely; T": a name weighed and set aside, as a list item or a
     # table row marked "less likely" is (docs/grading.md, red team round 4)
     re.compile(rf"^\s*({NAME_ALONE})\s+(?:(?:is|are|seems?)\s+)?(?:(?:much|far|considerably|"
-               rf"very|highly)\s+)?(?<!\bnot\s)(?:less\s+likely|unlikely|excluded|ruled\s+out)\s*$",
+               rf"very|highly)\s+)?{_NOT_DENIED}(?:less\s+likely|unlikely|excluded|ruled\s+out)\s*$",
                re.I),
     # "T. Why not W? ...": a question the answer asks itself to set W aside
     re.compile(rf"^\s*why\s+not\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
@@ -313,7 +319,12 @@ def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
         return text, ()
     excluded: list[str] = []
     clauses: list[str] = []
-    for clause in _CLAUSE.split(text):
+    # a clause kept after a line break stays on a line of its own ("T\nW cannot be
+    # excluded" is no name "T W")
+    breaks = ["\n" if "\n" in found.group(0) else " " for found in _CLAUSE.finditer(text)]
+    for at, clause in enumerate(_CLAUSE.split(text)):
+        if clauses and at and breaks[at - 1] == "\n" and not clauses[-1].endswith("\n"):
+            clauses[-1] += "\n"
         if excluded and not clauses:  # "W was considered; however, T": T answers
             clause = _INSTEAD.sub("", clause)
         instead = _NOT_BUT.match(clause) or _CONSIDERED_BUT.match(clause)
@@ -330,7 +341,9 @@ def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
                 excluded.extend(g.strip() for g in found.groups() if g)
             clause = pattern.sub("", clause)
         clauses.append(clause)
-    return " ".join(c for c in clauses if c.strip()).strip(), tuple(excluded)
+    kept = [c for c in clauses if c.strip()]
+    return "".join(c if c.endswith("\n") or i == len(kept) - 1 else c + " "
+                   for i, c in enumerate(kept)).strip(), tuple(excluded)
 
 
 # --- abbreviations ------------------------------------------------------------------------------
