@@ -107,11 +107,6 @@ def test_elsewhere_than_glibc_nothing_is_called(monkeypatch: pytest.MonkeyPatch)
     assert plugin.trims == 0
 
 
-def _is_glibc() -> bool:
-    try:
-        return (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc")
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 TRIMS = """
@@ -129,7 +124,7 @@ def pytest_sessionfinish(session):
 """
 
 
-@pytest.mark.skipif(not _is_glibc(), reason="the C library is not glibc")
+@pytest.mark.skipif(not item_memory.is_glibc(), reason="the C library is not glibc")
 def test_every_process_of_a_run_trims_its_heap(pytester: pytest.Pytester,
                                                xdist: list[str]) -> None:
     assert glibc_malloc() is not None
@@ -199,7 +194,7 @@ def test_arenas(worker_id):
 """
 
 
-@pytest.mark.skipif(not _is_glibc(), reason="the C library is not glibc")
+@pytest.mark.skipif(not item_memory.is_glibc(), reason="the C library is not glibc")
 def test_xdist_workers_start_with_one_arena_and_no_test_inherits_the_limit(
         pytester: pytest.Pytester, xdist: list[str]) -> None:
     # mallopt in a worker's configure came after execnet's thread had an arena of its own
@@ -225,7 +220,7 @@ def test_xdist_workers_start_with_one_arena_and_no_test_inherits_the_limit(
         assert worker["at_start"] == [f"MALLOC_ARENA_MAX={item_memory.ARENAS}"]
 
 
-@pytest.mark.skipif(not _is_glibc(), reason="the C library is not glibc")
+@pytest.mark.skipif(not item_memory.is_glibc(), reason="the C library is not glibc")
 def test_the_user_s_arena_limit_reaches_the_workers_unchanged(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1, "Neurology")])

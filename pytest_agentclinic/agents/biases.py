@@ -235,13 +235,13 @@ def _load() -> tuple[str, Mapping[str, Bias]]:
     data: Any = yaml.safe_load(raw)
     prompts: dict[str, str] = data["prompts"]
     biases: dict[str, Bias] = {}
-    for name in NAMES:
-        side, short = name.split(":")
-        text = f"{prompts.pop(name).strip()} {data['closing'][side].strip()}"
-        # Render now, so a typo'd placeholder fails at the first bias, not its prompt's use.
-        Template(text).substitute(distractor="x")
-        biases[name] = Bias(name, _SIDE[side], short, _kind(short), text,
-                            _description(_SIDE[side], short))
+    for side, shorts in _SIDES.items():
+        for short in shorts:
+            name = f"{side}:{short}"
+            text = f"{prompts.pop(name).strip()} {data['closing'][side].strip()}"
+            # Render now, so a typo'd placeholder fails at the first bias, not its use.
+            Template(text).substitute(distractor="x")
+            biases[name] = Bias(name, side, short, _kind(short), text, _description(side, short))
     if prompts:
         raise ValueError(f"biases.yaml: unknown biases {sorted(prompts)}")
     return str(data["version"]), MappingProxyType(biases)
@@ -265,7 +265,6 @@ class _Biases(Mapping[str, Bias]):
 
 
 _NAME_SET = frozenset(NAMES)
-_SIDE: dict[str, Side] = {side: side for side in _SIDES}
 #: Every bias by name (``side:bias``), in canonical order.
 BIASES: Mapping[str, Bias] = _Biases()
 

@@ -39,12 +39,11 @@ from .markers import (
 )
 from .parse import Category, Extraction, Mention, Role, parse
 from .parse import bare as _bare
+from .plans import plan_names_nothing
 from .prefaces import drop_preface
 from .revisions import drop_absent, revised
 from .sections import cut_sections
 from .statement import (
-    PLAN_KEEPS_OPEN,
-    PLAN_SENTENCE,
     bare_name,
     clean,
     declared,
@@ -164,7 +163,7 @@ def _lists(text: str, *, labelled: bool, conditions_only: bool) -> bool:
              if _LIST_ITEM.match(line)]
     # a step of the plan ("2. Follow up in 2 weeks") lists no diagnosis
     named = [i for i in items if (not conditions_only or kind(i) == "condition")
-             and not (PLAN_SENTENCE.match(i) and not PLAN_KEEPS_OPEN.search(i))]
+             and not plan_names_nothing(i)]
     return len(named) >= 2
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from .name_patterns import INITIAL, NAME, NAME_IN_CLAUSE
-from .statement import PLAN_KEEPS_OPEN, PLAN_SENTENCE
+from .plans import plan_names_nothing
 
 _KEEP_OPEN = (r"(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|should\s+not|"
               r"shouldn't)\s+be\s+(?:entirely\s+|fully\s+|completely\s+)?(?:excluded|ruled\s+out|"
@@ -19,6 +19,8 @@ _HEDGED_NAME = rf"(?:[^.;:,()\[\]\n]|\([^()\n]{{1,60}}\)|{INITIAL}){{2,140}}?"
 # Kept open by a denial: "cannot be excluded", "is not ruled out", "has not been excluded"
 _DENIED_OUT = (rf"(?:{_KEEP_OPEN}|(?:is|are|remains?)\s+not\s+(?:yet\s+)?(?:excluded|ruled\s+out)"
                r"|(?:has|have)\s+not\s+(?:yet\s+)?been\s+(?:excluded|ruled\s+out))")
+# The denied name and its denial, the clause's whole ("W cannot be excluded.")
+_DENIED_CLAUSE = rf"({_HEDGED_NAME})\s+{_DENIED_OUT}(?=$|[.;,)])"
 # "X, though Y cannot be excluded", "X; Y is also possible", "X, but cannot rule out Y": the
 # doctor keeps Y open, so the answer offers two diagnoses ("X or Y").
 _HEDGED = (
@@ -26,7 +28,7 @@ _HEDGED = (
     # or clause of its own after the answer, the whole clause ("T. W1 with W2 and W3 cannot
     # be excluded": not "and W3" alone, as the next pattern would read it)
     re.compile(rf"(?:[.;]|\n)\s*(?:(?:though|although|but|however|yet|while)\s+)?"
-               rf"({_HEDGED_NAME})\s+{_DENIED_OUT}(?=$|[.;,)])", re.I),
+               rf"{_DENIED_CLAUSE}", re.I),
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however|yet|while|and)\s+({NAME})\s+"
                rf"{_KEEP_OPEN}", re.I),
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)?(?:cannot|"
@@ -50,7 +52,7 @@ _HEDGED = (
                r"(?:still\s+|remains\s+|is\s+)?(?:possible|not\s+(?:excluded|ruled\s+out)|"
                r"a\s+possibility)(?=$|[.;,)])", re.I),
     # "W cannot be excluded." alone: one possible diagnosis, as "W is possible" alone is
-    re.compile(rf"^\s*({_HEDGED_NAME})\s+{_DENIED_OUT}(?=$|[.;,)])", re.I),
+    re.compile(rf"^\s*{_DENIED_CLAUSE}", re.I),
 )
 
 
@@ -64,9 +66,8 @@ _PLAN_CLAUSE = re.compile(r"(?:(?<=[.!?])[ \t]+|\n[ \t]*)([^.;!?\n]+);[ \t]+")
 def _plan_before_open(text: str, found: re.Match[str]) -> bool:
     """Whether ``found`` is a plan that names nothing, right before a clause that keeps a
     disease open."""
-    plan = found.group(1)
-    return (PLAN_SENTENCE.match(plan) is not None and PLAN_KEEPS_OPEN.search(plan) is None
-            and any(pattern.match(text, found.end()) for pattern in _HEDGED))
+    return plan_names_nothing(found.group(1)) and any(pattern.match(text, found.end())
+                                                       for pattern in _HEDGED)
 
 
 _HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|"

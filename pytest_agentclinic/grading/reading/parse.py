@@ -43,12 +43,11 @@ from .joins import (
     WORD,
 )
 from .notes import is_note, without_notes
+from .plans import plan_names_nothing
 from .refusals import is_non_answer, is_refusal, named_before_refusal
 from .statement import (
     DIFFERENTIAL_LABEL,
     DISJUNCTION,
-    PLAN_KEEPS_OPEN,
-    PLAN_SENTENCE,
     SENTENCE_END,
     bare_name,
     clean,
@@ -244,18 +243,19 @@ def _after(text: str, stmt: str) -> list[Mention]:
         return []
     out: list[Mention] = []
     for sentence in _NEXT_SENTENCE.split(text[at + len(stmt):], maxsplit=4)[1:4]:
-        name = _bare(clean(sentence))
+        cleaned = clean(sentence)
+        name = _bare(cleaned)
         if not name:
             continue
-        if (PLAN_SENTENCE.match(name) and not PLAN_KEEPS_OPEN.search(name)) or (
+        if plan_names_nothing(name) or (
                 _CONSIDERED.match(name) or _ABOUT_THE_ANSWER.search(name) or not bare_name(name)
                 or kind(name) != "condition" or not _is_condition_phrase(name)):
             # "Diagnosis: X. Differential diagnoses include Y and Z.": the answer is X; what
             # it considered after it is no second diagnosis (and never scores); nor is a plan
             # ("Recommend biopsy to confirm.")
             break
-        coexisting = COEXISTING.match(clean(sentence))
-        out.append(Mention(_bare(clean(sentence)[coexisting.end():]), "comorbid")
+        coexisting = COEXISTING.match(cleaned)
+        out.append(Mention(_bare(cleaned[coexisting.end():]), "comorbid")
                    if coexisting else Mention(name, "after"))
     return out
 

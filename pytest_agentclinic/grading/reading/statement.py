@@ -20,10 +20,10 @@ from __future__ import annotations
 import re
 
 from ..terms.kinds import INJURIES_AND_STATES
+from .plans import plan_names_nothing
 from .typography import expand_shorthand
 
-__all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "PLAN_KEEPS_OPEN", "PLAN_SENTENCE",
-           "SENTENCE_END", "bare_name", "clean",
+__all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
            "cut_context", "declared", "first_line", "label", "starts_labelled",
            "statement"]
 
@@ -347,7 +347,7 @@ def bare_name(line: str) -> bool:
     return (0 < len(text.split()) <= 8 and not re.search(r"[:?!;|]", text)
             and _LEADS.search(text) is None and _COURTESY.match(text) is None
             and DISJUNCTION.match(text) is None and cut_context(text) == text
-            and not (PLAN_SENTENCE.match(step) and not PLAN_KEEPS_OPEN.search(step)))
+            and not plan_names_nothing(step))
 
 
 #: How sure the writer is, and nothing else ("confidence: high", "high certainty",
@@ -377,18 +377,6 @@ _REASON = re.compile(
 _PLAN = re.compile(r",?\s+but\s+(?:i|we)(?:\s+(?:would|will|should)|'d)?\s+"
                    r"(?:(?:like|want)\s+to\s+)?(?:confirm|verify|recommend|suggest|order|obtain|"
                    r"start|refer|send|perform)\b", re.I)
-
-
-#: A sentence of what to do next ("Recommend biopsy to rule out W.", "I recommend seeing a
-#: specialist."): a plan, naming no diagnosis (GPT-4's grader reads "T; ... to rule out W" as
-#: T) unless it weighs one (:data:`PLAN_KEEPS_OPEN`: "... for W or V", "W is possible").
-PLAN_SENTENCE = re.compile(r"^\s*(?:please\s+|(?:i|we)\s+(?:would\s+|will\s+|'d\s+|strongly\s+|"
-                           r"also\s+)*)?(?:recommend|suggest|advise|order|obtain|arrange|schedule|"
-                           r"refer|start|begin|initiate|perform|send|check|confirm|verify|see|"
-                           r"consult|seek|visit|follow[\s-]?up|monitor|review|repeat|continue|"
-                           r"admit|discharge)\b", re.I)
-PLAN_KEEPS_OPEN = re.compile(r"\b(?:or|possib\w*|consider\w*|differential|vs\.?|versus)\b",
-                             re.I)
 
 
 def cut_context(text: str) -> str:
