@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from helpers import make_case, nejm_line, osce_line, write_yaml_cases
 
-from pytest_agentclinic.cases.loaders import as_text, load_case_file, looks_like_case_file
+from pytest_agentclinic.cases.agentclinic_jsonl import as_text
+from pytest_agentclinic.cases.loaders import load_case_file, looks_like_case_file
 
 
 def test_osce_jsonl_is_read_with_tolerated_shapes(tmp_path: Path) -> None:

@@ -30,8 +30,8 @@ from pytest_agentclinic.llm.limiter import (
     Budget,
     ModelGate,
     Schedule,
-    wait_from_headers,
 )
+from pytest_agentclinic.llm.rate_headers import wait_from_headers
 from pytest_agentclinic.testing.fake_server import (
     FakeOpenAIServer,
     FakeReply,

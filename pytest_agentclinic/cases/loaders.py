@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,10 +17,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..core.case import UNSPECIFIED, Case, Findings, slugify
-from ..core.errors import AgentClinicError
+from ..core.case import UNSPECIFIED, Case
 from ..core.heap import FrozenParts, gc_paused
 from . import formats
+from .agentclinic_jsonl import FieldError, dataset_name, medqa_case, nejm_case
 from .errors import CaseError as CaseError
 from .stored import GivenFields, StoredCases
 
@@ -60,134 +59,6 @@ class LoadedFile:
     #: The cases read back from the parse cache undecoded (``parse_cache.load(stored=True)``;
     #: ``cases`` and ``texts`` are then empty), or None.
     stored: StoredCases | None = field(default=None, repr=False, compare=False)
-
-
-class _FieldError(AgentClinicError, ValueError):
-    def __init__(self, field_name: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field_name
-
-
-def as_text(value: Any) -> str:
-    """Flatten a value of any upstream shape into one readable string."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, dict):
-        return "; ".join(f"{k.replace('_', ' ')}: {as_text(v)}" for k, v in value.items())
-    if isinstance(value, list):
-        return "; ".join(as_text(v) for v in value)
-    return str(value)
-
-
-def _findings(value: Any) -> Findings:
-    if value is None:
-        return {}
-    if isinstance(value, dict):
-        return value
-    return {"Findings": as_text(value)}
-
-
-def _required_text(record: dict[str, Any], key: str, where: str,
-                   scalar: bool = False) -> str:
-    if scalar and isinstance(record.get(key), (dict, list)):
-        # A mapping would flatten to text such as "a:" and be judged as a diagnosis.
-        kind = "mapping" if isinstance(record[key], dict) else "list"
-        raise _FieldError(f"{where}{key}", f"expected text, got a {kind}")
-    text = as_text(record.get(key))
-    if not text:
-        raise _FieldError(f"{where}{key}", "missing or empty")
-    return text
-
-
-# ---------------------------------------------------------------- format readers
-
-
-def _medqa_case(obj: dict[str, Any], index: int, dataset: str) -> dict[str, Any]:
-    osce = obj.get("OSCE_Examination")
-    if not isinstance(osce, dict):
-        raise _FieldError("OSCE_Examination", "missing or not an object")
-    actor = osce.get("Patient_Actor")
-    if isinstance(actor, str):
-        actor = {"History": actor}
-    if not isinstance(actor, dict):
-        raise _FieldError("OSCE_Examination.Patient_Actor", "missing or not an object")
-    symptoms = actor.get("Symptoms")
-    if not isinstance(symptoms, dict):
-        symptoms = {"Primary_Symptom": as_text(symptoms)}
-    secondary = symptoms.get("Secondary_Symptoms") or []
-    known = {
-        "Demographics",
-        "History",
-        "Symptoms",
-        "Past_Medical_History",
-        "Social_History",
-        "Review_of_Systems",
-        "Family_History",
-    }
-    meds = [k for k in actor if "medication" in k.lower() or "drug" in k.lower()]
-    other = {k: as_text(v) for k, v in actor.items() if k not in known and k not in meds}
-    return {
-        "id": f"{dataset}-{index:04d}",
-        "dataset": dataset,
-        "objective": _required_text(osce, "Objective_for_Doctor", "OSCE_Examination."),
-        "patient": {
-            "demographics": as_text(actor.get("Demographics")),
-            "history": as_text(actor.get("History")),
-            "symptoms": {
-                "primary": as_text(symptoms.get("Primary_Symptom")),
-                "secondary": [as_text(s) for s in secondary]
-                if isinstance(secondary, list)
-                else [as_text(secondary)],
-            },
-            "past_medical_history": as_text(actor.get("Past_Medical_History")),
-            "medications": "; ".join(as_text(actor[k]) for k in meds),
-            "social_history": as_text(actor.get("Social_History")),
-            "family_history": as_text(actor.get("Family_History")),
-            "review_of_systems": as_text(actor.get("Review_of_Systems")),
-            "other": other,
-        },
-        "physical_exam": _findings(osce.get("Physical_Examination_Findings")),
-        "tests": _findings(osce.get("Test_Results")),
-        "diagnosis": _required_text(osce, "Correct_Diagnosis", "OSCE_Examination.",
-                                    scalar=True),
-    }
-
-
-_FIRST_SENTENCE = re.compile(r"^(.+?[.!?])(\s|$)")
-
-
-def _nejm_case(obj: dict[str, Any], index: int, dataset: str) -> dict[str, Any]:
-    answers = obj.get("answers")
-    if not isinstance(answers, list) or not answers:
-        raise _FieldError("answers", "missing or not a list")
-    correct = [a.get("text", "") for a in answers if isinstance(a, dict) and a.get("correct")]
-    if len(correct) != 1 or not correct[0]:
-        raise _FieldError("answers", f"needs exactly one correct answer, found {len(correct)}")
-    question = _required_text(obj, "question", "")
-    first = _FIRST_SENTENCE.match(question)
-    objective = f"Evaluate and diagnose this patient. {first.group(1) if first else ''}".strip()
-    # ``type`` names the image modality (photo, CT, X-ray), not a specialty.
-    modality = as_text(obj.get("type"))
-    images = [{"url": obj["image_url"], "caption": modality}] if obj.get("image_url") else []
-    return {
-        "id": f"{dataset}-{index:04d}",
-        "dataset": dataset,
-        "objective": objective,
-        "patient": {"history": _required_text(obj, "patient_info", "")},
-        "tests": {"Findings": _required_text(obj, "physical_exams", "")},
-        "diagnosis": correct[0],
-        "choices": [as_text(a.get("text")) for a in answers if isinstance(a, dict)],
-        "images": images,
-        "question": question,
-    }
-
-
-def _dataset_name(path: Path) -> str:
-    """``medqa`` / ``nejm-extended`` / ``nejm`` for the upstream files, else the file stem."""
-    stem = slugify(path.stem)
-    return next((k for k in ("medqa", "nejm-extended", "nejm") if k in stem), stem or "cases")
 
 
 def _iter_jsonl(path: Path, text: str) -> Iterator[tuple[int, Any | CaseError]]:
@@ -234,16 +105,16 @@ def _load_jsonl(path: Path, text: str, loaded: LoadedFile) -> None:
     first = next((r for r in dicts if any(k in r for k in _CASE_KEYS)), {})
     build: Callable[[dict[str, Any], int, str], dict[str, Any]]
     if "OSCE_Examination" in first:
-        loaded.format, build = "agentclinic-osce", _medqa_case
+        loaded.format, build = "agentclinic-osce", medqa_case
     elif "patient_info" in first or "answers" in first:
-        loaded.format, build = "agentclinic-nejm", _nejm_case
+        loaded.format, build = "agentclinic-nejm", nejm_case
     else:
         loaded.format = "project"
         del dicts, first
         for lineno, record in _let_go(records):
             _add_project_case(loaded, lineno, record, path.stem)
         return
-    dataset = _dataset_name(path)
+    dataset = dataset_name(path)
     del dicts, first
     # Case ids use the 0-based record index, the key of the specialty sidecar.
     for index, (lineno, record) in enumerate(_let_go(records)):
@@ -253,8 +124,8 @@ def _load_jsonl(path: Path, text: str, loaded: LoadedFile) -> None:
         try:
             data = build(record, index, dataset) if isinstance(record, dict) else None
             if data is None:
-                raise _FieldError("<record>", "not a JSON object")
-        except _FieldError as exc:
+                raise FieldError("<record>", "not a JSON object")
+        except FieldError as exc:
             loaded.errors.append(CaseError(path, lineno, exc.field, str(exc)))
             continue
         _validate(loaded, lineno, data)

@@ -32,7 +32,7 @@ from .errors import (
 from .keys import PLACEHOLDER_KEY as PLACEHOLDER_KEY
 from .keys import key_variable as key_variable
 from .keys import needs_placeholder_key as needs_placeholder_key
-from .limiter import wait_from_headers
+from .rate_headers import wait_from_headers
 from .types import Completion as Completion
 from .types import Messages
 

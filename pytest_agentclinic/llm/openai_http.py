@@ -36,8 +36,8 @@ from .errors import (
     too_large,
 )
 from .keys import PLACEHOLDER_KEY
-from .limiter import wait_from_headers
 from .prices import cost_usd
+from .rate_headers import wait_from_headers
 from .served import endpoint
 from .types import Completion, Messages
 
