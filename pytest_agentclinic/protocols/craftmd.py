@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
 import itertools
 import re
 import time
@@ -44,6 +43,7 @@ from ..llm.limiter import CALL_PRIORITY
 from ..report.tables import Table
 from . import base
 from .builtin_options import CRAFTMD_OPTIONS
+from .craftmd_options import item_options, specialty_pools
 from .craftmd_tables import craftmd_table
 from .runner import settled, stage, track
 
@@ -242,32 +242,7 @@ async def _play(t: Transcript, item: CraftItem, cast: CraftCast, conversation: S
                                   detail=t.outcome, usage=grade.usage))
 
 
-# --- the protocol: options, roles, items, the shared conversation ----------------------------
-
-def _specialty_pools(cases: Sequence[Case]) -> dict[str, tuple[str, ...]]:
-    """Every diagnosis and option seen in each specialty: the many-choice distractors."""
-    pools: dict[str, dict[str, None]] = {}
-    for case in cases:
-        names = pools.setdefault(case.specialty, {})
-        names.update(dict.fromkeys([case.diagnosis, *case.choices]))
-    return {k: tuple(v) for k, v in pools.items()}
-
-
-def _options(case: Case, answer: str, by_specialty: dict[str, tuple[str, ...]],
-             size: int) -> tuple[str, ...] | None:
-    """The options of an item: () for free response, None when the item cannot be asked."""
-    if answer == "frq":
-        return ()
-    if answer == "mcq":
-        return tuple(case.choices) if case.diagnosis in case.choices else None
-    others = [n for n in by_specialty.get(case.specialty, ())
-              if n.lower() != case.diagnosis.lower()]
-    # A deterministic, case-specific order: the same options on every run and worker.
-    others.sort(key=lambda n: hashlib.sha256(f"{case.id}|{n}".encode()).hexdigest())
-    options = sorted([case.diagnosis, *others[: size - 1]],
-                     key=lambda n: hashlib.sha256(f"{case.id}|order|{n}".encode()).hexdigest())
-    return tuple(options) if len(options) > 1 else None
-
+# --- the protocol: roles, items, the shared conversation (options: .craftmd_options) -------
 
 def _has_context(case: Case, experiment: str) -> bool:
     return bool(case.physical_exam) if experiment == "examonly" else bool(case.vignette)
@@ -307,13 +282,13 @@ class CraftMD(base.Protocol):
     def expand(self, cases: Sequence[Case], run: base.RunOptions) -> Iterator[base.ItemSpec]:
         """Every case under every experiment x answer mode it can be asked in."""
         pool = tuple(dict.fromkeys(c.diagnosis for c in cases))
-        by_specialty = _specialty_pools(cases)
+        by_specialty = specialty_pools(cases)
         o = run.options
         for case in cases:
             axes = itertools.product(run.doctors, run.patients, o["experiment"], o["answer"],
                                      range(run.repeat))
             for doctor, patient, experiment, answer, sample in axes:
-                options = _options(case, answer, by_specialty, o["many_choices"])
+                options = item_options(case, answer, by_specialty, o["many_choices"])
                 if options is None or not _has_context(case, experiment):
                     continue  # e.g. an MCQ without choices, exam-only without an examination
                 parts = [case.specialty_slug, _slug(doctor)]
