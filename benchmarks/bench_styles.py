@@ -72,6 +72,43 @@ STYLES: dict[str, str] = {
     "courtesy": "Answer: {r}\n\nI hope this helps!",
     "ready_reason": "DIAGNOSIS READY: {r}. The history and examination are classic.",
     "ready_reasoning": "DIAGNOSIS READY: {r}\n\nReasoning: The history and examination fit.",
+    # Small open chat models: a preamble, a caveat, a conclusion, a disclaimer.
+    "caveat_after": "Based on the symptoms and history you have provided, the most likely "
+                    "diagnosis is {r}. However, it is important to note that a definitive "
+                    "diagnosis can only be made by a qualified healthcare professional.",
+    "not_a_doctor": "I am not a medical professional, but based on the information provided "
+                    "it sounds like {r}. Please consult a doctor.",
+    "in_conclusion": "The patient presents with the findings described above. In conclusion, "
+                     "the diagnosis is {r}.",
+    # The case retold before the answer, and the grounds before the name.
+    "retold": "A 45-year-old patient presents with the symptoms described. Her examination "
+              "shows the lesions above. The most likely diagnosis is {r}.",
+    "retold_has": "The patient has the history and findings described. I suspect {r}.",
+    "grounds_first": "Given the history and the examination findings, {r} is the most likely "
+                     "diagnosis.",
+    "grounds_listed": "Given the onset, the distribution, and the course, {r} is the most "
+                      "likely diagnosis.",
+    "patient_has": "The patient most likely has {r}.",
+    "the_answer_is": "The answer is {r}.",
+    "quoted": 'The diagnosis is "{r}".',
+    "italic": "*{r}*",
+    "check_mark": "\u2705 Final diagnosis: {r}",
+    "speaker": "Doctor: Final diagnosis: {r}",
+    "numbered_plan": "1. Diagnosis: {r}\n2. Treatment: topical therapy\n3. Follow-up: in two "
+                     "weeks",
+    "explanation": "Answer: {r}\nExplanation: The clinical features are typical.",
+    "truncated": "Final diagnosis: {r}\n\nThe patient should be referred to a",
+    # Reasoning models: a thought block, a boxed answer, a stated confidence.
+    "think_musing": "<think>\nThe rash could be several things; the history narrows it.\n"
+                    "</think>\n\nFinal diagnosis: {r}",
+    "boxed": "**Final Answer:** \\boxed{{{r}}}",
+    "boxed_text": "$\\boxed{{\\text{{{r}}}}}$",
+    "confidence_pct": "Answer: {r} (confidence 85%)",
+    # Structured outputs.
+    "yaml": "diagnosis: {r}\nconfidence: high",
+    "xml_answer": "<answer>{r}</answer>",
+    "table_row": "| Diagnosis | {r} |",
+    "final_heading": "## Final Answer\n{r}",
 }
 _NOT_BARE = re.compile(r"diagnos|possible|likely|suspect|probabl|\*\*|answer", re.I)
 _LABEL = re.compile(r"^\W*final\s+diagnosis\W*", re.I)

@@ -53,6 +53,7 @@ from .statement import (
     clean,
     cut_context,
 )
+from .written_names import whole_name_end
 
 __all__ = ["Category", "Extraction", "Mention", "Role", "bare", "parse"]
 
@@ -192,6 +193,8 @@ def _marker(tail: str) -> tuple[Role, str]:
 def _next_segment(text: str) -> tuple[str, str]:
     """The phrase up to the next clause marker, and the rest from that marker on."""
     start = len(text) - len(LEADING.sub("", text))  # a leading hedge is part of the phrase
+    # a comma or "and" inside a name the sources write so is no clause marker
+    start += whole_name_end(text[start:])
     cuts = [m.start() for pattern in (CAUSE, REFINE, CONCURRENT, _MIMIC)
             for m in [pattern.search(text, max(start, 1))] if m and m.end() > m.start()]
     cut = min(cuts) if cuts else len(text)

@@ -21,6 +21,7 @@ import re
 
 from ..terms.kinds import INJURIES_AND_STATES
 from .plans import plan_names_nothing
+from .retelling import answers_later, retells
 from .typography import expand_shorthand
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
@@ -244,13 +245,35 @@ def statement(text: str) -> str:
         # "X appears to be the most likely diagnosis": the name came before the words
         head = head[: lead.start()]
     elif lead is not None and len(head) - lead.end() > 2:
-        head = head[lead.end():]
+        return head[lead.end():].strip(" .:,-\"'")
     elif lead is not None and head[lead.end():].strip(" :") == "":
         # "... the most likely diagnosis is:" then the name on the line below
         after = text[text.find(head) + len(head):].lstrip(" :.\n")
         if after:
             return statement(after)
-    return head.strip(" .:,-\"'")
+    # The name opens the sentence, after what it rests on ("Given fever and a rash, X is
+    # the most likely diagnosis")
+    return _after_grounds(head).strip(" .:,-\"'")
+
+
+# What a judgement rests on, before the name it judges ("Given the history of joint pain,
+# X is the most likely diagnosis"; "With fever, rash and arthralgia, X is ...").
+_GROUNDS_FIRST = re.compile(r"^\s*(?:given|based\s+(?:up)?on|considering|in\s+light\s+of|"
+                            r"on\s+the\s+basis\s+of|with|because\s+of|from|after|in\s+(?:a|"
+                            r"this|the)\s+(?:[\w-]+\s+){0,3}?(?:patient|child|woman|man)\b)", re.I)
+_CLOSES_LIST = re.compile(r"\s(?:and|or|&)\s", re.I)
+
+
+def _after_grounds(head: str) -> str:
+    """``head`` without the grounds it opens with, up to their comma: the grounds may list
+    findings ("Given fever, rash and arthralgia, X"), so they end at the comma after the item
+    that closes their list ("and arthralgia"), else at the first; the name after may hold a
+    comma of its own ("Bipolar I disorder, current episode manic")."""
+    if _GROUNDS_FIRST.match(head) is None or "," not in head:
+        return head
+    parts = head.split(",")
+    closing = next((i for i, part in enumerate(parts[:-1]) if _CLOSES_LIST.search(part)), 0)
+    return ",".join(parts[closing + 1:])
 
 
 # Leads that say what the findings support: a name before them is the answer's own.
@@ -304,7 +327,12 @@ def _answering_sentence(text: str) -> tuple[str, re.Match[str] | None, str] | No
         sentence = text[: end.start()] if end else text
         rest = text[end.end():] if end else ""
         asks = end is not None and end.group().startswith("?")
-        if _LEADS.search(sentence) and not asks:
+        # "The patient presents with X. The most likely diagnosis is T.": the case retold
+        # before the answer, passed over as a courtesy is (retelling.py)
+        lead = _LEADS.search(sentence) is not None
+        retold = (not asks and retells(sentence)
+                  and answers_later(rest, bare_name, over_a_name=lead))
+        if lead and not asks and not retold:
             return sentence, end, text
         if not rest.strip():
             # "Acute pericarditis?" alone: one tentative answer, as "Maybe X"; "Any fever?"
@@ -314,7 +342,7 @@ def _answering_sentence(text: str) -> tuple[str, re.Match[str] | None, str] | No
         # "Thank you." before the answer, or "Any fever?" or "As an AI, I cannot see the
         # image." before "I suspect you have X": not the answer. Questions or disclaimers
         # with no diagnosis after them are the whole answer.
-        if not (_COURTESY.match(sentence)
+        if not (_COURTESY.match(sentence) or retold
                 or ((asks or _DISCLAIMER.match(sentence)) and _LEADS.search(rest))):
             return None if asks else (sentence, end, text)
         text = rest

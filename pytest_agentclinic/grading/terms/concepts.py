@@ -15,6 +15,7 @@ the directory, ``off`` disables it), opened in milliseconds; else the table read
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ LinkKind = Literal["synonym", "broader", "narrower", "sibling"]
 BREADTH_ORDER = ("MESH:", "DOID:", "MONDO:", "EFO:")
 #: MeSH's Signs and Symptoms (C23.888): findings, not diagnoses.
 SIGNS_AND_SYMPTOMS = "MESH:D012816"
+# The words of a name as written, in order ("and" kept: "hand, foot and mouth disease").
+_WORDS = re.compile(r"[^\W_]+")
 SOURCES = {"ICD": "ICD-10-CM", "MESH": "MeSH", "DOID": "Disease Ontology", "MONDO": "MONDO",
            "EFO": "EFO"}
 
@@ -170,6 +173,18 @@ class Terminology:
         words = key_words(name)
         known = self.known(name) or bool(words and self.known(words[-1]))
         return known and not self.symptom(name)
+
+    def preferred_as_written(self, name: str) -> bool:
+        """Whether ``name`` is, word for word and in its order (case and punctuation aside),
+        the preferred name of a concept: "Hand, foot and mouth disease", MeSH's inverted
+        "Diabetes Mellitus, Type 2"; not "Fracture, femur" (the sources write "femur
+        fracture"), nor a name of a concept only by another tier. ICD-10-CM's titles do not
+        count: their comma sets off a coding axis ("Vascular dementia, moderate"), a note
+        on the name, not a part of it."""
+        tier, idents = self.concepts(name)
+        words = _WORDS.findall(name.lower())
+        return tier == 0 and any(_WORDS.findall(self.backend.label_of(i).lower()) == words
+                                 for i in sorted(idents) if not i.startswith("ICD:"))
 
     def label(self, ident: str) -> str:
         """A concept's preferred name with its source ("MeSH: Measles")."""
