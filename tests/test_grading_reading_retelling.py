@@ -107,3 +107,21 @@ def test_only_a_preferred_name_as_written_and_with_a_comma_is_whole() -> None:
     assert whole_name_end("Fracture, femur") == 0  # the sources write "femur fracture"
     # an "and" alone is the concurrent join it was
     assert whole_name_end("Constitutional delay of growth and puberty") == 0
+
+
+@pytest.mark.parametrize(("answer", "category", "diagnosis"), [
+    # the grounds name nothing, and what follows them refuses
+    ("Without sufficient information, a definitive diagnosis cannot be determined.", "none",
+     ""),
+    # grounds that refuse are kept: what follows them names no diagnosis
+    ("Given the insufficient data to determine the most appropriate test, I must ask further "
+     "questions to the patient.", "none", ""),
+    ("Based on the presented symptoms, the final diagnosis would most likely be aspiration "
+     "pneumonia.", "single", "aspiration pneumonia"),
+    # a sentence that says no diagnosis can be given is no answer after a retelling
+    ("The patient presents no GI symptoms. There is no diagnosis to be made.", "none", ""),
+])
+def test_grounds_before_a_refusal_name_nothing(answer: str, category: str,
+                                               diagnosis: str) -> None:
+    found = extract(answer)
+    assert (found.category, found.diagnosis) == (category, diagnosis)

@@ -1,17 +1,20 @@
 """What an answer says before its diagnosis that is no part of it (stage 1, for
-:mod:`.extract`): doubt about the one answer that follows ("I'm not certain, but X"), the
-grounds it rests on ("Based on the clinical findings, X", "Given the history, X"), the
-writer's stance ("In my opinion, X", "Clinically, X"), and the patient's history before what
-the patient presents with now ("History of W, now presenting with X"). Other models than
-the recorded GPT-4 and GPT-3.5 open their answers so; read whole, such an opening was a list
-item beside the name, or the name itself ("none: the answer names no diagnosis").
+:mod:`.extract` and :mod:`.statement`): doubt about the one answer that follows ("I'm not
+certain, but X"), the grounds it rests on ("Based on the clinical findings, X", "Given the
+history, X"), the writer's stance ("In my opinion, X", "Clinically, X"), and the patient's
+history before what the patient presents with now ("History of W, now presenting with X").
+Other models than the recorded GPT-4 and GPT-3.5 open their answers so; read whole, such an
+opening was a list item beside the name, or the name itself ("none: the answer names no
+diagnosis"). Grounds that list findings before a judgement ("Given fever, rash and
+arthralgia, X is the most likely diagnosis") end where the name starts
+(:func:`after_grounds`).
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["drop_preface"]
+__all__ = ["after_grounds", "drop_preface"]
 
 # "I'm not certain, but X", "Hard to say; most likely X": doubt about the one answer that
 # follows, not a second diagnosis kept open.
@@ -85,3 +88,23 @@ def drop_preface(text: str) -> str:
     text = _OVER.sub(r"\1", _DOUBT.sub("", _ROLE.sub("", text, count=1), count=1), count=1)
     text = _HISTORY.sub("", _GROUNDS.sub("", text, count=1), count=1)
     return _RESOLVED.sub("", text, count=1)
+
+
+# What a judgement rests on, before the name it judges ("Given the history of joint pain,
+# X is the most likely diagnosis"; "With fever, rash and arthralgia, X is ...").
+_GROUNDS_FIRST = re.compile(r"^\s*(?:given|based\s+(?:up)?on|considering|in\s+light\s+of|"
+                            r"on\s+the\s+basis\s+of|with(?:out)?\b|because\s+of|from|after|in\s+(?:a|"
+                            r"this|the)\s+(?:[\w-]+\s+){0,3}?(?:patient|child|woman|man)\b)", re.I)
+_CLOSES_LIST = re.compile(r"\s(?:and|or|&)\s", re.I)
+
+
+def after_grounds(head: str) -> str:
+    """``head`` without the grounds it opens with, up to their comma: the grounds may list
+    findings ("Given fever, rash and arthralgia, X"), so they end at the comma after the item
+    that closes their list ("and arthralgia"), else at the first; the name after may hold a
+    comma of its own ("Bipolar I disorder, current episode manic")."""
+    if _GROUNDS_FIRST.match(head) is None or "," not in head:
+        return head
+    parts = head.split(",")
+    closing = next((i for i, part in enumerate(parts[:-1]) if _CLOSES_LIST.search(part)), 0)
+    return ",".join(parts[closing + 1:])

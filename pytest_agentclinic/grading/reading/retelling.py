@@ -63,6 +63,13 @@ _OTHERS = re.compile(
     r"differential|\bddx\b|rule\s+out|\balso\b(?!\s+(?:known|called|termed|named)\b)|"
     r"\bother\b|alternativ|less\s+likely|unlikely|exclude|excluded|\bnot\b|\bno\b|\bor\b|"
     r"(?<!-)\b(?:vs|versus)\b(?!-)|cannot|can't", re.I)
+# A sentence that says no diagnosis can be given yet ("Further tests are needed for a
+# diagnosis", "A diagnosis cannot be made", "There is no diagnosis to be made"): no answer
+# to prefer. (Not the refusal reader's words: "undetermined" and "unknown" are words of
+# names too, "monoclonal gammopathy of undetermined significance".)
+_UNDECIDED = re.compile(r"\b(?:cannot|can't|unable|impossible|not\s+possible|insufficient|"
+                        r"required|needed|necessary|pending|no\s+(?:\w+\s+){0,2}diagnos\w*)\b",
+                        re.I)
 _BRACKET = re.compile(r"\([^()]*\)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|;\s")
 # How far to look for the sentence that answers: an opening retells the case in a few.
@@ -81,7 +88,8 @@ def answers_later(rest: str, is_name: Callable[[str], bool], *,
     ``over_a_name``: the retelling may name the answer itself ("The patient has T."), so
     only a sentence that gives one diagnosis counts, not one that weighs others ("The
     differential includes W") nor a name alone."""
-    sentences = [s for s in _SENTENCE.split(rest) if s.strip()][:_LOOK_AHEAD]
+    sentences = [s for s in _SENTENCE.split(rest) if s.strip()
+                 and _UNDECIDED.search(s) is None][:_LOOK_AHEAD]
     if over_a_name:
         # (a bracket names the answer again: "T (also known as W or V)")
         return any(_WEIGHS.search(s) is not None and _OTHERS.search(_BRACKET.sub("", s)) is None

@@ -5,8 +5,10 @@ Models write their answer in many shapes, and the statement is found in all of t
 * after a label: "Final Diagnosis:" anywhere; at the start of a line "Answer:", "Dx:",
   "Assessment:", "Impression:", "Conclusion:", "Working diagnosis:", or such a label as a
   heading over a line of its own ("## Final Diagnosis");
-* otherwise in the first sentence that is not a courtesy ("Thank you for the information.")
-  or a question to the patient ("Have you had a fever?"), after the words that lead to the
+* otherwise in the first sentence that is not a courtesy ("Thank you for the information."),
+  a question to the patient ("Have you had a fever?"), the case retold before a sentence
+  that answers ("The patient presents with ...", :mod:`.retelling`), after the words that
+  lead to the
   name ("the most likely diagnosis is", "I suspect you have", "this looks like", "consistent
   with"), and up to where the prose moves on to reasons ("given ...", "which requires ...").
 
@@ -21,6 +23,8 @@ import re
 
 from ..terms.kinds import INJURIES_AND_STATES
 from .plans import plan_names_nothing
+from .prefaces import after_grounds
+from .refusals import is_refusal
 from .retelling import answers_later, retells
 from .typography import expand_shorthand
 
@@ -140,7 +144,9 @@ _MODAL = r"(?:(?:may|might|could|most\s+likely|likely|probably)\s+)?"
 _SOMEONE_HAS = (rf"(?:that\s+)?(?:the\s+)?{_WHO}\s+{_MODAL}(?:has|have|is\s+having|(?:is|are|be)"
                 rf"\s+(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
 _LEADS = re.compile(
-    r"\bdiagnos[ie]s\b(?:[^:.;]{0,300}?\b(?:is|would\s+be|could\s+be|may\s+be|are)\b"
+    # "the diagnosis would (most likely) be X"
+    r"\bdiagnos[ie]s\b(?:[^:.;]{0,300}?\b(?:is|(?:would|could|may|might)\s+(?:(?:most\s+)?"
+    r"(?:likely|probably)\s+)?be|are)\b"
     # "a diagnosis of exclusion" is the answer's status, no lead to a name
     r"|\s+of\b(?!\s+exclusion\b))\s*"
     r"|\bdiagnos[ie]s\s*[:=]\s*"
@@ -251,29 +257,13 @@ def statement(text: str) -> str:
         after = text[text.find(head) + len(head):].lstrip(" :.\n")
         if after:
             return statement(after)
-    # The name opens the sentence, after what it rests on ("Given fever and a rash, X is
-    # the most likely diagnosis")
-    return _after_grounds(head).strip(" .:,-\"'")
-
-
-# What a judgement rests on, before the name it judges ("Given the history of joint pain,
-# X is the most likely diagnosis"; "With fever, rash and arthralgia, X is ...").
-_GROUNDS_FIRST = re.compile(r"^\s*(?:given|based\s+(?:up)?on|considering|in\s+light\s+of|"
-                            r"on\s+the\s+basis\s+of|with|because\s+of|from|after|in\s+(?:a|"
-                            r"this|the)\s+(?:[\w-]+\s+){0,3}?(?:patient|child|woman|man)\b)", re.I)
-_CLOSES_LIST = re.compile(r"\s(?:and|or|&)\s", re.I)
-
-
-def _after_grounds(head: str) -> str:
-    """``head`` without the grounds it opens with, up to their comma: the grounds may list
-    findings ("Given fever, rash and arthralgia, X"), so they end at the comma after the item
-    that closes their list ("and arthralgia"), else at the first; the name after may hold a
-    comma of its own ("Bipolar I disorder, current episode manic")."""
-    if _GROUNDS_FIRST.match(head) is None or "," not in head:
-        return head
-    parts = head.split(",")
-    closing = next((i for i, part in enumerate(parts[:-1]) if _CLOSES_LIST.search(part)), 0)
-    return ",".join(parts[closing + 1:])
+    # the name opens the sentence, after what it rests on ("Given fever and a rash, X is the
+    # most likely diagnosis"); grounds that refuse are kept ("Given the insufficient data,
+    # I must ask more"), and a refusal after them read alone ("Without the image, a
+    # diagnosis cannot be made": the grounds name nothing)
+    grounded = after_grounds(head)
+    kept = head if is_refusal(head) and not is_refusal(grounded) else grounded
+    return kept.strip(" .:,-\"'")
 
 
 # Leads that say what the findings support: a name before them is the answer's own.
