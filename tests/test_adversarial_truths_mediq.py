@@ -1,0 +1,92 @@
+"""MediQ's truths for ``benchmarks/bench_adversarial.py --truths mediq``: the condition truths of
+its questions (a diagnosis asked for, or a condition under another name that the terminology
+reads as a disease), less those CRAFT-MD's or AgentClinic's set already has. Read here from a
+few synthetic rows in MediQ's format (no upstream data)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import adversarial
+import pytest
+from adversarial import TRUTH_SOURCES, Truths, held_out_truths
+
+pytest.importorskip("agentclinic_mediq", reason="the MediQ extension (extensions/mediq) reads "
+                    "MediQ's rows")
+
+DIAGNOSIS = "Which of the following is the most likely diagnosis?"
+CAUSE = "What is the most likely cause of this patient's symptoms?"
+ROWS = [
+    # question, answer, the other three options
+    (DIAGNOSIS, "Acute cholangitis", ["Acute cholecystitis", "Acute pancreatitis",
+                                      "Choledocholithiasis"]),
+    # the same truth again, written otherwise
+    (DIAGNOSIS, "acute  Cholangitis", ["Hepatitis A", "Acute pancreatitis", "Appendicitis"]),
+    # a cause the terminology reads as a disease
+    (CAUSE, "Hypothyroidism", ["Hyperthyroidism", "Major depressive disorder", "Anemia"]),
+    # already a truth of CRAFT-MD's set (below), one of them with an eponym's possessive
+    (DIAGNOSIS, "Erythema multiforme", ["Urticaria", "Bullous pemphigoid", "Scabies"]),
+    (CAUSE, "Graves\u2019 disease", ["Toxic multinodular goiter", "Thyroiditis",
+                                     "Thyroid adenoma"]),
+    # no diagnosis: an organism, an organ the terminology files under its disease, a drug,
+    # a symptom
+    ("Which of the following is the most likely causal organism?", "Treponema pallidum",
+     ["Neisseria gonorrhoeae", "Haemophilus ducreyi", "Chlamydia trachomatis"]),
+    ("Which organ is most likely affected?", "Spleen", ["Liver", "Kidney", "Pancreas"]),
+    ("Which of the following is the most appropriate treatment?", "Ceftriaxone",
+     ["Doxycycline", "Azithromycin", "Amoxicillin"]),
+    (CAUSE, "Chest pain", ["Dyspnea", "Palpitations", "Syncope"]),
+]
+
+
+def _record(i: int, question: str, truth: str, others: list[str]) -> dict[str, object]:
+    options = dict(zip("ABCD", [truth, *others], strict=True))
+    return {"id": i, "question": question, "options": options, "answer": truth,
+            "answer_idx": "A", "context": ["A 40-year-old presents with a complaint."],
+            "facts": ["1. A 40-year-old presents with a complaint."], "context_len": 1,
+            "patient": {"age": 40, "gender": "female"}}
+
+
+def write_shared(root: Path) -> None:
+    """MediQ's two files, CRAFT-MD's table with two of MediQ's truths, AgentClinic's (empty)."""
+    for name in (*TRUTH_SOURCES["mediq"], *TRUTH_SOURCES["agentclinic"]):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("", encoding="utf-8")
+    (root / TRUTH_SOURCES["mediq"][0]).write_text(
+        "".join(json.dumps(_record(i, *row)) + "\n" for i, row in enumerate(ROWS)),
+        encoding="utf-8")
+    table = root / TRUTH_SOURCES["craftmd"][0]
+    table.parent.mkdir(parents=True, exist_ok=True)
+    with table.open("w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(["", "case_vignette", "choice_1", "choice_2", "choice_3", "choice_4",
+                      "answer", "category", "dataset", "case_id"])
+        for i, truth in enumerate(["Erythema multiforme", "Graves disease"]):
+            out.writerow([i, "A 30-year-old presents with a rash.", truth, "Psoriasis",
+                          "Eczema", "Impetigo", truth, "Dermatology", "Derm_Public", f"c{i}"])
+
+
+def test_the_set_keeps_new_condition_truths_only(tmp_path: Path) -> None:
+    write_shared(tmp_path)
+    truths = held_out_truths("mediq", tmp_path)
+    assert isinstance(truths, Truths)
+    assert sorted(c.diagnosis for c in truths.pool.cases) == ["Acute cholangitis",
+                                                              "Hypothyroidism"]
+    # one repeated; the organism, the organ, the drug and the symptom no condition truths;
+    # two already in CRAFT-MD's set
+    assert (truths.read, truths.duplicates, truths.not_conditions, truths.elsewhere) == (
+        9, 1, 4, 2)
+
+
+def test_without_the_other_sets_or_the_extension_one_line_says_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_shared(tmp_path)
+    (tmp_path / TRUTH_SOURCES["craftmd"][0]).unlink()
+    reason = held_out_truths("mediq", tmp_path)
+    assert isinstance(reason, str) and "not found" in reason and "\n" not in reason
+    write_shared(tmp_path)
+    monkeypatch.setattr(adversarial, "find_spec", lambda _name: None)
+    reason = held_out_truths("mediq", tmp_path)
+    assert isinstance(reason, str) and "not installed" in reason and "\n" not in reason
