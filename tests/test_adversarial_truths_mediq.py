@@ -90,3 +90,47 @@ def test_without_the_other_sets_or_the_extension_one_line_says_why(
     monkeypatch.setattr(adversarial, "find_spec", lambda _name: None)
     reason = held_out_truths("mediq", tmp_path)
     assert isinstance(reason, str) and "not installed" in reason and "\n" not in reason
+
+
+# --- the rule MediQ's truths led to: an event is no diagnosis --------------------------------
+
+@pytest.mark.parametrize("name", ["a fall", "Fall", "falls", "fall from a ladder",
+                                  "ground-level fall", "assault", "motor vehicle accident",
+                                  "road traffic collision"])
+def test_an_external_cause_is_an_event_not_a_condition(name: str) -> None:
+    from pytest_agentclinic.grading.terms.kinds import kind
+
+    assert kind(name) == "event"
+
+
+@pytest.mark.parametrize("name", ["cerebrovascular accident", "hip fracture after a fall",
+                                  "subdural hematoma from a fall", "tetralogy of Fallot",
+                                  "falling sickness"])
+def test_a_condition_the_event_caused_or_a_name_like_it_stays_a_condition(name: str) -> None:
+    from pytest_agentclinic.grading.terms.kinds import kind
+
+    assert kind(name) == "condition"
+
+
+@pytest.mark.parametrize(("answer", "truth", "correct"), [
+    # a laboratory state the question asks for, after an event: the state is the diagnosis
+    ("Hypokalemia after a fall", "Hypokalemia", True),
+    ("Hypomagnesemia after a fall", "Hypomagnesemia", True),
+    ("Pneumothorax after a fall", "Pneumothorax", True),
+    # the event alone names no diagnosis
+    ("A fall", "Hip fracture", False),
+    # a truth with "with" in its name, found whole before the event or a treatment after it
+    ("Granulomatosis with polyangiitis after a fall", "Granulomatosis with polyangiitis", True),
+    ("Granulomatosis with polyangiitis after surgery", "Granulomatosis with polyangiitis",
+     True),
+    ("Drug reaction with eosinophilia and systemic symptoms after a fall",
+     "Drug reaction with eosinophilia and systemic symptoms", True),
+    # the truth named second stays in its secondary role
+    ("Granulomatosis with polyangiitis after a fall", "Polyangiitis", False),
+])
+def test_the_event_is_never_the_main_diagnosis(answer: str, truth: str, correct: bool) -> None:
+    from pytest_agentclinic.grading.judging.rules import grade_text
+
+    extraction, decision = grade_text(answer, [truth])
+    assert decision.correct is correct, (extraction, decision)
+    assert extraction.diagnosis.lower() != "fall"
