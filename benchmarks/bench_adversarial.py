@@ -19,6 +19,7 @@ or hits (must not):
 
     python benchmarks/bench_adversarial.py [--shapes other_gt_truth,query_truth]
     python benchmarks/bench_adversarial.py --truths craftmd [--shapes slip,one_word] [--examples 3]
+    python benchmarks/bench_adversarial.py --truths mediq --examples 10
     python benchmarks/bench_adversarial.py --abbreviations
 
 ``--abbreviations`` grades the abbreviations a clinician writes for one disease

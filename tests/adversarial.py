@@ -382,8 +382,7 @@ def held_out_truths(source: str, shared: Path = SHARED) -> Truths | str:
 
 
 def _loose(name: str) -> str:
-    """:func:`truth_key` without an eponym's possessive ("Graves' disease", "Graves
-    disease"): how a truth is looked up among another set's."""
+    """:func:`truth_key` without a possessive: a truth looked up among another set's."""
     return " ".join(_words(re.sub(r"['\u2019](?:s\b)?", "", name)))
 
 
@@ -415,12 +414,10 @@ _ASKS_NO_DIAGNOSIS = re.compile(
 
 
 def _mediq_condition(case: Case) -> bool:
-    """MediQ's filter. Its diagnosis questions are nearly all CRAFT-MD's too (both draw on
-    MedQA), so a question counts that asks for a diagnosis, or for a condition under another
-    name (a cause, a complication, a risk: "What is the most likely cause of this patient's
-    symptoms?") whose answer the terminology reads as a disease (a known disease concept, no
-    symptom) and asks for nothing :data:`_ASKS_NO_DIAGNOSIS` names; the answer and every
-    choice a condition (:func:`conditions_asked`)."""
+    """MediQ's filter (its diagnosis questions are nearly all CRAFT-MD's too): a diagnosis
+    asked for, or a condition under another name ("the most likely cause of this patient's
+    symptoms") the terminology reads as a disease (a known disease concept, no symptom), if
+    nothing :data:`_ASKS_NO_DIAGNOSIS` names is asked; answer and choices conditions."""
     if not conditions_asked(case.diagnosis, case.choices):
         return False
     if _asks_diagnosis(case):

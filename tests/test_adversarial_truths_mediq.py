@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import csv
 import json
+from importlib.util import find_spec
 from pathlib import Path
 
 import adversarial
 import pytest
 from adversarial import TRUTH_SOURCES, Truths, held_out_truths
 
-pytest.importorskip("agentclinic_mediq", reason="the MediQ extension (extensions/mediq) reads "
-                    "MediQ's rows")
+#: The loader's tests need the MediQ extension (extensions/mediq), which reads MediQ's rows.
+needs_mediq = pytest.mark.skipif(find_spec("agentclinic_mediq") is None,
+                                 reason="the MediQ extension (extensions/mediq) is not installed")
 
 DIAGNOSIS = "Which of the following is the most likely diagnosis?"
 CAUSE = "What is the most likely cause of this patient's symptoms?"
@@ -68,6 +70,7 @@ def write_shared(root: Path) -> None:
                           "Eczema", "Impetigo", truth, "Dermatology", "Derm_Public", f"c{i}"])
 
 
+@needs_mediq
 def test_the_set_keeps_new_condition_truths_only(tmp_path: Path) -> None:
     write_shared(tmp_path)
     truths = held_out_truths("mediq", tmp_path)
@@ -80,6 +83,7 @@ def test_the_set_keeps_new_condition_truths_only(tmp_path: Path) -> None:
         9, 1, 4, 2)
 
 
+@needs_mediq
 def test_without_the_other_sets_or_the_extension_one_line_says_why(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_shared(tmp_path)
