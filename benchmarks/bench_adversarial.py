@@ -8,15 +8,18 @@ and with a moderator model that always answers Yes (a fake OpenAI-compatible ser
 score at most 2% of the cases, each that must score at least 95%.
 
 The library's truths are the ones the rules were studied on. ``--truths craftmd`` (the
-distinct condition truths of CRAFT-MD's 2,004 vignettes, with their choices) or ``--truths
-agentclinic`` (AgentClinic's MedQA and NEJM truths) fills the same shapes with a larger set
-read at run time from ``../shared/datasets`` (never copied into the repository), graded by
-the offline moderator. The truths are split in two halves by a stable hash (half A to study
-failures on, half B to check that a fix carries over); each row gives both halves in each
-protocol, and a few of half A's misses (answers that must score) or hits (must not):
+distinct condition truths of CRAFT-MD's 2,004 vignettes, with their choices), ``--truths
+agentclinic`` (AgentClinic's MedQA and NEJM truths) or ``--truths mediq`` (MediQ's condition
+truths that neither of those sets has: the third set, nobody tuned to) fills the same
+shapes with a larger set read at run time from ``../shared/datasets`` (never copied into the
+repository), graded by the offline moderator. The truths are split in two halves by a
+stable hash (half A to study failures on, half B to check that a fix carries over); each row
+gives both halves in each protocol, and a few of half A's misses (answers that must score)
+or hits (must not):
 
     python benchmarks/bench_adversarial.py [--shapes other_gt_truth,query_truth]
     python benchmarks/bench_adversarial.py --truths craftmd [--shapes slip,one_word] [--examples 3]
+    python benchmarks/bench_adversarial.py --truths mediq --examples 10
     python benchmarks/bench_adversarial.py --abbreviations
 
 ``--abbreviations`` grades the abbreviations a clinician writes for one disease
@@ -172,7 +175,9 @@ def held_out(source: str, shapes: list[str], examples: int) -> None:
     in_a = sum(truths.half(c) == "A" for c in truths.pool.cases)
     print(f"{source}: {n} distinct condition truths (half A {in_a}, half B {n - in_a}) of "
           f"{truths.read} cases read ({truths.duplicates} repeated, {truths.not_conditions} "
-          f"no condition, {truths.garbled} garbled); offline moderator\n")
+          f"no condition, {truths.garbled} garbled"
+          + (f", {truths.elsewhere} already in another set" if truths.elsewhere else "")
+          + "); offline moderator\n")
     off = asyncio.run(held_out_table(truths, shapes, examples))
     print(f"\nTargets (must score >= {suite().minimum_control:.0%}; must not <= "
           f"{suite().maximum_share:.0%}, one-word answers <= {ONE_WORD_SHARE:.0%}; both "

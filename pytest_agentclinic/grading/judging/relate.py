@@ -286,6 +286,12 @@ def _without_findings(extraction: Extraction) -> list[str]:
     that end it taken off one by one ("DRESS with cervical lymphadenopathy" gives "DRESS"),
     from its main diagnosis on ("fever due to DRESS" gives "DRESS")."""
     body, out = extraction.body, []
+    setting = _SETTING.search(body)
+    if setting is not None and kind(setting["what"]) != "condition":
+        # "T after a fall", "T after surgery": an event or a treatment names no condition
+        # (:func:`.kinds.kind`), so it is no mention, yet it ends the statement
+        body = body[:setting.start()]
+        out.append(body)
     start = body.lower().find(extraction.diagnosis.lower())
     if start > 0:  # a finding explained by its cause: the cause is the main diagnosis
         body = body[start:]
@@ -304,6 +310,8 @@ def _without_findings(extraction: Extraction) -> list[str]:
     return out
 
 
+# A cause join and what follows it to the statement's end ("after a fall").
+_SETTING = re.compile(rf"(?:{CAUSE.pattern})\s*(?P<what>[^,;()]+?)\s*$", re.I)
 # The join before a finding, a complication or a cause that ends the statement: "with",
 # "and", "complicated by", or any join :data:`.joins.CAUSE` reads as a cause ("after", "in
 # the setting of", "following"), so that a name with "with" in it is found whole before

@@ -1,4 +1,5 @@
-"""What a short name denotes: a condition, or a test, treatment, drug, finding or health.
+"""What a short name denotes: a condition, or a test, treatment, drug, finding, health or
+an event (an external cause, "a fall").
 
 The paper's grader extracts *diagnoses*: an answer naming only an investigation ("MRI of the
 lumbar spine"), a treatment ("laparoscopy"), a drug ("methylphenidate") or a laboratory
@@ -71,6 +72,15 @@ _FINDING_LEADS = frozenset({"elevated", "increased", "decreased", "raised", "red
 #: Head words of findings: what a test shows, not what the patient has.
 _FINDING_HEADS = frozenset({"antibody", "antigen", "troponin", "marker", "enzyme", "crystal",
                             "cast", "band", "titer", "ratio", "value", "result", "finding"})
+# An event that brought the patient in, not a condition of theirs: ICD-10-CM codes it in
+# chapter 20, "External causes of morbidity" (V00-Y99), whose codes its Official Guidelines
+# never let be the first-listed diagnosis (Section I.C.20). The whole name only: "a fall",
+# "fall from a ladder", "assault", "motor vehicle accident"; not what it caused ("hip
+# fracture after a fall") nor a disease named like it ("cerebrovascular accident").
+_EVENT = re.compile(r"(?:(?:accidental|mechanical|ground\s+level|recent)\s+)?falls?"
+                    r"(?:\s+(?:from|down|off|onto|on)(?:\s+[a-z]+){1,3})?|assault"
+                    r"|(?:motor\s+vehicle|road\s+traffic|traffic|car|road|bicycle|motorcycle)"
+                    r"\s+(?:accident|collision|crash)")
 # The patient has no disease: a statement of health, which names no diagnosis.
 _HEALTH = re.compile(r"(?:(?:currently|otherwise|completely|generally|apparently|likely)\s+)*"
                      r"(?:(?:healthy|in\s+good\s+health|asymptomatic|disease\s+free)"
@@ -80,8 +90,8 @@ _HEALTH = re.compile(r"(?:(?:currently|otherwise|completely|generally|apparently
 
 @bounded_cache
 def kind(name: str) -> str:
-    """"condition", "test", "treatment", "drug", "finding" or "health": what a short name
-    denotes.
+    """"condition", "test", "treatment", "drug", "finding", "health" or "event": what a
+    short name denotes.
 
     Decided by the head word (the last content word, or the one before "of"): tests and
     treatments by their head nouns and procedure suffixes, drugs by USAN stems. Anything
@@ -93,6 +103,8 @@ def kind(name: str) -> str:
         return "condition"
     if _HEALTH.fullmatch(" ".join(words)):
         return "health"
+    if _EVENT.fullmatch(" ".join(w for w in words if w not in ("a", "an", "the"))):
+        return "event"
     if words[0] in _FINDING_LEADS or re.fullmatch(r"[\d.,/%]+", " ".join(words)):
         return "finding"  # "elevated troponin", "positive ANA", "70%"
     head = _head(words)
