@@ -125,3 +125,20 @@ def test_grounds_before_a_refusal_name_nothing(answer: str, category: str,
                                                diagnosis: str) -> None:
     found = extract(answer)
     assert (found.category, found.diagnosis) == (category, diagnosis)
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("Infection with herpes simplex virus", "herpes simplex infection"),
+    ("Final diagnosis: infection with Giardia lamblia", "giardiasis"),
+    ("Chronic infection with hepatitis B virus", "chronic hepatitis B"),
+])
+def test_an_infection_with_its_agent_is_one_name(answer: str, truth: str) -> None:
+    found = extract(answer)
+    assert found.category == "single" and "with" in found.diagnosis
+    assert CraftMDGrader().grade_frq(answer, truth).verdict
+
+
+def test_an_infection_beside_a_disease_stays_beside_it() -> None:
+    found = extract("Eczema with infection with Staphylococcus aureus")
+    assert found.diagnosis == "Eczema"
+    assert [m.role for m in found.mentions] == ["main", "concurrent"]

@@ -190,11 +190,22 @@ def _marker(tail: str) -> tuple[Role, str]:
     return "concurrent", tail
 
 
+# An infection named by its agent ("Infection with herpes simplex virus", "infestation by
+# Sarcoptes scabiei"): the head word says what, the agent after "with" which (the sources
+# name it "herpes simplex virus infection").
+_INFECTION_WITH = re.compile(r"\s*(?:(?:an?|acute|chronic|recurrent|primary|latent|active|"
+                             r"disseminated|systemic|congenital)\s+)*(?:infections?|"
+                             r"infestations?|co-?infection)\s+(?:with|by)\s+", re.I)
+
+
 def _next_segment(text: str) -> tuple[str, str]:
     """The phrase up to the next clause marker, and the rest from that marker on."""
     start = len(text) - len(LEADING.sub("", text))  # a leading hedge is part of the phrase
     # a comma or "and" inside a name the sources write so is no clause marker
     start += whole_name_end(text[start:])
+    # "Infection with X" is X's infection: "with" names the agent, not a second condition
+    agent = _INFECTION_WITH.match(text, start)
+    start = agent.end() if agent is not None else start
     cuts = [m.start() for pattern in (CAUSE, REFINE, CONCURRENT, _MIMIC)
             for m in [pattern.search(text, max(start, 1))] if m and m.end() > m.start()]
     cut = min(cuts) if cuts else len(text)
