@@ -65,6 +65,10 @@ _HEDGED = (
                r"(?:less\s+likely|unlikely|less\s+probable|improbable)\s*,?\s*(?:but|though|yet)\s+"
                r"(?:still\s+|remains\s+|is\s+)?(?:possible|not\s+(?:excluded|ruled\s+out)|"
                r"a\s+possibility)(?=$|[.;,)])", re.I),
+    # "T with W on the differential": W is weighed beside T, not found with it (a
+    # differential is "more than one possible diagnosis"; red team round 7)
+    re.compile(rf"\s+(?:with|and)\s+({NAME_IN_CLAUSE})\s+(?:(?:also|still)\s+)?(?:on|in)\s+the"
+               r"\s+differential(?:\s+diagnosis)?(?=$|[.;,)])", re.I),
     # "W cannot be excluded." alone: one possible diagnosis, as "W is possible" alone is
     re.compile(rf"^\s*{_DENIED_CLAUSE}", re.I),
 )
