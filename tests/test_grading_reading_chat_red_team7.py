@@ -122,3 +122,11 @@ def test_an_overlap_of_two_diseases_names_two(wrap: str) -> None:
     answer = wrap.format("Brown-Sequard syndrome/DiGeorge syndrome overlap")
     assert extract(answer).category == "multiple"
     assert STRICT.grade_frq(answer, "Brown-Sequard syndrome").verdict == 0
+
+
+def test_a_cross_mark_rejects_its_whole_line() -> None:
+    # read as "Not T - W" ("not T, but W"), the line's own kind after its dash was the answer
+    truth = "Anorexia nervosa - purging type"
+    answer = f"DIAGNOSIS READY: \u274c {truth}\n\u2705 Esophageal atresia"
+    assert STRICT.grade_frq(answer, truth).verdict == 0
+    assert extract(f"Final Diagnosis: \u274c {truth}").category == "none"

@@ -36,18 +36,18 @@ _BROKEN_AT_HYPHEN = re.compile(r"(?<=[^\W_])-[ \t]*\n[ \t]*(?=[^\W_])")
 
 
 # A chat model's marks (red team round 7): a cross mark opening a line (or after its label)
-# rejects what the line names, as "not" would ("\u274c T" then "\u2705 W": the answer is
-# W); a check mark, a star or another pictograph names nothing, as markdown's emphasis does.
-_CROSS_MARK = re.compile(r"(^[ \t>*_\-]*|:[ \t]*)[\u274c\u274e\u2716\u2717\u2718]\ufe0f?[ \t]*",
-                         re.M)
+# rejects what the line names ("\u274c T" then "\u2705 W": the answer is W), so the line
+# goes, as a name set aside does (a "not" would read "Not T - W" as "not T, but W"); a check
+# mark, a star or another pictograph names nothing, as markdown's emphasis does.
+_CROSS_MARK = re.compile(r"(^[ \t>*_\-]*|:[ \t]*)[\u274c\u274e\u2716\u2717\u2718][^\n]*", re.M)
 _PICTOGRAPH = re.compile(r"[ \t]*[\u2600-\u27bf\u2b50\u2b55\U0001f000-\U0001faff]\ufe0f?")
 
 
 def unmarked(text: str) -> str:
-    """``text`` with a line's opening cross mark read as "not", and other pictographs gone."""
+    """``text`` without the lines a cross mark rejects, and without other pictographs."""
     if not _PICTOGRAPH.search(text):
         return text
-    return _PICTOGRAPH.sub("", _CROSS_MARK.sub(r"\1Not ", text)).strip()
+    return _PICTOGRAPH.sub("", _CROSS_MARK.sub(r"\1", text)).strip()
 
 
 def untypeset(text: str) -> str:
