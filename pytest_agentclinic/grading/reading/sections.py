@@ -43,9 +43,11 @@ _CLOSING_WORDS = (
     r"seek\s+(?:medical|immediate|prompt|urgent)|disclaimer|this\s+(?:is\s+not|does\s+not\s+"
     r"constitute)\s+(?:a\s+)?(?:medical\s+)?(?:advice|diagnosis))")
 _CLOSING = re.compile(rf"^[ \t>*_]*{_CLOSING_WORDS}", re.I | re.M)
-# The same closing as a sentence of the answer's line ("T. I hope this helps! Let me know
-# ..."), as small chat models end (red team round 7)
-_CLOSING_SENTENCE = re.compile(rf"(?<=[.!])[ \t]+{_CLOSING_WORDS}", re.I)
+# The same closing as the last sentences of the answer's line ("T. I hope this helps! Let
+# me know ..."), as small chat models end (red team round 7); each sentence after it closes
+# too ("Thanks. I hope this helps. The diagnosis is T." answers after it)
+_CLOSING_SENTENCE = re.compile(rf"(?<=[.!])[ \t]+(?:{_CLOSING_WORDS}[^.!?\n]*(?:[.!?]+|$)"
+                               r"[ \t]*)+$", re.I | re.M)
 
 _OPEN = re.compile(r"\b(?:or|possib\w*|consider\w*|differential|rule\s+out|exclud\w*|likely|"
                    r"vs\.?|versus|alternatively)\b", re.I)
