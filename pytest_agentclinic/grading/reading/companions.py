@@ -25,11 +25,20 @@ __all__ = ["abbreviates", "hedged_role", "one_condition", "parenthesized_role",
 CompanionRole = Literal["refinement", "alternative", "alias", "beside"]
 
 
+# "X/Y overlap (syndrome)": the features of two diseases together, two diagnoses present
+# (the paper's step 1: "more than one diagnoses present" is multiple), unless the
+# terminology knows the overlap whole (red team round 7)
+_OVERLAP = re.compile(r"(.+/.+?)\s+overlap(?:\s+(?:syndrome|disorder))?", re.I)
+
+
 def slashed(phrase: str) -> list[str]:
     """The names a slash joins: one condition named twice stays one phrase ("chronic
     prostatitis/chronic pelvic pain syndrome", "whooping cough/pertussis"); names that share
     no word and are no synonyms, or that the terminology surely tells apart, are two
-    ("rosacea/lupus")."""
+    ("rosacea/lupus"), and so are two names of an overlap ("X/Y overlap")."""
+    overlap = _OVERLAP.fullmatch(phrase.strip())
+    if overlap is not None and not default_terminology().known(phrase):
+        return [p.strip() for p in overlap.group(1).split("/")]
     names = given_names(phrase)[1:]
     apart = any(_apart(a, b) for i, a in enumerate(names) for b in names[i + 1:])
     parts = [p.strip() for p in phrase.split("/")]

@@ -41,6 +41,7 @@ from .parse import Category, Extraction, Mention, Role, parse
 from .parse import bare as _bare
 from .plans import plan_names_nothing
 from .prefaces import drop_preface
+from .refusals import names_an_option_only
 from .revisions import drop_absent, revised
 from .sections import cut_sections
 from .statement import (
@@ -194,6 +195,9 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
                           excluded=excluded)
     if _RULE_OUT.match(stmt):
         return Extraction("none", "", reason="the answer only plans to rule a diagnosis out",
+                          excluded=excluded)
+    if names_an_option_only(stmt):
+        return Extraction("none", "", reason="the answer gives an option's letter, no name",
                           excluded=excluded)
     if addresses_grader(stmt):
         return Extraction("none", "", reason="the answer speaks to the grader instead of "

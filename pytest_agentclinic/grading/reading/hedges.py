@@ -16,24 +16,38 @@ _KEEP_OPEN = (r"(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|should\
 # A hedged name in its clause, with a bracket of its own ("hemolytic anemia due to G6PD
 # deficiency (favism)", "EGPA (Churg-Strauss syndrome)")
 _HEDGED_NAME = rf"(?:[^.;:,()\[\]\n]|\([^()\n]{{1,60}}\)|{INITIAL}){{2,140}}?"
-# Kept open by a denial: "cannot be excluded", "is not ruled out", "has not been excluded"
-_DENIED_OUT = (rf"(?:{_KEEP_OPEN}|(?:is|are|remains?)\s+not\s+(?:yet\s+)?(?:excluded|ruled\s+out)"
+# Kept open by a denial: "cannot be excluded", "(is) not ruled out", "has not been excluded"
+_DENIED_OUT = (rf"(?:{_KEEP_OPEN}|(?:(?:is|are|remains?)\s+)?not\s+(?:yet\s+)?(?:excluded|"
+               r"ruled\s+out)"
                r"|(?:has|have)\s+not\s+(?:yet\s+)?been\s+(?:excluded|ruled\s+out))")
+# What would settle the hedge, after it ("without a biopsy", "at this stage", "on clinical
+# grounds", "until the culture is back"): the disease stays open whatever the condition
+# (the paper's step 1: "more than one possible diagnosis"; red team round 7)
+_UNTIL = (r"(?:\s+(?:without|until|pending|before|on|at|given|based\s+on|by|with|in|from|"
+          r"clinically|yet|here|for\s+now|entirely|completely|definitively|definitely)\b"
+          r"[^.;,()\[\]\n]{0,80})?")
 # The denied name and its denial, the clause's whole ("W cannot be excluded.")
-_DENIED_CLAUSE = rf"({_HEDGED_NAME})\s+{_DENIED_OUT}(?=$|[.;,)])"
+_DENIED_CLAUSE = rf"({_HEDGED_NAME})\s+{_DENIED_OUT}{_UNTIL}(?=$|[.;,)\]])"
+# "cannot exclude W", "we cannot rule out W": the denial before the name
+_CANNOT_EXCLUDE = (r"(?:i\s+|we\s+)?(?:cannot|can\s*not|can't|could\s+not|would\s+not|"
+                   r"wouldn't|do\s+not|don't|will\s+not|won't)\s+(?:yet\s+)?(?:exclude|"
+                   r"rule\s+out|dismiss)")
 # "X, though Y cannot be excluded", "X; Y is also possible", "X, but cannot rule out Y": the
 # doctor keeps Y open, so the answer offers two diagnoses ("X or Y").
 _HEDGED = (
     # "X. Y cannot be excluded.", "X; Y has not been ruled out": the same hedge as a sentence
     # or clause of its own after the answer, the whole clause ("T. W1 with W2 and W3 cannot
     # be excluded": not "and W3" alone, as the next pattern would read it)
-    re.compile(rf"(?:[.;]|\n)\s*(?:(?:though|although|but|however|yet|while)\s+)?"
+    re.compile(rf"(?:[.;]|\n)\s*(?:(?:though|although|but|however|yet|while),?\s+)?"
                rf"{_DENIED_CLAUSE}", re.I),
+    # The same hedge in brackets after the answer: "T (W cannot be excluded)", "T (W not
+    # excluded)", "T [cannot exclude W]" keep W open as the sentence does (round 7)
+    re.compile(rf"\s*[(\[]\s*(?:{_DENIED_CLAUSE}|{_CANNOT_EXCLUDE}\s+({NAME_IN_CLAUSE})"
+               rf"{_UNTIL})\s*[)\]]", re.I),
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however|yet|while|and)\s+({NAME})\s+"
                rf"{_KEEP_OPEN}", re.I),
-    re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)?(?:cannot|"
-               rf"can\s*not|can't|could\s+not|would\s+not|wouldn't|do\s+not|don't|will\s+not|"
-               rf"won't)\s+(?:yet\s+)?(?:exclude|rule\s+out|dismiss)\s+({NAME})(?=$|[.;,])", re.I),
+    re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*{_CANNOT_EXCLUDE}\s+"
+               rf"({NAME})(?=$|[.;,])", re.I),
     # "X, but I would also consider Y": a second diagnosis the doctor weighs beside X
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however|and)?\s*(?:i\s+|we\s+)(?:would|"
                rf"should|might|may|could|will)\s+also\s+consider\s+({NAME})(?=$|[.;,])", re.I),
@@ -51,6 +65,10 @@ _HEDGED = (
                r"(?:less\s+likely|unlikely|less\s+probable|improbable)\s*,?\s*(?:but|though|yet)\s+"
                r"(?:still\s+|remains\s+|is\s+)?(?:possible|not\s+(?:excluded|ruled\s+out)|"
                r"a\s+possibility)(?=$|[.;,)])", re.I),
+    # "T with W on the differential": W is weighed beside T, not found with it (a
+    # differential is "more than one possible diagnosis"; red team round 7)
+    re.compile(rf"\s+(?:with|and)\s+({NAME_IN_CLAUSE})\s+(?:(?:also|still)\s+)?(?:on|in)\s+the"
+               r"\s+differential(?:\s+diagnosis)?(?=$|[.;,)])", re.I),
     # "W cannot be excluded." alone: one possible diagnosis, as "W is possible" alone is
     re.compile(rf"^\s*{_DENIED_CLAUSE}", re.I),
 )
@@ -85,7 +103,7 @@ def open_alternatives(text: str) -> str:
         return text
     text = _PLAN_CLAUSE.sub(lambda m: "" if _plan_before_open(text, m) else m.group(0), text)
     for pattern in _HEDGED:
-        text = pattern.sub(lambda m: f" or {m.group(1).strip()}", text)
+        text = pattern.sub(lambda m: f" or {next(g for g in m.groups() if g).strip()}", text)
     return text
 
 

@@ -270,8 +270,8 @@ _NEGATED_CLAUSES = (
 )
 # Asides inside a clause that exclude a name: "(X ruled out)", ", not X", "rather than X".
 _NEGATED_ASIDES = (
-    re.compile(rf"\(\s*(?:not|no)\s+({NAME})\)|\(\s*({NAME})\s+(?:ruled\s+out|excluded|"
-               rf"unlikely)\s*\)|\(\s*(?:ruled\s+out|excluded|excluding)\s*:?\s*({NAME})\)",
+    re.compile(rf"\(\s*(?:not|no)\s+({NAME})\)|\(\s*({NAME})\s+{_NOT_DENIED}(?:ruled\s+out|"
+               rf"excluded|unlikely)\s*\)|\(\s*(?:ruled\s+out|excluded|excluding)\s*:?\s*({NAME})\)",
                re.I),
     re.compile(rf"\s*,?\s*(?:rather\s+than|(?:and|but)\s+not|,\s*not|instead\s+of)\s+"
                rf"({NAME})(?=$|[.;,])", re.I),

@@ -13,7 +13,7 @@ import re
 
 from ..terminology import content
 
-__all__ = ["is_non_answer", "is_refusal", "named_before_refusal"]
+__all__ = ["is_non_answer", "is_refusal", "named_before_refusal", "names_an_option_only"]
 
 _REFUSAL = re.compile(
     r"\b(?:insufficient|not\s+enough|inadequate|limited)\s+(?:information|data|details|clinical)"
@@ -51,6 +51,20 @@ _ABOUT_THE_CASE = frozenset({"symptom", "symptoms", "sign", "signs", "finding", 
 _NON_ANSWER = re.compile(
     r"\W*(?:unknown|uncertain|unsure|not\s+sure|no\s+idea|n/?a|none|nil|idk|undetermined|"
     r"indeterminate|undiagnosed|unclear|pending|tbd|no\s+diagnosis|not\s+known)\W*", re.I)
+
+
+# An option's letter alone, announced or not ("C", "(C)", "Option C", "The answer is C.",
+# "The correct answer is (B)"): in a free response it names no diagnosis (the paper's step 1:
+# "If there are no diagnoses present, return 'None'"; red team round 7)
+_OPTION_ONLY = re.compile(
+    r"\W*(?:(?:the\s+|my\s+)?(?:correct\s+|right\s+|best\s+|final\s+|most\s+likely\s+)?"
+    r"(?:answer|option|choice)\s*(?:is|would\s+be|:)?\s*(?:option\s+|choice\s+)?)?"
+    r"\(?[A-Ea-e]\)?\W*", re.I)
+
+
+def names_an_option_only(text: str) -> bool:
+    """Whether ``text`` gives only an option's letter ("The answer is C.")."""
+    return _OPTION_ONLY.fullmatch(text) is not None
 
 
 def is_non_answer(name: str) -> bool:

@@ -14,8 +14,8 @@ __all__ = ["cut_sections"]
 # A heading that opens what the answer adds after committing to one diagnosis: the
 # alternatives it weighed and set aside, or its reasons ("Differential:", "Ruled out:",
 # "## Reasoning", a table of differentials). None of it is a second diagnosis.
-_SECTION = re.compile(
-    r"^[ \t>#*_\-\u2022]*(?:(?:the\s+|my\s+)?(?:differentials?(?:\s+diagnos[ie]s)?|ddx|"
+_HEADING = (
+    r"(?:(?:the\s+|my\s+)?(?:differentials?(?:\s+diagnos[ie]s)?|ddx|"
     r"ruled\s+out|excluded|exclusions?|less\s+likely|other\s+(?:possibilities|considerations)|"
     r"(?:also\s+)?considered|considerations?|reasons?|reasoning|rationale|justification|"
     r"explanation|why|supporting(?:\s+\w+)?|findings|evidence|"
@@ -26,17 +26,28 @@ _SECTION = re.compile(
     r"red\s+flags|patient\s+education|follow[- ]?up|notes?|"
     r"workup|work-up|next\s+steps?|plan|management|recommendations?|treatment|"
     # the answer's sources ("References:", "Sources"): citations name no diagnosis
-    r"references?|sources?|citations?|bibliography|further\s+reading)\b[^\n:]{0,40}?"
-    r"[*_]*[ \t]*(?::|$))", re.I | re.M)
+    r"references?|sources?|citations?|bibliography|further\s+reading)\b[^\n:]{0,40}?")
+_SECTION = re.compile(
+    rf"^[ \t>#*_\-\u2022]*{_HEADING}[*_]*[ \t]*(?::|$))"
+    # a numbered item that opens with such a heading and its colon ("1. Diagnosis: T\n2.
+    # Treatment: ...", as small chat models number the parts of their answer): the parts
+    # after the diagnosis are its plan or its reasons, no second diagnosis (red team round 7)
+    rf"|^[ \t>*_]*\d{{1,2}}[.)][ \t]+[*_]*{_HEADING}[*_]*[ \t]*:)", re.I | re.M)
 
 
 # A closing line after the answer: advice to see a doctor, a courtesy, a disclaimer
 # ("Please consult a healthcare professional.", "I hope this helps!"). It names nothing.
-_CLOSING = re.compile(
-    r"^[ \t>*_]*(?:please\s+(?:consult|see|seek|contact|follow\s+up)|i\s+hope|hope\s+this|"
+_CLOSING_WORDS = (
+    r"(?:please\s+(?:consult|see|seek|contact|follow\s+up)|i\s+hope|hope\s+this|"
     r"let\s+me\s+know|feel\s+free|(?:always\s+)?consult\s+(?:a|an|your|with)\b|"
     r"seek\s+(?:medical|immediate|prompt|urgent)|disclaimer|this\s+(?:is\s+not|does\s+not\s+"
-    r"constitute)\s+(?:a\s+)?(?:medical\s+)?(?:advice|diagnosis))", re.I | re.M)
+    r"constitute)\s+(?:a\s+)?(?:medical\s+)?(?:advice|diagnosis))")
+_CLOSING = re.compile(rf"^[ \t>*_]*{_CLOSING_WORDS}", re.I | re.M)
+# The same closing as the last sentences of the answer's line ("T. I hope this helps! Let
+# me know ..."), as small chat models end (red team round 7); each sentence after it closes
+# too ("Thanks. I hope this helps. The diagnosis is T." answers after it)
+_CLOSING_SENTENCE = re.compile(rf"(?<=[.!])[ \t]+(?:{_CLOSING_WORDS}[^.!?\n]*(?:[.!?]+|$)"
+                               r"[ \t]*)+$", re.I | re.M)
 
 _OPEN = re.compile(r"\b(?:or|possib\w*|consider\w*|differential|rule\s+out|exclud\w*|likely|"
                    r"vs\.?|versus|alternatively)\b", re.I)
@@ -50,7 +61,7 @@ def cut_sections(text: str) -> str:
         return text
     start = text.find(first) + len(first)
     found = _SECTION.search(text, start)
-    closing = _CLOSING.search(text, start)
+    closing = _CLOSING_SENTENCE.search(text, 0, start) or _CLOSING.search(text, start)
     if closing is not None and _OPEN.search(text, closing.start()):
         closing = None  # "Please see a doctor; W is also possible" keeps W open
     cuts = [at for at in (found.start() if found else None, _set_aside_list(text, start),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["expand_shorthand", "untypeset"]
+__all__ = ["expand_shorthand", "unmarked", "untypeset"]
 
 # A LaTeX command that sets its argument (bold, italics, text in math, a box): the argument
 # stays, the command goes; innermost first ("\boxed{\text{T}}").
@@ -35,9 +35,26 @@ _CITATION = re.compile(r"[ \t]*(?:\[\d{1,3}(?:\s*[,\u2013-]\s*\d{1,3})*\]|\((?:r
 _BROKEN_AT_HYPHEN = re.compile(r"(?<=[^\W_])-[ \t]*\n[ \t]*(?=[^\W_])")
 
 
+# A chat model's marks (red team round 7): a cross mark opening a line (or after its label)
+# rejects what the line names ("\u274c T" then "\u2705 W": the answer is W), so the line
+# goes, as a name set aside does (a "not" would read "Not T - W" as "not T, but W"); a check
+# mark, a star or another pictograph names nothing, as markdown's emphasis does.
+_CROSS_MARK = re.compile(r"(^[ \t>*_\-]*|:[ \t]*)[\u274c\u274e\u2716\u2717\u2718][^\n]*", re.M)
+_PICTOGRAPH = re.compile(r"[ \t]*[\u2600-\u27bf\u2b50\u2b55\U0001f000-\U0001faff]\ufe0f?")
+
+
+def unmarked(text: str) -> str:
+    """``text`` without the lines a cross mark rejects, and without other pictographs."""
+    if not _PICTOGRAPH.search(text):
+        return text
+    return _PICTOGRAPH.sub("", _CROSS_MARK.sub(r"\1", text)).strip()
+
+
 def untypeset(text: str) -> str:
     """``text`` without LaTeX's commands and math delimiters (their arguments kept), citation
-    markers, and the line breaks inside a name at its hyphen."""
+    markers, a chat model's marks (:func:`unmarked`), and the line breaks inside a name at
+    its hyphen."""
+    text = unmarked(text)
     if "\\" in text or "$" in text:
         for _ in range(4):  # nested commands, innermost first; a bound, not a limit
             text, changed = _LATEX_COMMAND.subn(r"\1", text)
