@@ -40,7 +40,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from adversarial import TRUTH_SOURCES, Truths, answer, held_out_truths, library, suite
+from adversarial import answer, library, suite
+from adversarial_truths import TRUTH_SOURCES, Truths, held_out_truths
 
 from pytest_agentclinic.agents.llm_moderator import LLMModerator
 from pytest_agentclinic.core.roles import Moderator

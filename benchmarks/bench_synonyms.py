@@ -378,7 +378,7 @@ def case_truths() -> dict[str, list[str]]:
     """The distinct condition truths of the shared case sets (CRAFT-MD's 2,004 vignettes,
     AgentClinic's MedQA and NEJM cases), read as bench_adversarial.py reads them."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    from adversarial import TRUTH_SOURCES, held_out_truths
+    from adversarial_truths import TRUTH_SOURCES, held_out_truths
     out = {}
     for source in TRUTH_SOURCES:
         read = held_out_truths(source)

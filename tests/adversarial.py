@@ -11,7 +11,6 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +19,7 @@ from adversarial_spellings import sibling_of, slip_forms, slipped, typography_fo
 
 from pytest_agentclinic.cases.loaders import load_case_file
 from pytest_agentclinic.core.case import Case
-from pytest_agentclinic.grading.judging.rules import conditions_asked
-from pytest_agentclinic.grading.terms.concepts import default_terminology
-from pytest_agentclinic.grading.terms.readings import expansions, names_a_disease
+from pytest_agentclinic.grading.terms.readings import expansions
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "fixtures" / "adversarial.yaml"
@@ -86,7 +83,7 @@ class Pool:
         self.initials: dict[str, set[str]] = {}
         for case in cases:
             for name in {case.diagnosis, *case.choices}:
-                self.word_counts.update(set(_words(name)))
+                self.word_counts.update(set(words(name)))
                 self.initials.setdefault(_initials(name), set()).add(name)
         self._slots: dict[str, dict[str, str]] = {}
 
@@ -112,7 +109,7 @@ def library_pool() -> Pool:
     return Pool(library())
 
 
-def _words(name: str) -> list[str]:
+def words(name: str) -> list[str]:
     return re.findall(r"\w+", name.lower())
 
 
@@ -125,7 +122,7 @@ _CONDITION_ENDINGS = ("itis", "osis", "oma", "ia", "pathy", "plasia", "trophy", 
 
 
 def _identifying(name: str) -> list[str]:
-    return [w for w in _words(name) if w not in _NOT_MODIFIERS]
+    return [w for w in words(name) if w not in _NOT_MODIFIERS]
 
 
 def _modifiers(case: Case) -> list[str]:
@@ -147,7 +144,7 @@ _DISEASE_HEADS = ("disease", "syndrome", "disorder", "infection", "cancer", "car
 
 
 def _disease_form(name: str) -> bool:
-    return any(w.endswith(_CONDITION_ENDINGS + _DISEASE_HEADS) for w in _words(name))
+    return any(w.endswith(_CONDITION_ENDINGS + _DISEASE_HEADS) for w in words(name))
 
 
 def _others(case: Case, pool: Pool, count: int = 2) -> list[str]:
@@ -215,7 +212,7 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
         values["sibling"] = sibling
     states = suite().states
     if states:
-        values["state"] = states[_digest(case.diagnosis)[1] % len(states)]
+        values["state"] = states[digest(case.diagnosis)[1] % len(states)]
     return values
 
 
@@ -232,13 +229,13 @@ def _head(case: Case) -> str | None:
     never the disease; None when the name ends in a generic word ("syndrome") or is joined
     ("X of Y", "X with Y"), when the head alone is an accepted name, or when only words of
     how severe or which side come before it."""
-    words = _words(re.sub(r"\([^()]*\)", " ", case.diagnosis))  # not "(BPPV)"
-    if len(words) < 2 or set(words) & _NOT_MODIFIERS or not words[-1].isalpha() \
-            or len(words[-1]) < 4 or set(words[:-1]) <= _PLAIN or words[-2] == "s":
+    named = words(re.sub(r"\([^()]*\)", " ", case.diagnosis))  # not "(BPPV)"
+    if len(named) < 2 or set(named) & _NOT_MODIFIERS or not named[-1].isalpha() \
+            or len(named[-1]) < 4 or set(named[:-1]) <= _PLAIN or named[-2] == "s":
         return None
-    if any(_identifying(n) == [words[-1]] for n in case.accepted_diagnoses):
+    if any(_identifying(n) == [named[-1]] for n in case.accepted_diagnoses):
         return None
-    return words[-1]
+    return named[-1]
 
 
 def _ambiguous(initials: str, case: Case) -> bool:
@@ -285,154 +282,10 @@ def answer(strategy: str, case: Case, protocol: str, pool: Pool | None = None) -
     return wrapper.format(answer=template.format(**values))
 
 
-# --- a larger set of truths, read at run time ----------------------------------------------
-
-#: The upstream data beside the checkout (never copied into it).
-SHARED = ROOT.parent / "shared" / "datasets"
-#: The truth sets :func:`held_out_truths` reads: name -> files under :data:`SHARED`.
-TRUTH_SOURCES: dict[str, tuple[str, ...]] = {
-    # CRAFT-MD's 2,004 vignettes (MedQA and dermatology), each with its four choices
-    "craftmd": ("craftmd/usmle_and_derm_dataset.csv",),
-    # AgentClinic's MedQA OSCE cases (no choices) and NEJM image cases (with choices)
-    "agentclinic": ("agentclinic/agentclinic_medqa.jsonl",
-                    "agentclinic/agentclinic_nejm.jsonl",
-                    "agentclinic/agentclinic_nejm_extended.jsonl"),
-    # MediQ's MedQA questions and dermatology cases (read through its extension), less the
-    # truths of the two sets above: the third set, that no rule was studied on
-    "mediq": ("mediq/all_dev_good.jsonl", "mediq/all_craft_md.jsonl"),
-}
-#: The sets whose truths a source leaves out ("repeated elsewhere"), so that it is new.
-_NEW_AGAINST = {"mediq": ("craftmd", "agentclinic")}
-
-
-@dataclass(frozen=True)
-class Truths:
-    """A pool of distinct truths read from a dataset, split in two halves by a stable hash
-    of each truth: study failures on half A, report both (a fix that helps A only is a fit)."""
-
-    source: str
-    pool: Pool
-    #: Cases read, and those left out: a truth seen before, a truth that is no condition
-    #: (a question that asks for a next step, a test, a mechanism; a truth that names a drug
-    #: or a test), a truth garbled in the data.
-    read: int
-    duplicates: int
-    not_conditions: int
-    garbled: int
-    #: Truths left out as already in another set (:data:`_NEW_AGAINST`).
-    elsewhere: int = 0
-
-    def half(self, case: Case) -> str:
-        """``A`` or ``B``: the half ``case``'s truth falls in."""
-        return half_of(case.diagnosis)
-
-
 def truth_key(name: str) -> str:
     """The form two truths are compared in to deduplicate them (case, spaces, punctuation)."""
-    return " ".join(_words(name))
+    return " ".join(words(name))
 
 
-def _digest(name: str) -> bytes:
+def digest(name: str) -> bytes:
     return hashlib.sha256(truth_key(name).encode()).digest()
-
-
-def half_of(name: str) -> str:
-    """``A`` or ``B`` by a stable hash of the truth: the same on every machine and run."""
-    return "A" if _digest(name)[0] % 2 == 0 else "B"
-
-
-def held_out_truths(source: str, shared: Path = SHARED) -> Truths | str:
-    """The distinct condition truths of ``source`` (:data:`TRUTH_SOURCES`) as a pool in a
-    stable pseudo-random order (a hash of each truth), each case with its choices where the
-    data has them; or, when a file is absent, the one-line reason why not."""
-    others = _NEW_AGAINST.get(source, ())
-    paths = [shared / name for name in TRUTH_SOURCES[source]]
-    missing = [str(p) for p in paths if not p.is_file()] + [
-        str(shared / n) for o in others for n in TRUTH_SOURCES[o] if not (shared / n).is_file()]
-    if missing:
-        return f"{source} truths: {', '.join(missing)} not found (../shared is absent)"
-    if source == "mediq" and find_spec("agentclinic_mediq") is None:
-        return "mediq truths: the MediQ extension is not installed (pip install extensions/mediq)"
-    before = {_loose(c.diagnosis) for o in others for n in TRUTH_SOURCES[o]
-              for _line, c in load_case_file(shared / n).cases}
-    condition = _mediq_condition if source == "mediq" else _diagnosis_condition
-    seen: set[str] = set()
-    kept: list[Case] = []
-    read = duplicates = not_conditions = garbled = elsewhere = 0
-    for path in paths:
-        for _line, case in load_case_file(path).cases:
-            read += 1
-            case = _cleaned(case)
-            truth = truth_key(case.diagnosis)
-            if truth in seen:
-                duplicates += 1
-            elif re.search(r"[\n\"]", case.diagnosis) or not truth:
-                garbled += 1
-            elif not condition(case):
-                not_conditions += 1
-            elif _loose(case.diagnosis) in before:
-                seen.add(truth)
-                elsewhere += 1
-            else:
-                seen.add(truth)
-                kept.append(case)
-    kept.sort(key=lambda c: _digest(c.diagnosis))
-    return Truths(source, Pool(tuple(kept)), read, duplicates, not_conditions, garbled,
-                  elsewhere)
-
-
-def _loose(name: str) -> str:
-    """:func:`truth_key` without a possessive: a truth looked up among another set's."""
-    return " ".join(_words(re.sub(r"['\u2019](?:s\b)?", "", name)))
-
-
-#: A question that asks for the diagnosis ("Which of the following is the most likely
-#: diagnosis?"), not for a next step, a test that confirms it or a mechanism.
-_DIAGNOSIS_ASKED = re.compile(r"\b(?:likely|probable)\s+(?:underlying\s+|clinical\s+)?"
-                              r"diagnos[ie]s\b", re.I)
-
-
-def _asks_diagnosis(case: Case) -> bool:
-    """Whether ``case`` asks for a diagnosis: its question says so, or it has none (the
-    dermatology vignettes and AgentClinic's OSCE cases ask to diagnose)."""
-    return not case.question or _DIAGNOSIS_ASKED.search(case.question) is not None
-
-
-def _diagnosis_condition(case: Case) -> bool:
-    """CRAFT-MD's and AgentClinic's filter: a diagnosis asked for, a condition its answer."""
-    return _asks_diagnosis(case) and conditions_asked(case.diagnosis, case.choices)
-
-
-#: A MediQ question that asks for something the terminology may file under a disease but
-#: that is none: an organism ("Treponema pallidum", filed as syphilis), an organ or a site
-#: ("Spleen", as spleen disease), a gene, a mechanism, a mode of inheritance, a drug, a test.
-_ASKS_NO_DIAGNOSIS = re.compile(
-    r"organism|pathogen|\bagent|microb|bacteri|\bvir(?:us|al)|\borgans?\b|\bnerves?\b|arter"
-    r"|vessel|structure|locat|\bsites?\b|\bparts?\b|segment|\bgenes?\b|chromosom|enzyme|karyotype"
-    r"|mechanism|pathogenesis|pathophysiolog|\bcells?\b|inheritance|drug|medication|hormone"
-    r"|receptor|\blab|\btests?\b", re.I)
-
-
-def _mediq_condition(case: Case) -> bool:
-    """MediQ's filter (its diagnosis questions are nearly all CRAFT-MD's too): a diagnosis
-    asked for, or a condition under another name ("the most likely cause of this patient's
-    symptoms") the terminology reads as a disease (a known disease concept, no symptom), if
-    nothing :data:`_ASKS_NO_DIAGNOSIS` names is asked; answer and choices conditions."""
-    if not conditions_asked(case.diagnosis, case.choices):
-        return False
-    if _asks_diagnosis(case):
-        return True
-    terms = default_terminology()
-    return (terms.known(case.diagnosis) and names_a_disease(case.diagnosis, terms)
-            and not terms.symptom(case.diagnosis)
-            and not _ASKS_NO_DIAGNOSIS.search(case.question))
-
-
-def _cleaned(case: Case) -> Case:
-    """``case`` without the stray quote a few rows of the CRAFT-MD table end their answer
-    with ("Osteosarcoma\\n\""), in the truth and in the choice that is the truth."""
-    truth = case.diagnosis.rstrip('"').strip()
-    if truth == case.diagnosis:
-        return case
-    choices = [truth if c == case.diagnosis else c for c in case.choices]
-    return case.model_copy(update={"diagnosis": truth, "choices": choices})

@@ -10,9 +10,9 @@ import json
 from importlib.util import find_spec
 from pathlib import Path
 
-import adversarial
+import adversarial_truths
 import pytest
-from adversarial import TRUTH_SOURCES, Truths, held_out_truths
+from adversarial_truths import TRUTH_SOURCES, Truths, held_out_truths
 
 #: The loader's tests need the MediQ extension (extensions/mediq), which reads MediQ's rows.
 needs_mediq = pytest.mark.skipif(find_spec("agentclinic_mediq") is None,
@@ -91,7 +91,7 @@ def test_without_the_other_sets_or_the_extension_one_line_says_why(
     reason = held_out_truths("mediq", tmp_path)
     assert isinstance(reason, str) and "not found" in reason and "\n" not in reason
     write_shared(tmp_path)
-    monkeypatch.setattr(adversarial, "find_spec", lambda _name: None)
+    monkeypatch.setattr(adversarial_truths, "find_spec", lambda _name: None)
     reason = held_out_truths("mediq", tmp_path)
     assert isinstance(reason, str) and "not installed" in reason and "\n" not in reason
 

@@ -10,15 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from adversarial import (
-    TRUTH_SOURCES,
-    Truths,
-    answer,
-    half_of,
-    held_out_truths,
-    slots,
-    suite,
-)
+from adversarial import answer, slots, suite
+from adversarial_truths import TRUTH_SOURCES, Truths, half_of, held_out_truths
 
 ROWS = [
     # truth, choices, question
