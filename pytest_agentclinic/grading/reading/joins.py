@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .statement import CONFIDENCE
+from .context import CONFIDENCE
 
 HEDGE = (r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|"
          r"perhaps|maybe|potentially|potential|suspected)")

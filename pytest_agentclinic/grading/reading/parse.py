@@ -21,6 +21,7 @@ from ..terminology import FILLER, GENERIC, content
 from ..terms.concurrent import complication, finding
 from ..terms.kinds import kind
 from .companions import hedged_role, parenthesized_role, restating_role, slashed
+from .context import cut_context
 from .joins import (
     ADJECTIVE,
     ALIAS,
@@ -51,7 +52,6 @@ from .statement import (
     SENTENCE_END,
     bare_name,
     clean,
-    cut_context,
 )
 from .written_names import whole_name_end
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from ..terms.kinds import INJURIES_AND_STATES
+from .context import cut_context
 from .plans import plan_names_nothing
 from .prefaces import after_grounds
 from .refusals import is_refusal
@@ -29,7 +30,7 @@ from .retelling import answers_later, retells
 from .typography import expand_shorthand
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
-           "cut_context", "declared", "first_line", "label", "starts_labelled",
+           "declared", "first_line", "label", "starts_labelled",
            "statement"]
 
 # Emphasis, headings, bullets, and a table row's outer bars
@@ -204,15 +205,6 @@ DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?!
 SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)"
                            r"(?<!\b[A-Z])\.(?=\s|$)|(?<=\b[A-Z])\.(?=\s*$|\s+[^a-z\s])"
                            r"|[?!]+(?=\s|$)|\n|;\s")
-# Where a statement stops naming the condition and starts explaining it.
-_CONTEXT = re.compile(
-    r"\s+(?:which|that|who|whose|requires?|requiring|warrants?|should|would|will|may|might|"
-    r"can|could|is|are|was|were|has|have|seems?|appears?|given|based\s+on|considering|"
-    r"as\s+evidenced|"
-    r"evidenced|indicated|characterized|presenting|presents|manifesting|because|since|"
-    r"confirmed|proven|established|"
-    r"if|when|pending|to\s+be|needs?|needing|in\s+(?:a|this|the|her|his)\s+"
-    r"(?:patient|child|woman|man|infant|boy|girl)|in\s+light\s+of|supported\s+by)\b", re.I)
 # An opening that answers nothing: the diagnosis comes in a later sentence.
 _COURTESY = re.compile(
     r"^\s*(?:thanks?|thank\s+you|ok(?:ay)?|alright|all\s+right|i\s+see|i\s+understand|"
@@ -366,42 +358,3 @@ def bare_name(line: str) -> bool:
             and _LEADS.search(text) is None and _COURTESY.match(text) is None
             and DISJUNCTION.match(text) is None and cut_context(text) == text
             and not plan_names_nothing(step))
-
-
-#: How sure the writer is, and nothing else ("confidence: high", "high certainty",
-#: "probability 0.8", "confidence 85%"): a note on the answer that names nothing, in brackets
-#: or after a colon or a dash (not "low probability of lymphoma", which names a disease).
-CONFIDENCE = (r"(?:(?:very\s+)?(?:high|moderate|medium|low|intermediate)\s+)?"
-              r"(?:confidence|certainty|probability|likelihood)"
-              r"(?:\s*(?:[:=]|is|of)?\s*[<>~\u2248\u2264\u2265]?\s*(?:(?:very\s+)?(?:high|moderate|medium|low|intermediate)"
-              r"|\d+(?:\.\d+)?\s*%?|0?\.\d+))?[\s.]*$")
-
-# A reason after the name, set off by a colon or a dash ("X: the history and examination are
-# classic", "X - classic presentation"): what follows explains, it names nothing more.
-_REASON = re.compile(
-    r"\s*(?::|\s[-\u2013\u2014]+)\s*(?=(?:a\s+|an\s+|the\s+|this\s+|these\s+|her\s+|his\s+)?"
-    rf"(?:{CONFIDENCE}|(?:"
-    r"(?:classic(?:al)?|typical|textbook|characteristic|pathognomonic|consistent|compatible|"
-    r"confirmed|supported|evidenced|suggested|indicated|given|based|history|presentation|"
-    r"findings?|features?|picture|patient|clinical|exam(?:ination)?|symptoms?|signs?|"
-    r"combination|constellation|triad|biopsy|imaging|labs?|because|since|as|explains?|"
-    # a step of the plan after the name ("T - start treatment"; red team round 5)
-    r"start|begin|initiate|treat|refer|recommend|monitor|follow|continue|admit)\b)))",
-    re.I)
-
-
-# A plan for confirming the answer ("X, but I would confirm it with a biopsy"): it names
-# no second diagnosis (a doubt that does, "but I cannot exclude Y", is read before this).
-_PLAN = re.compile(r",?\s+but\s+(?:i|we)(?:\s+(?:would|will|should)|'d)?\s+"
-                   r"(?:(?:like|want)\s+to\s+)?(?:confirm|verify|recommend|suggest|order|obtain|"
-                   r"start|refer|send|perform)\b", re.I)
-
-
-def cut_context(text: str) -> str:
-    """``text`` up to where it stops naming the condition and starts explaining it."""
-    plan = _PLAN.search(text)
-    text = text[: plan.start()] if plan is not None and plan.start() > 0 else text
-    found = _CONTEXT.search(text)
-    text = text[: found.start()] if found is not None and found.start() > 0 else text
-    reason = _REASON.search(text)
-    return text[: reason.start()] if reason is not None and reason.start() > 0 else text
