@@ -142,3 +142,20 @@ def test_an_infection_beside_a_disease_stays_beside_it() -> None:
     found = extract("Eczema with infection with Staphylococcus aureus")
     assert found.diagnosis == "Eczema"
     assert [m.role for m in found.mentions] == ["main", "concurrent"]
+
+
+def test_an_infection_with_its_agent_is_one_name_among_alternatives() -> None:
+    found = extract("Endometrial cancer cannot be distinguished from infection with herpes "
+                    "simplex virus without biopsy.")
+    assert found.category == "multiple"
+    found = extract("Pneumonia or infection with influenza virus")
+    assert found.category == "multiple"
+    assert "infection with influenza virus" in [m.text for m in found.mentions]
+
+
+@pytest.mark.parametrize("answer", ["Diabetic foot infection with osteomyelitis",
+                                    "Urinary tract infection with possible hyperosmolar "
+                                    "hyperglycemic state"])
+def test_a_named_infection_with_a_condition_keeps_the_condition_beside_it(answer: str) -> None:
+    found = extract(answer)
+    assert "with" not in found.diagnosis and len(found.mentions) == 2

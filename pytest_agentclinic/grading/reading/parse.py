@@ -190,12 +190,15 @@ def _marker(tail: str) -> tuple[Role, str]:
     return "concurrent", tail
 
 
-# An infection named by its agent ("Infection with herpes simplex virus", "infestation by
-# Sarcoptes scabiei"): the head word says what, the agent after "with" which (the sources
-# name it "herpes simplex virus infection").
-_INFECTION_WITH = re.compile(r"\s*(?:(?:an?|acute|chronic|recurrent|primary|latent|active|"
-                             r"disseminated|systemic|congenital)\s+)*(?:infections?|"
-                             r"infestations?|co-?infection)\s+(?:with|by)\s+", re.I)
+# An infection named by its agent ("Infection with herpes simplex virus", "W or infection
+# with X"): the head word says what, the agent after "with" which (the sources name it
+# "herpes simplex virus infection").
+# Only the infection by itself: "diabetic foot infection with osteomyelitis" and "urinary
+# tract infection with possible HHS" name a second condition after "with".
+_INFECTION_END = re.compile(r"(?:^|[,;(/]|\b(?:or|and|vs\.?|versus|from|than)\b)\s*(?:(?:an?|the|"
+                            r"acute|chronic|recurrent|primary|latent|active|disseminated|"
+                            r"systemic|congenital)\s+)*(?:infections?|infestations?|"
+                            r"co-?infection)$", re.I)
 
 
 def _next_segment(text: str) -> tuple[str, str]:
@@ -203,11 +206,12 @@ def _next_segment(text: str) -> tuple[str, str]:
     start = len(text) - len(LEADING.sub("", text))  # a leading hedge is part of the phrase
     # a comma or "and" inside a name the sources write so is no clause marker
     start += whole_name_end(text[start:])
-    # "Infection with X" is X's infection: "with" names the agent, not a second condition
-    agent = _INFECTION_WITH.match(text, start)
-    start = agent.end() if agent is not None else start
-    cuts = [m.start() for pattern in (CAUSE, REFINE, CONCURRENT, _MIMIC)
+    cuts = [m.start() for pattern in (CAUSE, REFINE, _MIMIC)
             for m in [pattern.search(text, max(start, 1))] if m and m.end() > m.start()]
+    # "Infection with X" is X's infection: "with" names the agent, not a second condition
+    cuts += [m.start() for m in CONCURRENT.finditer(text, max(start, 1))
+             if m.end() > m.start() and not (m.group().strip().lower() == "with"
+                                             and _INFECTION_END.search(text, 0, m.start()))][:1]
     cut = min(cuts) if cuts else len(text)
     return text[:cut], text[cut:]
 
