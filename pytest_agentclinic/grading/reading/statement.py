@@ -6,11 +6,12 @@ Models write their answer in many shapes, and the statement is found in all of t
   "Assessment:", "Impression:", "Conclusion:", "Working diagnosis:", or such a label as a
   heading over a line of its own ("## Final Diagnosis");
 * otherwise in the first sentence that is not a courtesy ("Thank you for the information."),
-  a question to the patient ("Have you had a fever?"), the case retold before a sentence
-  that answers ("The patient presents with ...", :mod:`.retelling`), after the words that
-  lead to the
-  name ("the most likely diagnosis is", "I suspect you have", "this looks like", "consistent
-  with"), and up to where the prose moves on to reasons ("given ...", "which requires ...").
+  a question to the patient ("Have you had a fever?"), or the case retold before a sentence
+  that answers ("The patient presents with ...", :mod:`.retelling`); after the words that
+  lead to the name ("the most likely diagnosis is", "I suspect you have", "this looks like",
+  "consistent with") or after the grounds it rests on ("Given fever and a rash, X is ..."),
+  and up to where the prose moves on to reasons ("given ...", "which requires ...",
+  :mod:`.context`).
 
 Tags and JSON objects (``<diagnosis>X</diagnosis>``, ``{"diagnosis": "X"}``) are turned into
 labels before (see :func:`.markers.unwrap`). :mod:`.extract` reads the diagnoses in the
