@@ -159,3 +159,14 @@ def test_an_infection_with_its_agent_is_one_name_among_alternatives() -> None:
 def test_a_named_infection_with_a_condition_keeps_the_condition_beside_it(answer: str) -> None:
     found = extract(answer)
     assert "with" not in found.diagnosis and len(found.mentions) == 2
+
+
+@pytest.mark.parametrize("answer", [
+    "Eczema cannot be excluded. Psoriasis is most likely.",
+    "Eczema cannot be excluded. The most likely diagnosis is psoriasis.",
+    "Eczema cannot be excluded without a biopsy. Psoriasis.",
+])
+def test_a_hedge_before_the_answer_keeps_its_disease_open(answer: str) -> None:
+    # two possible diagnoses (the paper's step 1); it had read as the single "or Eczema"
+    assert extract(answer).category == "multiple"
+    assert not CraftMDGrader().grade_frq(answer, "eczema").verdict

@@ -94,6 +94,11 @@ _HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\
                          r"consideration|considered|also|excluded|ruled)\b", re.I)
 
 
+# A hedge that opens the answer, with more after it: W kept open before the answer T, as
+# "T. W cannot be excluded." after it (two possible diagnoses, the paper's step 1).
+_OPENING_HEDGE = re.compile(rf"^\s*{_DENIED_CLAUSE}\s*[.;]\s*(?=\S)", re.I)
+
+
 def open_alternatives(text: str) -> str:
     """``text`` with each alternative it keeps open written as "or Y"."""
     text = re.sub(r"\s*\band\s*/\s*or\b\s*", " or ", text, flags=re.I)
@@ -102,6 +107,10 @@ def open_alternatives(text: str) -> str:
     if not _HEDGE_WORD.search(text):
         return text
     text = _PLAN_CLAUSE.sub(lambda m: "" if _plan_before_open(text, m) else m.group(0), text)
+    opening = _OPENING_HEDGE.match(text)
+    if opening is not None:
+        # "W cannot be excluded. T is most likely.": the answer that follows, or W
+        text = f"{text[opening.end():].rstrip()} Or {opening.group(1).strip()}."
     for pattern in _HEDGED:
         text = pattern.sub(lambda m: f" or {next(g for g in m.groups() if g).strip()}", text)
     return text
