@@ -209,9 +209,12 @@ def _next_segment(text: str) -> tuple[str, str]:
     cuts = [m.start() for pattern in (CAUSE, REFINE, _MIMIC)
             for m in [pattern.search(text, max(start, 1))] if m and m.end() > m.start()]
     # "Infection with X" is X's infection: "with" names the agent, not a second condition
-    cuts += [m.start() for m in CONCURRENT.finditer(text, max(start, 1))
-             if m.end() > m.start() and not (m.group().strip().lower() == "with"
-                                             and _INFECTION_END.search(text, 0, m.start()))][:1]
+    # (the first join that is not such a "with"; the scan stops there)
+    join = next((m for m in CONCURRENT.finditer(text, max(start, 1))
+                 if m.end() > m.start() and not (m.group().strip().lower() == "with"
+                                                 and _INFECTION_END.search(text, 0, m.start()))),
+                None)
+    cuts += [join.start()] if join is not None else []
     cut = min(cuts) if cuts else len(text)
     return text[:cut], text[cut:]
 
