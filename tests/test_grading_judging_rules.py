@@ -148,7 +148,8 @@ def test_a_name_the_terminology_places_in_another_branch_is_decided_wrong() -> N
 def test_extraction_reads_the_main_diagnosis_and_the_roles_of_the_others() -> None:
     read = extract(f"{W} (also known as {T}); {T}")
     assert read.category == "single" and read.diagnosis == W
-    assert {m.role for m in read.mentions if m.text == T} == {"beside", "after"}
+    # another name the answer claims and the terminology does not confirm: only claimed
+    assert {m.role for m in read.mentions if m.text == T} == {"claimed", "after"}
     # a claim the terminology confirms keeps its role
     read = extract("Granulomatosis with polyangiitis (also known as Wegener granulomatosis)")
     assert "beside" not in {m.role for m in read.mentions}

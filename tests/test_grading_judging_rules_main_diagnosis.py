@@ -205,3 +205,26 @@ def test_a_sibling_or_a_competing_disease_beside_the_truth_is_a_second_diagnosis
         truth: str, other: str) -> None:
     assert scores(f"{truth} with {other}", truth) == [0, 0]
     assert scores(f"{truth}, {other}", truth) == [0, 0]
+
+
+@pytest.mark.parametrize("answer", [
+    "Mucormycosis (also known as zygomycosis or black fungus)",
+    "Final Diagnosis: Mucormycosis (also known as black fungus).",
+    "DIAGNOSIS READY: Mucormycosis, also known as black fungus",
+    "Mucormycosis, a.k.a. black fungus",
+])
+def test_another_name_the_answer_claims_is_no_second_diagnosis(answer: str) -> None:
+    # "black fungus" is a name no source lists: the answer says it names its one diagnosis
+    # again, so the main diagnosis is graded (the paper's step 1), in both policies
+    for policy in ("strict", "paper"):
+        verdict = CraftMDGrader(policy=policy).grade_frq(answer, "Mucormycosis")
+        assert verdict.category == "single" and verdict.verdict == 1, (policy, verdict.reason)
+
+
+@pytest.mark.parametrize("answer", [
+    "Rosacea (also known as mucormycosis)", "Rosacea, i.e. mucormycosis",
+    "DIAGNOSIS READY: Rosacea (aka mucormycosis)",
+])
+def test_a_claimed_name_never_scores_by_itself(answer: str) -> None:
+    verdict = CraftMDGrader().grade_frq(answer, "Mucormycosis")
+    assert verdict.verdict == 0 and verdict.sure, verdict.reason

@@ -16,7 +16,7 @@ from ..terms.readings import given_names
 from ..terms.truth_forms import forms_of as _forms
 
 #: Roles of a name that may restate the main diagnosis rather than add one.
-RESTATING = frozenset({"alias", "refinement", "beside", "suggested"})
+RESTATING = frozenset({"alias", "refinement", "beside", "suggested", "claimed"})
 
 
 def same_name(given: str, other: str, kinds: tuple[str, ...] = ("same", "synonym")) -> bool:

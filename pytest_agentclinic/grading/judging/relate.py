@@ -63,7 +63,7 @@ Standing = Literal["same", "synonym", "broader", "narrower", "other-branch", "un
 PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
 #: Roles of a name whose match never scores: the truth named only in a secondary role.
 SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complication",
-                             "suggested", "comorbid"})
+                             "suggested", "comorbid", "claimed"})
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
 _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested"})
 #: "X-like" (also after a bracket: "encephalopathy (PML)-like"): what resembles X.
@@ -140,7 +140,7 @@ class Related:
     def whole(self) -> str:
         """The statement read as one name, unless names are joined by a comma, a bracket or
         a sentence of their own (never one name)."""
-        joined = any(m.role in ("listed", "after", "beside", "suggested")
+        joined = any(m.role in ("listed", "after", "beside", "suggested", "claimed")
                      for m in self.extraction.mentions)
         return "" if joined else self.body
 

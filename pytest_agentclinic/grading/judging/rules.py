@@ -241,9 +241,10 @@ def decide(extraction: Extraction, accepted: Sequence[str],
 
 
 #: Roles a name may match in under the ``paper`` policy: CRAFT-MD's grader compared every
-#: concurrent name it returned with the truth (not a cause, not an alternative).
+#: concurrent name it returned with the truth (not a cause, not an alternative), and took
+#: another name the answer gives its diagnosis as that diagnosis ("claimed").
 PAPER_ROLES = frozenset({"concurrent", "listed", "beside", "after", "complication",
-                         "comorbid"})
+                         "comorbid", "claimed"})
 
 
 #: How far above the truth any broader name counts under ``paper``: CRAFT-MD's step 2 says

@@ -60,7 +60,7 @@ __all__ = ["Category", "Extraction", "Mention", "Role", "bare", "parse"]
 Category = Literal["single", "multiple", "none"]
 Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
                "hedged", "offered", "parenthesized", "beside", "after", "complication",
-               "suggested", "comorbid"]
+               "suggested", "comorbid", "claimed"]
 
 
 @dataclass(frozen=True)
@@ -302,8 +302,9 @@ def _categorise(stmt: str, body: str, found: tuple[Mention, ...], *, differentia
 def _resolved(mention: Mention, main: str, named: str) -> Mention:
     """A companion whose role depends on how it relates to the main diagnosis, settled
     (see :mod:`.companions`). A claim inside the answer ("also known as Y", "i.e. Y",
-    "specifically Y") proves nothing: Y restates X only when the terminology links them,
-    else it is another condition named beside X."""
+    "specifically Y") proves nothing: Y restates X only when the terminology links them;
+    else another name claimed for X is only claimed (no second diagnosis, and no match),
+    and a kind claimed of X another condition named beside it."""
     if mention.role in ("alias", "refinement"):
         return replace(mention, role=restating_role(mention.text, main, named, mention.role))
     if mention.role == "hedged":

@@ -203,7 +203,7 @@ DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?!
                          r"|alternatives?(?:\s+diagnos[ie]s)?\s*(?=:))[\s,:]*", re.I)
 # A full stop after a one-letter initial before a lower-case word ("C. difficile colitis",
 # "H. pylori gastritis") is part of the name, not a sentence's end.
-SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bst)(?<!\bdr)"
+SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\ba\.k\.a)(?<!\bvs)(?<!\bst)(?<!\bdr)"
                            r"(?<!\b[A-Z])\.(?=\s|$)|(?<=\b[A-Z])\.(?=\s*$|\s+[^a-z\s])"
                            r"|[?!]+(?=\s|$)|\n|;\s")
 # An opening that answers nothing: the diagnosis comes in a later sentence.
