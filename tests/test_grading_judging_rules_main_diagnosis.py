@@ -228,3 +228,22 @@ def test_another_name_the_answer_claims_is_no_second_diagnosis(answer: str) -> N
 def test_a_claimed_name_never_scores_by_itself(answer: str) -> None:
     verdict = CraftMDGrader().grade_frq(answer, "Mucormycosis")
     assert verdict.verdict == 0 and verdict.sure, verdict.reason
+
+
+@pytest.mark.parametrize(("comma", "bracket"), [
+    ("Bacterial pneumonia, possibly with lung abscess",
+     "Bacterial pneumonia (possibly with lung abscess)"),
+    ("Acute appendicitis, possibly complicated by perforation",
+     "Acute appendicitis (possibly complicated by perforation)"),
+    ("Acute pancreatitis, likely with pseudocyst formation",
+     "Acute pancreatitis (likely with pseudocyst formation)"),
+])
+def test_a_hedged_companion_reads_alike_after_a_comma_and_in_a_bracket(comma: str,
+                                                                       bracket: str) -> None:
+    # one reader: "(possibly with Y)" is what the disease may bring with it, as
+    # ", possibly with Y" is, never an alternative diagnosis "with Y"
+    for truth in (comma.split(",")[0], "Lung abscess"):
+        for grader in (STRICT, PAPER):
+            a, b = grader.grade_frq(comma, truth), grader.grade_frq(bracket, truth)
+            assert (a.category, a.verdict) == (b.category, b.verdict), (comma, truth)
+    assert STRICT.grade_frq(bracket, "Lung abscess").category == "single"

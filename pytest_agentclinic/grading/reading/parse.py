@@ -143,13 +143,25 @@ def _classify_paren(inner: str) -> list[Mention]:
                           (HEDGED, "hedged"), (REFINE, "alternative")):
         found = pattern.match(inner)
         if found is not None:
-            return _split(cut_context(inner[found.end():]), role)  # type: ignore[arg-type]
+            rest = inner[found.end():]
+            if role in ("hedged", "alternative") and re.match(COMPANION, rest, re.I):
+                # "(possibly with lung abscess)": read as after a comma ("X, possibly with
+                # lung abscess"), what the disease may bring with it: one reader for both
+                return _paren_companion(rest)
+            return _split(cut_context(rest), role)  # type: ignore[arg-type]
     if ASIDE.match(inner):
         return []
     # "(fifth disease or erythema infectiosum)": other names of the same condition, or
     # "(lupus)" after rosacea: another condition named beside it (see :mod:`.companions`).
     return [Mention(_bare(p), "parenthesized") for p in ALTERNATIVE.split(cut_context(inner))
             if _bare(p) and _is_condition_phrase(p)]
+
+
+def _paren_companion(rest: str) -> list[Mention]:
+    """A bracket's hedged companion joined by "with" or "complicated by": the role the same
+    words take after a comma (:func:`_marker`)."""
+    role, phrase = _marker(" " + rest)
+    return _split(cut_context(phrase), role)
 
 
 # "W mimicking T", "W masquerading as T": what W resembles, a second name beside W that the
