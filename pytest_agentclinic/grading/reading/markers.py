@@ -119,9 +119,8 @@ _SET_ASIDE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[^\n]*\b(?:ruled\s+out|excluded|u
 
 
 def unwrap(text: str) -> str:
-    """``text`` with a JSON answer, tagged fields, table rows and a SOAP note's letters
-    written as labelled lines ("diagnosis: X", "Assessment: X"), and without a reasoning
-    block, comments or code fences."""
+    """``text`` with a JSON answer, tagged fields, table rows and a SOAP note's letters as
+    labelled lines ("diagnosis: X"), and without a reasoning block, comments or code fences."""
     text = untypeset(_FENCE.sub("", _THINKING.sub(" ", _COMMENT.sub(" ", text))))
     text = soap_headings(text)
     if "|" in text:

@@ -207,9 +207,9 @@ _OPENING = re.compile(r"^\s*\(")  # "X\n(or Y)"
 # "(C) Asthma", "Option C: Asthma"): the letter labels the option, the name answers. A
 # number labels an item before any name ("1. von Willebrand disease", "1. 17-alpha-
 # hydroxylase deficiency"); a letter only before a capital ("C. difficile" is an initial).
-_ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e][.)]\s+(?=[A-Z])|\d{1,2}[.)]\s+(?=[^\W_])|\((?:[A-Ea-e]|\d{1,2})\)"
-                         r"\s+(?=[^\W\d_])|(?i:option|choice)\s+(?:[A-Ea-e]|\d{1,2})\s*[.):-]\s*"
-                         r"(?=[^\W\d_]))")
+_ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e][.)]\s+(?=[A-Z])|\d{1,2}[.)]\s+(?=[^\W_])|"
+                         r"\((?:[A-Ea-e]|\d{1,2})\)\s+(?=[^\W\d_])|"
+                         r"(?i:option|choice)\s+(?:[A-Ea-e]|\d{1,2})\s*[.):-]\s*(?=[^\W\d_]))")
 #: A word that offers another diagnosis at the start of a clause or sentence.
 DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?![-\w])"
                          r"|alternatives?(?:\s+diagnos[ie]s)?\s*(?=:))[\s,:]*", re.I)
