@@ -109,6 +109,61 @@ STYLES: dict[str, str] = {
     "xml_answer": "<answer>{r}</answer>",
     "table_row": "| Diagnosis | {r} |",
     "final_heading": "## Final Answer\n{r}",
+    # Round 2: long markdown answers, reasoning chains, structured fields and chat turns.
+    "md_long": "## Diagnosis\n\n**{r}**\n\n## Rationale\n\n- The history fits the typical "
+               "course.\n- The examination shows the characteristic lesions.\n\n## Next "
+               "steps\n\n- Start first-line treatment.\n- Review in two weeks.",
+    "reasoning_chain": "1. The patient has a two-week history of the presenting complaint.\n"
+                       "2. The examination shows the characteristic findings.\n3. The "
+                       "laboratory results support this.\n\nTherefore, the diagnosis is {r}.",
+    "final_answer_latex": "Final Answer: The final answer is $\\boxed{{\\text{{{r}}}}}$",
+    "json_fields": '{{"diagnosis": "{r}", "confidence": "high", "differential": [], '
+                   '"reasoning": "The history and examination fit."}}',
+    "json_pretty": '```json\n{{\n  "diagnosis": "{r}",\n  "icd10": "L40.0",\n  '
+                   '"confidence": 0.9\n}}\n```',
+    "xml_reasoning": "<reasoning>The history and examination fit.</reasoning>\n"
+                     "<diagnosis>{r}</diagnosis>",
+    "dialogue": "Doctor: Based on everything you've told me, you have {r}.",
+    "ready_explained": "DIAGNOSIS READY: {r}\n\nThe presentation, the course and the "
+                       "examination findings all point to this diagnosis.",
+    "summary_table": "| Field | Value |\n|---|---|\n| Diagnosis | {r} |\n| Confidence | High |",
+    "tldr": "TL;DR: {r}",
+    "bullets_severity": "- **Diagnosis:** {r}\n- **Severity:** mild",
+    "sign_off": "{r}. Please consult a dermatologist.",
+    "patient_facing": "Final diagnosis: {r}\n\n{r} is a common condition that often causes "
+                      "itching and redness. It usually responds well to treatment.",
+    "question_back": "The most likely diagnosis is {r}. Have you noticed any other symptoms "
+                     "since it started?",
+    "lowercase": "final diagnosis: {l}",
+    "caps_heading": "FINAL DIAGNOSIS\n\n{r}\n\nThe findings support this diagnosis.",
+    "dx": "Dx: {r}",
+    "ddx_none": "Dx: {r}\nDdx considered and excluded: none",
+    "crlf": "Final diagnosis: {r}\r\nConfidence: high\r\n",
+    "trailing_space": "Final diagnosis: {r}   \n\n\n   \n",
+    "impression_plan": "Impression: {r}\nPlan: topical therapy and review in two weeks.",
+    "soap": "S: Itchy rash for two weeks.\nO: Erythematous plaques on the extensor "
+            "surfaces.\nA: {r}\nP: Topical therapy; follow up in two weeks.",
+    "bold_in_sentence": "The most likely diagnosis is **{r}**, given the history and the "
+                        "examination.",
+    "emoji_label": "\U0001fa7a Diagnosis: {r}",
+    "blockquote": "> **Diagnosis:** {r}",
+    "rule_disclaimer": "Diagnosis: {r}\n\n---\n\n*This is not medical advice.*",
+    "step_by_step": "Let's think step by step. The rash is chronic and itchy. The examination "
+                    "is typical. So the answer is {r}.",
+    "confident": "I am confident the diagnosis is {r}.",
+    "bold_headings": "**Diagnosis**\n{r}\n\n**Confidence**\nHigh",
+    "numbered_one": "Final diagnosis:\n1. {r}",
+    "primary_secondary": "Primary diagnosis: {r}\nSecondary diagnoses: none",
+    "differential_none": "Diagnosis: {r}\nDifferential diagnosis: none",
+    "html_strong": "<p><strong>Diagnosis:</strong> {r}</p>",
+    "heres_why": "**Diagnosis: {r}**\n\nHere's why:\n\n*   **History:** the course fits.\n"
+                 "*   **Examination:** the lesions are typical.",
+    "supporting": "Based on the presentation, this is most consistent with **{r}**.\n\nKey "
+                  "features supporting this:\n- the onset\n- the distribution",
+    "classic_for": "The patient's presentation is classic for {r}.",
+    "you_most_likely": "You most likely have {r}. It is treatable, so please don't worry.",
+    "my_final": "After reviewing the case, my final diagnosis is {r}. Treatment should begin "
+                "promptly.",
 }
 _NOT_BARE = re.compile(r"diagnos|possible|likely|suspect|probabl|\*\*|answer", re.I)
 _LABEL = re.compile(r"^\W*final\s+diagnosis\W*", re.I)
@@ -129,6 +184,11 @@ def bare_answers(datasets: Path, which: str, sample: int) -> list[tuple[str, str
     return found[:sample]
 
 
+def restyle(style: str, bare: str) -> str:
+    """The bare answer written in one style ({r} as given, {R} in capitals, {l} lowercase)."""
+    return style.format(r=bare, R=bare.upper(), l=bare.lower())
+
+
 def changes(answers: list[tuple[str, str]], grader: CraftMDGrader,
             ) -> tuple[Counter[str], dict[str, list[str]]]:
     """Per style, how many verdicts differ from the bare answer's, and examples."""
@@ -137,7 +197,7 @@ def changes(answers: list[tuple[str, str]], grader: CraftMDGrader,
     for bare, truth in answers:
         base = grader.grade_frq(bare, truth).verdict
         for name, style in STYLES.items():
-            verdict = grader.grade_frq(style.format(r=bare, R=bare.upper()), truth).verdict
+            verdict = grader.grade_frq(restyle(style, bare), truth).verdict
             if verdict != base:
                 changed[name] += 1
                 examples[name].append(f"{int(base)} -> {int(verdict)}: {bare!r} | {truth!r}")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_styles import STYLES, changes
+from benchmarks.bench_styles import STYLES, changes, restyle
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 
 
@@ -30,8 +30,7 @@ class _ReadsOnlyBareNames:
 def test_every_style_that_changes_a_verdict_is_counted_with_its_example() -> None:
     grader = _ReadsOnlyBareNames()
     changed, examples = changes([("Psoriasis", "Psoriasis")], grader)  # type: ignore[arg-type]
-    restyled = {n for n, s in STYLES.items() if s.format(r="Psoriasis", R="PSORIASIS") !=
-                "Psoriasis"}
+    restyled = {n for n, s in STYLES.items() if restyle(s, "Psoriasis") != "Psoriasis"}
     assert set(changed) == restyled
     assert all(examples[n] == ["1 -> 0: 'Psoriasis' | 'Psoriasis'"] for n in changed)
 

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 
 from .name_patterns import NAME, NAME_ALONE, NAME_IN_CLAUSE, NAMES_AFTER_DASH
-from .typography import untypeset
+from .typography import soap_headings, untypeset
 
 # --- where the answer starts ------------------------------------------------------------------
 
@@ -119,9 +119,10 @@ _SET_ASIDE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[^\n]*\b(?:ruled\s+out|excluded|u
 
 
 def unwrap(text: str) -> str:
-    """``text`` with a JSON answer, tagged fields and table rows written as labelled lines
-    ("diagnosis: X"), and without a reasoning block, comments or code fences."""
+    """``text`` with a JSON answer, tagged fields, table rows and a SOAP note's letters as
+    labelled lines ("diagnosis: X"), and without a reasoning block, comments or code fences."""
     text = untypeset(_FENCE.sub("", _THINKING.sub(" ", _COMMENT.sub(" ", text))))
+    text = soap_headings(text)
     if "|" in text:
         # a header names columns; one of alternatives set aside ("| Differential | Why less
         # likely |") heads a section of what the answer considered, as "Considered:" would

@@ -18,7 +18,10 @@ _HEADING = (
     r"(?:(?:the\s+|my\s+)?(?:differentials?(?:\s+diagnos[ie]s)?|ddx|"
     r"ruled\s+out|excluded|exclusions?|less\s+likely|other\s+(?:possibilities|considerations)|"
     r"(?:also\s+)?considered|considerations?|reasons?|reasoning|rationale|justification|"
-    r"explanation|why|supporting(?:\s+\w+)?|findings|evidence|"
+    r"explanation|why|here(?:'s|\s+is)\s+why|supporting(?:\s+\w+)?|findings|evidence|"
+    # "**Confidence**" over "High": how sure the writer is, a note under its own heading, as
+    # "Confidence: high" after the answer is (docs/grading.md, other models' styles)
+    r"confidence(?:\s+level)?|certainty|"
     # "Key supporting features", "Pertinent negatives", "Clinical reasoning"
     r"(?:key|pertinent|clinical|relevant)\s+(?:supporting\s+)?(?:findings|features|points|"
     r"evidence|positives|negatives|reasoning)|summary|discussion|investigations?|"
@@ -53,13 +56,24 @@ _OPEN = re.compile(r"\b(?:or|possib\w*|consider\w*|differential|rule\s+out|exclu
                    r"vs\.?|versus|alternatively)\b", re.I)
 
 
+# A labelled line after the answer that says it has nothing ("Secondary diagnoses: none",
+# "Comorbidities: nil", "Allergies: N/A"): it names nothing, and is no item of a list. Not
+# a label of the answer itself ("Final diagnosis: none" after a working one says no answer).
+_NOTHING_LINE = re.compile(r"^[ \t>*_\-]*(?!(?:final|working|provisional|primary|principal|"
+                           r"main|most\s+likely|revised|updated)\b|(?:diagnos[ie]s|dx|answer)\b)"
+                           r"[^\W\d_][^\n:]{0,40}?[*_]*[ \t]*:[ \t]*[*_]*(?:none|nil|"
+                           r"n/?a|not\s+applicable)[*_.]*[ \t]*$\n?", re.I | re.M)
+
+
 def cut_sections(text: str) -> str:
     """``text`` up to the first section heading or closing line after a committed answer
-    (its first line holds the answer, and is no section heading itself)."""
+    (its first line holds the answer, and is no section heading itself), without the
+    labelled lines after it that say there is nothing ("Secondary diagnoses: none")."""
     first = first_line(text)
     if not first.strip() or _SECTION.match(first):
         return text
     start = text.find(first) + len(first)
+    text = text[:start] + _NOTHING_LINE.sub("", text[start:])
     found = _SECTION.search(text, start)
     closing = _CLOSING_SENTENCE.search(text, 0, start) or _CLOSING.search(text, start)
     if closing is not None and _OPEN.search(text, closing.start()):

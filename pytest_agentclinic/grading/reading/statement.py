@@ -49,6 +49,12 @@ _SEPARATOR = (rf"{_EMPHASIS}[ \t]*(?:[:=]|[ \t][-\u2010-\u2015]+[ \t]|[ \t]*\n"
 _QUALIFIER = (r"(?:final|working|provisional|clinical|primary|principal|leading|top|main|"
               r"presumptive|presumed|tentative|probable|most\s+probable|most\s+likely|likely|"
               r"initial|preliminary)")
+# A conclusion that opens its sentence or line: a connective of consequence, then what the
+# answer is.
+_CONCLUSION = (r"(?:^|(?<=[.!?])[ \t]+)[ \t>*_]*(?:therefore|thus|hence|so|in\s+conclusion|"
+               r"in\s+summary|to\s+summari[sz]e|overall),?[ \t]+(?:the|my)[ \t]+(?:(?:final|"
+               r"most\s+likely|likely|probable)[ \t]+)?(?:diagnosis|answer)[ \t]+(?:is|would"
+               r"\s+be)[ \t]*:?[ \t]*(?=\S)")
 # Strongest first: "Final Diagnosis:" wherever it stands; the others only where a line starts,
 # since in prose "answer" and "assessment" are ordinary words, and a label alone on its line
 # heads the line below ("## Final Diagnosis" over "Psoriasis").
@@ -57,7 +63,11 @@ _LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx){_SEPARATOR}"
     # "Primary: T" over "Secondary: none": the main diagnosis by its role, a colon after it
     rf"|{_LINE_START}(?:primary|principal|main){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)",
-    rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:final\s+)?answer{_SEPARATOR}",
+    rf"{_LINE_START}(?:(?:(?:my|the|our)\s+)?(?:final\s+)?answer|tl;?\s*dr|bottom\s+line)"
+    rf"{_SEPARATOR}"
+    # the conclusion a chain of reasoning ends in ("1. ... 2. ... Therefore, the diagnosis is
+    # T.", "Let's think step by step. ... So the answer is T."): the answer it gives
+    rf"|{_CONCLUSION}",
     # "Assessment and Plan:", "A&P:" (a clinical note's heading over its problem list)
     rf"{_LINE_START}(?:(?:clinical\s+)?(?:impression|assessment|conclusion)(?:\s*(?:and|&|/)\s*"
     rf"plan)?|a\s*[&/]\s*p){_SEPARATOR}",
@@ -194,10 +204,12 @@ _NO_NAME = re.compile(r"\s*(?:the\s+)?(?:most\s+|more\s+)?(?:likely|probable)\b(
                       r"findings|clinical\s+picture)(?:\s+best)?)\s*$", re.I)
 _OPENING = re.compile(r"^\s*\(")  # "X\n(or Y)"
 # An option's letter before the name, as a multiple-choice answer is written ("A. Asthma",
-# "(C) Asthma", "Option C: Asthma"): the letter labels the option, the name answers.
-_ENUMERATOR = re.compile(r"^\s*(?:(?:[A-Ea-e]|\d{1,2})[.)]\s+(?=[A-Z])|\((?:[A-Ea-e]|\d{1,2})\)"
-                         r"\s+(?=[^\W\d_])|(?i:option|choice)\s+(?:[A-Ea-e]|\d{1,2})\s*[.):-]\s*"
-                         r"(?=[^\W\d_]))")
+# "(C) Asthma", "Option C: Asthma"): the letter labels the option, the name answers. A
+# number labels an item before any name ("1. von Willebrand disease", "1. 17-alpha-
+# hydroxylase deficiency"); a letter only before a capital ("C. difficile" is an initial).
+_ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e][.)]\s+(?=[A-Z])|\d{1,2}[.)]\s+(?=[^\W_])|"
+                         r"\((?:[A-Ea-e]|\d{1,2})\)\s+(?=[^\W\d_])|"
+                         r"(?i:option|choice)\s+(?:[A-Ea-e]|\d{1,2})\s*[.):-]\s*(?=[^\W\d_]))")
 #: A word that offers another diagnosis at the start of a clause or sentence.
 DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?![-\w])"
                          r"|alternatives?(?:\s+diagnos[ie]s)?\s*(?=:))[\s,:]*", re.I)

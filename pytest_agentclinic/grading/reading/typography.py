@@ -11,14 +11,17 @@ Models and clinicians write the same name in other hands:
   (consistent with), "r/o" (rule out), "s/p" (status post), "h/o" (history of), "d/t" (due
   to), "w/" and "w/o" (with, without). Read as slashes, they split one statement into two
   names ("Findings c" / "w T"); written out, the reader's joins read them as they read the
-  words.
+  words;
+* as a SOAP note, whose sections a clinician heads with their letters ("S:", "O:", "A:",
+  "P:"): the assessment ("A:") holds the diagnosis, and written out it is read as the label
+  "Assessment:" is.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["expand_shorthand", "unmarked", "untypeset"]
+__all__ = ["expand_shorthand", "soap_headings", "unmarked", "untypeset"]
 
 # A LaTeX command that sets its argument (bold, italics, text in math, a box): the argument
 # stays, the command goes; innermost first ("\boxed{\text{T}}").
@@ -78,3 +81,21 @@ def expand_shorthand(text: str) -> str:
         return text
     written = _SHORT.sub(lambda m: _SHORTHAND[(m.group(1) or m.group(2)).lower()], text)
     return re.sub(r"[ \t]{2,}", " ", written)
+
+
+# A SOAP note's section letters, each opening its line ("S: Itchy rash", "A: T", "P: ...").
+_SOAP_LETTER = re.compile(r"^([ \t>*_\-]*)([SOAP])([*_]*[ \t]*:)", re.M)
+_SOAP_WORDS = {"S": "Subjective", "O": "Objective", "A": "Assessment", "P": "Plan"}
+
+
+def soap_headings(text: str) -> str:
+    """``text`` with a SOAP note's section letters written out ("A: T" as "Assessment: T"),
+    where the letters head a note: "A:" and at least two of "S:", "O:", "P:" open lines in
+    that order. A letter alone before a colon is otherwise an option's letter ("A: T")."""
+    found = _SOAP_LETTER.findall(text)
+    letters = "".join(letter for _, letter, _ in found)
+    if "A" not in letters or len(set(letters) - {"A"}) < 2 or letters != "".join(
+            sorted(letters, key="SOAP".index)):
+        return text
+    return _SOAP_LETTER.sub(lambda m: f"{m.group(1)}{_SOAP_WORDS[m.group(2)]}{m.group(3)}",
+                            text)
