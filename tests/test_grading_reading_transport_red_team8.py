@@ -90,3 +90,15 @@ def test_a_byte_order_mark_a_full_width_colon_and_a_name_after_this_is(answer: s
     # Essential ..." was read as the judgement "It is essential to ..."
     read = extract(wrap.format(answer))
     assert (read.category, read.diagnosis) == ("single", "Essential thrombocythemia")
+
+
+@pytest.mark.parametrize("answer", [
+    "Final Diagnosis: This is an AI error; a diagnosis cannot be made without more questions.",
+    "Final Diagnosis: This is a medical emergency. Immediate evaluation is required.",
+    "This is an incomplete diagnostic scenario; more information is needed.",
+    "No diagnosis required; this is a routine prenatal check-up.",
+    "Final Diagnosis: It is inappropriate to provide a diagnosis without more information.",
+    "Final Diagnosis: It is critical to perform an electrocardiogram to confirm it."])
+def test_this_is_before_a_refusal_or_the_exchange_names_nothing(answer: str) -> None:
+    # read as "none" before "This is T." named T; a refusal or what the exchange is stays one
+    assert extract(answer).category == "none"

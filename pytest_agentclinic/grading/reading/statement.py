@@ -205,9 +205,14 @@ _THIS_IS = re.compile(
     # "It is important to note", "It is hard to say", "It is unclear.": a judgement of the case,
     # no name ("Essential thrombocythemia" is one)
     r"|(?:\w+\s+)?(?:important|unclear|difficult|hard|challenging|impossible|possible|"
-    r"necessary|essential|crucial|advisable|recommended|unlikely|worth|best|better|clear|"
-    r"obvious|uncertain)\b(?:\s+(?:to|that|for|whether|if)\b|\s*[.!]?\s*$)"
-    r"|a\s+(?:difficult|complex|challenging|tricky|complicated)\b)"
+    r"necessary|essential|crucial|critical|imperative|vital|advisable|recommended|unlikely|"
+    r"worth|best|better|clear|obvious|uncertain|(?:in)?appropriate|premature|prudent|wise|"
+    r"reasonable)\b(?:\s+(?:to|that|for|whether|if)\b|\s*[.!]?\s*$)"
+    r"|a\s+(?:difficult|complex|challenging|tricky|complicated)\b"
+    # what the exchange is, not the patient: "This is a medical emergency", "... an order to
+    # stop", "... a description of ...", "... a routine check-up", "... a healthy patient"
+    r"|(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:emergency|order|description|request|question|scenario|"
+    r"simulation|reminder|summary|check-?up|error|healthy|normal)\b)"
     r"(?:(?:a\s+)?case\s+of\s+)?", re.I)
 
 # What may follow a lead without naming anything: the name came before it.
@@ -278,7 +283,8 @@ def statement(text: str) -> str:
     # most likely diagnosis"); grounds that refuse are kept ("Given the insufficient data,
     # I must ask more"), and a refusal after them read alone ("Without the image, a
     # diagnosis cannot be made": the grounds name nothing)
-    if lead is None and (this_is := _THIS_IS.match(head)) and len(head) - this_is.end() > 2:
+    if (lead is None and (this_is := _THIS_IS.match(head)) and len(head) - this_is.end() > 2
+            and not is_refusal(head)):
         return head[this_is.end():].strip(" .:,-\"'")
     grounded = after_grounds(head)
     kept = head if is_refusal(head) and not is_refusal(grounded) else grounded
