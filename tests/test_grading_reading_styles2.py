@@ -8,7 +8,7 @@ import pytest
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.extract import extract
-from pytest_agentclinic.grading.reading.typography import soap_headings
+from pytest_agentclinic.grading.reading.soap import soap_assessment
 
 
 @pytest.mark.parametrize(("answer", "diagnosis"), [
@@ -65,13 +65,12 @@ def test_what_still_offers_several(answer: str) -> None:
     assert extract(answer).category == "multiple"
 
 
-def test_soap_letters_are_written_out_only_in_a_note() -> None:
+def test_a_soap_note_is_read_as_its_assessment_only_in_a_note() -> None:
     note = "S: Itch.\nO: Burrows.\nA: Scabies\nP: Permethrin."
-    assert soap_headings(note) == ("Subjective: Itch.\nObjective: Burrows.\nAssessment: "
-                                   "Scabies\nPlan: Permethrin.")
-    # an option's letter, or letters out of a note's order, are left as they are
-    assert soap_headings("A: Scabies") == "A: Scabies"
-    assert soap_headings("P: x\nA: y\nS: z") == "P: x\nA: y\nS: z"
+    assert soap_assessment(note) == "Final Diagnosis: Scabies"
+    assert extract(note).diagnosis == "Scabies"
+    # an option's letter alone is no note
+    assert soap_assessment("A: Scabies") == "A: Scabies"
 
 
 @pytest.mark.parametrize("answer", [

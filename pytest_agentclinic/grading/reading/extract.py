@@ -43,7 +43,8 @@ from .plans import plan_names_nothing
 from .prefaces import drop_preface
 from .refusals import names_an_option_only
 from .revisions import drop_absent, revised
-from .sections import cut_sections
+from .sections import cut_sections, unaddressed
+from .soap import soap_assessment
 from .statement import (
     bare_name,
     clean,
@@ -53,6 +54,7 @@ from .statement import (
     starts_labelled,
     statement,
 )
+from .typography import untransported
 
 __all__ = ["Category", "Extraction", "Mention", "Role", "extract"]
 
@@ -77,6 +79,10 @@ _WEIGHT = re.compile(r"[(\[]\s*~?\d{1,3}(?:\.\d+)?\s*%|\s[-\u2013\u2014]\s*~?\d{
                      r"\s*%[ \t]*$", re.M)
 # "R/O T", "Rule out T": a plan to exclude T, which commits to no diagnosis (a clinician's
 # "r/o" heads what is still to be excluded; "W, r/o T" is W with T kept open).
+# "s/p T" ("status post"): a clinician's note of what is past, a procedure or a condition
+# treated, with no diagnosis made now (red team round 8; "s/p T, now W" is graded on W).
+_STATUS_POST = re.compile(r"status\s+post\b(?![^\n]*\b(?:now|presents?|presenting)\b)",
+                          re.I)
 _RULE_OUT = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?rule\s+out\b", re.I)
 
 
@@ -99,12 +105,17 @@ def _answer(response: str, *,
     Given twice, the last declaration with words answers: one before it may echo the
     harness's warning ("reply now with DIAGNOSIS READY: <diagnosis>"). The last value says
     whether the answer follows "DIAGNOSIS READY:", which then reads as a label would."""
-    before_ready, declarations = ready_answers(response)
+    # what the transport added (HTML entities, a link, a template's tokens, an escaped line
+    # break) is read as what it stands for, before anything else (red team round 8)
+    before_ready, declarations = ready_answers(untransported(response))
     given = [p for p in (strip_echoes(unwrap(d)) for d in declarations) if _ALNUM.search(p)]
     if len(given) > 1 and _ready_apart(given, conditions_only=conditions_only):
         return "", Extraction("multiple", "", reason="the answer is declared ready twice, "
                               "naming different diagnoses"), True
-    answer = (given or [""])[-1] if declarations else strip_echoes(unwrap(response))
+    answer = (given or [""])[-1] if declarations else strip_echoes(unwrap(
+        untransported(response)))
+    # a SOAP note's assessment is its diagnosis (red team round 8)
+    answer = soap_assessment(unaddressed(answer))
     # What follows a committed answer under a heading ("Differential:", "Ruled out:",
     # "Reasoning:") is what it weighed or why, in both protocols alike.
     answer = cut_sections(answer)
@@ -196,6 +207,9 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     if _RULE_OUT.match(stmt):
         return Extraction("none", "", reason="the answer only plans to rule a diagnosis out",
                           excluded=excluded)
+    if _STATUS_POST.match(stmt):
+        return Extraction("none", "", reason="the answer names only what the patient is "
+                          "status post", excluded=excluded)
     if names_an_option_only(stmt):
         return Extraction("none", "", reason="the answer gives an option's letter, no name",
                           excluded=excluded)

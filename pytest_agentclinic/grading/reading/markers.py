@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 
 from .name_patterns import NAME, NAME_ALONE, NAME_IN_CLAUSE, NAMES_AFTER_DASH
-from .typography import soap_headings, untypeset
+from .typography import untypeset
 
 # --- where the answer starts ------------------------------------------------------------------
 
@@ -93,8 +93,8 @@ _HTML_INLINE = re.compile(r"</?(?:b|i|u|em|strong|span|mark|code|sup|sub)(?:\s[^
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 # A markdown table: its header row (the one above the rule) names columns; a row labelled as
 # a diagnosis or an answer ("| Diagnosis | X |") reads as that label; other rows are items of
-# a list; the rule line is markup.
-_TABLE_HEADER = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*\n(?=[ \t]*\|?[ \t]*:?-{3,})", re.M)
+# a list; the rule line is markup. A header may follow a label ("Final Diagnosis: | Dx |").
+_TABLE_HEADER = re.compile(r"(?:^|(?<=:))[ \t]*\|[^\n]*\|[ \t]*\n(?=[ \t]*\|?[ \t]*:?-{3,})", re.M)
 _TABLE_CELLS = re.compile(r"^[ \t]*\|[ \t]*([^\n]*?[^|\s-][^\n]*?)[ \t]*\|[ \t]*$", re.M)
 _TABLE_ROW = re.compile(r"^[ \t]*\|[ \t]*((?:[*_\w]+[ \t]+)*?[*_]*(?:diagnosis|dx|answer|"
                         r"impression|assessment|conclusion)[*_]*)[ \t]*\|[ \t]*([^|\n]*?[^|\s])"
@@ -119,10 +119,9 @@ _SET_ASIDE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[^\n]*\b(?:ruled\s+out|excluded|u
 
 
 def unwrap(text: str) -> str:
-    """``text`` with a JSON answer, tagged fields, table rows and a SOAP note's letters as
+    """``text`` with a JSON answer, tagged fields and table rows as
     labelled lines ("diagnosis: X"), and without a reasoning block, comments or code fences."""
     text = untypeset(_FENCE.sub("", _THINKING.sub(" ", _COMMENT.sub(" ", text))))
-    text = soap_headings(text)
     if "|" in text:
         # a header names columns; one of alternatives set aside ("| Differential | Why less
         # likely |") heads a section of what the answer considered, as "Considered:" would
@@ -241,6 +240,9 @@ _NOT_DENIED = (r"(?<!\bnot\s)(?<!\bcannot\sbe\s)(?<!\bnot\sbe\s)(?<!n't\sbe\s)"
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
                rf"(?:not|no)\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
+    # "You do not have X" (then "; you have Y"): denied, as "not X" is (red team round 8)
+    re.compile(rf"^\s*(?:you|the\s+patient|he|she|your\s+child)\s+(?:do(?:es)?\s+not|don't|"
+               rf"doesn't)\s+have\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
     # "Likely not X, as the symptoms do not fit": a reason may follow the excluded name
     re.compile(rf"^\s*(?:(?:most\s+)?(?:likely|probably)\s+)?not\s+(?:a\s+|an\s+)?"
                rf"({NAME_IN_CLAUSE}),\s*(?:as|because|since|given)\b.*$", re.I),
@@ -306,7 +308,7 @@ _CONSIDERED_BUT = re.compile(
     r"(?:but|however,?)\s+(?:rather\s+|instead\s+|now\s+)?)", re.I)
 _CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
 _INSTEAD = re.compile(r"^\s*(?:however|instead|rather|but)\b\s*,?\s*", re.I)
-_NEGATION_WORD = re.compile(r"\b(?:not|no|don't|ruled|exclud\w*|unlikely|rather|instead|"
+_NEGATION_WORD = re.compile(r"\b(?:not|no|don't|doesn't|ruled|exclud\w*|unlikely|rather|instead|"
                             r"considered|entertained|raised|without|less\s+likely|why|"
                             r"favou?red|preferred|"
                             r"(?:initial|first|original|early)\s+(?:impression|thought|suspicion|"

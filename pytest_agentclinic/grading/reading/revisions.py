@@ -2,9 +2,9 @@
 red team round 6, docs/grading.md):
 
 * a *revised* diagnosis supersedes what the answer declared before it ("Final diagnosis: W
-  ... Final diagnosis (revised): T", "Updated diagnosis: T"): a clinical record's amendment
-  replaces the entry it corrects, as a final diagnosis already supersedes a working one
-  (:func:`.statement.declared`); the answer is read from the revision on;
+  ... Final diagnosis (revised): T", "Updated diagnosis: T", "W ... Correction: T"): a
+  clinical record's amendment replaces the entry it corrects, as a final diagnosis already
+  supersedes a working one (:func:`.statement.declared`); the answer is read from the revision on;
 * what the patient is said not to have, written without a comma ("W without T", "T without
   sepsis"): a name set aside, as ", without complications" and ", with no signs of W"
   already are (:mod:`.markers`). Only where the words after "without" (or their last words)
@@ -24,12 +24,14 @@ from .name_patterns import NAME
 __all__ = ["drop_absent", "revised"]
 
 _WORDS_OF_REVISION = r"(?:revised|updated|amended|corrected)"
-# "Final diagnosis (revised):", "**Revised final diagnosis:**", "Updated diagnosis -", at a
+# "Final diagnosis (revised):", "**Revised final diagnosis:**", "Updated diagnosis -", a
+# "Correction:" of what was written before it (red team round 8), at a
 # line's start or after a sentence; the protocols' own markers are read before this.
 _REVISION = re.compile(
     rf"(?:^|(?<=[.!?\n]))[ \t>#*_\-]*(?:(?:my|the|our)\s+)?(?:{_WORDS_OF_REVISION}\s+"
     rf"(?:final\s+)?(?:diagnosis|answer|dx)|final\s+(?:diagnosis|answer|dx)\s*[(\[]\s*"
-    rf"{_WORDS_OF_REVISION}\s*[)\]])[*_]*[ \t]*(?::|=|\s[-\u2013\u2014]\s)[ \t]*", re.I | re.M)
+    rf"{_WORDS_OF_REVISION}\s*[)\]]|correction)[*_]*[ \t]*(?::|=|\s[-\u2013\u2014]\s)[ \t]*",
+    re.I | re.M)
 
 
 def revised(answer: str) -> str:

@@ -9,7 +9,18 @@ import re
 
 from .statement import first_line
 
-__all__ = ["cut_sections"]
+__all__ = ["cut_sections", "unaddressed"]
+
+# A letter's salutation on a line of its own ("Dear patient,", "Dear Mr. Smith,", "Hello
+# Jane,"), also right after the protocol's label: whom the answer is written to, no name of
+# a diagnosis (red team round 8).
+_SALUTATION = re.compile(r"^((?:[^\n:]{1,40}:)?)[ \t*_]*(?:dear|hello|hi)\b[^\n,:;.!?]{0,40}"
+                         r"[,:!]?[ \t*_]*\n", re.I)
+
+
+def unaddressed(text: str) -> str:
+    """``text`` without a letter's salutation on its first line."""
+    return _SALUTATION.sub(r"\1 ", text.lstrip(), count=1).strip()
 
 # A heading that opens what the answer adds after committing to one diagnosis: the
 # alternatives it weighed and set aside, or its reasons ("Differential:", "Ruled out:",
@@ -43,7 +54,11 @@ _SECTION = re.compile(
 _CLOSING_WORDS = (
     r"(?:please\s+(?:consult|see|seek|contact|follow\s+up)|i\s+hope|hope\s+this|"
     r"let\s+me\s+know|feel\s+free|(?:always\s+)?consult\s+(?:a|an|your|with)\b|"
-    r"seek\s+(?:medical|immediate|prompt|urgent)|disclaimer|this\s+(?:is\s+not|does\s+not\s+"
+    r"seek\s+(?:medical|immediate|prompt|urgent)|disclaimer|"
+    # a letter's sign-off ("Kind regards,", "Sincerely,", "Yours sincerely") and its signature
+    # below it (red team round 8)
+    r"(?:kind|best|warm|warmest)\s+(?:regards|wishes)\b|(?:yours\s+)?sincerely\b|"
+    r"yours\s+(?:truly|faithfully)\b|with\s+best\s+wishes|this\s+(?:is\s+not|does\s+not\s+"
     r"constitute)\s+(?:a\s+)?(?:medical\s+)?(?:advice|diagnosis))")
 _CLOSING = re.compile(rf"^[ \t>*_]*{_CLOSING_WORDS}", re.I | re.M)
 # The same closing as the last sentences of the answer's line ("T. I hope this helps! Let

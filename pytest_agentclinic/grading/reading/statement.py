@@ -62,9 +62,14 @@ _LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
     rf"\bfinal\s+(?:diagnosis|answer){_SEPARATOR}",
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx){_SEPARATOR}"
     # "Primary: T" over "Secondary: none": the main diagnosis by its role, a colon after it
-    rf"|{_LINE_START}(?:primary|principal|main){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)",
-    rf"{_LINE_START}(?:(?:(?:my|the|our)\s+)?(?:final\s+)?answer|tl;?\s*dr|bottom\s+line)"
-    rf"{_SEPARATOR}"
+    rf"|{_LINE_START}(?:primary|principal|main){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)"
+    # "Most likely: T" on a line of its own, after a ranked list (red team round 8): the
+    # diagnosis the answer commits to, as "Most likely diagnosis: T"
+    rf"|{_LINE_START}most\s+(?:likely|probable){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)",
+    # an instruction-tuned model's template heading ("### Response:", red team round 8) heads
+    # its answer as "Answer:" does, and so do "TL;DR:" and "Bottom line:"
+    rf"{_LINE_START}(?:(?:(?:my|the|our)\s+)?(?:(?:final\s+)?answer|response|output)|tl;?\s*dr|"
+    rf"bottom\s+line){_SEPARATOR}"
     # the conclusion a chain of reasoning ends in ("1. ... 2. ... Therefore, the diagnosis is
     # T.", "Let's think step by step. ... So the answer is T."): the answer it gives
     rf"|{_CONCLUSION}",
@@ -175,6 +180,9 @@ _LEADS = re.compile(
     rf"|\b(?:possible|likely|probable)\s+that\s+{_SOMEONE_HAS}"
     r"|^(?:this|it|that)\s+(?:could|may|might)\s+(?:well\s+)?be\s+"
     r"|\b(?:organism|pathogen|cause|etiology|culprit|condition)\b[^:.;]{0,300}?\bis\b\s*"
+    # "your symptoms are caused by X", to the patient (red team round 8)
+    r"|\b(?:symptoms?|findings|presentation|problems?|complaints?)\s+(?:are|is)\s+(?:most\s+"
+    r"likely\s+|probably\s+|likely\s+)?(?:caused|explained)\s+by\s+"
     r"|\b(?:consistent|compatible|in\s+keeping)\s+with\s+|\bsuggestive\s+of\s+"
     # "classic for X", not "the characteristic of this patient's diagnosis is X"
     r"|\bindicative\s+of\s+|\b(?:classic|typical|characteristic)\s+(?:(?:case|presentation|"
@@ -195,6 +203,27 @@ _LEADS = re.compile(
     r"(?!it\b|this\b|that\b|he\b|she\b|the\s+patient)"
     r"|\b(?:is|are)\s+(?:most\s+)?(?:likely|probably)\s+(?!that\b)(?:to\s+be\s+|having\s+|due\s+to\s+)?",
     re.I)
+
+# "This is X.", "Clinically, this is X.": the sentence says what the case is, and X is the
+# answer where no other lead is in it (red team round 8; "This is consistent with X" and
+# "This is most likely X" read by their leads). Not "It is important to ...", "This is a
+# difficult case" names no condition and reads as none.
+_THIS_IS = re.compile(
+    r"^\s*(?:(?:clinically|overall|so|therefore|thus|ultimately|finally|in\s+summary|"
+    r"in\s+conclusion),?\s*)?(?:this|it|that)\s+is\s+(?!(?:not|no|my|our|what|how|why|because|"
+    r"due|based|too|very|quite|also|still|all|everything|correct|right|true|likely|probably)\b"
+    # "It is important to note", "It is hard to say", "It is unclear.": a judgement of the case,
+    # no name ("Essential thrombocythemia" is one)
+    r"|(?:\w+\s+)?(?:important|unclear|difficult|hard|challenging|impossible|possible|"
+    r"necessary|essential|crucial|critical|imperative|vital|advisable|recommended|unlikely|"
+    r"worth|best|better|clear|obvious|uncertain|(?:in)?appropriate|premature|prudent|wise|"
+    r"reasonable)\b(?:\s+(?:to|that|for|whether|if)\b|\s*[.!]?\s*$)"
+    r"|a\s+(?:difficult|complex|challenging|tricky|complicated)\b"
+    # what the exchange is, not the patient: "This is a medical emergency", "... an order to
+    # stop", "... a description of ...", "... a routine check-up", "... a healthy patient"
+    r"|(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:emergency|order|description|request|question|scenario|"
+    r"simulation|reminder|summary|check-?up|error|healthy|normal)\b)"
+    r"(?:(?:a\s+)?case\s+of\s+)?", re.I)
 
 # What may follow a lead without naming anything: the name came before it.
 _NO_NAME = re.compile(r"\s*(?:the\s+)?(?:most\s+|more\s+)?(?:likely|probable)\b(?:\s+(?:diagnosis|"
@@ -266,6 +295,9 @@ def statement(text: str) -> str:
     # most likely diagnosis"); grounds that refuse are kept ("Given the insufficient data,
     # I must ask more"), and a refusal after them read alone ("Without the image, a
     # diagnosis cannot be made": the grounds name nothing)
+    if (lead is None and (this_is := _THIS_IS.match(head)) and len(head) - this_is.end() > 2
+            and not is_refusal(head)):
+        return head[this_is.end():].strip(" .:,-\"'")
     grounded = after_grounds(head)
     kept = head if is_refusal(head) and not is_refusal(grounded) else grounded
     return kept.strip(" .:,-\"'")

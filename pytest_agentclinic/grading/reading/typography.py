@@ -7,6 +7,12 @@ Models and clinicians write the same name in other hands:
   with a citation marker after it ("T [1]", "T (ref. 2)"), or broken across a line at its
   hyphen ("Guillain-" then "Barre syndrome"): markup, as markdown's emphasis is, which names
   nothing;
+* carried by the transport between the model and the grader (red team round 8): a
+  byte-order mark, full-width punctuation ("Diagnosis\uff1aT"), HTML's
+  character entities ("&amp;", "&nbsp;"), a markdown link around the name ("[T](https://
+  ...)"), a chat template's special tokens ("<|im_start|>assistant", "<|eot_id|>"), or a
+  line break escaped into the two characters "\\n" by a JSON or log writer: what was
+  meant is a character, a link's text, nothing, and a line break;
 * in a clinician's shorthand, the standard abbreviations of a medical note: "c/w"
   (consistent with), "r/o" (rule out), "s/p" (status post), "h/o" (history of), "d/t" (due
   to), "w/" and "w/o" (with, without). Read as slashes, they split one statement into two
@@ -19,9 +25,10 @@ Models and clinicians write the same name in other hands:
 
 from __future__ import annotations
 
+import html
 import re
 
-__all__ = ["expand_shorthand", "soap_headings", "unmarked", "untypeset"]
+__all__ = ["expand_shorthand", "unmarked", "untransported", "untypeset"]
 
 # A LaTeX command that sets its argument (bold, italics, text in math, a box): the argument
 # stays, the command goes; innermost first ("\boxed{\text{T}}").
@@ -51,6 +58,47 @@ def unmarked(text: str) -> str:
     if not _PICTOGRAPH.search(text):
         return text
     return _PICTOGRAPH.sub("", _CROSS_MARK.sub(r"\1", text)).strip()
+
+
+# Transport artifacts (red team round 8). An entity of HTML: "&amp;", "&nbsp;", "&#8212;".
+_ENTITY = re.compile(r"&(?:[a-z]{2,8}|#\d{2,6}|#x[0-9a-f]{2,5});", re.I)
+# An ampersand between words, spaced ("W & T"): the word "and", as the joins read it; not
+# inside a short form ("A&P", "D&C").
+_AMPERSAND = re.compile(r"(?<=[^\W_])[ \t]+&[ \t]+(?=[^\W_])")
+# A markdown link: its text is what the reader sees ("[T](https://...)", "[T](<url>)").
+_LINK = re.compile(r"\[([^\[\]\n]{1,200})\]\(\s*<?(?:https?://|www\.|/)[^\s()<>]*>?\s*\)")
+# A chat template's special token, with the role it opens ("<|im_start|>assistant",
+# "<|start_header_id|>assistant<|end_header_id|>", "<start_of_turn>model", "</s>"): the
+# template's, not the model's words.
+_SPECIAL_TOKEN = re.compile(r"(?:<\|[a-z_]{2,30}\|>|<(?:start|end)_of_turn>|</s>)"
+                            r"(?:[ \t]*(?:assistant|model)\b(?:<\|[a-z_]{2,30}\|>)?)?", re.I)
+# A line break written as the two characters backslash and "n" (or "r", "t"): not before a
+# small letter, which would be a LaTeX command ("\\neq", "\\text").
+_ESCAPED_BREAK = re.compile(r"\\[nrt](?![a-z])")
+
+
+# A byte-order mark or a word joiner left at the start of a decoded text: no character.
+_INVISIBLE = re.compile("[\ufeff\u2060]")
+# Full-width forms of ASCII (an East Asian input method's colon "\uff1a", brackets,
+# letters) and the ideographic space: their ASCII characters, as Unicode's compatibility
+# decomposition maps them (NFKC).
+_FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+
+def untransported(text: str) -> str:
+    """``text`` without the transport's artifacts: a byte-order mark gone, full-width forms as
+    ASCII, HTML entities decoded (a spaced "&" read as "and"), markdown links as
+    their text, a chat template's special tokens gone, escaped line breaks as line breaks."""
+    text = _INVISIBLE.sub("", text).translate(_FULL_WIDTH)
+    if "&" in text:
+        text = _AMPERSAND.sub(" and ", _ENTITY.sub(lambda m: html.unescape(m.group()), text))
+    if "](" in text:
+        text = _LINK.sub(r"\1", text)
+    if "<" in text:
+        text = _SPECIAL_TOKEN.sub("\n", text)
+    if "\\" in text:
+        text = _ESCAPED_BREAK.sub(lambda m: {"n": "\n", "r": "\n", "t": " "}[m.group()[1]], text)
+    return text
 
 
 def untypeset(text: str) -> str:
@@ -83,19 +131,3 @@ def expand_shorthand(text: str) -> str:
     return re.sub(r"[ \t]{2,}", " ", written)
 
 
-# A SOAP note's section letters, each opening its line ("S: Itchy rash", "A: T", "P: ...").
-_SOAP_LETTER = re.compile(r"^([ \t>*_\-]*)([SOAP])([*_]*[ \t]*:)", re.M)
-_SOAP_WORDS = {"S": "Subjective", "O": "Objective", "A": "Assessment", "P": "Plan"}
-
-
-def soap_headings(text: str) -> str:
-    """``text`` with a SOAP note's section letters written out ("A: T" as "Assessment: T"),
-    where the letters head a note: "A:" and at least two of "S:", "O:", "P:" open lines in
-    that order. A letter alone before a colon is otherwise an option's letter ("A: T")."""
-    found = _SOAP_LETTER.findall(text)
-    letters = "".join(letter for _, letter, _ in found)
-    if "A" not in letters or len(set(letters) - {"A"}) < 2 or letters != "".join(
-            sorted(letters, key="SOAP".index)):
-        return text
-    return _SOAP_LETTER.sub(lambda m: f"{m.group(1)}{_SOAP_WORDS[m.group(2)]}{m.group(3)}",
-                            text)
