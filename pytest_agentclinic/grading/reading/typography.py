@@ -17,10 +17,9 @@ Models and clinicians write the same name in other hands:
   (consistent with), "r/o" (rule out), "s/p" (status post), "h/o" (history of), "d/t" (due
   to), "w/" and "w/o" (with, without). Read as slashes, they split one statement into two
   names ("Findings c" / "w T"); written out, the reader's joins read them as they read the
-  words;
-* as a SOAP note, whose sections a clinician heads with their letters ("S:", "O:", "A:",
-  "P:"): the assessment ("A:") holds the diagnosis, and written out it is read as the label
-  "Assessment:" is.
+  words.
+
+(A SOAP note's sections are read in :mod:`.soap`.)
 """
 
 from __future__ import annotations
@@ -129,5 +128,3 @@ def expand_shorthand(text: str) -> str:
         return text
     written = _SHORT.sub(lambda m: _SHORTHAND[(m.group(1) or m.group(2)).lower()], text)
     return re.sub(r"[ \t]{2,}", " ", written)
-
-
