@@ -119,8 +119,8 @@ _SET_ASIDE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[^\n]*\b(?:ruled\s+out|excluded|u
 
 
 def unwrap(text: str) -> str:
-    """``text`` with a JSON answer, tagged fields and table rows as
-    labelled lines ("diagnosis: X"), and without a reasoning block, comments or code fences."""
+    """``text`` with a JSON answer, tagged fields and table rows written as labelled lines
+    ("diagnosis: X"), and without a reasoning block, comments or code fences."""
     text = untypeset(_FENCE.sub("", _THINKING.sub(" ", _COMMENT.sub(" ", text))))
     if "|" in text:
         # a header names columns; one of alternatives set aside ("| Differential | Why less
