@@ -161,11 +161,12 @@ _RESTATES = frozenset({"same", "synonym", "broader", "narrower"})
 def restating_role(name: str, main: str, named: str, role: CompanionRole) -> CompanionRole:
     """A name the answer says is the main diagnosis again ("also known as Y", "i.e. Y", "a
     subtype of Y", "specifically Y") keeps ``role`` only when the terminology surely links
-    the two (or it abbreviates them). Otherwise another name (``alias``) is only *claimed*:
-    the answer says it names X again, so it is no second diagnosis, and since the terminology
-    does not confirm it, no match either ("mucormycosis (also known as black fungus)": the
-    paper's step 1 returns the one diagnosis the answer gives). A kind of X (``refinement``)
-    that the terminology does not place is another condition named beside X."""
+    the two (or it abbreviates them). Otherwise another name or class (``alias``: "also
+    known as", "i.e.", "a subtype of") is only *claimed*: the answer says it names X again,
+    so it is no second diagnosis, and since the terminology does not confirm it, no match
+    either ("mucormycosis (also known as black fungus)": the paper's step 1 returns the one
+    diagnosis the answer gives). A kind named with "specifically" (``refinement``) that the
+    terminology does not place is another condition named beside X."""
     # The answer claims the link, so one source stating it will do; the statement's whole
     # body may be the name ("Granulomatosis with polyangiitis (also known as ...)").
     for other in {main, named} - {""}:
