@@ -107,13 +107,13 @@ def _answer(response: str, *,
     whether the answer follows "DIAGNOSIS READY:", which then reads as a label would."""
     # what the transport added (HTML entities, a link, a template's tokens, an escaped line
     # break) is read as what it stands for, before anything else (red team round 8)
-    before_ready, declarations = ready_answers(untransported(response))
+    response = untransported(response)
+    before_ready, declarations = ready_answers(response)
     given = [p for p in (strip_echoes(unwrap(d)) for d in declarations) if _ALNUM.search(p)]
     if len(given) > 1 and _ready_apart(given, conditions_only=conditions_only):
         return "", Extraction("multiple", "", reason="the answer is declared ready twice, "
                               "naming different diagnoses"), True
-    answer = (given or [""])[-1] if declarations else strip_echoes(unwrap(
-        untransported(response)))
+    answer = (given or [""])[-1] if declarations else strip_echoes(unwrap(response))
     # a SOAP note's assessment is its diagnosis (red team round 8)
     answer = soap_assessment(unaddressed(answer))
     # What follows a committed answer under a heading ("Differential:", "Ruled out:",
