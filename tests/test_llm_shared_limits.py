@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from helpers import llm_args, make_case, write_yaml_cases
 
-from pytest_agentclinic.llm import limits_url, shared_limits
+from pytest_agentclinic.llm import limits_server, limits_url, shared_limits
 from pytest_agentclinic.llm.limiter import RPM_BURST_S, RPM_MARGIN, Budget, Gates
 from pytest_agentclinic.testing.fake_server import (
     FakeOpenAIServer,
@@ -161,7 +161,7 @@ def test_a_lost_server_falls_back_to_the_share_and_is_rejoined(valkey: ValkeyPro
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         outages = asyncio.run(run())
-    lost = [w for w in caught if issubclass(w.category, shared_limits.SharedLimitsWarning)]
+    lost = [w for w in caught if issubclass(w.category, limits_server.SharedLimitsWarning)]
     assert outages == [1, 1, 1, 1] and len(lost) == 4  # one warning per process
     assert "1/4 share" in str(lost[0].message)
     assert len(starts) == 120
@@ -314,7 +314,7 @@ def test_a_run_whose_server_dies_warns_falls_back_and_keeps_every_record(
 OUTAGE_BETWEEN_ITEMS = """
 import contextlib, os, signal
 import pytest
-from pytest_agentclinic.llm.shared_limits import ServerLost
+from pytest_agentclinic.llm.limits_server import ServerLost
 from pytest_agentclinic.plugin.state import session_of
 
 @pytest.hookimpl(wrapper=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_agentclinic.llm.shared_limits import SharedLimitsWarning
+from pytest_agentclinic.llm.limits_server import SharedLimitsWarning
 from pytest_agentclinic.plugin.events import RunEvents
 
 

@@ -1,7 +1,7 @@
 """``--agent-limits-url``: what a limits server's URL may be, and whether the server can
 serve a run (asked once, before any event loop, by the process that starts the run).
 
-The ``redis`` client is imported only here and in :mod:`.shared_limits`, only when a run
+The ``redis`` client is imported only here and in :mod:`.limits_server`, only when a run
 names a server.
 """
 
