@@ -14,7 +14,7 @@ from xdist_groups import pytest_collection_modifyitems  # noqa: F401  (a hook)
 import pytest_agentclinic.plugin.session  # (see below)
 import pytest_agentclinic.protocols.agentclinic
 import pytest_agentclinic.protocols.craftmd  # noqa: F401
-from pytest_agentclinic.grading import terminology_index
+from pytest_agentclinic.grading import terminology_cache
 from pytest_agentclinic.llm import client
 from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, Script
 
@@ -26,9 +26,9 @@ from pytest_agentclinic.testing.fake_server import FakeOpenAIServer, Script
 # pytester points HOME at each test's own directory, so every run (and each of its -n 2
 # workers) would build the terminology's index again (~2 s). Every run of the session uses
 # the index where a user's runs find it.
-_index_dir = terminology_index.writable_cache_dir()
+_index_dir = terminology_cache.writable_cache_dir()
 if _index_dir is not None:
-    os.environ.setdefault(terminology_index.ENV, str(_index_dir))
+    os.environ.setdefault(terminology_cache.ENV, str(_index_dir))
 
 # Every python process the suite starts (the -n 2 runs' workers, the subprocess runs, the
 # documented recipes' pytest) imports the package. Where the environment sets

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_agentclinic.grading import terminology_index
+from pytest_agentclinic.grading import terminology_cache
 from pytest_agentclinic.grading.terminology import key, normaliser_fingerprint
 from pytest_agentclinic.grading.terminology_index import SqliteIndex, Stamp, open_index
 from pytest_agentclinic.grading.terminology_memory import MemoryIndex, joined
@@ -149,16 +149,16 @@ def _answers(terms: Terminology) -> list[object]:
 def test_the_cache_directory_follows_the_environment(monkeypatch: pytest.MonkeyPatch,
                                                      tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv(terminology_index.ENV, raising=False)
-    assert terminology_index.cache_dir() == tmp_path / "xdg" / "pytest-agentclinic"
+    monkeypatch.delenv(terminology_cache.ENV, raising=False)
+    assert terminology_cache.cache_dir() == tmp_path / "xdg" / "pytest-agentclinic"
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert terminology_index.cache_dir() == tmp_path / ".cache" / "pytest-agentclinic"
-    monkeypatch.setenv(terminology_index.ENV, str(tmp_path / "mine"))
-    assert terminology_index.cache_dir() == tmp_path / "mine"
-    assert terminology_index.cache_dirs() == [tmp_path / "mine"]  # configured: that one only
-    monkeypatch.setenv(terminology_index.ENV, "off")
-    assert terminology_index.cache_dir() is None and terminology_index.cache_dirs() == []
+    assert terminology_cache.cache_dir() == tmp_path / ".cache" / "pytest-agentclinic"
+    monkeypatch.setenv(terminology_cache.ENV, str(tmp_path / "mine"))
+    assert terminology_cache.cache_dir() == tmp_path / "mine"
+    assert terminology_cache.cache_dirs() == [tmp_path / "mine"]  # configured: that one only
+    monkeypatch.setenv(terminology_cache.ENV, "off")
+    assert terminology_cache.cache_dir() is None and terminology_cache.cache_dirs() == []
 
 
 def test_a_read_only_home_builds_in_a_private_temporary_directory(
@@ -166,13 +166,13 @@ def test_a_read_only_home_builds_in_a_private_temporary_directory(
     table = _mini_table(tmp_path / "t.tsv.gz")
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
-    monkeypatch.delenv(terminology_index.ENV, raising=False)
+    monkeypatch.delenv(terminology_cache.ENV, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker / "cache"))  # cannot be created
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    private = terminology_index.private_temp_dir()
+    private = terminology_cache.private_temp_dir()
     assert private.parent == tmp_path / "tmp"
-    assert terminology_index.writable_cache_dir() == private
+    assert terminology_cache.writable_cache_dir() == private
     terms = Terminology.load(table)
     assert isinstance(terms.backend, SqliteIndex) and terms.backend.path.parent == private
     assert stat.S_IMODE(private.stat().st_mode) == 0o700
@@ -186,7 +186,7 @@ def test_a_temporary_directory_of_another_user_is_never_read(
     table = _mini_table(tmp_path / "t.tsv.gz")
     (tmp_path / "tmp").mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    private = terminology_index.private_temp_dir()
+    private = terminology_cache.private_temp_dir()
     assert isinstance(Terminology.load(table, cache=private).backend, SqliteIndex)
     os.chown(private, 4242, -1)  # planted by another user: its index could change verdicts
     assert isinstance(Terminology.load(table, cache=private).backend, MemoryIndex)
@@ -195,12 +195,12 @@ def test_a_temporary_directory_of_another_user_is_never_read(
 def test_default_load_builds_in_the_configured_directory(monkeypatch: pytest.MonkeyPatch,
                                                          tmp_path: Path) -> None:
     table = _mini_table(tmp_path / "t.tsv.gz")
-    monkeypatch.setenv(terminology_index.ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(terminology_cache.ENV, str(tmp_path / "cache"))
     terms = Terminology.load(table)
     assert isinstance(terms.backend, SqliteIndex)
     assert terms.backend.path.parent == tmp_path / "cache"
     assert _answers(terms) == _answers(Terminology.load(table, cache=None))
-    monkeypatch.setenv(terminology_index.ENV, "off")
+    monkeypatch.setenv(terminology_cache.ENV, "off")
     assert isinstance(Terminology.load(table).backend, MemoryIndex)
 
 

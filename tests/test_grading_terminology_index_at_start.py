@@ -8,7 +8,7 @@ import json
 import pytest
 from helpers import make_case, write_yaml_cases
 
-from pytest_agentclinic.grading import terminology_index
+from pytest_agentclinic.grading import terminology_cache
 
 CONFTEST = '''
 import json, os, time
@@ -33,7 +33,7 @@ def test_the_index_is_built_before_the_first_encounter(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, xdist: list[str]) -> None:
     folder = pytester.path / "terminology-cache"
     folder.mkdir()
-    monkeypatch.setenv(terminology_index.ENV, str(folder))
+    monkeypatch.setenv(terminology_cache.ENV, str(folder))
     pytester.makeconftest(CONFTEST)
     write_yaml_cases(pytester.path / "c.yaml", [make_case(1), make_case(2)])
     result = pytester.runpytest_subprocess("c.yaml", "-p", "no:cacheprovider", *xdist)
@@ -48,7 +48,7 @@ def test_a_run_without_case_files_builds_nothing(pytester: pytest.Pytester,
                                                  xdist: list[str]) -> None:
     folder = pytester.path / "terminology-cache"
     folder.mkdir()
-    monkeypatch.setenv(terminology_index.ENV, str(folder))
+    monkeypatch.setenv(terminology_cache.ENV, str(folder))
     pytester.makepyfile(test_plain="def test_one():\n    assert True\n")
     result = pytester.runpytest_subprocess("test_plain.py", "-p", "no:cacheprovider", *xdist)
     result.assert_outcomes(passed=1)

@@ -5,10 +5,8 @@ Loading the bundled table (:mod:`.terminology_table`) into dicts costs every pro
 lookups as :class:`.terminology_memory.MemoryIndex` (it is written from one) in an SQLite file
 that a process opens read-only and queries per lookup: a few milliseconds and megabytes.
 
-Where: ``$AGENTCLINIC_TERMINOLOGY_CACHE`` if set (``off`` disables the index: every process
-loads the table into memory), else ``$XDG_CACHE_HOME/pytest-agentclinic/``, else
-``~/.cache/pytest-agentclinic/``, and where that cannot be written (a read-only home) a
-private ``pytest-agentclinic-<uid>`` in the temporary directory. The file name carries the
+Where: :mod:`.terminology_cache` says (``$AGENTCLINIC_TERMINOLOGY_CACHE``, ``off`` disables
+the index: every process loads the table into memory). The file name carries the
 table's sha256, the table's :data:`~.terminology_table.FORMAT_VERSION`, :data:`INDEX_VERSION`
 and the name normaliser's fingerprint, so a changed table, schema or normaliser gets a new
 file (old ones stay until removed by hand: other checkouts may still use them).
@@ -28,7 +26,6 @@ import contextlib
 import hashlib
 import os
 import sqlite3
-import stat
 import sys
 import tempfile
 import threading
@@ -41,11 +38,11 @@ from typing import Any, NamedTuple
 from ..core.heap import gc_paused
 from ..core.text import bounded_cache
 from .terminology import normaliser_fingerprint
+from .terminology_cache import ENV as ENV
+from .terminology_cache import private_enough
 from .terminology_memory import UNKNOWN, MemoryIndex, Tier, load_memory
 from .terminology_table import FORMAT_VERSION, read_table
 
-#: The environment variable naming the cache directory (``off``: no index).
-ENV = "AGENTCLINIC_TERMINOLOGY_CACHE"
 #: Bumped whenever the schema or what it stores changes.
 INDEX_VERSION = "2"
 _SEP = "\t"  # joins identifiers in one column; the table's fields never contain a tab
@@ -62,59 +59,6 @@ CREATE TABLE below (id TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE word (word TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-def cache_dir() -> Path | None:
-    """Where the index lives (see the module docstring); None when disabled."""
-    configured = os.environ.get(ENV)
-    if configured:
-        return None if configured == "off" else Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME")
-    if not base:
-        try:
-            base = str(Path.home() / ".cache")
-        except RuntimeError:  # no home directory to be found
-            return None
-    return Path(base) / "pytest-agentclinic"
-
-
-def cache_dirs() -> list[Path]:
-    """Where to look for (and build) the index, in order: :func:`cache_dir`, then, unless
-    the directory was configured, a private one in the system's temporary directory. A
-    read-only home (some CI runners have one) would otherwise cost every process the
-    in-memory load."""
-    preferred = cache_dir()
-    if preferred is None or os.environ.get(ENV):
-        return [] if preferred is None else [preferred]
-    return [preferred, private_temp_dir()]
-
-
-def private_temp_dir() -> Path:
-    """``pytest-agentclinic-<uid>`` in the temporary directory (checked by :func:`_private`
-    before use: other users can write there, and an index decides verdicts)."""
-    owner = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    return Path(tempfile.gettempdir()) / f"pytest-agentclinic-{owner}"
-
-
-def writable_cache_dir() -> Path | None:
-    """The first of :func:`cache_dirs` where an index can be built (created if need be)."""
-    for directory in cache_dirs():
-        with contextlib.suppress(OSError):
-            directory.mkdir(parents=True, exist_ok=True)
-            if os.access(directory, os.W_OK) and _private_enough(directory):
-                return directory
-    return None
-
-
-def _private_enough(directory: Path) -> bool:
-    """The temporary-directory fallback must be ours and closed to others (another user
-    could otherwise plant an index there); other directories are the user's own choice."""
-    if directory != private_temp_dir() or not hasattr(os, "getuid"):
-        return True
-    directory.mkdir(mode=0o700, exist_ok=True)
-    directory.chmod(0o700)  # fails (OSError) unless it is ours
-    info = directory.lstat()
-    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
 
 
 @dataclass(frozen=True)
@@ -144,7 +88,7 @@ def open_index(table: Path, directory: Path) -> SqliteIndex | None:
     """The index of ``table`` in ``directory``, built first if missing or damaged; None when
     it can be neither built nor opened (the caller then loads the table into memory)."""
     try:
-        if not _private_enough(directory):
+        if not private_enough(directory):
             return None
         stamp = Stamp.of(table)
         path = directory / stamp.file_name()

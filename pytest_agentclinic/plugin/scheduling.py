@@ -142,7 +142,8 @@ def index_terminology(args: Sequence[str]) -> threading.Thread | None:
         return None
 
     def build() -> None:
-        from ..grading.terminology_index import cache_dirs, open_index
+        from ..grading.terminology_cache import cache_dirs
+        from ..grading.terminology_index import open_index
         from ..grading.terminology_table import DATA_FILE
 
         with contextlib.suppress(Exception):  # grading meets the failure again, if any

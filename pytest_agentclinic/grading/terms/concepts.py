@@ -25,7 +25,8 @@ from typing import Literal, Protocol
 
 from ..terminology import Key, key
 from ..terminology import tokens as key_words
-from ..terminology_index import cache_dirs, open_index
+from ..terminology_cache import cache_dirs
+from ..terminology_index import open_index
 from ..terminology_memory import TIERS, Tier, joined, load_memory, reach
 from ..terminology_table import DATA_FILE
 
@@ -103,7 +104,7 @@ class Terminology:
     def load(cls, path: Path = DATA_FILE,
              cache: Path | Literal["default"] | None = "default") -> Terminology:
         """Read a table: through its SQLite index in ``cache`` (by default the per-user
-        directories of :func:`.terminology_index.cache_dirs`), built there on first use, or, with
+        directories of :func:`.terminology_cache.cache_dirs`), built there on first use, or, with
         ``cache=None`` or when the index cannot be built or opened, into memory (empty
         terminology when the file is absent). Both answer alike.
         """
