@@ -211,7 +211,7 @@ LIGHT_PROBE = '''
 import json, os
 from pathlib import Path
 
-from pytest_agentclinic.plugin.collect import EncounterItem
+from pytest_agentclinic.plugin.item import EncounterItem
 
 
 def pytest_collection_finish(session):

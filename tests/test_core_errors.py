@@ -61,7 +61,7 @@ def test_every_project_exception_is_an_agentclinic_error() -> None:
 def test_families_keep_the_builtin_bases_callers_catch() -> None:
     from pytest_agentclinic.core.extensions import ExtensionError as from_extensions
     from pytest_agentclinic.llm.errors import LLMError
-    from pytest_agentclinic.plugin.collect import EncounterFailed
+    from pytest_agentclinic.plugin.item import EncounterFailed
     from pytest_agentclinic.runs.errors import RunDirError, RunInUse
 
     assert from_extensions is ExtensionError and issubclass(ExtensionError, ValueError)

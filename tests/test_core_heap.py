@@ -282,7 +282,7 @@ def test_each_item_is_submitted_once_and_a_bounded_lead_ahead() -> None:
 #: Writes, per process, what the items and the reports still hold once the session ends.
 HOLDINGS = """
 import json, os
-from pytest_agentclinic.plugin.collect import EncounterItem
+from pytest_agentclinic.plugin.item import EncounterItem
 
 def released(item):
     try:

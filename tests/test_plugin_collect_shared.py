@@ -16,7 +16,7 @@ HOLDS = """
 import json
 
 def pytest_collection_modifyitems(session, config, items):
-    from pytest_agentclinic.plugin.collect import EncounterItem
+    from pytest_agentclinic.plugin.item import EncounterItem
 
     name = getattr(config, "workerinput", {}).get("workerid", "main")
     encounters = [i for i in items if isinstance(i, EncounterItem)]

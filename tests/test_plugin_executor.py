@@ -102,7 +102,7 @@ def test_a_case_reaches_its_record_without_bouncing_between_modules(
     seen = [json.loads(p.read_text()) for p in pytester.path.glob("bounces-*.json")]
     # The trace saw the path: the item, the session's accessor, the executor, the recorder.
     called = {m for s in seen for m in s["calls"]}
-    assert {"collect.py", "state.py", "executor.py", "recorder.py"} <= called
+    assert {"item.py", "state.py", "executor.py", "recorder.py"} <= called
     assert [b for s in seen for b in s["bounces"]] == []
 
 

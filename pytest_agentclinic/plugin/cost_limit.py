@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from .collect import UNPLAYED_PROPERTY
 from .counters import SharedCounters
+from .item import UNPLAYED_PROPERTY
 
 
 class CostLimit:

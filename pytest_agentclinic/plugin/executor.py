@@ -26,8 +26,8 @@ from ..llm.errors import FatalLLMError
 from ..protocols.base import ItemSpec, PlayContext, Protocol
 from ..protocols.runner import EncounterRunner, NotPlayed
 from .blocked import blocked_in
-from .collect import EncounterItem
 from .encounter import Encounters
+from .item import EncounterItem
 from .outcome import FATAL_PREFIX, Outcome
 from .recorder import Recorder, WriteFailed
 from .scheduling import LEAD_WINDOWS, Ahead

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import pytest
 
-from .collect import RECORD_PROPERTY, EncounterItem, without_record
+from .item import RECORD_PROPERTY, EncounterItem, without_record
 
 #: The fields of a worker's report whose values repeat from item to item (the file's path in
 #: its ``location`` too).

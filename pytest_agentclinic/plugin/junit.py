@@ -27,7 +27,7 @@ from _pytest.junitxml import LogXML, bin_xml_escape, xml_key
 from _pytest.reports import TestReport
 
 from ..core.transcript import Transcript
-from .collect import RECORD_PROPERTY
+from .item import RECORD_PROPERTY
 
 if TYPE_CHECKING:
     # The gate's reports import numpy (~0.14 s): a run that collects cases but gates

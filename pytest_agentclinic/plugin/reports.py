@@ -28,8 +28,8 @@ from ..report import gate, rundir, summary
 from ..report.summary_md import append_step_summary
 from ..report.tables import Table
 from ..runs.merging import RunningMerge
-from .collect import RECORD_PROPERTY
 from .interrupts import defer_interrupts, restore_interrupts, say
+from .item import RECORD_PROPERTY
 from .junit import write_gate_testcases
 from .settings import Settings
 

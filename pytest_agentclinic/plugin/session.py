@@ -25,10 +25,11 @@ from ..core.text import clear_caches
 from ..llm.client import key_variable, needs_placeholder_key
 from ..llm.served import redact_url
 from ..protocols.base import Protocol, RunOptions
-from .collect import ERROR_NODE, EncounterItem, bad_records_in
+from .collect import ERROR_NODE, bad_records_in
 from .events import WORKER_KEY as EVENTS_KEY
 from .events import RunEvents
 from .interrupts import say
+from .item import EncounterItem
 from .outcome import FATAL_PREFIX
 from .scheduling import index_terminology, llm_models, parse_ahead, warm_grader
 from .settings import Settings

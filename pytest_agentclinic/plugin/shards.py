@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ..cases.shard import shard_of
-from .collect import EncounterItem
+from .item import EncounterItem
 
 
 class ShardFilter:

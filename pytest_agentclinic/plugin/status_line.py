@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from ..cases import formats
-from .collect import EncounterItem
 from .counters import RunStatus, SharedCounters
+from .item import EncounterItem
 from .repeating import Repeating
 from .shares import SHARE_KEY
 

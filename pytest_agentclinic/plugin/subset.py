@@ -15,7 +15,7 @@ from collections import defaultdict
 
 import pytest
 
-from .collect import EncounterItem
+from .item import EncounterItem
 from .settings import Subset
 
 CaseKey = tuple[str, str]
