@@ -53,15 +53,8 @@ from pytest_agentclinic.grading.terms.equivalence import judge
 from pytest_agentclinic.grading.terms.readings import eponyms, eponyms_in
 from pytest_agentclinic.grading.terms.short_forms import epithet_left_out
 from tools.build_terminology import load_concepts
-from tools.terminology_sources import (
-    Concept,
-    abbreviations,
-    is_word_form,
-    link_clusters,
-    mine_word_forms,
-    site_words,
-    table_rows,
-)
+from tools.terminology_mining import abbreviations, is_word_form, mine_word_forms, site_words
+from tools.terminology_sources import Concept, link_clusters, table_rows
 
 SOURCES = ("ICD", "MESH", "DOID", "MONDO")
 #: Sources that are one witness: EFO's disease branch is MONDO's.
