@@ -42,8 +42,8 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from bench_10k import case
 from benchlib import Server
+from tenk_parts import case
 
 #: pytest under a profile that counts CPU time, not wall-clock time (which, on a shared
 #: machine, is mostly the neighbours' and the disk's).

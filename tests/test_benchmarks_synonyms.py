@@ -1,5 +1,6 @@
-"""The synonym benchmark's pairs (benchmarks/bench_synonyms.py): what a source states as other
-names of one disease, and the round-2 definition it is printed beside."""
+"""The synonym benchmark's pairs (benchmarks/bench_synonyms.py, benchmarks/leave_one_out.py):
+what a source states as other names of one disease, and the round-2 definition it is printed
+beside."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 bench = pytest.importorskip("bench_synonyms")
-from tools.terminology_sources import Concept  # noqa: E402
+leave_one_out = pytest.importorskip("leave_one_out")
+from tools.terminology_sources import Concept, table_rows  # noqa: E402
 
 
 def _icd(code: str, label: str) -> Concept:
@@ -31,19 +33,19 @@ CONCEPTS = [
 
 
 def test_stated_pairs_are_disease_brackets_each_once() -> None:
-    pairs = bench.synonym_pairs(CONCEPTS, "ICD")
+    pairs = leave_one_out.synonym_pairs(CONCEPTS, "ICD")
     assert sorted(given for given, _ in pairs) == ["Forestier", "membranous angina"]
 
 
 def test_the_round_2_definition_counted_every_bracket_form() -> None:
-    givens = [given for given, _ in bench.synonym_pairs(CONCEPTS, "ICD", stated=False)]
+    givens = [given for given, _ in leave_one_out.synonym_pairs(CONCEPTS, "ICD", stated=False)]
     assert givens.count("Forestier") == 2
     assert any("cuneiform" in given for given in givens)
 
 
 def test_a_condition_included_in_an_entry_is_no_stated_synonym() -> None:
-    assert bench.synonym_pairs(CONCEPTS, "MONDO") == [("Frobisher disease", "quistosis")]
-    assert len(bench.synonym_pairs(CONCEPTS, "MONDO", stated=False)) == 2
+    assert leave_one_out.synonym_pairs(CONCEPTS, "MONDO") == [("Frobisher disease", "quistosis")]
+    assert len(leave_one_out.synonym_pairs(CONCEPTS, "MONDO", stated=False)) == 2
 
 
 def test_pairs_are_classed_by_how_they_differ() -> None:
@@ -57,8 +59,8 @@ def test_pairs_are_classed_by_how_they_differ() -> None:
 def test_a_miss_is_put_down_to_the_name_the_other_sources_lack() -> None:
     # quistosis and its synonym known to a held-out terminology; "Frobisher disease" not
     mondo = [Concept("DOID:1", "quistosis", [], [("p", "quistosis"), ("s", "quistic fever")])]
-    rows = {r.id: r for r in bench.table_rows(mondo, {"DOID:1": "DOID:1"})}
-    held = bench.terminology(mondo, rows, "MONDO")
+    rows = {r.id: r for r in table_rows(mondo, {"DOID:1": "DOID:1"})}
+    held = leave_one_out.terminology(mondo, rows, "MONDO")
     assert bench.why_missed("Frobisher disease", "quistosis", held) == (
         "the synonym unknown to the other sources")
     assert bench.why_missed("quistosis", "Frobisher disease", held) == (
@@ -72,9 +74,9 @@ def test_curated_matches_join_clusters_but_never_two_concepts_of_one_ontology() 
     concepts = [Concept("MESH:D1", "quistosis", [], [("p", "quistosis")]),
                 Concept("DOID:1", "Frobisher disease", [], [("p", "Frobisher disease")]),
                 Concept("DOID:2", "quistic fever", [], [("p", "quistic fever")])]
-    clusters = bench.clusters_with(concepts, [("MESH:D1", "DOID:1"), ("MESH:D1", "DOID:2")])
+    clusters = leave_one_out.clusters_with(concepts, [("MESH:D1", "DOID:1"), ("MESH:D1", "DOID:2")])
     assert clusters["MESH:D1"] == clusters["DOID:1"] != clusters["DOID:2"]
-    assert len(set(bench.clusters_with(concepts).values())) == 3
+    assert len(set(leave_one_out.clusters_with(concepts).values())) == 3
 
 
 def test_what_the_build_learns_is_learned_again_without_the_source_left_out() -> None:
@@ -88,10 +90,10 @@ def test_what_the_build_learns_is_learned_again_without_the_source_left_out() ->
                                             ("r", "Frobisher's disease")], acronyms=["QZD"]),
     ]
     shipped = (dict(word_forms()), readings.eponyms(), readings.expansions("sle"))
-    with bench.held_out(concepts, "MONDO"):
+    with leave_one_out.held_out(concepts, "MONDO"):
         assert readings.expansions("qzd") == ()
         assert "frobisher" not in readings.eponyms()
-    with bench.held_out(concepts, "ICD"):
+    with leave_one_out.held_out(concepts, "ICD"):
         assert readings.expansions("qzd") == ("quistosis",)
         assert "frobisher" in readings.eponyms()
     # the bundled files are read again on leaving

@@ -49,15 +49,13 @@ from pytest_agentclinic.grading.terminology_table import (
     write_table,
 )
 from pytest_agentclinic.grading.terms.readings import EPONYMS_FILE, write_eponyms
+from tools.terminology_mining import abbreviations, mine_word_forms, site_words
 from tools.terminology_sources import (
     Concept,
-    abbreviations,
     link_clusters,
     mesh_concepts,
     mesh_supplementary_concepts,
-    mine_word_forms,
     obo_concepts,
-    site_words,
     table_rows,
 )
 
