@@ -271,7 +271,7 @@ def _shared(bare: str, completed: str) -> str:
 #: What a noun may end in beyond the stem its adjective keeps ("test-is", "ovar-y",
 #: "uter-us", "laryn-x", "sple-en", "clavic-le", "umbilic-us"), and an adjective's endings
 #: ("testicular", "ovarian", "uterine", "umbilical"). Shared with the build, which learns
-#: the pairs many concepts show (``tools/terminology_sources.py``).
+#: the pairs many concepts show (``tools/terminology_mining.py``).
 NOUN_ENDINGS = frozenset({"", "a", "e", "y", "s", "x", "us", "um", "is", "ix", "ex", "en", "on",
                           "le", "ia", "ea"})
 ADJECTIVE_ENDINGS = ("al", "ic", "ar", "ine", "ian", "eal", "ial", "ous", "ary", "ile", "iac")
