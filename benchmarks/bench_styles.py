@@ -164,6 +164,58 @@ STYLES: dict[str, str] = {
     "you_most_likely": "You most likely have {r}. It is treatable, so please don't worry.",
     "my_final": "After reviewing the case, my final diagnosis is {r}. Treatment should begin "
                 "promptly.",
+    # Round 3: reasoning models' thought blocks and rules, chat models' breakdowns and hedges,
+    # medical models' one-liners, labels with codes and roles, markup of other formats.
+    "think_bare": "<think>\nThe rash has lasted two weeks. The plaques are on the extensor "
+                  "surfaces and there is no fever. The history and the examination settle "
+                  "it.\n</think>\n\n{r}",
+    "think_bold_answer": "<think>\nOkay, let me go through the findings. Itchy, scaly "
+                         "plaques... wait, the nails are pitted too. That settles it.\n"
+                         "</think>\n\n**Answer:** {r}",
+    "rule_answer": "The history and the examination point to one condition.\n\n---\n\n"
+                   "**Answer:** {r}",
+    "breakdown": "Here's a breakdown of the case:\n\n**Most Likely Diagnosis:** {r}\n\n"
+                 "**Important Considerations:**\n\n*   A biopsy can confirm the "
+                 "diagnosis.\n*   Treatment should start promptly.\n*   Follow up in two "
+                 "weeks.",
+    "careful_commit": "I'd want to be careful here, but based on the history and the "
+                      "examination, this is most likely {r}.",
+    "likely_suffering": "The patient is likely suffering from {r}.",
+    "eos_token": "The diagnosis is {r}</s>",
+    "correct_answer": "The correct answer is {r}.",
+    "icd_label": "Diagnosis (ICD-10): {r}",
+    "primary_na": "Primary diagnosis: {r}\nSecondary diagnosis: N/A",
+    "html_sections": "<h3>Assessment</h3>\n<p>The most likely diagnosis is <b>{r}</b>.</p>"
+                     "\n<ul><li>Review in two weeks.</li></ul>",
+    "rst_heading": "Diagnosis\n=========\n\n{r}\n\nRationale\n---------\n\nThe history "
+                   "fits.",
+    "org_heading": "* Diagnosis\n{r}\n* Plan\nTopical therapy; review in two weeks.",
+    "steps_label": "Step 1: Review the history. The rash has lasted two weeks.\nStep 2: "
+                   "Examine the skin. The lesions are typical.\nStep 3: Consider the course. "
+                   "It is chronic.\nStep 4: Diagnosis: {r}",
+    "seems_most_likely": "Based on the information provided, {r} seems the most likely.",
+    "quote_line": "> {r}",
+    "code_fence": "```\n{r}\n```",
+    "csv_line": "diagnosis,confidence\n{r},0.9",
+    "emoji_lines": "\U0001f50d Most likely diagnosis: {r}\n\U0001f48a Treatment: topical "
+                   "therapy\n\U0001f4c5 Follow-up: two weeks",
+    "hope_helps": "The most likely diagnosis is {r}. Hope this helps! Let me know if you have "
+                  "any other questions.",
+    "tool_call": '{{"name": "submit_diagnosis", "arguments": {{"diagnosis": "{r}"}}}}',
+    "python_dict": "{{'diagnosis': '{r}', 'confidence': 0.9}}",
+    "xml_response": "<response>\n  <diagnosis>{r}</diagnosis>\n  <confidence>0.9</confidence>"
+                    "\n</response>",
+    "table_columns": "| Diagnosis | Confidence | Key findings |\n|---|---|---|\n| {r} | High "
+                     "| the history and the examination |",
+    "label_dash_item": "Final diagnosis:\n- {r}",
+    "latex_bold": "\\textbf{{Diagnosis:}} {r}",
+    "square_note": "{r} [high confidence]",
+    "diagnosed_with": "The patient is diagnosed with {r}.",
+    "arrow": "Diagnosis \u2192 {r}",
+    "hard_but": "It's hard to be certain without a biopsy, but I believe this is {r}.",
+    "conclusion_has": "**Conclusion:** The patient has {r}.",
+    "reasoning_answer": "Reasoning: The rash is chronic and scaly; the nails are pitted.\n"
+                        "Answer: {r}",
 }
 _NOT_BARE = re.compile(r"diagnos|possible|likely|suspect|probabl|\*\*|answer", re.I)
 _LABEL = re.compile(r"^\W*final\s+diagnosis\W*", re.I)

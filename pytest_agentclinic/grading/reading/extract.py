@@ -41,6 +41,7 @@ from .parse import Category, Extraction, Mention, Role, parse
 from .parse import bare as _bare
 from .plans import plan_names_nothing
 from .prefaces import drop_preface
+from .records import as_labelled_lines
 from .refusals import names_an_option_only
 from .revisions import drop_absent, revised
 from .sections import cut_sections, unaddressed
@@ -109,11 +110,14 @@ def _answer(response: str, *,
     # break) is read as what it stands for, before anything else (red team round 8)
     response = untransported(response)
     before_ready, declarations = ready_answers(response)
-    given = [p for p in (strip_echoes(unwrap(d)) for d in declarations) if _ALNUM.search(p)]
+    # an answer given as one record (CSV, a one-row table, ...) reads as labelled lines
+    given = [p for p in (strip_echoes(unwrap(as_labelled_lines(d))) for d in declarations)
+             if _ALNUM.search(p)]
     if len(given) > 1 and _ready_apart(given, conditions_only=conditions_only):
         return "", Extraction("multiple", "", reason="the answer is declared ready twice, "
                               "naming different diagnoses"), True
-    answer = (given or [""])[-1] if declarations else strip_echoes(unwrap(response))
+    answer = ((given or [""])[-1] if declarations
+              else strip_echoes(unwrap(as_labelled_lines(response))))
     # a SOAP note's assessment is its diagnosis (red team round 8)
     answer = soap_assessment(unaddressed(answer))
     # What follows a committed answer under a heading ("Differential:", "Ruled out:",

@@ -392,7 +392,8 @@ def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
     # and is no part of the statement read as one name ("GPA, moderate severity")
     notes = [m.text for m in mentions if m.role != "main" and is_note(m.text)]
     mentions = [m for m in mentions if m.text not in notes]
-    found = _categorise(stmt, without_notes(body, notes),
+    # (the statement's name up to where it explains: "T (formerly W) is the most likely ...")
+    found = _categorise(stmt, cut_context(_bare(without_notes(body, notes))),
                         _explained(tuple(m for m in mentions if m.text)),
                         differential=_DIFFERENTIAL.search(text) is not None,
                         conditions_only=conditions_only)

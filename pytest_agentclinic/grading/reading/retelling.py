@@ -70,6 +70,12 @@ _OTHERS = re.compile(
 _UNDECIDED = re.compile(r"\b(?:cannot|can't|unable|impossible|not\s+possible|insufficient|"
                         r"required|needed|necessary|pending|no\s+(?:\w+\s+){0,2}diagnos\w*)\b",
                         re.I)
+# A sentence that gives its diagnosis before it says more is needed ("The most likely
+# diagnosis is T, further evaluation needed"; "I suspect T, but tests are required"): the
+# answer is given, with a note on what is still to do (the paper's step 1 returns it).
+_GIVEN_FIRST = re.compile(r"\b(?:diagnos[ie]s\s+(?:is|would\s+be)|suspect|think|believe|"
+                          r"likely|probably)\s+[^,;]*[^\W\d_][^,;]*,\s*(?:but\s+|though\s+|"
+                          r"although\s+)?[^,;]*$", re.I)
 _BRACKET = re.compile(r"\([^()]*\)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|;\s")
 # How far to look for the sentence that answers: an opening retells the case in a few.
@@ -89,9 +95,15 @@ def answers_later(rest: str, is_name: Callable[[str], bool], *,
     only a sentence that gives one diagnosis counts, not one that weighs others ("The
     differential includes W") nor a name alone."""
     sentences = [s for s in _SENTENCE.split(rest) if s.strip()
-                 and _UNDECIDED.search(s) is None][:_LOOK_AHEAD]
+                 and not _undecided(s)][:_LOOK_AHEAD]
     if over_a_name:
         # (a bracket names the answer again: "T (also known as W or V)")
         return any(_WEIGHS.search(s) is not None and _OTHERS.search(_BRACKET.sub("", s)) is None
                    for s in sentences)
     return any(_WEIGHS.search(s) is not None or is_name(s) for s in sentences)
+
+
+def _undecided(sentence: str) -> bool:
+    """Whether ``sentence`` says no diagnosis can be given yet, and gives none before."""
+    found = _UNDECIDED.search(sentence)
+    return found is not None and _GIVEN_FIRST.search(sentence, 0, found.start()) is None

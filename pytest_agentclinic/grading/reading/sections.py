@@ -36,6 +36,8 @@ _HEADING = (
     # "Key supporting features", "Pertinent negatives", "Clinical reasoning"
     r"(?:key|pertinent|clinical|relevant)\s+(?:supporting\s+)?(?:findings|features|points|"
     r"evidence|positives|negatives|reasoning)|summary|discussion|investigations?|"
+    # "**Important Considerations:**" over advice (a chat model's breakdown of its answer)
+    r"important\s+(?:considerations?|notes?|points?|information)|"
     r"further\s+(?:testing|tests|workup|work-up|evaluation)|recommended\s+\w+|prognosis|"
     r"red\s+flags|patient\s+education|follow[- ]?up|notes?|"
     r"workup|work-up|next\s+steps?|plan|management|recommendations?|treatment|"

@@ -28,6 +28,7 @@ from .plans import plan_names_nothing
 from .prefaces import after_grounds
 from .refusals import is_refusal
 from .retelling import answers_later, retells
+from .support import SUPPORT, after_findings, findings_stated
 from .typography import expand_shorthand
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
@@ -44,7 +45,8 @@ _EMPHASIS = r"[*_`]*"
 _LINE_START = r"^[ \t>#*_\-\u2022]*"
 # After the label: a colon, an equals sign, a dash, or the end of its line (a heading, perhaps
 # underlined), then blank lines before the answer.
-_SEPARATOR = (rf"{_EMPHASIS}[ \t]*(?:[:=]|[ \t][-\u2010-\u2015]+[ \t]|[ \t]*\n"
+# (An arrow, "Diagnosis \u2192 T", "Answer -> T", points to the value as a colon does.)
+_SEPARATOR = (rf"{_EMPHASIS}[ \t]*(?:[:=\u2192]|[-=]>|[ \t][-\u2010-\u2015]+[ \t]|[ \t]*\n"
               rf"(?:[ \t]*[-=]{{3,}}[ \t]*\n)?)(?:{_EMPHASIS}[ \t]*\n)*\s*{_EMPHASIS}[ \t]*(?=\S)")
 _QUALIFIER = (r"(?:final|working|provisional|clinical|primary|principal|leading|top|main|"
               r"presumptive|presumed|tentative|probable|most\s+probable|most\s+likely|likely|"
@@ -60,7 +62,9 @@ _CONCLUSION = (r"(?:^|(?<=[.!?])[ \t]+)[ \t>*_]*(?:therefore|thus|hence|so|in\s+
 # heads the line below ("## Final Diagnosis" over "Psoriasis").
 _LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
     rf"\bfinal\s+(?:diagnosis|answer){_SEPARATOR}",
-    rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx){_SEPARATOR}"
+    # "Diagnosis (ICD-10): T": a short note in brackets on the label, how the name is coded
+    rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx)"
+    rf"(?:[ \t]*\([^()\n]{{1,25}}\))?{_SEPARATOR}"
     # "Primary: T" over "Secondary: none": the main diagnosis by its role, a colon after it
     rf"|{_LINE_START}(?:primary|principal|main){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)"
     # "Most likely: T" on a line of its own, after a ranked list (red team round 8): the
@@ -273,9 +277,10 @@ def statement(text: str) -> str:
     text = _ENUMERATOR.sub("", text)  # "A. Asthma": the label of an answer, not a sentence
     head = _first_sentence(text)
     lead = _LEADS.search(head)
-    if (lead is not None and _SUPPORT.match(lead.group())
+    if (lead is not None and SUPPORT.match(lead.group())
             and not _NO_NAME.match(head, lead.end())
-            and _opens_with_disease(head[: lead.start()])):
+            and _opens_with_disease(after_grounds(head[: lead.start()]))
+            and not findings_stated(head[: lead.start()])):
         # "X with features suggestive of Y": X is the answer, Y a second name beside it
         lead = None
     if lead is not None and DISJUNCTION.match(head, lead.end()):
@@ -285,7 +290,8 @@ def statement(text: str) -> str:
         # "X appears to be the most likely diagnosis": the name came before the words
         head = head[: lead.start()]
     elif lead is not None and len(head) - lead.end() > 2:
-        return head[lead.end():].strip(" .:,-\"'")
+        rest = head[lead.end():]  # (and past the findings' own clause: support.py)
+        return after_findings(rest, _LEADS.finditer(rest)).strip(" .:,-\"'")
     elif lead is not None and head[lead.end():].strip(" :") == "":
         # "... the most likely diagnosis is:" then the name on the line below
         after = text[text.find(head) + len(head):].lstrip(" :.\n")
@@ -301,11 +307,6 @@ def statement(text: str) -> str:
     grounded = after_grounds(head)
     kept = head if is_refusal(head) and not is_refusal(grounded) else grounded
     return kept.strip(" .:,-\"'")
-
-
-# Leads that say what the findings support: a name before them is the answer's own.
-_SUPPORT = re.compile(r"\s*(?:consistent|compatible|in\s+keeping|suggestive|indicative|classic|"
-                      r"typical|characteristic|points?|fits)\b", re.I)
 
 
 def _opens_with_disease(before: str) -> bool:

@@ -1,0 +1,133 @@
+"""An answer given as one record of named fields, written as labelled lines (stage 1, for
+:mod:`.extract`, before :func:`.markers.unwrap`).
+
+Models other than the recorded GPT-4 and GPT-3.5 return their answer as data more often than
+as prose: a CSV header over one row ("diagnosis,confidence" then "T,0.9"), a markdown table
+whose header names a diagnosis column over one row, a Python dictionary (single quotes, which
+JSON does not allow), XML elements inside a wrapper element (``<response>``), or the last of
+numbered steps ("Step 4: Diagnosis: T"). Each holds one answer under a field's name, as
+"Diagnosis: T" would (the paper's grader, step 1, returns the diagnosis the answer gives);
+read as prose, the header and the row were a list of names, or the wrapper a second answer.
+A table of several rows stays a table (a differential), and CSV of several rows a list.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+__all__ = ["as_labelled_lines"]
+
+# The field that holds the answer ("diagnosis", "final_diagnosis", "Dx", "answer").
+_ANSWER_FIELD = re.compile(r"(?:(?:final|most[ _]likely|primary|main)[ _]+)?(?:diagnosis|dx|"
+                           r"answer)", re.I)
+# A CSV header: two to six field names (words, no spaces inside a field but "_" or one space).
+_CSV_FIELD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z0-9_-]+)?")
+
+
+def _csv(text: str) -> str:
+    """A CSV header with an answer field over exactly one row, as labelled lines."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if len(lines) != 2:
+        return text
+    fields = [f.strip() for f in lines[0].split(",")]
+    answer = next((i for i, f in enumerate(fields) if _ANSWER_FIELD.fullmatch(f)), None)
+    if (answer is None or not 2 <= len(fields) <= 6
+            or not all(_CSV_FIELD.fullmatch(f) for f in fields)):
+        return text
+    cells = [c.strip().strip('"') for c in lines[1].split(",")]
+    if len(cells) < len(fields):
+        return text
+    # the answer's own commas ("Bipolar I disorder, current episode manic") stay in its cell
+    after = len(fields) - answer - 1
+    value = ",".join(cells[answer: len(cells) - after]).strip().strip('"')
+    others = [*zip(fields[:answer], cells[:answer], strict=True),
+              *zip(fields[answer + 1:], cells[len(cells) - after:], strict=True)]
+    # a field's name as words ("final_diagnosis" as "final diagnosis": "_" is emphasis later)
+    named = [(f.replace("_", " "), c) for f, c in [(fields[answer], value), *others]]
+    return "\n".join(f"{f}: {c}" for f, c in named)
+
+
+_ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$")
+_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|?)+[ \t]*$")
+
+
+def _table(text: str) -> str:
+    """A markdown table whose header names an answer column, over exactly one row, as
+    labelled lines; the text around the table is kept."""
+    lines = text.splitlines()
+    for at in range(len(lines) - 2):
+        header, rule = _ROW.match(lines[at]), _RULE.match(lines[at + 1])
+        if header is None or rule is None:
+            continue
+        rows = []
+        for line in lines[at + 2:]:
+            row = _ROW.match(line)
+            if row is None:
+                break
+            rows.append(row)
+        names = [c.strip(" *_") for c in header.group(1).split("|")]
+        answer = next((i for i, n in enumerate(names) if _ANSWER_FIELD.fullmatch(n)), None)
+        if answer is None or len(rows) != 1 or len(names) < 2:
+            return text
+        cells = [c.strip(" *_") for c in rows[0].group(1).split("|")]
+        if len(cells) != len(names):
+            return text
+        fields = [f"{names[answer]}: {cells[answer]}",
+                  *(f"{n}: {c}" for i, (n, c) in enumerate(zip(names, cells, strict=True))
+                    if i != answer and n and c)]
+        return "\n".join([*lines[:at], *fields, *lines[at + 3:]])
+    return text
+
+
+_BRACES = re.compile(r"\{.*\}", re.S)
+_LOOSE_FIELD = re.compile(r"^\{\s*'(?P<key>(?:final[ _])?diagnosis|dx|answer)'\s*:\s*'(?P<value>"
+                          r"[^\n{}]*?)'\s*(?:,\s*'[\w ]+'\s*:|\})", re.I)
+
+
+def _python_dict(text: str) -> str:
+    """A Python dictionary (single-quoted keys and values) as the JSON object it stands for,
+    which :func:`.markers.unwrap` reads."""
+    found = _BRACES.search(text)
+    if found is None or "'" not in found.group():
+        return text
+    try:
+        json.loads(found.group())
+        return text  # JSON already
+    except ValueError:
+        pass
+    try:
+        value = ast.literal_eval(found.group())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        # an apostrophe left inside single quotes ('Todd's paralysis'): the answer's field up
+        # to the quote that closes it before the next key or the closing brace
+        loose = _LOOSE_FIELD.search(found.group())
+        if loose is None:
+            return text
+        return f"{text[: found.start()]}\n{loose['key']}: {loose['value']}\n{text[found.end():]}"
+    if not isinstance(value, dict):
+        return text
+    return f"{text[: found.start()]}{json.dumps(value)}{text[found.end():]}"
+
+
+# A line that is only an element's opening or closing tag ("<response>", "</output>"): the
+# wrapper around tagged fields, which names nothing.
+_WRAPPER = re.compile(r"^[ \t]*</?[A-Za-z][\w-]*>[ \t]*$\n?", re.M)
+_FIELD_TAG = re.compile(r"<((?:[a-z]+[_-])*(?:diagnosis|dx|answer))>", re.I)
+# "Step 4: Diagnosis: T": a step's number before the label of the answer
+_STEP = re.compile(r"^([ \t>*_#]*)step[ \t]+\d{1,2}[ \t]*[:.)-][ \t]*(?=[*_]*(?:final[ \t]+)?"
+                   r"(?:diagnosis|dx|answer|conclusion)\b)", re.I | re.M)
+
+
+def as_labelled_lines(text: str) -> str:
+    """``text`` with an answer given as one record (CSV, a one-row table, a Python
+    dictionary, wrapped XML fields, a numbered step) written as labelled lines."""
+    text = _STEP.sub(r"\1", text)
+    if _FIELD_TAG.search(text):
+        text = _WRAPPER.sub("", text)
+    if "|" in text:
+        text = _table(text)
+    if "{" in text:
+        text = _python_dict(text)
+    return _csv(text) if "," in text else text
