@@ -32,11 +32,11 @@ from .hedges import open_alternatives
 from .markers import (
     addresses_grader,
     drop_abbreviations,
-    drop_negations,
     ready_answers,
     strip_echoes,
     unwrap,
 )
+from .negations import drop_negations
 from .parse import Category, Extraction, Mention, Role, parse
 from .parse import bare as _bare
 from .plans import plan_names_nothing

@@ -24,6 +24,15 @@ import re
 
 from ..terms.kinds import INJURIES_AND_STATES
 from .context import cut_context
+from .labels import (
+    DIFFERENTIAL_LABEL,
+    LABELS,
+    PROSE_LABEL,
+    declared,
+    first_line,
+    heads_differential,
+    starts_labelled,
+)
 from .plans import plan_names_nothing
 from .prefaces import after_grounds
 from .refusals import is_refusal
@@ -37,55 +46,14 @@ __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "cl
 # Emphasis, headings, bullets, and a table row's outer bars
 _MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$", re.M)
 
-# --- labels -----------------------------------------------------------------------------------
-
-# Markdown may wrap a label ("**Final Diagnosis:**", "## Diagnosis", "- **Dx**: X").
-_EMPHASIS = r"[*_`]*"
-_LINE_START = r"^[ \t>#*_\-\u2022]*"
-# After the label: a colon, an equals sign, a dash, or the end of its line (a heading, perhaps
-# underlined), then blank lines before the answer.
-_SEPARATOR = (rf"{_EMPHASIS}[ \t]*(?:[:=]|[ \t][-\u2010-\u2015]+[ \t]|[ \t]*\n"
-              rf"(?:[ \t]*[-=]{{3,}}[ \t]*\n)?)(?:{_EMPHASIS}[ \t]*\n)*\s*{_EMPHASIS}[ \t]*(?=\S)")
-_QUALIFIER = (r"(?:final|working|provisional|clinical|primary|principal|leading|top|main|"
-              r"presumptive|presumed|tentative|probable|most\s+probable|most\s+likely|likely|"
-              r"initial|preliminary)")
-# A conclusion that opens its sentence or line: a connective of consequence, then what the
-# answer is.
-_CONCLUSION = (r"(?:^|(?<=[.!?])[ \t]+)[ \t>*_]*(?:therefore|thus|hence|so|in\s+conclusion|"
-               r"in\s+summary|to\s+summari[sz]e|overall),?[ \t]+(?:the|my)[ \t]+(?:(?:final|"
-               r"most\s+likely|likely|probable)[ \t]+)?(?:diagnosis|answer)[ \t]+(?:is|would"
-               r"\s+be)[ \t]*:?[ \t]*(?=\S)")
-# Strongest first: "Final Diagnosis:" wherever it stands; the others only where a line starts,
-# since in prose "answer" and "assessment" are ordinary words, and a label alone on its line
-# heads the line below ("## Final Diagnosis" over "Psoriasis").
-_LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
-    rf"\bfinal\s+(?:diagnosis|answer){_SEPARATOR}",
-    rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx){_SEPARATOR}"
-    # "Primary: T" over "Secondary: none": the main diagnosis by its role, a colon after it
-    rf"|{_LINE_START}(?:primary|principal|main){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)"
-    # "Most likely: T" on a line of its own, after a ranked list (red team round 8): the
-    # diagnosis the answer commits to, as "Most likely diagnosis: T"
-    rf"|{_LINE_START}most\s+(?:likely|probable){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)",
-    # an instruction-tuned model's template heading ("### Response:", red team round 8) heads
-    # its answer as "Answer:" does, and so do "TL;DR:" and "Bottom line:"
-    rf"{_LINE_START}(?:(?:(?:my|the|our)\s+)?(?:(?:final\s+)?answer|response|output)|tl;?\s*dr|"
-    rf"bottom\s+line){_SEPARATOR}"
-    # the conclusion a chain of reasoning ends in ("1. ... 2. ... Therefore, the diagnosis is
-    # T.", "Let's think step by step. ... So the answer is T."): the answer it gives
-    rf"|{_CONCLUSION}",
-    # "Assessment and Plan:", "A&P:" (a clinical note's heading over its problem list)
-    rf"{_LINE_START}(?:(?:clinical\s+)?(?:impression|assessment|conclusion)(?:\s*(?:and|&|/)\s*"
-    rf"plan)?|a\s*[&/]\s*p){_SEPARATOR}",
-))
-_PROSE_LABEL = 3  # the index of the labels that may head prose rather than a name
-
+# --- labels (:mod:`.labels`) -----------------------------------------------------------
 
 def label(text: str) -> str | None:
     """The text after the answer's strongest label, or None when it has none. "Final
     Diagnosis:" holds wherever it stands; a label of prose ("Assessment:", "Impression:") does
     not move an answer that names its diagnosis alone on its first line ("Psoriasis" then
     "Assessment: chronic plaques")."""
-    for index, pattern in enumerate(_LABELS):
+    for index, pattern in enumerate(LABELS):
         # The last final diagnosis or answer answers: "Differential: X, Y. Final answer: Z"
         found = (pattern.search(text) if index else
                  next(reversed(list(pattern.finditer(text))), None))
@@ -95,60 +63,12 @@ def label(text: str) -> str | None:
         if starts_labelled(part):
             # "Final Diagnosis: <diagnosis>X</diagnosis>": the label inside is the answer's
             return label(part.lstrip())
-        if index < _PROSE_LABEL and _heads_differential(part):
+        if index < PROSE_LABEL and heads_differential(part):
             # "Final Diagnosis:" over a differential and the label that answers after it
             return label(part)
         before = first_line(clean(text[: found.start()]))
-        return None if index == _PROSE_LABEL and before and bare_name(before) else part
+        return None if index == PROSE_LABEL and before and bare_name(before) else part
     return None
-
-
-def first_line(text: str) -> str:
-    """The first line of ``text`` that is not blank ("" when there is none)."""
-    return next((line for line in text.splitlines() if line.strip()), "")
-
-
-def declared(text: str) -> list[str]:
-    """The text after every label that declares a diagnosis or an answer ("Final Diagnosis:",
-    "Diagnosis:", "Dx:", "Answer:"; not "Assessment:", which holds prose). A label whose text
-    opens with another label ("Final Diagnosis: Answer: X") declares what that one does; a
-    final diagnosis supersedes a working one ("Most likely diagnosis: X ... Final diagnosis:
-    Y" declares Y)."""
-    final = any(not _heads_differential(text[m.end():]) for m in _LABELS[0].finditer(text))
-    out: list[str] = []
-    for pattern in _LABELS[:3]:
-        for found in pattern.finditer(text):
-            if final and _TENTATIVE.search(found.group()):
-                continue  # a final diagnosis supersedes a working one
-            part = text[found.end():].lstrip()
-            if _heads_differential(part):
-                # "Differential: X, Y. Final answer: Z" declares Z; "Final Diagnosis:" over
-                # "Differential diagnosis: ... Most likely diagnosis: Z" declares Z
-                continue
-            out.extend(declared(part) if starts_labelled(part) else [part])
-    return out
-
-
-def _heads_differential(part: str) -> bool:
-    """Whether a label's text opens with a differential that a later label answers after
-    ("Differential: X, Y. Final answer: Z"; "Differential diagnosis: 1. X 2. Y ... Most
-    likely diagnosis: Z"): the label heads the section, and declares nothing of its own."""
-    part = part.lstrip()
-    return DIFFERENTIAL_LABEL.match(part) is not None and any(
-        p.search(part) for p in _LABELS[:3])
-
-
-_TENTATIVE = re.compile(r"\b(?:working|provisional|tentative|presumptive|presumed|probable|likely|"
-                        r"leading|top|initial|preliminary)\b", re.I)
-
-
-#: "Differential:", "Differential diagnoses", "DDx": what follows lists candidates.
-DIFFERENTIAL_LABEL = re.compile(r"[*_#\s]*(?:differentials?(?:\s+diagnos[ie]s)?|ddx)\b", re.I)
-
-
-def starts_labelled(text: str) -> bool:
-    """Whether ``text`` opens with a label."""
-    return any(pattern.match(text.lstrip()) for pattern in _LABELS)
 
 
 # --- leads: the words that lead to the name in a sentence ---------------------------------------
