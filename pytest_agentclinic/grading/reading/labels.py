@@ -84,8 +84,20 @@ def heads_differential(part: str) -> bool:
     ("Differential: X, Y. Final answer: Z"; "Differential diagnosis: 1. X 2. Y ... Most
     likely diagnosis: Z"): the label heads the section, and declares nothing of its own."""
     part = part.lstrip()
-    return DIFFERENTIAL_LABEL.match(part) is not None and any(
-        p.search(part) for p in LABELS[:3])
+    if DIFFERENTIAL_LABEL.match(part) is not None:
+        return any(p.search(part) for p in LABELS[:3])
+    # A ranked list is a differential too (ranks offer alternatives: the paper's "more than
+    # one possible diagnosis"): "Final Diagnosis: 1. X (85%) 2. Y (10%) ... Most likely: X"
+    # declares X, as "DIAGNOSIS READY:" over the same list does (red team round 9)
+    ranked = _RANKED_LIST.match(part)
+    return (ranked is not None and len(_RANK.findall(ranked.group())) >= 2
+            and any(p.search(part, ranked.end()) for p in LABELS[:3]))
+
+
+# A numbered list from its first item on, one item a line or "1. X 2. Y" on one line, blank
+# lines between items; and an item's number.
+_RANKED_LIST = re.compile(r"1[.)][ \t]+\S[^\n]*(?:\n[ \t]*(?:\d{1,2}[.)][ \t]+\S[^\n]*)?)*")
+_RANK = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)][ \t]+(?=\S)", re.M)
 
 
 _TENTATIVE = re.compile(r"\b(?:working|provisional|tentative|presumptive|presumed|probable|likely|"

@@ -25,6 +25,9 @@ _WEIGHED_NAME = rf"{NAME_IN_CLAUSE}(?:\s*\([^()\n]{{1,60}}\))?"
 _NOT_DENIED = (r"(?<!\bnot\s)(?<!\bcannot\sbe\s)(?<!\bnot\sbe\s)(?<!n't\sbe\s)"
                r"(?<!\bnot\sbeen\s)(?<!\bnot\syet\s)(?<!\bentirely\s)(?<!\bfully\s)"
                r"(?<!\bcompletely\s)")
+_RELATIVE = (r"(?:mother|father|parents?|sister|brother|siblings?|son|daughter|twin|aunt|"
+             r"uncle|cousin|grand(?:mother|father|parents?)|(?:maternal|paternal)\s+"
+             r"(?:aunt|uncle|grand(?:mother|father)))")
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
                rf"(?:not|no)\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
@@ -43,7 +46,8 @@ _NEGATED_CLAUSES = (
     re.compile(rf"^\s*({NAME})(?:\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
                rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
                # "not excluded" keeps the name open (red team round 5)
-               rf"{_NOT_DENIED}(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis)"
+               rf"{_NOT_DENIED}(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis|"
+               r"not\s+favou?red|disfavou?red)"
                # with its grounds ("X is unlikely given the normal examination", "X was ruled
                # out by the biopsy": red team round 6)
                r"(?:\s+(?:given|because|as|since|by|on|with|due\s+to|based\s+on)\b.*)?\s*$",
@@ -56,6 +60,19 @@ _NEGATED_CLAUSES = (
     # "T. Why not W? ...": a question the answer asks itself to set W aside
     re.compile(rf"^\s*why\s+not\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
     re.compile(rf"^\s*(?:ruled\s+out|excluded|excluding|exclude)\s*:?\s*({NAME})\s*$", re.I),
+    # "Low suspicion for X", "low likelihood of X": weighed and set aside, as "X is unlikely"
+    # (red team round 9)
+    re.compile(rf"^\s*(?:(?:a|very|only)\s+)?low\s+(?:clinical\s+|index\s+of\s+|pre-?test\s+)?"
+               rf"(?:suspicion|likelihood|probability)\s+(?:for|of)\s+({NAME})\s*$", re.I),
+    # "X (not favored)", "X (unlikely)": a bracket that sets its name aside, as "X - unlikely"
+    re.compile(rf"^\s*({_WEIGHED_NAME})\s*[(\[]\s*(?:not\s+favou?red|disfavou?red|unlikely|less\s+likely|"
+               rf"{_NOT_DENIED}(?:ruled\s+out|excluded))\s*[)\]]\s*$", re.I),
+    # "Her mother has X", "His father had X": a relative's disease, the family history
+    # (clinical convention: a risk for the patient, no diagnosis of the patient; red team
+    # round 9, as "Family history of X" since round 8)
+    re.compile(rf"^\s*(?:(?:his|her|their|the\s+patient's|your|my)\s+)?(?:{_RELATIVE})\s+"
+               rf"(?:has|had|have|was\s+diagnosed\s+with|died\s+(?:of|from)|with|suffers\s+from|"
+               rf"suffered\s+from)\s+(?:a\s+history\s+of\s+)?(?:a\s+|an\s+)?({NAME})\s*$", re.I),
     re.compile(rf"^\s*(?:the\s+|my\s+)?(?:\w+\s+){{0,2}}diagnosis\s+is\s+not\s+({NAME})\s*$",
                re.I),
 )
@@ -98,7 +115,9 @@ _CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\
 _INSTEAD = re.compile(r"^\s*(?:however|instead|rather|but)\b\s*,?\s*", re.I)
 _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|doesn't|ruled|exclud\w*|unlikely|rather|instead|"
                             r"considered|entertained|raised|without|less\s+likely|why|"
-                            r"favou?red|preferred|"
+                            r"favou?red|preferred|suspicion|likelihood|probability|mother|father|parents?|"
+                            r"sister|brother|siblings?|son|daughter|twin|aunt|uncle|cousin|"
+                            r"grand\w+|"
                             r"(?:initial|first|original|early)\s+(?:impression|thought|suspicion|"
                             r"diagnosis|guess|concern))\b",
                             re.I)

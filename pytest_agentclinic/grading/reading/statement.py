@@ -87,7 +87,9 @@ _LEADS = re.compile(
     # "a diagnosis of exclusion" is the answer's status, no lead to a name
     r"|\s+of\b(?!\s+exclusion\b))\s*"
     r"|\bdiagnos[ie]s\s*[:=]\s*"
-    r"|\b(?:answer|impression|conclusion|guess|suspicion)\s+(?:is|would\s+be)\s+"
+    # "my assessment is X" as "Assessment: X" labels it; "The correct answer is: X" (round 9)
+    r"|\b(?:answer|impression|assessment|conclusion|guess|suspicion)\s+(?:is|would\s+be)"
+    r"(?:\s*:\s*|\s+)"
     # "I would diagnose her with X", "is diagnosed with X"; not "cannot be diagnosed with the
     # information given" or "unable to diagnose with ..."
     # (the look-behinds follow the word: tried at every position, they cost the most)
@@ -107,7 +109,11 @@ _LEADS = re.compile(
     # "classic for X", not "the characteristic of this patient's diagnosis is X"
     r"|\bindicative\s+of\s+|\b(?:classic|typical|characteristic)\s+(?:(?:case|presentation|"
     r"picture|example)\s+|(?<!\bthe\scharacteristic\s))(?:for|of)\s+"
-    r"|\bfits\s+(?:with\s+)?(?:a\s+diagnosis\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
+    # "fits X", not "..., a condition that fits the history and the findings": what a name
+    # fits there is the evidence, no name (red team round 9)
+    r"|\bfits\s+(?:with\s+)?(?!(?:(?:the|this|her|his|all(?:\s+the)?)\s+)?(?:history|findings|"
+    r"examination|exam|presentation|picture|clinical|symptoms|signs|features|data|story|"
+    r"course|evidence)\b)(?:a\s+diagnosis\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
     rf"|\bsuggests?\s+(?:a\s+diagnosis\s+of\s+|{_SOMEONE_HAS})?|\bsuffering\s+from\s+"
     rf"|\b(?:sounds?|looks?|seems?)\s+like\s+(?:a\s+case\s+of\s+|{_SOMEONE_HAS})?"
     # "appears to be X", not "appears to be presenting with ..." or "appears to be here"
@@ -172,7 +178,11 @@ _COURTESY = re.compile(
     r"^\s*(?:thanks?|thank\s+you|ok(?:ay)?|alright|all\s+right|i\s+see|i\s+understand|"
     r"understood|got\s+it|great|perfect|sure|certainly|of\s+course|hello|hi|dear|noted|"
     r"that(?:'s|\s+is)\s+(?:very\s+)?helpful|that\s+helps|"
-    r"very\s+well)\b", re.I)
+    r"very\s+well|"
+    # "You asked whether this is X.": the patient's question restated, not the answer (red
+    # team round 9; an answer of questions names no diagnosis)
+    r"(?:you|the\s+patient)\s+(?:asked|wondered|wanted\s+to\s+know|were\s+asking)\s+(?:me\s+)?"
+    r"(?:whether|if|about))\b", re.I)
 
 # A model's disclaimer: a refusal, unless a diagnosis follows it.
 _DISCLAIMER = re.compile(r"(?i)^\W*(?:(?:as|i'm|i\s+am)\s+an\s+ai\b|(?:i'm|i\s+am)\s+(?:sorry|not"
