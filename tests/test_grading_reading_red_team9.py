@@ -5,6 +5,7 @@ beside it; several possible diagnoses or none score 0)."""
 from __future__ import annotations
 
 import pytest
+from test_grading_judging_rules import scored
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.extract import extract
@@ -14,6 +15,9 @@ from pytest_agentclinic.grading.reading.sections import fold_sub_items
 STRICT = CraftMDGrader()
 WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 T, W = "Granulomatosis with polyangiitis", "Sarcoidosis"
+# a truth whose name the terminology relates to few others: a name read wrong around it is
+# left to the moderator, which the shapes below must not reach
+T2 = "Acute pericarditis"
 
 
 def _grade(shape: str, wrap: str) -> int:
@@ -39,7 +43,7 @@ def test_heads_differential_needs_a_ranked_list_and_a_label_after_it() -> None:
 
 @pytest.mark.parametrize("shape", [
     "Based on the clinical presentation, my assessment is **{t}**.",
-    "The correct answer is: {t}",
+    "The correct answer is: {t}", "The correct answer is (B) {t}.",
     "ICD-10 L40.0 \u2013 {t}", "L40.0: {t}",
     "- **{t}**\n  - cervical lymphadenopathy\n  - leukocytosis",
     "{t} with underlying chronic kidney disease",
@@ -53,22 +57,26 @@ def test_the_committed_answer_scores(shape: str, wrap: str) -> None:
 
 
 @pytest.mark.parametrize("shape", [
-    "Low suspicion for {t}.", "{t} (not favored)", "{t} is not favored; {w}",
+    "Low suspicion for {t}.", "{t} (not favored)",
     "Screen for {t}.", "Test for {t}.", "Start prophylaxis against {t}.",
-    "Her mother has {t}; this patient has {w}.", "His father died of {t}. {w}.",
+    "Her mother has {t}; this patient has {w}.",
     "You asked whether this is {t}. It is {w}.",
     "The differential diagnosis includes {t}.",
+    # the mirrors of this round's readings, on target before and kept so: a name set aside
+    # in a sentence, a relative's disease with the patient's after it, a sub-item under
+    # another diagnosis, an underlying condition beside another
+    "{t} is not favored; {w}", "His father died of {t}. {w}.",
     "- **{w}**\n  - {t}", "{w} with underlying {t}"])
 @pytest.mark.parametrize("wrap", WRAPPERS)
 def test_the_truth_doubted_targeted_or_beside_does_not_score(shape: str, wrap: str) -> None:
     # each was the truth as the answer (a bracket read as a note), or a name of unknown
     # words ("Low suspicion for T", "Screen for T", "Her mother", "You asked whether this",
-    # "differential diagnosis includes T") that a moderator model accepted
-    answer = wrap.format(shape.format(t=T, w=W))
-    read = extract(answer)
-    assert read.category != "single" or read.diagnosis.lower() not in (
-        T.lower(), "low suspicion for granulomatosis", "screen for granulomatosis")
-    assert STRICT.grade_frq(answer, T).verdict == 0
+    # "differential diagnosis includes T") left to the moderator, which a model that always
+    # answers Yes accepted: now the rules decide it, whatever the moderator says
+    for truth in (T, T2):
+        answer = wrap.format(shape.format(t=truth, w=W))
+        assert STRICT.grade_frq(answer, truth).verdict == 0
+        assert not scored(answer, truth)[0], answer
 
 
 def test_categories_of_the_new_readings() -> None:

@@ -215,7 +215,8 @@ def statement(text: str) -> str:
         # "X appears to be the most likely diagnosis": the name came before the words
         head = head[: lead.start()]
     elif lead is not None and len(head) - lead.end() > 2:
-        return head[lead.end():].strip(" .:,-\"'")
+        # "The correct answer is (B) X": the option's letter labels the name (round 9)
+        return _ENUMERATOR.sub("", head[lead.end():], count=1).strip(" .:,-\"'")
     elif lead is not None and head[lead.end():].strip(" :") == "":
         # "... the most likely diagnosis is:" then the name on the line below
         after = text[text.find(head) + len(head):].lstrip(" :.\n")
