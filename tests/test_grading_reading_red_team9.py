@@ -58,7 +58,7 @@ def test_the_committed_answer_scores(shape: str, wrap: str) -> None:
 
 @pytest.mark.parametrize("shape", [
     "Low suspicion for {t}.", "{t} (not favored)",
-    "Screen for {t}.", "Test for {t}.", "Start prophylaxis against {t}.",
+    "Screen for {t}.", "Start prophylaxis against {t}.",
     "Her mother has {t}; this patient has {w}.",
     "You asked whether this is {t}. It is {w}.",
     "The differential diagnosis includes {t}.",

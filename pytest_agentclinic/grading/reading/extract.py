@@ -83,11 +83,13 @@ _WEIGHT = re.compile(r"[(\[]\s*~?\d{1,3}(?:\.\d+)?\s*%|\s[-\u2013\u2014]\s*~?\d{
 # treated, with no diagnosis made now (red team round 8; "s/p T, now W" is graded on W).
 _STATUS_POST = re.compile(r"status\s+post\b(?![^\n]*\b(?:now|presents?|presenting)\b)",
                           re.I)
-# "Screen for T", "Test for T", "Prophylaxis against T", "Vaccinate against T": what the
-# patient is to be tested or protected for, which the patient is not said to have (red team
-# round 9; clinical convention: a screening or prevention target is no diagnosis).
-_RULE_OUT = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?(?:rule\s+out|(?:screen|test)(?:ing)?"
-                       r"\s+for|(?:start\s+)?(?:prophylaxis|vaccinat\w*|immuni[sz]\w*)\s+"
+_RULE_OUT = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?rule\s+out\b", re.I)
+# "Screen for T", "Prophylaxis against T", "Vaccinate against T": what the patient is to be
+# screened or protected for, which the patient is not said to have (red team round 9;
+# clinical convention: a screening or prevention target is no diagnosis). Not "Test for":
+# it names the test as often ("Test for thyroid function"), which a question may ask for.
+_TARGETED = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?(?:screen(?:ing)?\s+for|"
+                       r"(?:start\s+)?(?:prophylaxis|vaccinat\w*|immuni[sz]\w*)\s+"
                        r"(?:against|for))\b", re.I)
 # "The differential diagnosis includes T": candidates, never one committed diagnosis (the
 # paper's step 1: "more than one possible diagnosis"), even with one named (red team round 9)
@@ -214,7 +216,7 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     if len(_WEIGHT.findall(text)) >= 2:
         return Extraction("multiple", "", reason="the answer weighs diagnoses by percentages",
                           excluded=excluded)
-    if _RULE_OUT.match(stmt):
+    if _RULE_OUT.match(stmt) or (conditions_only and _TARGETED.match(stmt)):
         return Extraction("none", "", reason="the answer only plans to rule a diagnosis out, "
                           "test or screen for it, or prevent it", excluded=excluded)
     if _DIFFERENTIAL_OF.match(stmt) or _DIFFERENTIAL_OF.match(text):

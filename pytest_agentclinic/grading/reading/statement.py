@@ -87,9 +87,11 @@ _LEADS = re.compile(
     # "a diagnosis of exclusion" is the answer's status, no lead to a name
     r"|\s+of\b(?!\s+exclusion\b))\s*"
     r"|\bdiagnos[ie]s\s*[:=]\s*"
-    # "my assessment is X" as "Assessment: X" labels it; "The correct answer is: X" (round 9)
-    r"|\b(?:answer|impression|assessment|conclusion|guess|suspicion)\s+(?:is|would\s+be)"
-    r"(?:\s*:\s*|\s+)"
+    # "The correct answer is: X" (round 9)
+    r"|\b(?:answer|impression|conclusion|guess|suspicion)\s+(?:is|would\s+be)(?:\s*:\s*|\s+)"
+    # "my assessment is X", as "Assessment: X" labels it; not "further assessment is needed"
+    # (round 9)
+    r"|\b(?:my|our)\s+(?:clinical\s+)?assessment\s+(?:is|would\s+be)(?:\s*:\s*|\s+)"
     # "I would diagnose her with X", "is diagnosed with X"; not "cannot be diagnosed with the
     # information given" or "unable to diagnose with ..."
     # (the look-behinds follow the word: tried at every position, they cost the most)
