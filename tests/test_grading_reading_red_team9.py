@@ -86,6 +86,11 @@ def test_categories_of_the_new_readings() -> None:
     assert extract("Low suspicion for psoriasis.").category == "none"
     # a short form in brackets that does not abbreviate the name stays with it
     assert extract("Progressive multifocal encephalopathy (PML) (not favored)").category == "none"
+    # "assessment is" leads only after its owner: "further assessment is needed" is no lead
+    assert extract("Final Diagnosis: Endometriosis is suspected, but further assessment is "
+                   "needed to rule out cardiac causes.").diagnosis == "Endometriosis"
+    # "Test for X" may name the test, which a question may ask for: not read as a target
+    assert extract("Test for thyroid function.", conditions_only=False).category == "single"
     # "fits" before the evidence leads to no name ("history" was read as the answer)
     assert extract("Lisch nodules, a condition that fits the history.").diagnosis != "history"
 
