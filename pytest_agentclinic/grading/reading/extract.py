@@ -216,7 +216,7 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     if len(_WEIGHT.findall(text)) >= 2:
         return Extraction("multiple", "", reason="the answer weighs diagnoses by percentages",
                           excluded=excluded)
-    if _RULE_OUT.match(stmt) or (conditions_only and _TARGETED.match(stmt)):
+    if _RULE_OUT.match(stmt) or _TARGETED.match(stmt):
         return Extraction("none", "", reason="the answer only plans to rule a diagnosis out, "
                           "test or screen for it, or prevent it", excluded=excluded)
     if _DIFFERENTIAL_OF.match(stmt) or _DIFFERENTIAL_OF.match(text):
