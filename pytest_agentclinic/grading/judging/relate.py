@@ -303,6 +303,11 @@ def _without_findings(extraction: Extraction) -> list[str]:
                 or mention.role in ("complication", "cause", "comorbid")):
             break
         at = body.lower().rfind(mention.text.lower())
+        if at < 0 and mention.role == "after":
+            # named in a sentence after the statement ("T; leukocytosis", a sub-item folded
+            # under T): the statement is the name without it (red team round 9)
+            out.append(body)
+            continue
         if at <= 0:
             break
         body = _JOINER.sub("", body[:at])
@@ -317,7 +322,7 @@ _SETTING = re.compile(rf"(?:{CAUSE.pattern})\s*(?P<what>[^,;()]+?)\s*$", re.I)
 # the setting of", "following"), so that a name with "with" in it is found whole before
 # each of them alike (red team round 5).
 _JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary|known|"
-                     r"pre-?existing|co-?existing|coexistent|comorbid|concomitant)\s+"
+                     r"pre-?existing|co-?existing|coexistent|comorbid|concomitant|underlying)\s+"
                      rf"|(?:{CAUSE.pattern})\s*)*(?:an?\s+|the\s+)?$", re.I)
 
 

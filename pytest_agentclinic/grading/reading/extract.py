@@ -32,11 +32,11 @@ from .hedges import open_alternatives
 from .markers import (
     addresses_grader,
     drop_abbreviations,
-    drop_negations,
     ready_answers,
     strip_echoes,
     unwrap,
 )
+from .negations import drop_negations
 from .parse import Category, Extraction, Mention, Role, parse
 from .parse import bare as _bare
 from .plans import plan_names_nothing
@@ -44,7 +44,7 @@ from .prefaces import drop_preface
 from .records import as_labelled_lines
 from .refusals import names_an_option_only
 from .revisions import drop_absent, revised
-from .sections import cut_sections, unaddressed
+from .sections import cut_sections, fold_sub_items, unaddressed
 from .soap import soap_assessment
 from .statement import (
     bare_name,
@@ -85,6 +85,18 @@ _WEIGHT = re.compile(r"[(\[]\s*~?\d{1,3}(?:\.\d+)?\s*%|\s[-\u2013\u2014]\s*~?\d{
 _STATUS_POST = re.compile(r"status\s+post\b(?![^\n]*\b(?:now|presents?|presenting)\b)",
                           re.I)
 _RULE_OUT = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?rule\s+out\b", re.I)
+# "Screen for T", "Prophylaxis against T", "Vaccinate against T": what the patient is to be
+# screened or protected for, which the patient is not said to have (red team round 9;
+# clinical convention: a screening or prevention target is no diagnosis). Not "Test for":
+# it names the test as often ("Test for thyroid function"), which a question may ask for.
+_TARGETED = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?(?:screen(?:ing)?\s+for|"
+                       r"(?:start\s+)?(?:prophylaxis|vaccinat\w*|immuni[sz]\w*)\s+"
+                       r"(?:against|for))\b", re.I)
+# "The differential diagnosis includes T": candidates, never one committed diagnosis (the
+# paper's step 1: "more than one possible diagnosis"), even with one named (red team round 9)
+_DIFFERENTIAL_OF = re.compile(r"^\s*(?:the\s+|my\s+|a\s+)?(?:differential(?:\s+diagnos[ie]s)?|ddx)"
+                              r"\s+(?:includes?|comprises?|consists\s+of|would\s+include|"
+                              r"should\s+include)\b", re.I)
 
 
 def _claims(answer: str) -> list[str]:
@@ -122,7 +134,7 @@ def _answer(response: str, *,
     answer = soap_assessment(unaddressed(answer))
     # What follows a committed answer under a heading ("Differential:", "Ruled out:",
     # "Reasoning:") is what it weighed or why, in both protocols alike.
-    answer = cut_sections(answer)
+    answer = cut_sections(fold_sub_items(answer))
     # A revised diagnosis supersedes what the answer declared before it (round 6)
     answer = revised(answer)
     if not _ALNUM.search(answer):
@@ -208,8 +220,11 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     if len(_WEIGHT.findall(text)) >= 2:
         return Extraction("multiple", "", reason="the answer weighs diagnoses by percentages",
                           excluded=excluded)
-    if _RULE_OUT.match(stmt):
-        return Extraction("none", "", reason="the answer only plans to rule a diagnosis out",
+    if _RULE_OUT.match(stmt) or _TARGETED.match(stmt):
+        return Extraction("none", "", reason="the answer only plans to rule a diagnosis out, "
+                          "test or screen for it, or prevent it", excluded=excluded)
+    if _DIFFERENTIAL_OF.match(stmt) or _DIFFERENTIAL_OF.match(text):
+        return Extraction("multiple", "", reason="the answer gives a differential",
                           excluded=excluded)
     if _STATUS_POST.match(stmt):
         return Extraction("none", "", reason="the answer names only what the patient is "

@@ -92,9 +92,10 @@ SEEN_ON = re.compile(r"\s+(?:on|at)\s+(?:(?:physical|clinical|initial|admission)
 # A condition the answer itself calls co-existing ("T, known hypertension", "T; comorbid
 # asthma", "T, hypertension (comorbidity)"): a concurrent condition by the answer's own words,
 # as "secondary bacterial infection" is (issue 31: "an underlying or co-existing condition"
-# leaves the main diagnosis graded; red team round 5).
+# leaves the main diagnosis graded; red team round 5), or underlying ("T with underlying
+# chronic kidney disease": the issue's own word, red team round 9).
 COEXISTING = re.compile(r"^\s*(?:(?:with|and|plus)\s+)?(?:known|pre-?existing|co-?existing|"
-                        r"coexistent|comorbid|concomitant)\s+(?=\S)", re.I)
+                        r"coexistent|comorbid|concomitant|underlying)\s+(?=\S)", re.I)
 COEXISTING_NOTE = re.compile(r"([^,;()]*[^,;()\s])\s*\(\s*(?:a\s+)?(?:known|pre-?existing|"
                              r"co-?existing|coexistent|comorbid(?:ity)?|concomitant)\s*\)",
                              re.I)

@@ -81,10 +81,19 @@ _RESOLVED = re.compile(r"^\s*[^,;.\n()]{1,80}?\s*(?:\(\s*(?:now\s+)?resolved\s*\
                        re.I)
 
 
+# "ICD-10 L40.0 - T", "L40.0: T": the diagnosis's code before its name, as a coded list
+# writes it; a code names nothing (reading/notes.py: "T (ICD-10: L40.0)"; red team round 9).
+# Its label or its decimals make it a code ("B12 - ..." alone may be a vitamin).
+_CODE_FIRST = re.compile(r"^\s*(?:icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s*[:#=]?\s*"
+                         r"[a-z]\d{2}(?:\.[0-9a-z]{1,4})?|[a-z]\d{2}\.[0-9a-z]{1,4})\s*"
+                         r"(?:[:=]|\s-+)\s*(?=\S)", re.I)
+
+
 def drop_preface(text: str) -> str:
     """``text`` without an opening that only says the doctor is unsure or is no doctor, or
     what the answer rests on, or the writer's stance, or the patient's history before what
-    is diagnosed now."""
+    is diagnosed now, or the diagnosis's code."""
+    text = _CODE_FIRST.sub("", text, count=1)
     text = _OVER.sub(r"\1", _DOUBT.sub("", _ROLE.sub("", text, count=1), count=1), count=1)
     text = _HISTORY.sub("", _GROUNDS.sub("", text, count=1), count=1)
     return _RESOLVED.sub("", text, count=1)

@@ -9,7 +9,7 @@ import re
 
 from .statement import first_line
 
-__all__ = ["cut_sections", "unaddressed"]
+__all__ = ["cut_sections", "fold_sub_items", "unaddressed"]
 
 # A letter's salutation on a line of its own ("Dear patient,", "Dear Mr. Smith,", "Hello
 # Jane,"), also right after the protocol's label: whom the answer is written to, no name of
@@ -121,3 +121,29 @@ def _set_aside_list(text: str, start: int) -> int | None:
         elif line.strip():
             break
     return first.start() if all(_SET_ASIDE_ITEM.search(i) for i in items) else None
+
+
+# A list item and its indentation ("  - cervical lymphadenopathy"), perhaps right after the
+# protocol's label ("Final Diagnosis: - T").
+_INDENTED_ITEM = re.compile(r"^([ \t]*)(?:[^\n:|]{1,40}:[ \t]*)?(?:\d{1,2}[.)]|[-*+\u2022])[ \t]+"
+                            r"(\S.*)$")
+
+
+def fold_sub_items(text: str) -> str:
+    """``text`` with each nested list item joined to the item it is nested under ("- T" over
+    "  - lymphadenopathy" is "- T; lymphadenopathy"): in markdown an item indented under
+    another's text is a sub-list of that item (CommonMark, list items), what it is made of or
+    shows, not a sibling of it; the joined companions are then read by the rule for
+    companions (red team round 9). Any deeper indentation nests: the answer's spacing may
+    have been collapsed to one space before."""
+    out: list[str] = []
+    parent: int | None = None  # the indentation of the last item a sub-item may join
+    for line in text.split("\n"):
+        item = _INDENTED_ITEM.match(line)
+        depth = len(item.group(1).expandtabs(4)) if item else None
+        if item and depth is not None and parent is not None and depth > parent and out:
+            out[-1] = f"{out[-1].rstrip(' .;')}; {item.group(2).strip()}"
+            continue
+        parent = depth if item else (parent if not line.strip() else None)
+        out.append(line)
+    return "\n".join(out)

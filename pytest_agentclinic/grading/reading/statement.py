@@ -24,6 +24,15 @@ import re
 
 from ..terms.kinds import INJURIES_AND_STATES
 from .context import cut_context
+from .labels import (
+    DIFFERENTIAL_LABEL,
+    LABELS,
+    PROSE_LABEL,
+    declared,
+    first_line,
+    heads_differential,
+    starts_labelled,
+)
 from .plans import plan_names_nothing
 from .prefaces import after_grounds
 from .refusals import is_refusal
@@ -38,58 +47,14 @@ __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "cl
 # Emphasis, headings, bullets, and a table row's outer bars
 _MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$", re.M)
 
-# --- labels -----------------------------------------------------------------------------------
-
-# Markdown may wrap a label ("**Final Diagnosis:**", "## Diagnosis", "- **Dx**: X").
-_EMPHASIS = r"[*_`]*"
-_LINE_START = r"^[ \t>#*_\-\u2022]*"
-# After the label: a colon, an equals sign, a dash, or the end of its line (a heading, perhaps
-# underlined), then blank lines before the answer.
-# (An arrow, "Diagnosis \u2192 T", "Answer -> T", points to the value as a colon does.)
-_SEPARATOR = (rf"{_EMPHASIS}[ \t]*(?:[:=\u2192]|[-=]>|[ \t][-\u2010-\u2015]+[ \t]|[ \t]*\n"
-              rf"(?:[ \t]*[-=]{{3,}}[ \t]*\n)?)(?:{_EMPHASIS}[ \t]*\n)*\s*{_EMPHASIS}[ \t]*(?=\S)")
-_QUALIFIER = (r"(?:final|working|provisional|clinical|primary|principal|leading|top|main|"
-              r"presumptive|presumed|tentative|probable|most\s+probable|most\s+likely|likely|"
-              r"initial|preliminary)")
-# A conclusion that opens its sentence or line: a connective of consequence, then what the
-# answer is.
-_CONCLUSION = (r"(?:^|(?<=[.!?])[ \t]+)[ \t>*_]*(?:therefore|thus|hence|so|in\s+conclusion|"
-               r"in\s+summary|to\s+summari[sz]e|overall),?[ \t]+(?:the|my)[ \t]+(?:(?:final|"
-               r"most\s+likely|likely|probable)[ \t]+)?(?:diagnosis|answer)[ \t]+(?:is|would"
-               r"\s+be)[ \t]*:?[ \t]*(?=\S)")
-# Strongest first: "Final Diagnosis:" wherever it stands; the others only where a line starts,
-# since in prose "answer" and "assessment" are ordinary words, and a label alone on its line
-# heads the line below ("## Final Diagnosis" over "Psoriasis").
-_LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
-    rf"\bfinal\s+(?:diagnosis|answer){_SEPARATOR}",
-    # "Diagnosis (ICD-10): T": a short note in brackets on the label, how the name is coded
-    rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx)"
-    rf"(?:[ \t]*\([^()\n]{{1,25}}\))?{_SEPARATOR}"
-    # "Primary: T" over "Secondary: none": the main diagnosis by its role, a colon after it
-    rf"|{_LINE_START}(?:primary|principal|main){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)"
-    # "Most likely: T" on a line of its own, after a ranked list (red team round 8): the
-    # diagnosis the answer commits to, as "Most likely diagnosis: T"
-    rf"|{_LINE_START}most\s+(?:likely|probable){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)",
-    # an instruction-tuned model's template heading ("### Response:", red team round 8) heads
-    # its answer as "Answer:" does, and so do "TL;DR:" and "Bottom line:"
-    rf"{_LINE_START}(?:(?:(?:my|the|our)\s+)?(?:(?:final\s+)?answer|response|output)|tl;?\s*dr|"
-    rf"bottom\s+line){_SEPARATOR}"
-    # the conclusion a chain of reasoning ends in ("1. ... 2. ... Therefore, the diagnosis is
-    # T.", "Let's think step by step. ... So the answer is T."): the answer it gives
-    rf"|{_CONCLUSION}",
-    # "Assessment and Plan:", "A&P:" (a clinical note's heading over its problem list)
-    rf"{_LINE_START}(?:(?:clinical\s+)?(?:impression|assessment|conclusion)(?:\s*(?:and|&|/)\s*"
-    rf"plan)?|a\s*[&/]\s*p){_SEPARATOR}",
-))
-_PROSE_LABEL = 3  # the index of the labels that may head prose rather than a name
-
+# --- labels (:mod:`.labels`) -----------------------------------------------------------
 
 def label(text: str) -> str | None:
     """The text after the answer's strongest label, or None when it has none. "Final
     Diagnosis:" holds wherever it stands; a label of prose ("Assessment:", "Impression:") does
     not move an answer that names its diagnosis alone on its first line ("Psoriasis" then
     "Assessment: chronic plaques")."""
-    for index, pattern in enumerate(_LABELS):
+    for index, pattern in enumerate(LABELS):
         # The last final diagnosis or answer answers: "Differential: X, Y. Final answer: Z"
         found = (pattern.search(text) if index else
                  next(reversed(list(pattern.finditer(text))), None))
@@ -99,60 +64,12 @@ def label(text: str) -> str | None:
         if starts_labelled(part):
             # "Final Diagnosis: <diagnosis>X</diagnosis>": the label inside is the answer's
             return label(part.lstrip())
-        if index < _PROSE_LABEL and _heads_differential(part):
+        if index < PROSE_LABEL and heads_differential(part):
             # "Final Diagnosis:" over a differential and the label that answers after it
             return label(part)
         before = first_line(clean(text[: found.start()]))
-        return None if index == _PROSE_LABEL and before and bare_name(before) else part
+        return None if index == PROSE_LABEL and before and bare_name(before) else part
     return None
-
-
-def first_line(text: str) -> str:
-    """The first line of ``text`` that is not blank ("" when there is none)."""
-    return next((line for line in text.splitlines() if line.strip()), "")
-
-
-def declared(text: str) -> list[str]:
-    """The text after every label that declares a diagnosis or an answer ("Final Diagnosis:",
-    "Diagnosis:", "Dx:", "Answer:"; not "Assessment:", which holds prose). A label whose text
-    opens with another label ("Final Diagnosis: Answer: X") declares what that one does; a
-    final diagnosis supersedes a working one ("Most likely diagnosis: X ... Final diagnosis:
-    Y" declares Y)."""
-    final = any(not _heads_differential(text[m.end():]) for m in _LABELS[0].finditer(text))
-    out: list[str] = []
-    for pattern in _LABELS[:3]:
-        for found in pattern.finditer(text):
-            if final and _TENTATIVE.search(found.group()):
-                continue  # a final diagnosis supersedes a working one
-            part = text[found.end():].lstrip()
-            if _heads_differential(part):
-                # "Differential: X, Y. Final answer: Z" declares Z; "Final Diagnosis:" over
-                # "Differential diagnosis: ... Most likely diagnosis: Z" declares Z
-                continue
-            out.extend(declared(part) if starts_labelled(part) else [part])
-    return out
-
-
-def _heads_differential(part: str) -> bool:
-    """Whether a label's text opens with a differential that a later label answers after
-    ("Differential: X, Y. Final answer: Z"; "Differential diagnosis: 1. X 2. Y ... Most
-    likely diagnosis: Z"): the label heads the section, and declares nothing of its own."""
-    part = part.lstrip()
-    return DIFFERENTIAL_LABEL.match(part) is not None and any(
-        p.search(part) for p in _LABELS[:3])
-
-
-_TENTATIVE = re.compile(r"\b(?:working|provisional|tentative|presumptive|presumed|probable|likely|"
-                        r"leading|top|initial|preliminary)\b", re.I)
-
-
-#: "Differential:", "Differential diagnoses", "DDx": what follows lists candidates.
-DIFFERENTIAL_LABEL = re.compile(r"[*_#\s]*(?:differentials?(?:\s+diagnos[ie]s)?|ddx)\b", re.I)
-
-
-def starts_labelled(text: str) -> bool:
-    """Whether ``text`` opens with a label."""
-    return any(pattern.match(text.lstrip()) for pattern in _LABELS)
 
 
 # --- leads: the words that lead to the name in a sentence ---------------------------------------
@@ -171,7 +88,11 @@ _LEADS = re.compile(
     # "a diagnosis of exclusion" is the answer's status, no lead to a name
     r"|\s+of\b(?!\s+exclusion\b))\s*"
     r"|\bdiagnos[ie]s\s*[:=]\s*"
-    r"|\b(?:answer|impression|conclusion|guess|suspicion)\s+(?:is|would\s+be)\s+"
+    # "The correct answer is: X" (round 9)
+    r"|\b(?:answer|impression|conclusion|guess|suspicion)\s+(?:is|would\s+be)(?:\s*:\s*|\s+)"
+    # "my assessment is X", as "Assessment: X" labels it; not "further assessment is needed"
+    # (round 9)
+    r"|\b(?:my|our)\s+(?:clinical\s+)?assessment\s+(?:is|would\s+be)(?:\s*:\s*|\s+)"
     # "I would diagnose her with X", "is diagnosed with X"; not "cannot be diagnosed with the
     # information given" or "unable to diagnose with ..."
     # (the look-behinds follow the word: tried at every position, they cost the most)
@@ -191,7 +112,11 @@ _LEADS = re.compile(
     # "classic for X", not "the characteristic of this patient's diagnosis is X"
     r"|\bindicative\s+of\s+|\b(?:classic|typical|characteristic)\s+(?:(?:case|presentation|"
     r"picture|example)\s+|(?<!\bthe\scharacteristic\s))(?:for|of)\s+"
-    r"|\bfits\s+(?:with\s+)?(?:a\s+diagnosis\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
+    # "fits X", not "..., a condition that fits the history and the findings": what a name
+    # fits there is the evidence, no name (red team round 9)
+    r"|\bfits\s+(?:with\s+)?(?!(?:(?:the|this|her|his|all(?:\s+the)?)\s+)?(?:history|findings|"
+    r"examination|exam|presentation|picture|clinical|symptoms|signs|features|data|story|"
+    r"course|evidence)\b)(?:a\s+diagnosis\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
     rf"|\bsuggests?\s+(?:a\s+diagnosis\s+of\s+|{_SOMEONE_HAS})?|\bsuffering\s+from\s+"
     rf"|\b(?:sounds?|looks?|seems?)\s+like\s+(?:a\s+case\s+of\s+|{_SOMEONE_HAS})?"
     # "appears to be X", not "appears to be presenting with ..." or "appears to be here"
@@ -256,7 +181,11 @@ _COURTESY = re.compile(
     r"^\s*(?:thanks?|thank\s+you|ok(?:ay)?|alright|all\s+right|i\s+see|i\s+understand|"
     r"understood|got\s+it|great|perfect|sure|certainly|of\s+course|hello|hi|dear|noted|"
     r"that(?:'s|\s+is)\s+(?:very\s+)?helpful|that\s+helps|"
-    r"very\s+well)\b", re.I)
+    r"very\s+well|"
+    # "You asked whether this is X.": the patient's question restated, not the answer (red
+    # team round 9; an answer of questions names no diagnosis)
+    r"(?:you|the\s+patient)\s+(?:asked|wondered|wanted\s+to\s+know|were\s+asking)\s+(?:me\s+)?"
+    r"(?:whether|if|about))\b", re.I)
 
 # A model's disclaimer: a refusal, unless a diagnosis follows it.
 _DISCLAIMER = re.compile(r"(?i)^\W*(?:(?:as|i'm|i\s+am)\s+an\s+ai\b|(?:i'm|i\s+am)\s+(?:sorry|not"
@@ -290,7 +219,9 @@ def statement(text: str) -> str:
         # "X appears to be the most likely diagnosis": the name came before the words
         head = head[: lead.start()]
     elif lead is not None and len(head) - lead.end() > 2:
-        rest = head[lead.end():]  # (and past the findings' own clause: support.py)
+        # "The correct answer is (B) X": the option's letter labels the name (round 9), and
+        # past the findings' own clause (support.py)
+        rest = _ENUMERATOR.sub("", head[lead.end():], count=1)
         return after_findings(rest, _LEADS.finditer(rest)).strip(" .:,-\"'")
     elif lead is not None and head[lead.end():].strip(" :") == "":
         # "... the most likely diagnosis is:" then the name on the line below
