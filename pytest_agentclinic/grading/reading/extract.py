@@ -222,7 +222,7 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
                           excluded=excluded)
     if _RULE_OUT.match(stmt) or _TARGETED.match(stmt):
         return Extraction("none", "", reason="the answer only plans to rule a diagnosis out, "
-                          "test or screen for it, or prevent it", excluded=excluded)
+                          "screen for it or prevent it", excluded=excluded)
     if _DIFFERENTIAL_OF.match(stmt) or _DIFFERENTIAL_OF.match(text):
         return Extraction("multiple", "", reason="the answer gives a differential",
                           excluded=excluded)
