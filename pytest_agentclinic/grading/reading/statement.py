@@ -81,6 +81,15 @@ _MODAL = r"(?:(?:may|might|could|most\s+likely|likely|probably)\s+)?"
 # "(that) the woman might be experiencing", "you may have": who has it, before the name.
 _SOMEONE_HAS = (rf"(?:that\s+)?(?:the\s+)?{_WHO}\s+{_MODAL}(?:has|have|is\s+having|(?:is|are|be)"
                 rf"\s+(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
+# The evidence a name is said to fit ("the history", "her presentation and examination"):
+# after "fits" or "consistent with" it names nothing, the name came before it (red team
+# round 9, and "Lichen planus is consistent with the history").
+_EVIDENCE_WORD = (r"(?:(?:clinical|physical|examination|exam|laboratory|lab|imaging|biopsy|"
+                  r"histologic(?:al)?)\s+)?(?:history|findings|examination|exam|presentation|"
+                  r"picture|symptoms|signs|features|data|story|course|evidence|results|clinical)")
+_EVIDENCE = (rf"(?:(?:the|this|her|his|all(?:\s+the)?)\s+)?{_EVIDENCE_WORD}"
+             rf"(?:(?:,\s*|\s+and\s+)(?:(?:the|her|his)\s+)?{_EVIDENCE_WORD})*")
+
 _LEADS = re.compile(
     # "the diagnosis would (most likely) be X"
     r"\bdiagnos[ie]s\b(?:[^:.;]{0,300}?\b(?:is|(?:would|could|may|might)\s+(?:(?:most\s+)?"
@@ -114,9 +123,7 @@ _LEADS = re.compile(
     r"picture|example)\s+|(?<!\bthe\scharacteristic\s))(?:for|of)\s+"
     # "fits X", not "..., a condition that fits the history and the findings": what a name
     # fits there is the evidence, no name (red team round 9)
-    r"|\bfits\s+(?:with\s+)?(?!(?:(?:the|this|her|his|all(?:\s+the)?)\s+)?(?:history|findings|"
-    r"examination|exam|presentation|picture|clinical|symptoms|signs|features|data|story|"
-    r"course|evidence)\b)(?:a\s+diagnosis\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
+    r"|\bfits\s+(?:with\s+)?(?:a\s+diagnosis\s+of\s+)?|\bpoints?\s+(?:towards?|to)\s+"
     rf"|\bsuggests?\s+(?:a\s+diagnosis\s+of\s+|{_SOMEONE_HAS})?|\bsuffering\s+from\s+"
     rf"|\b(?:sounds?|looks?|seems?)\s+like\s+(?:a\s+case\s+of\s+|{_SOMEONE_HAS})?"
     # "appears to be X", not "appears to be presenting with ..." or "appears to be here"
@@ -157,9 +164,9 @@ _THIS_IS = re.compile(
 # What may follow a lead without naming anything: the name came before it.
 _NO_NAME = re.compile(r"\s*(?:the\s+)?(?:most\s+|more\s+)?(?:likely|probable)\b(?:\s+(?:diagnosis|"
                       r"explanation|cause|answer|one))?\s*$"
-                      # "... but X fits better", "X fits best"
-                      r"|\s*(?:better|best|most\s+closely|the\s+(?:picture|presentation|"
-                      r"findings|clinical\s+picture)(?:\s+best)?)\s*$", re.I)
+                      # "... but X fits better", "X fits best"; "X is consistent with the
+                      # history": what a name fits there is the evidence, no name
+                      rf"|\s*(?:better|best|most\s+closely|{_EVIDENCE}(?:\s+best)?)\s*$", re.I)
 _OPENING = re.compile(r"^\s*\(")  # "X\n(or Y)"
 # An option's letter before the name, as a multiple-choice answer is written ("A. Asthma",
 # "(C) Asthma", "Option C: Asthma"): the letter labels the option, the name answers. A
