@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_agentclinic.agents import bias_behaviour as o
 from pytest_agentclinic.agents import biases as b
 from pytest_agentclinic.agents.distractors import pick_distractor
 from pytest_agentclinic.agents.offline_doctor import HISTORY, plan
@@ -149,8 +150,8 @@ def _ask_checklist(case: Case) -> list[tuple[str, str]]:
             for q in questions]
 
 
-def biased(name: str, case: Case, belief: str = b.DEFAULT_BELIEF) -> list[tuple[str, str]]:
-    return [(answer, b.offline_patient_answer(name, answer, q, turn=turn, belief=belief,
+def biased(name: str, case: Case, belief: str = o.DEFAULT_BELIEF) -> list[tuple[str, str]]:
+    return [(answer, o.offline_patient_answer(name, answer, q, turn=turn, belief=belief,
                                               demographics=case.patient.demographics))
             for turn, (q, answer) in enumerate(plain_answers(case))]
 
@@ -165,7 +166,7 @@ def test_offline_patient_bias_removes_information_and_never_names_the_diagnosis(
     for case in cases:
         belief = (pick_distractor(case.choices or everything, case.accepted_diagnoses,
                                     key=case.id).lower()
-                  if distractor_belief else b.DEFAULT_BELIEF)
+                  if distractor_belief else o.DEFAULT_BELIEF)
         answers = biased(name, case, belief)
         assert answers == biased(name, case, belief)  # deterministic
         for plain, out in answers:
@@ -178,7 +179,7 @@ def test_offline_patient_bias_removes_information_and_never_names_the_diagnosis(
 
 
 def test_offline_patient_rules_in_detail() -> None:
-    ask = b.offline_patient_answer
+    ask = o.offline_patient_answer
     two = "The cough started a week ago. I also feel short of breath."
     assert ask("patient:recency", two, "Tell me more", turn=3, demographics="") == \
         "The cough started a week ago. Nothing else worth mentioning, really."
@@ -201,10 +202,10 @@ def test_offline_patient_rules_in_detail() -> None:
 
 @pytest.mark.parametrize("name", names("doctor"))
 def test_every_doctor_adjustment_differs_from_neutral(name: str) -> None:
-    adj = b.offline_doctor_adjustment(name)
-    assert adj != b.NEUTRAL and adj != b.DoctorAdjustment()
+    adj = o.offline_doctor_adjustment(name)
+    assert adj != o.NEUTRAL and adj != o.DoctorAdjustment()
     steps = plan(20)
-    changed = b.adjust_plan(steps, adj) != steps
+    changed = o.adjust_plan(steps, adj) != steps
     if name.split(":")[1] in COGNITIVE:
         want = "first_impression" if name == "doctor:confirmation" else "distractor"
         assert adj.anchor == want and adj.anchor_weight > 0
@@ -212,28 +213,28 @@ def test_every_doctor_adjustment_differs_from_neutral(name: str) -> None:
             assert adj.test_fraction < 1 and changed
     else:
         assert "social" in adj.skip_topics and changed
-        questions = [s for s in b.adjust_plan(steps, adj) if not s.startswith("REQUEST")]
+        questions = [s for s in o.adjust_plan(steps, adj) if not s.startswith("REQUEST")]
         assert len(questions) < len(HISTORY)
         assert not any("smoke" in q for q in questions)
 
 
 def test_neutral_for_none_and_patient_biases_and_plan_untouched() -> None:
-    assert b.offline_doctor_adjustment("none") is b.NEUTRAL
-    assert b.offline_doctor_adjustment("patient:self_diagnosis") is b.NEUTRAL
-    assert b.adjust_plan(plan(20), b.NEUTRAL) == plan(20)
+    assert o.offline_doctor_adjustment("none") is o.NEUTRAL
+    assert o.offline_doctor_adjustment("patient:self_diagnosis") is o.NEUTRAL
+    assert o.adjust_plan(plan(20), o.NEUTRAL) == plan(20)
 
 
 def test_anchored_choice() -> None:
     scores = {"Asthma": 0.6, "Pneumonia": 0.4, "Bronchitis": 0.6}
-    assert b.anchored_choice(scores, None, 0.0) == "Asthma"  # alphabetical tie-break
-    assert b.anchored_choice(scores, "Pneumonia", 0.3) == "Pneumonia"
-    assert b.anchored_choice(scores, "Pneumonia", 0.1) == "Asthma"
+    assert o.anchored_choice(scores, None, 0.0) == "Asthma"  # alphabetical tie-break
+    assert o.anchored_choice(scores, "Pneumonia", 0.3) == "Pneumonia"
+    assert o.anchored_choice(scores, "Pneumonia", 0.1) == "Asthma"
 
 
 def test_question_topics_cover_the_doctor_checklist() -> None:
-    topics = [b.question_topics(q) for q in HISTORY]
-    assert set().union(*topics) == set(b.TOPICS)
-    assert b.question_topics("What brings you in today?") == frozenset()
+    topics = [o.question_topics(q) for q in HISTORY]
+    assert set().union(*topics) == set(o.TOPICS)
+    assert o.question_topics("What brings you in today?") == frozenset()
 
 
 # --- refusals -------------------------------------------------------------------------------
@@ -283,7 +284,7 @@ def test_ordinary_sentences_are_not_refusals(text: str) -> None:
 
 def test_the_offline_patients_own_remarks_are_not_refusals() -> None:
     for name in names("patient"):
-        assert not is_refusal(b.offline_patient_answer(name, "Yes.", "Do you smoke?", turn=0,
+        assert not is_refusal(o.offline_patient_answer(name, "Yes.", "Do you smoke?", turn=0,
                                                          demographics=""))
 
 
@@ -295,7 +296,7 @@ def _doctor_table(tmp_path: Path, edit: tuple[str, str] = ("", "")) -> Path:
 
 
 def test_the_doctor_table_reads_as_shipped(tmp_path: Path) -> None:
-    table = b.read_doctor_table(_doctor_table(tmp_path))
+    table = o.read_doctor_table(_doctor_table(tmp_path))
     assert tuple(table) == DOCTOR
     assert table["race"][0].skip_topics == {"social", "family"}
     assert table["confirmation"][0].anchor == "first_impression"
@@ -312,7 +313,7 @@ def test_a_bad_doctor_row_names_file_line_and_field(tmp_path: Path, edit: tuple[
                                                     field: str, says: str) -> None:
     path = _doctor_table(tmp_path, edit)
     with pytest.raises(InputError) as caught:
-        b.read_doctor_table(path)
+        o.read_doctor_table(path)
     assert caught.value.path == str(path) and caught.value.field == field
     assert caught.value.line is not None and says in str(caught.value)
 
@@ -322,4 +323,4 @@ def test_a_doctor_bias_without_a_row_is_refused(tmp_path: Path) -> None:
     path.write_text("".join(line for line in path.read_text("utf-8").splitlines(True)
                             if not line.startswith("religion\t")), encoding="utf-8")
     with pytest.raises(InputError, match="no row for religion"):
-        b.read_doctor_table(path)
+        o.read_doctor_table(path)

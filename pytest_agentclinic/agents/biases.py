@@ -1,83 +1,25 @@
-"""The 23 AgentClinic biases: names, LLM prompt texts and offline behaviour (refusal detection is
-in :mod:`.refusal`).
+"""The 23 AgentClinic biases: names, groups and LLM prompt texts (how the offline agents
+behave under each is :mod:`.bias_behaviour`; refusal detection is :mod:`.refusal`).
 
 A bias is injected into one agent of an encounter, the doctor or the patient. LLM agents get
 its prompt (from ``templates/biases.yaml``, versioned by :func:`bias_prompt_version`) appended
-to their system prompt. The offline agents, which cannot be prompted, change deterministically
-so that an offline run already shows a bias effect:
-
-================================  ============================================================
-bias                              offline behaviour
-================================  ============================================================
-doctor:recency                    +0.30 to the distractor's evidence score
-doctor:frequency                  +0.25 to the distractor; orders 3/4 of its test panel
-doctor:false_consensus            +0.35 to the distractor; asks 3/4 of its checklist
-doctor:confirmation               +0.40 to its first impression; orders 1/4 of its panel
-doctor:status_quo                 +0.50 to the distractor (the "earlier" diagnosis); 1/2 panel
-doctor:gender                     skips social history; asks 3/4 of the rest; 3/4 panel
-doctor:race                       skips social and family history; asks 3/4; 3/4 panel
-doctor:sexual_orientation         skips social history; orders 3/4 of its panel
-doctor:cultural                   skips social and family history; 3/4 panel
-doctor:education                  skips social history; asks 1/2 of the rest; 3/4 panel
-doctor:religion                   skips social history; asks 3/4 of the rest; 1/2 panel
-doctor:socioeconomic              skips social history; orders 1/2 of its panel
-patient:recency                   turn 0: a friend had <belief>; multi-sentence answers lose
-                                  their last sentence ("Nothing else worth mentioning")
-patient:frequency                 turns 0, 3, 6...: "it's going around"; on even turns
-                                  multi-sentence answers lose their last sentence
-patient:false_consensus           turn 0: everyone says <belief>; multi-sentence answers keep
-                                  only their first sentence
-patient:self_diagnosis            even turns: insists on <belief>; multi-sentence answers lose
-                                  their last sentence
-patient:<implicit> (7 biases)     turn 0: a bias-specific remark of distrust; on even turns,
-                                  questions on past history, medications, social or family
-                                  history get "I'd rather not say."; an answer giving the
-                                  demographics gets "I don't see why that matters."
-================================  ============================================================
-
-The doctor's rows are package data (``data/doctor_biases.tsv``, with the descriptions the
-report shows). Fractions keep ``ceil(n * fraction)`` items, in order (:func:`adjust_plan`).
-``turn`` is the 0-based index of the patient's answer. ``<belief>`` is the caller's lay
-self-diagnosis (default "just stress"); the offline patient adds only the fixed phrases above
-and the belief, so it never reveals the diagnosis unless the caller passes it as the belief.
+to their system prompt; the offline agents, which cannot be prompted, change as
+:mod:`.bias_behaviour` describes.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from string import Template
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import Any, Literal
 
-from ..core.datafiles import Row, data_file, read_rows
-from ..core.errors import InputError
-from ..core.text import fold, sentences
+from .bias_behaviour import COGNITIVE, NAMES, NONE, SIDES, Side, description, split_name
 
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
-
-Side = Literal["doctor", "patient"]
 Kind = Literal["cognitive", "implicit"]
-#: What a biased offline doctor favours (see :class:`DoctorAdjustment`).
-Anchor = Literal["none", "distractor", "first_impression"]
-NONE = "none"
-#: Version of the offline biased behaviour; fold it into the offline agents' ``prompt_version``.
-OFFLINE_BIAS_VERSION = "offline-bias-1"
-DEFAULT_BELIEF = "just stress"
-
-_COGNITIVE = ("recency", "frequency", "false_consensus")
-_IMPLICIT = ("gender", "race", "sexual_orientation", "cultural", "education", "religion",
-             "socioeconomic")
-#: Canonical order: doctor biases, then patient biases, each as in the AgentClinic code.
-_SIDES: dict[Side, tuple[str, ...]] = {
-    "doctor": (*_COGNITIVE, "confirmation", "status_quo", *_IMPLICIT),
-    "patient": (*_COGNITIVE, "self_diagnosis", *_IMPLICIT),
-}
 
 
 @dataclass(frozen=True)
@@ -96,132 +38,9 @@ class Bias:
     description: str
 
 
-@dataclass(frozen=True)
-class DoctorAdjustment:
-    """How the scripted offline doctor changes under a bias; the neutral value changes nothing.
-
-    ``anchor_weight`` is added to the anchor's evidence score (a 0..1 coverage) before the
-    best candidate is chosen: the anchor then wins unless another candidate is better supported
-    by more than that margin. The anchor is the distractor, or the ``first_impression``: the
-    candidate the doctor would choose from the patient's first answer alone.
-    """
-
-    question_fraction: float = 1.0
-    test_fraction: float = 1.0
-    anchor: Anchor = "none"
-    anchor_weight: float = 0.0
-    #: History topics (see :func:`question_topics`) the doctor does not ask about.
-    skip_topics: frozenset[str] = frozenset()
-
-
-NEUTRAL = DoctorAdjustment()
-
-_MINIMISE = "Nothing else worth mentioning, really."
-_WITHHOLD = "I'd rather not say."
-_WHY = "I don't see why that matters."
-#: Patient cognitive biases: (remark with {belief}, turns it is said on, answer trimming).
-_PATIENT_COGNITIVE: dict[str, tuple[str, str, str]] = {
-    "recency": ("A friend of mine had something like this recently and it turned out to be "
-                "{belief}, so I think that's what this is.", "first", "last"),
-    "frequency": ("Loads of people I know have had this lately, and for all of them it was "
-                  "{belief}; it's going around.", "every3", "last_even"),
-    "false_consensus": ("Everyone I've asked says it's {belief}, so I'm not too worried.",
-                        "first", "first_only"),
-    "self_diagnosis": ("Honestly, I'm sure it's {belief}; I've read all about it.", "even", "last"),
-}
-_PATIENT_DISTRUST: dict[str, str] = {
-    "gender": "To be honest, I'd have felt easier with a doctor of a different gender.",
-    "race": "I'm not sure you'll really take someone like me seriously.",
-    "sexual_orientation": "I'll be honest, I'm not comfortable sharing much with you.",
-    "cultural": "I doubt you know much about people from my background.",
-    "education": "Where did you train again? I'm not sure you're the right doctor for this.",
-    "religion": "I have a feeling you'll judge me, so I'll keep this short.",
-    "socioeconomic": "People like you don't usually understand people like me.",
-}
-_TRIM_TEXT = {"last": "lose their last sentence",
-              "last_even": "lose their last sentence on even turns",
-              "first_only": "keep only their first sentence"}
-_WHEN_TEXT = {"first": "on its first answer", "every3": "on turns 0, 3, 6...",
-              "even": "on even turns"}
-
-#: Question words that mark the history topics biased agents avoid or withhold.
-_TOPIC_WORDS: dict[str, tuple[str, ...]] = {
-    "past_history": ("medical history", "past", "previous", "condition", "illness", "surger",
-                     "operation", "hospital", "chronic", "allerg"),
-    "medications": ("medication", "medicine", "taking", "pill", "prescri", "supplement",
-                    "tablet"),
-    "social": ("smok", "tobacco", "alcohol", "drink", "recreational", "drug", "work", "job",
-               "occupation", "living", "travel", "sexual", "partner", "diet", "exercise"),
-    "family": ("family", "mother", "father", "parent", "sibling", "brother", "sister",
-               "relative", "run in"),
-}
-TOPICS: tuple[str, ...] = tuple(_TOPIC_WORDS)
-
-_ANCHORS: dict[str, Anchor] = {anchor: anchor for anchor in get_args(Anchor)}
-
-
-def _number(row: Row, field: str, text: str) -> float:
-    """A cell holding a number from 0 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise row.error(f"{text!r} is not a number", field) from None
-    if not 0.0 <= value <= 1.0:
-        raise row.error(f"{text} is not from 0 to 1", field)
-    return value
-
-
-def _doctor_row(row: Row) -> tuple[DoctorAdjustment, str]:
-    """One row of ``data/doctor_biases.tsv``: the bias's adjustment and its description."""
-    _, questions, tests, anchor, weight, topics, description = row.cells
-    if anchor not in _ANCHORS:
-        raise row.error(f"{anchor!r} is not one of {', '.join(_ANCHORS)}", "anchor")
-    skip = frozenset() if topics == "-" else frozenset(topics.split(","))
-    if not skip <= set(TOPICS):
-        raise row.error(f"unknown topics {sorted(skip - set(TOPICS))}; known: "
-                        f"{', '.join(TOPICS)}", "skip_topics")
-    return DoctorAdjustment(_number(row, "question_fraction", questions),
-                            _number(row, "test_fraction", tests), _ANCHORS[anchor],
-                            _number(row, "anchor_weight", weight), skip), description
-
-
-def read_doctor_table(source: Traversable | Path) -> dict[str, tuple[DoctorAdjustment, str]]:
-    """The offline doctor's behaviour under each doctor bias, from its table (7 columns: the
-    bias, then :class:`DoctorAdjustment`'s fields, then the description); every doctor bias
-    has one row."""
-    table: dict[str, tuple[DoctorAdjustment, str]] = {}
-    for row in read_rows(source, 7):
-        if row.cells[0] not in _SIDES["doctor"] or row.cells[0] in table:
-            raise row.error(f"{row.cells[0]!r} is not a doctor bias or is given twice", "bias")
-        table[row.cells[0]] = _doctor_row(row)
-    if missing := [b for b in _SIDES["doctor"] if b not in table]:
-        raise InputError(f"no row for {', '.join(missing)}", path=str(source))
-    return table
-
-
-_DOCTOR_OFFLINE = read_doctor_table(data_file(__package__, "doctor_biases.tsv"))
-
-
-def _description(side: Side, short: str) -> str:
-    if side == "doctor":
-        return _DOCTOR_OFFLINE[short][1]
-    if short in _PATIENT_COGNITIVE:
-        _, when, trim = _PATIENT_COGNITIVE[short]
-        return (f"Voices its lay belief {_WHEN_TEXT[when]}; answers of several sentences "
-                f"{_TRIM_TEXT[trim]}, replaced by a remark that the rest is minor.")
-    return ("Voices distrust of the doctor on its first answer, answers questions on past, "
-            "medication, social or family history with \"I'd rather not say.\" on even turns, "
-            "and will not give its demographics.")
-
-
 def _kind(short: str) -> Kind:
-    return "cognitive" if short in (*_COGNITIVE, "confirmation", "status_quo",
+    return "cognitive" if short in (*COGNITIVE, "confirmation", "status_quo",
                                     "self_diagnosis") else "implicit"
-
-
-#: Every bias, ``side:bias``, in canonical order.
-NAMES: tuple[str, ...] = tuple(f"{side}:{short}" for side, shorts in _SIDES.items()
-                               for short in shorts)
 
 
 @functools.cache
@@ -235,13 +54,13 @@ def _load() -> tuple[str, Mapping[str, Bias]]:
     data: Any = yaml.safe_load(raw)
     prompts: dict[str, str] = data["prompts"]
     biases: dict[str, Bias] = {}
-    for side, shorts in _SIDES.items():
+    for side, shorts in SIDES.items():
         for short in shorts:
             name = f"{side}:{short}"
             text = f"{prompts.pop(name).strip()} {data['closing'][side].strip()}"
             # Render now, so a typo'd placeholder fails at the first bias, not its use.
             Template(text).substitute(distractor="x")
-            biases[name] = Bias(name, side, short, _kind(short), text, _description(side, short))
+            biases[name] = Bias(name, side, short, _kind(short), text, description(side, short))
     if prompts:
         raise ValueError(f"biases.yaml: unknown biases {sorted(prompts)}")
     return str(data["version"]), MappingProxyType(biases)
@@ -261,10 +80,9 @@ class _Biases(Mapping[str, Bias]):
         return len(NAMES)
 
     def __contains__(self, name: object) -> bool:
-        return name in _NAME_SET
+        return name in NAMES
 
 
-_NAME_SET = frozenset(NAMES)
 #: Every bias by name (``side:bias``), in canonical order.
 BIASES: Mapping[str, Bias] = _Biases()
 
@@ -279,7 +97,7 @@ def _build_groups() -> dict[str, tuple[str, ...]]:
     groups: dict[str, tuple[str, ...]] = {"all": NAMES}
     for kind in ("cognitive", "implicit"):
         groups[kind] = tuple(n for n in NAMES if _kind(n.split(":")[1]) == kind)
-    for side in _SIDES:
+    for side in SIDES:
         groups[f"{side}:all"] = tuple(n for n in NAMES if n.startswith(side + ":"))
         for kind in ("cognitive", "implicit"):
             groups[f"{side}:{kind}"] = tuple(n for n in groups[f"{side}:all"]
@@ -316,11 +134,7 @@ def resolve_biases(values: Sequence[str]) -> tuple[str, ...]:
 
 
 def _bias(name: str) -> Bias | None:
-    if name == NONE:
-        return None
-    if name not in BIASES:
-        raise ValueError(f"unknown bias {name!r}; allowed: {', '.join((NONE, *BIASES))}")
-    return BIASES[name]
+    return None if split_name(name) is None else BIASES[name]
 
 
 def bias_prompt(name: str, *, distractor: str, side: Side | None = None) -> str:
@@ -338,76 +152,3 @@ def bias_prompt(name: str, *, distractor: str, side: Side | None = None) -> str:
         raise ValueError(f"bias {name!r} needs a distractor diagnosis")
     return Template(bias.prompt).substitute(distractor=distractor.strip())
 
-
-def question_topics(question: str) -> frozenset[str]:
-    """The history topics (:data:`TOPICS`) a question asks about."""
-    q = fold(question)
-    return frozenset(t for t, keys in _TOPIC_WORDS.items() if any(k in q for k in keys))
-
-
-def _join(items: Sequence[str]) -> str:
-    text = " ".join(items).rstrip(" ;,")
-    return text if text.endswith((".", "!", "?")) else f"{text}."
-
-
-def _trim(answer: str, rule: str, turn: int) -> str:
-    items = sentences(answer)
-    if len(items) < 2 or (rule == "last_even" and turn % 2):
-        return answer
-    kept = items[:1] if rule == "first_only" else items[:-1]
-    return f"{_join(kept)} {_MINIMISE}"
-
-
-def offline_patient_answer(name: str, answer: str, question: str, *, turn: int,
-                           demographics: str, belief: str = DEFAULT_BELIEF) -> str:
-    """The offline patient's ``answer`` to ``question`` as the patient biased by ``name`` says it.
-
-    ``none`` and doctor biases return ``answer`` unchanged. See the module table for the rules;
-    ``belief`` is a lay self-diagnosis usable after "it's" ("the flu", "just stress").
-    """
-    bias = _bias(name)
-    if bias is None or bias.side != "patient":
-        return answer
-    if bias.bias in _PATIENT_COGNITIVE:
-        remark, when, trim = _PATIENT_COGNITIVE[bias.bias]
-        out = _trim(answer, trim, turn)
-        says = {"first": turn == 0, "every3": turn % 3 == 0, "even": turn % 2 == 0}[when]
-        return f"{out} {remark.format(belief=belief.strip() or DEFAULT_BELIEF)}" if says else out
-    # Implicit: distrust makes the patient keep its identity and, every other turn, its
-    # personal history to itself; the doctor must do without that information.
-    if demographics.strip() and fold(demographics.strip()) in fold(answer):
-        out = _WHY
-    elif turn % 2 == 0 and question_topics(question):
-        out = _WITHHOLD
-    else:
-        out = answer
-    return f"{_PATIENT_DISTRUST[bias.bias]} {out}" if turn == 0 else out
-
-
-def offline_doctor_adjustment(name: str) -> DoctorAdjustment:
-    """How the offline doctor changes under ``name``; :data:`NEUTRAL` for none/patient biases."""
-    bias = _bias(name)
-    if bias is None or bias.side != "doctor":
-        return NEUTRAL
-    return _DOCTOR_OFFLINE[bias.bias][0]
-
-
-def adjust_plan(steps: Sequence[str], adjustment: DoctorAdjustment) -> list[str]:
-    """Apply ``adjustment`` to the offline doctor's plan (questions, then ``REQUEST ...``s).
-
-    Questions on a skipped topic are dropped, then ``ceil(n * fraction)`` of the questions and
-    of the requests (``REQUEST TEST:``, ``REQUEST IMAGES``) are kept, in order. A shorter plan
-    means an earlier diagnosis.
-    """
-    tests = [s for s in steps if s.startswith("REQUEST")]
-    questions = [s for s in steps if not s.startswith("REQUEST")
-                 and not question_topics(s) & adjustment.skip_topics]
-    return [*questions[:math.ceil(len(questions) * adjustment.question_fraction)],
-            *tests[:math.ceil(len(tests) * adjustment.test_fraction)]]
-
-
-def anchored_choice(scores: Mapping[str, float], anchor: str | None, weight: float) -> str:
-    """The best candidate after adding ``weight`` to ``anchor``'s score; ties alphabetical."""
-    if not scores:
-        raise ValueError("no candidates to choose from")
-    return min(sorted(scores), key=lambda c: -(scores[c] + (weight if c == anchor else 0.0)))

@@ -17,7 +17,12 @@ from collections.abc import Sequence
 
 from ..core.roles import Reply, TurnView
 from ..core.text import key_words, words
-from .biases import OFFLINE_BIAS_VERSION, adjust_plan, anchored_choice, offline_doctor_adjustment
+from .bias_behaviour import (
+    OFFLINE_BIAS_VERSION,
+    adjust_plan,
+    anchored_choice,
+    offline_doctor_adjustment,
+)
 
 VERSION = "offline-doctor-1"
 
@@ -92,7 +97,7 @@ class OfflineDoctor:
                  bias: str = "none", distractor: str = "") -> None:
         self.candidates = tuple(dict.fromkeys(candidates))
         self.image_mode = image_mode
-        #: A biased doctor plans less and anchors (see agents/biases.py for each bias).
+        #: A biased doctor plans less and anchors (see agents/bias_behaviour.py for each bias).
         self.adjustment = offline_doctor_adjustment(bias)
         self.distractor = distractor
         if bias != "none":

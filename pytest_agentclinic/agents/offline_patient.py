@@ -7,7 +7,8 @@ import re
 from ..core.case import Case, PatientActor
 from ..core.roles import Reply, TurnView
 from ..core.text import content_words, fold, sentences
-from .biases import BIASES, DEFAULT_BELIEF, OFFLINE_BIAS_VERSION, offline_patient_answer
+from .bias_behaviour import DEFAULT_BELIEF, OFFLINE_BIAS_VERSION, offline_patient_answer
+from .biases import BIASES
 
 VERSION = "offline-patient-1"
 NO_INFO = "I'm sorry, I don't know anything about that."

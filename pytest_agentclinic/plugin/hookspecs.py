@@ -9,7 +9,7 @@ import pytest
 if TYPE_CHECKING:
     from ..core.case import Case
     from ..core.roles import Agent, Moderator
-    from ..protocols.craftmd import Clinician, Summarizer
+    from ..protocols.craftmd_encounter import Clinician, Summarizer
 
 
 @pytest.hookspec(firstresult=True)

@@ -14,12 +14,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..agents.biases import (
-    DEFAULT_BELIEF,
-    Side,
-    bias_prompt,
-    bias_prompt_version,
-)
+from ..agents.bias_behaviour import DEFAULT_BELIEF, Side
+from ..agents.biases import bias_prompt, bias_prompt_version
 from ..agents.distractors import pick_distractor
 from ..agents.images import reference
 from ..agents.llm_agents import LLMDoctor, LLMMeasurement, LLMPatient
