@@ -133,9 +133,16 @@ def cpu_s(pid: int) -> float:
     return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
+def installed_env(env: dict[str, str] | None = None, **extra: str) -> dict[str, str]:
+    """``env`` (this process's by default) and ``extra``, with bytecode written: measured as
+    installed, since an installed package has its bytecode and no user pays the compile."""
+    out = {**(env or os.environ), **extra}
+    out.pop("PYTHONDONTWRITEBYTECODE", None)
+    return out
+
+
 def command_cpu(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
-    env = {**(env or os.environ)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = installed_env(env)
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     _pid, _status, usage = os.wait4(process.pid, 0)
@@ -144,8 +151,7 @@ def command_cpu(command: list[str], cwd: Path, env: dict[str, str] | None = None
 
 def tree_cpu(command: list[str], cwd: Path) -> float:
     """The CPU of ``command``'s process and of every descendant it waited for."""
-    env = {**os.environ}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = installed_env()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, check=False)

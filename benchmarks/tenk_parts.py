@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from proc_usage import TreePeak, command_cpu, tree_cpu
+from proc_usage import TreePeak, command_cpu, installed_env, tree_cpu
 
 PAGE_GOAL_KB = 1.5
 
@@ -138,12 +138,17 @@ def pytest_collection_finish(session):
 """
 
 
+def probe_env(folder: Path, **probe: str) -> dict[str, str]:
+    """The environment of a pytest run that loads a probe plugin from ``folder``: the folder
+    first on ``PYTHONPATH`` and the probe's own variables, measured as installed."""
+    return installed_env(**probe, PYTHONPATH=os.pathsep.join(
+        [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]))
+
+
 def _collected_rss_kb(command: list[str], cwd: Path) -> int:
     """The process's RSS once it has collected (after a full garbage collection)."""
     out = cwd / "rss.txt"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(cwd), *filter(None, [os.environ.get("PYTHONPATH")])]), "RSS_PROBE_OUT": str(out)}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env = probe_env(cwd, RSS_PROBE_OUT=str(out))
     subprocess.run([*command, "-p", "rss_probe"], cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, check=False)
     return int(out.read_text())
@@ -238,9 +243,7 @@ def start_phase(work: Path, n: int, workers: int, rounds: int) -> None:
     for index in range(rounds):
         out = folder / f"probe{index}"
         out.mkdir()
-        env = {**os.environ, "START_PROBE_DIR": str(out), "PYTHONPATH": os.pathsep.join(
-            [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env = probe_env(folder, START_PROBE_DIR=str(out))
         started = time.time()
         process = subprocess.Popen(
             [*PYTEST, "cases.yaml",
@@ -361,9 +364,7 @@ def floor_start(work: Path, n: int, workers: int, rounds: int) -> None:
     for index in range(rounds):
         stamps = folder / f"first{index}"
         stamps.mkdir()
-        env = {**os.environ, "FIRST_TEST_DIR": str(stamps), "PYTHONPATH": os.pathsep.join(
-            [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])])}
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env = probe_env(folder, FIRST_TEST_DIR=str(stamps))
         rows.append(_start_figures(
             [*PYTEST, "-p",
              "no:agentclinic", "-p", "first_test_probe", f"-n{workers}", "test_plain.py",
