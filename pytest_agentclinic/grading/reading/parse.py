@@ -53,7 +53,7 @@ from .statement import (
     bare_name,
     clean,
 )
-from .written_names import whole_name_end
+from .written_names import coordinate_end, only_qualifiers, whole_name_end
 
 __all__ = ["Category", "Extraction", "Mention", "Role", "bare", "parse"]
 
@@ -149,8 +149,8 @@ def _classify_paren(inner: str) -> list[Mention]:
                 # lung abscess"), what the disease may bring with it: one reader for both
                 return _paren_companion(rest)
             return _split(cut_context(rest), role)  # type: ignore[arg-type]
-    if ASIDE.match(inner):
-        return []
+    if ASIDE.match(inner) or only_qualifiers(inner):
+        return []  # "(complete)", "(mild, bilateral)": how, not what
     # "(fifth disease or erythema infectiosum)": other names of the same condition, or
     # "(lupus)" after rosacea: another condition named beside it (see :mod:`.companions`).
     return [Mention(_bare(p), "parenthesized") for p in ALTERNATIVE.split(cut_context(inner))
@@ -217,7 +217,7 @@ def _next_segment(text: str) -> tuple[str, str]:
     """The phrase up to the next clause marker, and the rest from that marker on."""
     start = len(text) - len(LEADING.sub("", text))  # a leading hedge is part of the phrase
     # a comma or "and" inside a name the sources write so is no clause marker
-    start += whole_name_end(text[start:])
+    start += whole_name_end(text[start:]) or coordinate_end(text[start:])
     cuts = [m.start() for pattern in (CAUSE, REFINE, _MIMIC)
             for m in [pattern.search(text, max(start, 1))] if m and m.end() > m.start()]
     # "Infection with X" is X's infection: "with" names the agent, not a second condition

@@ -8,6 +8,11 @@ it was a list of "Hand", "foot" and "mouth disease" (several diagnoses) or the b
 ("Diabetes mellitus", broader than the truth). Only a preferred name as written counts: a
 list whose words some name shares in another order ("Fracture, femur", "Anxiety,
 depression") stays a list.
+
+Adjectives before one noun may be joined by commas too ("Acute, severe pancreatitis",
+"Chronic, non-bacterial prostatitis"): coordinate adjectives, in English grammar, modify the
+same noun, and a course, a severity, a degree or a cause alone names no disease. Read at the
+comma, such an answer was the adjective (no diagnosis) beside a second name.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import re
 
 from ..terms.concepts import default_terminology
 
-__all__ = ["whole_name_end"]
+__all__ = ["QUALIFYING", "coordinate_end", "only_qualifiers", "whole_name_end"]
 
 # A comma (perhaps before "and") or an "and" between two words of a name; the first must be
 # a comma. An "and" alone stays the concurrent join it was: read whole, "Constitutional
@@ -43,3 +48,39 @@ def whole_name_end(text: str) -> int:
         if terms.preferred_as_written(text[:end]):
             return end
     return 0
+
+
+#: Adjectives of course, severity, degree, extent, side and cause that qualify a name without
+#: naming a disease (a closed list: a word shaped as an adjective may name one, "renal colic",
+#: "manic episode", and the soft qualifiers hold nouns, "reaction", "state").
+QUALIFYING = frozenset({
+    "acute", "subacute", "hyperacute", "chronic", "fulminant", "mild", "moderate", "severe",
+    "complete", "incomplete", "partial", "total", "early", "late", "recurrent", "relapsing",
+    "remitting", "progressive", "persistent", "intermittent", "transient", "isolated",
+    "simple", "classic", "classical", "typical", "atypical", "active", "symptomatic",
+    "asymptomatic", "uncomplicated", "left", "right", "bilateral", "unilateral",
+    "left-sided", "right-sided", "diffuse", "focal", "multifocal", "localized", "localised",
+    "generalized", "generalised", "disseminated", "extensive", "limited", "primary",
+    "idiopathic", "congenital", "acquired", "bacterial", "viral", "fungal", "nonbacterial",
+    "non-bacterial", "infectious", "noninfectious", "non-infectious"})
+_LEADING_ADJECTIVES = re.compile(r"(?:[A-Za-z-]+\s*,\s+){1,3}(?=[A-Za-z])")
+_THEN_ALTERNATIVE = re.compile(r"[A-Za-z-]+\s+(?:or|and|and/or|nor|vs\.?|versus)\b", re.I)
+
+
+def only_qualifiers(phrase: str) -> bool:
+    """Whether every word of ``phrase`` is one of :data:`QUALIFYING` ("complete", "mild,
+    bilateral", "acute and severe"): a bracket of these says how, not what."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", phrase)]
+    return bool(words) and all(w in QUALIFYING or w == "and" for w in words)
+
+
+def coordinate_end(text: str) -> int:
+    """Where the last comma between coordinate adjectives that open ``text`` ends ("Acute, "
+    of "Acute, severe pancreatitis"); 0 when ``text`` opens with no such run. Each adjective
+    is one word and names no disease alone; what follows the last comma is read as the rest
+    of the one name."""
+    run = _LEADING_ADJECTIVES.match(text)
+    if run is None or _THEN_ALTERNATIVE.match(text, run.end()):
+        return 0  # "Bacterial, viral or fungal pneumonia": causes offered, not one name
+    adjectives = [w.strip() for w in run.group().split(",") if w.strip()]
+    return run.end() if all(only_qualifiers(w) for w in adjectives) else 0
