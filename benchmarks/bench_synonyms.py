@@ -51,8 +51,8 @@ from pytest_agentclinic.grading.terminology import CONDITION_SUFFIXES, key, toke
 from pytest_agentclinic.grading.terminology_memory import MemoryIndex
 from pytest_agentclinic.grading.terms import concepts as concepts_module
 from pytest_agentclinic.grading.terms.concepts import Terminology
+from pytest_agentclinic.grading.terms.eponym_words import eponyms
 from pytest_agentclinic.grading.terms.equivalence import judge
-from pytest_agentclinic.grading.terms.readings import eponyms
 from pytest_agentclinic.grading.terms.short_forms import epithet_left_out
 from tools.build_terminology import load_concepts
 from tools.terminology_mining import is_word_form, site_words

@@ -32,10 +32,10 @@ from pytest_agentclinic.grading.terminology import (
 from pytest_agentclinic.grading.terminology_memory import MemoryIndex
 from pytest_agentclinic.grading.terminology_table import Row
 from pytest_agentclinic.grading.terms import concepts as concepts_module
-from pytest_agentclinic.grading.terms import readings
+from pytest_agentclinic.grading.terms import eponym_words, readings
 from pytest_agentclinic.grading.terms.concepts import Terminology
+from pytest_agentclinic.grading.terms.eponym_words import eponyms_in
 from pytest_agentclinic.grading.terms.equivalence import judge
-from pytest_agentclinic.grading.terms.readings import eponyms_in
 from tools.terminology_mining import abbreviations, mine_word_forms, site_words
 from tools.terminology_sources import Concept, link_clusters, table_rows
 
@@ -211,8 +211,8 @@ def held_out(concepts: list[Concept], leave_out: str,
     kept = [c for c in concepts if witness(c) != leave_out]
     shipped_forms = dict(word_forms())
     set_word_forms(mine_word_forms(kept))
-    # The grader's modules read them through these names (each calls ``readings.eponyms``).
-    places = [(readings, "eponyms"), (readings, "_abbreviations")]
+    # The grader's modules read them through these names (each calls ``eponym_words.eponyms``).
+    places = [(eponym_words, "eponyms"), (readings, "_abbreviations")]
     saved = [getattr(module, name) for module, name in places]
     try:
         clusters = clusters_with(kept, matches)

@@ -8,8 +8,8 @@ import re
 
 from pytest_agentclinic.grading.terminology import content, tokens
 from pytest_agentclinic.grading.terms.concepts import default_terminology
+from pytest_agentclinic.grading.terms.eponym_words import eponyms
 from pytest_agentclinic.grading.terms.equivalence import compare
-from pytest_agentclinic.grading.terms.readings import eponyms
 
 __all__ = ["sibling_of", "slip_forms", "slipped", "typography_forms"]
 

@@ -81,7 +81,7 @@ def test_curated_matches_join_clusters_but_never_two_concepts_of_one_ontology() 
 
 def test_what_the_build_learns_is_learned_again_without_the_source_left_out() -> None:
     from pytest_agentclinic.grading.terminology import word_forms
-    from pytest_agentclinic.grading.terms import readings
+    from pytest_agentclinic.grading.terms import eponym_words, readings
 
     # MONDO alone gives the acronym and writes the eponym in the possessive
     concepts = [
@@ -89,15 +89,15 @@ def test_what_the_build_learns_is_learned_again_without_the_source_left_out() ->
         Concept("MONDO:1", "quistosis", [], [("p", "quistosis"),
                                             ("r", "Frobisher's disease")], acronyms=["QZD"]),
     ]
-    shipped = (dict(word_forms()), readings.eponyms(), readings.expansions("sle"))
+    shipped = (dict(word_forms()), eponym_words.eponyms(), readings.expansions("sle"))
     with leave_one_out.held_out(concepts, "MONDO"):
         assert readings.expansions("qzd") == ()
-        assert "frobisher" not in readings.eponyms()
+        assert "frobisher" not in eponym_words.eponyms()
     with leave_one_out.held_out(concepts, "ICD"):
         assert readings.expansions("qzd") == ("quistosis",)
-        assert "frobisher" in readings.eponyms()
+        assert "frobisher" in eponym_words.eponyms()
     # the bundled files are read again on leaving
-    assert (dict(word_forms()), readings.eponyms(), readings.expansions("sle")) == shipped
+    assert (dict(word_forms()), eponym_words.eponyms(), readings.expansions("sle")) == shipped
     assert shipped[2]  # the bundled abbreviations know "SLE"
 
 

@@ -16,8 +16,8 @@ import pytest
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.terminology import GENERIC, content
 from pytest_agentclinic.grading.terminology_table import DATA_FILE, read_table
+from pytest_agentclinic.grading.terms.eponym_words import derive_eponyms, eponyms, possessive
 from pytest_agentclinic.grading.terms.equivalence import compare, judge
-from pytest_agentclinic.grading.terms.readings import derive_eponyms, eponyms, possessive
 
 needs_table = pytest.mark.skipif(not DATA_FILE.exists(), reason=f"{DATA_FILE} not built")
 

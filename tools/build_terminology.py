@@ -48,7 +48,7 @@ from pytest_agentclinic.grading.terminology_table import (
     read_table,
     write_table,
 )
-from pytest_agentclinic.grading.terms.readings import EPONYMS_FILE, write_eponyms
+from pytest_agentclinic.grading.terms.eponym_words import EPONYMS_FILE, write_eponyms
 from tools.terminology_mining import abbreviations, mine_word_forms, site_words
 from tools.terminology_sources import (
     Concept,
@@ -156,7 +156,7 @@ def build(output: Path = DATA_FILE, wheel: Path | None = None,
     write_abbreviations(abbreviations_file, abbreviations(concepts, clusters))
     header = Header(FORMAT_VERSION, normaliser_fingerprint(), site_words(concepts))
     write_table(output, header, table_rows(concepts, clusters))
-    # The eponyms are read off the table's names (readings.derive_eponyms): kept beside it so
+    # The eponyms are read off the table's names (eponym_words.derive_eponyms): kept beside it so
     # the grader's first judgement need not read the whole table.
     write_eponyms(output, output.with_name(EPONYMS_FILE.name))
     counts: dict[str, int] = {}

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from ..terminology import CONDITION_SUFFIXES, FILLER, GENERIC, key, tokens
 from ..terminology_memory import joined
 from ..terms.concepts import default_terminology
+from ..terms.eponym_words import eponyms
 from ..terms.qualifiers import NEUTRAL_QUALIFIERS
-from ..terms.readings import eponyms
 from ..terms.truth_forms import forms_of as _forms
 from ..wording import SLIP_WORD, neighbours
 
@@ -125,7 +125,7 @@ def _named_by_a_disease(head: str, truth: str) -> bool:
     if len(words) < 2 or words[-1] != head.lower():
         return False
     # an eponym names the disease its author described, a distinct entity, not a variant
-    # ("Wernicke aphasia", "Takayasu arteritis"): the sources' possessives (readings.eponyms)
+    # ("Wernicke aphasia", "Takayasu arteritis"): the sources' possessives (eponym_words.eponyms)
     if key(" ".join(words[:-1])) & eponyms():
         return True
     before = [w for w in words[:-1] if not _ADJECTIVE.search(w) and w not in NEUTRAL_QUALIFIERS]

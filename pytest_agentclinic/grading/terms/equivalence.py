@@ -28,8 +28,9 @@ from ..wording import (
     slipped,
     two_names,
 )
-from . import readings
+from . import eponym_words
 from .concepts import Link, Terminology, default_terminology
+from .eponym_words import possessive
 from .name_parts import (
     agent_link,
     apart_outside_icd,
@@ -46,7 +47,6 @@ from .readings import (
     binomial,
     cores,
     given_names,
-    possessive,
     spelled_out,
 )
 from .relation import Equivalence, Relation, RelationKind
@@ -92,7 +92,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     # An eponym alone names the disease the sources name after the person, as rule 1 reads
     # it ("Devic" for neuromyelitis optica); not as a word of the truth's own name ("Hodgkin").
     if (bare and not names_a_disease(next(iter(g)), terms)
-            and not (g - t and g <= readings.eponyms())):
+            and not (g - t and g <= eponym_words.eponyms())):
         return Relation("different", f"{given!r} is no disease name on its own")
     flip = qualifier_flip(g, t)
     if flip is not None:

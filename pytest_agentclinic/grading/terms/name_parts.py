@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..terminology import CONDITION_SUFFIXES, GENERIC, Key, tokens
-from . import readings
+from . import eponym_words
 from .concepts import Link, Terminology
 from .readings import (
     AGENT_DISEASE_ENDINGS,
@@ -148,7 +148,7 @@ def full_of_short_form(given: str, truth: str, g: Key, t: Key, link: Link | None
     "Barrett esophagus" for "Barrett's"): the head word says what kind of name it is, not
     which disease, so the full name is no narrower than the short form. Not when the
     terminology relates the two otherwise ("Crohn colitis" is a kind of Crohn disease)."""
-    if not (t < g and len(g - t) == 1 and t <= readings.eponyms()):
+    if not (t < g and len(g - t) == 1 and t <= eponym_words.eponyms()):
         return False
     if link is not None and link.kind != "synonym":
         return False
@@ -165,12 +165,12 @@ def without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:
 
     An eponym is the usual short form of the disease's name ("Crohn's", "Graves'",
     "Sjögren" for Sjögren syndrome): a word in the possessive, or one the sources write in the
-    possessive in a disease name (:func:`.readings.eponyms`), with or without its "s" and
+    possessive in a disease name (:func:`.eponym_words.eponyms`), with or without its "s" and
     apostrophe ("Crohns", "Crohn"), as clinicians drop them."""
     if len(g) != 1 or GENERIC & set(tokens(given)) or not GENERIC & set(tokens(truth)):
         return False
     word = next(iter(g))
-    return (not _POSSESSIVE_END.search(given.strip()) and word not in readings.eponyms()
+    return (not _POSSESSIVE_END.search(given.strip()) and word not in eponym_words.eponyms()
             and not names_a_disease(word, terms))
 
 
