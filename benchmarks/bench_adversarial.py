@@ -12,7 +12,10 @@ distinct condition truths of CRAFT-MD's 2,004 vignettes, with their choices), ``
 agentclinic`` (AgentClinic's MedQA and NEJM truths) or ``--truths mediq`` (MediQ's condition
 truths that neither of those sets has: the third set, nobody tuned to) fills the same
 shapes with a larger set read at run time from ``../shared/datasets`` (never copied into the
-repository), graded by the offline moderator. The truths are split in two halves by a
+repository), graded by the offline moderator. ``--truths sources`` needs no data at all:
+about 600 disease concepts sampled from the bundled terminology's sources (ICD-10-CM,
+MeSH, the Disease Ontology, MONDO), each with its siblings as choices
+(``tests/source_truths.py``). The truths are split in two halves by a
 stable hash (half A to study failures on, half B to check that a fix carries over); each row
 gives both halves in each protocol, and a few of half A's misses (answers that must score)
 or hits (must not):
@@ -42,6 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from adversarial import answer, library, suite
 from adversarial_truths import TRUTH_SOURCES, Truths, held_out_truths
+from source_truths import NAME as SOURCES_SET
+from source_truths import source_truths
 
 from pytest_agentclinic.agents.llm_moderator import LLMModerator
 from pytest_agentclinic.core.roles import Moderator
@@ -167,16 +172,19 @@ def _short(said: str, width: int = 110) -> str:
 
 def held_out(source: str, shapes: list[str], examples: int) -> None:
     """The table on the truths of ``source``, or one line saying why it cannot run."""
-    truths = held_out_truths(source)
+    truths = source_truths() if source == SOURCES_SET else held_out_truths(source)
     if isinstance(truths, str):
         print(f"skipped: {truths}")
         return
     started = time.perf_counter()
     n = len(truths.pool.cases)
     in_a = sum(truths.half(c) == "A" for c in truths.pool.cases)
+    # the terminology's concepts: "garbled" are names no clinician writes as a diagnosis
+    read, garbled = (("concepts", "not as a clinician writes") if source == SOURCES_SET
+                     else ("cases", "garbled"))
     print(f"{source}: {n} distinct condition truths (half A {in_a}, half B {n - in_a}) of "
-          f"{truths.read} cases read ({truths.duplicates} repeated, {truths.not_conditions} "
-          f"no condition, {truths.garbled} garbled"
+          f"{truths.read} {read} read ({truths.duplicates} repeated, {truths.not_conditions} "
+          f"no condition, {truths.garbled} {garbled}"
           + (f", {truths.elsewhere} already in another set" if truths.elsewhere else "")
           + "); offline moderator\n")
     off = asyncio.run(held_out_table(truths, shapes, examples))
@@ -243,8 +251,9 @@ def main() -> None:
     """Run the table with the offline moderator and a gullible moderator model, or with the
     offline moderator on a larger truth set (``--truths``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--truths", choices=sorted(TRUTH_SOURCES),
-                        help="fill the shapes with this dataset's truths (../shared)")
+    parser.add_argument("--truths", choices=sorted([*TRUTH_SOURCES, SOURCES_SET]),
+                        help="fill the shapes with this dataset's truths (../shared), or "
+                             "with disease concepts of the bundled terminology (sources)")
     parser.add_argument("--shapes", default="",
                         help="comma-separated shapes to run (default: all)")
     parser.add_argument("--examples", type=int, default=3,

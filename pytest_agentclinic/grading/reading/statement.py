@@ -33,6 +33,7 @@ from .labels import (
     heads_differential,
     starts_labelled,
 )
+from .option_letters import without_option_letter
 from .plans import plan_names_nothing
 from .prefaces import after_grounds
 from .refusals import is_refusal
@@ -210,7 +211,8 @@ def clean(text: str) -> str:
 def statement(text: str) -> str:
     """The diagnostic statement of a cleaned answer: its first sentence that answers, from the
     words that lead to the name on. An answer of questions and courtesies only has none."""
-    text = _ENUMERATOR.sub("", text)  # "A. Asthma": the label of an answer, not a sentence
+    # "A. Asthma": the label of an answer, not a sentence ("C. eosinophilic gastritis" too)
+    text = without_option_letter(_ENUMERATOR.sub("", text))
     head = _first_sentence(text)
     lead = _LEADS.search(head)
     if (lead is not None and SUPPORT.match(lead.group())
@@ -228,7 +230,7 @@ def statement(text: str) -> str:
     elif lead is not None and len(head) - lead.end() > 2:
         # "The correct answer is (B) X": the option's letter labels the name (round 9), and
         # past the findings' own clause (support.py)
-        rest = _ENUMERATOR.sub("", head[lead.end():], count=1)
+        rest = without_option_letter(_ENUMERATOR.sub("", head[lead.end():], count=1))
         return after_findings(rest, _LEADS.finditer(rest)).strip(" .:,-\"'")
     elif lead is not None and head[lead.end():].strip(" :") == "":
         # "... the most likely diagnosis is:" then the name on the line below
