@@ -25,8 +25,8 @@ from pytest_agentclinic.grading.terminology import key
 from pytest_agentclinic.grading.terminology_table import DATA_FILE, Row, read_table
 from pytest_agentclinic.grading.terms.concepts import Terminology, default_terminology
 from pytest_agentclinic.grading.terms.concurrent import finding
-from pytest_agentclinic.grading.terms.kinds import kind
 from pytest_agentclinic.grading.terms.eponym_words import eponyms
+from pytest_agentclinic.grading.terms.kinds import kind
 from pytest_agentclinic.grading.terms.readings import disease_concept, names_a_disease
 
 #: The name of the set on the benchmark's command line.
