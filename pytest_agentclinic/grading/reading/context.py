@@ -18,7 +18,11 @@ _CONTEXT = re.compile(
     r"as\s+evidenced|"
     r"evidenced|indicated|characterized|presenting|presents|manifesting|because|since|"
     r"confirmed|proven|established|"
-    r"if|when|pending|to\s+be|needs?|needing|in\s+(?:a|this|the|her|his)\s+"
+    r"if|when|pending|to\s+be|needs?|needing|"
+    # "W fits better", "W explains the rash": a verb that says why (not "febrile fits", a
+    # lay name of febrile seizures)
+    r"fits?\s+(?:better|best|well|more|(?:the|this|her|his|all)\b)|explains?|accounts?\s+for|"
+    r"in\s+(?:a|this|the|her|his)\s+"
     r"(?:patient|child|woman|man|infant|boy|girl)|in\s+light\s+of|supported\s+by)\b", re.I)
 
 #: How sure the writer is, and nothing else ("confidence: high", "high certainty",

@@ -49,7 +49,10 @@ LEADING = re.compile(
     r"associated|concurrent|concomitant|"
     r"coexisting|co-existing|comorbid|underlying|accompanying|subsequent|resultant|"
     r"component\s+of|element\s+of|degree\s+of|"
-    r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of)\b[\s:,]*)+", re.I)
+    r"primary\s+diagnosis|diagnosis|impression|condition|suggestive\s+of|"
+    # "T, but W": the contrast opens the clause, it is no word of W's name ("but secondary
+    # syphilis" read as an unknown name called secondary, a concurrent condition of T)
+    r"but|yet)\b[\s:,]*)+", re.I)
 # A hedge alone ("X, possibly Y"), not an example ("such as") or a differential ("vs").
 HEDGED = re.compile(rf"^,?\s*(?:{QUERY}|(?:{HEDGE}|suggestive\s+of|suspicious\s+for|"
                     r"concerning\s+for|presumably)(?![-\w]))[\s,:]*", re.I)
