@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..terminology import FILLER, GENERIC, content
+from ..terms.concurrent import finding
 from .companions import slashed
 from .context import cut_context
 from .joins import (
@@ -32,11 +33,12 @@ from .joins import (
     TAIL_ALIAS,
     WORD,
 )
+from .notes import is_note
 from .statement import DISJUNCTION
 from .written_names import whole_name_end
 
-__all__ = ["Mention", "Role", "bare", "classify_paren", "is_condition_phrase", "next_segment",
-           "parentheticals", "split", "tail_mentions"]
+__all__ = ["Mention", "Role", "bare", "classify_paren", "findings_after_colon",
+           "is_condition_phrase", "next_segment", "parentheticals", "split", "tail_mentions"]
 
 Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
                "hedged", "offered", "parenthesized", "beside", "after", "complication",
@@ -104,6 +106,10 @@ def classify_paren(inner: str) -> list[Mention]:
                 # lung abscess"), what the disease may bring with it: one reader for both
                 return _paren_companion(rest)
             return split(cut_context(rest), role)  # type: ignore[arg-type]
+    if COMPLICATION.match(inner) is not None:
+        # "T (complicated by sepsis)": the complication the answer states, read as after a
+        # comma ("T, complicated by sepsis"): one reader for both (red team round 10)
+        return _paren_companion(inner)
     if ASIDE.match(inner):
         return []
     # "(fifth disease or erythema infectiosum)": other names of the same condition, or
@@ -213,3 +219,25 @@ def tail_mentions(tail: str) -> list[Mention]:
 
 _FEATURES = re.compile(r"(?:some\s+|several\s+|many\s+|clinical\s+|atypical\s+)?(?:features?|"
                        r"findings?|signs?|changes?|elements?|characteristics?)", re.I)
+
+
+# "T: fever, rash, lymphadenopathy": the name, a colon, then what the patient shows
+_COLON_LIST = re.compile(r"^([^:\n]{2,120}?)\s*:\s+(?=\S)")
+_ITEMS = re.compile(r"\s*[,;]\s*(?:and\s+)?|\s+and\s+", re.I)
+
+
+def findings_after_colon(body: str) -> str:
+    """``body`` with a colon after the name read as "with" when only findings follow it:
+    "T: fever, rash, lymphadenopathy" is "T with fever, rash, lymphadenopathy", the findings
+    concurrent beside the main diagnosis (CRAFT-MD's grader, step 1; docs/grading.md, *Main
+    and concurrent*; red team round 10). A disease after the colon ("T: W") is read as
+    before."""
+    found = _COLON_LIST.match(body)
+    # a label before the colon ("Final: T", "Answer: T") is no name
+    if found is None or is_note(found.group(1)) or not is_condition_phrase(found.group(1)):
+        return body
+    rest = body[found.end():]
+    items = [bare(item) for item in _ITEMS.split(rest.rstrip(" ."))]
+    if not items or not all(item and finding(item) for item in items):
+        return body
+    return f"{found.group(1)} with {rest}"

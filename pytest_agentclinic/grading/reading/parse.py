@@ -24,6 +24,7 @@ from .clauses import (
     Role,
     bare,
     classify_paren,
+    findings_after_colon,
     is_condition_phrase,
     next_segment,
     parentheticals,
@@ -191,7 +192,7 @@ def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
     diagnosis, the other names with their roles, and its category."""
     # "hypertension (comorbidity)" is "comorbid hypertension": the note says the role
     body, parens = parentheticals(COEXISTING_NOTE.sub(r"comorbid \1", stmt))
-    head, tail = next_segment(cut_context(bare(body)))
+    head, tail = next_segment(cut_context(bare(findings_after_colon(body))))
     mentions = [*split(head, "main"), *tail_mentions(tail)]
     for inner in parens:
         mentions.extend(classify_paren(inner))
