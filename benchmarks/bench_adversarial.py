@@ -110,9 +110,11 @@ async def table(moderators: dict[str, Moderator], shapes: list[str]) -> None:
 
 #: The one-word answers ("{word}", a modifier of the true name, also with words to the
 #: grader after it; "{head}", its head noun) may score on at most this share of the cases
-#: (issue 31); every other must-not shape on at most the fixture's share.
+#: (issue 31); every other must-not shape on at most the fixture's share. "It is a {head}."
+#: is the head noun in a sentence: the same one word.
 ONE_WORD_SHARE = 0.05
-_ONE_WORD = frozenset({"one_word", "injection", "injection_inline", "head_noun"})
+_ONE_WORD = frozenset({"one_word", "injection", "injection_inline", "head_noun",
+                       "head_noun_sentence"})
 
 
 def _gap(strategy: str) -> str:

@@ -1,7 +1,7 @@
 """"T, but W": the contrast opens W's clause and is no word of W's name. Kept in the name,
 "but secondary syphilis" was an unknown name the answer called secondary, so a concurrent
 condition of T, and the answer scored T though it prefers W (found by the round-10 truths
-drawn from the sources: docs/grading.md, *Round 10*)."""
+drawn from the sources: docs/grading.md, *Round 10 (a)*)."""
 
 from __future__ import annotations
 

@@ -321,7 +321,9 @@ _SETTING = re.compile(rf"(?:{CAUSE.pattern})\s*(?P<what>[^,;()]+?)\s*$", re.I)
 # "and", "complicated by", or any join :data:`.joins.CAUSE` reads as a cause ("after", "in
 # the setting of", "following"), so that a name with "with" in it is found whole before
 # each of them alike (red team round 5).
-_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|complicated\s+by|secondary|known|"
+# ("now complicated by", "further complicated by" too: red team round 10)
+_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|"
+                     r"(?:now\s+|further\s+)?complicated\s+by|secondary|known|"
                      r"pre-?existing|co-?existing|coexistent|comorbid|concomitant|underlying)\s+"
                      rf"|(?:{CAUSE.pattern})\s*)*(?:an?\s+|the\s+)?$", re.I)
 

@@ -42,6 +42,8 @@ _REASON = re.compile(
     r"confirmed|supported|evidenced|suggested|indicated|given|based|history|presentation|"
     r"findings?|features?|picture|patient|clinical|exam(?:ination)?|symptoms?|signs?|"
     r"combination|constellation|triad|biopsy|imaging|labs?|because|since|as|explains?|"
+    # a pointer to the reasons ("T - see below"), as "(see below)" is an aside (round 10)
+    r"see|"
     # a step of the plan after the name ("T - start treatment"; red team round 5)
     r"start|begin|initiate|treat|refer|recommend|monitor|follow|continue|admit)\b)))",
     re.I)

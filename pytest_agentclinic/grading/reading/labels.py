@@ -83,11 +83,12 @@ def declared(text: str) -> list[str]:
 
 
 def heads_differential(part: str) -> bool:
-    """Whether a label's text opens with a differential that a later label answers after
-    ("Differential: X, Y. Final answer: Z"; "Differential diagnosis: 1. X 2. Y ... Most
-    likely diagnosis: Z"): the label heads the section, and declares nothing of its own."""
+    """Whether a label's text opens with a differential, or a section of its own (a case
+    summary, the reasoning), that a later label answers after ("Differential: X, Y. Final
+    answer: Z"; "Differential diagnosis: 1. X 2. Y ... Most likely diagnosis: Z"; "Summary:
+    ... Diagnosis: Z"): the label heads the section, and declares nothing of its own."""
     part = part.lstrip()
-    if DIFFERENTIAL_LABEL.match(part) is not None:
+    if DIFFERENTIAL_LABEL.match(part) is not None or _SECTION.match(part) is not None:
         return any(p.search(part) for p in LABELS[:3])
     # A ranked list is a differential too (ranks offer alternatives: the paper's "more than
     # one possible diagnosis"): "Final Diagnosis: 1. X (85%) 2. Y (10%) ... Most likely: X"
@@ -101,6 +102,16 @@ def heads_differential(part: str) -> bool:
 # lines between items; and an item's number.
 _RANKED_LIST = re.compile(r"1[.)][ \t]+\S[^\n]*(?:\n[ \t]*(?:\d{1,2}[.)][ \t]+\S[^\n]*)?)*")
 _RANK = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)][ \t]+(?=\S)", re.M)
+
+
+# A section of its own opening the label's text ("Final Diagnosis: Summary: a 45-year-old
+# with fever ... Diagnosis: T"): a case summary or the reasoning, then the label that answers.
+# The first label heads the whole answer, as "DIAGNOSIS READY:" over the same text does
+# (issue 31: one reader for both protocols; red team round 10).
+_SECTION = re.compile(r"[*_#\s]*(?:(?:case|clinical|patient|brief)\s+)?(?:summary|synopsis|"
+                      r"presentation|history|findings|reasoning|rationale|analysis|explanation|"
+                      r"discussion|thinking|thought\s+process|background|overview|hpi|"
+                      r"key\s+(?:findings|features))[*_]*[ \t]*:", re.I)
 
 
 _TENTATIVE = re.compile(r"\b(?:working|provisional|tentative|presumptive|presumed|probable|likely|"

@@ -42,8 +42,10 @@ _NEGATED_CLAUSES = (
     # "X was considered" (then "however, Y"): what was weighed, set aside
     re.compile(rf"^\s*({_WEIGHED_NAME})\s+(?:was|were|has\s+been|had\s+been)\s+{_WEIGHED}\s*$",
                re.I),
-    # "X is unlikely", "X - unlikely", "X: ruled out"
-    re.compile(rf"^\s*({NAME})(?:\s+(?:is|has\s+been|was|can\s+be|seems?)\s+(?:\w+\s+)?"
+    # "X is unlikely", "X - unlikely", "X: ruled out"; the name with its bracket ("X (ABBR)
+    # was excluded by imaging": an abbreviation never turns off a negation; round 10)
+    re.compile(rf"^\s*({NAME}(?:\s*\([^()\n]{{1,60}}\))?)(?:\s+(?:is|has\s+been|was|can\s+be|"
+               rf"seems?)\s+(?:\w+\s+)?"
                rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
                # "not excluded" keeps the name open (red team round 5)
                rf"{_NOT_DENIED}(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis|"

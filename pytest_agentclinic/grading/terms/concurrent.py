@@ -48,6 +48,10 @@ _FINDING_WORDS = frozenset({
     "leukocytosis", "leukopenia", "neutropenia", "neutrophilia", "lymphopenia",
     "lymphocytosis", "thrombocytopenia", "thrombocytosis", "eosinophilia", "anemia",
     "acidosis", "alkalosis", "proteinuria", "hematuria", "pyuria", "azotemia",
+    # what the patient shows: ICD-10-CM's chapter R files a rash as a sign (R21 "Rash and
+    # other nonspecific skin eruption"), where the sources' names fail it ("rash" is MeSH's
+    # Exanthema, filed under the skin diseases alone; red team round 10)
+    "rash",
 })
 # An organ enlarged ("hepatomegaly") or a blood cell count out of range ("leukocytosis",
 # "thrombocytopenia", "eosinophilia"): the ending after an organ's or a blood cell's combining
@@ -72,6 +76,11 @@ _AMOUNT = frozenset({"small", "large", "massive", "trace", "marked", "minimal", 
                      "abdominal", "mesenteric", "retroperitoneal", "pedal", "peripheral",
                      "periorbital", "lower", "upper", "extremity", "limb", "leg", "ankle",
                      "posterior", "anterior", "hepatic", "splenic", "lymph", "node"})
+# The words as the names' words are compared: normalised ("hilar" is "hilum", "ascites"
+# "ascite", "oedema" "edema"), so that "bilateral hilar lymphadenopathy" is a finding too
+# (red team round 10)
+_FINDING_WORDS = frozenset(t for w in _FINDING_WORDS for t in (w, *tokens(w)))
+_AMOUNT = frozenset(t for w in _AMOUNT for t in (w, *tokens(w)))
 # The answer says the companion follows from the main diagnosis.
 _SECONDARY = frozenset({"secondary", "superinfection", "superinfected", "superimposed",
                         "impetiginization", "impetiginisation", "impetiginized",
