@@ -20,6 +20,9 @@ T = "Psoriasis"
     "Psoriasis, but secondary hyperparathyroidism",
     "It could be psoriasis, yet secondary syphilis fits better.",
     "You might have psoriasis, but lichen planus is more likely.",
+    # a finding set against T by the contrast is preferred to T, not beside it
+    "You might have psoriasis, but hypokalemia is more likely.",
+    "Psoriasis, yet hyperinsulinemia",
 ])
 def test_a_disease_after_but_is_another_diagnosis(answer: str, wrap: str) -> None:
     assert STRICT.grade_frq(wrap.format(answer), T).verdict == 0
@@ -29,6 +32,8 @@ def test_a_disease_after_but_is_another_diagnosis(answer: str, wrap: str) -> Non
 @pytest.mark.parametrize("answer", [
     "Psoriasis, but with secondary bacterial infection",
     "Psoriasis, but no secondary infection",
+    "Psoriasis, but mild",
+    "Psoriasis with hypokalemia",
 ])
 def test_a_secondary_condition_after_but_is_still_concurrent(answer: str, wrap: str) -> None:
     assert STRICT.grade_frq(wrap.format(answer), T).verdict == 1

@@ -131,6 +131,14 @@ _MIMIC = re.compile(r"\s*,?\s*\b(?:mimicking|mimics|masquerading\s+as|simulating
                     r"resembling)\b\s*", re.I)
 
 
+# A name set against the main one by a contrast ("T, but W is more likely", "T, yet W"):
+# another possible diagnosis, whatever W's kind, not a condition beside T. What the main
+# disease brings or lacks after "but" stays its own ("T, but with secondary infection",
+# "T, but no abscess").
+_CONTRAST = re.compile(r"\s*[,;]?\s*\b(?:but|yet)\s+(?!(?:with|without|no|not|complicated|"
+                       r"also|mild|moderate|severe|early|atypical)\b)", re.I)
+
+
 def _marker(tail: str) -> tuple[Role, str]:
     """The role the clause at the start of ``tail`` gives its phrase, and the phrase on."""
     mimic = _MIMIC.match(tail)
@@ -153,6 +161,9 @@ def _marker(tail: str) -> tuple[Role, str]:
     complication = COMPLICATION.match(tail)
     if complication is not None:
         return "complication", tail[complication.end():]
+    contrast = _CONTRAST.match(tail)
+    if contrast is not None:  # "T, but W is more likely": W set against T, not beside it
+        return "alternative", tail[contrast.end():]
     concurrent = CONCURRENT.match(tail)
     if concurrent is not None:
         disjunction = DISJUNCTION.match(tail, concurrent.end())
