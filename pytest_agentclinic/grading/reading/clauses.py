@@ -135,8 +135,11 @@ _MIMIC = re.compile(r"\s*,?\s*\b(?:mimicking|mimics|masquerading\s+as|simulating
 # another possible diagnosis, whatever W's kind, not a condition beside T. What the main
 # disease brings or lacks after "but" stays its own ("T, but with secondary infection",
 # "T, but no abscess").
+# A clause about the writer or the answer ("I'm sorry, but as an AI I cannot ...") names no
+# diagnosis after "but".
 _CONTRAST = re.compile(r"\s*[,;]?\s*\b(?:but|yet)\s+(?!(?:with|without|no|not|complicated|"
-                       r"also|mild|moderate|severe|early|atypical)\b)", re.I)
+                       r"also|mild|moderate|severe|early|atypical|as|i|i'm|we|you|it|this|"
+                       r"that|there|he|she|they|the\s+patient)\b)", re.I)
 
 
 def _marker(tail: str) -> tuple[Role, str]:
