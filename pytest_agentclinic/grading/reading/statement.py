@@ -335,12 +335,18 @@ def _bare_lines(text: str) -> list[str]:
     return out
 
 
+_BRACKET = re.compile(r"\([^()]*\)")
+
+
 def bare_name(line: str) -> bool:
     """Whether a line is a name and nothing else: a few words, no label, question, lead,
     courtesy or explanation ("Psoriasis", not "The plaques are typical")."""
     text = line.strip(" .-")
     step = re.sub(r"^\s*(?:\d+[.)]|[-\u2022*])\s+", "", text)  # a step of a plan names nothing
-    return (0 < len(text.split()) <= 8 and not re.search(r"[:?!;|]", text)
+    # a bracket restates or qualifies the name ("... deficiency (G6PD deficiency)"): it does
+    # not make the name longer
+    words = _BRACKET.sub(" ", text).split()
+    return (0 < len(words) <= 8 and not re.search(r"[:?!;|]", text)
             and _LEADS.search(text) is None and _COURTESY.match(text) is None
             and DISJUNCTION.match(text) is None and cut_context(text) == text
             and not plan_names_nothing(step))

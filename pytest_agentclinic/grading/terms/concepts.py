@@ -146,7 +146,11 @@ class Terminology:
         or, with no ICD-10-CM code and no Disease Ontology or MONDO concept, every MeSH
         concept it has lies under Signs and Symptoms by each of its tree positions (MeSH files
         IgA vasculitis under purpura as well as under vasculitis: a disease that also shows
-        as a sign is no sign)."""
+        as a sign is no sign). A name whose head is "disorder" or "disease" names a diagnosis
+        whatever tree MeSH files it under (DSM-5's "somatic symptom disorder", an entry term
+        of MeSH's Medically Unexplained Symptoms)."""
+        if isinstance(name, str) and key_words(name)[-1:] in (("disorder",), ("disease",)):
+            return False
         ids = self.concepts(name)[1]
         icd = [i for i in ids if i.startswith("ICD:")]
         if icd:
