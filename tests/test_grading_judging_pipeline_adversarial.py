@@ -2,7 +2,8 @@
 cases of cases/, in both protocols, with the offline moderator and with a moderator model that
 always answers Yes (a fake OpenAI-compatible server on 127.0.0.1).
 
-The whole matrix is graded in-process through the pipeline both protocols use; one pytester
+The whole matrix is graded in-process through the pipeline both protocols use (the model
+grades what the rules leave unsure, and a sample of the rest); one pytester
 run per protocol then plays every strategy end to end on one specialty's cases, the doctor
 scripted through the public ``pytest_agentclinic_make_agent`` hook (one strategy per sample,
 ``--agent-repeat``).
@@ -25,6 +26,7 @@ from pytest_agentclinic.agents.llm_moderator import LLMModerator
 from pytest_agentclinic.core.roles import Moderator
 from pytest_agentclinic.grading.judging.moderator import OfflineModerator
 from pytest_agentclinic.grading.judging.pipeline import grade_answer
+from pytest_agentclinic.grading.judging.rules import OFFLINE
 from pytest_agentclinic.llm.cache import CacheMode, ResponseCache
 from pytest_agentclinic.llm.caller import CallSettings, ModelCaller
 from pytest_agentclinic.llm.retry import RetryPolicy
@@ -45,33 +47,48 @@ def gullible(server: FakeOpenAIServer, tmp_path: Path) -> LLMModerator:
         tmp_path / "cache", CacheMode.OFF)))
 
 
-def score(protocol: str, moderator: Moderator) -> dict[str, dict[str, bool]]:
-    """strategy -> case id -> scored correct, for every case the strategy applies to."""
+Scores = dict[str, dict[str, bool]]
+#: (strategy, case id) of the answers the rules were unsure of: the moderator decided them.
+Unsure = set[tuple[str, str]]
 
-    async def run() -> dict[str, dict[str, bool]]:
-        out: dict[str, dict[str, bool]] = defaultdict(dict)
+
+def score(protocol: str, moderator: Moderator,
+          only: set[tuple[str, str]] | None = None) -> tuple[Scores, Unsure]:
+    """strategy -> case id -> scored correct, for every case the strategy applies to (or
+    for the pairs ``only`` names), and the pairs the rules left to the moderator."""
+
+    async def run() -> tuple[Scores, Unsure]:
+        out: Scores = defaultdict(dict)
+        unsure: Unsure = set()
         for strategy in STRATEGIES:
             for case in library():
                 said = answer(strategy, case, protocol)
-                if said is not None:
-                    grade = await grade_answer(said, case, moderator, 0)
-                    out[strategy][case.id] = grade.verdict.correct
-        return out
+                if said is None or (only is not None and (strategy, case.id) not in only):
+                    continue
+                grade = await grade_answer(said, case, moderator, 0)
+                out[strategy][case.id] = grade.verdict.correct
+                if grade.verdict.decided_by != OFFLINE:
+                    unsure.add((strategy, case.id))
+        return out, unsure
 
     return asyncio.run(run())
 
 
 #: The offline moderator's scores of each protocol's matrix, graded once per process.
-_OFFLINE: dict[str, dict[str, dict[str, bool]]] = {}
+_OFFLINE: dict[str, tuple[Scores, Unsure]] = {}
 #: The tests of them, on one worker under ``--dist loadgroup`` (the matrix once, not twice).
 OFFLINE_SCORES = pytest.mark.xdist_group("adversarial_offline")
 
 
-def offline_scores(protocol: str) -> dict[str, dict[str, bool]]:
+def offline_scores(protocol: str) -> Scores:
     """A copy of :func:`score` with the offline moderator (a test may change its copy)."""
+    return {strategy: dict(cases) for strategy, cases in _offline(protocol)[0].items()}
+
+
+def _offline(protocol: str) -> tuple[Scores, Unsure]:
     if protocol not in _OFFLINE:
         _OFFLINE[protocol] = score(protocol, OfflineModerator())
-    return {strategy: dict(cases) for strategy, cases in _OFFLINE[protocol].items()}
+    return _OFFLINE[protocol]
 
 
 def check(scores: dict[str, dict[str, bool]]) -> None:
@@ -116,12 +133,25 @@ def test_offline_moderator_scores_no_strategy(protocol: str) -> None:
     check(offline_scores(protocol))
 
 
+@OFFLINE_SCORES
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_a_moderator_model_that_always_says_yes_scores_no_strategy(
         protocol: str, fake_server: Start, tmp_path: Path) -> None:
     server = fake_server(always_yes)
     moderator = gullible(server, tmp_path)
-    check(score(protocol, moderator))
+    # The pipeline asks the moderator only what the rules leave unsure, so the model decides
+    # those answers and the rules the rest: every unsure answer is graded with the model, and
+    # every 20th of the others too, to show it is not asked there and changes nothing.
+    offline, unsure = _offline(protocol)
+    decided = sorted({(s, c) for s, cases in offline.items() for c in cases} - unsure)
+    by_model, _ = score(protocol, moderator, only=unsure | set(decided[::20]))
+    assert len(decided[::20]) > 1000
+    assert all(by_model[s][c] == offline[s][c] for s, c in decided[::20])
+    assert server.calls == len(unsure)
+    scores = offline_scores(protocol)
+    for s, c in unsure:
+        scores[s][c] = by_model[s][c]
+    check(scores)
     # The rules decided the adversarial answers but the explained ones; the model is asked
     # what they cannot decide ("fungal pneumonia" for Pneumocystis pneumonia: related, but
     # how?), and sees the extracted diagnosis and the truth, never the doctor's text.
@@ -203,14 +233,15 @@ def end_to_end(pytester: pytest.Pytester, *args: str) -> dict[str, dict[str, boo
 
 def test_end_to_end_agentclinic_with_a_gullible_moderator_model(
         pytester: pytest.Pytester, fake_server: Start, xdist: list[str]) -> None:
-    # One specialty, every strategy: the in-process tests grade every case with this
-    # moderator; this one proves the wiring, in each worker mode.
+    # Two cases of one specialty, every strategy: the in-process tests grade every case
+    # with this moderator; this one proves the wiring, in each worker mode.
     server = fake_server(always_yes)
     scores = end_to_end(pytester, "--agent-moderator=openai/gullible",
-                        f"--agent-api-base={server.url}", "-k", "infectious", *xdist)
-    cases = [c for c in library() if c.specialty_slug == "infectious-diseases"]
-    assert len(cases) == 6 and {case for v in scores.values() for case in v} == {
-        c.id for c in cases}
+                        f"--agent-api-base={server.url}", "-k", "infectious",
+                        "--agent-limit=2", *xdist)
+    played = {case for v in scores.values() for case in v}
+    cases = [c for c in library() if c.id in played]
+    assert len(cases) == 2 and {c.specialty_slug for c in cases} == {"infectious-diseases"}
     assert sum(len(v) for v in scores.values()) == sum(
         answer(s, c, "agentclinic") is not None for s in STRATEGIES for c in cases)
     check(scores)
@@ -222,8 +253,10 @@ def test_end_to_end_agentclinic_with_a_gullible_moderator_model(
 
 
 def test_end_to_end_craftmd_free_response(pytester: pytest.Pytester, xdist: list[str]) -> None:
-    # One specialty: the in-process tests grade every case; this one proves the wiring.
+    # Two cases of one specialty: the in-process tests grade every case; this one proves
+    # the wiring.
     scores = end_to_end(pytester, "--agent-protocol=craftmd", "--agent-experiment=vignette",
-                        "--agent-answer=frq", "-k", "cardiovascular", *xdist)
-    assert len(scores[CONTROL]) == 6
+                        "--agent-answer=frq", "-k", "cardiovascular", "--agent-limit=2",
+                        *xdist)
+    assert len(scores[CONTROL]) == 2
     check(scores)
