@@ -125,9 +125,23 @@ def _whole_name(a: _Answer) -> Decision | None:
 def _two_choices(a: _Answer) -> Decision | None:
     # The case's choices are distinct diagnoses: naming two of them commits to neither.
     chosen = a.facts.chosen
-    return None if len(chosen) < 2 else Decision(
+    if len(chosen) < 2 or _truth_named_in_paper_role(a):
+        return None
+    return Decision(
         False, True, f"names {len(chosen)} of the case's answer choices: "
         f"{', '.join(map(repr, chosen))}", "different")
+
+
+def _truth_named_in_paper_role(a: _Answer) -> bool:
+    """Under ``paper``: the truth itself (or a synonym the terminology is sure of) is named
+    as the main diagnosis or in a role CRAFT-MD's grader compared (:data:`PAPER_ROLES`).
+    Its step 2 saw the correct answer alone ("**Query Diagnosis 1**: <insert correct
+    answer>"), never the case's choices, and its step 1 returned the main diagnosis with its
+    concurrent ones: that the answer also names another choice beside the truth does not
+    make it two diagnoses there."""
+    best = a.best
+    return (a.policy == "paper" and best.correct and best.sure
+            and best.relation in ("same", "synonym"))
 
 
 def _bare_head(a: _Answer) -> Decision | None:
