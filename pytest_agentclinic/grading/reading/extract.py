@@ -37,6 +37,7 @@ from .markers import (
     unwrap,
 )
 from .negations import drop_negations
+from .notes import without_code_brackets
 from .parse import Category, Extraction, Mention, Role, parse
 from .parse import bare as _bare
 from .plans import plan_names_nothing
@@ -92,6 +93,9 @@ _RULE_OUT = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?rule\s+out\b", re.I
 _TARGETED = re.compile(r"(?:(?:to|need\s+to|must|should)\s+)?(?:screen(?:ing)?\s+for|"
                        r"(?:start\s+)?(?:prophylaxis|vaccinat\w*|immuni[sz]\w*)\s+"
                        r"(?:against|for))\b", re.I)
+# "?T", "Query T": a clinician's query, a diagnosis still to be confirmed or excluded, as
+# "r/o T" is (clinical convention, docs/grading.md, red team round 11): no diagnosis made.
+_QUERY = re.compile(r"\?\s*(?=[^\W\d_])|query\s+(?![:=])(?=[^\W\d_])", re.I)
 # "The differential diagnosis includes T": candidates, never one committed diagnosis (the
 # paper's step 1: "more than one possible diagnosis"), even with one named (red team round 9)
 _DIFFERENTIAL_OF = re.compile(r"^\s*(?:the\s+|my\s+|a\s+)?(?:differential(?:\s+diagnos[ie]s)?|ddx)"
@@ -212,17 +216,17 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     if _lists(_unranked(answer if labelled is None else labelled),
               labelled=labelled is not None or ready, conditions_only=conditions_only):
         return Extraction("multiple", "", reason="the answer lists several items")
-    text, excluded = drop_negations(drop_abbreviations(drop_preface(
-        clean(answer if labelled is None else labelled))))
+    text, excluded = drop_negations(drop_abbreviations(drop_preface(without_code_brackets(
+        clean(answer if labelled is None else labelled)))))
     text, absent = drop_absent(text)
     excluded = (*excluded, *absent)
     stmt = statement(open_alternatives(text))
     if len(_WEIGHT.findall(text)) >= 2:
         return Extraction("multiple", "", reason="the answer weighs diagnoses by percentages",
                           excluded=excluded)
-    if _RULE_OUT.match(stmt) or _TARGETED.match(stmt):
-        return Extraction("none", "", reason="the answer only plans to rule a diagnosis out, "
-                          "screen for it or prevent it", excluded=excluded)
+    if _RULE_OUT.match(stmt) or _TARGETED.match(stmt) or _QUERY.match(stmt):
+        return Extraction("none", "", reason="the answer only queries a diagnosis, plans to "
+                          "rule it out, screen for it or prevent it", excluded=excluded)
     if _DIFFERENTIAL_OF.match(stmt) or _DIFFERENTIAL_OF.match(text):
         return Extraction("multiple", "", reason="the answer gives a differential",
                           excluded=excluded)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from .retelling import retells
+
 __all__ = ["DIFFERENTIAL_LABEL", "LABELS", "PROSE_LABEL", "declared", "first_line",
            "heads_differential", "starts_labelled"]
 
@@ -88,7 +90,11 @@ def heads_differential(part: str) -> bool:
     answer: Z"; "Differential diagnosis: 1. X 2. Y ... Most likely diagnosis: Z"; "Summary:
     ... Diagnosis: Z"): the label heads the section, and declares nothing of its own."""
     part = part.lstrip()
-    if DIFFERENTIAL_LABEL.match(part) is not None or _SECTION.match(part) is not None:
+    if (DIFFERENTIAL_LABEL.match(part) is not None or _SECTION.match(part) is not None
+            or retells(_FIRST_SENTENCE.split(part, maxsplit=1)[0])):
+        # (or the case retold in prose before the conclusion: "Final Diagnosis: The patient
+        # has had fever ... So the answer is T", as "DIAGNOSIS READY:" over it reads;
+        # red team round 11)
         return any(p.search(part) for p in LABELS[:3])
     # A ranked list is a differential too (ranks offer alternatives: the paper's "more than
     # one possible diagnosis"): "Final Diagnosis: 1. X (85%) 2. Y (10%) ... Most likely: X"
@@ -112,6 +118,9 @@ _SECTION = re.compile(r"[*_#\s]*(?:(?:case|clinical|patient|brief)\s+)?(?:summar
                       r"presentation|history|findings|reasoning|rationale|analysis|explanation|"
                       r"discussion|thinking|thought\s+process|background|overview|hpi|"
                       r"key\s+(?:findings|features))[*_]*[ \t]*:", re.I)
+
+
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
 
 
 _TENTATIVE = re.compile(r"\b(?:working|provisional|tentative|presumptive|presumed|probable|likely|"

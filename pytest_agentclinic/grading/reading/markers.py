@@ -76,6 +76,22 @@ _THINKING = re.compile(r"<(think|thinking|reasoning|scratchpad)>.*?(?:</\1>|$)",
 # "<diagnosis>X</diagnosis>": a tag that names what it holds, as a label would.
 _TAGGED = re.compile(r"<((?:[a-z]+[_-])*(?:diagnosis|dx|answer|impression|assessment|conclusion))>"
                      r"(.*?)</\1>", re.I | re.S)
+# An answer given in a tag's attributes ('<diagnosis name="T" confidence="high"/>'): the
+# value under "name" (or "value", "text") is the tag's, each other attribute a field of its
+# own, as the same fields written as elements are (red team round 11).
+_ATTRIBUTED = re.compile(r"<((?:[a-z]+[_-])*(?:diagnosis|dx|answer))((?:\s+[\w-]+\s*=\s*"
+                         r"\"[^\"<>]*\")+)\s*/?>(?:\s*</\1>)?", re.I)
+_ATTRIBUTE = re.compile(r"([\w-]+)\s*=\s*\"([^\"<>]*)\"")
+_VALUE_KEYS = frozenset({"name", "value", "text", "label"})
+
+
+def _attributes(found: re.Match[str]) -> str:
+    """The labelled lines of a tag's attributes."""
+    tag = found.group(1).replace("_", " ")
+    return "".join(f"\n{tag if key.lower() in _VALUE_KEYS else key.replace('_', ' ')}: "
+                   f"{value.strip()}\n" for key, value in _ATTRIBUTE.findall(found.group(2)))
+
+
 # Another field of an answer given in tags ("<confidence>high</confidence>").
 _ELEMENT = re.compile(r"<([a-z][a-z_-]*)>([^<>]*)</\1>", re.I)
 # Any other HTML tag is markup: a block one ("<p>", "<br/>") breaks the line, an inline one
@@ -126,6 +142,7 @@ def unwrap(text: str) -> str:
             lambda m: "\nConsidered:\n" if _SET_ASIDE.search(m.group()) else "", text))
         text = _SET_ASIDE_ROW.sub("", text)
         text = _TABLE_CELLS.sub(r"- \1", _TABLE_ROW.sub(r"\1: \2", text))  # other rows: a list
+    text = _ATTRIBUTED.sub(_attributes, text)
     text, tagged = _TAGGED.subn(
         lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n", text)
     if tagged:  # the answer's other fields ("<confidence>high</confidence>") as labelled lines

@@ -54,6 +54,11 @@ _NEGATED_CLAUSES = (
                # out by the biopsy": red team round 6)
                r"(?:\s+(?:given|because|as|since|by|on|with|due\s+to|based\s+on)\b.*)?\s*$",
                re.I),
+    # "T cannot be ruled in": the evidence does not establish T, so the answer gives it as no
+    # diagnosis, as a name weighed and set aside (red team round 11)
+    re.compile(rf"^\s*({NAME}(?:\s*\([^()\n]{{1,60}}\))?)\s+(?:cannot|can't|could\s+not)\s+"
+               rf"(?:yet\s+)?be\s+ruled\s+in\b(?:\s+(?:given|because|as|since|by|on|with|"
+               rf"without|based\s+on)\b.*)?\s*$", re.I),
     # "T; W less likely", "W unlikely; T": a name weighed and set aside, as a list item or a
     # table row marked "less likely" is (docs/grading.md, red team round 4)
     re.compile(rf"^\s*({NAME_ALONE})\s+(?:(?:is|are|seems?)\s+)?(?:(?:much|far|considerably|"

@@ -19,7 +19,7 @@ from ..terms.concepts import default_terminology
 from ..terms.kinds import INJURIES_AND_STATES
 from ..terms.qualifiers import NEUTRAL_QUALIFIERS
 
-__all__ = ["is_note", "without_notes"]
+__all__ = ["is_note", "without_code_brackets", "without_notes"]
 
 #: Words of a note on the diagnosis: its status, urgency, severity, phase; not of a disease.
 NOTE_WORDS = frozenset({"working", "provisional", "final", "diagnosis", "impression",
@@ -27,8 +27,21 @@ NOTE_WORDS = frozenset({"working", "provisional", "final", "diagnosis", "impress
                         "emergent", "phase", "severity", "grade", "degree", "course"})
 # A code of ICD-9/10/11 with its label ("ICD-10 code L40.0", "ICD-10: N41") or with its
 # decimals alone ("N41.1"): models write them after the name. Not "B12" alone (a vitamin).
-_CODE = re.compile(r"icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s*[:#=]?\s*"
-                   r"[a-z]\d{2}(?:\.[0-9a-z]{1,4})?|[a-z]\d{2}\.[0-9a-z]{1,4}", re.I)
+# SNOMED CT's concept ids (6 to 18 digits) with their label ("SNOMED CT: 9014002"): a code
+# too (red team round 11).
+_CODE_TEXT = (r"icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s*[:#=]?\s*"
+              r"[a-z]\d{2}(?:\.[0-9a-z]{1,4})?|[a-z]\d{2}\.[0-9a-z]{1,4}"
+              r"|snomed(?:[- ]?ct)?\s*(?:code|id)?\s*[:#=]?\s*\d{6,18}")
+_CODE = re.compile(_CODE_TEXT, re.I)
+# A bracket of codes alone, several joined by ";" or "," ("(ICD-10: L40.0; SNOMED CT:
+# 9014002)"): it names no disease, and its ";" ends no sentence of the answer.
+_CODES_BRACKET = re.compile(rf"\s*[(\[]\s*(?:{_CODE_TEXT})(?:\s*[;,]\s*(?:{_CODE_TEXT}))+"
+                            rf"\s*[)\]]", re.I)
+
+
+def without_code_brackets(text: str) -> str:
+    """``text`` without its brackets of several codes ("(ICD-10: L40.0; SNOMED CT: ...)")."""
+    return _CODES_BRACKET.sub("", text)
 
 
 # "(dx of exclusion)", "diagnosis of exclusion": the answer's status, made once the others

@@ -53,10 +53,16 @@ _ROW = re.compile(r"^[ \t]*\|(.*)\|[ \t]*$")
 _RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|?)+[ \t]*$")
 
 
+# A table that opens right after a label's colon ("Final Diagnosis: | Diagnosis | ... |"):
+# its header starts a line of its own, as it does after "DIAGNOSIS READY:" (red team round
+# 11: one reader for both protocols).
+_AFTER_LABEL = re.compile(r":[ \t]*(?=\|[^\n]*\|[ \t]*\n[ \t]*\|?[ \t]*:?-{3,})")
+
+
 def _table(text: str) -> str:
     """A markdown table whose header names an answer column, over exactly one row, as
     labelled lines; the text around the table is kept."""
-    lines = text.splitlines()
+    lines = _AFTER_LABEL.sub(":\n", text).splitlines()
     for at in range(len(lines) - 2):
         header, rule = _ROW.match(lines[at]), _RULE.match(lines[at + 1])
         if header is None or rule is None:

@@ -48,6 +48,13 @@ _RETELLS = re.compile(
     r"demonstrate|demonstrates|demonstrated|consist)\b"
     # "Symptoms: ...", "Findings: ..." (a heading of what was found)
     rf"|(?:key\s+|main\s+|clinical\s+)?{_PARTS}\s*:"
+    # "On examination there is ...", "The blood count shows ...", "Inflammatory markers are
+    # raised": the examination and the tests as a clinical note reports them (red team
+    # round 11)
+    r"|on\s+(?:physical\s+)?exam(?:ination)?\b"
+    r"|(?:(?:the|her|his|their)\s+)?(?:full\s+|complete\s+)?(?:blood\s+(?:count|tests?|"
+    r"film|cultures?)|inflammatory\s+markers|chest\s+(?:radiograph|x-?ray)|radiograph|"
+    r"urinalysis)\s+(?:shows?|showed|reveals?|revealed|are|is|was|were)\b"
     # "Let me summarize the case", "Let's review the findings"
     r"|(?:let\s+me|let's|i'll|i\s+will|we\s+will|we'll)\s+(?:first\s+)?(?:summari[sz]e|recap|"
     r"review|go\s+over|look\s+at|consider|think|walk))",
@@ -57,7 +64,10 @@ _WEIGHS = re.compile(
     r"diagnos|impression|conclu|consistent|compatible|in\s+keeping|suggest|indicat|suspect|"
     r"think|believe|likely|probabl|possib|classic|typical|characteristic|point(?:s|ing)?\s+"
     r"(?:to|towards?)|fits?\b|sounds?|looks?\s+like|seems?|appears?|favou?r|concern|"
-    r"differential|consider|rule\s+out|exclude", re.I)
+    r"differential|consider|rule\s+out|exclude"
+    # a conclusion drawn from what was retold ("Taken together, this is T"; round 11)
+    r"|taken\s+together|all\s+in\s+all|putting\s+(?:it|this|everything)\s+(?:all\s+)?together",
+    re.I)
 # A sentence that weighs other diagnoses than the answer's: no answer to prefer.
 _OTHERS = re.compile(
     r"differential|\bddx\b|rule\s+out|\balso\b(?!\s+(?:known|called|termed|named)\b)|"

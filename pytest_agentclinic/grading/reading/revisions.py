@@ -30,7 +30,10 @@ _WORDS_OF_REVISION = r"(?:revised|updated|amended|corrected)"
 _REVISION = re.compile(
     rf"(?:^|(?<=[.!?\n]))[ \t>#*_\-]*(?:(?:my|the|our)\s+)?(?:{_WORDS_OF_REVISION}\s+"
     rf"(?:final\s+)?(?:diagnosis|answer|dx)|final\s+(?:diagnosis|answer|dx)\s*[(\[]\s*"
-    rf"{_WORDS_OF_REVISION}\s*[)\]]|correction)[*_]*[ \t]*(?::|=|\s[-\u2013\u2014]\s)[ \t]*",
+    rf"{_WORDS_OF_REVISION}\s*[)\]]|correction)[*_]*[ \t]*(?::|=|\s[-\u2013\u2014]\s)[ \t]*"
+    # "Initially T; revised: W", "T. Updated: W": the word of revision alone as the label,
+    # after a sentence or a semicolon (red team round 11)
+    rf"|(?:^|(?<=[.!?\n;]))[ \t>#*_\-]*{_WORDS_OF_REVISION}[*_]*[ \t]*:[ \t]*",
     re.I | re.M)
 
 

@@ -45,8 +45,9 @@ __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "cl
            "declared", "first_line", "label", "starts_labelled",
            "statement"]
 
-# Emphasis, headings, bullets, and a table row's outer bars
-_MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$", re.M)
+# Emphasis, headings, bullets, a table row's outer bars, and a quote block's marks ("> T":
+# markdown's block quote, which Claude and Gemini put around an answer; red team round 11)
+_MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$|^[ \t]*>[ \t]?", re.M)
 
 # --- labels (:mod:`.labels`) -----------------------------------------------------------
 
@@ -147,7 +148,7 @@ _LEADS = re.compile(
 # difficult case" names no condition and reads as none.
 _THIS_IS = re.compile(
     r"^\s*(?:(?:clinically|overall|so|therefore|thus|ultimately|finally|in\s+summary|"
-    r"in\s+conclusion),?\s*)?(?:this|it|that)\s+is\s+(?!(?:not|no|my|our|what|how|why|because|"
+    r"in\s+conclusion|taken\s+together|all\s+in\s+all),?\s*)?(?:this|it|that)\s+is\s+(?!(?:not|no|my|our|what|how|why|because|"
     r"due|based|too|very|quite|also|still|all|everything|correct|right|true|likely|probably)\b"
     # "It is important to note", "It is hard to say", "It is unclear.": a judgement of the case,
     # no name ("Essential thrombocythemia" is one)
@@ -336,6 +337,9 @@ def _bare_lines(text: str) -> list[str]:
 
 
 _BRACKET = re.compile(r"\([^()]*\)")
+# "The history and the examination fit.": a sentence whose subject is the evidence says why,
+# below the name, and names no second diagnosis (red team round 11)
+_OF_EVIDENCE = re.compile(rf"\s*(?:the|this|her|his|all\s+the)\s+{_EVIDENCE_WORD}\b", re.I)
 
 
 def bare_name(line: str) -> bool:
@@ -349,4 +353,5 @@ def bare_name(line: str) -> bool:
     return (0 < len(words) <= 8 and not re.search(r"[:?!;|]", text)
             and _LEADS.search(text) is None and _COURTESY.match(text) is None
             and DISJUNCTION.match(text) is None and cut_context(text) == text
+            and _OF_EVIDENCE.match(text) is None
             and not plan_names_nothing(step))

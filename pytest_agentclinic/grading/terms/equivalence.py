@@ -349,8 +349,9 @@ def _word_relation(g: Key, t: Key, terms: Terminology) -> Relation | None:
     g_extra, t_extra = g - g_in_t - PLACE_NOUNS, t - t_in_g - PLACE_NOUNS
     if not g_extra and not t_extra:
         return Relation("same", "same words up to spelling")
-    if g_extra and t_extra and g_extra <= NEUTRAL_QUALIFIERS:
-        # "malignant melanoma" for superficial spreading melanoma: "melanoma" for it
+    if g_extra and t_extra and g_in_t and g_extra <= NEUTRAL_QUALIFIERS:
+        # "malignant melanoma" for superficial spreading melanoma: "melanoma" for it (not
+        # "moderate to severe", qualifiers alone, which name nothing: red team round 11)
         g_extra = frozenset()
     if not g_extra:
         if t_extra <= soft:
