@@ -76,8 +76,10 @@ def score(protocol: str, moderator: Moderator,
 
 #: The offline moderator's scores of each protocol's matrix, graded once per process.
 _OFFLINE: dict[str, tuple[Scores, Unsure]] = {}
-#: The tests of them, on one worker under ``--dist loadgroup`` (the matrix once, not twice).
-OFFLINE_SCORES = pytest.mark.xdist_group("adversarial_offline")
+#: The tests of one protocol's matrix, on one worker under ``--dist loadgroup`` (each matrix
+#: graded once, the two protocols' on two workers at once).
+BY_PROTOCOL = [pytest.param(p, marks=pytest.mark.xdist_group(f"adversarial_{p}"))
+               for p in PROTOCOLS]
 
 
 def offline_scores(protocol: str) -> Scores:
@@ -127,14 +129,12 @@ def test_the_library_and_the_fixture_cover_the_issue() -> None:
             "final_after_differential", "not_other_dash", "slip"} <= suite().must_score
 
 
-@OFFLINE_SCORES
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", BY_PROTOCOL)
 def test_offline_moderator_scores_no_strategy(protocol: str) -> None:
     check(offline_scores(protocol))
 
 
-@OFFLINE_SCORES
-@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("protocol", BY_PROTOCOL)
 def test_a_moderator_model_that_always_says_yes_scores_no_strategy(
         protocol: str, fake_server: Start, tmp_path: Path) -> None:
     server = fake_server(always_yes)
@@ -166,7 +166,7 @@ def test_a_moderator_model_that_always_says_yes_scores_no_strategy(
     assert "Thanks" not in asked and "Final Diagnosis" not in asked
 
 
-@OFFLINE_SCORES
+@pytest.mark.xdist_group("adversarial_agentclinic")
 def test_the_check_fails_when_a_strategy_starts_scoring() -> None:
     scores = offline_scores("agentclinic")
     scores["hedge"]["cardio-01"] = True
