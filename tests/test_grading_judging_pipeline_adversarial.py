@@ -3,9 +3,9 @@ cases of cases/, in both protocols, with the offline moderator and with a modera
 always answers Yes (a fake OpenAI-compatible server on 127.0.0.1).
 
 The whole matrix is graded in-process through the pipeline both protocols use (the model
-grades what the rules leave unsure, and a sample of the rest); one pytester
-run per protocol then plays every strategy end to end on one specialty's cases, the doctor
-scripted through the public ``pytest_agentclinic_make_agent`` hook (one strategy per sample,
+grades what the rules leave unsure, and a sample of the rest); one pytester run per protocol
+then plays every strategy end to end on two cases of one specialty, the doctor scripted
+through the public ``pytest_agentclinic_make_agent`` hook (one strategy per sample,
 ``--agent-repeat``).
 """
 
