@@ -7,12 +7,12 @@ response (the paper's step 1: "If there are no diagnoses present, return 'None'"
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.extract import extract
 
 STRICT, PAPER = CraftMDGrader(), CraftMDGrader(policy="paper")
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 GPA = "Granulomatosis with polyangiitis"
 
 NUMBERED_PARTS = ["1. Diagnosis: {t}\n2. Treatment: supportive care\n3. Follow-up: in two weeks",
@@ -21,7 +21,7 @@ NUMBERED_PARTS = ["1. Diagnosis: {t}\n2. Treatment: supportive care\n3. Follow-u
 
 
 @pytest.mark.parametrize("shape", NUMBERED_PARTS)
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_numbered_answer_whose_later_items_are_its_plan_names_one(shape: str,
                                                                     wrap: str) -> None:
     # the items were read as a list of diagnoses: multiple
@@ -31,7 +31,7 @@ def test_a_numbered_answer_whose_later_items_are_its_plan_names_one(shape: str,
     assert PAPER.grade_frq(answer, GPA).verdict == 1
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_numbered_differential_item_after_the_diagnosis_is_set_aside(wrap: str) -> None:
     answer = wrap.format("1. Diagnosis: Eczema\n2. Differential: Psoriasis\n3. Treatment: x")
     read = extract(answer)
@@ -47,7 +47,7 @@ def test_a_numbered_list_of_diagnoses_is_still_a_list() -> None:
 
 @pytest.mark.parametrize("closing", ["I hope this helps! Let me know if you have questions.",
                                      "Hope this helps.", "Please consult a dermatologist."])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_closing_sentence_on_the_answer_line_names_nothing(closing: str, wrap: str) -> None:
     # the closing sentence was read beside the name, which split "granulomatosis with
     # polyangiitis" into a disease and a concurrent one
@@ -63,7 +63,7 @@ def test_a_closing_that_keeps_a_disease_open_keeps_it() -> None:
 
 @pytest.mark.parametrize("answer", ["The answer is C.", "The correct answer is (B)",
                                     "Answer is C", "My answer is option B.", "Answer: A"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_an_option_letter_alone_names_no_diagnosis(answer: str, wrap: str) -> None:
     # "The answer is C." was read as the name "answer", which a moderator was asked about
     read = extract(wrap.format(answer))
@@ -86,14 +86,14 @@ ADHD = "Attention-deficit/hyperactivity disorder"
 
 
 @pytest.mark.parametrize("mark", ["\u2705", "\u2714\ufe0f", "\u2b50", "\U0001FA7A"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_chat_mark_before_the_name_names_nothing(mark: str, wrap: str) -> None:
     # the mark stayed part of the name, which then no longer read whole: "multiple"
     answer = wrap.format(f"{mark} {ADHD}")
     assert STRICT.grade_frq(answer, ADHD).verdict == 1
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_cross_mark_rejects_its_line(wrap: str) -> None:
     # "\u274c T" was read as the answer "\u274c T", and scored
     answer = wrap.format("\u274c Psoriasis\n\u2705 Eczema")
@@ -106,7 +106,7 @@ def test_a_cross_mark_rejects_its_line(wrap: str) -> None:
 @pytest.mark.parametrize("shape", ["{t} with {w} on the differential",
                                    "{t} with {w} in the differential.",
                                    "{t}, with {w} also on the differential"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_name_on_the_differential_is_a_second_possible_diagnosis(shape: str,
                                                                    wrap: str) -> None:
     # "with" read the weighed name as a concurrent one: the main diagnosis scored (its name
@@ -116,7 +116,7 @@ def test_a_name_on_the_differential_is_a_second_possible_diagnosis(shape: str,
     assert STRICT.grade_frq(answer, "Spiradenoma").verdict == 0
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_an_overlap_of_two_diseases_names_two(wrap: str) -> None:
     # "X/Y overlap" was one name, graded the same as X
     answer = wrap.format("Brown-Sequard syndrome/DiGeorge syndrome overlap")

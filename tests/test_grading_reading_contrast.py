@@ -6,15 +6,15 @@ drawn from the sources: docs/grading.md, *Round 10 (a)*)."""
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 
 STRICT = CraftMDGrader()
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 T = "Psoriasis"
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 @pytest.mark.parametrize("answer", [
     "You might have psoriasis, but secondary syphilis is more likely.",
     "Psoriasis, but secondary hyperparathyroidism",
@@ -28,7 +28,7 @@ def test_a_disease_after_but_is_another_diagnosis(answer: str, wrap: str) -> Non
     assert STRICT.grade_frq(wrap.format(answer), T).verdict == 0
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 @pytest.mark.parametrize("answer", [
     "Psoriasis, but with secondary bacterial infection",
     "Psoriasis, but no secondary infection",

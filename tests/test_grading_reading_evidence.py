@@ -6,11 +6,11 @@ reads the other way round, and a name after the evidence still counts as a secon
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 
 STRICT = CraftMDGrader()
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 T, W = "Lichen planus", "Psoriasis"
 
 
@@ -18,7 +18,7 @@ def _grade(answer: str, wrap: str) -> int:
     return STRICT.grade_frq(wrap.format(answer.format(t=T, w=W)), T).verdict
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 @pytest.mark.parametrize("answer", [
     # read "history" (and the other evidence words) as the diagnosis before
     "{t} is consistent with the history.",
@@ -35,7 +35,7 @@ def test_a_name_said_to_fit_the_evidence_is_the_answer(answer: str, wrap: str) -
     assert _grade(answer, wrap) == 1
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 @pytest.mark.parametrize("answer", [
     "{w} is consistent with the history.",
     "{w} fits the clinical picture.",

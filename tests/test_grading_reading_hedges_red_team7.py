@@ -6,12 +6,12 @@ possible diagnosis" as multiple (docs/grading.md, round 7)."""
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.extract import extract
 
 STRICT, PAPER = CraftMDGrader(), CraftMDGrader(policy="paper")
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 #: A hedge with the condition that would settle it, or in brackets after the answer
 KEPT_OPEN = ["{t}. {w} cannot be excluded without a biopsy.",
              "{t} ({w} cannot be excluded).",
@@ -30,7 +30,7 @@ SET_ASIDE = ["{t}. {w} was excluded by the biopsy.", "{t} ({w} excluded).",
 
 
 @pytest.mark.parametrize("shape", KEPT_OPEN)
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_disease_kept_open_is_a_second_possible_diagnosis(shape: str, wrap: str) -> None:
     # the condition after the hedge, or the bracket, hid it: a single psoriasis
     answer = wrap.format(shape.format(t="Psoriasis", w="eczema"))

@@ -7,12 +7,12 @@ extracts the main diagnosis alone from such answers (docs/grading.md, step 1).""
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.extract import extract
 
 STRICT, PAPER = CraftMDGrader(), CraftMDGrader(policy="paper")
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 KEEPS_OPEN = ["{t}. Please see a dermatologist; {w} is possible.",
               "{t}. I recommend a biopsy; {w} is possible.",
               "{t}.\nPlease consult a dermatologist; {w} is also possible.",
@@ -23,7 +23,7 @@ PLANS = ["{t}. Recommend biopsy to rule out {w}.", "{t}. I recommend testing for
 
 
 @pytest.mark.parametrize("shape", KEEPS_OPEN)
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_clause_after_a_plan_that_keeps_a_disease_open_keeps_it(shape: str, wrap: str) -> None:
     # the plan hid the clause after it: the answer read as a single psoriasis
     answer = wrap.format(shape.format(t="Psoriasis", w="eczema"))
@@ -33,7 +33,7 @@ def test_a_clause_after_a_plan_that_keeps_a_disease_open_keeps_it(shape: str, wr
 
 
 @pytest.mark.parametrize("shape", PLANS)
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_plan_after_a_committed_answer_names_nothing(shape: str, wrap: str) -> None:
     answer = wrap.format(shape.format(t="Psoriasis", w="eczema"))
     read = extract(answer)
@@ -56,7 +56,7 @@ SET_ASIDE = ["{t}. {w} was excluded.", "{t}. {w} is unlikely.", "{t}; {w} ruled 
 
 
 @pytest.mark.parametrize("shape", KEPT_OPEN)
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_hedge_of_its_own_after_the_answer_keeps_the_disease_open(shape: str,
                                                                     wrap: str) -> None:
     # "cannot be excluded" was read as "excluded": the hedged name was set aside

@@ -6,16 +6,16 @@ commas or in brackets*)."""
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.extract import extract
 from pytest_agentclinic.grading.reading.written_names import coordinate_end, only_qualifiers
 
 STRICT = CraftMDGrader()
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 @pytest.mark.parametrize(("answer", "truth"), [
     ("Acute, severe pancreatitis", "Acute pancreatitis"),
     ("Severe, acute pancreatitis", "Acute pancreatitis"),
@@ -28,7 +28,7 @@ def test_qualifiers_joined_by_commas_or_in_brackets_leave_one_name(answer: str, 
     assert STRICT.grade_frq(wrap.format(answer), truth).verdict == 1
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 @pytest.mark.parametrize(("answer", "truth"), [
     # causes offered as alternatives stay alternatives
     ("Bacterial, viral or fungal pneumonia", "Fungal pneumonia"),

@@ -6,6 +6,7 @@ beside it; several possible diagnoses or none score 0)."""
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 from test_grading_judging_rules import scored
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
@@ -15,7 +16,6 @@ from pytest_agentclinic.grading.reading.labels import heads_differential
 from pytest_agentclinic.grading.terms.concurrent import finding
 
 STRICT = CraftMDGrader()
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 T, W = "Sarcoidosis", "Gout"
 # a truth with "with" in its name, found whole before a companion
 T2 = "Drug reaction with eosinophilia and systemic symptoms"
@@ -31,7 +31,7 @@ def _verdict(shape: str, wrap: str, truth: str = T) -> int:
     "{t} with bilateral hilar lymphadenopathy",
     "Summary: a 45-year-old with fever, night sweats and a cough.\n\nDiagnosis: {t}",
     "Reasoning: fever and cough.\n\nDiagnosis: {t}"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_the_main_diagnosis_with_its_companions_scores(shape: str, wrap: str) -> None:
     # a bracket's complication read as a disease beside T; "T: fever" read as one name;
     # "rash" and "hilar ..." read as diseases; "Final Diagnosis:" over a summary
@@ -43,7 +43,7 @@ def test_the_main_diagnosis_with_its_companions_scores(shape: str, wrap: str) ->
 @pytest.mark.parametrize("shape", [
     "{t}, now complicated by acute kidney injury", "{t} \u2014 see below.\n\nWhy: it fits.",
     "{t}, further complicated by sepsis"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_name_with_with_in_it_is_found_whole_before_new_joins(shape: str, wrap: str) -> None:
     # "now complicated by" and a pointer to the reasons ("see below") had left the name cut
     # at its "with"
@@ -54,7 +54,7 @@ def test_a_name_with_with_in_it_is_found_whole_before_new_joins(shape: str, wrap
     # the mirrors, on target before and kept so
     "{w} (complicated by {t})", "{w}: fever, {t}",
     "Summary: fever and cough.\n\nDiagnosis: {w}\nDifferential: {t}"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_the_truth_beside_another_does_not_score(shape: str, wrap: str) -> None:
     answer = wrap.format(shape.format(t=T, w=W))
     assert STRICT.grade_frq(answer, T).verdict == 0, extract(answer)
@@ -63,7 +63,7 @@ def test_the_truth_beside_another_does_not_score(shape: str, wrap: str) -> None:
 
 @pytest.mark.parametrize("shape", ["{t} (fifth disease) was excluded by imaging; {w} confirmed.",
                                    "{t} (fifth disease) was ruled out by serology; {w}"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_the_truth_excluded_with_its_bracket_does_not_score(shape: str, wrap: str) -> None:
     # a bracket that restates the name (another name, an abbreviation that spells none of
     # its initials) kept the name from its negation: the truth was read as the answer

@@ -6,6 +6,7 @@ the paper's step 1: the main diagnosis; several possible diagnoses or none score
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.extract import extract
@@ -14,7 +15,6 @@ from pytest_agentclinic.grading.reading.retelling import retells
 from pytest_agentclinic.grading.reading.statement import bare_name
 
 STRICT = CraftMDGrader()
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 T, W = "Sarcoidosis", "Gout"
 
 _LONG = ("The patient is a 34-year-old who reports three weeks of fever, fatigue and night "
@@ -27,7 +27,7 @@ def _verdict(shape: str, wrap: str) -> int:
     return STRICT.grade_frq(wrap.format(shape.format(t=T, w=W)), T).verdict
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_retold_case_before_its_conclusion_is_read_alike_in_both_protocols(wrap: str) -> None:
     # "Final Diagnosis:" over the prose declared the prose ("examination shows tender
     # nodes"), where "DIAGNOSIS READY:" read the conclusion
@@ -41,7 +41,7 @@ def test_the_label_heads_a_retold_case_only_before_a_later_label() -> None:
     assert not heads_differential("The patient has a rash and fever.")
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_conclusion_after_the_examination_and_tests_retold_scores(wrap: str) -> None:
     # the examination and the blood count were read as the answer; "Taken together, this
     # is T" was no sentence that answers
@@ -59,7 +59,7 @@ def test_the_examination_and_the_tests_are_retold(sentence: str) -> None:
     "> **{t}**\n> The history and the examination fit.",
     "**{t}**\nThe history and the examination fit.",
     "> Final diagnosis: {t}"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_quote_block_and_a_sentence_of_evidence_below_the_name_score(shape: str,
                                                                       wrap: str) -> None:
     # the quote block's ">" stayed in the names, and the sentence of evidence was read as a
@@ -76,7 +76,7 @@ def test_a_sentence_of_evidence_is_no_bare_name() -> None:
     "?{t}", "Query {t}", "{t} cannot be ruled in.", "Initially {t}; revised: {w}",
     # the mirrors, on target before and kept so
     "{w} ?{t}", "> Differential: {t}\n\nFinal diagnosis: {w}"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_query_a_diagnosis_not_ruled_in_and_a_revision_away_do_not_score(shape: str,
                                                                           wrap: str) -> None:
     # "?T" was read as T; "Query T", "T cannot be ruled in" and "Initially T" were names
@@ -86,7 +86,7 @@ def test_a_query_a_diagnosis_not_ruled_in_and_a_revision_away_do_not_score(shape
     assert _verdict(shape, wrap) == 0
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_revision_towards_the_truth_scores(wrap: str) -> None:
     assert _verdict("Initially {w}; revised: {t}", wrap) == 1
 
@@ -95,7 +95,7 @@ def test_a_revision_towards_the_truth_scores(wrap: str) -> None:
     "Diagnosis: {t} (ICD-10: L40.0; SNOMED CT: 9014002)",
     "<diagnosis name=\"{t}\" confidence=\"high\"/>",
     "| Diagnosis | Confidence |\n|---|---|\n| {t} | 85% |"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_codes_attributes_and_a_table_after_the_label_score(shape: str, wrap: str) -> None:
     # the bracket's ";" ended the sentence inside it; a tag's attributes were no value; a
     # table right after "Final Diagnosis:" was no record
@@ -112,7 +112,7 @@ def test_a_snomed_code_is_a_note_beside_a_name_with_with_in_it() -> None:
     # the mirrors, on target before and kept so
     "{w} (ICD-10: M10.9; SNOMED CT: 90560007); {t}",
     "| Diagnosis | Confidence |\n|---|---|\n| {w} | 70% |\n| {t} | 30% |"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_the_truth_as_an_attribute_or_a_second_row_does_not_score(shape: str, wrap: str) -> None:
     assert _verdict(shape, wrap) == 0
 

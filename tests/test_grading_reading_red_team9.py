@@ -5,6 +5,7 @@ beside it; several possible diagnoses or none score 0)."""
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 from test_grading_judging_rules import scored
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
@@ -13,7 +14,6 @@ from pytest_agentclinic.grading.reading.labels import heads_differential
 from pytest_agentclinic.grading.reading.sections import fold_sub_items
 
 STRICT = CraftMDGrader()
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 T, W = "Granulomatosis with polyangiitis", "Sarcoidosis"
 # a truth whose name the terminology relates to few others: a name read wrong around it is
 # left to the moderator, which the shapes below must not reach
@@ -25,7 +25,7 @@ def _grade(shape: str, wrap: str) -> int:
     return STRICT.grade_frq(wrap.format(shape.format(t=T, w=W)), truth).verdict
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_ranked_list_a_later_label_answers_reads_alike_in_both_protocols(wrap: str) -> None:
     # "Final Diagnosis:" over the ranked list declared the list (multiple) in CRAFT-MD's
     # protocol only; "DIAGNOSIS READY:" over it read "Most likely: T"
@@ -49,7 +49,7 @@ def test_heads_differential_needs_a_ranked_list_and_a_label_after_it() -> None:
     "{t} with underlying chronic kidney disease",
     "You asked whether this is {w}. It is {t}.",
     "Lisch nodules, a condition that fits the history and the examination findings."])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_the_committed_answer_scores(shape: str, wrap: str) -> None:
     # read as "my assessment", "correct answer", the code, a list of three, another disease
     # beside the truth, or the restated question
@@ -67,7 +67,7 @@ def test_the_committed_answer_scores(shape: str, wrap: str) -> None:
     # another diagnosis, an underlying condition beside another
     "{t} is not favored; {w}", "His father died of {t}. {w}.",
     "- **{w}**\n  - {t}", "{w} with underlying {t}"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_the_truth_doubted_targeted_or_beside_does_not_score(shape: str, wrap: str) -> None:
     # each was the truth as the answer (a bracket read as a note), or a name of unknown
     # words ("Low suspicion for T", "Screen for T", "Her mother", "You asked whether this",

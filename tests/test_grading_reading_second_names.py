@@ -9,17 +9,17 @@ semicolon*)."""
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.statement import bare_name
 from pytest_agentclinic.grading.terms.concepts import default_terminology
 
 STRICT = CraftMDGrader()
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 T = "Lichen planus"
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 @pytest.mark.parametrize("answer", [
     "Lichen planus; Iron deficiency anemia caused by gastrointestinal blood loss "
     "(GI bleeding)",
@@ -30,7 +30,7 @@ def test_a_second_name_after_a_semicolon_is_another_diagnosis(answer: str, wrap:
     assert STRICT.grade_frq(wrap.format(answer), T).verdict == 0
 
 
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 @pytest.mark.parametrize("answer", [
     "Lichen planus; I would confirm it with a punch biopsy (4 mm).",
     "Lichen planus with chest pain",

@@ -8,13 +8,13 @@ protocol's label (docs/grading.md, round 8; the paper's step 1: the main diagnos
 from __future__ import annotations
 
 import pytest
+from helpers import BARE_AND_WRAPPED
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.extract import extract
 from pytest_agentclinic.grading.reading.typography import untransported
 
 STRICT = CraftMDGrader()
-WRAPPERS = ("{}", "DIAGNOSIS READY: {}", "Final Diagnosis: {}")
 T, W = "Granulomatosis with polyangiitis", "Sarcoidosis"
 
 
@@ -28,7 +28,7 @@ T, W = "Granulomatosis with polyangiitis", "Sarcoidosis"
     "### Response:\nThe diagnosis is {t}.",
     "| Diagnosis | Probability |\n|---|---|\n| {t} | 0.8 |\n| {w} | 0.1 |\n\n"
     "**Final diagnosis: {t}**"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_the_committed_answer_scores(shape: str, wrap: str) -> None:
     # each read as no diagnosis, a fragment ("&nbsp", "Response", "your symptoms", "S: ..."),
     # several, or the answer before its correction
@@ -40,7 +40,7 @@ def test_the_committed_answer_scores(shape: str, wrap: str) -> None:
     "{t}\n\nCorrection: {w}", "You do not have {t}; you have {w}.",
     "S: worried about {t}\nO: normal\nA: {w}\nP: reassurance", "s/p {t}",
     "{w}\\n{t}", "{w} &amp; {t}"])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_the_truth_set_aside_past_or_beside_does_not_score(shape: str, wrap: str) -> None:
     # the corrected, denied, worried-about or past name was read as the answer, or the pair
     # as one unknown name a moderator was asked about
@@ -83,7 +83,7 @@ def test_a_soap_note_needs_its_narrative_parts() -> None:
 @pytest.mark.parametrize("answer", ["\ufeffEssential thrombocythemia",
                                     "Diagnosis\uff1aEssential thrombocythemia",
                                     "Clinically, this is Essential thrombocythemia."])
-@pytest.mark.parametrize("wrap", WRAPPERS)
+@pytest.mark.parametrize("wrap", BARE_AND_WRAPPED)
 def test_a_byte_order_mark_a_full_width_colon_and_a_name_after_this_is(answer: str,
                                                                       wrap: str) -> None:
     # the mark stayed in the name, the full-width colon was no label's, and "this is

@@ -85,6 +85,8 @@ ASIDE = re.compile(r"^\s*(?:considering|given|based|which|if|when|see|note|as|si
                    rf"|^\s*{CONFIDENCE}",
                    re.I)
 PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
+#: A round bracket and what it holds, no bracket inside ("(G6PD deficiency)").
+ROUND_BRACKET = re.compile(r"\([^()]*\)")
 ADJECTIVE = re.compile(r"^[a-z-]+(?:al|ic|ous|ive|ed|ing|ary|ar)$")
 WORD = re.compile(r"[^\W\d_][\w-]*")
 # Where a finding was seen, after its name ("tachycardia on examination", "a murmur on

@@ -18,7 +18,9 @@ __all__ = ["drop_negations"]
 _WEIGHED = r"(?:also\s+|initially\s+|first\s+)?(?:considered|entertained|raised)"
 # The name weighed may carry its bracket ("eosinophilic granulomatosis with polyangiitis
 # (Churg-Strauss syndrome) was considered"): set aside whole.
-_WEIGHED_NAME = rf"{NAME_IN_CLAUSE}(?:\s*\([^()\n]{{1,60}}\))?"
+# A bracket after a name that is set aside with it ("X (ABBR) was excluded"; round 10).
+_ITS_BRACKET = r"(?:\s*\([^()\n]{1,60}\))?"
+_WEIGHED_NAME = rf"{NAME_IN_CLAUSE}{_ITS_BRACKET}"
 # Before "excluded" or "ruled out", words that deny it ("W cannot be excluded", "W has not
 # been ruled out", "W not yet excluded"): the name is kept open, not set aside
 # (reading/hedges.py; red team rounds 5 and 6)
@@ -44,7 +46,7 @@ _NEGATED_CLAUSES = (
                re.I),
     # "X is unlikely", "X - unlikely", "X: ruled out"; the name with its bracket ("X (ABBR)
     # was excluded by imaging": an abbreviation never turns off a negation; round 10)
-    re.compile(rf"^\s*({NAME}(?:\s*\([^()\n]{{1,60}}\))?)(?:\s+(?:is|has\s+been|was|can\s+be|"
+    re.compile(rf"^\s*({NAME}{_ITS_BRACKET})(?:\s+(?:is|has\s+been|was|can\s+be|"
                rf"seems?)\s+(?:\w+\s+)?"
                rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
                # "not excluded" keeps the name open (red team round 5)
@@ -56,7 +58,7 @@ _NEGATED_CLAUSES = (
                re.I),
     # "T cannot be ruled in": the evidence does not establish T, so the answer gives it as no
     # diagnosis, as a name weighed and set aside (red team round 11)
-    re.compile(rf"^\s*({NAME}(?:\s*\([^()\n]{{1,60}}\))?)\s+(?:cannot|can't|could\s+not)\s+"
+    re.compile(rf"^\s*({NAME}{_ITS_BRACKET})\s+(?:cannot|can't|could\s+not)\s+"
                rf"(?:yet\s+)?be\s+ruled\s+in\b(?:\s+(?:given|because|as|since|by|on|with|"
                rf"without|based\s+on)\b.*)?\s*$", re.I),
     # "T; W less likely", "W unlikely; T": a name weighed and set aside, as a list item or a

@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from .joins import ROUND_BRACKET
+
 __all__ = ["answers_later", "retells"]
 
 # Who the sentence is about: the patient, by role or age ("A 45-year-old man", "The
@@ -86,7 +88,6 @@ _UNDECIDED = re.compile(r"\b(?:cannot|can't|unable|impossible|not\s+possible|ins
 _GIVEN_FIRST = re.compile(r"\b(?:diagnos[ie]s\s+(?:is|would\s+be)|suspect|think|believe|"
                           r"likely|probably)\s+[^,;]*[^\W\d_][^,;]*,\s*(?:but\s+|though\s+|"
                           r"although\s+)?[^,;]*$", re.I)
-_BRACKET = re.compile(r"\([^()]*\)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|;\s")
 # How far to look for the sentence that answers: an opening retells the case in a few.
 _LOOK_AHEAD = 12
@@ -108,8 +109,8 @@ def answers_later(rest: str, is_name: Callable[[str], bool], *,
                  and not _undecided(s)][:_LOOK_AHEAD]
     if over_a_name:
         # (a bracket names the answer again: "T (also known as W or V)")
-        return any(_WEIGHS.search(s) is not None and _OTHERS.search(_BRACKET.sub("", s)) is None
-                   for s in sentences)
+        return any(_WEIGHS.search(s) is not None
+                   and _OTHERS.search(ROUND_BRACKET.sub("", s)) is None for s in sentences)
     return any(_WEIGHS.search(s) is not None or is_name(s) for s in sentences)
 
 

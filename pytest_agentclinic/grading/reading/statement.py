@@ -24,6 +24,7 @@ import re
 
 from ..terms.kinds import INJURIES_AND_STATES
 from .context import cut_context
+from .joins import ROUND_BRACKET
 from .labels import (
     DIFFERENTIAL_LABEL,
     LABELS,
@@ -336,7 +337,6 @@ def _bare_lines(text: str) -> list[str]:
     return out
 
 
-_BRACKET = re.compile(r"\([^()]*\)")
 # "The history and the examination fit.": a sentence whose subject is the evidence says why,
 # below the name, and names no second diagnosis (red team round 11)
 _OF_EVIDENCE = re.compile(rf"\s*(?:the|this|her|his|all\s+the)\s+{_EVIDENCE_WORD}\b", re.I)
@@ -349,7 +349,7 @@ def bare_name(line: str) -> bool:
     step = re.sub(r"^\s*(?:\d+[.)]|[-\u2022*])\s+", "", text)  # a step of a plan names nothing
     # a bracket restates or qualifies the name ("... deficiency (G6PD deficiency)"): it does
     # not make the name longer
-    words = _BRACKET.sub(" ", text).split()
+    words = ROUND_BRACKET.sub(" ", text).split()
     return (0 < len(words) <= 8 and not re.search(r"[:?!;|]", text)
             and _LEADS.search(text) is None and _COURTESY.match(text) is None
             and DISJUNCTION.match(text) is None and cut_context(text) == text
