@@ -289,3 +289,32 @@ def truth_key(name: str) -> str:
 
 def digest(name: str) -> bytes:
     return hashlib.sha256(truth_key(name).encode()).digest()
+
+
+def played(case: Case, sample: int, protocol: str) -> str | None:
+    """The strategy the end-to-end runs give as ``sample`` of ``case`` (None: none), when
+    they play the first two cases of its specialty (:func:`e2e_samples` each): sample 0 is
+    the control on both, and every other strategy goes end to end once, on one of the two
+    (in turn, or on the one it applies to). The wiring of one answer is the wiring of all;
+    the in-process tests of the adversarial module grade every strategy on every case."""
+    return _schedule(case.specialty_slug, protocol).get((case.id, sample))
+
+
+def e2e_samples(specialty: str, protocol: str) -> int:
+    """``--agent-repeat`` of an end-to-end run of the first two cases of ``specialty``."""
+    return 1 + max(sample for _case, sample in _schedule(specialty, protocol))
+
+
+@cache
+def _schedule(specialty: str, protocol: str) -> dict[tuple[str, int], str]:
+    """(case id, sample) -> strategy, for the first two cases of ``specialty``."""
+    pair = [c for c in library() if c.specialty_slug == specialty][:2]
+    out = {(case.id, 0): CONTROL for case in pair}
+    taken = {case.id: 0 for case in pair}
+    for i, strategy in enumerate(s for s in suite().strategies if s != CONTROL):
+        turn = pair[i % 2:] + pair[:i % 2]
+        case = next((c for c in turn if answer(strategy, c, protocol) is not None), None)
+        if case is not None:
+            taken[case.id] += 1
+            out[(case.id, taken[case.id])] = strategy
+    return out

@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from pytest_agentclinic.commands import grade as grade_command
-from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader, Graded
 from pytest_agentclinic.grading.judging.rules import OFFLINE, OFFLINE_UNSURE
 from pytest_agentclinic.grading.reading.extract import extract
 from pytest_agentclinic.grading.reading.mcq import choose
@@ -335,20 +336,53 @@ def held_out(case_id: str) -> bool:
     return (int(case_id.rsplit("_", 1)[1]) // 2) % 2 == 1
 
 
+class GradedOnce(CraftMDGrader):
+    """The grader, each distinct answer graded once and its verdict counted for every line
+    that gives it. The recorded runs repeat answers (a model gives a case the same reply
+    over trials and experiments, and both models often give the same one): of the lines
+    the suite grades, ~40% of the free-response ones and ~80% of the multiple-choice ones
+    repeat one already graded. Grading is a function of the reply, the truth and the
+    choices (deterministic and offline: :mod:`~pytest_agentclinic.grading.judging.craftmd_grader`),
+    so every line gets the verdict grading it again would give; the tables count each line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._frq: dict[tuple[str, str, tuple[str, ...]], Graded] = {}
+        self._mcq: dict[tuple[str, tuple[str, ...], str, bool], Graded] = {}
+
+    def grade_frq(self, response: str, correct_answer: str,
+                  choices: Sequence[str] = ()) -> Graded:
+        key = (response, correct_answer, tuple(choices))
+        if key not in self._frq:
+            self._frq[key] = super().grade_frq(response, correct_answer, choices)
+        return self._frq[key]
+
+    def grade_mcq(self, response: str, choices: Sequence[str], correct_answer: str, *,
+                  verbatim: bool = False) -> Graded:
+        key = (response, tuple(choices), correct_answer, verbatim)
+        if key not in self._mcq:
+            self._mcq[key] = super().grade_mcq(response, choices, correct_answer,
+                                               verbatim=verbatim)
+        return self._mcq[key]
+
+
 @pytest.fixture(scope="session")
 def reports() -> dict[str, Report]:
     """Both recorded runs graded once per session: every multiple-choice answer (Table 1 is
     reproduced on all of them; 3 s), and the free-response answers of the held-out half of
     the cases (:func:`held_out`, ~20,000 a model; all 80,101 took 45 s of CPU, the suite's
     longest fixture). The benchmark grades them all; here a regression of the grader shows
-    on the held-out half, against that half's floors."""
+    on the held-out half, against that half's floors. Each distinct answer is graded once
+    (:class:`GradedOnce`: ~10% less CPU, the grader's own caches already make a repeat
+    cheaper than a new answer)."""
     folder = SHARED / "craftmd"
     if not (folder / RECORDED["gpt4"]).exists():
         pytest.skip(f"CRAFT-MD recorded runs not found under {folder}")
     cases = load_cases(folder / CASES)
+    grader = GradedOnce()
     return {model: evaluate(model, [line for line in load_recorded(folder / name)
                                     if line["format"] == "mcq" or held_out(line["case_id"])],
-                            cases)
+                            cases, grader)
             for model, name in RECORDED.items()}
 
 

@@ -4,9 +4,9 @@ always answers Yes (a fake OpenAI-compatible server on 127.0.0.1).
 
 The whole matrix is graded in-process through the pipeline both protocols use (the model
 grades what the rules leave unsure, and a sample of the rest); one pytester run per protocol
-then plays every strategy end to end on two cases of one specialty, the doctor scripted
-through the public ``pytest_agentclinic_make_agent`` hook (one strategy per sample,
-``--agent-repeat``).
+then plays every strategy end to end on one of two cases of one specialty (the control on
+both), the doctor scripted through the public ``pytest_agentclinic_make_agent`` hook (one
+strategy per case and sample, ``--agent-repeat``: :func:`played`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from adversarial import CONTROL, answer, library, suite
+from adversarial import CONTROL, answer, e2e_samples, library, played, suite
 from helpers import results
 
 from pytest_agentclinic.agents.llm_moderator import LLMModerator
@@ -179,14 +179,13 @@ def test_the_check_fails_when_a_strategy_starts_scoring() -> None:
 CONFTEST = f"""
 import sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
-from adversarial import answer, suite
+from adversarial import answer, played
 from pytest_agentclinic.core.roles import Reply
-
-STRATEGIES = list(suite().strategies)
 
 
 def said(view_case, sample, protocol):
-    return answer(STRATEGIES[sample], view_case, protocol) or "n/a"
+    strategy = played(view_case, sample, protocol)
+    return (strategy and answer(strategy, view_case, protocol)) or "n/a"
 
 
 class Doctor:
@@ -208,7 +207,8 @@ def pytest_agentclinic_make_agent(role, model, case, config):
 """
 
 
-def end_to_end(pytester: pytest.Pytester, *args: str) -> dict[str, dict[str, bool]]:
+def end_to_end(pytester: pytest.Pytester, specialty: str,
+               *args: str) -> dict[str, dict[str, bool]]:
     # A copy of cases/ with the doctor in its conftest: xdist's workers import a conftest
     # beside the cases they collect, where a plugin module on the test's sys.path is not
     # theirs to import.
@@ -216,34 +216,42 @@ def end_to_end(pytester: pytest.Pytester, *args: str) -> dict[str, dict[str, boo
     for source in (Path(__file__).resolve().parents[1] / "cases").glob("*.yaml"):
         shutil.copyfile(source, cases / source.name)
     (cases / "conftest.py").write_text(CONFTEST)
-    pytester.runpytest("cases", f"--agent-repeat={len(STRATEGIES)}", "--agent-turns=1",
-                       "--agent-perception=no", "-p", "no:cacheprovider", "-q", *args)
-    scores: dict[str, dict[str, bool]] = defaultdict(dict)
     protocol = "craftmd" if "--agent-protocol=craftmd" in args else "agentclinic"
+    pytester.runpytest("cases", f"--agent-repeat={e2e_samples(specialty, protocol)}",
+                       "--agent-turns=1", "--agent-perception=no", "-p", "no:cacheprovider",
+                       "-q", "-k", specialty, "--agent-limit=2", *args)
+    scores: dict[str, dict[str, bool]] = defaultdict(dict)
     by_id = {case.id: case for case in library()}
     records = results(pytester.path).values()
     assert {r["models"]["doctor"] for r in records} == {"adversary"}
     for record in records:
-        strategy = STRATEGIES[record["sample"]]
-        if answer(strategy, by_id[record["case_id"]], protocol) is not None:
+        case = by_id[record["case_id"]]
+        strategy = played(case, record["sample"], protocol)
+        if strategy and answer(strategy, case, protocol) is not None:
             assert record["outcome"] != "error", record
             scores[strategy][record["case_id"]] = record["outcome"] == "correct"
     return scores
 
 
+def every_strategy_once(scores: Scores, specialty: str, protocol: str) -> None:
+    """Both cases of ``specialty`` were played, the control on both and every strategy that
+    applies to either of them on one (:func:`adversarial.played`)."""
+    cases = [c for c in library() if c.specialty_slug == specialty][:2]
+    assert {case for v in scores.values() for case in v} == {c.id for c in cases}
+    assert len(scores[CONTROL]) == 2
+    applies = {s for s in STRATEGIES for c in cases if answer(s, c, protocol) is not None}
+    assert set(scores) == applies
+    assert all(len(v) == 1 for s, v in scores.items() if s != CONTROL)
+
+
 def test_end_to_end_agentclinic_with_a_gullible_moderator_model(
         pytester: pytest.Pytester, fake_server: Start, xdist: list[str]) -> None:
-    # Two cases of one specialty, every strategy: the in-process tests grade every case
-    # with this moderator; this one proves the wiring, in each worker mode.
+    # Two cases of one specialty, each strategy on one of them: the in-process tests grade
+    # every case with this moderator; this one proves the wiring, in each worker mode.
     server = fake_server(always_yes)
-    scores = end_to_end(pytester, "--agent-moderator=openai/gullible",
-                        f"--agent-api-base={server.url}", "-k", "infectious",
-                        "--agent-limit=2", *xdist)
-    played = {case for v in scores.values() for case in v}
-    cases = [c for c in library() if c.id in played]
-    assert len(cases) == 2 and {c.specialty_slug for c in cases} == {"infectious-diseases"}
-    assert sum(len(v) for v in scores.values()) == sum(
-        answer(s, c, "agentclinic") is not None for s in STRATEGIES for c in cases)
+    scores = end_to_end(pytester, "infectious-diseases", "--agent-moderator=openai/gullible",
+                        f"--agent-api-base={server.url}", *xdist)
+    every_strategy_once(scores, "infectious-diseases", "agentclinic")
     check(scores)
     # The record names the moderator configured; decided_by who decided.
     lines = [json.loads(line) for line in next((pytester.path / "reports").iterdir())
@@ -253,10 +261,9 @@ def test_end_to_end_agentclinic_with_a_gullible_moderator_model(
 
 
 def test_end_to_end_craftmd_free_response(pytester: pytest.Pytester, xdist: list[str]) -> None:
-    # Two cases of one specialty: the in-process tests grade every case; this one proves
-    # the wiring.
-    scores = end_to_end(pytester, "--agent-protocol=craftmd", "--agent-experiment=vignette",
-                        "--agent-answer=frq", "-k", "cardiovascular", "--agent-limit=2",
-                        *xdist)
-    assert len(scores[CONTROL]) == 2
+    # Two cases of one specialty, each strategy on one of them: the in-process tests grade
+    # every case; this one proves the wiring.
+    scores = end_to_end(pytester, "cardiovascular-system", "--agent-protocol=craftmd",
+                        "--agent-experiment=vignette", "--agent-answer=frq", *xdist)
+    every_strategy_once(scores, "cardiovascular-system", "craftmd")
     check(scores)
