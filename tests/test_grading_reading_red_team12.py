@@ -1,16 +1,15 @@
 """Red team round 12: qualified labels ("Final impression:", "Working diagnosis confirmed:"),
 a casual commitment, a keycap digit, an inline list numbered "1) ... 2) ...", a second
-diagnosis offered as "it could be W", an alternative after a reason cut by a dash, and a
-one-word answer that is a gerund (docs/grading.md, round 12; the paper's step 1: the main
+diagnosis offered as "it could be W", and an alternative after a reason cut by a dash
+(docs/grading.md, round 12; the paper's step 1: the main
 diagnosis; several possible diagnoses or none score 0)."""
 
 from __future__ import annotations
 
 import pytest
-from helpers import BARE_AND_WRAPPED, RIGHT, WRONG, decided
+from helpers import BARE_AND_WRAPPED, WRONG, decided
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.reading.clauses import is_condition_phrase
 from pytest_agentclinic.grading.reading.extract import extract
 
 STRICT = CraftMDGrader()
@@ -47,11 +46,3 @@ def test_two_possible_diagnoses_of_round_12_do_not_score(shape: str) -> None:
     # sure in both protocols: "Final Diagnosis: 1) T 2) W" had been left to a moderator
     assert decided(shape.format(t=T, w=W, w2=W2), T) == WRONG
 
-
-def test_a_one_word_gerund_answer_is_a_name() -> None:
-    # "Malingering" was read as an adjective alone, no name at all
-    assert decided("Malingering", "Malingering") == RIGHT
-    assert is_condition_phrase("Stuttering", main=True)
-    # a participle after the name still qualifies it
-    assert not is_condition_phrase("relapsing")
-    assert decided(f"{T} (relapsing)", T) == RIGHT

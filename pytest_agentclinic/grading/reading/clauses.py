@@ -59,20 +59,14 @@ def bare(phrase: str) -> str:
     return phrase.strip(" .,:;-\"'")
 
 
-def is_condition_phrase(phrase: str, *, main: bool = False) -> bool:
-    """Whether ``phrase`` names a condition, not a qualifier alone; ``main`` when it is the
-    answer's own statement."""
+def is_condition_phrase(phrase: str) -> bool:
     # "(possibly viral)" qualifies the diagnosis; "(possibly lupus)" names another one; a
     # generic head alone ("disease", "syndrome") names none.
     # The written words, not the normalised tokens: those read a noun as its adjective
     # ("depression" as "depressive", "dysthymia" as "dysthymic"), and a noun alone is a name.
     words = [w for w in WORD.findall(phrase.lower()) if w not in FILLER]
-    # The answer's whole statement in one "-ing" word is a gerund, a noun ("Malingering",
-    # "Stuttering"): there it qualifies nothing, as "(relapsing)" after a name does (red team
-    # round 12; docs/grading.md)
-    gerund = main and len(words) == 1 and words[0].endswith("ing")
     return (bool(content(phrase)) and not set(content(phrase)) <= GENERIC
-            and not (len(words) == 1 and ADJECTIVE.match(words[0]) and not gerund))
+            and not (len(words) == 1 and ADJECTIVE.match(words[0])))
 
 
 def parentheticals(text: str) -> tuple[str, list[str]]:
@@ -89,8 +83,7 @@ def parentheticals(text: str) -> tuple[str, list[str]]:
 def split(text: str, role: Role) -> list[Mention]:
     """The phrase as one mention, or as alternatives when it offers several."""
     parts = [bare(p) for p in ALTERNATIVE.split(text)]
-    parts = [q for p in parts if p and is_condition_phrase(p, main=role == "main")
-             for q in slashed(p)]
+    parts = [q for p in parts if p and is_condition_phrase(p) for q in slashed(p)]
     if len(parts) > 1 and role != "alias":  # "(also known as X or Y)": names, not options
         return [Mention(p, "alternative") for p in parts]
     return [Mention(p, role) for p in parts]
