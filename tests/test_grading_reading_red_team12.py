@@ -1,5 +1,6 @@
 """Red team round 12: qualified labels ("Final impression:", "Working diagnosis confirmed:"),
-a casual commitment, a keycap digit, an inline list numbered "1) ... 2) ...", a second
+a casual commitment, a keycap digit, an inline list numbered "1) ... 2) ...", shares without
+brackets, a size before a bare head noun, a second
 diagnosis offered as "it could be W", and an alternative after a reason cut by a dash
 (docs/grading.md, round 12; the paper's step 1: the main
 diagnosis; several possible diagnoses or none score 0)."""
@@ -7,7 +8,7 @@ diagnosis; several possible diagnoses or none score 0)."""
 from __future__ import annotations
 
 import pytest
-from helpers import BARE_AND_WRAPPED, WRONG, decided
+from helpers import BARE_AND_WRAPPED, RIGHT, WRONG, decided
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.extract import extract
@@ -46,3 +47,24 @@ def test_two_possible_diagnoses_of_round_12_do_not_score(shape: str) -> None:
     # sure in both protocols: "Final Diagnosis: 1) T 2) W" had been left to a moderator
     assert decided(shape.format(t=T, w=W, w2=W2), T) == WRONG
 
+
+
+@pytest.mark.parametrize("shape", [
+    "{t} 70%, {w} 30%", "{w} 60%, {t} 40%", "{w}: 0.6; {t}: 0.4"])
+def test_shares_without_brackets_weigh_two_diagnoses(shape: str) -> None:
+    # the share stayed in the name ("T 70%", "W: 0.6"), so the rules were unsure and a
+    # moderator model was asked
+    assert decided(shape.format(t=T, w=W), T) == WRONG
+
+
+def test_a_measurement_after_the_answer_is_no_share() -> None:
+    # the mirror, on target before: the first item has no share
+    extraction = extract("Iron deficiency anemia; hematocrit 26%, transferrin saturation 8%")
+    assert extraction.category == "single"
+
+
+def test_a_size_before_the_head_noun_leaves_it_bare() -> None:
+    truth = "Branchial cleft cyst"
+    assert decided("A large cyst.", truth) == WRONG
+    # a truth written with a size keeps it
+    assert decided("Giant cyst", "Giant cyst") == RIGHT
