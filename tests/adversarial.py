@@ -185,7 +185,8 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
     choices = case.choices or [case.diagnosis, *others[1:]]
     values = {"truth": case.diagnosis, "wrong": wrong[0], "wrong2": wrong[1],
               "choices": ", ".join(choices), "library": pool.listed(case),
-              "truth_upper": case.diagnosis.upper(), "truth_lower": case.diagnosis.lower()}
+              "truth_upper": case.diagnosis.upper(), "truth_lower": case.diagnosis.lower(),
+              "truth_title": " ".join(w[:1].upper() + w[1:] for w in case.diagnosis.split(" "))}
     values.update(zip(("other", "other2"), others, strict=False))
     initials = "".join(w[0] for w in _identifying(case.diagnosis)).upper()
     if len(initials) > 1:

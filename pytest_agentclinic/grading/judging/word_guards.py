@@ -41,13 +41,20 @@ def bare_head(name: str, accepted: Sequence[str]) -> bool:
     """Whether ``name`` is one word, the last word (the head noun) of an accepted name of
     two words or more that are not just neutral qualifiers, and no accepted name itself."""
     # the words as written: the normaliser splits a word into its parts ("adenocarcinoma")
-    words = written_words(name)
+    written = written_words(name)
+    # "A large cyst": a size before the head says how big, not which kind, as a severity
+    # does (red team round 12); unless the truth is written with it ("giant cyst")
+    words = written[1:] if len(written) == 2 and written[0] in _SIZE else written
     if len(words) != 1:
         return False
     names = [written_words(t) for t in accepted]
     heads = [t for t in names if len(t) > 1 and t[-1] == words[0]
              and not set(t[:-1]) <= NEUTRAL_QUALIFIERS | FILLER]
-    return bool(heads) and all(t != words for t in names)
+    return bool(heads) and all(t != words and t != written for t in names)
+
+
+#: Words of size alone (not "small cell", which is a kind of cell).
+_SIZE = frozenset({"large", "small", "big", "giant", "huge", "tiny", "massive", "enlarging"})
 
 
 def head_of_variants(head: str, accepted: Sequence[str]) -> bool:

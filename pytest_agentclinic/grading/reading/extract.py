@@ -79,6 +79,14 @@ _ENUMERATED = re.compile(r"^\s*\d+[.)]\s+")
 # "confidence: 80%"), and two of them beside one committed answer weigh nothing.
 _WEIGHT = re.compile(r"[(\[]\s*~?\d{1,3}(?:\.\d+)?\s*%|\s[-\u2013\u2014]\s*~?\d{1,3}(?:\.\d+)?"
                      r"\s*%[ \t]*$", re.M)
+# (Red team round 12) Shares without brackets: a share right after a name where its item
+# ends ("T 70%, W 30%"), or a probability after a colon ("W: 0.6; T: 0.4", a decimal below
+# 1), when the answer opens with a name and its share: a differential by shares as above.
+# Not a measurement after the answer ("IDA; hematocrit 26%, saturation 8%": the first item
+# has no share).
+_BARE_SHARE = (r"(?:[ \t]+~?\d{1,3}(?:\.\d+)?[ \t]*%|:[ \t]*0?\.\d{1,3})(?=[ \t]*(?:[,;]|$))")
+_OPENING_SHARE = re.compile(rf"\s*[^\W\d_][^\d\n,;:%]{{1,80}}?{_BARE_SHARE}")
+_SHARES = re.compile(rf"(?<=[^\W\d_]){_BARE_SHARE}", re.M)
 # "R/O T", "Rule out T": a plan to exclude T, which commits to no diagnosis (a clinician's
 # "r/o" heads what is still to be excluded; "W, r/o T" is W with T kept open).
 # "s/p T" ("status post"): a clinician's note of what is past, a procedure or a condition
@@ -221,7 +229,8 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     text, absent = drop_absent(text)
     excluded = (*excluded, *absent)
     stmt = statement(open_alternatives(text))
-    if len(_WEIGHT.findall(text)) >= 2:
+    if len(_WEIGHT.findall(text)) >= 2 or (_OPENING_SHARE.match(text)
+                                            and len(_SHARES.findall(text)) >= 2):
         return Extraction("multiple", "", reason="the answer weighs diagnoses by percentages",
                           excluded=excluded)
     if _RULE_OUT.match(stmt) or _TARGETED.match(stmt) or _QUERY.match(stmt):

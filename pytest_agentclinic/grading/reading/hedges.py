@@ -54,6 +54,13 @@ _HEDGED = (
     # "X, but it could also be Y", "X, though Y might also be the cause"
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however)?\s*(?:it|this)\s+(?:could|may|"
                rf"might)\s+also\s+be\s+({NAME_IN_CLAUSE})(?=$|[.;,])", re.I),
+    # "X, but I'm not sure; it could be Y", "X. It might be Y.": after the answer, a second
+    # diagnosis offered without "also" is as open (red team round 12); not a verb ("it could
+    # be treated", "caused by"), and not where a comma goes on ("It could be X, yet Y fits")
+    re.compile(rf"(?<=\S)\s*[,;.]\s*(?:(?:though|although|but|however|yet),?\s+)?(?:it|this)\s+"
+               rf"(?:could|may|might)\s+be\s+(?!(?-i:[a-z]+(?:ed|en))\b(?!['\u2019])|due\b|because\b|that\b|"
+               rf"a\s+sign\b)"
+               rf"({NAME_IN_CLAUSE})(?=\s*(?:$|[.;!]))", re.I),
     # The name stops at a comma: "X is likely, but Y is also possible" keeps Y open, not X.
     re.compile(rf"[,;.]?\s*\b(?:though|although|but|however)?\s*({_HEDGED_NAME})\s+"
                rf"(?:is|remains)\s+"
@@ -91,7 +98,8 @@ def _plan_before_open(text: str, found: re.Match[str]) -> bool:
 _HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|"
                          r"would\s+not|wouldn't|do\s+not|don't|will\s+not|won't|"
                          r"should\s+not|shouldn't|possible|possibility|differential|"
-                         r"consideration|considered|also|excluded|ruled)\b", re.I)
+                         r"consideration|considered|also|excluded|ruled|"
+                         r"(?:could|may|might)\s+be)\b", re.I)
 
 
 # A hedge that opens the answer, with more after it: W kept open before the answer T, as

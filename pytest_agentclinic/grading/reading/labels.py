@@ -37,8 +37,10 @@ _CONCLUSION = (r"(?:^|(?<=[.!?])[ \t]+)[ \t>*_]*(?:therefore|thus|hence|so|in\s+
 LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
     rf"\bfinal\s+(?:diagnosis|answer){_SEPARATOR}",
     # "Diagnosis (ICD-10): T": a short note in brackets on the label, how the name is coded
+    # ("Working diagnosis confirmed: T", red team round 12: the label's status, as
+    # "(confirmed)" after the name is)
     rf"{_LINE_START}(?:(?:my|the|our)\s+)?(?:{_QUALIFIER}\s+)*(?:diagnosis|dx)"
-    rf"(?:[ \t]*\([^()\n]{{1,25}}\))?{_SEPARATOR}"
+    rf"(?:[ \t]*\([^()\n]{{1,25}}\)|[ \t]+(?:confirmed|established))?{_SEPARATOR}"
     # "Primary: T" over "Secondary: none": the main diagnosis by its role, a colon after it
     rf"|{_LINE_START}(?:primary|principal|main){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)"
     # "Most likely: T" on a line of its own, after a ranked list (red team round 8): the
@@ -52,7 +54,8 @@ LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
     # T.", "Let's think step by step. ... So the answer is T."): the answer it gives
     rf"|{_CONCLUSION}",
     # "Assessment and Plan:", "A&P:" (a clinical note's heading over its problem list)
-    rf"{_LINE_START}(?:(?:clinical\s+)?(?:impression|assessment|conclusion)(?:\s*(?:and|&|/)\s*"
+    # ("Final impression:", red team round 12: the qualifiers a diagnosis label takes)
+    rf"{_LINE_START}(?:(?:{_QUALIFIER}\s+)*(?:impression|assessment|conclusion)(?:\s*(?:and|&|/)\s*"
     rf"plan)?|a\s*[&/]\s*p){_SEPARATOR}",
 ))
 PROSE_LABEL = 3  # the index of the labels that may head prose rather than a name

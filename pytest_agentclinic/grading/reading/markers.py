@@ -207,6 +207,10 @@ _PLACEHOLDER = re.compile(
     r"[<\[{(]\s*(?:your|the|a|final|most\s+likely|specific)?\s*(?:final\s+)?"
     r"(?:diagnosis|diagnoses|answer|condition|disease)(?:\s+(?:here|name))?\s*[>\]})]", re.I)
 _ENUMERATOR_PAREN = re.compile(r"^([ \t]*)(\d{1,2}|[A-Ea-e])\)[ \t]+", re.M)
+# "1) T 2) W 3) X" on one line: after a first "1)", the numbers that follow in the line
+# enumerate too, as "1. W 2. T" does (red team round 12); not "(type 2)", whose bracket opens
+_ENUMERATED_LINE = re.compile(r"(?:^|(?<=:))[ \t]*1\)[ \t]+[^\n]*\s2\)[ \t][^\n]*", re.M)
+_ENUMERATOR_INLINE = re.compile(r"(?<=[^\W_]|[ \t])([ \t]+)(\d{1,2})\)[ \t]+(?=[^\W\d_])")
 _OPENERS, _CLOSERS = "([{<", ")]}>"
 _ANY_BRACKET = re.compile(r"[()\[\]{}<>]")
 # "W > T > X": a sign ranking names, spaced on both sides (a bracket is written close)
@@ -216,7 +220,9 @@ _RANK_SIGN = re.compile(r"\s>\s")
 def strip_echoes(text: str) -> str:
     """``text`` without echoed placeholders and without unbalanced brackets ("1) X" is an
     enumerator, "1. X", not a bracket remnant)."""
-    text = _ENUMERATOR_PAREN.sub(r"\1\2. ", _PLACEHOLDER.sub(" ", text))
+    text = _ENUMERATED_LINE.sub(lambda m: _ENUMERATOR_INLINE.sub(r"\1\2. ", f" {m.group()}")[1:],
+                                _PLACEHOLDER.sub(" ", text))
+    text = _ENUMERATOR_PAREN.sub(r"\1\2. ", text)
     if not _ANY_BRACKET.search(text):
         return text.strip()
     keep: list[str] = []

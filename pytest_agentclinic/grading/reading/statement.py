@@ -111,6 +111,8 @@ _LEADS = re.compile(
     r"|\bdiagnos(?:e|ed|ing)(?<!\bbe\sdiagnosed)(?<!\bbeen\sdiagnosed)(?<!\bto\sdiagnose)"
     r"\s+(?:\w+\s+){0,3}?with\s+"
     r"|\b(?:i'd|i\s+would)\s+say\s+"
+    # "I'd go with X", "I'll go with X": a casual commitment to one answer (red team round 12)
+    r"|\b(?:i'd|i\s+would|i'll|i\s+will|we'd|we\s+would)\s+go\s+with\s+"
     # "I'd diagnose X" (with "her with X" above)
     r"|\b(?:i'd|i\s+would|we\s+would|we'd)\s+diagnose\s+(?:this\s+as\s+|it\s+as\s+)?"
     r"(?!(?:\w+\s+){0,3}?with\b)"
@@ -286,6 +288,11 @@ def _first_sentence(text: str) -> str:
     offered = DISJUNCTION.match(rest)
     if not offered:
         return sentence
+    # "T - pending biopsy. Alternatively, W.": the reasons after the name end its clause, so
+    # the name, not the reasons, is offered beside W (red team round 12)
+    cut = cut_context(sentence)
+    if cut != sentence and _LEADS.search(sentence) is None and bare_name(cut):
+        sentence = cut
     return f"{sentence} or {_first_sentence(rest[offered.end():])}"
 
 

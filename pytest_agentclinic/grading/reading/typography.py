@@ -52,8 +52,15 @@ _CROSS_MARK = re.compile(r"(^[ \t>*_\-]*|:[ \t]*)[\u274c\u274e\u2716\u2717\u2718
 _PICTOGRAPH = re.compile(r"[ \t]*[\u2600-\u27bf\u2b50\u2b55\U0001f000-\U0001faff]\ufe0f?")
 
 
+# A keycap digit ("1\ufe0f\u20e3 T", red team round 12): Unicode's keycap sequence numbers an
+# item of a list as "1." does.
+_KEYCAP = re.compile(r"(\d)\ufe0f?\u20e3[ \t]*")
+
+
 def unmarked(text: str) -> str:
-    """``text`` without the lines a cross mark rejects, and without other pictographs."""
+    """``text`` without the lines a cross mark rejects, and without other pictographs (a
+    keycap digit is the number of an item)."""
+    text = _KEYCAP.sub(r"\1. ", text) if "\u20e3" in text else text
     if not _PICTOGRAPH.search(text):
         return text
     return _PICTOGRAPH.sub("", _CROSS_MARK.sub(r"\1", text)).strip()
