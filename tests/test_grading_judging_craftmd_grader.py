@@ -137,8 +137,15 @@ def test_a_claim_in_brackets_holds_when_a_source_links_the_names() -> None:
     # issue 21: "specifically" counts only when the terminology links the names by synonym
     # or hierarchy; none relates rosacea to lupus, and siblings are two diseases (MeSH and
     # MONDO file lymphangiosarcoma, Stewart-Treves, beside hemangiosarcoma, not under it)
-    assert GRADER.grade_frq("Inflammatory bowel disease (specifically Crohn disease)",
-                            "inflammatory bowel disease").verdict == 1
+    # (the kind a source places under the name is the one disease named: right for Crohn
+    # disease, a subtype of inflammatory bowel disease; docs/grading.md, "Three reading
+    # faults the paper policy found")
+    linked = GRADER.grade_frq("Inflammatory bowel disease (specifically Crohn disease)",
+                              "Crohn disease")
+    assert (linked.category, linked.verdict) == ("single", 1)
+    subtype = GRADER.grade_frq("Inflammatory bowel disease (specifically Crohn disease)",
+                               "inflammatory bowel disease")
+    assert subtype.verdict == 0 and "another disease" not in subtype.reason
     for answer, truth in (("Rosacea (specifically systemic lupus erythematosus)", "rosacea"),
                           ("Angiosarcoma (specifically Stewart-Treves syndrome)",
                            "angiosarcoma")):

@@ -23,6 +23,7 @@ from .joins import (
     COMPANION,
     COMPLICATION,
     CONCURRENT,
+    EXAMPLE,
     HEDGED,
     LEADING,
     OR,
@@ -97,10 +98,14 @@ def classify_paren(inner: str) -> list[Mention]:
     if cause is not None:
         return split(cut_context(inner[cause.end():]), "cause")
     for pattern, role in ((SPECIFIC, "refinement"), (OR, "offered"), (ALIAS, "alias"),
-                          (HEDGED, "hedged"), (REFINE, "alternative")):
+                          (HEDGED, "hedged"), (EXAMPLE, "hedged"), (REFINE, "alternative")):
         found = pattern.match(inner)
         if found is not None:
             rest = inner[found.end():]
+            if pattern is EXAMPLE and "," in rest:
+                # "(e.g., A, B, C)": several examples, several possible diagnoses
+                return [Mention(bare(p), "alternative") for p in _EXAMPLES.split(rest)
+                        if bare(p) and is_condition_phrase(p)]
             if role in ("hedged", "alternative") and re.match(COMPANION, rest, re.I):
                 # "(possibly with lung abscess)": read as after a comma ("X, possibly with
                 # lung abscess"), what the disease may bring with it: one reader for both
@@ -116,6 +121,9 @@ def classify_paren(inner: str) -> list[Mention]:
     # "(lupus)" after rosacea: another condition named beside it (see :mod:`.companions`).
     return [Mention(bare(p), "parenthesized") for p in ALTERNATIVE.split(cut_context(inner))
             if bare(p) and is_condition_phrase(p)]
+
+
+_EXAMPLES = re.compile(r"\s*,\s*(?:(?:and|or)\s+)?|\s+(?:and|or)\s+", re.I)
 
 
 def _paren_companion(rest: str) -> list[Mention]:
@@ -160,7 +168,8 @@ def _marker(tail: str) -> tuple[Role, str]:
             return _marker(" " + rest)  # "possibly due to X", "possibly complicated by X"
         if SPECIFIC.match(tail) is not None:
             return "refinement", rest
-        return ("hedged" if HEDGED.match(tail) is not None else "alternative"), rest
+        hedged = HEDGED.match(tail) or EXAMPLE.match(tail)  # "X, e.g. Y": as "possibly Y"
+        return ("hedged" if hedged is not None else "alternative"), rest
     complication = COMPLICATION.match(tail)
     if complication is not None:
         return "complication", tail[complication.end():]

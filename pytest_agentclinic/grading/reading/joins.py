@@ -28,7 +28,7 @@ QUERY = r"(?<!\S)\?(?=[^\W\d_])"
 REFINE = re.compile(
     rf",?\s*(?:{QUERY}|(?<![-\w])(?:{HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
     r"consider(?:ing)?|such\s+as|e\.g\.?|for\s+example|including|specifically|particularly|"
-    r"especially|like|rule\s+out|r/o|differential|vs\.?|versus|presumably)(?![-\w]))[\s,:]*",
+    r"especially|namely|like|rule\s+out|r/o|differential|vs\.?|versus|presumably)(?![-\w]))[\s,:]*",
     re.I)
 CONCURRENT = re.compile(
     r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
@@ -56,6 +56,9 @@ LEADING = re.compile(
 # A hedge alone ("X, possibly Y"), not an example ("such as") or a differential ("vs").
 HEDGED = re.compile(rf"^,?\s*(?:{QUERY}|(?:{HEDGE}|suggestive\s+of|suspicious\s+for|"
                     r"concerning\s+for|presumably)(?![-\w]))[\s,:]*", re.I)
+# "X (e.g. Y)", "X, such as Y": an example of X, read as a hedge is (Y a kind of X names Y,
+# else another possible diagnosis: :func:`.companions.hedged_role`)
+EXAMPLE = re.compile(r"^\s*,?\s*(?:e\.g\.?|for\s+example|such\s+as)(?![-\w])[\s,:]*", re.I)
 SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
                       r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
 # "(or X)": another name of the diagnosis ("fifth disease (or erythema infectiosum)") or
