@@ -48,7 +48,6 @@ def test_two_possible_diagnoses_of_round_12_do_not_score(shape: str) -> None:
     assert decided(shape.format(t=T, w=W, w2=W2), T) == WRONG
 
 
-
 @pytest.mark.parametrize("shape", [
     "{t} 70%, {w} 30%", "{w} 60%, {t} 40%", "{w}: 0.6; {t}: 0.4"])
 def test_shares_without_brackets_weigh_two_diagnoses(shape: str) -> None:
