@@ -51,6 +51,7 @@ from .readings import (
 )
 from .relation import Equivalence, Relation, RelationKind
 from .short_forms import epithet_left_out
+from .stated_synonyms import stated_synonym
 from .truth_forms import truth_forms
 
 __all__ = ["compare", "judge"]
@@ -72,6 +73,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
             return Relation("different", f"{given!r} is {truth!r} without its head word, and "
                             "no disease name on its own")
         return Relation("same", "same name")
+    stated = stated_synonym(given, truth)
+    if stated is not None:
+        return Relation("synonym", stated)
     agent = agent_of(given, g, t, terms) or agent_of(truth, t, g, terms)
     if agent is not None:
         return Relation("same", f"{agent!r} is the disease named after the organism the "

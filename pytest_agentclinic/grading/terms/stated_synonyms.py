@@ -1,0 +1,53 @@
+"""Names a source states are one disease, where the terminology's sources do not (stage 2,
+relate). Two tables, each of its own source, word for word; no other pair is added here
+(docs/grading.md, "The recorded verdicts, round 3").
+
+* **The paper's grader prompt.** CRAFT-MD's step 2 (``../shared/papers/craft-md.txt``,
+  "compare extracted diagnosis to correct answer") teaches its grader by examples, and the
+  dermatologists were given the same pairs ("Is the clinical LLM's diagnosis equivalent to
+  the correct vignette answer?"): Example 3, "toe nail fungus" and onychomycosis, and
+  Example 4, "wart" and verruca vulgaris, "They are synonymous, so return Yes". MeSH's
+  "Warts" and the Disease Ontology's "common wart" sit in different trees, and "toe nail
+  fungus" is a lay name no source lists, so both were read as different diseases.
+* **DSM-5's new names.** DSM-5 (American Psychiatric Association, 2013; its "Highlights of
+  Changes from DSM-IV-TR to DSM-5") renamed disorders of DSM-IV-TR, and writes some with the
+  old name beside the new ("Conversion Disorder (Functional Neurological Symptom
+  Disorder)", "Childhood-Onset Fluency Disorder (Stuttering)"). Clinicians and models use
+  both; the paper's step 2 asks for "alternative medical terminologies for the
+  conditions". Only a disorder renamed whole is listed: not one DSM-5 split between two
+  (hypochondriasis: somatic symptom disorder or illness anxiety disorder), nor one it
+  merged into a class with others named beside it (Asperger's disorder, substance
+  dependence), which the terminology places under the new name already.
+"""
+
+from __future__ import annotations
+
+from ..terminology import compact
+
+#: (source, name, name): the pairs each source states are one disease.
+_STATED = (
+    ("the paper's grader prompt, example 3", "toe nail fungus", "onychomycosis"),
+    ("the paper's grader prompt, example 4", "wart", "verruca vulgaris"),
+    ("DSM-5's name of DSM-IV-TR's", "functional neurological symptom disorder",
+     "conversion disorder"),
+    ("DSM-5's name of DSM-IV-TR's", "depersonalization-derealization disorder",
+     "depersonalization disorder"),
+    ("DSM-5's name of DSM-IV-TR's", "somatic symptom disorder", "somatization disorder"),
+    ("DSM-5's name of DSM-IV-TR's", "major neurocognitive disorder", "dementia"),
+    ("DSM-5's name of DSM-IV-TR's", "mild neurocognitive disorder", "mild cognitive impairment"),
+    ("DSM-5's name of DSM-IV-TR's", "insomnia disorder", "primary insomnia"),
+    ("DSM-5's name of DSM-IV-TR's", "hypersomnolence disorder", "primary hypersomnia"),
+    ("DSM-5's name of DSM-IV-TR's", "childhood-onset fluency disorder", "stuttering"),
+)
+
+#: The pairs as :func:`.terminology.compact` writes them ("toe nail fungus", "toenail
+#: fungus" and "toe-nail fungus" are one name; "warts" is "wart").
+_PAIRS: dict[frozenset[str], str] = {
+    frozenset((compact(a), compact(b))): f"{source}: {a!r} and {b!r} name one disease"
+    for source, a, b in _STATED
+}
+
+
+def stated_synonym(given: str, truth: str) -> str | None:
+    """Why a source states ``given`` and ``truth`` are one disease, or None."""
+    return _PAIRS.get(frozenset((compact(given), compact(truth))))
