@@ -14,10 +14,12 @@ relate). Two tables, each of its own source, word for word; no other pair is add
   old name beside the new ("Conversion Disorder (Functional Neurological Symptom
   Disorder)", "Childhood-Onset Fluency Disorder (Stuttering)"). Clinicians and models use
   both; the paper's step 2 asks for "alternative medical terminologies for the
-  conditions". Only a disorder renamed whole is listed: not one DSM-5 split between two
-  (hypochondriasis: somatic symptom disorder or illness anxiety disorder), nor one it
-  merged into a class with others named beside it (Asperger's disorder, substance
-  dependence), which the terminology places under the new name already.
+  conditions". Only a DSM-IV-TR disorder renamed whole is listed: not one DSM-5 split
+  between two (hypochondriasis: somatic symptom disorder or illness anxiety disorder), nor
+  one it merged with others into a new disorder (somatization disorder, pain disorder and
+  undifferentiated somatoform disorder into somatic symptom disorder; Asperger's disorder,
+  substance dependence), which would make the new name a synonym of each, nor a new
+  diagnosis with no DSM-IV-TR name (mild neurocognitive disorder).
 """
 
 from __future__ import annotations
@@ -32,9 +34,7 @@ _STATED = (
      "conversion disorder"),
     ("DSM-5's name of DSM-IV-TR's", "depersonalization-derealization disorder",
      "depersonalization disorder"),
-    ("DSM-5's name of DSM-IV-TR's", "somatic symptom disorder", "somatization disorder"),
     ("DSM-5's name of DSM-IV-TR's", "major neurocognitive disorder", "dementia"),
-    ("DSM-5's name of DSM-IV-TR's", "mild neurocognitive disorder", "mild cognitive impairment"),
     ("DSM-5's name of DSM-IV-TR's", "insomnia disorder", "primary insomnia"),
     ("DSM-5's name of DSM-IV-TR's", "hypersomnolence disorder", "primary hypersomnia"),
     ("DSM-5's name of DSM-IV-TR's", "childhood-onset fluency disorder", "stuttering"),
