@@ -84,7 +84,10 @@ _WEIGHT = re.compile(r"[(\[]\s*~?\d{1,3}(?:\.\d+)?\s*%|\s[-\u2013\u2014]\s*~?\d{
 # 1), when the answer opens with a name and its share: a differential by shares as above.
 # Not a measurement after the answer ("IDA; hematocrit 26%, saturation 8%": the first item
 # has no share).
-_BARE_SHARE = (r"(?:[ \t]+~?\d{1,3}(?:\.\d+)?[ \t]*%|:[ \t]*0?\.\d{1,3})(?=[ \t]*(?:[,;]|$))")
+# A percentage after a colon is a share on the same terms ("T: 50%, W: 50%"; red team round
+# 13): the answer opens with a name and its share, and two are given.
+_BARE_SHARE = (r"(?:[ \t]+~?\d{1,3}(?:\.\d+)?[ \t]*%|:[ \t]*0?\.\d{1,3}"
+               r"|:[ \t]*~?\d{1,3}(?:\.\d+)?[ \t]*%)(?=[ \t]*(?:[,;]|$))")
 _OPENING_SHARE = re.compile(rf"\s*[^\W\d_][^\d\n,;:%]{{1,80}}?{_BARE_SHARE}")
 _SHARES = re.compile(rf"(?<=[^\W\d_]){_BARE_SHARE}", re.M)
 # "R/O T", "Rule out T": a plan to exclude T, which commits to no diagnosis (a clinician's

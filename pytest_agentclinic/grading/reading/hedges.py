@@ -54,6 +54,12 @@ _HEDGED = (
     # "X, but it could also be Y", "X, though Y might also be the cause"
     re.compile(rf"[,;]?\s*\b(?:though|although|but|however)?\s*(?:it|this)\s+(?:could|may|"
                rf"might)\s+also\s+be\s+({NAME_IN_CLAUSE})(?=$|[.;,])", re.I),
+    # "X - pending biopsy; could also be Y": the same offer after ";" or ",", its subject left
+    # out (red team round 13); the ";" is kept, so that the name's clause is cut from its
+    # reasons before "or Y" is joined (statement.py, as for "X - pending biopsy. Or Y.")
+    re.compile(rf"(?<=[,;])\s*(?:(?:though|although|but|however),?\s+)?(?:could|may|might)\s+"
+               rf"also\s+be\s+(?!(?-i:[a-z]+(?:ed|en))\b(?!['\u2019])|due\b|because\b|that\b)"
+               rf"({NAME_IN_CLAUSE})(?=$|[.;,])", re.I),
     # "X, but I'm not sure; it could be Y", "X. It might be Y.": after the answer, a second
     # diagnosis offered without "also" is as open (red team round 12); not a verb ("it could
     # be treated", "caused by"), and not where a comma goes on ("It could be X, yet Y fits")

@@ -48,7 +48,9 @@ LABELS = tuple(re.compile(pattern, re.I | re.M) for pattern in (
     rf"|{_LINE_START}most\s+(?:likely|probable){_EMPHASIS}[ \t]*:[ \t]*{_EMPHASIS}[ \t]*(?=\S)",
     # an instruction-tuned model's template heading ("### Response:", red team round 8) heads
     # its answer as "Answer:" does, and so do "TL;DR:" and "Bottom line:"
-    rf"{_LINE_START}(?:(?:(?:my|the|our)\s+)?(?:(?:final\s+)?answer|response|output)|tl;?\s*dr|"
+    # (and "Best guess:", "Ans:", red team round 13: one guess is the answer it gives)
+    rf"{_LINE_START}(?:(?:(?:my|the|our)\s+)?(?:(?:final\s+)?answer|response|output|ans|"
+    rf"(?:best|educated|final)\s+guess)|tl;?\s*dr|"
     rf"bottom\s+line){_SEPARATOR}"
     # the conclusion a chain of reasoning ends in ("1. ... 2. ... Therefore, the diagnosis is
     # T.", "Let's think step by step. ... So the answer is T."): the answer it gives

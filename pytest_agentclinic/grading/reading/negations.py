@@ -51,7 +51,10 @@ _NEGATED_CLAUSES = (
                rf"|\s*[-:,]\s*(?:(?:very|highly|much\s+less|less)\s+)?)"
                # "not excluded" keeps the name open (red team round 5)
                rf"{_NOT_DENIED}(?:ruled\s+out|excluded|unlikely|not\s+likely|not\s+the\s+diagnosis|"
-               r"not\s+favou?red|disfavou?red)"
+               r"not\s+favou?red|disfavou?red"
+               # "T is a red herring": a finding or a name that misleads, set aside (the
+               # idiom of clinical teaching; red team round 13)
+               r"|red\s+herring|distractor)"
                # with its grounds ("X is unlikely given the normal examination", "X was ruled
                # out by the biopsy": red team round 6)
                r"(?:\s+(?:given|because|as|since|by|on|with|due\s+to|based\s+on)\b.*)?\s*$",
@@ -69,6 +72,16 @@ _NEGATED_CLAUSES = (
     # "T. Why not W? ...": a question the answer asks itself to set W aside
     re.compile(rf"^\s*why\s+not\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
     re.compile(rf"^\s*(?:ruled\s+out|excluded|excluding|exclude)\s*:?\s*({NAME})\s*$", re.I),
+    # "Less likely: W" after the answer: a label that sets its name aside, as "W less likely"
+    # does (red team round 13; "Diagnosis: W\nLess likely: T" is graded on W)
+    re.compile(rf"^\s*(?:less\s+likely|unlikely|not\s+favou?red)\s*:\s*({NAME})\s*$", re.I),
+    # "Unlikely to be T": weighed and set aside, as "T is unlikely" (red team round 13)
+    re.compile(rf"^\s*(?:(?:it|this)\s+is\s+|it's\s+)?(?:unlikely|not\s+likely)\s+to\s+be\s+"
+               rf"(?:a\s+|an\s+)?({NAME})\s*$", re.I),
+    # "Family history of T": a relative's disease, no diagnosis of the patient, as "Her
+    # mother has T" (clinical convention; red team round 13: the history alone)
+    re.compile(rf"^\s*(?:(?:a|positive|strong|known)\s+)?family\s+history\s*"
+               rf"(?:of|for|:)\s*({NAME})\s*$", re.I),
     # "Low suspicion for X", "low likelihood of X": weighed and set aside, as "X is unlikely"
     # (red team round 9)
     re.compile(rf"^\s*(?:(?:a|very|only)\s+)?low\s+(?:clinical\s+|index\s+of\s+|pre-?test\s+)?"
@@ -87,7 +100,8 @@ _NEGATED_CLAUSES = (
 )
 # Asides inside a clause that exclude a name: "(X ruled out)", ", not X", "rather than X".
 _NEGATED_ASIDES = (
-    re.compile(rf"\(\s*(?:not|no)\s+({NAME})\)|\(\s*({NAME})\s+{_NOT_DENIED}(?:ruled\s+out|"
+    # "(rather than X)", "(instead of X)": the bracket of ", rather than X" (round 13)
+    re.compile(rf"\(\s*(?:not|no|rather\s+than|instead\s+of)\s+({NAME})\)|\(\s*({NAME})\s+{_NOT_DENIED}(?:ruled\s+out|"
                rf"excluded|unlikely)\s*\)|\(\s*(?:ruled\s+out|excluded|excluding)\s*:?\s*({NAME})\)",
                re.I),
     re.compile(rf"\s*,?\s*(?:rather\s+than|(?:and|but)\s+not|,\s*not|instead\s+of)\s+"
@@ -120,10 +134,15 @@ _CONSIDERED_BUT = re.compile(
     rf"|({_WEIGHED_NAME})\s+(?:was|were)\s+(?:my|our|the)\s+(?:initial|first|original|"
     r"early)\s+(?:impression|thought|suspicion|diagnosis|guess|concern)\s*,?\s*"
     r"(?:but|however,?)\s+(?:rather\s+|instead\s+|now\s+)?)", re.I)
+# "Concern for T; however, W is favoured": a suspicion the next clause turns from, as "T was
+# considered; however, W" (red team round 13). Alone, "Concern for T" is a suspicion of T.
+_CONCERN = re.compile(rf"^\s*(?:(?:an?|some|initial|early)\s+)?(?:concern|suspicion)\s+"
+                      rf"(?:for|of)\s+(?:a\s+|an\s+)?({_WEIGHED_NAME})\s*$", re.I)
 _CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
 _INSTEAD = re.compile(r"^\s*(?:however|instead|rather|but)\b\s*,?\s*", re.I)
 _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|doesn't|ruled|exclud\w*|unlikely|rather|instead|"
-                            r"considered|entertained|raised|without|less\s+likely|why|"
+                            r"considered|entertained|raised|without|less\s+likely|why|family|herring|distractor|"
+                            r"concern|"
                             r"favou?red|preferred|suspicion|likelihood|probability|mother|father|parents?|"
                             r"sister|brother|siblings?|son|daughter|twin|aunt|uncle|cousin|"
                             r"grand\w+|"
@@ -141,7 +160,8 @@ def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
     # a clause kept after a line break stays on a line of its own ("T\nW cannot be
     # excluded" is no name "T W")
     breaks = ["\n" if "\n" in found.group(0) else " " for found in _CLAUSE.finditer(text)]
-    for at, clause in enumerate(_CLAUSE.split(text)):
+    parts = _CLAUSE.split(text)
+    for at, clause in enumerate(parts):
         if clauses and at and breaks[at - 1] == "\n" and not clauses[-1].endswith("\n"):
             clauses[-1] += "\n"
         if excluded and not clauses:  # "W was considered; however, T": T answers
@@ -151,7 +171,10 @@ def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
             excluded.append(next(g for g in instead.groups() if g).strip())
             clause = clause[instead.end():]
         bare = clause.strip().rstrip(".;!? ")
-        whole = next((m for p in _NEGATED_CLAUSES for m in [p.match(bare)] if m), None)
+        turned = _CONCERN.match(bare) if at + 1 < len(parts) and _INSTEAD.match(
+            parts[at + 1]) else None
+        whole = turned or next((m for p in _NEGATED_CLAUSES for m in [p.match(bare)] if m),
+                               None)
         if whole is not None:
             excluded.append(whole.group(1).strip())
             continue

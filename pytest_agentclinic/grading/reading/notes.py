@@ -24,13 +24,22 @@ __all__ = ["is_note", "without_code_brackets", "without_notes"]
 #: Words of a note on the diagnosis: its status, urgency, severity, phase; not of a disease.
 NOTE_WORDS = frozenset({"working", "provisional", "final", "diagnosis", "impression",
                         "presumptive", "tentative", "answer", "emergency", "urgent",
-                        "emergent", "phase", "severity", "grade", "degree", "course"})
+                        "emergent", "phase", "severity", "grade", "degree", "course",
+                        # a problem list's status of each problem ("T, stable"; red team
+                        # round 13): how it goes, not what it is
+                        "stable", "improving", "worsening", "resolving", "unchanged",
+                        "controlled", "uncontrolled", "well", "poorly"})
 # A code of ICD-9/10/11 with its label ("ICD-10 code L40.0", "ICD-10: N41") or with its
 # decimals alone ("N41.1"): models write them after the name. Not "B12" alone (a vitamin).
 # SNOMED CT's concept ids (6 to 18 digits) with their label ("SNOMED CT: 9014002"): a code
 # too (red team round 11).
+# An ICD-11 code with its label: WHO's MMS stem codes are four characters, a chapter's digit
+# or letter, a letter, a digit, a letter or digit ("ICD-11: 4A44.A1", "ICD-11 EA80"; red
+# team round 13).
 _CODE_TEXT = (r"icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s*[:#=]?\s*"
               r"[a-z]\d{2}(?:\.[0-9a-z]{1,4})?|[a-z]\d{2}\.[0-9a-z]{1,4}"
+              r"|icd[- ]?11(?:[- ]?mms)?\s*(?:code)?\s*[:#=]?\s*[0-9a-z][a-z]\d[0-9a-z]"
+              r"(?:\.[0-9a-z]{1,2})?"
               r"|snomed(?:[- ]?ct)?\s*(?:code|id)?\s*[:#=]?\s*\d{6,18}")
 _CODE = re.compile(_CODE_TEXT, re.I)
 # A bracket of codes alone, several joined by ";" or "," ("(ICD-10: L40.0; SNOMED CT:

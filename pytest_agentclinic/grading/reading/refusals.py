@@ -42,6 +42,8 @@ _APOLOGY = re.compile(r"\W*(?:(?:i'm|i\s+am)\s+sorry|(?:my\s+)?apologies|i\s+apo
 _CANNOT = re.compile(r"\b(?:cannot|can\s*not|can't|unable\s+to|not\s+possible\s+to|impossible"
                      r"\s+to)\b", re.I)
 # What a refusal speaks of, not a diagnosis: "the symptoms could indicate many conditions".
+# Who speaks or is spoken to: the subject of a refusal ("I can't ..."), never a name.
+_SPEAKERS = frozenset({"i", "we", "you", "it", "this"})
 _ABOUT_THE_CASE = frozenset({"symptom", "symptoms", "sign", "signs", "finding", "findings",
                              "presentation", "picture", "information", "history", "patient",
                              "case", "question", "clinical"})
@@ -82,7 +84,10 @@ def named_before_refusal(stmt: str, main: str) -> bool:
     testing is needed"). A refusal inside a name ("syncope of unknown etiology") leaves the
     name one."""
     refusal = _refusal_at(stmt)
-    return (refusal is not None and -1 < stmt.find(main) < refusal
+    # "I can't diagnose T without an examination": the refusal's subject, the speaker, is
+    # no name before it (red team round 13)
+    return (refusal is not None and main.strip().lower() not in _SPEAKERS
+            and -1 < stmt.find(main) < refusal
             and _CANNOT.search(main) is None and not set(content(main)) <= _ABOUT_THE_CASE)
 
 

@@ -81,9 +81,10 @@ _WHO = r"(?:patient|child|infant|baby|woman|man|boy|girl|she|he|you)"
 # "has a history of", "has symptoms of", "has no ...": what follows is no diagnosis.
 _NOT_A_NAME = r"(?!(?:a\s+)?(?:history|symptoms?|signs?|no|not|been|had|any)\b)"
 _MODAL = r"(?:(?:may|might|could|most\s+likely|likely|probably)\s+)?"
-# "(that) the woman might be experiencing", "you may have": who has it, before the name.
-_SOMEONE_HAS = (rf"(?:that\s+)?(?:the\s+)?{_WHO}\s+{_MODAL}(?:has|have|is\s+having|(?:is|are|be)"
-                rf"\s+(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
+# "(that) the woman might be experiencing", "you may have": who has it, before the name
+# ("this patient has", "our patient has": the same patient, red team round 13).
+_SOMEONE_HAS = (rf"(?:that\s+)?(?:(?:the|this|our|my|your)\s+)?{_WHO}\s+{_MODAL}"
+                rf"(?:has|have|is\s+having|(?:is|are|be)\s+(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
 # The evidence a name is said to fit ("the history", "her presentation and examination"):
 # after "fits" or "consistent with" it names nothing, the name came before it (red team
 # round 9, and "Lichen planus is consistent with the history").
@@ -113,6 +114,10 @@ _LEADS = re.compile(
     r"|\b(?:i'd|i\s+would)\s+say\s+"
     # "I'd go with X", "I'll go with X": a casual commitment to one answer (red team round 12)
     r"|\b(?:i'd|i\s+would|i'll|i\s+will|we'd|we\s+would)\s+go\s+with\s+"
+    # "I'm going with X": the same commitment in the present, "my money is on X" its idiom
+    # (red team round 13)
+    r"|\bmy\s+money(?:'s|\s+is|\s+would\s+be)\s+on\s+"
+    r"|\b(?:i'm|i\s+am|we're|we\s+are)\s+going\s+(?:to\s+go\s+)?with\s+"
     # "I'd diagnose X" (with "her with X" above)
     r"|\b(?:i'd|i\s+would|we\s+would|we'd)\s+diagnose\s+(?:this\s+as\s+|it\s+as\s+)?"
     r"(?!(?:\w+\s+){0,3}?with\b)"
@@ -124,7 +129,8 @@ _LEADS = re.compile(
     r"likely\s+|probably\s+|likely\s+)?(?:caused|explained)\s+by\s+"
     r"|\b(?:consistent|compatible|in\s+keeping)\s+with\s+|\bsuggestive\s+of\s+"
     # "classic for X", not "the characteristic of this patient's diagnosis is X"
-    r"|\bindicative\s+of\s+|\b(?:classic|typical|characteristic)\s+(?:(?:case|presentation|"
+    # "diagnostic of X", "pathognomonic of X": the findings settle X (red team round 13)
+    r"|\bindicative\s+of\s+|\b(?:diagnostic|pathognomonic)\s+(?:of|for)\s+|\b(?:classic|typical|characteristic)\s+(?:(?:case|presentation|"
     r"picture|example)\s+|(?<!\bthe\scharacteristic\s))(?:for|of)\s+"
     # "fits X", not "..., a condition that fits the history and the findings": what a name
     # fits there is the evidence, no name (red team round 9)
@@ -181,8 +187,11 @@ _ENUMERATOR = re.compile(r"^\s*(?:[A-Ea-e][.)]\s+(?=[A-Z])|\d{1,2}[.)]\s+(?=[^\W
                          r"\((?:[A-Ea-e]|\d{1,2})\)\s+(?=[^\W\d_])|"
                          r"(?i:option|choice)\s+(?:[A-Ea-e]|\d{1,2})\s*[.):-]\s*(?=[^\W\d_]))")
 #: A word that offers another diagnosis at the start of a clause or sentence.
+# ("Second choice: W", "Runner-up: W" under the answer: the next of a ranking, another
+# possible diagnosis as "Alternative: W" is; red team round 13)
 DISJUNCTION = re.compile(r"\s*(?:(?:or|and/or|nor|vs\.?|versus|alternatively)(?![-\w])"
-                         r"|alternatives?(?:\s+diagnos[ie]s)?\s*(?=:))[\s,:]*", re.I)
+                         r"|(?:alternatives?|(?:second|next)\s+(?:choice|most\s+likely|best)|"
+                         r"runner-?up)(?:\s+diagnos[ie]s)?\s*(?=:))[\s,:]*", re.I)
 # A full stop after a one-letter initial before a lower-case word ("C. difficile colitis",
 # "H. pylori gastritis") is part of the name, not a sentence's end.
 SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\ba\.k\.a)(?<!\bvs)(?<!\bst)(?<!\bdr)"
