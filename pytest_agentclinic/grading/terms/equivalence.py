@@ -367,6 +367,10 @@ def _word_relation(g: Key, t: Key, terms: Terminology) -> Relation | None:
     return None
 
 
+# Memoised: pure (every lookup under it is), its verdict frozen, and one answer's names are
+# judged against one truth again and again (each reading of the answer, each choice, each
+# guard: ~3 calls a verdict, 95% of them repeats over the adversarial matrix).
+@bounded_cache
 def judge(given: str, truth: str) -> Equivalence:
     """Stage 2 for one extracted name (any of its names) against the correct answer (any form)."""
     best: Relation | None = None
