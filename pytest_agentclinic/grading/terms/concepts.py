@@ -43,9 +43,10 @@ SIGNS_AND_SYMPTOMS = "MESH:D012816"
 # The words of a name as written, in order ("and" kept: "hand, foot and mouth disease").
 _WORDS = re.compile(r"[^\W_]+")
 #: Entries of a terminology's caches of names and pairs (a few hundred bytes each), and of
-#: concepts' ancestors (up to a few KB each).
-_PER_TEXT = 2048
-_PER_CONCEPT = 1024
+#: concepts' ancestors (up to a few KB each): with :func:`.equivalence.judge`'s, ~0.7 MB once
+#: full; 2,048 entries each held ~2.5 MB and saved little more CPU.
+_PER_TEXT = 512
+_PER_CONCEPT = 512
 SOURCES = {"ICD": "ICD-10-CM", "MESH": "MeSH", "DOID": "Disease Ontology", "MONDO": "MONDO",
            "EFO": "EFO"}
 
