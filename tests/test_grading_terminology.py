@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
-from pytest_agentclinic.grading.terminology import icd_name_forms, key, normaliser_fingerprint
+from pytest_agentclinic.grading.terminology import (
+    icd_name_forms,
+    key,
+    normaliser_fingerprint,
+    set_word_forms,
+    word_forms,
+)
 from pytest_agentclinic.grading.terminology_table import (
     DATA_FILE,
     FORMAT_VERSION,
@@ -295,6 +301,25 @@ def test_build_ranks_curated_names_above_mondo_synonyms(tmp_path: Path) -> None:
     assert terms.cluster("DOID:5419") == terms.cluster("MESH:D1")
     sibling = terms.link(key("schizoaffective disorder"), key("schizophrenia"))
     assert sibling is not None and sibling.kind == "sibling"
+
+
+def test_a_terminology_remembers_no_lookup_past_a_change_of_the_word_forms(
+        tmp_path: Path) -> None:
+    """The terminology memoises its lookups of names, pairs and concepts; a name's key depends
+    on the learned word forms, so a change of them (the table build) empties the memo."""
+    terms = _mini_terminology(tmp_path)
+    named = terms.concepts("dementia praecox")
+    link = terms.link(key("dementia praecox"), key("schizophrenia"))
+    assert named[1] and link is not None and link.kind == "synonym"
+    saved = dict(word_forms())
+    try:
+        set_word_forms({**saved, "praecox": "precox"})
+        assert not terms.concepts("dementia praecox")[1]
+        assert terms.link(key("dementia praecox"), key("schizophrenia")) is None
+    finally:
+        set_word_forms(saved)
+    assert terms.concepts("dementia praecox") == named
+    assert terms.link(key("dementia praecox"), key("schizophrenia")) == link
 
 
 def test_a_cluster_never_holds_two_concepts_of_one_ontology() -> None:

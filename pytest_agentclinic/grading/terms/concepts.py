@@ -17,12 +17,14 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal, Protocol
 
+from ...core.text import bounded_cache
 from ..terminology import Key, key
 from ..terminology import tokens as key_words
 from ..terminology_cache import cache_dirs
@@ -40,6 +42,11 @@ BREADTH_ORDER = ("MESH:", "DOID:", "MONDO:", "EFO:")
 SIGNS_AND_SYMPTOMS = "MESH:D012816"
 # The words of a name as written, in order ("and" kept: "hand, foot and mouth disease").
 _WORDS = re.compile(r"[^\W_]+")
+#: Entries of a terminology's caches of names and pairs (a few hundred bytes each), and of
+#: concepts' ancestors (up to a few KB each): with :func:`.equivalence.judge`'s, ~0.7 MB once
+#: full; 2,048 entries each held ~2.5 MB and saved little more CPU.
+_PER_TEXT = 512
+_PER_CONCEPT = 512
 SOURCES = {"ICD": "ICD-10-CM", "MESH": "MeSH", "DOID": "Disease Ontology", "MONDO": "MONDO",
            "EFO": "EFO"}
 
@@ -99,6 +106,14 @@ class Terminology:
         #: an answer adding only such words to the truth names the truth at a site.
         self.site_words = backend.site_words
         self._signs: dict[str, bool] = {}
+        # The lookups a verdict makes most, memoised (pure: the backend does not change, and
+        # a change of the learned word forms that keys depend on empties these caches).
+        # Grading one answer asks for names' concepts ~20 times and for links ~6 times, a few
+        # names and pairs again and again (each form of the truth, each choice); the few
+        # hundred concepts whose ancestors a run asks for, over and over.
+        self._concepts = bounded_cache(self._concepts_of, maxsize=_PER_TEXT)
+        self._link = bounded_cache(self._link_of, maxsize=_PER_TEXT)
+        self._ancestors = bounded_cache(self._ancestors_of, maxsize=_PER_CONCEPT)
 
     @classmethod
     def load(cls, path: Path = DATA_FILE,
@@ -117,6 +132,9 @@ class Terminology:
 
     def concepts(self, name: str | Key) -> tuple[Tier, frozenset[str]]:
         """The tier and the concepts a name denotes (empty when unknown)."""
+        return self._concepts(name)
+
+    def _concepts_of(self, name: str | Key) -> tuple[Tier, frozenset[str]]:
         return self.backend.concepts_of(joined(name if isinstance(name, frozenset)
                                                else key(name)))
 
@@ -199,8 +217,12 @@ class Terminology:
         """The cluster of concepts of several sources that are one disease."""
         return self.backend.cluster_of(ident)
 
-    def ancestors(self, ident: str) -> dict[str, int]:
-        """The concepts above ``ident`` in its own source, with their distance."""
+    def ancestors(self, ident: str) -> Mapping[str, int]:
+        """The concepts above ``ident`` in its own source, with their distance (one mapping
+        shared by every caller: read it, do not change it)."""
+        return self._ancestors(ident)
+
+    def _ancestors_of(self, ident: str) -> Mapping[str, int]:
         return reach(self.backend.parents_of, ident)
 
     def filed_under(self, name: Key, word: Key) -> str | None:
@@ -233,6 +255,9 @@ class Terminology:
         (MONDO has psoriatic arthritis under rheumatoid arthritis, MeSH dermatomyositis under
         polymyositis).
         """
+        return self._link(given, truth)
+
+    def _link_of(self, given: Key, truth: Key) -> Link | None:
         g_tier, g_ids = self.concepts(given)
         t_tier, t_ids = self.concepts(truth)
         if not g_ids or not t_ids:
