@@ -101,7 +101,8 @@ _NEGATED_CLAUSES = (
 # Asides inside a clause that exclude a name: "(X ruled out)", ", not X", "rather than X".
 _NEGATED_ASIDES = (
     # "(rather than X)", "(instead of X)": the bracket of ", rather than X" (round 13)
-    re.compile(rf"\(\s*(?:not|no|rather\s+than|instead\s+of)\s+({NAME})\)|\(\s*({NAME})\s+{_NOT_DENIED}(?:ruled\s+out|"
+    re.compile(rf"\(\s*(?:not|no|rather\s+than|instead\s+of)\s+({NAME})\)"
+               rf"|\(\s*({NAME})\s+{_NOT_DENIED}(?:ruled\s+out|"
                rf"excluded|unlikely)\s*\)|\(\s*(?:ruled\s+out|excluded|excluding)\s*:?\s*({NAME})\)",
                re.I),
     re.compile(rf"\s*,?\s*(?:rather\s+than|(?:and|but)\s+not|,\s*not|instead\s+of)\s+"
@@ -141,8 +142,8 @@ _CONCERN = re.compile(rf"^\s*(?:(?:an?|some|initial|early)\s+)?(?:concern|suspic
 _CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
 _INSTEAD = re.compile(r"^\s*(?:however|instead|rather|but)\b\s*,?\s*", re.I)
 _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|doesn't|ruled|exclud\w*|unlikely|rather|instead|"
-                            r"considered|entertained|raised|without|less\s+likely|why|family|herring|distractor|"
-                            r"concern|"
+                            r"considered|entertained|raised|without|less\s+likely|why|"
+                            r"family|herring|distractor|concern|"
                             r"favou?red|preferred|suspicion|likelihood|probability|mother|father|parents?|"
                             r"sister|brother|siblings?|son|daughter|twin|aunt|uncle|cousin|"
                             r"grand\w+|"

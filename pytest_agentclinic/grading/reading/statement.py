@@ -84,7 +84,8 @@ _MODAL = r"(?:(?:may|might|could|most\s+likely|likely|probably)\s+)?"
 # "(that) the woman might be experiencing", "you may have": who has it, before the name
 # ("this patient has", "our patient has": the same patient, red team round 13).
 _SOMEONE_HAS = (rf"(?:that\s+)?(?:(?:the|this|our|my|your)\s+)?{_WHO}\s+{_MODAL}"
-                rf"(?:has|have|is\s+having|(?:is|are|be)\s+(?:experiencing|suffering\s+from)|suffers\s+from)\s+{_NOT_A_NAME}")
+                rf"(?:has|have|is\s+having|(?:is|are|be)\s+(?:experiencing|suffering\s+from)"
+                rf"|suffers\s+from)\s+{_NOT_A_NAME}")
 # The evidence a name is said to fit ("the history", "her presentation and examination"):
 # after "fits" or "consistent with" it names nothing, the name came before it (red team
 # round 9, and "Lichen planus is consistent with the history").
@@ -130,7 +131,8 @@ _LEADS = re.compile(
     r"|\b(?:consistent|compatible|in\s+keeping)\s+with\s+|\bsuggestive\s+of\s+"
     # "classic for X", not "the characteristic of this patient's diagnosis is X"
     # "diagnostic of X", "pathognomonic of X": the findings settle X (red team round 13)
-    r"|\bindicative\s+of\s+|\b(?:diagnostic|pathognomonic)\s+(?:of|for)\s+|\b(?:classic|typical|characteristic)\s+(?:(?:case|presentation|"
+    r"|\bindicative\s+of\s+|\b(?:diagnostic|pathognomonic)\s+(?:of|for)\s+"
+    r"|\b(?:classic|typical|characteristic)\s+(?:(?:case|presentation|"
     r"picture|example)\s+|(?<!\bthe\scharacteristic\s))(?:for|of)\s+"
     # "fits X", not "..., a condition that fits the history and the findings": what a name
     # fits there is the evidence, no name (red team round 9)
