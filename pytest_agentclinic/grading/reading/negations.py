@@ -71,10 +71,11 @@ _NEGATED_CLAUSES = (
                re.I),
     # "T. Why not W? ...": a question the answer asks itself to set W aside
     re.compile(rf"^\s*why\s+not\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
-    re.compile(rf"^\s*(?:ruled\s+out|excluded|excluding|exclude)\s*:?\s*({NAME})\s*$", re.I),
-    # "Less likely: W" after the answer: a label that sets its name aside, as "W less likely"
-    # does (red team round 13; "Diagnosis: W\nLess likely: T" is graded on W)
-    re.compile(rf"^\s*(?:less\s+likely|unlikely|not\s+favou?red)\s*:\s*({NAME})\s*$", re.I),
+    # "Ruled out: W", "Excluding W"; and "Less likely: W" after the answer, a label (its colon
+    # needed) that sets its name aside as "W less likely" does (red team round 13;
+    # "Diagnosis: W\nLess likely: T" is graded on W)
+    re.compile(rf"^\s*(?:(?:ruled\s+out|excluded|excluding|exclude)\s*:?|(?:less\s+likely|"
+               rf"unlikely|not\s+favou?red)\s*:)\s*({NAME})\s*$", re.I),
     # "Unlikely to be T": weighed and set aside, as "T is unlikely" (red team round 13)
     re.compile(rf"^\s*(?:(?:it|this)\s+is\s+|it's\s+)?(?:unlikely|not\s+likely)\s+to\s+be\s+"
                rf"(?:a\s+|an\s+)?({NAME})\s*$", re.I),

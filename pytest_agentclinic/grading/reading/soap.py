@@ -41,17 +41,18 @@ _CLOSING = "closing"
 def soap_assessment(answer: str) -> str:
     """``answer`` as its Assessment, labelled as a final diagnosis, when it is a SOAP note;
     else ``answer`` itself."""
-    parts = sorted([*((m.group("part").lower(), m) for m in _PART.finditer(answer)),
-                    *((_CLOSING, m) for m in _CLOSING_LINE.finditer(answer))],
-                   key=lambda part: part[1].start())
-    names = [p for p, _ in parts]
-    if not _NARRATIVE & set(names):
+    parts = [(m.group("part").lower(), m) for m in _PART.finditer(answer)]
+    names = {p for p, _ in parts}
+    if not _NARRATIVE & names:
         return answer
-    # the note's closing line stands for its assessment only after its narrative parts
-    told = -1 if _ASSESSMENT & set(names) else names.index(
-        next(p for p in names if p in _NARRATIVE))
-    heads = _ASSESSMENT if told < 0 else {_CLOSING}
-    at = next((i for i, p in enumerate(names) if p in heads and i > told), None)
+    after, heads = -1, _ASSESSMENT
+    if not _ASSESSMENT & names:
+        # no Assessment: a closing line after the note's first narrative part stands for it
+        parts = sorted([*parts, *((_CLOSING, m) for m in _CLOSING_LINE.finditer(answer))],
+                       key=lambda part: part[1].start())
+        after = next(i for i, (p, _) in enumerate(parts) if p in _NARRATIVE)
+        heads = {_CLOSING}
+    at = next((i for i, (p, _) in enumerate(parts) if p in heads and i > after), None)
     if at is None:
         return answer
     start = parts[at][1].end()
