@@ -41,7 +41,7 @@ from .notes import without_code_brackets
 from .parse import Category, Extraction, Mention, Role, parse
 from .parse import bare as _bare
 from .plans import plan_names_nothing
-from .prefaces import drop_preface
+from .prefaces import drop_heading, drop_preface
 from .records import as_labelled_lines
 from .refusals import names_an_option_only
 from .revisions import drop_absent, revised
@@ -231,6 +231,8 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
         clean(answer if labelled is None else labelled)))))
     text, absent = drop_absent(text)
     excluded = (*excluded, *absent)
+    # "Considered: W\nVerdict: T": the heading that opens what is left once W is set aside
+    text = drop_heading(text) if excluded else text
     stmt = statement(open_alternatives(text))
     if len(_WEIGHT.findall(text)) >= 2 or (_OPENING_SHARE.match(text)
                                             and len(_SHARES.findall(text)) >= 2):

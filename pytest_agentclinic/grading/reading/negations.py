@@ -30,6 +30,15 @@ _NOT_DENIED = (r"(?<!\bnot\s)(?<!\bcannot\sbe\s)(?<!\bnot\sbe\s)(?<!n't\sbe\s)"
 _RELATIVE = (r"(?:mother|father|parents?|sister|brother|siblings?|son|daughter|twin|aunt|"
              r"uncle|cousin|grand(?:mother|father|parents?)|(?:maternal|paternal)\s+"
              r"(?:aunt|uncle|grand(?:mother|father)))")
+# A heading that sets its name aside as "Ruled out:" does ("Rejected: W", "Not: W",
+# "Considered: W"), or gives a history, known and not diagnosed now ("Previous diagnosis:
+# W", "Past history: W"; docs/grading.md, *A heading of its own*)
+_ASIDE_LABEL = (r"(?:[*_]*\s*)(?:rejected|discarded|eliminated|not\s+supported|not|incorrect|wrong|"
+                r"improbable|doubtful|(?:less\s+)?(?:favou?red|preferred)\s+against|"
+                r"less\s+favou?red|disfavou?red|deprioriti[sz]ed|(?:also\s+)?considered|"
+                r"(?:(?:previous|prior|past|old|former|earlier)\s+(?:medical\s+)?"
+                r"(?:diagnos[ie]s|history|hx)|(?:past\s+)?medical\s+history|history|pmh|hx))"
+                r"[*_]*")
 _NEGATED_CLAUSES = (
     re.compile(rf"^\s*(?:it\s+is\s+|it's\s+|this\s+is\s+|definitely\s+|certainly\s+)?"
                rf"(?:not|no)\s+(?:a\s+|an\s+)?({NAME})\s*$", re.I),
@@ -75,7 +84,8 @@ _NEGATED_CLAUSES = (
     # needed) that sets its name aside as "W less likely" does (red team round 13;
     # "Diagnosis: W\nLess likely: T" is graded on W)
     re.compile(rf"^\s*(?:(?:ruled\s+out|excluded|excluding|exclude)\s*:?|(?:less\s+likely|"
-               rf"unlikely|not\s+favou?red)\s*:)\s*({NAME})\s*$", re.I),
+               rf"unlikely|not\s+favou?red|{_ASIDE_LABEL})\s*:)\s*({NAME}{_ITS_BRACKET})\s*$",
+               re.I),
     # "Unlikely to be T": weighed and set aside, as "T is unlikely" (red team round 13)
     re.compile(rf"^\s*(?:(?:it|this)\s+is\s+|it's\s+)?(?:unlikely|not\s+likely)\s+to\s+be\s+"
                rf"(?:a\s+|an\s+)?({NAME})\s*$", re.I),
@@ -143,7 +153,10 @@ _CONCERN = re.compile(rf"^\s*(?:(?:an?|some|initial|early)\s+)?(?:concern|suspic
 _CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
 _INSTEAD = re.compile(r"^\s*(?:however|instead|rather|but)\b\s*,?\s*", re.I)
 _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|doesn't|ruled|exclud\w*|unlikely|rather|instead|"
-                            r"considered|entertained|raised|without|less\s+likely|why|"
+                            r"considered|entertained|raised|without|less\s+likely|why|rejected|"
+                            r"discarded|eliminated|incorrect|wrong|improbable|doubtful|"
+                            r"disfavou?red|deprioriti[sz]ed|history|hx|pmh|previous|prior|past|"
+                            r"old|former|earlier|"
                             r"family|herring|distractor|concern|"
                             r"favou?red|preferred|suspicion|likelihood|probability|mother|father|parents?|"
                             r"sister|brother|siblings?|son|daughter|twin|aunt|uncle|cousin|"

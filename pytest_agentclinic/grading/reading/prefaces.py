@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["after_grounds", "drop_preface"]
+from ..terminology import GENERIC, tokens
+from ..terms.concepts import default_terminology
+from ..terms.concurrent import disease_by_words, finding
+
+__all__ = ["after_grounds", "drop_heading", "drop_preface"]
 
 # "I'm not certain, but X", "Hard to say; most likely X": doubt about the one answer that
 # follows, not a second diagnosis kept open.
@@ -89,11 +93,68 @@ _CODE_FIRST = re.compile(r"^\s*(?:icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s
                          r"(?:[:=]|\s-+)\s*(?=\S)", re.I)
 
 
+# A heading of its own before the answer ("Verdict: T", "Prediction: T", "Doctor: T", "Case
+# 3: T"): a word or three and a colon, as a form, a transcript or an ML-style output heads
+# its value. A heading says which part of the reply follows, and the name after it is that
+# part, as after "Answer:" (clinical convention: the note's heading is no part of the
+# entry; docs/grading.md, *A heading of its own*). Headings that set the name aside or give
+# it another role ("Excluded:", "History:", "Differential:", "Q:") are no neutral heading:
+# :mod:`.negations` and the labels read those, and an unknown one keeps its words.
+_HEADING = re.compile(r"^[ \t>#*_]*((?:[^\W_][\w'/&-]*[ \t]+){0,2}[^\W_][\w'/&-]*)[*_]*"
+                      r"[ \t]*:[ \t]*[*_]*[ \t]*(?=[^\W\d_])")
+_ASIDE_HEADING = re.compile(
+    r"\b(?:not|no|non|never|without|un\w+|less|least|lower|low|exclu\w*|rul\w+|reject\w*|"
+    r"discard\w*|eliminat\w*|doubt\w*|improbab\w*|incorrect|wrong|false|\w*priorit\w*|"
+    r"disfavou?r\w*|history|hx|past|prior|previous\w*|former\w*|old|earlier|family|"
+    r"differential\w*|ddx|alternat\w*|other\w*|also|secondary|second|third|consider\w*|"
+    r"complicat\w*|risk\w*|pending|q|question\w*|query|queried|r/o|screen\w*|comorbid\w*|"
+    r"incidental\w*|background|underlying|cause\w*|etiolog\w*|aetiolog\w*|trigger\w*|"
+    r"mimic\w*|vs|versus|or|and|if|avoid\w*|patient|parent|mother|father|nurse|pmh|psh|fhx?|"
+    r"shx?|hpi|cc|ros|meds|medications?|allerg\w*|vitals?|"
+    r"user|human|instruction|prompt|system|grader|moderator|judge|evaluator|assistant|"
+    r"symptoms?|complaints?|signs?|findings?|presentation|features?|exam\w*|labs?|tests?|"
+    r"imaging|treatment|therapy|plan|management|next|step|recommend\w*|advice|note|"
+    r"case)\b", re.I)
+
+
+# Words that name a part of a reply ("Result", "Model output", "Classification"), which the
+# sources' names also use ("treatment result", "classification of ...").
+_REPLY_PART = re.compile(r"results?|outcomes?|outputs?|classification|class|category|"
+                         r"determination|identified|thoughts?|model|responses?|reply|call",
+                         re.I)
+
+
+def drop_heading(text: str) -> str:
+    """``text`` without a neutral heading before its name (:data:`_HEADING`). The heading is
+    no heading of another role (:data:`_ASIDE_HEADING`), holds no name the terminology knows
+    ("Psoriasis: plaque type" keeps its name), and is no disease by its words; and either
+    none of its words is a word of the sources' names ("Verdict", "Doctor"), or the rest of
+    its line is a name they know as a disease ("Result: T"): "Lisch nodules: fever, rash" is
+    a name and its findings, read by :mod:`.clauses`."""
+    found = _HEADING.match(text)
+    if found is None or "\n" in text[:found.end()].strip():
+        return text
+    heading, terms = found.group(1), default_terminology()
+    # (a name the sources do not know whole may still open with one they do: "Papulopustular
+    # rosacea: ruled out" is a name and its status, read by :mod:`.negations`)
+    if (_ASIDE_HEADING.search(heading) or disease_by_words(heading)
+            or any(terms.known(part) for part in (heading, *heading.split())
+                   if part.lower() not in GENERIC)):
+        return text
+    rest = text[found.end():]
+    if any(terms.is_word(word) for word in tokens(heading) if not _REPLY_PART.fullmatch(word)):
+        name = rest.split("\n", 1)[0].strip().rstrip(".")
+        if (re.search(r"[,;:]", name) or finding(name)
+                or not (terms.known(name) or disease_by_words(name))):
+            return text
+    return rest
+
+
 def drop_preface(text: str) -> str:
     """``text`` without an opening that only says the doctor is unsure or is no doctor, or
     what the answer rests on, or the writer's stance, or the patient's history before what
-    is diagnosed now, or the diagnosis's code."""
-    text = _CODE_FIRST.sub("", text, count=1)
+    is diagnosed now, or the diagnosis's code, or a heading of its own."""
+    text = drop_heading(_CODE_FIRST.sub("", text, count=1))
     text = _OVER.sub(r"\1", _DOUBT.sub("", _ROLE.sub("", text, count=1), count=1), count=1)
     text = _HISTORY.sub("", _GROUNDS.sub("", text, count=1), count=1)
     return _RESOLVED.sub("", text, count=1)
