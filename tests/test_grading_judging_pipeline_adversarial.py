@@ -60,8 +60,12 @@ def score(protocol: str, moderator: Moderator,
     async def run() -> tuple[Scores, Unsure]:
         out: Scores = defaultdict(dict)
         unsure: Unsure = set()
-        for strategy in STRATEGIES:
-            for case in library():
+        # Case by case, every strategy on a case in a row: a verdict is a function of the
+        # answer and the case, and the grader's bounded caches (a truth's forms, its
+        # concepts, judge()'s verdicts) keep one truth's entries while its answers are graded
+        # (strategy by strategy, 72 truths in turn evicted them: ~20% more CPU).
+        for case in library():
+            for strategy in STRATEGIES:
                 said = answer(strategy, case, protocol)
                 if said is None or (only is not None and (strategy, case.id) not in only):
                     continue
