@@ -45,6 +45,7 @@ from .prefaces import drop_preface
 from .records import as_labelled_lines
 from .refusals import names_an_option_only
 from .revisions import drop_absent, revised
+from .roles import stated_roles
 from .sections import cut_sections, fold_sub_items, unaddressed
 from .soap import soap_assessment
 from .statement import (
@@ -232,6 +233,12 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     text, absent = drop_absent(text)
     excluded = (*excluded, *absent)
     stmt = statement(open_alternatives(text))
+    roles = stated_roles(stmt)
+    if roles is not None:
+        # "W (differential), T (final)": the name labelled final is the answer, whatever its
+        # kind; the names set aside are never graded (issue 31, "Main and concurrent")
+        text, stmt, excluded = text.replace(stmt, roles.main, 1), roles.main, (
+            *excluded, *roles.aside)
     if len(_WEIGHT.findall(text)) >= 2 or (_OPENING_SHARE.match(text)
                                             and len(_SHARES.findall(text)) >= 2):
         return Extraction("multiple", "", reason="the answer weighs diagnoses by percentages",
