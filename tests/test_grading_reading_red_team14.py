@@ -84,3 +84,23 @@ def test_roles_need_every_item_marked_and_one_main() -> None:
     assert stated_roles("Gout (final), Sarcoidosis (final)") is None
     assert stated_roles("Gout (differential), Sarcoidosis (ruled out)") is None
     assert stated_roles("Gout (final)") is None
+
+
+@pytest.mark.parametrize("shape", [
+    # a name still to rule out is kept open, an alternative: never set aside as excluded
+    "{lab} (primary), {t} (to be ruled out)", "{w} (primary), {t} (to be ruled out)",
+    "{lab}, {t} (r/o)"])
+def test_a_name_still_to_rule_out_is_an_alternative(shape: str) -> None:
+    for grader in (STRICT, PAPER):
+        assert grader.grade_frq(_said(shape), T).verdict == 0, extract(_said(shape))
+    assert extract(_said(shape)).category == "multiple"
+
+
+def test_an_inverted_heading_is_not_read_across_two_names() -> None:
+    # "Hypomagnesemia, primary" is a heading as written; followed by the rest of a known name
+    # ("primary sclerosing cholangitis") the comma joins a finding and a disease
+    found = extract("hypomagnesemia, primary sclerosing cholangitis")
+    assert found.diagnosis == "hypomagnesemia"
+    assert [m.text for m in found.mentions][1:] == ["primary sclerosing cholangitis"]
+    assert extract("Hand, foot and mouth disease").diagnosis == "Hand, foot and mouth disease"
+    assert extract("Diabetes mellitus, type 2").diagnosis == "Diabetes mellitus, type 2"

@@ -45,7 +45,7 @@ from .prefaces import drop_preface
 from .records import as_labelled_lines
 from .refusals import names_an_option_only
 from .revisions import drop_absent, revised
-from .roles import stated_roles
+from .roles import kept_open, stated_roles
 from .sections import cut_sections, fold_sub_items, unaddressed
 from .soap import soap_assessment
 from .statement import (
@@ -233,6 +233,7 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     text, absent = drop_absent(text)
     excluded = (*excluded, *absent)
     stmt = statement(open_alternatives(text))
+    text, stmt = text.replace(stmt, kept_open(stmt), 1), kept_open(stmt)
     roles = stated_roles(stmt)
     if roles is not None:
         # "W (differential), T (final)": the name labelled final is the answer, whatever its

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["Roles", "stated_roles"]
+__all__ = ["Roles", "kept_open", "stated_roles"]
 
 # The main diagnosis's label, in brackets after the name.
 _MAIN = (r"(?:final|most\s+likely|most\s+probable|primary|working|leading|definitive|principal|"
@@ -57,3 +57,19 @@ def stated_roles(stmt: str) -> Roles | None:
         return None
     return Roles(mains[0].strip(), tuple(m["name"].strip() for m in read
                                          if m is not None and m["aside"]))
+
+
+# A later item still to rule out: "W (primary), T (to be ruled out)", "T, W (r/o)".
+_STILL_OPEN = re.compile(r"(?P<join>[,;]\s*)(?P<name>[^,;()\[\]\n]*?[^\W\d_][^,;()\[\]\n]*?)"
+                         r"\s*\(\s*(?:(?:yet\s+|still\s+)?to\s+be\s+(?:ruled\s+out|excluded)|"
+                         r"(?:to\s+)?rule\s+out|r/o|not\s+yet\s+(?:ruled\s+out|excluded)|"
+                         r"cannot\s+be\s+(?:ruled\s+out|excluded))\s*\)", re.I)
+
+
+def kept_open(stmt: str) -> str:
+    """``stmt`` with each later name marked as still to rule out offered as an alternative
+    ("W (primary), T (to be ruled out)" reads "W (primary), or T"): a name not yet excluded
+    is a possible diagnosis kept open, as "T cannot be excluded" is (docs/grading.md's
+    table: alternatives, "cannot exclude"; the paper's step 1, "more than one possible
+    diagnosis"). Read as a negation, "(to be ruled out)" had set the name aside."""
+    return _STILL_OPEN.sub(lambda m: f"{m['join']}or {m['name']}", stmt)
