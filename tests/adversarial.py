@@ -44,6 +44,9 @@ class Suite:
     #: Shapes above their bar for a documented reason (shape -> why): every hit is still
     #: explained, but the share is reported, not enforced.
     known_gaps: dict[str, str] = field(default_factory=dict)
+    #: ``{lab}`` and ``{finding}``: laboratory states and examination findings or symptoms.
+    labs: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()
 
 
 @cache
@@ -54,7 +57,8 @@ def suite() -> Suite:
     return Suite(raw["wrappers"], {**scoring, **raw["strategies"]}, frozenset(scoring),
                  float(raw["minimum_control"]), float(raw["maximum_share"]),
                  raw.get("allowed_hits") or {}, tuple(raw.get("states") or ()),
-                 raw.get("known_gaps") or {})
+                 raw.get("known_gaps") or {}, tuple(raw.get("labs") or ()),
+                 tuple(raw.get("findings") or ()))
 
 
 @cache
@@ -214,7 +218,23 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
     states = suite().states
     if states:
         values["state"] = states[digest(case.diagnosis)[1] % len(states)]
+    for slot, names, at in (("lab", suite().labs, 2), ("finding", suite().findings, 3)):
+        picked = _apart(case, names, digest(case.diagnosis)[at])
+        if picked is not None:
+            values[slot] = picked
     return values
+
+
+def _apart(case: Case, names: tuple[str, ...], start: int) -> str | None:
+    """The first of ``names`` from ``start`` on (in turn) that shares no word with the truth
+    and is none of the case's choices: a finding beside the truth, never the truth itself
+    (MediQ asks for laboratory states too: "Hypokalemia")."""
+    mine, chosen = set(_identifying(case.diagnosis)), {truth_key(c) for c in case.choices}
+    for i in range(len(names)):
+        name = names[(start + i) % len(names)]
+        if not mine & set(_identifying(name)) and truth_key(name) not in chosen:
+            return name
+    return None
 
 
 #: Words that say how severe, how long or which side: before a head noun they leave it the
@@ -263,9 +283,9 @@ def _shared_initials(initials: str, case: Case, pool: Pool) -> bool:
 
 
 #: The slots a case may lack: a shape that uses one applies only where it is present.
-_OPTIONAL = ("word", "abbr", "slip", "head", "abbr3", "sibling", "state", "abbr3s",
-             "slip_drop", "slip_swap", "slip_add", "truth_curly", "truth_nbsp", "truth_zwsp",
-             "truth_endash", "truth_hyphen_break")
+_OPTIONAL = ("word", "abbr", "slip", "head", "abbr3", "sibling", "state", "lab", "finding",
+             "abbr3s", "slip_drop", "slip_swap", "slip_add", "truth_curly", "truth_nbsp",
+             "truth_zwsp", "truth_endash", "truth_hyphen_break")
 
 
 def answer(strategy: str, case: Case, protocol: str, pool: Pool | None = None) -> str | None:

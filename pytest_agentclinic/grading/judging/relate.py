@@ -324,7 +324,9 @@ _SETTING = re.compile(rf"(?:{CAUSE.pattern})\s*(?P<what>[^,;()]+?)\s*$", re.I)
 # ("now complicated by", "further complicated by" too: red team round 10)
 _JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|"
                      r"(?:now\s+|further\s+)?complicated\s+by|secondary|known|"
-                     r"pre-?existing|co-?existing|coexistent|comorbid|concomitant|underlying)\s+"
+                     r"pre-?existing|co-?existing|coexistent|comorbid|concomitant|underlying|"
+                     # "T with associated X": the same join ("associated" is a word of it)
+                     r"associated|accompanying|incidental)\s+"
                      rf"|(?:{CAUSE.pattern})\s*)*(?:an?\s+|the\s+)?$", re.I)
 
 

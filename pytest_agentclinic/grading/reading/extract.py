@@ -45,6 +45,7 @@ from .prefaces import drop_heading, drop_preface
 from .records import as_labelled_lines
 from .refusals import names_an_option_only
 from .revisions import drop_absent, revised
+from .roles import kept_open, stated_roles
 from .sections import cut_sections, fold_sub_items, unaddressed
 from .soap import soap_assessment
 from .statement import (
@@ -234,6 +235,13 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     # "Considered: W\nVerdict: T": the heading that opens what is left once W is set aside
     text = drop_heading(text) if excluded else text
     stmt = statement(open_alternatives(text))
+    text, stmt = text.replace(stmt, kept_open(stmt), 1), kept_open(stmt)
+    roles = stated_roles(stmt)
+    if roles is not None:
+        # "W (differential), T (final)": the name labelled final is the answer, whatever its
+        # kind; the names set aside are never graded (issue 31, "Main and concurrent")
+        text, stmt, excluded = text.replace(stmt, roles.main, 1), roles.main, (
+            *excluded, *roles.aside)
     if len(_WEIGHT.findall(text)) >= 2 or (_OPENING_SHARE.match(text)
                                             and len(_SHARES.findall(text)) >= 2):
         return Extraction("multiple", "", reason="the answer weighs diagnoses by percentages",

@@ -102,8 +102,21 @@ SEEN_ON = re.compile(r"\s+(?:on|at)\s+(?:(?:physical|clinical|initial|admission)
 # as "secondary bacterial infection" is (issue 31: "an underlying or co-existing condition"
 # leaves the main diagnosis graded; red team round 5), or underlying ("T with underlying
 # chronic kidney disease": the issue's own word, red team round 9).
+# "Incidental" too: an incidental finding is one found beside what was looked for, which the
+# answer itself says is no part of its diagnosis ("T (final); hypokalemia (incidental)";
+# red team round 14).
 COEXISTING = re.compile(r"^\s*(?:(?:with|and|plus)\s+)?(?:known|pre-?existing|co-?existing|"
-                        r"coexistent|comorbid|concomitant|underlying)\s+(?=\S)", re.I)
-COEXISTING_NOTE = re.compile(r"([^,;()]*[^,;()\s])\s*\(\s*(?:a\s+)?(?:known|pre-?existing|"
-                             r"co-?existing|coexistent|comorbid(?:ity)?|concomitant)\s*\)",
-                             re.I)
+                        r"coexistent|comorbid|concomitant|underlying|incidental)\s+(?=\S)",
+                        re.I)
+COEXISTING_NOTE = re.compile(r"([^,;()]*[^,;()\s])\s*\(\s*(?:a\s+|an\s+)?(?:known|"
+                             r"pre-?existing|co-?existing|coexistent|comorbid(?:ity)?|"
+                             r"concomitant|incidental(?:\s+finding)?)\s*\)"
+                             # "hypokalemia noted incidentally", "... as an incidental finding"
+                             r"|([^,;()]*[^,;()\s])\s+(?:(?:was|is)\s+)?(?:(?:noted|found|seen)"
+                             r"\s+incidentally|as\s+an\s+incidental\s+finding)\b", re.I)
+
+
+def as_comorbid(text: str) -> str:
+    """``text`` with each condition a note calls co-existing or incidental written as
+    "comorbid X" ("hypertension (comorbidity)", "hypokalemia noted incidentally")."""
+    return COEXISTING_NOTE.sub(lambda m: f"comorbid {m[1] or m[2]}", text)

@@ -26,7 +26,9 @@ _WEIGHED_NAME = rf"{NAME_IN_CLAUSE}{_ITS_BRACKET}"
 # (reading/hedges.py; red team rounds 5 and 6)
 _NOT_DENIED = (r"(?<!\bnot\s)(?<!\bcannot\sbe\s)(?<!\bnot\sbe\s)(?<!n't\sbe\s)"
                r"(?<!\bnot\sbeen\s)(?<!\bnot\syet\s)(?<!\bentirely\s)(?<!\bfully\s)"
-               r"(?<!\bcompletely\s)")
+               r"(?<!\bcompletely\s)"
+               # "W (to be ruled out)": still to rule out, so kept open (red team round 14)
+               r"(?<!\bto\sbe\s)(?<!\byet\sto\sbe\s)")
 _RELATIVE = (r"(?:mother|father|parents?|sister|brother|siblings?|son|daughter|twin|aunt|"
              r"uncle|cousin|grand(?:mother|father|parents?)|(?:maternal|paternal)\s+"
              r"(?:aunt|uncle|grand(?:mother|father)))")

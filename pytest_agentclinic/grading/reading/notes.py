@@ -28,7 +28,10 @@ NOTE_WORDS = frozenset({"working", "provisional", "final", "diagnosis", "impress
                         # a problem list's status of each problem ("T, stable"; red team
                         # round 13): how it goes, not what it is
                         "stable", "improving", "worsening", "resolving", "unchanged",
-                        "controlled", "uncontrolled", "well", "poorly"})
+                        "controlled", "uncontrolled", "well", "poorly",
+                        # the main diagnosis's label ("T (leading diagnosis)"; red team round
+                        # 14), as "(working diagnosis)" is
+                        "leading", "principal", "preferred", "main"})
 # A code of ICD-9/10/11 with its label ("ICD-10 code L40.0", "ICD-10: N41") or with its
 # decimals alone ("N41.1"): models write them after the name. Not "B12" alone (a vitamin).
 # SNOMED CT's concept ids (6 to 18 digits) with their label ("SNOMED CT: 9014002"): a code

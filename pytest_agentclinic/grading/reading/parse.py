@@ -34,7 +34,7 @@ from .clauses import (
 )
 from .companions import hedged_role, parenthesized_role, restating_role
 from .context import cut_context
-from .joins import COEXISTING, COEXISTING_NOTE
+from .joins import COEXISTING, HEDGE, as_comorbid
 from .notes import is_note, without_notes
 from .plans import plan_names_nothing
 from .refusals import is_non_answer, is_refusal, named_before_refusal
@@ -86,7 +86,8 @@ def _after(text: str, stmt: str) -> list[Mention]:
         return []
     out: list[Mention] = []
     for sentence in _NEXT_SENTENCE.split(text[at + len(stmt):], maxsplit=4)[1:4]:
-        cleaned = clean(sentence)
+        # "; hypokalemia (incidental)" is "; incidental hypokalemia": the note says the role
+        cleaned = as_comorbid(clean(sentence))
         name = bare(cleaned)
         if not name:
             continue
@@ -168,17 +169,26 @@ _HISTORY = re.compile(r"(?:(?:his|her|their|the\s+patient's|a|known)\s+)*(?:past
                       r"history\s+of\b", re.I)
 
 
-def _explained(mentions: tuple[Mention, ...]) -> tuple[Mention, ...]:
+# A hedge on the statement's first name ("Probably X, maybe Y", "probable X, possible Y"):
+# X is a candidate the doctor ranks, not a sign the patient shows.
+_HEDGED_FIRST = re.compile(rf"^\W*(?:{HEDGE}|suspected|presumed|presumptive)\b", re.I)
+
+
+def _explained(mentions: tuple[Mention, ...], *,
+               first_hedged: bool = False) -> tuple[Mention, ...]:
     """A finding explained by its cause names the cause as the diagnosis: in "jaundice due to
     Gilbert syndrome" or "hypercalcemia secondary to hyperparathyroidism" the sign is what
     the patient shows and the cause what the doctor diagnoses (docs/grading.md, "Main and
-    concurrent"); the finding stays beside it as a concurrent one."""
+    concurrent"); the finding stays beside it as a concurrent one. With ``first_hedged``
+    the finding is itself a suspected diagnosis, and a hedged second name no cause of it."""
     if len(mentions) < 2 or mentions[0].role != "main":
         return mentions
     main, cause = mentions[0], mentions[1]
     # "chest pain, possibly pericarditis", "thunderclap headache (possible subarachnoid
-    # hemorrhage)": the one disease the doctor suspects behind the sign is the answer
-    suspected = cause.role == "hedged" and sum(
+    # hemorrhage)": the one disease the doctor suspects behind the sign is the answer; not
+    # after "Probably hypokalemia, maybe T", where both are ranked candidates (issue 31:
+    # ranks are alternatives, and the truth in a secondary role never scores)
+    suspected = not first_hedged and cause.role == "hedged" and sum(
         m.role in ("hedged", "alternative", "offered") for m in mentions) == 1
     # "effusion due to his history of renal cancer": a history is known, not diagnosed now
     if (not (cause.role == "cause" or suspected) or not finding(main.text)
@@ -192,7 +202,7 @@ def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
     """The extraction of a diagnostic statement ``stmt`` read from ``text``: its main
     diagnosis, the other names with their roles, and its category."""
     # "hypertension (comorbidity)" is "comorbid hypertension": the note says the role
-    body, parens = parentheticals(COEXISTING_NOTE.sub(r"comorbid \1", stmt))
+    body, parens = parentheticals(as_comorbid(stmt))
     head, tail = next_segment(cut_context(bare(findings_after_colon(body))))
     mentions = [*split(head, "main"), *tail_mentions(tail)]
     for inner in parens:
@@ -204,7 +214,8 @@ def parse(stmt: str, text: str, *, conditions_only: bool = True) -> Extraction:
     mentions = [m for m in mentions if m.text not in notes]
     # (the statement's name up to where it explains: "T (formerly W) is the most likely ...")
     found = _categorise(stmt, cut_context(bare(without_notes(body, notes))),
-                        _explained(tuple(m for m in mentions if m.text)),
+                        _explained(tuple(m for m in mentions if m.text),
+                                   first_hedged=_HEDGED_FIRST.match(stmt) is not None),
                         differential=_DIFFERENTIAL.search(text) is not None,
                         conditions_only=conditions_only)
     return _the_kind_named(replace(found, statement=without_notes(bare(stmt), notes)))

@@ -44,10 +44,20 @@ def whole_name_end(text: str) -> int:
     # the name may end at any word after its first joint ("Hand, foot and mouth disease or
     # herpangina"), within a name's length
     ends = [m.end() for m in _WORD.finditer(text, joint.end())][:_MOST_WORDS]
+    # "Hypomagnesemia, primary sclerosing cholangitis": where the words after the comma run
+    # on past the heading's end and are a known name themselves, the comma joins two names
+    # (a finding beside a disease), not the halves of an inverted heading (red team round 14)
+    clause = _CLAUSE_END.search(text, joint.end())
+    after = text[joint.end():clause.start() if clause else len(text)].strip()
     for end in reversed(ends):  # the longest first
         if terms.preferred_as_written(text[:end]):
-            return end
+            runs_on = joint.end() + len(after) > end and _WORD.match(text[end:].lstrip())
+            return 0 if runs_on and terms.known(after) else end
     return 0
+
+
+# Where a phrase after a comma ends: the next comma, semicolon, bracket or line.
+_CLAUSE_END = re.compile(r"[,;()\[\]\n]")
 
 
 #: Adjectives of course, severity, degree, extent, side and cause that qualify a name without

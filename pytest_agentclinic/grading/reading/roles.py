@@ -1,0 +1,75 @@
+"""Roles the answer states for its names (stage 1, for :mod:`.extract`): "T (final), W
+(differential)", "W (differential), T (final)", "T (most likely); W (less likely)".
+
+The reader decides which of two names is the main diagnosis from the join and from the
+terminology: a finding beside a disease is concurrent, and the disease is graded. Where the
+answer labels each name's role itself, the label decides, whatever the name's kind: the name
+marked final, most likely, primary, working, leading or definitive is the main diagnosis; a
+name marked differential, less likely, unlikely, ruled out, excluded, alternative or
+considered is one the answer set aside, and is never graded (issue 31, *Main and
+concurrent*: "the one marked final or most likely" is the main diagnosis, and "the truth
+only in a secondary role never scores"; docs/grading.md's table, "Differential: W, W2.
+Final answer: T" is graded on T). Read as notes, such labels were dropped, and a
+laboratory state marked final was read as a finding beside the disease set aside.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+__all__ = ["Roles", "kept_open", "stated_roles"]
+
+# The main diagnosis's label, in brackets after the name.
+_MAIN = (r"(?:final|most\s+likely|most\s+probable|primary|working|leading|definitive|principal|"
+         r"main|favou?red|preferred)(?:\s+(?:diagnosis|dx|impression))?")
+# A name the answer set aside: considered, then not chosen.
+_ASIDE = (r"(?:(?:on\s+the\s+)?differential(?:\s+diagnosis)?|ddx|less\s+likely|less\s+probable|"
+          r"unlikely|ruled\s+out|excluded|alternative(?:\s+diagnosis)?|(?:also\s+)?considered|"
+          r"rejected|not\s+favou?red)")
+# One item: an optional list mark, a name without brackets, and its role in brackets.
+_ITEM = re.compile(rf"^\s*(?:(?:\d+[.)]|#\d+|[-*\u2022])\s*)?(?P<name>[^()\[\]]*?[^\W\d_][^()"
+                   rf"\[\]]*?)\s*\(\s*(?:(?P<main>{_MAIN})|(?P<aside>{_ASIDE}))\s*\)\s*[.]?\s*$",
+                   re.I)
+# Items are separated as a list's are: a comma, a semicolon, a line.
+_SEPARATOR = re.compile(r"\s*[,;\n]\s*")
+
+
+class Roles(NamedTuple):
+    """The main diagnosis an answer labels, and the names it labels as set aside."""
+
+    main: str
+    aside: tuple[str, ...]
+
+
+def stated_roles(stmt: str) -> Roles | None:
+    """The roles ``stmt`` states, when each of its items is a name with its role in brackets,
+    exactly one of them the main diagnosis's ("T (final), W (differential)"); else None (an
+    item without a role, two marked final, none marked: the reader's other rules decide)."""
+    items = [part for part in _SEPARATOR.split(stmt.strip()) if part.strip()]
+    if len(items) < 2:
+        return None
+    read = [_ITEM.match(item) for item in items]
+    if any(match is None for match in read):
+        return None
+    mains = [m["name"] for m in read if m is not None and m["main"]]
+    if len(mains) != 1:
+        return None
+    return Roles(mains[0].strip(), tuple(m["name"].strip() for m in read
+                                         if m is not None and m["aside"]))
+
+
+# A later item still to rule out: "W (primary), T (to be ruled out)", "T, W (r/o)".
+_STILL_OPEN = re.compile(r"(?P<join>[,;]\s*)(?P<name>[^,;()\[\]\n]*?[^\W\d_][^,;()\[\]\n]*?)"
+                         r"\s*\(\s*(?:(?:yet\s+|still\s+)?to\s+be\s+(?:ruled\s+out|excluded)|"
+                         r"(?:to\s+)?rule\s+out|r/o|not\s+yet\s+(?:ruled\s+out|excluded)|"
+                         r"cannot\s+be\s+(?:ruled\s+out|excluded))\s*\)", re.I)
+
+
+def kept_open(stmt: str) -> str:
+    """``stmt`` with each later name marked as still to rule out offered as an alternative
+    ("W (primary), T (to be ruled out)" reads "W (primary), or T"): a name not yet excluded
+    is a possible diagnosis kept open, as "T cannot be excluded" is (docs/grading.md's
+    table: alternatives, "cannot exclude"; the paper's step 1, "more than one possible
+    diagnosis"). Read as a negation, "(to be ruled out)" had set the name aside."""
+    return _STILL_OPEN.sub(lambda m: f"{m['join']}or {m['name']}", stmt)
