@@ -35,9 +35,9 @@ _RELATIVE = (r"(?:mother|father|parents?|sister|brother|siblings?|son|daughter|t
 # A heading that sets its name aside as "Ruled out:" does ("Rejected: W", "Not: W",
 # "Considered: W"), or gives a history, known and not diagnosed now ("Previous diagnosis:
 # W", "Past history: W"; docs/grading.md, *A heading of its own*)
-_ASIDE_LABEL = (r"(?:[*_]*\s*)(?:rejected|discarded|eliminated|not\s+supported|not|incorrect|wrong|"
-                r"improbable|doubtful|(?:less\s+)?(?:favou?red|preferred)\s+against|"
-                r"less\s+favou?red|disfavou?red|deprioriti[sz]ed|(?:also\s+)?considered|"
+_ASIDE_LABEL = (r"(?:[*_]*\s*)(?:rejected|discarded|eliminated|not\s+supported|not|incorrect|"
+                r"wrong|improbable|doubtful|less\s+favou?red|disfavou?red|deprioriti[sz]ed|"
+                r"(?:also\s+)?considered|"
                 r"(?:(?:previous|prior|past|old|former|earlier)\s+(?:medical\s+)?"
                 r"(?:diagnos[ie]s|history|hx)|(?:past\s+)?medical\s+history|history|pmh|hx))"
                 r"[*_]*")

@@ -93,9 +93,9 @@ _CODE_FIRST = re.compile(r"^\s*(?:icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s
                          r"(?:[:=]|\s-+)\s*(?=\S)", re.I)
 
 
-# A heading of its own before the answer ("Verdict: T", "Prediction: T", "Doctor: T", "Case
-# 3: T"): a word or three and a colon, as a form, a transcript or an ML-style output heads
-# its value. A heading says which part of the reply follows, and the name after it is that
+# A heading of its own before the answer ("Verdict: T", "Prediction: T", "Doctor: T", "Model
+# 3 output: T"): a word or three and a colon, as a form, a transcript or an ML-style output
+# heads its value. A heading says which part of the reply follows, and the name after it is that
 # part, as after "Answer:" (clinical convention: the note's heading is no part of the
 # entry; docs/grading.md, *A heading of its own*). Headings that set the name aside or give
 # it another role ("Excluded:", "History:", "Differential:", "Q:") are no neutral heading:
@@ -132,7 +132,7 @@ def drop_heading(text: str) -> str:
     its line is a name they know as a disease ("Result: T"): "Lisch nodules: fever, rash" is
     a name and its findings, read by :mod:`.clauses`."""
     found = _HEADING.match(text)
-    if found is None or "\n" in text[:found.end()].strip():
+    if found is None:
         return text
     heading, terms = found.group(1), default_terminology()
     # (a name the sources do not know whole may still open with one they do: "Papulopustular
