@@ -235,7 +235,8 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     # "Considered: W\nVerdict: T": the heading that opens what is left once W is set aside
     text = drop_heading(text) if excluded else text
     stmt = statement(open_alternatives(text))
-    text, stmt = text.replace(stmt, kept_open(stmt), 1), kept_open(stmt)
+    opened = kept_open(stmt)
+    text, stmt = text.replace(stmt, opened, 1), opened
     roles = stated_roles(stmt)
     if roles is not None:
         # "W (differential), T (final)": the name labelled final is the answer, whatever its

@@ -47,10 +47,10 @@ def whole_name_end(text: str) -> int:
     # "Hypomagnesemia, primary sclerosing cholangitis": where the words after the comma run
     # on past the heading's end and are a known name themselves, the comma joins two names
     # (a finding beside a disease), not the halves of an inverted heading (red team round 14)
-    clause = _CLAUSE_END.search(text, joint.end())
-    after = text[joint.end():clause.start() if clause else len(text)].strip()
     for end in reversed(ends):  # the longest first
         if terms.preferred_as_written(text[:end]):
+            clause = _CLAUSE_END.search(text, joint.end())
+            after = text[joint.end():clause.start() if clause else len(text)].strip()
             runs_on = joint.end() + len(after) > end and _WORD.match(text[end:].lstrip())
             return 0 if runs_on and terms.known(after) else end
     return 0
