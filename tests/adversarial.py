@@ -147,8 +147,17 @@ _DISEASE_HEADS = ("disease", "syndrome", "disorder", "infection", "cancer", "car
                   "tumor", "tumour", "failure", "fever", "palsy")
 
 
+#: A blood level out of range, by its form ("hyperinsulinemia", "hypokalemia"): a laboratory
+#: state, which beside a diagnosis is a concurrent finding (docs/grading.md, *Main and
+#: concurrent*), no competing disease, though its "-ia" ending looks like one.
+_LAB_STATE = re.compile(r"(?:hyper|hypo)[a-z]+emia")
+
+
 def _disease_form(name: str) -> bool:
-    return any(w.endswith(_CONDITION_ENDINGS + _DISEASE_HEADS) for w in words(name))
+    named = words(name)
+    if len(named) == 1 and _LAB_STATE.fullmatch(named[0]):
+        return False
+    return any(w.endswith(_CONDITION_ENDINGS + _DISEASE_HEADS) for w in named)
 
 
 def _others(case: Case, pool: Pool, count: int = 2) -> list[str]:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from adversarial import answer, slots, suite
+from adversarial import Pool, answer, library, slots, suite
 from adversarial_truths import TRUTH_SOURCES, Truths, half_of, held_out_truths
 
 ROWS = [
@@ -112,3 +112,18 @@ def test_the_typography_slots_apply_only_where_the_truth_has_the_character() -> 
     # an eponym the sources write in the possessive takes it, with a curly apostrophe
     assert typography_forms("Bell palsy")["truth_curly"] == "Bell\u2019s palsy"
     assert typography_forms("Psoriasis") == {}
+
+
+def test_other_is_no_laboratory_state_where_the_pool_has_a_disease() -> None:
+    # A blood level out of range ("Hyperinsulinemia") ends in "-ia" like a disease, but beside
+    # a diagnosis it is a concurrent finding (docs/grading.md, *Main and concurrent*): the
+    # must-not shapes need a competing disease in {other}, so the disease after it is taken.
+    base = library()[0]
+    names = ["Cholesteatoma", "Hyperinsulinemia", "Lisch nodules", "Appendicitis"]
+    cases = tuple(base.model_copy(update={"id": f"lab-{i}", "diagnosis": name,
+                                            "choices": [name, "Fall", "Burn", "Sting"]})
+                  for i, name in enumerate(names))
+    values = slots(cases[0], Pool(cases))
+    assert values["other"] == "Appendicitis"
+    # where the pool has no disease left, the others fill the slot, in pool order
+    assert slots(cases[0], Pool(cases[:3]))["other"] == "Hyperinsulinemia"
