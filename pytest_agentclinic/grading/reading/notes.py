@@ -64,13 +64,28 @@ _STATUS = re.compile(r"(?:a\s+)?(?:dx|diagnosis)\s+of\s+exclusion"
                      r"(?!a\s+background\b)(?!an?\s+)[^\W\d_][\w -]{0,40}", re.I)
 
 
+# DSM-5's specifiers of a depressive or bipolar disorder, which its "Coding and Recording
+# Procedures" write after the name, separated by commas ("major depressive disorder, single
+# episode, in full remission"; "bipolar I disorder, current or most recent episode manic,
+# severe, with mixed features"): which episode and how it stands, not another disorder.
+# Not "with catatonia", which DSM-5 also codes as a condition of its own.
+_SPECIFIER = re.compile(
+    r"(?:with\s+)?(?:(?:single|recurrent)\s+episode"
+    r"|(?:current|most\s+recent)(?:\s+or\s+most\s+recent)?\s+episode"
+    r"(?:\s+(?:manic|hypomanic|depressed|depressive|mixed|unspecified))?"
+    r"|(?:in\s+)?(?:partial|full)\s+remission"
+    r"|anxious\s+distress|mixed\s+features|rapid\s+cycling|melancholic\s+features"
+    r"|atypical\s+features|(?:mood[- ](?:in)?congruent\s+)?psychotic\s+features"
+    r"|peripartum\s+onset|seasonal\s+pattern)", re.I)
+
+
 def is_note(text: str, *, places: bool = False) -> bool:
-    """Whether a mention beside the diagnosis only notes its severity, course, side, status
-    or code (:data:`.qualifiers.NEUTRAL_QUALIFIERS`, :data:`NOTE_WORDS`), naming no disease;
-    with ``places``, or where (ICD-10-CM's site words: "(left eye)"). A place is kept in the
-    reading, where it may narrow the name to the truth ("Psoriasis (scalp)"), and is no
-    second disease."""
-    if _CODE.fullmatch(text.strip()) is not None or _STATUS.fullmatch(text.strip()):
+    """Whether a mention beside the diagnosis only notes its severity, course, side, status,
+    DSM-5 specifier or code (:data:`.qualifiers.NEUTRAL_QUALIFIERS`, :data:`NOTE_WORDS`),
+    naming no disease; with ``places``, or where (ICD-10-CM's site words: "(left eye)"). A
+    place is kept in the reading, where it may narrow the name to the truth ("Psoriasis
+    (scalp)"), and is no second disease."""
+    if any(p.fullmatch(text.strip()) is not None for p in (_CODE, _STATUS, _SPECIFIER)):
         return True
     words = tokens(text)
     # a state like the puerperium is a second condition, though ICD-10-CM says "in" it
