@@ -60,3 +60,41 @@ def test_dsm5_specifiers_after_the_name_are_no_second_disorder(
 def test_dsm5_specifiers_match_nothing_else(grader: CraftMDGrader, answer: str,
                                             truth: str) -> None:
     assert grader.grade_frq(answer, truth).verdict == 0
+
+
+@pytest.mark.parametrize("grader", [STRICT, PAPER], ids=["strict", "paper"])
+@pytest.mark.parametrize(("answer", "truth"), [
+    # complications unnamed: concurrent, and none named
+    ("Acute cholecystitis with possible complications.", "acute cholecystitis"),
+    ("**Final Diagnosis:** Acute otitis media with complications", "acute otitis media"),
+    ("Plaque psoriasis with no complications", "plaque psoriasis"),
+    ("Acute pancreatitis, potential complications", "acute pancreatitis"),
+    # the need of more evaluation before a firmer diagnosis
+    ("Sarcoidosis; further evaluation needed for a definitive diagnosis.", "sarcoidosis"),
+    ("Final diagnosis: Lyme disease (further information required for specific diagnosis)",
+     "lyme disease"),
+    ("Hashimoto thyroiditis, additional workup recommended to confirm the diagnosis",
+     "hashimoto thyroiditis"),
+])
+def test_notes_on_what_may_follow_name_no_second_disease(grader: CraftMDGrader, answer: str,
+                                                         truth: str) -> None:
+    # strict read "complications" and "further evaluation needed for ... diagnosis" as a
+    # second disease beside the main one (several diagnoses); CRAFT-MD's step 1 returns the
+    # main diagnosis beside either
+    graded = grader.grade_frq(answer, truth)
+    assert (graded.verdict, graded.sure) == (1, True), graded.reason
+
+
+@pytest.mark.parametrize("grader", [STRICT, PAPER], ids=["strict", "paper"])
+@pytest.mark.parametrize(("answer", "truth"), [
+    # complications unnamed name none of them
+    ("Acute otitis media with complications", "mastoiditis"),
+    # the note alone names no diagnosis
+    ("Further evaluation needed for a definitive diagnosis.", "sarcoidosis"),
+    ("Possible complications", "acute pancreatitis"),
+    # another disease beside the note is still another disease
+    ("Sarcoidosis; further evaluation needed to exclude tuberculosis.", "tuberculosis"),
+])
+def test_notes_on_what_may_follow_match_nothing_else(grader: CraftMDGrader, answer: str,
+                                                     truth: str) -> None:
+    assert grader.grade_frq(answer, truth).verdict == 0
