@@ -64,13 +64,44 @@ _STATUS = re.compile(r"(?:a\s+)?(?:dx|diagnosis)\s+of\s+exclusion"
                      r"(?!a\s+background\b)(?!an?\s+)[^\W\d_][\w -]{0,40}", re.I)
 
 
+# DSM-5's specifiers of a depressive or bipolar disorder, which its "Coding and Recording
+# Procedures" write after the name, separated by commas ("major depressive disorder, single
+# episode, in full remission"; "bipolar I disorder, current or most recent episode manic,
+# severe, with mixed features"): which episode and how it stands, not another disorder.
+# Not "with catatonia", which DSM-5 also codes as a condition of its own.
+_SPECIFIER = re.compile(
+    r"(?:with\s+)?(?:(?:single|recurrent)\s+episode"
+    r"|(?:current|most\s+recent)(?:\s+or\s+most\s+recent)?\s+episode"
+    r"(?:\s+(?:manic|hypomanic|depressed|depressive|mixed|unspecified))?"
+    r"|(?:in\s+)?(?:partial|full)\s+remission"
+    r"|anxious\s+distress|mixed\s+features|rapid\s+cycling|melancholic\s+features"
+    r"|atypical\s+features|(?:mood[- ](?:in)?congruent\s+)?psychotic\s+features"
+    r"|peripartum\s+onset|seasonal\s+pattern)", re.I)
+
+
+# What the answer says is still to be done or may follow, naming no disease: "complications"
+# unnamed ("T with possible complications", "T with no complications": a complication is
+# concurrent, and none is named), and the need of more evaluation before a firmer diagnosis
+# ("T; further evaluation needed for a definitive diagnosis"), as CRAFT-MD's step 1 returns
+# the main diagnosis beside either.
+_PENDING = re.compile(
+    r"(?:(?:no|possible|potential|possibly|any|some|other|further|associated|related|"
+    r"current)\s+)*complications?"
+    r"|(?:further|additional|more)\s+(?:clinical\s+)?(?:evaluation|investigations?|"
+    r"information|work-?up|testing|tests|assessment)\s+(?:is\s+|are\s+)?(?:needed|required|"
+    r"necessary|recommended|warranted)(?:\s+(?:for|to\s+(?:confirm|establish|make|reach))\s+"
+    r"(?:an?\s+|the\s+)?(?:(?:specific|definitive|precise|accurate|final|exact|firm|"
+    r"confirmed)\s+)?diagnosis)?", re.I)
+
+
 def is_note(text: str, *, places: bool = False) -> bool:
-    """Whether a mention beside the diagnosis only notes its severity, course, side, status
-    or code (:data:`.qualifiers.NEUTRAL_QUALIFIERS`, :data:`NOTE_WORDS`), naming no disease;
-    with ``places``, or where (ICD-10-CM's site words: "(left eye)"). A place is kept in the
-    reading, where it may narrow the name to the truth ("Psoriasis (scalp)"), and is no
-    second disease."""
-    if _CODE.fullmatch(text.strip()) is not None or _STATUS.fullmatch(text.strip()):
+    """Whether a mention beside the diagnosis only notes its severity, course, side, status,
+    DSM-5 specifier or code (:data:`.qualifiers.NEUTRAL_QUALIFIERS`, :data:`NOTE_WORDS`),
+    naming no disease; with ``places``, or where (ICD-10-CM's site words: "(left eye)"). A
+    place is kept in the reading, where it may narrow the name to the truth ("Psoriasis
+    (scalp)"), and is no second disease."""
+    if any(p.fullmatch(text.strip()) is not None for p in (_CODE, _STATUS, _SPECIFIER,
+                                                            _PENDING)):
         return True
     words = tokens(text)
     # a state like the puerperium is a second condition, though ICD-10-CM says "in" it
