@@ -12,6 +12,7 @@ import yaml
 from helpers import SHARED, make_case
 
 from pytest_agentclinic.cases import loaders, parse_cache
+from pytest_agentclinic.plugin.scheduling import PARSE_AHEAD_BYTES, parse_ahead
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -144,14 +145,35 @@ def pytest_collection(session):
 '''
 
 
+def _worth_parsing_ahead(path: Path) -> Path:
+    """Three cases in a file of :data:`~pytest_agentclinic.plugin.scheduling.PARSE_AHEAD_BYTES`
+    (a YAML comment fills it): the size a parse ahead of the workers is started for."""
+    from helpers import write_yaml_cases
+
+    write_yaml_cases(path, [make_case(i) for i in range(1, 4)])
+    line = "# " + "x" * 1022 + "\n"
+    with path.open("a") as f:
+        f.write(line * (PARSE_AHEAD_BYTES // len(line) + 1))
+    return path
+
+
+def test_a_small_file_is_left_to_the_first_worker(tmp_path: Path) -> None:
+    """Below the size a process is worth starting for, no parse runs ahead; from it, one
+    does (the runs below check what it does)."""
+    path = _written(tmp_path)
+    assert parse_ahead([str(path)], tmp_path / "cache") is None
+    process = parse_ahead([str(_worth_parsing_ahead(tmp_path / "big.yaml"))],
+                          tmp_path / "cache")
+    assert process is not None
+    assert process.wait(timeout=60) == 0
+
+
 def test_under_xdist_the_controller_parses_while_the_workers_start(
         pytester: pytest.Pytester) -> None:
     """xdist only (the point of the test): without workers the one process parses as it
     collects."""
-    from helpers import write_yaml_cases
-
     pytester.makeconftest(WAIT_FOR_PARSE)
-    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    _worth_parsing_ahead(pytester.path / "c.yaml")
     result = pytester.runpytest_subprocess("c.yaml", "-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
     seen = [json.loads(p.read_text()) for p in pytester.path.glob("seen-*.json")]
@@ -181,10 +203,8 @@ def test_under_xdist_the_parse_runs_beside_the_controller_not_in_it(
     """xdist only, as above. A thread of the controller parsed the files while the
     controller started its workers, one after the other: both needed the interpreter's
     lock, and the last of 8 workers started 1.5-4 s later on a loaded machine."""
-    from helpers import write_yaml_cases
-
     pytester.makeconftest(NO_PARSE_IN_THE_CONTROLLER)
-    write_yaml_cases(pytester.path / "c.yaml", [make_case(i) for i in range(1, 4)])
+    _worth_parsing_ahead(pytester.path / "c.yaml")
     result = pytester.runpytest_subprocess("c.yaml", "-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
     assert [json.loads(p.read_text()) for p in pytester.path.glob("seen-*.json")] == [True] * 2

@@ -101,6 +101,23 @@ def named_case_files(args: Sequence[str]) -> list[Path]:
     return found
 
 
+#: The named case files' total size from which :func:`parse_ahead` parses them in a process
+#: of its own. Starting that process (an interpreter importing the package and pydantic)
+#: costs ~0.25 s of CPU; a case file parses at ~0.15 s a MB (YAML; JSONL twice as fast), so
+#: below a MB the worker parses in less time than the process takes to start, and every
+#: ``-n N`` run of a small file paid ~0.25 s for nothing (measured: a 3-case file under
+#: ``-n 2``, 2.12 -> 1.86 s of CPU for the run, medians of 6 interleaved pairs).
+PARSE_AHEAD_BYTES = 1 << 20
+
+
+def _total_size(files: Sequence[Path]) -> int:
+    total = 0
+    for path in files:
+        with contextlib.suppress(OSError):
+            total += path.stat().st_size
+    return total
+
+
 def parse_ahead(args: Sequence[str], cache_dir: Path) -> subprocess.Popen[bytes] | None:
     """Under xdist, parse the case files the command line names in a process of its own
     while the controller starts its workers (each spends a second or more importing): the
@@ -112,9 +129,12 @@ def parse_ahead(args: Sequence[str], cache_dir: Path) -> subprocess.Popen[bytes]
     and the controller's thread that starts the workers (one after the other, each over a
     pipe) waited for it at every step; with a parse under way the last of 8 workers started
     1.5-4 s later on a loaded 2-core machine. Should the process fail (or not start), a
-    worker parses the file itself, as without it. Nothing waits for it."""
+    worker parses the file itself, as without it. Nothing waits for it.
+
+    Only for files worth it (:data:`PARSE_AHEAD_BYTES`): a small file parses in the first
+    worker in a few ms, and the process would cost more than it saves."""
     files = named_case_files(args)
-    if not files:
+    if _total_size(files) < PARSE_AHEAD_BYTES:
         return None
     package = __name__.split(".", 1)[0]
     code = (f"import sys; from {package}.cases.parse_cache import load_all; "
