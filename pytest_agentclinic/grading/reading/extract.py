@@ -45,7 +45,7 @@ from .prefaces import drop_heading, drop_preface
 from .records import as_labelled_lines
 from .refusals import names_an_option_only
 from .revisions import drop_absent, revised
-from .roles import kept_open, stated_roles
+from .roles import kept_open, listed_roles, stated_roles
 from .sections import cut_sections, fold_sub_items, unaddressed
 from .soap import soap_assessment
 from .statement import (
@@ -150,7 +150,8 @@ def _answer(response: str, *,
     answer = soap_assessment(unaddressed(answer))
     # What follows a committed answer under a heading ("Differential:", "Ruled out:",
     # "Reasoning:") is what it weighed or why, in both protocols alike.
-    answer = cut_sections(fold_sub_items(answer))
+    # A list that gives each name its role reads as the lines it lists (red team round 15)
+    answer = cut_sections(fold_sub_items(listed_roles(answer)))
     # A revised diagnosis supersedes what the answer declared before it (round 6)
     answer = revised(answer)
     if not _ALNUM.search(answer):
@@ -234,6 +235,9 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     excluded = (*excluded, *absent)
     # "Considered: W\nVerdict: T": the heading that opens what is left once W is set aside
     text = drop_heading(text) if excluded else text
+    # "T; W (cannot be excluded)": a name kept open after the statement's own clause offers
+    # W beside T too (red team round 15), so the whole text is read for it first
+    text = kept_open(text)
     stmt = statement(open_alternatives(text))
     opened = kept_open(stmt)
     text, stmt = text.replace(stmt, opened, 1), opened

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from ..terms.kinds import kind
 from .name_patterns import INITIAL, NAME, NAME_IN_CLAUSE
 from .plans import plan_names_nothing
 
@@ -32,6 +33,13 @@ _DENIED_CLAUSE = rf"({_HEDGED_NAME})\s+{_DENIED_OUT}{_UNTIL}(?=$|[.;,)\]])"
 _CANNOT_EXCLUDE = (r"(?:i\s+|we\s+)?(?:cannot|can\s*not|can't|could\s+not|would\s+not|"
                    r"wouldn't|do\s+not|don't|will\s+not|won't)\s+(?:yet\s+)?(?:exclude|"
                    r"rule\s+out|dismiss)")
+# A heading that keeps its name open: the hedges above as a line's role ("Can't rule out:",
+# "Cannot exclude:", "Not excluded:", "Also possible:", "Possible:", "Consider:", "Also
+# consider:"); not "Considered:", "Also considered:", which set a name aside (negations.py)
+_OPEN_HEADING = (r"(?:(?:also|still)\s+)?(?:possible|possibly|consider|"
+                 r"(?:cannot|can\s*not|can't|could\s+not|do\s+not|don't)\s+(?:yet\s+)?"
+                 r"(?:exclude|rule\s+out)|not\s+(?:yet\s+)?(?:excluded|ruled\s+out))"
+                 r"(?:\s+(?:diagnos[ie]s|alternatives?))?")
 # "X, though Y cannot be excluded", "X; Y is also possible", "X, but cannot rule out Y": the
 # doctor keeps Y open, so the answer offers two diagnoses ("X or Y").
 _HEDGED = (
@@ -85,6 +93,12 @@ _HEDGED = (
     # "W cannot be excluded." alone: one possible diagnosis, as "W is possible" alone is
     re.compile(rf"^\s*{_DENIED_CLAUSE}", re.I),
 )
+# The same hedges as a heading of their own on a line below the answer ("Most likely:
+# T\nCan't rule out: W", "Also possible: W", "Consider: W"): the line's role keeps W open, as
+# the sentence does (red team round 15: the structure an answer gives its names); not a
+# test, a treatment or a step of the plan ("Consider: MRI of the brain")
+_OPEN_LINE = re.compile(rf"(?<=\S)[ \t]*\n\s*(?:\d{{1,2}}[.)][ \t]+)?{_OPEN_HEADING}[ \t]*:"
+                        rf"[ \t]*({NAME_IN_CLAUSE})(?=\s*(?:$|[.;,\n]))", re.I)
 
 
 # A plan or a closing line between the answer and a clause that keeps a disease open ("T.
@@ -104,7 +118,7 @@ def _plan_before_open(text: str, found: re.Match[str]) -> bool:
 _HEDGE_WORD = re.compile(r"\b(?:cannot|can\s*not|can't|could\s+not|couldn't|may\s+not|"
                          r"would\s+not|wouldn't|do\s+not|don't|will\s+not|won't|"
                          r"should\s+not|shouldn't|possible|possibility|differential|"
-                         r"consideration|considered|also|excluded|ruled|"
+                         r"consideration|considered|consider|also|excluded|ruled|"
                          r"(?:could|may|might)\s+be)\b", re.I)
 
 
@@ -127,7 +141,14 @@ def open_alternatives(text: str) -> str:
         text = f"{text[opening.end():].rstrip()} Or {opening.group(1).strip()}."
     for pattern in _HEDGED:
         text = pattern.sub(lambda m: f" or {next(g for g in m.groups() if g).strip()}", text)
-    return text
+    return _OPEN_LINE.sub(lambda m: f" or {m.group(1).strip()}" if _offered(m.group(1))
+                          else m.group(), text)
+
+
+def _offered(name: str) -> bool:
+    """Whether a name under a heading that keeps it open is a condition offered, not a test,
+    a treatment or a step of the plan ("Consider: MRI of the brain")."""
+    return kind(name) == "condition" and not plan_names_nothing(name)
 
 
 # "X cannot be distinguished from Y (without a biopsy)": the doctor cannot tell the two

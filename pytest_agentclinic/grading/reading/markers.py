@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Iterator
 
+from .roles import stated_roles
 from .typography import untypeset
 
 # --- where the answer starts ------------------------------------------------------------------
@@ -186,6 +187,11 @@ def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
         if isinstance(value, dict) and depth < 3:
             lines.extend(_json_lines(value, depth + 1))
             continue
+        if name in _LIST_KEYS and isinstance(value, list):
+            main = _main_item(value)
+            if main is not None:
+                lines.append(f"final diagnosis: {main}")
+                continue
         if name not in _JSON_KEYS:
             continue
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -193,6 +199,32 @@ def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
         if isinstance(value, str):
             lines.append(f"{name}: {value}")
     return lines
+
+
+# A list of diagnoses given as objects, each with its role ({"diagnoses": [{"name": "T",
+# "role": "primary"}, {"name": "W", "role": "differential"}]}): the one marked main is the
+# answer, as "T (primary), W (differential)" reads (:func:`.roles.stated_roles`; red team
+# round 15: a role given in nested JSON is the role given in brackets)
+_LIST_KEYS = (*_JSON_KEYS, "diagnoses", "differential", "differentials", "differential diagnosis",
+              "differential diagnoses", "candidates", "assessment")
+_ROLE_KEYS = ("role", "type", "status", "category", "rank label")
+
+
+def _main_item(items: list[object]) -> str | None:
+    """The name of the one object of ``items`` whose role is the main diagnosis's, when each
+    is an object with a name and a role, one marked main and the others set aside."""
+    pairs: list[tuple[str, str]] = []
+    for item in items:
+        if not isinstance(item, dict):
+            return None
+        fields = {_key_name(k): v for k, v in item.items() if isinstance(v, str)}
+        name = next((fields[k] for k in _NAME_KEYS if k in fields), None)
+        role = next((fields[k] for k in _ROLE_KEYS if k in fields), None)
+        if name is None or role is None:
+            return None
+        pairs.append((name, role))
+    roles = stated_roles(", ".join(f"{name} ({role})" for name, role in pairs))
+    return None if roles is None else roles.main
 
 
 def _key_name(key: object) -> str:
@@ -228,8 +260,10 @@ def strip_echoes(text: str) -> str:
     keep: list[str] = []
     stack: list[int] = []
     for at, ch in enumerate(text):
-        if ch == ">" and _RANK_SIGN.match(text, max(at - 1, 0)):
-            keep.append(ch)  # "W > T": a rank between two names, no bracket
+        if ch == ">" and (_RANK_SIGN.match(text, max(at - 1, 0)) or text[at - 1: at] in "-="):
+            # "W > T": a rank between two names, no bracket; "->", "=>": an arrow (red team
+            # round 15: "Fever + rash => T" points to the answer)
+            keep.append(ch)
             continue
         if ch in _OPENERS:
             stack.append(len(keep))

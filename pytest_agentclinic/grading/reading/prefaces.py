@@ -150,11 +150,22 @@ def drop_heading(text: str) -> str:
     return rest
 
 
+# Findings added up to the answer, in a clinician's shorthand ("Fever + rash + hilar nodes
+# -> T", "Fever + rash => T", "... \u2234 T"): the signs summed by "+" are the grounds, and the
+# arrow (or "therefore") points to the conclusion, as "Therefore, T" does (red team round
+# 15). Only after findings summed with "+" between spaces: "T \u2192 W" may tell the course
+# of a disease, and "CD4+" is part of a name.
+_NOT_ARROW = r"[^\n\u2192\u21d2\u27f9\u2234]"
+_SUMMED = re.compile(rf"^{_NOT_ARROW}*?\S[ \t]+\+[ \t]+\S{_NOT_ARROW}*?"
+                     r"[ \t]*(?:\u2192|\u21d2|\u27f9|\u2234|=>|-+>)[ \t]*(?=\S)")
+
+
 def drop_preface(text: str) -> str:
     """``text`` without an opening that only says the doctor is unsure or is no doctor, or
     what the answer rests on, or the writer's stance, or the patient's history before what
-    is diagnosed now, or the diagnosis's code, or a heading of its own."""
-    text = drop_heading(_CODE_FIRST.sub("", text, count=1))
+    is diagnosed now, or the diagnosis's code, or a heading of its own, or the findings it
+    sums up to the name."""
+    text = drop_heading(_CODE_FIRST.sub("", _SUMMED.sub("", text, count=1), count=1))
     text = _OVER.sub(r"\1", _DOUBT.sub("", _ROLE.sub("", text, count=1), count=1), count=1)
     text = _HISTORY.sub("", _GROUNDS.sub("", text, count=1), count=1)
     return _RESOLVED.sub("", text, count=1)

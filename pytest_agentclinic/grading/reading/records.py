@@ -74,6 +74,13 @@ def _table(text: str) -> str:
                 break
             rows.append(row)
         names = [c.strip(" *_") for c in header.group(1).split("|")]
+        if len(rows) > 1:
+            chosen = _chosen_row(names, [[c.strip(" *_") for c in r.group(1).split("|")]
+                                         for r in rows])
+            if chosen is None:
+                return text
+            return "\n".join([*lines[:at], f"Diagnosis: {chosen}",
+                              *lines[at + 2 + len(rows):]])
         answer = next((i for i, n in enumerate(names) if _ANSWER_FIELD.fullmatch(n)), None)
         if answer is None or len(rows) != 1 or len(names) < 2:
             return text
@@ -85,6 +92,35 @@ def _table(text: str) -> str:
                     if i != answer and n and c)]
         return "\n".join([*lines[:at], *fields, *lines[at + 3:]])
     return text
+
+
+# A differential table with a column that marks the row chosen ("| Diagnosis | Chosen |"
+# over "| T | \u2705 |" and "| W | |"): the row marked is the answer, the others the
+# candidates it set aside, as "W (differential), T (final)" reads (red team round 15; issue
+# 31: the main diagnosis is "the one marked final"). Exactly one row marked; every other
+# row's mark empty or a mark of one set aside.
+_NAME_COLUMN = re.compile(r"(?:(?:final|most[ _]likely|primary|main)[ _]+)?(?:diagnos[ie]s|dx|"
+                          r"answer|differentials?(?:[ _]+diagnos[ie]s)?|ddx|candidates?)", re.I)
+_CHOICE_COLUMN = re.compile(r"chosen|selected|choice|pick(?:ed)?|final(?:\s+answer)?|verdict|"
+                            r"decision|status|conclusion", re.I)
+_CHOSEN = re.compile(r"\u2705|\u2714\ufe0f?|\u2713|\u2611\ufe0f?|x|yes|y|chosen|selected|final|"
+                     r"(?:final|most\s+likely|working)\s+diagnosis|most\s+likely", re.I)
+_NOT_CHOSEN = re.compile(r"|\u274c|\u2717|\u2718|\u2716\ufe0f?|no|n|-+|\u2014|ruled\s+out|excluded|"
+                         r"less\s+likely|unlikely|rejected|not\s+chosen|differential", re.I)
+
+
+def _chosen_row(names: list[str], rows: list[list[str]]) -> str | None:
+    """The candidate of the one row a table marks chosen; None when no column marks a
+    choice, or no row or several are marked, or a row is marked otherwise."""
+    name = next((i for i, n in enumerate(names) if _NAME_COLUMN.fullmatch(n)), None)
+    mark = next((i for i, n in enumerate(names) if _CHOICE_COLUMN.fullmatch(n)), None)
+    if name is None or mark is None or any(len(row) != len(names) for row in rows):
+        return None
+    chosen = [row[name] for row in rows if _CHOSEN.fullmatch(row[mark].strip())]
+    if len(chosen) != 1 or not all(_CHOSEN.fullmatch(row[mark].strip())
+                                   or _NOT_CHOSEN.fullmatch(row[mark].strip()) for row in rows):
+        return None
+    return chosen[0] or None
 
 
 _BRACES = re.compile(r"\{.*\}", re.S)

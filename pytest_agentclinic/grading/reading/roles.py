@@ -16,9 +16,12 @@ laboratory state marked final was read as a finding beside the disease set aside
 from __future__ import annotations
 
 import re
+from itertools import takewhile
 from typing import NamedTuple
 
-__all__ = ["Roles", "kept_open", "stated_roles"]
+from .labels import starts_labelled
+
+__all__ = ["Roles", "kept_open", "listed_roles", "stated_roles"]
 
 # The main diagnosis's label, in brackets after the name.
 _MAIN = (r"(?:final|most\s+likely|most\s+probable|primary|working|leading|definitive|principal|"
@@ -27,10 +30,11 @@ _MAIN = (r"(?:final|most\s+likely|most\s+probable|primary|working|leading|defini
 _ASIDE = (r"(?:(?:on\s+the\s+)?differential(?:\s+diagnosis)?|ddx|less\s+likely|less\s+probable|"
           r"unlikely|ruled\s+out|excluded|alternative(?:\s+diagnosis)?|(?:also\s+)?considered|"
           r"rejected|not\s+favou?red)")
-# One item: an optional list mark, a name without brackets, and its role in brackets.
-_ITEM = re.compile(rf"^\s*(?:(?:\d+[.)]|#\d+|[-*\u2022])\s*)?(?P<name>[^()\[\]]*?[^\W\d_][^()"
-                   rf"\[\]]*?)\s*\(\s*(?:(?P<main>{_MAIN})|(?P<aside>{_ASIDE}))\s*\)\s*[.]?\s*$",
-                   re.I)
+# One item: an optional list mark, a name (its abbreviation in brackets allowed: "Benign
+# paroxysmal positional vertigo (BPPV) (final)", red team round 15), and its role in brackets.
+_ITEM = re.compile(rf"^\s*(?:(?:\d+[.)]|#\d+|[-*\u2022])\s*)?(?P<name>(?:[^()\[\]]|\([^()\[\]\n]"
+                   rf"{{1,60}}\))*?[^\W\d_](?:[^()\[\]]|\([^()\[\]\n]{{1,60}}\))*?)\s*\(\s*"
+                   rf"(?:(?P<main>{_MAIN})|(?P<aside>{_ASIDE}))\s*\)\s*[.]?\s*$", re.I)
 # Items are separated as a list's are: a comma, a semicolon, a line.
 _SEPARATOR = re.compile(r"\s*[,;\n]\s*")
 
@@ -59,8 +63,51 @@ def stated_roles(stmt: str) -> Roles | None:
                                          if m is not None and m["aside"]))
 
 
+# A list's mark, or a line's: a number, a hash and a number, a bullet (markdown's list items)
+_LISTED = re.compile(r"^[ \t>]*(?:\d{1,2}[.)]|#\d{1,2}|[-*+\u2022])[ \t]+")
+_MARK = re.compile(rf"(?:{_LISTED.pattern})?")
+# A line that heads its name with the role, the way a label heads the answer ("Primary
+# diagnosis: T", "Secondary: W", "Less likely: W"), emphasis allowed
+_HEADED = re.compile(r"[*_]*[^\W\d_][^:\n]{0,40}?[*_]*[ \t]*:[ \t]*[*_]*[ \t]*\S")
+
+
+_LABEL_THEN_LIST = re.compile(r"^[ \t]*[^\n:|]{1,40}:[ \t]*(?=(?:\d{1,2}[.)]|[-*+\u2022])[ \t]+)")
+
+
+def listed_roles(text: str) -> str:
+    """``text`` with a list (or lines) that gives each name its role read as one line gives
+    them. Bracket roles ("1. T (final)\n2. W (differential)", "- T (final)\n- W
+    (differential)") become one statement, "T (final), W (differential)", which
+    :func:`stated_roles` reads; numbered headings ("1. Primary diagnosis: T\n2. Secondary:
+    W") lose their numbers, and read as the labelled lines they are, as bullets do. A role
+    given on a list item is the role given on a line (issue 31, *Main and concurrent*: the
+    main diagnosis decides, "the one marked final or most likely"); read as a list, the
+    items had been two diagnoses offered. Other lists are left as they are."""
+    # (after the protocol's label, "Final Diagnosis: 1. T (final) ...", as after "DIAGNOSIS
+    # READY:": one reader for both protocols)
+    found = _LABEL_THEN_LIST.match(text)
+    label, body = (found.group(), text[found.end():]) if found else ("", text)
+    lines = body.strip().splitlines()
+    block = list(takewhile(str.strip, lines))  # the first paragraph: the list
+    rest = lines[len(block):]
+    if len(block) < 2:
+        return text
+    items = [_MARK.sub("", line, count=1).strip() for line in block]
+    joined = ", ".join(items)
+    if stated_roles(joined) is not None:
+        return label + "\n".join([joined, *rest])
+    # numbered or bulleted headings, the first the answer's label (a role's heading)
+    if (all(_LISTED.match(line) for line in block)
+            and all(_HEADED.match(item) for item in items) and starts_labelled(items[0])):
+        return label + "\n".join(["", *items, *rest] if label else [*items, *rest])
+    return text
+
+
 # A later item still to rule out: "W (primary), T (to be ruled out)", "T, W (r/o)".
-_STILL_OPEN = re.compile(r"(?P<join>[,;]\s*)(?P<name>[^,;()\[\]\n]*?[^\W\d_][^,;()\[\]\n]*?)"
+# (Or in a sentence of its own after the answer: "T. W (not yet excluded).", red team round
+# 15.)
+_STILL_OPEN = re.compile(r"(?P<join>[,;]\s*|(?<=[^\W\d_)\]])\.\s+)"
+                         r"(?P<name>[^,;()\[\]\n]*?[^\W\d_][^,;()\[\]\n]*?)"
                          r"\s*\(\s*(?:(?:yet\s+|still\s+)?to\s+be\s+(?:ruled\s+out|excluded)|"
                          r"(?:to\s+)?rule\s+out|r/o|not\s+yet\s+(?:ruled\s+out|excluded)|"
                          r"cannot\s+be\s+(?:ruled\s+out|excluded))\s*\)", re.I)
