@@ -239,8 +239,6 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     # W beside T too (red team round 15), so the whole text is read for it first
     text = kept_open(text)
     stmt = statement(open_alternatives(text))
-    opened = kept_open(stmt)
-    text, stmt = text.replace(stmt, opened, 1), opened
     roles = stated_roles(stmt)
     if roles is not None:
         # "W (differential), T (final)": the name labelled final is the answer, whatever its
