@@ -107,7 +107,9 @@ def listed_roles(text: str) -> str:
 # (Or in a sentence of its own after the answer: "T. W (not yet excluded).", red team round
 # 15.)
 _STILL_OPEN = re.compile(r"(?P<join>[,;]\s*|(?<=[^\W\d_)\]])\.\s+)"
-                         r"(?P<name>[^,;()\[\]\n]*?[^\W\d_][^,;()\[\]\n]*?)"
+                         # (a name of at most 160 characters, with a letter: bounded, so
+                         # that a long answer is read in linear time)
+                         r"(?P<name>(?=[^,;()\[\]\n]{0,160}?[^\W\d_])[^,;()\[\]\n]{1,160}?)"
                          r"\s*\(\s*(?:(?:yet\s+|still\s+)?to\s+be\s+(?:ruled\s+out|excluded)|"
                          r"(?:to\s+)?rule\s+out|r/o|not\s+yet\s+(?:ruled\s+out|excluded)|"
                          r"cannot\s+be\s+(?:ruled\s+out|excluded))\s*\)", re.I)
@@ -119,4 +121,6 @@ def kept_open(stmt: str) -> str:
     is a possible diagnosis kept open, as "T cannot be excluded" is (docs/grading.md's
     table: alternatives, "cannot exclude"; the paper's step 1, "more than one possible
     diagnosis"). Read as a negation, "(to be ruled out)" had set the name aside."""
+    if "(" not in stmt:
+        return stmt  # nothing marked: the common case, read without the pattern
     return _STILL_OPEN.sub(lambda m: f"{m['join']}or {m['name']}", stmt)
