@@ -156,7 +156,8 @@ def drop_heading(text: str) -> str:
 # 15). Only after findings summed with "+" between spaces: "T \u2192 W" may tell the course
 # of a disease, and "CD4+" is part of a name.
 _NOT_ARROW = r"[^\n\u2192\u21d2\u27f9\u2234]"
-_SUMMED = re.compile(rf"^{_NOT_ARROW}*?\S[ \t]+\+[ \t]+\S{_NOT_ARROW}*?"
+# (each run bounded, so that a long reply is read in linear time)
+_SUMMED = re.compile(rf"^{_NOT_ARROW}{{0,300}}?\S[ \t]+\+[ \t]+\S{_NOT_ARROW}{{0,300}}?"
                      r"[ \t]*(?:\u2192|\u21d2|\u27f9|\u2234|=>|-+>)[ \t]*(?=\S)")
 
 
