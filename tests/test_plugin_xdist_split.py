@@ -253,18 +253,47 @@ def _item(case: dict[str, Any]) -> str:
     return f"c.yaml::{case['id']}[{case['specialty'].lower()}-offline]"
 
 
+#: One run of the cases and ``test_plain.py`` per worker mode, read by the tests of what a
+#: run collects, decodes, keeps and imports (each watched by its part of the run's conftest:
+#: a ``-n 2`` run starts two workers, ~1 s of CPU): the mode's first test plays it, the
+#: module's tests share one worker under ``--dist loadgroup``.
+_PLAYED: dict[str, tuple[pytest.RunResult, Path]] = {}
+pytestmark = pytest.mark.xdist_group("xdist_split")
+
+
+def played(pytester: pytest.Pytester, xdist: list[str]) -> tuple[pytest.RunResult, Path]:
+    """The mode's run (its result and its folder), over the parse cache a ``--collect-only``
+    run left (the cases read back, as a rerun reads them), with every watcher's files."""
+    mode = " ".join(xdist) or "no-xdist"
+    if mode not in _PLAYED:
+        _write(pytester.path)
+        (pytester.path / "conftest.py").write_text(
+            RECORD_COLLECTED + _COUNT_DECODED + _COUNT_REPORTS + _REPORT_MODULES)
+        pytester.runpytest("c.yaml", "--collect-only", "-p", "no:randomly")  # the parse cache
+        for stale in pytester.path.glob("*.json"):  # what the watchers wrote of that run
+            stale.unlink()
+        result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
+                                    "--agent-run-name=r", *xdist)
+        _PLAYED[mode] = (result, pytester.path)
+    return _PLAYED[mode]
+
+
+def _written(path: Path, kind: str) -> dict[str, Any]:
+    """What a watcher of the conftest wrote, by process (``kind-<process>.json``)."""
+    return {p.stem.removeprefix(f"{kind}-"): json.loads(p.read_text())
+            for p in path.glob(f"{kind}-*.json")}
+
+
 def test_a_split_run_reads_as_a_full_collections(pytester: pytest.Pytester,
                                                  xdist: list[str]) -> None:
-    _write(pytester.path)
-    result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
-                                "--agent-run-name=r", *xdist)
+    result, path = played(pytester, xdist)
     result.assert_outcomes(passed=10 + 3, failed=2 + 1)
     cases = SOLVED + MISSED
-    assert _records(pytester.path, "r") == sorted(map(_item, cases))
-    summary = json.loads((pytester.path / "reports" / "r" / "summary.json").read_text())
+    assert _records(path, "r") == sorted(map(_item, cases))
+    summary = json.loads((path / "reports" / "r" / "summary.json").read_text())
     [row] = next(t for t in summary["tables"] if t["id"] == "by_doctor")["data"]
     assert (summary["items"], row["n"], row["correct"]) == (12, 12, 10)
-    collected = _collected(pytester.path)
+    collected = _collected(path)
     if xdist != ["-n", "2"]:
         assert collected["main"]["share"] is None
         assert len(collected["main"]["ids"]) == 12 + 4
@@ -281,7 +310,7 @@ def test_a_split_run_reads_as_a_full_collections(pytester: pytest.Pytester,
 
 #: Counts the cases a process holds decoded at once while it collects (each case is made by
 #: ``Case.model_validate_json``, parsed or read back from the parse cache).
-COUNT_DECODED = RECORD_COLLECTED + """
+_COUNT_DECODED = """
 import weakref
 
 from pytest_agentclinic.core.case import Case
@@ -312,18 +341,11 @@ def test_a_split_worker_decodes_its_share_of_the_cases_only(pytester: pytest.Pyt
                                                            xdist: list[str]) -> None:
     # Each worker read back, and held decoded at once, every case of the run, though it
     # made items of its share only: at 10,000 cases ~30 MB a worker the allocator kept.
-    _write(pytester.path)
-    (pytester.path / "conftest.py").write_text(COUNT_DECODED)
-    pytester.runpytest("c.yaml", "--collect-only", "-p", "no:randomly")  # the parse cache
-    for stale in pytester.path.glob("decoded-*.json"):
-        stale.unlink()
-    result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
-                                "--agent-run-name=r", *xdist)
+    result, path = played(pytester, xdist)
     result.assert_outcomes(passed=10 + 3, failed=2 + 1)
     cases = SOLVED + MISSED
-    assert _records(pytester.path, "r") == sorted(map(_item, cases))
-    most = {p.stem.removeprefix("decoded-"): json.loads(p.read_text())
-            for p in pytester.path.glob("decoded-*.json")}
+    assert _records(path, "r") == sorted(map(_item, cases))
+    most = _written(path, "decoded")
     if xdist != ["-n", "2"]:
         assert most == {"main": len(cases)}  # one process plays every case
         return
@@ -333,7 +355,7 @@ def test_a_split_worker_decodes_its_share_of_the_cases_only(pytester: pytest.Pyt
 
 
 #: How many reports of encounters each process's terminal reporter holds at its end.
-COUNT_REPORTS = RECORD_COLLECTED + """
+_COUNT_REPORTS = """
 
 import pytest
 
@@ -360,17 +382,13 @@ def test_a_worker_keeps_no_encounter_reports_the_run_summary_is_whole(
     # KB) to the run's end, for a summary only the controller shows; the controller (or the
     # one process) kept each passed setup's and teardown's too (~1.5 KB each under xdist),
     # which the summary reads only for a teardown's captured output.
-    _write(pytester.path)
-    (pytester.path / "conftest.py").write_text(COUNT_REPORTS)
-    result = pytester.runpytest("c.yaml", "test_plain.py", "-p", "no:randomly",
-                                "--agent-run-name=r", *xdist)
+    result, path = played(pytester, xdist)
     result.assert_outcomes(passed=10 + 3, failed=2 + 1)
     for missed in MISSED:  # in the summary, in whichever order the workers ended them
         result.stdout.fnmatch_lines([f"*FAILED c.yaml::{missed['id']}*"])
     # A failure's teardown output is still shown under it.
     result.stdout.fnmatch_lines(["*Captured stdout teardown*", "said in the teardown of t-11"])
-    held = {p.stem.removeprefix("reports-"): json.loads(p.read_text())
-            for p in pytester.path.glob("reports-*.json")}
+    held = _written(path, "reports")
     items = len(SOLVED + MISSED)
     assert held.pop("main") == items + 1  # each call's, and t-11's teardown with its output
     assert held == ({"gw0": 0, "gw1": 0} if xdist == ["-n", "2"] else {})
@@ -501,7 +519,7 @@ def test_a_worker_starts_its_first_encounters_before_the_slowest_collection(
 
 
 #: Which of the final reports' modules each process has imported when its first item runs.
-REPORT_MODULES = RECORD_COLLECTED + """
+_REPORT_MODULES = """
 import sys
 import pytest
 
@@ -522,13 +540,10 @@ def test_a_worker_imports_none_of_the_final_reports(pytester: pytest.Pytester,
                                                     xdist: list[str]) -> None:
     # A worker imported the final reports' modules (23 modules, ~10 ms and 1.2 MB in each
     # of 8 workers), which only the run directory's owner uses.
-    _write(pytester.path)
-    (pytester.path / "conftest.py").write_text(REPORT_MODULES)
-    result = pytester.runpytest("c.yaml", "-p", "no:randomly", "--agent-run-name=r", *xdist)
-    result.assert_outcomes(passed=10, failed=2)
-    assert _records(pytester.path, "r") == sorted(map(_item, SOLVED + MISSED))
-    imported = {p.stem.removeprefix("modules-"): json.loads(p.read_text())
-                for p in pytester.path.glob("modules-*.json")}
+    result, path = played(pytester, xdist)
+    result.assert_outcomes(passed=10 + 3, failed=2 + 1)
+    assert _records(path, "r") == sorted(map(_item, SOLVED + MISSED))
+    imported = _written(path, "modules")
     if xdist == ["-n", "2"]:
         assert imported == {"gw0": [], "gw1": []}
     else:  # one process plays and reports
