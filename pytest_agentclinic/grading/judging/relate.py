@@ -39,6 +39,7 @@ from ..terms.concurrent import (
 )
 from ..terms.equivalence import judge
 from ..terms.kinds import kind
+from ..terms.qualifiers import leading_qualifiers
 from ..terms.relation import Equivalence
 from .choices import choices_named, distractor, same_name
 from .initials import another_disease_abbreviated
@@ -218,7 +219,10 @@ class Related:
         or give for none while a known disease's name spells it ("CVI"), and the case does
         not accept it as written
         (:func:`.initials.another_disease_abbreviated`)."""
-        name = self.name.strip()
+        # behind words of severity, course or side ("Severe PSC"): they narrow nothing
+        # (docs/grading.md, *Broader and narrower*), so the abbreviation is read alone
+        # (red team round 16)
+        name = leading_qualifiers(self.name.strip())[1]
         if _SHORT_FORM.fullmatch(name) is None or sum(c.isupper() for c in name) < 2 or any(
                 name.lower() == t.strip().lower() for t in self.accepted):
             return False

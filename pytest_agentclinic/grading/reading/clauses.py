@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..terminology import FILLER, GENERIC, content
+from ..terms.concepts import default_terminology
 from ..terms.concurrent import finding
 from .companions import slashed
 from .context import cut_context
@@ -81,10 +82,22 @@ def parentheticals(text: str) -> tuple[str, list[str]]:
         text = text[: found.start()] + " " + text[found.end():]
 
 
+# A word in "-ing" alone as the answer's name is a noun ("Drowning", "Stuttering"), not a
+# participle that qualifies a name beside it ("(possibly ongoing)"), where the terminology
+# knows a condition by it (not "splitting", a defense mechanism; red team round 16).
+_GERUND = re.compile(r"[A-Za-z]{3,30}ing")
+
+
+def _named(phrase: str) -> bool:
+    """Whether a word in "-ing" alone names a condition the terminology knows."""
+    return _GERUND.fullmatch(phrase) is not None and default_terminology().known(phrase)
+
+
 def split(text: str, role: Role) -> list[Mention]:
     """The phrase as one mention, or as alternatives when it offers several."""
     parts = [bare(p) for p in ALTERNATIVE.split(text)]
-    parts = [q for p in parts if p and is_condition_phrase(p) for q in slashed(p)]
+    parts = [q for p in parts if p and (is_condition_phrase(p) or (role == "main" and _named(p)))
+             for q in slashed(p)]
     if len(parts) > 1 and role != "alias":  # "(also known as X or Y)": names, not options
         return [Mention(p, "alternative") for p in parts]
     return [Mention(p, role) for p in parts]

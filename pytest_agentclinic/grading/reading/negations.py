@@ -113,8 +113,10 @@ _NEGATED_CLAUSES = (
 )
 # Asides inside a clause that exclude a name: "(X ruled out)", ", not X", "rather than X".
 _NEGATED_ASIDES = (
-    # "(rather than X)", "(instead of X)": the bracket of ", rather than X" (round 13)
-    re.compile(rf"\(\s*(?:not|no|rather\s+than|instead\s+of)\s+({NAME})\)"
+    # "(rather than X)", "(instead of X)": the bracket of ", rather than X" (round 13); not
+    # "(not yet excluded)", which keeps the name before it open (roles.kept_open, round 16)
+    re.compile(r"\(\s*(?:not|no|rather\s+than|instead\s+of)\s+"
+               rf"(?!(?:yet\s+)?(?:excluded|ruled\s+out)\s*\))({NAME})\)"
                rf"|\(\s*({NAME})\s+{_NOT_DENIED}(?:ruled\s+out|"
                rf"excluded|unlikely)\s*\)|\(\s*(?:ruled\s+out|excluded|excluding)\s*:?\s*({NAME})\)",
                re.I),

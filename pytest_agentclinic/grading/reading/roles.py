@@ -111,7 +111,7 @@ _STILL_OPEN = re.compile(r"(?P<join>[,;]\s*|(?<=[^\W\d_)\]])\.\s+)"
                          # that a long answer is read in linear time)
                          r"(?P<name>(?=[^,;()\[\]\n]{0,160}?[^\W\d_])[^,;()\[\]\n]{1,160}?)"
                          r"\s*\(\s*(?:(?:yet\s+|still\s+)?to\s+be\s+(?:ruled\s+out|excluded)|"
-                         r"(?:to\s+)?rule\s+out|r/o|not\s+yet\s+(?:ruled\s+out|excluded)|"
+                         r"(?:to\s+)?rule\s+out|r/o|not\s+(?:yet\s+)?(?:ruled\s+out|excluded)|"
                          r"cannot\s+be\s+(?:ruled\s+out|excluded))\s*\)", re.I)
 
 

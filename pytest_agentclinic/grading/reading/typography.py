@@ -57,12 +57,20 @@ _PICTOGRAPH = re.compile(r"[ \t]*[\u2600-\u27bf\u2b50\u2b55\U0001f000-\U0001faff
 _KEYCAP = re.compile(r"(\d)\ufe0f?\u20e3[ \t]*")
 
 
+# A check mark opening a line (or after its label): two or more such lines mark two names
+# chosen, a list of diagnoses (round 15: "two marked main stays multiple"; the paper's step
+# 1, "more than one diagnoses present"), read as the bullets they are (red team round 16).
+_CHECK_LINE = re.compile(r"(?:^|(?<=:))[ \t]*[\u2705\u2714\u2611\u2713]\ufe0f?[ \t]*(?=\S)", re.M)
+
+
 def unmarked(text: str) -> str:
     """``text`` without the lines a cross mark rejects, and without other pictographs (a
-    keycap digit is the number of an item)."""
+    keycap digit is the number of an item; lines each opened by a check mark are bullets)."""
     text = _KEYCAP.sub(r"\1. ", text) if "\u20e3" in text else text
     if not _PICTOGRAPH.search(text):
         return text
+    if len(_CHECK_LINE.findall(text)) >= 2:
+        text = _CHECK_LINE.sub("- ", text)
     return _PICTOGRAPH.sub("", _CROSS_MARK.sub(r"\1", text)).strip()
 
 

@@ -37,12 +37,19 @@ from .name_parts import (
     apart_outside_icd,
     class_implied,
     full_of_short_form,
+    generic_modifier,
     names_a_disease,
     part_synonym,
     synonym_tier,
     without_head,
 )
-from .qualifiers import NEUTRAL_QUALIFIERS, PLACE_NOUNS, PLACES, SOFT_QUALIFIERS
+from .qualifiers import (
+    NEUTRAL_QUALIFIERS,
+    PLACE_NOUNS,
+    PLACES,
+    SOFT_QUALIFIERS,
+    leading_qualifiers,
+)
 from .readings import (
     agent_of,
     binomial,
@@ -70,6 +77,9 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if not g or not t:
         return Relation("different", "nothing to compare")
     if g == t or compact(given) == compact(truth):
+        opening = generic_modifier(given, truth)
+        if opening is not None:
+            return Relation("narrower", f"the answer adds {opening}", sure=False)
         if without_head(given, truth, g, terms):
             return Relation("different", f"{given!r} is {truth!r} without its head word, and "
                             "no disease name on its own")
@@ -84,6 +94,11 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     spelled = _spelled(given, truth, terms)
     if spelled is not None:
         return spelled
+    lead, behind = leading_qualifiers(given)  # "Severe Celiac disaase": a slip behind them
+    if lead and not terms.known(g) and not set(tokens(lead)) & t:
+        slip = _relate(behind, truth, terms)
+        if slip.kind == "same" and "slip" in slip.reason:
+            return slip
     if not terms.known(g) and (lone_slip(tokens(given), tokens(truth), terms.is_word)
                                # as written: the normaliser may read a slip's ending as a
                                # Latin plural ("pancreatitsi"), two letters from the truth
@@ -124,7 +139,8 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         return Relation("same", usual)
     words = _word_relation(g, t, terms)
     if (words is not None and words.kind == "same" and _slipped_words(g, t)
-            and terms.known(g) and terms.known(t) and (link is None or link.kind == "sibling")):
+            and terms.known(key(behind)) and terms.known(t)  # "Severe osteoblastoma"
+            and (link is None or link.kind == "sibling")):
         # A slip is read only when no other known name is as close: two names the
         # terminology knows apart are two ("osteoblastoma", "osteoclastoma").
         return Relation("different", f"{given!r} is a name of its own, not a slip of "

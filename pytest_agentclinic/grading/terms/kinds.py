@@ -131,4 +131,11 @@ def _head(words: tuple[str, ...]) -> str:
         before = [w for w in words[: words.index("of")] if w not in FILLER]
         if before:
             return before[-1]
+    # A step of the plan before "to" is the head: "referral to dermatology", "admission to
+    # hospital" name no condition after their destination (red team round 16); not "data
+    # to determine the most appropriate test", where "to" opens a clause.
+    if "to" in words:
+        before = [w for w in words[: words.index("to")] if w not in FILLER]
+        if before and before[-1] in _TREATMENT_HEADS:
+            return before[-1]
     return content_words[-1] if content_words else words[-1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..terminology import CONDITION_SUFFIXES, GENERIC, Key, tokens
+from ..terminology import CONDITION_SUFFIXES, FILLER, GENERIC, Key, tokens
 from . import eponym_words
 from .concepts import Link, Terminology
 from .readings import (
@@ -24,8 +24,8 @@ from .readings import (
 from .relation import Relation
 
 __all__ = ["PART_WORDS", "agent_forms", "agent_link", "apart_outside_icd", "class_implied",
-           "full_of_short_form", "names_a_disease", "ontology_of", "part_synonym",
-           "synonym_tier", "without_head"]
+           "full_of_short_form", "generic_modifier", "names_a_disease", "ontology_of",
+           "part_synonym", "synonym_tier", "without_head"]
 
 
 def class_implied(g: Key, t: Key, terms: Terminology) -> str | None:
@@ -175,3 +175,22 @@ def without_head(given: str, truth: str, g: Key, terms: Terminology) -> bool:
 
 
 _POSSESSIVE_END = re.compile(r"['\u2019]s?$")
+
+
+# The generic words that may open a name as its modifier: not "type" and "form", which
+# number a name wherever they stand ("type 2 diabetes", "diabetes type 2").
+_MODIFYING_GENERIC = GENERIC - {"type", "form"}
+
+
+def generic_modifier(given: str, truth: str) -> str | None:
+    """The generic word ``given`` opens its name with, as a modifier of the words after it,
+    where ``truth`` has no such word: "illness" of illness anxiety disorder (DSM-5's name of
+    its own, not anxiety). The key drops generic words as heads ("Lyme disease" is Lyme), so
+    the two keys agree though the answer names a narrower disease (red team round 16). Not
+    before "of" or "with" ("disease of the liver", "infection with the hepatitis C virus"),
+    where the word is the head."""
+    written = [w for w in re.findall(r"[a-z]+", given.lower()) if w not in ("a", "an", "the")]
+    if (len(written) < 3 or written[0] not in _MODIFYING_GENERIC
+            or written[1] in FILLER):
+        return None
+    return None if written[0] in re.findall(r"[a-z]+", truth.lower()) else written[0]

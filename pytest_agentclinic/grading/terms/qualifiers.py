@@ -5,6 +5,8 @@ as the truth, or as a kind of it (:mod:`.equivalence`, :mod:`.concurrent`)."""
 
 from __future__ import annotations
 
+import re
+
 #: Words that say how severe, how long, how sure or which side, not what or where: an answer
 #: adding only these to the truth is still the truth ("severe acute pericarditis").
 NEUTRAL_QUALIFIERS = frozenset({
@@ -50,3 +52,18 @@ PLACES = frozenset({"heart", "lumbar", "cervical", "thoracic", "sacral", "vulvar
 #: perianal region", "the epidural space", "the hepatobiliary system" are the perianal, the
 #: epidural, the hepatobiliary. An answer adding or dropping one names the same place.
 PLACE_NOUNS = frozenset({"region", "area", "space", "system", "zone"})
+
+
+#: Leading words of severity, course or side ("Severe", "Recurrent left-sided"): bounded, at
+#: most three.
+_LEAD = re.compile(r"^\s*(?:(?:mild|moderate|severe|recurrent|bilateral|left|right|"
+                   r"sided|early|late|suspected|presumed)[-\s]+){1,3}(?=\S)", re.I)
+
+
+def leading_qualifiers(name: str) -> tuple[str, str]:
+    """The words of severity, course or side that open ``name``, and the name behind them
+    ("Severe osteoblastoma": "Severe ", "osteoblastoma"); ("", name) when none do. They
+    narrow nothing (docs/grading.md, *Broader and narrower*), so a slip and a near-miss
+    sibling are read behind them (red team round 16)."""
+    lead = _LEAD.match(name)
+    return ("", name) if lead is None else (lead[0], name[lead.end():])
