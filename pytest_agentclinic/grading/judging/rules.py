@@ -148,7 +148,7 @@ def _bare_head(a: _Answer) -> Decision | None:
     # "cyst" for a branchial cleft cyst, "colitis" for ulcerative colitis: the head noun
     # alone names the family the truth's words of kind narrow (guard rail of issue 31),
     # unless a source states it is a synonym, or it is the one disease with its variants
-    # above the truth (:data:`.equivalence.FAMILY_BREADTH`) and ICD-10-CM codes the truth
+    # above the truth (:data:`.by_words.FAMILY_BREADTH`) and ICD-10-CM codes the truth
     # under it, no code of its own ("melanoma" for superficial spreading melanoma, which
     # the dermatologists accepted; not "cholangitis" for primary sclerosing cholangitis,
     # K83.01); the words alone ("adenocarcinoma" for pancreatic adenocarcinoma) never do
@@ -265,7 +265,7 @@ PAPER_ROLES = frozenset({"concurrent", "listed", "beside", "after", "complicatio
 #: "if Diagnosis 1 is a subtype of Diagnosis 2 respond with yes", and its example is a family
 #: one level up ("lymphoma", 27 concepts below it, for Hodgkin's lymphoma). Higher up, a
 #: broader name counts only as under strict, as one disease with its variants (at most
-#: :data:`.equivalence.FAMILY_BREADTH` concepts below it, :data:`.equivalence.FAMILY_LEVELS`
+#: :data:`.by_words.FAMILY_BREADTH` concepts below it, :data:`.by_words.FAMILY_LEVELS`
 #: levels up: "melanoma" for superficial spreading melanoma); a family two levels up or more
 #: ("anemia" for iron deficiency anemia, "leukemia" for acute promyelocytic leukemia) names a
 #: class of the truth's class, not the disease the truth is a subtype of.

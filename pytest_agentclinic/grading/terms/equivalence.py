@@ -21,7 +21,6 @@ from ..terminology import GENERIC, Key, compact, key, tokens
 from ..wording import (
     covered,
     keeps_head,
-    listed,
     lone_slip,
     qualifier_flip,
     root,
@@ -30,6 +29,7 @@ from ..wording import (
     two_names,
 )
 from . import eponym_words
+from .by_words import hierarchy, word_relation, words_only
 from .concepts import Link, Terminology, default_terminology
 from .eponym_words import possessive
 from .name_parts import (
@@ -43,13 +43,7 @@ from .name_parts import (
     synonym_tier,
     without_head,
 )
-from .qualifiers import (
-    NEUTRAL_QUALIFIERS,
-    PLACE_NOUNS,
-    PLACES,
-    SOFT_QUALIFIERS,
-    leading_qualifiers,
-)
+from .qualifiers import leading_qualifiers
 from .readings import (
     agent_of,
     binomial,
@@ -137,7 +131,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     usual = epithet_left_out(given, truth, g, t, terms) if link is None else None
     if usual is not None:
         return Relation("same", usual)
-    words = _word_relation(g, t, terms)
+    words = word_relation(g, t, terms)
     if (words is not None and words.kind == "same" and _slipped_words(g, t)
             and terms.known(key(behind)) and terms.known(t)  # "Severe osteoblastoma"
             and (link is None or link.kind == "sibling")):
@@ -151,7 +145,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if link is not None and link.kind == "synonym":
         return _synonym(link, terms)
     if link is not None and link.curated:
-        return _hierarchy(link, terms)
+        return hierarchy(link, terms)
     # (Asked only of a known name: a part is a synonym of nothing the sources do not know.)
     joined = (two_names(g, lambda part: synonym_tier(part, t, terms))
               if link is None and terms.known(t) else None)
@@ -173,7 +167,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         if implied is not None:
             return Relation("same", implied)
     if words is not None:
-        return _words_only(words, g, t, truth, terms, link, bare)
+        return words_only(words, g, t, truth, terms, link, bare)
     via = _via_core(given, truth, terms) if terms.known(g) else None
     if via is not None:
         return via
@@ -205,14 +199,6 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     return Relation("different", "no shared word")
 
 
-#: The strict policy's rule for a broader answer: it counts when it names one disease with
-#: its variants, a concept with at most this many concepts below it in its source (MeSH
-#: first: "melanoma" 4, "hyperthyroidism" 4, "leishmaniasis" 4), at most this many levels
-#: above the truth; a family does not ("arthritis" 31 for rheumatoid arthritis, "dementia"
-#: 16, "lymphoma" 27, "purpura" 7, "colitis" 6). The ``paper`` policy accepts any broader
-#: name, as CRAFT-MD's grader prompt did.
-FAMILY_BREADTH = 5
-FAMILY_LEVELS = 2
 _ICD_WORDING = {"included": "listed under one code", "broader": "the answer's code is above "
                 "the truth's", "narrower": "the answer's code is below the truth's"}
 
@@ -268,77 +254,6 @@ def _via_core(given: str, truth: str, terms: Terminology) -> Relation | None:
     return None
 
 
-def _hierarchy(link: Link, terms: Terminology) -> Relation:
-    reason = (f"{terms.label(link.given)} vs {terms.label(link.truth)} by "
-              f"{', '.join(link.sources)}")
-    if link.kind == "broader":
-        breadth = terms.breadth(link.given)
-        family = link.distance > FAMILY_LEVELS or breadth > FAMILY_BREADTH
-        kind_of = "a family" if family else "one disease"
-        return Relation("broader", f"{reason}: {link.distance} level(s) above, {kind_of} of "
-                        f"{breadth} concept(s) below it", sure=link.tier < 3, family=family,
-                        height=link.distance, breadth=breadth)
-    if link.kind == "narrower":
-        return Relation("narrower", f"{reason}: below the truth")
-    return Relation("sibling", f"{reason}: siblings under one parent")
-
-
-def _words_only(words: Relation, g: Key, t: Key, truth: str, terms: Terminology,
-                link: Link | None, bare: bool = False) -> Relation:
-    """A broader or narrower relation seen in the words alone, judged against the terminology.
-
-    Both names known to the terminology but unrelated by it (one source alone may agree with
-    the words): the shared words mislead ("German measles" is no measles). An answer the
-    words find broader must keep the truth's head ("meningitis" for enterovirus meningitis)
-    and the truth must be unknown to the terminology (else its hierarchy would say so); an
-    answer without the head is a fragment of the name ("plaques" for plaque psoriasis,
-    "superficial spreading" for that melanoma).
-    """
-    g_known, t_known = terms.known(g), terms.known(t)
-    has_head = keeps_head(g, truth, terms.is_word)
-    # Words and one source's hierarchy agreeing make a broader name of two words or more, or
-    # of one word that the Disease Ontology names as a disease (MeSH alone has "infarction"
-    # above myocardial infarction).
-    if (words.kind == "broader" and has_head and (len(g) > 1 or _disease_word(g, terms))
-            and link is not None and link.kind == "broader"):
-        above = _hierarchy(link, terms)
-        return Relation("broader", f"{words.reason}; {terms.label(link.given)} is above "
-                        f"{terms.label(link.truth)} ({', '.join(link.sources)})",
-                        family=above.family, height=above.height,
-                        breadth=above.breadth)
-    # One word lifted from a name the terminology knows is no diagnosis unless a hierarchy
-    # puts it above the truth ("sclerosis" for multiple sclerosis, "Bullous" for bullous
-    # pemphigoid): sure, so that no moderator model is asked to agree with it.
-    lifted = words.kind == "broader" and len(g) == 1 and (t_known or not has_head)
-    if words.kind == "broader" and not has_head and not lifted and g_known:
-        # a disease name of its own ("cubital tunnel syndrome"), not a fragment
-        return Relation("related", f"{words.reason}: not the truth's head", sure=False)
-    if words.kind == "broader" and not has_head:
-        return Relation("related", f"{words.reason}: a fragment of the truth's name, "
-                        "not its head, and no disease concept above it")
-    if g_known and t_known:
-        if words.kind == "broader" and terms.icd_relation(g, t) in ("same", "broader"):
-            return Relation("broader", f"{words.reason}; ICD-10-CM: the answer's code is "
-                            "above the truth's")
-        if lifted:
-            return Relation("related", f"{words.reason}: one word of the truth's name")
-        return Relation("related", f"{words.reason}, but the terminology relates neither "
-                        "name to the other", sure=False)
-    if words.kind != "broader":
-        return words
-    if not t_known:
-        if bare and not _disease_word(g, terms):
-            # a bare head noun ("fracture", "cyst", "ulcer") names a kind of lesion or
-            # process, a family of diseases: never right under strict
-            return Relation("broader", f"{words.reason}: a bare head noun, a family of "
-                            "lesions or processes", family=True)
-        return Relation("broader", f"{words.reason} (the answer is its head)", sure=False)
-    if lifted:
-        return Relation("related", f"{words.reason}: one word of the truth's name")
-    return Relation("related", f"{words.reason}: the terminology places no concept of that "
-                    "name above the truth", sure=False)
-
-
 def _written(name: str) -> tuple[str, ...]:
     """A name's words as written, lower case."""
     return tuple(re.findall(r"[^\W\d_]+", name.lower()))
@@ -349,43 +264,6 @@ def _slipped_words(g: Key, t: Key) -> frozenset[str]:
     same word, nor one root)."""
     return frozenset(w for w in g if w not in t and all(root(w) != root(v) for v in t)
                      and any(similar(w, v) for v in t))
-
-
-def _disease_word(g: Key, terms: Terminology) -> bool:
-    """Whether a one-word name is a disease of the Disease Ontology ("melanoma", "lymphoma"),
-    which keeps out processes and findings that MeSH files among diseases ("infarction",
-    "hemorrhage"): only such a word, heading the truth, is broader by one source's say."""
-    return any(i.startswith("DOID:") for i in terms.concepts(g)[1])
-
-
-def _word_relation(g: Key, t: Key, terms: Terminology) -> Relation | None:
-    """The relation the words alone establish, or None when they establish none."""
-    soft = SOFT_QUALIFIERS | terms.site_words
-    if len(g) == 1 < len(t):
-        # One word may drop how and when ("pneumonia" for community-acquired pneumonia), not
-        # where: "infarction" names no disease without the heart, "insufficiency" none
-        # without the adrenals.
-        soft = SOFT_QUALIFIERS - PLACES
-    g_in_t, t_in_g = covered(g, t, terms.is_word), covered(t, g, terms.is_word)
-    g_extra, t_extra = g - g_in_t - PLACE_NOUNS, t - t_in_g - PLACE_NOUNS
-    if not g_extra and not t_extra:
-        return Relation("same", "same words up to spelling")
-    if g_extra and t_extra and g_in_t and g_extra <= NEUTRAL_QUALIFIERS:
-        # "malignant melanoma" for superficial spreading melanoma: "melanoma" for it (not
-        # "moderate to severe", qualifiers alone, which name nothing: red team round 11)
-        g_extra = frozenset()
-    if not g_extra:
-        if t_extra <= soft:
-            return Relation("same", f"the truth only adds {listed(t_extra)}")
-        return Relation("broader", f"the truth adds {listed(t_extra)}", sure=False)
-    if not t_extra:
-        if g_extra <= NEUTRAL_QUALIFIERS:
-            return Relation("same", f"the answer only adds {listed(g_extra)}")
-        if g_extra <= soft | terms.site_words:
-            return Relation("narrower", f"the answer adds where, when, why or which kind: "
-                            f"{listed(g_extra - NEUTRAL_QUALIFIERS)}")
-        return Relation("narrower", f"the answer adds {listed(g_extra)}", sure=False)
-    return None
 
 
 # Memoised: pure (every lookup under it is), its verdict frozen, and one answer's names are

@@ -37,7 +37,7 @@ class Relation:
     #: False when one source alone states the hierarchy (any one of them holds slips).
     curated: bool = True
     #: For a broader name: True when it names a family of diseases rather than one disease
-    #: with its variants (see :data:`.equivalence.FAMILY_BREADTH`); the strict policy rejects those.
+    #: with its variants (see :data:`.by_words.FAMILY_BREADTH`); the strict policy rejects those.
     family: bool = False
     #: For a broader name placed by a hierarchy: levels above the truth, concepts below it.
     height: int | None = None
