@@ -68,7 +68,9 @@ SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complic
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
 _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested"})
 #: "X-like" (also after a bracket: "encephalopathy (PML)-like"): what resembles X.
-_LIKE = re.compile(r"([^\W\d_]+)(?:\s*\([^()]*\))?\s*-\s*like\b")
+#: (The word starts where a word does: from inside one the same "-like" is found from its
+#: start, which the scan reaches first, else each letter of a long word is tried.)
+_LIKE = re.compile(r"(?<![^\W\d_])([^\W\d_]+)(?:\s*\([^()]*\))?\s*-\s*like\b")
 #: A word before a companion that states its role beside the main diagnosis, never part of
 #: a disease's name ("superimposed impetigo").
 _ROLE_WORD = re.compile(r"^(?:superimposed|superadded)\s+", re.I)

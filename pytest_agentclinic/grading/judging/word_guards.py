@@ -174,7 +174,10 @@ def unslipped(name: str, truth: str) -> str | None:
         return None
     i = diffs[0]
     slip, word = given[i], true[i]
-    if len(word) < SLIP_WORD or not (slip.isalpha() and word.isalpha()):
+    if (len(word) < SLIP_WORD or not (slip.isalpha() and word.isalpha())
+            or abs(len(slip) - len(word)) > 1):
+        # (one edit changes a length by one at most: the word one edit from a slip of
+        # 16,000 letters are ~850,000 strings of its length, built for nothing)
         return None
     near = neighbours(slip)
     terms = default_terminology()

@@ -70,7 +70,9 @@ def _unranked(text: str) -> str:
     return _RANK_ITEM.sub("\n", text) if _RANKED.match(text) else text
 
 
-_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
+# (Only counted, or matched on one line: the item is found from its own line's start, not
+# from each blank line above it, one scan of the blank lines each.)
+_LIST_ITEM = re.compile(r"^[^\S\n]*(?:\d+[.)]|[-\u2022*])\s+\S", re.M)
 _ENUMERATED = re.compile(r"^\s*\d+[.)]\s+")
 # "T (90%), W (10%)", "T - 70%" ending its line: a percentage in brackets after a name, or
 # after a dash as the rest of the line; two of them weigh diagnoses against each other, a

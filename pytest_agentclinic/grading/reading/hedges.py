@@ -129,7 +129,9 @@ _OPENING_HEDGE = re.compile(rf"^\s*{_DENIED_CLAUSE}\s*[.;]\s*(?=\S)", re.I)
 
 def open_alternatives(text: str) -> str:
     """``text`` with each alternative it keeps open written as "or Y"."""
-    text = re.sub(r"\s*\band\s*/\s*or\b\s*", " or ", text, flags=re.I)
+    # (spaces before it from the first of them: the same match, not a scan of a long run of
+    # spaces from each)
+    text = re.sub(r"(?:(?<!\s)|(?=\S))\s*\band\s*/\s*or\b\s*", " or ", text, flags=re.I)
     text = _BETWEEN.sub(lambda m: f"{(m.group(1) or m.group(2)).strip()} or ", text)
     text = _APART.sub(lambda m: f"{(m.group(1) or m.group(2)).strip()} or ", text)
     if not _HEDGE_WORD.search(text):

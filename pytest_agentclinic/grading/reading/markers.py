@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from .roles import stated_roles
 from .typography import untypeset
@@ -109,7 +109,11 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 # a diagnosis or an answer ("| Diagnosis | X |") reads as that label; other rows are items of
 # a list; the rule line is markup. A header may follow a label ("Final Diagnosis: | Dx |").
 _TABLE_HEADER = re.compile(r"(?:^|(?<=:))[ \t]*\|[^\n]*\|[ \t]*\n(?=[ \t]*\|?[ \t]*:?-{3,})", re.M)
-_TABLE_CELLS = re.compile(r"^[ \t]*\|[ \t]*([^\n]*?[^|\s-][^\n]*?)[ \t]*\|[ \t]*$", re.M)
+_TABLE_HEADER_START = re.compile(r"(?:^|(?<=:))[ \t]*\|", re.M)
+# (a row must end in a bar: looked for first, else the two lazy runs try every split of a long
+# line that does not, a time quadratic in its length)
+_TABLE_CELLS = re.compile(r"^(?=[^\n]*\|[ \t]*$)[ \t]*\|[ \t]*([^\n]*?[^|\s-][^\n]*?)"
+                          r"[ \t]*\|[ \t]*$", re.M)
 _TABLE_ROW = re.compile(r"^[ \t]*\|[ \t]*((?:[*_\w]+[ \t]+)*?[*_]*(?:diagnosis|dx|answer|"
                         r"impression|assessment|conclusion)[*_]*)[ \t]*\|[ \t]*([^|\n]*?[^|\s])"
                         r"[ \t]*\|[ \t]*$", re.M | re.I)
@@ -118,7 +122,8 @@ _TABLE_RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+(?:[ \t]*:?-{3,
 _SET_ASIDE = re.compile(r"\b(?:differentials?|ddx|ruled\s+out|excluded|less\s+likely|against|"
                         r"considered|alternatives?|other\s+possibilities)\b", re.I)
 # A code fence around the answer ("```json"): markup, not words.
-_FENCE = re.compile(r"(?:^|(?<=[ \t]))[ \t]*```[\w-]*[ \t]*$|^[ \t]*```", re.M)
+# (after the first space of a run only: from a later one the same fence is found)
+_FENCE = re.compile(r"(?:^|(?<=[ \t])(?<![ \t]{2}))[ \t]*```[\w-]*[ \t]*$|^[ \t]*```", re.M)
 _JSON_KEYS = ("final diagnosis", "diagnosis", "most likely diagnosis", "final answer", "answer",
               "dx")
 #: The field that names the diagnosis when an answer key holds an object.
@@ -127,9 +132,31 @@ _NAME_KEYS = ("name", "diagnosis", "condition", "value", "label", "title",
               "primary", "main", "principal", "final", "most likely")
 # A table row that says its name was set aside ("| W | ruled out |"): what the answer weighed
 # after committing to its diagnosis, as a "Ruled out:" list would say (docs/grading.md).
-_SET_ASIDE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[^\n]*\b(?:ruled\s+out|excluded|unlikely|"
+# (the second bar is the row's next one: a word after a later bar is after that one too, and
+# trying every bar as the second is quadratic in a long line's bars)
+_SET_ASIDE_ROW = re.compile(r"^[ \t]*\|[^\n|]*\|[^\n]*\b(?:ruled\s+out|excluded|unlikely|"
                             r"less\s+likely|not\s+likely|not\s+supported|rejected)\b[^\n]*$\n?",
                             re.M | re.I)
+
+
+def sub_per_line(start: re.Pattern[str], pattern: re.Pattern[str],
+                 repl: Callable[[re.Match[str]], str], text: str) -> str:
+    """``pattern.sub(repl, text)`` for a pattern that starts where ``start`` does (at a line's
+    start or after a colon) and runs to a line's end, so that a later start in a line
+    matches only where the line's first one does (both need the same end): each line is
+    tried from its first start alone. Trying every start, each a scan to the line's end, took
+    a time quadratic in the length of a long line of colons."""
+    pieces: list[str] = []
+    kept = at = 0
+    while (found := start.search(text, at)) is not None:
+        match = pattern.match(text, found.start())
+        if match is not None:
+            pieces += [text[kept:match.start()], repl(match)]
+            kept = at = match.end()
+            continue
+        end = text.find("\n", found.start())
+        at = len(text) if end < 0 else end + 1
+    return "".join(pieces) + text[kept:]
 
 
 def unwrap(text: str) -> str:
@@ -139,7 +166,8 @@ def unwrap(text: str) -> str:
     if "|" in text:
         # a header names columns; one of alternatives set aside ("| Differential | Why less
         # likely |") heads a section of what the answer considered, as "Considered:" would
-        text = _TABLE_RULE.sub("", _TABLE_HEADER.sub(
+        text = _TABLE_RULE.sub("", sub_per_line(
+            _TABLE_HEADER_START, _TABLE_HEADER,
             lambda m: "\nConsidered:\n" if _SET_ASIDE.search(m.group()) else "", text))
         text = _SET_ASIDE_ROW.sub("", text)
         text = _TABLE_CELLS.sub(r"- \1", _TABLE_ROW.sub(r"\1: \2", text))  # other rows: a list
@@ -242,6 +270,7 @@ _ENUMERATOR_PAREN = re.compile(r"^([ \t]*)(\d{1,2}|[A-Ea-e])\)[ \t]+", re.M)
 # "1) T 2) W 3) X" on one line: after a first "1)", the numbers that follow in the line
 # enumerate too, as "1. W 2. T" does (red team round 12); not "(type 2)", whose bracket opens
 _ENUMERATED_LINE = re.compile(r"(?:^|(?<=:))[ \t]*1\)[ \t]+[^\n]*\s2\)[ \t][^\n]*", re.M)
+_ENUMERATED_START = re.compile(r"(?:^|(?<=:))[ \t]*1\)[ \t]+", re.M)
 _ENUMERATOR_INLINE = re.compile(r"(?<=[^\W_]|[ \t])([ \t]+)(\d{1,2})\)[ \t]+(?=[^\W\d_])")
 _OPENERS, _CLOSERS = "([{<", ")]}>"
 _ANY_BRACKET = re.compile(r"[()\[\]{}<>]")
@@ -252,8 +281,9 @@ _RANK_SIGN = re.compile(r"\s>\s")
 def strip_echoes(text: str) -> str:
     """``text`` without echoed placeholders and without unbalanced brackets ("1) X" is an
     enumerator, "1. X", not a bracket remnant)."""
-    text = _ENUMERATED_LINE.sub(lambda m: _ENUMERATOR_INLINE.sub(r"\1\2. ", f" {m.group()}")[1:],
-                                _PLACEHOLDER.sub(" ", text))
+    text = sub_per_line(_ENUMERATED_START, _ENUMERATED_LINE,
+                        lambda m: _ENUMERATOR_INLINE.sub(r"\1\2. ", f" {m.group()}")[1:],
+                        _PLACEHOLDER.sub(" ", text))
     text = _ENUMERATOR_PAREN.sub(r"\1\2. ", text)
     if not _ANY_BRACKET.search(text):
         return text.strip()
@@ -292,14 +322,31 @@ def drop_abbreviations(text: str) -> str:
         return text
 
     def keep(found: re.Match[str]) -> str:
-        # an eponym's possessive is one word ("Non-Hodgkin's lymphoma (NHL)")
-        words = re.findall(r"[^\W\d_]+(?:['\u2019]s\b)?", text[: found.start()])[-10:]
+        words = _words_before(text, found.start())
         short = found.group(1).lower()
         if any(_abbreviates(short, words[i:]) for i in range(len(words))):
             return ""
         return found.group()
 
     return _SHORT_FORM.sub(keep, text)
+
+
+# a word; an eponym's possessive is one word ("Non-Hodgkin's lymphoma (NHL)")
+_NAME_WORD = re.compile(r"[^\W\d_]+(?:['\u2019]s\b)?")
+
+
+def _words_before(text: str, end: int, count: int = 10) -> list[str]:
+    """The last ``count`` words before ``end``, read from a window that grows until it holds
+    more than ``count`` words (its first may be cut; the words after it are read as from the
+    text's start): reading the whole text before each short form was quadratic in a long
+    reply of them."""
+    window = 256
+    while True:
+        start = max(0, end - window)
+        words = _NAME_WORD.findall(text[start:end])
+        if start == 0 or len(words) > count:
+            return words[-count:]
+        window *= 4
 
 
 def _abbreviates(short: str, words: list[str]) -> bool:

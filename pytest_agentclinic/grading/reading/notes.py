@@ -47,7 +47,7 @@ _CODE_TEXT = (r"icd[- ]?(?:9|10|11)?(?:[- ]?cm)?\s*(?:code)?\s*[:#=]?\s*"
 _CODE = re.compile(_CODE_TEXT, re.I)
 # A bracket of codes alone, several joined by ";" or "," ("(ICD-10: L40.0; SNOMED CT:
 # 9014002)"): it names no disease, and its ";" ends no sentence of the answer.
-_CODES_BRACKET = re.compile(rf"\s*[(\[]\s*(?:{_CODE_TEXT})(?:\s*[;,]\s*(?:{_CODE_TEXT}))+"
+_CODES_BRACKET = re.compile(rf"(?<!\s)\s*[(\[]\s*(?:{_CODE_TEXT})(?:\s*[;,]\s*(?:{_CODE_TEXT}))+"
                             rf"\s*[)\]]", re.I)
 
 

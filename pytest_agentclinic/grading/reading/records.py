@@ -56,13 +56,28 @@ _RULE = re.compile(r"^[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|?)+[ \t]*$")
 # A table that opens right after a label's colon ("Final Diagnosis: | Diagnosis | ... |"):
 # its header starts a line of its own, as it does after "DIAGNOSIS READY:" (red team round
 # 11: one reader for both protocols).
-_AFTER_LABEL = re.compile(r":[ \t]*(?=\|[^\n]*\|[ \t]*\n[ \t]*\|?[ \t]*:?-{3,})")
+# A colon (and spaces) before a bar, in a line that ends in a bar over a rule: the line is a
+# header. (Once ":[ \t]*(?=\|[^\n]*\|[ \t]*\n" + the rule + ")": each colon's lookahead
+# scanned to its line's end, a time quadratic in a long line of colons; all colons of a line
+# need the same end, so the line's end is looked at once.)
+_BEFORE_BAR = re.compile(r":[ \t]*(?=\|)")
+_RULE_BELOW = re.compile(r"\|[ \t]*\n[ \t]*\|?[ \t]*:?-{3,}")
+
+
+def _tables_after_labels(text: str) -> str:
+    """``text`` with a line break after each colon that opens a table's header."""
+    lines = text.split("\n")
+    for at, line in enumerate(lines[:-1]):
+        bar = len(line.rstrip(" \t")) - 1
+        if ":" in line and _RULE_BELOW.match(f"{line[bar:]}\n{lines[at + 1]}"):
+            lines[at] = _BEFORE_BAR.sub(":\n", line[:bar]) + line[bar:]
+    return "\n".join(lines)
 
 
 def _table(text: str) -> str:
     """A markdown table whose header names an answer column, over exactly one row, as
     labelled lines; the text around the table is kept."""
-    lines = _AFTER_LABEL.sub(":\n", text).splitlines()
+    lines = _tables_after_labels(text).splitlines()
     for at in range(len(lines) - 2):
         header, rule = _ROW.match(lines[at]), _RULE.match(lines[at + 1])
         if header is None or rule is None:

@@ -48,7 +48,12 @@ __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "cl
 
 # Emphasis, headings, bullets, a table row's outer bars, and a quote block's marks ("> T":
 # markdown's block quote, which Claude and Gemini put around an answer; red team round 11)
-_MARKUP = re.compile(r"[*#_`]+|^\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$|^[ \t]*>[ \t]?", re.M)
+# (A bullet's blank lines above it go with it, from the first of them: a line start after a
+# blank line, empty or of three spaces at most, is tried only where a non-space opens it,
+# else each of a long run of blank lines scanned the rest of the run.)
+_AFTER_BLANK = r"(?<!\n\n)(?<!\n[^\S\n]\n)(?<!\n[^\S\n]{2}\n)(?<!\n[^\S\n]{3}\n)"
+_MARKUP = re.compile(rf"[*#_`]+|^(?:{_AFTER_BLANK}|(?=\S))\s*[-\u2022]\s+|^[ \t]*\||\|[ \t]*$"
+                     r"|^[ \t]*>[ \t]?", re.M)
 
 # --- labels (:mod:`.labels`) -----------------------------------------------------------
 

@@ -37,7 +37,9 @@ _LATEX_COMMAND = re.compile(r"\\(?:textbf|textit|textrm|textsf|text|emph|mathrm|
 _MATH_DELIMITER = re.compile(r"\${1,2}|\\[()\[\]]")
 # A citation after a name: "[1]", "[1, 2]", "[1-3]", "(ref. 2)", "(reference 3)", "(refs 1,
 # 4)"; a number in brackets names nothing.
-_CITATION = re.compile(r"[ \t]*(?:\[\d{1,3}(?:\s*[,\u2013-]\s*\d{1,3})*\]|\((?:refs?|"
+# (Spaces before a mark are taken from the first of them ("(?<![ \t])"): the same match, which
+# a scan reaches there first, not one scan of a long run of spaces from each of them.)
+_CITATION = re.compile(r"(?<![ \t])[ \t]*(?:\[\d{1,3}(?:\s*[,\u2013-]\s*\d{1,3})*\]|\((?:refs?|"
                        r"references?|citations?|cit)\.?\s*\d{1,3}(?:\s*[,\u2013-]\s*\d{1,3})*\))",
                        re.I)
 # A word broken at its hyphen across two lines ("Guillain-" / "Barre syndrome"): one word.
@@ -49,7 +51,7 @@ _BROKEN_AT_HYPHEN = re.compile(r"(?<=[^\W_])-[ \t]*\n[ \t]*(?=[^\W_])")
 # goes, as a name set aside does (a "not" would read "Not T - W" as "not T, but W"); a check
 # mark, a star or another pictograph names nothing, as markdown's emphasis does.
 _CROSS_MARK = re.compile(r"(^[ \t>*_\-]*|:[ \t]*)[\u274c\u274e\u2716\u2717\u2718][^\n]*", re.M)
-_PICTOGRAPH = re.compile(r"[ \t]*[\u2600-\u27bf\u2b50\u2b55\U0001f000-\U0001faff]\ufe0f?")
+_PICTOGRAPH = re.compile(r"(?<![ \t])[ \t]*[\u2600-\u27bf\u2b50\u2b55\U0001f000-\U0001faff]\ufe0f?")
 
 
 # A keycap digit ("1\ufe0f\u20e3 T", red team round 12): Unicode's keycap sequence numbers an

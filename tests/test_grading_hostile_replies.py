@@ -1,0 +1,59 @@
+"""A hostile or runaway reply cannot stall a run through the grader: every hostile shape of
+``benchmarks/bench_hostile_replies.py`` is graded at ``GRADED_CHARS`` (65,536) characters,
+the most an answer is graded on, in a child process limited in CPU, so that a reading
+quadratic in the length of a clause or a line fails here instead of hanging."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.bench_hostile_replies import GUARDED, SHAPES
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Seconds of CPU for all shapes together: ~100x what they take (~0.3 s once the terminology
+#: is loaded); on a reader quadratic in any of them, one alone takes minutes.
+CPU_BOUND = 30
+MEMORY = 4 << 30
+
+_CHILD = """
+import json, sys
+from benchmarks.bench_hostile_replies import SHAPES, TRUTH, hostile
+from pytest_agentclinic.grading.judging.pipeline import GRADED_CHARS
+from pytest_agentclinic.grading.judging.rules import grade_text
+for name in sys.argv[1:]:
+    extraction, decision = grade_text(hostile(SHAPES[name], GRADED_CHARS), [TRUTH])
+    print(json.dumps([name, extraction.category, decision.correct]), flush=True)
+"""
+
+
+#: The shapes that name the truth (alone or among others): these may be read as it.
+NAMES_TRUTH = frozenset(name for name, (head, unit, tail) in SHAPES.items()
+                        if "psoriasis" in (head + unit + tail).lower())
+
+
+def _limit() -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_BOUND, CPU_BOUND))
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def test_every_hostile_shape_is_graded_at_full_length_within_a_cpu_bound() -> None:
+    done = subprocess.run([sys.executable, "-c", _CHILD, *GUARDED], cwd=ROOT,
+                          capture_output=True, text=True, preexec_fn=_limit, check=False,
+                          timeout=10 * CPU_BOUND)
+    graded = [json.loads(line) for line in done.stdout.splitlines()]
+    reached = [name for name, _category, _correct in graded]
+    stalled = next((name for name in GUARDED if name not in reached), None)
+    assert done.returncode == 0, (f"grading {stalled!r} at 65,536 characters went over "
+                                  f"{CPU_BOUND} s of CPU (or failed): {done.stderr[-2000:]}")
+    # a hostile reply is read as several names, none or one: never an error, and never as
+    # the truth where it does not name it
+    assert reached == list(GUARDED)
+    for name, category, correct in graded:
+        assert category in ("multiple", "none", "single"), (name, category)
+        assert not correct or name in NAMES_TRUTH, (name, category)
