@@ -63,6 +63,9 @@ SHAPES: dict[str, tuple[str, str, str]] = {
     "label repeated, commas ('Final diagnosis: y,')": ("", "x Final diagnosis: y, ", ""),
     "label repeated, lines": ("", "Final diagnosis: psoriasis\n", ""),
     "DIAGNOSIS READY repeated": ("", "DIAGNOSIS READY: psoriasis\n", ""),
+    # a label's text read again for its own label: a recursion past Python's limit at 4 KB
+    "labels run together ('Dx: ')": ("", "Dx: ", ""),
+    "final labels run together ('Final diagnosis: ')": ("", "Final diagnosis: ", ""),
     "run of spaces": ("Psoriasis", " ", "."),
     "run of newlines": ("Psoriasis", "\n", "."),
     "run of tabs": ("Psoriasis", "\t", "."),
@@ -102,7 +105,8 @@ GUARDED = ("'incidental' repeated", "bars ('|')", "colon before a bar (':|')",
            "table bars on one line ('| x')", "colons and enumerators (':1)')",
            "short forms ('acute pericarditis (AP)')", "run of spaces", "run of newlines",
            "run of tabs", "run of blank lines with spaces", "one long word", "nested brackets",
-           "DIAGNOSIS READY repeated", "markdown table", "numbered list")
+           "DIAGNOSIS READY repeated", "markdown table", "numbered list",
+           "labels run together ('Dx: ')", "final labels run together ('Final diagnosis: ')")
 
 #: How a swept phrase is repeated: with filler words, without a break, after a comma, a
 #: sentence's end and a line's; in brackets; alone.

@@ -57,3 +57,24 @@ def test_every_hostile_shape_is_graded_at_full_length_within_a_cpu_bound() -> No
     for name, category, correct in graded:
         assert category in ("multiple", "none", "single"), (name, category)
         assert not correct or name in NAMES_TRUTH, (name, category)
+
+
+def test_a_label_whose_text_opens_with_labels_is_read_once_each() -> None:
+    # "Final Diagnosis: Answer: X" declares X through "Answer:": read once, not once a label
+    # (the count a multiple answer's reason gives is of the names declared)
+    from pytest_agentclinic.grading.reading.labels import declared
+
+    assert declared("Final Diagnosis: Answer: psoriasis") == ["psoriasis"]
+    assert declared("Working diagnosis: eczema\nFinal Diagnosis: Answer: psoriasis") == [
+        "psoriasis"]
+
+
+def test_labels_run_together_are_read_without_running_past_the_recursion_limit() -> None:
+    # each label's text read again through every later label was exponential, and past
+    # Python's recursion limit at ~1,000 labels (4 KB of "Dx: ")
+    from pytest_agentclinic.grading.judging.rules import grade_text
+
+    for unit in ("Dx: ", "Final diagnosis: ", "Diagnosis: Answer: "):
+        extraction, decision = grade_text(unit * 1500, ["psoriasis"])
+        assert extraction.category in ("multiple", "none", "single")
+        assert not decision.correct

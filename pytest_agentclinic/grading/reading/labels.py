@@ -68,16 +68,39 @@ def first_line(text: str) -> str:
     return next((line for line in text.splitlines() if line.strip()), "")
 
 
+#: The labels read in one answer, each label's text and each look at what follows a final
+#: one counted: real answers need at most five (CRAFT-MD's recorded answers, 1,175,978
+#: texts), the adversarial library's shapes seven. A label whose text opens with another is
+#: read through that one, so a hostile reply of thousands ("Dx: Dx: Dx: ...") was read again
+#: through every later label: exponential, a recursion past Python's limit at 4 KB.
+MAX_LABELS = 16
+
+
 def declared(text: str) -> list[str]:
     """The text after every label that declares a diagnosis or an answer ("Final Diagnosis:",
-    "Diagnosis:", "Dx:", "Answer:"; not "Assessment:", which holds prose). A label whose text
-    opens with another label ("Final Diagnosis: Answer: X") declares what that one does; a
-    final diagnosis supersedes a working one ("Most likely diagnosis: X ... Final diagnosis:
-    Y" declares Y)."""
-    final = any(not heads_differential(text[m.end():]) for m in LABELS[0].finditer(text))
+    "Diagnosis:", "Dx:", "Answer:"; not "Assessment:", which holds prose), each text once. A
+    label whose text opens with another label ("Final Diagnosis: Answer: X") declares what
+    that one does; a final diagnosis supersedes a working one ("Most likely diagnosis: X ...
+    Final diagnosis: Y" declares Y). At most :data:`MAX_LABELS` labels are read."""
+    return _declared(text, {}, [MAX_LABELS])
+
+
+def _declared(text: str, read: dict[int, list[str]], left: list[int]) -> list[str]:
+    # Every text read is a suffix of the answer, so its length names it: each is read once.
+    if len(text) in read:
+        return read[len(text)]
+    final = False  # a final diagnosis that heads no differential
+    for m in LABELS[0].finditer(text):
+        if not _spend(left):
+            break
+        if not heads_differential(text[m.end():]):
+            final = True
+            break
     out: list[str] = []
     for pattern in LABELS[:3]:
         for found in pattern.finditer(text):
+            if not _spend(left):
+                break
             if final and _TENTATIVE.search(found.group()):
                 continue  # a final diagnosis supersedes a working one
             part = text[found.end():].lstrip()
@@ -85,8 +108,15 @@ def declared(text: str) -> list[str]:
                 # "Differential: X, Y. Final answer: Z" declares Z; "Final Diagnosis:" over
                 # "Differential diagnosis: ... Most likely diagnosis: Z" declares Z
                 continue
-            out.extend(declared(part) if starts_labelled(part) else [part])
+            out.extend(_declared(part, read, left) if starts_labelled(part) else [part])
+    read[len(text)] = out = list(dict.fromkeys(out))
     return out
+
+
+def _spend(left: list[int]) -> bool:
+    """Take one from the labels left to read: False when none was left."""
+    left[0] -= 1
+    return left[0] >= 0
 
 
 def heads_differential(part: str) -> bool:

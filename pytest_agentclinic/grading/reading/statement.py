@@ -28,6 +28,7 @@ from .joins import ROUND_BRACKET
 from .labels import (
     DIFFERENTIAL_LABEL,
     LABELS,
+    MAX_LABELS,
     PROSE_LABEL,
     declared,
     first_line,
@@ -61,7 +62,20 @@ def label(text: str) -> str | None:
     """The text after the answer's strongest label, or None when it has none. "Final
     Diagnosis:" holds wherever it stands; a label of prose ("Assessment:", "Impression:") does
     not move an answer that names its diagnosis alone on its first line ("Psoriasis" then
-    "Assessment: chronic plaques")."""
+    "Assessment: chronic plaques"). A label's text read again for its own label counts
+    towards :data:`.labels.MAX_LABELS` (a hostile "Dx: Dx: Dx: ..." ran past Python's
+    recursion limit)."""
+    for _ in range(MAX_LABELS):
+        part, again = _after_label(text)
+        if not again or part is None:
+            return part
+        text = part
+    return text
+
+
+def _after_label(text: str) -> tuple[str | None, bool]:
+    """The text after the strongest label, and whether that text is to be read again for a
+    label of its own."""
     for index, pattern in enumerate(LABELS):
         # The last final diagnosis or answer answers: "Differential: X, Y. Final answer: Z"
         found = (pattern.search(text) if index else
@@ -71,13 +85,13 @@ def label(text: str) -> str | None:
         part = text[found.end():]
         if starts_labelled(part):
             # "Final Diagnosis: <diagnosis>X</diagnosis>": the label inside is the answer's
-            return label(part.lstrip())
+            return part.lstrip(), True
         if index < PROSE_LABEL and heads_differential(part):
             # "Final Diagnosis:" over a differential and the label that answers after it
-            return label(part)
+            return part, True
         before = first_line(clean(text[: found.start()]))
-        return None if index == PROSE_LABEL and before and bare_name(before) else part
-    return None
+        return (None if index == PROSE_LABEL and before and bare_name(before) else part), False
+    return None, False
 
 
 # --- leads: the words that lead to the name in a sentence ---------------------------------------
