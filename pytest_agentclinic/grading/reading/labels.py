@@ -69,7 +69,7 @@ def first_line(text: str) -> str:
 
 
 #: The labels read in one answer, each label's text and each look at what follows a final
-#: one counted: real answers need at most five (CRAFT-MD's recorded answers, 1,175,978
+#: one counted: real answers need at most five (CRAFT-MD's recorded answers, 875,978
 #: texts), the adversarial library's shapes seven. A label whose text opens with another is
 #: read through that one, so a hostile reply of thousands ("Dx: Dx: Dx: ...") was read again
 #: through every later label: exponential, a recursion past Python's limit at 4 KB.
