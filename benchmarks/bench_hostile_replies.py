@@ -106,7 +106,8 @@ GUARDED = ("'incidental' repeated", "bars ('|')", "colon before a bar (':|')",
            "short forms ('acute pericarditis (AP)')", "run of spaces", "run of newlines",
            "run of tabs", "run of blank lines with spaces", "one long word", "nested brackets",
            "DIAGNOSIS READY repeated", "markdown table", "numbered list",
-           "labels run together ('Dx: ')", "final labels run together ('Final diagnosis: ')")
+           "labels run together ('Dx: ')", "final labels run together ('Final diagnosis: ')",
+           "tags never closed ('<diagnosis>x')")
 
 #: How a swept phrase is repeated: with filler words, without a break, after a comma, a
 #: sentence's end and a line's; in brackets; alone.

@@ -77,6 +77,11 @@ _THINKING = re.compile(r"<(think|thinking|reasoning|scratchpad)>.*?(?:</\1>|$)",
 # "<diagnosis>X</diagnosis>": a tag that names what it holds, as a label would.
 _TAGGED = re.compile(r"<((?:[a-z]+[_-])*(?:diagnosis|dx|answer|impression|assessment|conclusion))>"
                      r"(.*?)</\1>", re.I | re.S)
+# Its closing tag, looked for first: from each tag left open, the lazy body scanned to the
+# text's end, a time quadratic in a reply of unclosed tags; with no closing tag there is no
+# match to find.
+_TAG_CLOSED = re.compile(r"</(?:[a-z]+[_-])*(?:diagnosis|dx|answer|impression|assessment|"
+                         r"conclusion)>", re.I)
 # An answer given in a tag's attributes ('<diagnosis name="T" confidence="high"/>'): the
 # value under "name" (or "value", "text") is the tag's, each other attribute a field of its
 # own, as the same fields written as elements are (red team round 11).
@@ -172,8 +177,9 @@ def unwrap(text: str) -> str:
         text = _SET_ASIDE_ROW.sub("", text)
         text = _TABLE_CELLS.sub(r"- \1", _TABLE_ROW.sub(r"\1: \2", text))  # other rows: a list
     text = _ATTRIBUTED.sub(_attributes, text)
-    text, tagged = _TAGGED.subn(
+    text, tagged = (_TAGGED.subn(
         lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n", text)
+        if _TAG_CLOSED.search(text) else (text, 0))
     if tagged:  # the answer's other fields ("<confidence>high</confidence>") as labelled lines
         text = _ELEMENT.sub(lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n",
                             text)
