@@ -215,11 +215,8 @@ def qualifier_flip(g: Key, t: Key) -> str | None:
         if "without" in mine and "without" not in theirs and mine - {"without"} <= theirs:
             return f"{who} says without what the other name has"
     # Numbers and letters apart: type 2A is not type 2B, though both are type 2.
-    # Only of two names that share a word besides them: a number of a name's own ("I-cell
-    # disease", the "I" read as a numeral) numbers nothing of a differently named disease,
-    # and whether the two are one is the terminology's to say.
     for g_sub, t_sub in ((numbers(g), numbers(t)), (letters(g), letters(t))):
-        if g_sub and t_sub and not g_sub & t_sub and (g - g_sub) & (t - t_sub):
+        if g_sub and t_sub and not g_sub & t_sub:
             return (f"the answer names subtype {listed(g_sub)} where the truth names "
                     f"{listed(t_sub)}")
     return None
