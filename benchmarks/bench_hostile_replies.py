@@ -93,6 +93,7 @@ SHAPES: dict[str, tuple[str, str, str]] = {
     "causes without commas ('x due to y')": ("", "x due to y ", ""),
     "companions without commas ('x with y')": ("", "x with y ", ""),
     "tags never closed ('<diagnosis>x')": ("", "<diagnosis>x ", ""),
+    "tags never closed, one closing tag of another name": ("", "<diagnosis>", "</answer>"),
     "sentences ('x. ')": ("", "x. ", ""),
     "hedges ('possibly x')": ("", "possibly x ", ""),
     "negations ('not x')": ("", "not x ", ""),
@@ -107,7 +108,8 @@ GUARDED = ("'incidental' repeated", "bars ('|')", "colon before a bar (':|')",
            "run of tabs", "run of blank lines with spaces", "one long word", "nested brackets",
            "DIAGNOSIS READY repeated", "markdown table", "numbered list",
            "labels run together ('Dx: ')", "final labels run together ('Final diagnosis: ')",
-           "tags never closed ('<diagnosis>x')")
+           "tags never closed ('<diagnosis>x')",
+           "tags never closed, one closing tag of another name")
 
 #: How a swept phrase is repeated: with filler words, without a break, after a comma, a
 #: sentence's end and a line's; in brackets; alone.

@@ -78,3 +78,43 @@ def test_labels_run_together_are_read_without_running_past_the_recursion_limit()
         extraction, decision = grade_text(unit * 1500, ["psoriasis"])
         assert extraction.category in ("multiple", "none", "single")
         assert not decision.correct
+
+
+_OPEN_TAGS = """
+import sys
+from pytest_agentclinic.grading.reading.markers import unwrap
+unwrap("<diagnosis>" * (1 << 17) + "</answer>")  # 1.4 MB, past what a grade reads
+print("read")
+"""
+
+
+def test_open_tags_and_a_closing_tag_of_another_name_are_read_in_linear_time() -> None:
+    # a closing tag made each open tag's lazy body scan to the text's end: 1.8 s of CPU at
+    # 64 KB, minutes at this length; paired by position, well under a second
+    done = subprocess.run([sys.executable, "-c", _OPEN_TAGS], cwd=ROOT, capture_output=True,
+                          text=True, preexec_fn=_limit, check=False, timeout=10 * CPU_BOUND)
+    assert done.stdout.strip() == "read", done.stderr[-2000:]
+
+
+_TAGS = ("<diagnosis>", "</diagnosis>", "<DIAGNOSIS>", "</Diagnosis>", "<answer>", "</answer>",
+         "<final_diagnosis>", "</final_diagnosis>", "<final-dx>", "</FINAL-DX>", "</dx>",
+         "</d\u0130agnosis>", "<d\u0131agnosis>", "</diagno\u017fis>", " psoriasis ", "\n",
+         "<", ">", "/", "_")
+
+
+def test_tags_pair_as_the_lazy_pattern_pairs_them() -> None:
+    # the pairing by position is the reading the pattern "<(name)>(.*?)</\1>" gave, letter
+    # cases as its back-reference compares them ("\u0130" is "i", "\u017f" no "s")
+    import random
+    import re
+
+    from pytest_agentclinic.grading.reading.markers import _untag
+
+    lazy = re.compile(r"<((?:[a-z]+[_-])*(?:diagnosis|dx|answer|impression|assessment|"
+                      r"conclusion))>(.*?)</\1>", re.I | re.S)
+    draw = random.Random(31)
+    for _ in range(3000):
+        text = "".join(draw.choice(_TAGS) for _ in range(draw.randint(1, 12)))
+        expected = lazy.subn(lambda m: f"\n{m.group(1).replace('_', ' ')}: "
+                             f"{m.group(2).strip()}\n", text)
+        assert _untag(text) == expected, text

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
 from .roles import stated_roles
@@ -74,14 +75,12 @@ def after_ready(text: str) -> str | None:
 
 # A reasoning model thinks aloud before it answers: what it weighs there is not its answer.
 _THINKING = re.compile(r"<(think|thinking|reasoning|scratchpad)>.*?(?:</\1>|$)", re.I | re.S)
-# "<diagnosis>X</diagnosis>": a tag that names what it holds, as a label would.
-_TAGGED = re.compile(r"<((?:[a-z]+[_-])*(?:diagnosis|dx|answer|impression|assessment|conclusion))>"
-                     r"(.*?)</\1>", re.I | re.S)
-# Its closing tag, looked for first: from each tag left open, the lazy body scanned to the
-# text's end, a time quadratic in a reply of unclosed tags; with no closing tag there is no
-# match to find.
-_TAG_CLOSED = re.compile(r"</(?:[a-z]+[_-])*(?:diagnosis|dx|answer|impression|assessment|"
-                         r"conclusion)>", re.I)
+# "<diagnosis>X</diagnosis>": a tag that names what it holds, as a label would. Its closing
+# tag is paired by position (`_untag`): a pattern's lazy body scans from each open tag to the
+# text's end, a time quadratic in a reply of open tags.
+_TAG_NAME = r"((?:[a-z]+[_-])*(?:diagnosis|dx|answer|impression|assessment|conclusion))>"
+_TAG_OPEN = re.compile("<" + _TAG_NAME, re.I)
+_TAG_CLOSE = re.compile("</" + _TAG_NAME, re.I)
 # An answer given in a tag's attributes ('<diagnosis name="T" confidence="high"/>'): the
 # value under "name" (or "value", "text") is the tag's, each other attribute a field of its
 # own, as the same fields written as elements are (red team round 11).
@@ -177,9 +176,7 @@ def unwrap(text: str) -> str:
         text = _SET_ASIDE_ROW.sub("", text)
         text = _TABLE_CELLS.sub(r"- \1", _TABLE_ROW.sub(r"\1: \2", text))  # other rows: a list
     text = _ATTRIBUTED.sub(_attributes, text)
-    text, tagged = (_TAGGED.subn(
-        lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n", text)
-        if _TAG_CLOSED.search(text) else (text, 0))
+    text, tagged = _untag(text)
     if tagged:  # the answer's other fields ("<confidence>high</confidence>") as labelled lines
         text = _ELEMENT.sub(lambda m: f"\n{m.group(1).replace('_', ' ')}: {m.group(2).strip()}\n",
                             text)
@@ -191,6 +188,29 @@ def unwrap(text: str) -> str:
         if value is not None:
             return f"{text[:start]}\n{value}\n{text[end + 1:]}"
     return text
+
+
+def _untag(text: str) -> tuple[str, int]:
+    """``text`` with each tagged answer a labelled line, and how many: a tag pairs with the
+    first closing tag of its name after it, as "<(name)>(.*?)</\\1>" pairs them."""
+    closes: dict[str, list[tuple[int, int]]] = {}
+    for close in _TAG_CLOSE.finditer(text):  # a name's case is none of its identity
+        closes.setdefault(_tag_key(close.group(1)), []).append(close.span())
+    parts, done = [], 0
+    for tag in _TAG_OPEN.finditer(text) if closes else ():
+        ends = closes.get(_tag_key(tag.group(1)), [])
+        at = bisect_left(ends, tag.end(), key=lambda span: span[0])
+        if tag.start() < done or at == len(ends):
+            continue
+        name, body = tag.group(1).replace("_", " "), text[tag.end():ends[at][0]].strip()
+        parts += [text[done:tag.start()], f"\n{name}: {body}\n"]
+        done = ends[at][1]
+    return "".join(parts) + text[done:], len(parts) // 2
+
+
+def _tag_key(name: str) -> str:
+    # a letter's one-character lower case, as a back-reference compares them ("İ" is "i")
+    return name.lower().replace("\u0307", "")
 
 
 def _json_answer(text: str) -> str | None:
