@@ -16,8 +16,8 @@ from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.judging.pipeline import grade_answer
 from pytest_agentclinic.grading.judging.relate import Related, relate_name
 from pytest_agentclinic.grading.judging.rules import TABLE, decide
+from pytest_agentclinic.grading.reading.abbreviations import drop_abbreviations
 from pytest_agentclinic.grading.reading.extract import extract
-from pytest_agentclinic.grading.reading.markers import drop_abbreviations
 from pytest_agentclinic.grading.reading.parse import Mention, parse
 from pytest_agentclinic.grading.reading.prefaces import drop_preface
 from pytest_agentclinic.grading.terms.concepts import default_terminology

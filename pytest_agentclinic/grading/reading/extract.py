@@ -27,15 +27,10 @@ from dataclasses import replace
 from ...core.text import bounded_cache
 from ..terminology import content
 from ..terms.kinds import kind
+from .abbreviations import drop_abbreviations
 from .companions import one_condition
 from .hedges import open_alternatives
-from .markers import (
-    addresses_grader,
-    drop_abbreviations,
-    ready_answers,
-    strip_echoes,
-    unwrap,
-)
+from .markers import addresses_grader, ready_answers, strip_echoes, unwrap
 from .negations import drop_negations
 from .notes import without_code_brackets
 from .parse import Category, Extraction, Mention, Role, parse
