@@ -58,9 +58,14 @@ def similar(a: str, b: str, known: Vocabulary = _knows_nothing) -> bool:
         return True  # "myeloid"/"myelogenous", "placenta"/"placental"
     # One slip ("occulsion", "scholein") in a long word; short words are too close to others
     # ("rubeola", "rubella"), and a digit is never a slip (type 1 / type 2, HIV1 / HIV2).
+    # The lengths first (a word under 8 letters, or two lengths more than one letter apart,
+    # is no slip): most pairs end there, before the scan of their letters for a digit, which
+    # was ~5% of the grader's CPU under the profiler.
+    if min(len(a), len(b)) < 8 or abs(len(a) - len(b)) > 1:
+        return False
     if any(c.isdigit() for c in a + b):
         return False
-    return min(len(a), len(b)) >= 8 and _one_edit(a, b) and not (known(a) and known(b))
+    return _one_edit(a, b) and not (known(a) and known(b))
 
 
 # Endings that turn one root into its adjective or noun without changing what it names.

@@ -292,9 +292,9 @@ class Terminology:
         up = {self.cluster(i): i for i in upper}
         best: dict[str, tuple[int, str, str]] = {}  # source -> (distance, upper, lower)
         for low in self._members(lower):
+            source = witness(low)
             for ancestor, distance in self.ancestors(low).items():
                 top = up.get(self.cluster(ancestor))
-                source = witness(low)
                 if top is not None and distance < best.get(source, (99, "", ""))[0]:
                     best[source] = (distance, ancestor, low)
         if not best:
