@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
+from pytest_agentclinic.grading.reading.notes import without_code_brackets
 
 STRICT, PAPER = CraftMDGrader(), CraftMDGrader(policy="paper")
 
@@ -58,3 +59,41 @@ def test_strict_keeps_an_unconfirmed_gloss_a_second_name(answer: str, truth: str
 def test_a_gloss_that_is_no_name_of_the_truth_does_not_score(
         grader: CraftMDGrader, answer: str, truth: str) -> None:
     assert grader.grade_frq(answer, truth).verdict == 0
+
+
+@pytest.mark.parametrize("grader", [STRICT, PAPER], ids=["strict", "paper"])
+@pytest.mark.parametrize(("answer", "truth", "name"), [
+    # notes joined by ";" inside the bracket after the name: the ";" ended the statement
+    # there, and the name read was "Migraine (without aura" (narrower than migraine)
+    ("Migraine (without aura; episodic)", "migraine", "Migraine"),
+    ("**Final Diagnosis:** Hypothyroidism (primary; newly diagnosed)", "hypothyroidism",
+     "Hypothyroidism"),
+    ("Gout (acute; first episode)", "gout", "Gout"),
+    ("Tension-type headache (episodic; mild)", "tension-type headache",
+     "Tension-type headache"),
+    ("Chronic back pain (nonspecific; further information required for a precise diagnosis)",
+     "chronic back pain", "Chronic back pain"),
+])
+def test_notes_joined_by_a_semicolon_in_a_bracket_stay_notes(
+        grader: CraftMDGrader, answer: str, truth: str, name: str) -> None:
+    graded = grader.grade_frq(answer, truth)
+    assert (graded.verdict, graded.extracted) == (1, name), graded.reason
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # another disease in such a bracket is still another disease (strict's second one)
+    ("Gout (acute; rheumatoid arthritis)", "gout"),
+    ("Migraine (episodic; systemic lupus erythematosus)", "migraine"),
+])
+def test_a_disease_among_bracketed_notes_is_still_a_second_name(answer: str,
+                                                                 truth: str) -> None:
+    assert STRICT.grade_frq(answer, truth).verdict == 0
+
+
+@pytest.mark.parametrize("text", [
+    # ISCN's notation: a bracket against its word, its ";" with no space after it
+    "Burkitt lymphoma with t(8;14)",
+    "Burkitt lymphoma, t(8;14)(q24;q32)",
+])
+def test_a_karyotype_bracket_is_no_bracket_of_notes(text: str) -> None:
+    assert without_code_brackets(text) == text
