@@ -188,7 +188,7 @@ class Related:
     def glosses(self) -> tuple[NameRelation, ...]:
         """The names the answer gives its diagnosis in brackets or with "also known as"
         (:data:`GLOSS_ROLES`) that relate to an accepted name as a right answer would, sure
-        or not ("right ureteral calculi (kidney stones)" for nephrolithiasis)."""
+        or not ("ureteral colic (kidney stone)" for a renal calculus)."""
         return tuple(r for truth in self.accepted for m in self.extraction.mentions
                      if m.role in GLOSS_ROLES
                      for r in [relate_name(m, truth)] if r.judged.correct)

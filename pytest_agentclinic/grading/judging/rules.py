@@ -92,7 +92,7 @@ class _Answer:
         strict = self.policy == "strict"
         # under paper, a name the answer gives its diagnosis in brackets or as "also known
         # as" is compared as the main name is, sure or not (CRAFT-MD's step 1 returned it:
-        # "kidney stones" of "ureteral calculi (kidney stones)"; its step 2 compared it)
+        # "kidney stone" of "ureteral colic (kidney stone)"; its step 2 compared it)
         glosses = () if strict else self.facts.glosses
         return max((_match(self.facts.name, m, self.policy)
                     for m in (*self.facts.matches, *glosses)),
