@@ -97,6 +97,10 @@ SHAPES: dict[str, tuple[str, str, str]] = {
     "sentences ('x. ')": ("", "x. ", ""),
     "hedges ('possibly x')": ("", "possibly x ", ""),
     "negations ('not x')": ("", "not x ", ""),
+    # notes joined by ";" in a bracket, each made a bracket of its own (round 5 of the
+    # recorded verdicts): closed, and never closed
+    "bracketed notes with ';' ('x (a; b)')": ("", "x (mild; chronic) ", ""),
+    "semicolons in a bracket never closed ('(a; b')": ("", "(mild; chronic ", ""),
 }
 
 #: The shapes the tests grade at full length under a bound of CPU (~2.5 s together): one
@@ -109,7 +113,8 @@ GUARDED = ("'incidental' repeated", "bars ('|')", "colon before a bar (':|')",
            "DIAGNOSIS READY repeated", "markdown table", "numbered list",
            "labels run together ('Dx: ')", "final labels run together ('Final diagnosis: ')",
            "tags never closed ('<diagnosis>x')",
-           "tags never closed, one closing tag of another name")
+           "tags never closed, one closing tag of another name",
+           "bracketed notes with ';' ('x (a; b)')")
 
 #: How a swept phrase is repeated: with filler words, without a break, after a comma, a
 #: sentence's end and a line's; in brackets; alone.

@@ -65,6 +65,9 @@ PRIMARY_ROLES = frozenset({"main", "alias", "refinement"})
 #: Roles of a name whose match never scores: the truth named only in a secondary role.
 SECONDARY_ROLES = frozenset({"concurrent", "listed", "cause", "beside", "complication",
                              "suggested", "comorbid", "claimed"})
+#: Roles of a name the answer gives its diagnosis again, unconfirmed by the terminology: a
+#: bare bracket ("X (Y)") and "also known as" (:func:`.companions.restating_role`).
+GLOSS_ROLES = frozenset({"beside", "claimed"})
 #: Roles of a name named beside the main diagnosis rather than restating or causing it.
 _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested"})
 #: "X-like" (also after a bracket: "encephalopathy (PML)-like"): what resembles X.
@@ -180,6 +183,15 @@ class Related:
         diagnosis or a restatement of it; the truth found only in a secondary role is a
         match of that role (which never scores)."""
         return tuple(_best_match(self.extraction, truth) for truth in self.accepted)
+
+    @cached_property
+    def glosses(self) -> tuple[NameRelation, ...]:
+        """The names the answer gives its diagnosis in brackets or with "also known as"
+        (:data:`GLOSS_ROLES`) that relate to an accepted name as a right answer would, sure
+        or not ("ureteral colic (kidney stone)" for a renal calculus)."""
+        return tuple(r for truth in self.accepted for m in self.extraction.mentions
+                     if m.role in GLOSS_ROLES
+                     for r in [relate_name(m, truth)] if r.judged.correct)
 
     @cached_property
     def distractor(self) -> str | None:

@@ -90,7 +90,12 @@ class _Answer:
         """How the main diagnosis (or a name restating it) relates to the truth: the best of
         its matches with the accepted names (under strict, one that is no family first)."""
         strict = self.policy == "strict"
-        return max((_match(self.facts.name, m, self.policy) for m in self.facts.matches),
+        # under paper, a name the answer gives its diagnosis in brackets or as "also known
+        # as" is compared as the main name is, sure or not (CRAFT-MD's step 1 returned it:
+        # "kidney stone" of "ureteral colic (kidney stone)"; its step 2 compared it)
+        glosses = () if strict else self.facts.glosses
+        return max((_match(self.facts.name, m, self.policy)
+                    for m in (*self.facts.matches, *glosses)),
                    key=lambda d: (d.correct and not (d.family and strict), d.correct, d.sure))
 
 
