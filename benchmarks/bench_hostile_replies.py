@@ -96,6 +96,8 @@ SHAPES: dict[str, tuple[str, str, str]] = {
     "sentences ('x. ')": ("", "x. ", ""),
     "hedges ('possibly x')": ("", "possibly x ", ""),
     "negations ('not x')": ("", "not x ", ""),
+    "rank signs ('x >> y')": ("", "x >> y ", ""),
+    "spaces under a differential heading": ("Bee sting. Differential: eczema", " ", " - y"),
 }
 
 #: The shapes the tests grade at full length under a bound of CPU (~2.5 s together): one
