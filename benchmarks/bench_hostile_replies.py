@@ -101,6 +101,8 @@ SHAPES: dict[str, tuple[str, str, str]] = {
     # recorded verdicts): closed, and never closed
     "bracketed notes with ';' ('x (a; b)')": ("", "x (mild; chronic) ", ""),
     "semicolons in a bracket never closed ('(a; b')": ("", "(mild; chronic ", ""),
+    "rank signs ('x >> y')": ("", "x >> y ", ""),
+    "spaces under a differential heading": ("Bee sting. Differential: eczema", " ", " - y"),
 }
 
 #: The shapes the tests grade at full length under a bound of CPU (~2.5 s together): one

@@ -41,7 +41,7 @@ from .records import as_labelled_lines
 from .refusals import names_an_option_only
 from .revisions import drop_absent, revised
 from .roles import kept_open, listed_roles, stated_roles
-from .sections import cut_sections, fold_sub_items, unaddressed
+from .sections import cut_sections, differential_after, fold_sub_items, unaddressed
 from .soap import soap_assessment
 from .statement import (
     bare_name,
@@ -125,12 +125,13 @@ def _claims(answer: str) -> list[str]:
 
 
 def _answer(response: str, *,
-            conditions_only: bool) -> tuple[str, Extraction | None, bool]:
+            conditions_only: bool) -> tuple[str, Extraction | None, bool, tuple[str, ...]]:
     """The doctor's answer, and the extraction when its declarations settle it already:
     none when empty, multiple when "DIAGNOSIS READY:" or labels declare different diagnoses.
     Given twice, the last declaration with words answers: one before it may echo the
     harness's warning ("reply now with DIAGNOSIS READY: <diagnosis>"). The last value says
-    whether the answer follows "DIAGNOSIS READY:", which then reads as a label would."""
+    whether the answer follows "DIAGNOSIS READY:", which then reads as a label would; the
+    last, the names listed under a differential heading after the answer."""
     # what the transport added (HTML entities, a link, a template's tokens, an escaped line
     # break) is read as what it stands for, before anything else (red team round 8)
     response = untransported(response)
@@ -140,7 +141,7 @@ def _answer(response: str, *,
              if _ALNUM.search(p)]
     if len(given) > 1 and _ready_apart(given, conditions_only=conditions_only):
         return "", Extraction("multiple", "", reason="the answer is declared ready twice, "
-                              "naming different diagnoses"), True
+                              "naming different diagnoses"), True, ()
     answer = ((given or [""])[-1] if declarations
               else strip_echoes(unwrap(as_labelled_lines(response))))
     # a SOAP note's assessment is its diagnosis (red team round 8)
@@ -148,11 +149,14 @@ def _answer(response: str, *,
     # What follows a committed answer under a heading ("Differential:", "Ruled out:",
     # "Reasoning:") is what it weighed or why, in both protocols alike.
     # A list that gives each name its role reads as the lines it lists (red team round 15)
-    answer = cut_sections(fold_sub_items(listed_roles(answer)))
+    answer = fold_sub_items(listed_roles(answer))
+    aside = differential_after(answer)
+    answer = cut_sections(answer)
     # A revised diagnosis supersedes what the answer declared before it (round 6)
     answer = revised(answer)
     if not _ALNUM.search(answer):
-        return answer, Extraction("none", "", reason="empty answer"), bool(declarations)
+        return (answer, Extraction("none", "", reason="empty answer"), bool(declarations),
+                aside)
     claims = _claims(answer)
     if declarations:
         # a label before "DIAGNOSIS READY:" declares an answer too ("Final Diagnosis: X ...
@@ -161,8 +165,8 @@ def _answer(response: str, *,
         claims = [*claims, answer, *before] if before else claims
     if _disagree(claims, conditions_only=conditions_only):
         return answer, Extraction("multiple", "", reason=f"the answer labels {len(claims)} "
-                                  "diagnoses"), bool(declarations)
-    return answer, None, bool(declarations)
+                                  "diagnoses"), bool(declarations), aside
+    return answer, None, bool(declarations), aside
 
 
 def _ready_apart(declarations: list[str], *, conditions_only: bool) -> bool:
@@ -209,6 +213,16 @@ def _lists(text: str, *, labelled: bool, conditions_only: bool) -> bool:
     return len(named) >= 2
 
 
+# One bracket around a whole answer of one line ("(T)", "[T]."); a bracket never nests here
+_WHOLE_BRACKET = re.compile(r"[ \t]*(?:\(([^()\[\]\n]+)\)|\[([^()\[\]\n]+)\])[ \t]*\.?[ \t]*")
+
+
+def _unbracketed(text: str) -> str:
+    """``text`` without a bracket that encloses all of it."""
+    whole = _WHOLE_BRACKET.fullmatch(text)
+    return text if whole is None else (whole.group(1) or whole.group(2)).strip()
+
+
 @bounded_cache
 def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     """Stage 1: the category of the answer and the diagnosis it names.
@@ -217,10 +231,14 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     names none; ``conditions_only=False`` reads them as answers (for questions whose correct
     answer is itself a treatment or a test, as some NEJM cases have).
     """
-    answer, shape, ready = _answer(response, conditions_only=conditions_only)
+    answer, shape, ready, aside = _answer(response, conditions_only=conditions_only)
     if shape is not None:
         return shape
     labelled = label(answer)
+    if labelled is not None or answer.lstrip().startswith(("(", "[")):
+        # "Answer: (T)": a bracket around the whole answer is its typography, no aside
+        # (red team round 17: it had been read as a note beside no name)
+        labelled = _unbracketed(answer if labelled is None else labelled)
     # "DIAGNOSIS READY: X" is read as "Final Diagnosis: X" is: a list counts only where it
     # starts right at the marker
     if _lists(_unranked(answer if labelled is None else labelled),
@@ -229,7 +247,8 @@ def extract(response: str, *, conditions_only: bool = True) -> Extraction:
     text, excluded = drop_negations(drop_abbreviations(drop_preface(without_code_brackets(
         clean(answer if labelled is None else labelled)))))
     text, absent = drop_absent(text)
-    excluded = (*excluded, *absent)
+    # the names under a differential heading after the answer: weighed and set aside
+    excluded = (*excluded, *absent, *aside)
     # "Considered: W\nVerdict: T": the heading that opens what is left once W is set aside
     text = drop_heading(text) if excluded else text
     # "T; W (cannot be excluded)": a name kept open after the statement's own clause offers

@@ -238,6 +238,11 @@ def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
             # "confidence": "high"}})
             value = next((v for k, v in value.items()
                           if isinstance(v, str) and _key_name(k) in _NAME_KEYS), value)
+        if isinstance(value, str) and value.lstrip().startswith("{") and depth < 3:
+            # a tool call's arguments, a JSON object sent as an escaped string ({"name":
+            # "submit_diagnosis", "arguments": "{\"diagnosis\": \"T\"}"}: the OpenAI
+            # API's function calls; red team round 17): the object it encodes
+            value = _decoded(value)
         if isinstance(value, dict) and depth < 3:
             lines.extend(_json_lines(value, depth + 1))
             continue
@@ -247,12 +252,32 @@ def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
                 lines.append(f"final diagnosis: {main}")
                 continue
         if name not in _JSON_KEYS:
+            if isinstance(value, list) and depth < 3:
+                # a list of objects under another key ({"tool_calls": [{"function": {...}}]}):
+                # each object's answer keys, one line each (two calls naming two
+                # conditions are two answers)
+                for item in value[:_MAX_ITEMS]:
+                    if isinstance(item, dict):
+                        lines.extend(_json_lines(item, depth + 1))
             continue
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             value = "".join(f"\n- {v}" for v in value)  # a list stays a list
         if isinstance(value, str):
             lines.append(f"{name}: {value}")
     return lines
+
+
+#: At most this many objects of a list are read (a tool call's list holds one or two).
+_MAX_ITEMS = 16
+
+
+def _decoded(value: str) -> object:
+    """The JSON object ``value`` encodes, or ``value`` itself when it encodes none."""
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return value
+    return data if isinstance(data, dict) else value
 
 
 # A list of diagnoses given as objects, each with its role ({"diagnoses": [{"name": "T",
@@ -302,6 +327,9 @@ _OPENERS, _CLOSERS = "([{<", ")]}>"
 _ANY_BRACKET = re.compile(r"[()\[\]{}<>]")
 # "W > T > X": a sign ranking names, spaced on both sides (a bracket is written close)
 _RANK_SIGN = re.compile(r"\s>\s")
+# "T >> W", "T ≫ W": "much more likely than", the same rank as "T > W" (red team round
+# 17: read as one name "T W"); after a word only, so a quote block's ">>" stays one
+_MUCH_GREATER = re.compile(r"(?<=\S)[ \t]+(?:>>|≫)[ \t]+(?=\S)")
 
 
 def strip_echoes(text: str) -> str:
@@ -311,6 +339,8 @@ def strip_echoes(text: str) -> str:
                         lambda m: _ENUMERATOR_INLINE.sub(r"\1\2. ", f" {m.group()}")[1:],
                         _PLACEHOLDER.sub(" ", text))
     text = _ENUMERATOR_PAREN.sub(r"\1\2. ", text)
+    if ">>" in text or "≫" in text:
+        text = _MUCH_GREATER.sub(" > ", text)
     if not _ANY_BRACKET.search(text):
         return text.strip()
     keep: list[str] = []

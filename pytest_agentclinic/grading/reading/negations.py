@@ -115,7 +115,10 @@ _NEGATED_CLAUSES = (
 _NEGATED_ASIDES = (
     # "(rather than X)", "(instead of X)": the bracket of ", rather than X" (round 13); not
     # "(not yet excluded)", which keeps the name before it open (roles.kept_open, round 16)
-    re.compile(r"\(\s*(?:not|no|rather\s+than|instead\s+of)\s+"
+    # "(favoured over X)", "(preferred to X)", "(more likely than X)": the bracket of "T
+    # favored over W" and "T more likely than W" (round 17)
+    re.compile(r"\(\s*(?:not|no|rather\s+than|instead\s+of|(?:favou?red|preferred)\s+(?:over|to)|"
+               r"(?:much\s+|far\s+)?more\s+likely\s+than)\s+"
                rf"(?!(?:yet\s+)?(?:excluded|ruled\s+out)\s*\))({NAME})\)"
                rf"|\(\s*({NAME})\s+{_NOT_DENIED}(?:ruled\s+out|"
                rf"excluded|unlikely)\s*\)|\(\s*(?:ruled\s+out|excluded|excluding)\s*:?\s*({NAME})\)",
@@ -157,7 +160,7 @@ _CONCERN = re.compile(rf"^\s*(?:(?:an?|some|initial|early)\s+)?(?:concern|suspic
 _CLAUSE = re.compile(r"(?<=[;!?])\s+|(?<=\.)(?<!\b[A-Z]\.)\s+|(?<=\b[A-Z]\.)(?!\s+[a-z])\s+|\n+")
 _INSTEAD = re.compile(r"^\s*(?:however|instead|rather|but)\b\s*,?\s*", re.I)
 _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|doesn't|ruled|exclud\w*|unlikely|rather|instead|"
-                            r"considered|entertained|raised|without|less\s+likely|why|rejected|"
+                            r"considered|entertained|raised|without|(?:less|more)\s+likely|why|rejected|"
                             r"discarded|eliminated|incorrect|wrong|improbable|doubtful|"
                             r"disfavou?red|deprioriti[sz]ed|history|hx|pmh|previous|prior|past|"
                             r"old|former|earlier|"

@@ -20,8 +20,10 @@ import re
 __all__ = ["as_labelled_lines"]
 
 # The field that holds the answer ("diagnosis", "final_diagnosis", "Dx", "answer").
+# A column or field headed "Most likely" alone holds the answer too, as the label "Most
+# likely: T" does (red team rounds 15 and 17).
 _ANSWER_FIELD = re.compile(r"(?:(?:final|most[ _]likely|primary|main)[ _]+)?(?:diagnosis|dx|"
-                           r"answer)", re.I)
+                           r"answer)|most[ _]likely", re.I)
 # A CSV header: two to six field names (words, no spaces inside a field but "_" or one space).
 _CSV_FIELD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z0-9_-]+)?")
 

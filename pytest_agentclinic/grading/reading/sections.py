@@ -9,7 +9,7 @@ import re
 
 from .statement import first_line
 
-__all__ = ["cut_sections", "fold_sub_items", "unaddressed"]
+__all__ = ["cut_sections", "differential_after", "fold_sub_items", "unaddressed"]
 
 # A letter's salutation on a line of its own ("Dear patient,", "Dear Mr. Smith,", "Hello
 # Jane,"), also right after the protocol's label: whom the answer is written to, no name of
@@ -49,6 +49,43 @@ _SECTION = re.compile(
     # Treatment: ...", as small chat models number the parts of their answer): the parts
     # after the diagnosis are its plan or its reasons, no second diagnosis (red team round 7)
     rf"|^[ \t>*_]*\d{{1,2}}[.)][ \t]+[*_]*{_HEADING}[*_]*[ \t]*:)", re.I | re.M)
+
+
+# "T. Differential: W, W2", "T\n\nDifferential:\n- W": a differential heading after the
+# answer's start, at a line's start or after a sentence; what it lists the answer weighed
+# and set aside (red team round 17)
+_DIFFERENTIAL_AFTER = re.compile(r"(?:^|(?<=[.;])[ \t])[ \t>#*_\-]*(?:the\s+)?(?:differentials?"
+                                 r"(?:\s+diagnos[ie]s)?|ddx)[*_]*[ \t]*:[*_]*", re.I | re.M)
+# an item's separators, and what follows its name ("W - less likely", "W (20%)", "W: ...")
+_ITEMS = re.compile(r"[,;\n]|\b(?:and|or)\b", re.I)
+_ITEM_MARK = re.compile(r"^[\s>*_\-\u2022]*(?:\d{1,2}[.)][ \t]*)?[*_]*")
+# (the first place where it starts, found by fixed-length alternatives: a pattern that
+# opened with a run of spaces was tried from each space of a run, a time quadratic in it)
+_ITEM_END = re.compile(r"\s[-\u2013\u2014]\s|[(:\[]")
+#: At most this many names are read under the heading.
+_MAX_ASIDE = 16
+
+
+def differential_after(text: str) -> tuple[str, ...]:
+    """The names ``text`` lists under a differential heading after its first words ("Bee
+    sting. Differential: T"): the candidates the answer weighed beside its answer. Any
+    one of them is the truth only as an alternative set aside, so an answer that names
+    another main diagnosis is sure to be wrong (docs/grading.md, round 17)."""
+    text = text.strip()
+    found = _DIFFERENTIAL_AFTER.search(text, 1)
+    if found is None:
+        return ()
+    section = _SECTION.search(text, found.end())
+    body = text[found.end(): section.start() if section else len(text)]
+    names = (_name_of(item) for item in _ITEMS.split(body)[:_MAX_ASIDE])
+    return tuple(n for n in names if any(c.isalpha() for c in n) and len(n) <= 120)
+
+
+def _name_of(item: str) -> str:
+    """An item's name, without its list mark and what follows the name."""
+    item = _ITEM_MARK.sub("", item, count=1)
+    end = _ITEM_END.search(item)
+    return (item if end is None else item[:end.start()]).strip(" \t\n*_.")
 
 
 # A closing line after the answer: advice to see a doctor, a courtesy, a disclaimer
