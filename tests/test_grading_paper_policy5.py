@@ -97,3 +97,20 @@ def test_a_disease_among_bracketed_notes_is_still_a_second_name(answer: str,
 ])
 def test_a_karyotype_bracket_is_no_bracket_of_notes(text: str) -> None:
     assert without_code_brackets(text) == text
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # the bracket glosses the name it follows, not the main diagnosis: the truth stays in
+    # its secondary role (suggested, a cause), which never scores
+    ("Final Diagnosis: Bee sting with features suggestive of tinea capitis (scalp ringworm)",
+     "tinea capitis (scalp ringworm)"),
+    ("Final Diagnosis: Concussion with features suggestive of varicella (chickenpox)",
+     "varicella (chickenpox)"),
+    ("Acute flaccid paralysis, most likely due to poliomyelitis (polio).", "poliomyelitis"),
+    ("Febrile seizure likely associated with roseola (exanthema subitum).", "roseola"),
+    # two bare names in one bracket are options, no other name of the main diagnosis
+    ("Possible malignancy (bone cancer such as osteosarcoma or Ewing sarcoma)",
+     "Ewing sarcoma"),
+])
+def test_paper_compares_only_a_gloss_of_the_main_name(answer: str, truth: str) -> None:
+    assert PAPER.grade_frq(answer, truth).verdict == 0

@@ -25,6 +25,7 @@ from functools import cached_property
 from itertools import pairwise
 from typing import Literal
 
+from ..reading.companions import glosses_main
 from ..reading.joins import CAUSE
 from ..reading.notes import is_note
 from ..reading.parse import Extraction, Mention
@@ -189,8 +190,12 @@ class Related:
         """The names the answer gives its diagnosis in brackets or with "also known as"
         (:data:`GLOSS_ROLES`) that relate to an accepted name as a right answer would, sure
         or not ("ureteral colic (kidney stone)" for a renal calculus)."""
-        return tuple(r for truth in self.accepted for m in self.extraction.mentions
-                     if m.role in GLOSS_ROLES
+        glosses = [m for m in self.extraction.mentions if m.role in GLOSS_ROLES]
+        if sum(m.role == "beside" for m in glosses) > 1:  # "X (A or B)": options, no gloss
+            glosses = [m for m in glosses if m.role != "beside"]
+        return tuple(r for truth in self.accepted for m in glosses
+                     if glosses_main(self.extraction.statement, self.extraction.diagnosis,
+                                     m.text)
                      for r in [relate_name(m, truth)] if r.judged.correct)
 
     @cached_property

@@ -18,8 +18,8 @@ from ..terms.kinds import INJURIES_AND_STATES
 from ..terms.readings import given_names
 from ..wording import head
 
-__all__ = ["abbreviates", "hedged_role", "one_condition", "parenthesized_role",
-           "restating_role", "slashed"]
+__all__ = ["abbreviates", "glosses_main", "hedged_role", "one_condition",
+           "parenthesized_role", "restating_role", "slashed"]
 
 #: What a companion name turns out to be.
 CompanionRole = Literal["refinement", "alternative", "alias", "beside", "claimed"]
@@ -175,3 +175,20 @@ def restating_role(name: str, main: str, named: str, role: CompanionRole) -> Com
                 or abbreviates(name, other)):
             return role
     return "claimed" if role == "alias" else "beside"
+
+
+# What may stand between the main name and another name the answer gives it: a bracket, a
+# comma, "also known as", "i.e." ("X (Y)", "X, also known as Y"); any other word makes Y a
+# gloss of another name ("W with features of T (ABBR)", "W due to T (lay name)").
+_GLOSS_GAP = re.compile(r"[\s,(\[]*(?:(?:also\s+)?(?:known|referred\s+to)\s+as|aka|a\.k\.a\.?|"
+                        r"i\.e\.?|that\s+is)?[\s,:(\[]*", re.I)
+
+
+def glosses_main(statement: str, main: str, gloss: str) -> bool:
+    """Whether ``gloss`` stands right after the main diagnosis ``main`` in ``statement``, as
+    another name of it ("X (Y)", "X, also known as Y"), not of a name after it."""
+    statement = statement.lower()
+    main_at = statement.find(main.lower())
+    at = statement.find(gloss.lower(), max(main_at, 0))
+    return (main_at >= 0 and at >= 0
+            and _GLOSS_GAP.fullmatch(statement, main_at + len(main), at) is not None)
