@@ -26,17 +26,14 @@ from itertools import pairwise
 from typing import Literal
 
 from ..reading.companions import glosses_main
-from ..reading.joins import CAUSE
 from ..reading.notes import is_note
 from ..reading.parse import Extraction, Mention
+from ..reading.without_findings import without_findings
 from ..terminology import tokens
 from ..terms.concepts import default_terminology
 from ..terms.concurrent import (
-    complication,
     concurrent,
     disease_by_words,
-    finding,
-    stated_secondary,
 )
 from ..terms.equivalence import judge
 from ..terms.kinds import kind
@@ -156,8 +153,8 @@ class Related:
         """The accepted name the whole statement names ("Granulomatosis with polyangiitis"),
         with a finding or a secondary condition after it or not ("Granulomatosis with
         polyangiitis with cervical lymphadenopathy")."""
-        forms = [self.whole, *_without_findings(self.extraction)] if self.whole else \
-            _without_findings(self.extraction)
+        forms = [self.whole, *without_findings(self.extraction)] if self.whole else \
+            without_findings(self.extraction)
         return next((t for form in forms for t in self.accepted if same_name(form, t)), None)
 
     @cached_property
@@ -302,55 +299,6 @@ def _best_match(extraction: Extraction, truth: str) -> NameRelation:
     # No role: no name of the answer is compared with the truth.
     return NameRelation(extraction.diagnosis, "", Equivalence(
         False, "different", "no diagnosis named matches the correct answer"))
-
-
-def _without_findings(extraction: Extraction) -> list[str]:
-    """The statement's body with the findings, complications, secondary conditions and causes
-    that end it taken off one by one ("DRESS with cervical lymphadenopathy" gives "DRESS"),
-    from its main diagnosis on ("fever due to DRESS" gives "DRESS")."""
-    body, out = extraction.body, []
-    setting = _SETTING.search(body)
-    if setting is not None and kind(setting["what"]) != "condition":
-        # "T after a fall", "T after surgery": an event or a treatment names no condition
-        # (:func:`.kinds.kind`), so it is no mention, yet it ends the statement
-        body = body[:setting.start()]
-        out.append(body)
-    start = body.lower().find(extraction.diagnosis.lower())
-    if start > 0:  # a finding explained by its cause: the cause is the main diagnosis
-        body = body[start:]
-        out.append(body)
-    for mention in reversed(extraction.mentions):
-        if mention.role == "main" or not (
-                finding(mention.text) or stated_secondary(mention.text)
-                or complication(mention.text)
-                or mention.role in ("complication", "cause", "comorbid")):
-            break
-        at = body.lower().rfind(mention.text.lower())
-        if at < 0 and mention.role == "after":
-            # named in a sentence after the statement ("T; leukocytosis", a sub-item folded
-            # under T): the statement is the name without it (red team round 9)
-            out.append(body)
-            continue
-        if at <= 0:
-            break
-        body = _JOINER.sub("", body[:at])
-        out.append(body)
-    return out
-
-
-# A cause join and what follows it to the statement's end ("after a fall").
-_SETTING = re.compile(rf"(?:{CAUSE.pattern})\s*(?P<what>[^,;()]+?)\s*$", re.I)
-# The join before a finding, a complication or a cause that ends the statement: "with",
-# "and", "complicated by", or any join :data:`.joins.CAUSE` reads as a cause ("after", "in
-# the setting of", "following"), so that a name with "with" in it is found whole before
-# each of them alike (red team round 5).
-# ("now complicated by", "further complicated by" too: red team round 10)
-_JOINER = re.compile(r"(?:\s*[,;]\s*|\s+)(?:(?:with|and|plus|"
-                     r"(?:now\s+|further\s+)?complicated\s+by|secondary|known|"
-                     r"pre-?existing|co-?existing|coexistent|comorbid|concomitant|underlying|"
-                     # "T with associated X": the same join ("associated" is a word of it)
-                     r"associated|accompanying|incidental)\s+"
-                     rf"|(?:{CAUSE.pattern})\s*)*(?:an?\s+|the\s+)?$", re.I)
 
 
 def _another_disease(extraction: Extraction, whole: str) -> str | None:
