@@ -25,6 +25,7 @@ STRICT, PAPER = CraftMDGrader(), CraftMDGrader(policy="paper")
     # "also known as" the terminology does not confirm: claimed, compared the same way
     ("Ureteral colic, also known as kidney stone", "renal calculus"),
     ("Epidemic keratoconjunctivitis (also known as pink eye)", "conjunctivitis"),
+    ("Ureteral colic (also known as a kidney stone)", "renal calculus"),
 ])
 def test_paper_compares_a_gloss_as_the_main_name(answer: str, truth: str) -> None:
     # the gloss matched only when the terminology was sure of it; the main name, unrelated,

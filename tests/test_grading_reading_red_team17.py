@@ -100,3 +100,28 @@ def test_new_patterns_are_linear() -> None:
         pattern.search(text)
         pattern.sub("", text)
         assert time.process_time() - started < 0.05, pattern.pattern
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize(("answer", "truth"), [
+    # the disease suspected behind a finding with a stronger hedge than "possibly" is the
+    # answer, as after "possibly" (docs/grading.md, the row "possibly ... after a finding")
+    ("Fever, probably pneumonia", "pneumonia"),
+    ("Fever, most likely pneumonia", "pneumonia"),
+    ("Jaundice (likely hepatitis A)", "hepatitis A"),
+    ("Hepatomegaly, presumably hepatitis A.", "hepatitis A"),
+])
+def test_a_disease_probably_behind_a_finding_is_the_answer(answer: str, truth: str,
+                                                            policy: str) -> None:
+    assert _scores(answer, truth, policy) == (True, True)
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    # two suspects are alternatives; a first name hedged too is a ranked candidate; the
+    # finding set beside a disease is not explained by it
+    ("Fever, probably pneumonia or influenza", "pneumonia"),
+    ("Fever, probably pneumonia", "influenza"),
+])
+def test_a_finding_with_two_suspects_or_the_wrong_one_does_not_score(answer: str,
+                                                                     truth: str) -> None:
+    assert _scores(answer, truth) == (False, True)

@@ -181,7 +181,7 @@ def restating_role(name: str, main: str, named: str, role: CompanionRole) -> Com
 # comma, "also known as", "i.e." ("X (Y)", "X, also known as Y"); any other word makes Y a
 # gloss of another name ("W with features of T (ABBR)", "W due to T (lay name)").
 _GLOSS_GAP = re.compile(r"[\s,(\[]*(?:(?:also\s+)?(?:known|referred\s+to)\s+as|aka|a\.k\.a\.?|"
-                        r"i\.e\.?|that\s+is)?[\s,:(\[]*", re.I)
+                        r"i\.e\.?|that\s+is)?[\s,:(\[]*(?:(?:an?|the)\s+)?", re.I)
 
 
 def glosses_main(statement: str, main: str, gloss: str) -> bool:

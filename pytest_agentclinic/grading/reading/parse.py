@@ -188,8 +188,11 @@ def _explained(mentions: tuple[Mention, ...], *,
     # hemorrhage)": the one disease the doctor suspects behind the sign is the answer; not
     # after "Probably hypokalemia, maybe T", where both are ranked candidates (issue 31:
     # ranks are alternatives, and the truth in a secondary role never scores)
-    suspected = not first_hedged and cause.role == "hedged" and sum(
-        m.role in ("hedged", "alternative", "offered") for m in mentions) == 1
+    # "fever, probably pneumonia", "jaundice (likely hepatitis A)": a stronger hedge reads
+    # as a refinement (joins.SPECIFIC), and names the suspected disease all the same
+    suspected = not first_hedged and cause.role in ("hedged", "refinement") and sum(
+        m.role in ("hedged", "alternative", "offered") for m in mentions) == (
+            cause.role == "hedged")
     # "effusion due to his history of renal cancer": a history is known, not diagnosed now
     if (not (cause.role == "cause" or suspected) or not finding(main.text)
             or finding(cause.text) or kind(cause.text) != "condition"
