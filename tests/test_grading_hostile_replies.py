@@ -118,3 +118,34 @@ def test_tags_pair_as_the_lazy_pattern_pairs_them() -> None:
         expected = lazy.subn(lambda m: f"\n{m.group(1).replace('_', ' ')}: "
                              f"{m.group(2).strip()}\n", text)
         assert _untag(text) == expected, text
+
+
+_GLOSS_GAP = """
+from pytest_agentclinic.grading.reading.companions import glosses_main
+# a long run of spaces between the main name and a bracket, then a word: no gloss
+print(glosses_main("x" + " " * 50000 + "q y", "x", "y"))
+"""
+
+
+def test_a_long_gap_before_a_gloss_is_read_in_linear_time() -> None:
+    # the gap's two runs of spaces tried every split of a long one before they failed
+    # (1.4 s of CPU at 8,000 spaces, past the bound at 50,000)
+    done = subprocess.run([sys.executable, "-c", _GLOSS_GAP], cwd=ROOT, capture_output=True,
+                          text=True, preexec_fn=_limit, check=False, timeout=10 * CPU_BOUND)
+    assert done.stdout.strip() == "False", done.stderr[-2000:]
+
+
+_WHOLE_BRACKET = """
+from pytest_agentclinic.grading.reading.extract import _unbracketed
+# a bracket, a long run of spaces, then a word: no bracket around the whole answer
+print(_unbracketed("(psoriasis)" + " " * 200000 + "x") == "(psoriasis)" + " " * 200000 + "x")
+"""
+
+
+def test_a_bracket_then_a_long_run_of_spaces_is_read_in_linear_time() -> None:
+    # two runs of spaces side by side after the bracket tried every split of a long one
+    # before the match failed (0.73 s of CPU at 16,000 spaces, minutes at 200,000)
+    done = subprocess.run([sys.executable, "-c", _WHOLE_BRACKET], cwd=ROOT,
+                          capture_output=True, text=True, preexec_fn=_limit, check=False,
+                          timeout=10 * CPU_BOUND)
+    assert done.stdout.strip() == "True", done.stderr[-2000:]

@@ -182,6 +182,7 @@ def restating_role(name: str, main: str, named: str, role: CompanionRole) -> Com
 # gloss of another name ("W with features of T (ABBR)", "W due to T (lay name)").
 _GLOSS_GAP = re.compile(r"[\s,(\[]*(?:(?:also\s+)?(?:known|referred\s+to)\s+as|aka|a\.k\.a\.?|"
                         r"i\.e\.?|that\s+is)?[\s,:(\[]*(?:(?:an?|the)\s+)?", re.I)
+_GLOSS_GAP_CHARS = 40
 
 
 def glosses_main(statement: str, main: str, gloss: str) -> bool:
@@ -189,6 +190,8 @@ def glosses_main(statement: str, main: str, gloss: str) -> bool:
     another name of it ("X (Y)", "X, also known as Y"), not of a name after it."""
     statement = statement.lower()
     main_at = statement.find(main.lower())
-    at = statement.find(gloss.lower(), max(main_at, 0))
-    return (main_at >= 0 and at >= 0
-            and _GLOSS_GAP.fullmatch(statement, main_at + len(main), at) is not None)
+    end, at = main_at + len(main), statement.find(gloss.lower(), max(main_at, 0))
+    # (a gap longer than any of those words is no gloss's: the pattern's two runs of spaces
+    # would try every split of a long one)
+    return (main_at >= 0 and 0 <= at - end <= _GLOSS_GAP_CHARS
+            and _GLOSS_GAP.fullmatch(statement, end, at) is not None)

@@ -214,7 +214,9 @@ def _lists(text: str, *, labelled: bool, conditions_only: bool) -> bool:
 
 
 # One bracket around a whole answer of one line ("(T)", "[T]."); a bracket never nests here
-_WHOLE_BRACKET = re.compile(r"[ \t]*(?:\(([^()\[\]\n]+)\)|\[([^()\[\]\n]+)\])[ \t]*\.?[ \t]*")
+# (its trailing spaces in one run, a full stop between two: two runs side by side tried
+# every split of a long one before a fullmatch failed)
+_WHOLE_BRACKET = re.compile(r"[ \t]*(?:\(([^()\[\]\n]+)\)|\[([^()\[\]\n]+)\])[ \t]*(?:\.[ \t]*)?")
 
 
 def _unbracketed(text: str) -> str:
