@@ -80,6 +80,15 @@ def test_labels_run_together_are_read_without_running_past_the_recursion_limit()
         assert not decision.correct
 
 
+def _in_child(code: str) -> str:
+    """What ``code`` prints, run in a child process under the CPU bound (its error output
+    in the failure's message when it went over)."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, preexec_fn=_limit, check=False, timeout=10 * CPU_BOUND)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
 _OPEN_TAGS = """
 import sys
 from pytest_agentclinic.grading.reading.markers import unwrap
@@ -91,9 +100,7 @@ print("read")
 def test_open_tags_and_a_closing_tag_of_another_name_are_read_in_linear_time() -> None:
     # a closing tag made each open tag's lazy body scan to the text's end: 1.8 s of CPU at
     # 64 KB, minutes at this length; paired by position, well under a second
-    done = subprocess.run([sys.executable, "-c", _OPEN_TAGS], cwd=ROOT, capture_output=True,
-                          text=True, preexec_fn=_limit, check=False, timeout=10 * CPU_BOUND)
-    assert done.stdout.strip() == "read", done.stderr[-2000:]
+    assert _in_child(_OPEN_TAGS) == "read"
 
 
 _TAGS = ("<diagnosis>", "</diagnosis>", "<DIAGNOSIS>", "</Diagnosis>", "<answer>", "</answer>",
@@ -130,9 +137,7 @@ print(glosses_main("x" + " " * 50000 + "q y", "x", "y"))
 def test_a_long_gap_before_a_gloss_is_read_in_linear_time() -> None:
     # the gap's two runs of spaces tried every split of a long one before they failed
     # (1.4 s of CPU at 8,000 spaces, past the bound at 50,000)
-    done = subprocess.run([sys.executable, "-c", _GLOSS_GAP], cwd=ROOT, capture_output=True,
-                          text=True, preexec_fn=_limit, check=False, timeout=10 * CPU_BOUND)
-    assert done.stdout.strip() == "False", done.stderr[-2000:]
+    assert _in_child(_GLOSS_GAP) == "False"
 
 
 _WHOLE_BRACKET = """
@@ -145,7 +150,4 @@ print(_unbracketed("(psoriasis)" + " " * 200000 + "x") == "(psoriasis)" + " " * 
 def test_a_bracket_then_a_long_run_of_spaces_is_read_in_linear_time() -> None:
     # two runs of spaces side by side after the bracket tried every split of a long one
     # before the match failed (0.73 s of CPU at 16,000 spaces, minutes at 200,000)
-    done = subprocess.run([sys.executable, "-c", _WHOLE_BRACKET], cwd=ROOT,
-                          capture_output=True, text=True, preexec_fn=_limit, check=False,
-                          timeout=10 * CPU_BOUND)
-    assert done.stdout.strip() == "True", done.stderr[-2000:]
+    assert _in_child(_WHOLE_BRACKET) == "True"
