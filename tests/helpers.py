@@ -138,13 +138,15 @@ RIGHT = [(True, True)] * 2
 WRONG = [(False, True)] * 2
 
 
-def decided(answer: str, truth: str) -> list[tuple[bool, bool]]:
-    """(correct, sure) of ``answer`` for ``truth`` in each protocol's wrapping, offline (the
-    rules alone: "sure" says no moderator model would be asked)."""
+def scores(answer: str, truth: str, policy: str = "strict") -> tuple[bool, bool]:
+    """(correct, sure) of ``answer`` for ``truth`` under ``policy``, offline (the rules
+    alone: "sure" says no moderator model would be asked)."""
     from pytest_agentclinic.grading.judging.rules import grade_text
 
-    out = []
-    for wrap in WRAPPERS:
-        _extraction, decision = grade_text(wrap.format(answer), [truth])
-        out.append((decision.correct, decision.sure))
-    return out
+    decision = grade_text(answer, [truth], policy=policy)[1]  # type: ignore[arg-type]
+    return decision.correct, decision.sure
+
+
+def decided(answer: str, truth: str) -> list[tuple[bool, bool]]:
+    """:func:`scores` of ``answer`` for ``truth`` in each protocol's wrapping."""
+    return [scores(wrap.format(answer), truth) for wrap in WRAPPERS]

@@ -8,17 +8,12 @@ import re
 import time
 
 import pytest
+from helpers import scores
 
-from pytest_agentclinic.grading.judging.rules import grade_text
 from pytest_agentclinic.grading.terms.equivalence import compare
 from pytest_agentclinic.grading.terms.kinds import kind
 
 POLICIES = ("strict", "paper")
-
-
-def _scores(answer: str, truth: str, policy: str = "strict") -> tuple[bool, bool]:
-    decision = grade_text(answer, [truth], policy=policy)[1]  # type: ignore[arg-type]
-    return decision.correct, decision.sure
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -32,8 +27,8 @@ def _scores(answer: str, truth: str, policy: str = "strict") -> tuple[bool, bool
     # a slip behind a word of severity, course or side
     ("Severe Celiac disaase", "celiac disease"), ("Left-sided Graves disaase", "Graves disease"),
 ])
-def test_scores(answer: str, truth: str, policy: str) -> None:
-    assert _scores(answer, truth, policy) == (True, True)
+def testscores(answer: str, truth: str, policy: str) -> None:
+    assert scores(answer, truth, policy) == (True, True)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -54,7 +49,7 @@ def test_scores(answer: str, truth: str, policy: str) -> None:
     ("Splitting", "splitting"),
 ])
 def test_does_not_score(answer: str, truth: str, policy: str) -> None:
-    assert _scores(answer, truth, policy) == (False, True)
+    assert scores(answer, truth, policy) == (False, True)
 
 
 def test_a_generic_word_opening_a_name_narrows_it() -> None:
@@ -62,7 +57,7 @@ def test_a_generic_word_opening_a_name_narrows_it() -> None:
     # same name; a narrower answer does not count (the paper's step 2), a moderator decides
     relation = compare("illness anxiety disorder", "anxiety")
     assert (relation.kind, relation.sure) == ("narrower", False)
-    assert _scores("Illness anxiety disorder", "anxiety disorder") == (False, False)
+    assert scores("Illness anxiety disorder", "anxiety disorder") == (False, False)
     assert compare("disease of the liver", "liver disease").kind == "same"
 
 

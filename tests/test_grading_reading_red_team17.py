@@ -10,16 +10,11 @@ import re
 import time
 
 import pytest
+from helpers import scores
 
-from pytest_agentclinic.grading.judging.rules import grade_text
 from pytest_agentclinic.grading.reading.sections import differential_after
 
 POLICIES = ("strict", "paper")
-
-
-def _scores(answer: str, truth: str, policy: str = "strict") -> tuple[bool, bool]:
-    decision = grade_text(answer, [truth], policy=policy)[1]  # type: ignore[arg-type]
-    return decision.correct, decision.sure
 
 
 def _tool_call(*names: str) -> str:
@@ -51,8 +46,8 @@ def _tool_call(*names: str) -> str:
     ("Final diagnosis: Psoriasis\n\nDifferential:\n1. Psoriasis - 70%\n2. Eczema - 20%",
      "psoriasis"),
 ])
-def test_scores(answer: str, truth: str, policy: str) -> None:
-    assert _scores(answer, truth, policy) == (True, True)
+def testscores(answer: str, truth: str, policy: str) -> None:
+    assert scores(answer, truth, policy) == (True, True)
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -71,11 +66,11 @@ def test_scores(answer: str, truth: str, policy: str) -> None:
     ("Dog bite. DDx: celiac disease, tropical sprue", "celiac disease"),
 ])
 def test_does_not_score(answer: str, truth: str, policy: str) -> None:
-    assert _scores(answer, truth, policy) == (False, True)
+    assert scores(answer, truth, policy) == (False, True)
 
 
 def test_an_option_letter_in_brackets_is_still_no_name() -> None:
-    assert _scores("Answer: (C)", "psoriasis") == (False, True)
+    assert scores("Answer: (C)", "psoriasis") == (False, True)
 
 
 def test_the_names_under_a_differential_heading() -> None:
@@ -113,7 +108,7 @@ def test_new_patterns_are_linear() -> None:
 ])
 def test_a_disease_probably_behind_a_finding_is_the_answer(answer: str, truth: str,
                                                             policy: str) -> None:
-    assert _scores(answer, truth, policy) == (True, True)
+    assert scores(answer, truth, policy) == (True, True)
 
 
 @pytest.mark.parametrize(("answer", "truth"), [
@@ -124,4 +119,4 @@ def test_a_disease_probably_behind_a_finding_is_the_answer(answer: str, truth: s
 ])
 def test_a_finding_with_two_suspects_or_the_wrong_one_does_not_score(answer: str,
                                                                      truth: str) -> None:
-    assert _scores(answer, truth) == (False, True)
+    assert scores(answer, truth) == (False, True)
