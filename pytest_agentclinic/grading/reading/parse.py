@@ -190,9 +190,10 @@ def _explained(mentions: tuple[Mention, ...], *,
     # ranks are alternatives, and the truth in a secondary role never scores)
     # "fever, probably pneumonia", "jaundice (likely hepatitis A)": a stronger hedge reads
     # as a refinement (joins.SPECIFIC), and names the suspected disease all the same
-    suspected = not first_hedged and cause.role in ("hedged", "refinement") and sum(
-        m.role in ("hedged", "alternative", "offered") for m in mentions) == (
-            cause.role == "hedged")
+    # and no alternative in the statement but that hedged name itself
+    others = sum(m.role in ("hedged", "alternative", "offered") for m in mentions
+                 if m is not cause)
+    suspected = not first_hedged and cause.role in ("hedged", "refinement") and others == 0
     # "effusion due to his history of renal cancer": a history is known, not diagnosed now
     if (not (cause.role == "cause" or suspected) or not finding(main.text)
             or finding(cause.text) or kind(cause.text) != "condition"
