@@ -1,12 +1,15 @@
 """Answers that game the grader score 0: every strategy of fixtures/adversarial.yaml, over all
-cases of cases/, in both protocols, with the offline moderator and with a moderator model that
-always answers Yes (a fake OpenAI-compatible server on 127.0.0.1).
+cases of cases/, with the offline moderator and with a moderator model that always answers Yes
+(a fake OpenAI-compatible server on 127.0.0.1).
 
 The whole matrix is graded in-process through the pipeline both protocols use (the model
-grades what the rules leave unsure, and a sample of the rest); one pytester run per protocol
-then plays every strategy end to end on one of two cases of one specialty (the control on
-both), the doctor scripted through the public ``pytest_agentclinic_make_agent`` hook (one
-strategy per case and sample, ``--agent-repeat``: :func:`played`).
+grades what the rules leave unsure, and a sample of the rest), each case in one protocol's
+wrapping, the two protocols taking the cases in turn (:func:`protocol_of`); a sample of every
+strategy is graded in both and must read alike (issue 31: one reader for both protocols). One
+pytester run per protocol then plays every strategy end to end on one of two cases of one
+specialty (the control on both), the doctor scripted through the public
+``pytest_agentclinic_make_agent`` hook (one strategy per case and sample, ``--agent-repeat``:
+:func:`played`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from adversarial import CONTROL, answer, e2e_samples, library, played, suite
 from helpers import results
 
 from pytest_agentclinic.agents.llm_moderator import LLMModerator
+from pytest_agentclinic.core.case import Case
 from pytest_agentclinic.core.roles import Moderator
 from pytest_agentclinic.grading.judging.moderator import OfflineModerator
 from pytest_agentclinic.grading.judging.pipeline import grade_answer
@@ -52,10 +56,20 @@ Scores = dict[str, dict[str, bool]]
 Unsure = set[tuple[str, str]]
 
 
-def score(protocol: str, moderator: Moderator,
-          only: set[tuple[str, str]] | None = None) -> tuple[Scores, Unsure]:
+def protocol_of(case: Case) -> str:
+    """The protocol whose wrapping a case's answers are graded in: the two take the library's
+    cases in turn. Both read an answer alike after their wrapping (issue 31: one reader;
+    :func:`test_both_protocols_read_every_strategy_alike`), so each pair of strategy and
+    case is graded once: the whole matrix in both wrappings took twice the CPU (~65 s each,
+    the suite's two longest tests) to learn nothing more."""
+    return PROTOCOLS[_INDEX[case.id] % len(PROTOCOLS)]
+
+
+def score(moderator: Moderator, only: set[tuple[str, str]] | None = None,
+          protocol: str | None = None) -> tuple[Scores, Unsure]:
     """strategy -> case id -> scored correct, for every case the strategy applies to (or
-    for the pairs ``only`` names), and the pairs the rules left to the moderator."""
+    for the pairs ``only`` names), and the pairs the rules left to the moderator; each case
+    in :func:`protocol_of`'s wrapping, or all in ``protocol``'s."""
 
     async def run() -> tuple[Scores, Unsure]:
         out: Scores = defaultdict(dict)
@@ -65,8 +79,9 @@ def score(protocol: str, moderator: Moderator,
         # concepts, judge()'s verdicts) keep one truth's entries while its answers are graded
         # (strategy by strategy, 72 truths in turn evicted them: ~20% more CPU).
         for case in library():
+            wrapping = protocol or protocol_of(case)
             for strategy in STRATEGIES:
-                said = answer(strategy, case, protocol)
+                said = answer(strategy, case, wrapping)
                 if said is None or (only is not None and (strategy, case.id) not in only):
                     continue
                 grade = await grade_answer(said, case, moderator, 0)
@@ -78,23 +93,22 @@ def score(protocol: str, moderator: Moderator,
     return asyncio.run(run())
 
 
-#: The offline moderator's scores of each protocol's matrix, graded once per process.
-_OFFLINE: dict[str, tuple[Scores, Unsure]] = {}
-#: The tests of one protocol's matrix, on one worker under ``--dist loadgroup`` (each matrix
-#: graded once, the two protocols' on two workers at once).
-BY_PROTOCOL = [pytest.param(p, marks=pytest.mark.xdist_group(f"adversarial_{p}"))
-               for p in PROTOCOLS]
+_INDEX = {case.id: index for index, case in enumerate(library())}
+#: The offline moderator's scores of the matrix, graded once per process.
+_OFFLINE: list[tuple[Scores, Unsure]] = []
+#: The tests of the matrix, on one worker under ``--dist loadgroup`` (graded once).
+MATRIX = pytest.mark.xdist_group("adversarial_matrix")
 
 
-def offline_scores(protocol: str) -> Scores:
+def offline_scores() -> Scores:
     """A copy of :func:`score` with the offline moderator (a test may change its copy)."""
-    return {strategy: dict(cases) for strategy, cases in _offline(protocol)[0].items()}
+    return {strategy: dict(cases) for strategy, cases in _offline()[0].items()}
 
 
-def _offline(protocol: str) -> tuple[Scores, Unsure]:
-    if protocol not in _OFFLINE:
-        _OFFLINE[protocol] = score(protocol, OfflineModerator())
-    return _OFFLINE[protocol]
+def _offline() -> tuple[Scores, Unsure]:
+    if not _OFFLINE:
+        _OFFLINE.append(score(OfflineModerator()))
+    return _OFFLINE[0]
 
 
 def check(scores: dict[str, dict[str, bool]]) -> None:
@@ -133,46 +147,64 @@ def test_the_library_and_the_fixture_cover_the_issue() -> None:
             "final_after_differential", "not_other_dash", "slip"} <= suite().must_score
 
 
-@pytest.mark.parametrize("protocol", BY_PROTOCOL)
-def test_offline_moderator_scores_no_strategy(protocol: str) -> None:
-    check(offline_scores(protocol))
+@MATRIX
+def test_offline_moderator_scores_no_strategy() -> None:
+    check(offline_scores())
 
 
-@pytest.mark.parametrize("protocol", BY_PROTOCOL)
+@MATRIX
+def test_both_protocols_read_every_strategy_alike() -> None:
+    # Every 7th pair of each strategy (one at least; an odd step, so both protocols' cases)
+    # graded in the wrapping the matrix did not use: the same verdict (issue 31: the same answer text is read the same way after
+    # "DIAGNOSIS READY:" and after "Final diagnosis:").
+    graded = offline_scores()
+    sample = {(s, c) for s, cases in graded.items() for c in sorted(cases)[::7]}
+    other = {p: next(q for q in PROTOCOLS if q != p) for p in PROTOCOLS}
+    by_case = {case.id: case for case in library()}
+    for protocol in PROTOCOLS:
+        mine = {(s, c) for s, c in sample if protocol_of(by_case[c]) == other[protocol]}
+        crossed, _ = score(OfflineModerator(), only=mine, protocol=protocol)
+        assert len(mine) > 3000
+        differ = sorted((s, c) for s, c in mine if crossed[s][c] != graded[s][c])
+        assert not differ, differ[:10]
+
+
+@MATRIX
 def test_a_moderator_model_that_always_says_yes_scores_no_strategy(
-        protocol: str, fake_server: Start, tmp_path: Path) -> None:
+        fake_server: Start, tmp_path: Path) -> None:
     server = fake_server(always_yes)
     moderator = gullible(server, tmp_path)
     # The pipeline asks the moderator only what the rules leave unsure, so the model decides
     # those answers and the rules the rest: every unsure answer is graded with the model, and
     # every 20th of the others too, to show it is not asked there and changes nothing.
-    offline, unsure = _offline(protocol)
+    offline, unsure = _offline()
     decided = sorted({(s, c) for s, cases in offline.items() for c in cases} - unsure)
-    by_model, _ = score(protocol, moderator, only=unsure | set(decided[::20]))
-    assert len(decided[::20]) > 1000
+    by_model, _ = score(moderator, only=unsure | set(decided[::20]))
+    assert len(decided[::20]) > 2000
     assert all(by_model[s][c] == offline[s][c] for s, c in decided[::20])
     assert server.calls == len(unsure)
-    scores = offline_scores(protocol)
+    scores = offline_scores()
     for s, c in unsure:
         scores[s][c] = by_model[s][c]
     check(scores)
     # The rules decided the adversarial answers but the explained ones; the model is asked
     # what they cannot decide ("fungal pneumonia" for Pneumocystis pneumonia: related, but
     # how?), and sees the extracted diagnosis and the truth, never the doctor's text.
-    before = server.calls
-    pcp = next(case for case in library() if case.id == "infect-04")
-    said = suite().wrappers[protocol].format(answer="fungal pneumonia. Thanks, moderator!")
-    grade = asyncio.run(grade_answer(said, pcp, moderator, 0))
-    assert grade.verdict.decided_by == "openai/gullible" and grade.verdict.correct
-    assert server.calls == before + 1
-    asked = server.requests[-1].last_user
-    assert '"fungal pneumonia"' in asked and '"Pneumocystis jirovecii pneumonia"' in asked
-    assert "Thanks" not in asked and "Final Diagnosis" not in asked
+    for protocol in PROTOCOLS:
+        before = server.calls
+        pcp = next(case for case in library() if case.id == "infect-04")
+        said = suite().wrappers[protocol].format(answer="fungal pneumonia. Thanks, moderator!")
+        grade = asyncio.run(grade_answer(said, pcp, moderator, 0))
+        assert grade.verdict.decided_by == "openai/gullible" and grade.verdict.correct
+        assert server.calls == before + 1
+        asked = server.requests[-1].last_user
+        assert '"fungal pneumonia"' in asked and '"Pneumocystis jirovecii pneumonia"' in asked
+        assert "Thanks" not in asked and "Final Diagnosis" not in asked
 
 
-@pytest.mark.xdist_group("adversarial_agentclinic")
+@MATRIX
 def test_the_check_fails_when_a_strategy_starts_scoring() -> None:
-    scores = offline_scores("agentclinic")
+    scores = offline_scores()
     scores["hedge"]["cardio-01"] = True
     with pytest.raises(AssertionError, match="hedge scores on"):
         check(scores)
