@@ -9,6 +9,7 @@ the person, and MeSH's supplementary concept records of rare diseases.
 from __future__ import annotations
 
 import pytest
+from helpers import scores
 
 from pytest_agentclinic.grading.terminology import key
 from pytest_agentclinic.grading.terminology_table import DATA_FILE
@@ -322,3 +323,23 @@ def test_a_noun_naming_no_place_by_itself_adds_no_place(given: str, truth: str) 
 @needs_table
 def test_a_place_noun_alone_names_nothing() -> None:
     assert not judge("perianal region", "perianal abscess").correct
+
+
+@pytest.mark.parametrize(("given", "truth"), [
+    ("Malignant hyperthermia", "hyperthermia"), ("Hyperthermia", "malignant hyperthermia"),
+    ("Malignant hypertension", "hypertension"), ("Malignant otitis externa", "otitis externa"),
+])
+@pytest.mark.parametrize("policy", ["strict", "paper"])
+def test_malignant_outside_cancer_is_a_form_the_sources_tell_apart(
+        given: str, truth: str, policy: str) -> None:
+    # Read as a word of severity, "malignant" made a disease of its own the same, sure, as
+    # the one it is named after. Where the sources know both names apart, they decide.
+    assert not scores(given, truth, policy)[0]
+
+
+@pytest.mark.parametrize(("given", "truth"), [
+    ("Malignant melanoma", "melanoma"), ("Melanoma", "malignant melanoma"),
+    ("Severe malignant hypertension", "malignant hypertension"),
+])
+def test_malignant_still_adds_nothing_to_a_cancer_or_a_degree(given: str, truth: str) -> None:
+    assert scores(given, truth) == (True, True)

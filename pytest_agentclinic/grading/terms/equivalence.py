@@ -139,7 +139,8 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
         # terminology knows apart are two ("osteoblastoma", "osteoclastoma").
         return Relation("different", f"{given!r} is a name of its own, not a slip of "
                         f"{truth!r}")
-    if words is not None and words.kind == "same":
+    if (words is not None and words.kind == "same"
+            and not _distinct_form(g, t, link, terms)):
         # Before a synonym of unknown scope: the words themselves are sure.
         return words
     if link is not None and link.kind == "synonym":
@@ -197,6 +198,14 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
     if shared:
         return Relation("related", f"shared words: {' '.join(sorted(shared))}", sure=False)
     return Relation("different", "no shared word")
+
+
+def _distinct_form(g: Key, t: Key, link: Link | None, terms: Terminology) -> bool:
+    """Whether "malignant" tells two names the terminology knows apart: outside cancer the
+    word names a distinct form (malignant hyperthermia, hypertension, otitis externa), not a
+    degree, so where the sources file both names and not as one disease, they decide."""
+    return ("malignant" in g ^ t and terms.known(g) and terms.known(t)
+            and (link is None or link.kind != "synonym"))
 
 
 _ICD_WORDING = {"included": "listed under one code", "broader": "the answer's code is above "
