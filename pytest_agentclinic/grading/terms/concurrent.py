@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from ...core.text import bounded_cache
-from ..terminology import FILLER, key, tokens
+from ..terminology import FILLER, GENERIC, key, tokens
 from ..wording import similar
 from .concepts import default_terminology
 from .equivalence import compare
@@ -132,7 +132,9 @@ def _qualified_symptom(name: str) -> bool:
         tail = " ".join(said[cut:])
         if terms.known(tail):
             lead = said[:cut]
-            return terms.symptom(tail) and not any(
+            # (a generic head alone is no sign: ICD-10-CM's R69 "Illness, unspecified" is the
+            # chapter's catch-all, and "viral illness" a diagnosis)
+            return terms.symptom(tail) and not set(tokens(tail)) <= GENERIC and not any(
                 (terms.known(w) and not set(tokens(w)) <= course) or disease_by_words(w)
                 or _POSSESSIVE.search(w) is not None for w in lead)
     return False
