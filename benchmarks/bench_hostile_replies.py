@@ -103,6 +103,10 @@ SHAPES: dict[str, tuple[str, str, str]] = {
     "semicolons in a bracket never closed ('(a; b')": ("", "(mild; chronic ", ""),
     "rank signs ('x >> y')": ("", "x >> y ", ""),
     "spaces under a differential heading": ("Bee sting. Differential: eczema", " ", " - y"),
+    # red team round 18: a task list's unticked items, two names weighed and one chosen
+    # (the latter costs on main what it costs here: the reader's hedges, not the new pattern)
+    "task list items ('- [ ] x')": ("- [x] psoriasis\n", "- [ ] x\n", ""),
+    "weighed and chosen ('x vs y, favour')": ("", "x vs y, favour ", ""),
 }
 
 #: The shapes the tests grade at full length under a bound of CPU (~2.5 s together): one

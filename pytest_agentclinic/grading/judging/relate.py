@@ -26,6 +26,7 @@ from itertools import pairwise
 from typing import Literal
 
 from ..reading.companions import glosses_main
+from ..reading.joins import LIKE_HEAD
 from ..reading.notes import is_note
 from ..reading.parse import Extraction, Mention
 from ..reading.without_findings import without_findings
@@ -71,7 +72,9 @@ _BESIDE_ROLES = frozenset({"concurrent", "listed", "beside", "after", "suggested
 #: "X-like" (also after a bracket: "encephalopathy (PML)-like"): what resembles X.
 #: (The word starts where a word does: from inside one the same "-like" is found from its
 #: start, which the scan reaches first, else each letter of a long word is tried.)
-_LIKE = re.compile(r"(?<![^\W\d_])([^\W\d_]+)(?:\s*\([^()]*\))?\s*-\s*like\b")
+#: Written open before a look-alike's head too ("Seckel like syndrome"; red team round 18).
+_LIKE = re.compile(r"(?<![^\W\d_])([^\W\d_]+)(?:\s*\([^()]*\))?(?:\s*-\s*like\b|"
+                   rf"\s+like(?=\s+{LIKE_HEAD}))")
 #: A word before a companion that states its role beside the main diagnosis, never part of
 #: a disease's name ("superimposed impetigo").
 _ROLE_WORD = re.compile(r"^(?:superimposed|superadded)\s+", re.I)

@@ -23,13 +23,17 @@ CAUSE = re.compile(
     r"arising\s+(?:in|from|within|on)|on\s+a\s+background\s+of|superimposed\s+on|"
     # "erythema migrans, indicative of Lyme disease": what the diagnosis points to
     r"indicative\s+of|characteristic\s+of|pathognomonic\s+(?:of|for))\b", re.I)
+# The heads of a look-alike's name, written open as the sources also write it ("Seckel like
+# syndrome", MONDO; "influenza like illness"): "X like syndrome" is "X-like syndrome", one
+# name, not "X, like syndrome" (red team round 18)
+LIKE_HEAD = r"(?:syndromes?|illness|disease|disorders?|reactions?|eruptions?|phenotype)\b"
 # "W ?T": a clinician's query mark before a name, "possibly T" (docs/grading.md, round 4)
 QUERY = r"(?<!\S)\?(?=[^\W\d_])"
 REFINE = re.compile(
     rf",?\s*(?:{QUERY}|(?<![-\w])(?:{HEDGE}|suggestive\s+of|suspicious\s+for|concerning\s+for|"
     r"consider(?:ing)?|such\s+as|e\.g\.?|for\s+example|including|specifically|particularly|"
-    r"especially|namely|like|rule\s+out|r/o|differential|vs\.?|versus|presumably)(?![-\w]))[\s,:]*",
-    re.I)
+    rf"especially|namely|like(?!\s+{LIKE_HEAD})|rule\s+out|r/o|differential|vs\.?|versus|"
+    r"presumably)(?![-\w]))[\s,:]*", re.I)
 CONCURRENT = re.compile(
     r"\s*\b(?:with|and|plus|along\s+with|accompanied\s+by|complicated\s+by|in\s+addition\s+to|"
     r"as\s+well\s+as|together\s+with)\b\s*|\s*[,;]\s*|\s+-\s+", re.I)

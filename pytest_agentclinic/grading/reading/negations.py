@@ -173,8 +173,36 @@ _NEGATION_WORD = re.compile(r"\b(?:not|no|don't|doesn't|ruled|exclud\w*|unlikely
                             re.I)
 
 
+# "T vs. W - favour T", "W vs T; leaning towards T", "T vs W (favour T)": two names weighed,
+# then one of them chosen: the answer is that one, the other set aside, as "T (favoured over
+# W)" reads (round 17; "Favor T over W", round 4; red team round 18). A third name chosen,
+# or none of the two, is left as written (an alternative). (From a line's start or a
+# label's colon only: one try each.)
+_CHOSEN_OF_TWO = re.compile(
+    rf"(?:^|(?<=:))([ \t]*)({NAME_IN_CLAUSE})\s+(?:vs\.?|versus)\s+({NAME_IN_CLAUSE})[ \t]*"
+    r"(?:[,;:.(]|[ \t]-+)[ \t]*(?:(?:i|we)[ \t]+(?:would[ \t]+)?)?(?:favou?r(?:ing|s)?|"
+    r"lean(?:ing|s)?[ \t]+towards?|prefer(?:ring|s)?)[ \t]+"
+    rf"(?:the[ \t]+(former|latter)|({NAME_IN_CLAUSE}))[ \t]*\)?[ \t]*(?=$|[.;\n])", re.I | re.M)
+_CHOOSING = re.compile(r"\b(?:favou?r|lean|prefer)", re.I)
+
+
+def _chosen(found: re.Match[str]) -> str:
+    """The clause of two names weighed and one chosen, as the chosen name "favoured over"
+    the other; the clause as written where the choice is neither of them."""
+    first, second = found.group(2).strip(), found.group(3).strip()
+    said = (found.group(4) or "").lower()
+    choice = (found.group(5) or "").strip().casefold()
+    if said == "former" or choice == first.casefold():
+        return f"{found.group(1)}{first} (favoured over {second})"
+    if said == "latter" or choice == second.casefold():
+        return f"{found.group(1)}{second} (favoured over {first})"
+    return found.group()
+
+
 def drop_negations(text: str) -> tuple[str, tuple[str, ...]]:
     """``text`` without the names it excludes, and those names."""
+    if _CHOOSING.search(text):
+        text = _CHOSEN_OF_TWO.sub(_chosen, text)
     if not _NEGATION_WORD.search(text):
         return text, ()
     excluded: list[str] = []

@@ -40,7 +40,7 @@ from .plans import plan_names_nothing
 from .prefaces import after_grounds
 from .refusals import is_refusal
 from .retelling import answers_later, retells
-from .support import SUPPORT, after_findings, findings_stated
+from .support import SUPPORT, after_findings, findings_stated, in_its_bracket
 from .typography import expand_shorthand
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
@@ -265,7 +265,8 @@ def statement(text: str) -> str:
         # "The correct answer is (B) X": the option's letter labels the name (round 9), and
         # past the findings' own clause (support.py)
         rest = without_option_letter(_ENUMERATOR.sub("", head[lead.end():], count=1))
-        return after_findings(rest, _LEADS.finditer(rest)).strip(" .:,-\"'")
+        return in_its_bracket(after_findings(rest, _LEADS.finditer(rest)),
+                               head[: lead.start()]).strip(" .:,-\"'")
     elif lead is not None and head[lead.end():].strip(" :") == "":
         # "... the most likely diagnosis is:" then the name on the line below
         after = text[text.find(head) + len(head):].lstrip(" :.\n")
@@ -288,16 +289,22 @@ def _opens_with_disease(before: str) -> bool:
     with features" of "Rosacea with features suggestive of lupus")."""
     # the terminology only for this rare shape
     from ..terms.concepts import default_terminology
-    from ..terms.concurrent import disease_by_words
+    from ..terms.concurrent import disease_by_words, finding
 
     before = before.strip()
     # the longest opening that is a name: "Granulomatosis with polyangiitis with features"
     cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|and|but)\b|,", before)]
+    # or before the bracket the lead stands in: "W (suggestive of T)" is W's bracket, as "W,
+    # suggestive of T" (red team round 18)
+    if before.count("(") > before.count(")"):
+        cuts.append(before.rfind("("))
+        cuts.sort()
     terms = default_terminology()
     # or an injury or a state like pregnancy ("Whiplash with features suggestive of ..."), or
     # a disease by its words the terminology does not know ("Pyostomatitis vegetans with
     # features suggestive of ..."): a sign ("Rash with features ...") is none of them
-    return any(before[:cut].strip() and (terms.disease_like(before[:cut]) or bool(
+    return any(before[:cut].strip() and not finding(before[:cut]) and (
+        terms.disease_like(before[:cut]) or bool(
         INJURIES_AND_STATES & set(before[:cut].lower().split()))
         or disease_by_words(before[:cut])) for cut in reversed(cuts))
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from .prefaces import after_grounds
 
-__all__ = ["SUPPORT", "after_findings", "findings_stated"]
+__all__ = ["SUPPORT", "after_findings", "findings_stated", "in_its_bracket"]
 
 #: Leads that say what the findings support: a name before them is the answer's own.
 SUPPORT = re.compile(r"\s*(?:consistent|compatible|in\s+keeping|suggestive|indicative|classic|"
@@ -43,3 +43,14 @@ def after_findings(rest: str, leads: Iterator[re.Match[str]]) -> str:
             rest[: inner.start()]):
         return rest[inner.end():]
     return rest
+
+
+def in_its_bracket(rest: str, before: str) -> str:
+    """``rest`` (the words after a lead) up to the close of the bracket the lead stands in
+    ("Hepatomegaly (indicative of T), ...": T, not "T), ..."); ``rest`` itself where
+    ``before`` (the words before the lead) leaves no bracket open (red team round 18: the
+    bracket's close had been read as part of the name)."""
+    if before.count("(") <= before.count(")"):
+        return rest
+    close = rest.find(")")
+    return rest if close < 0 else rest[:close]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["expand_shorthand", "unmarked", "untransported", "untypeset"]
+__all__ = ["expand_shorthand", "ticked", "unmarked", "untransported", "untypeset"]
 
 # A LaTeX command that sets its argument (bold, italics, text in math, a box): the argument
 # stays, the command goes; innermost first ("\boxed{\text{T}}").
@@ -63,6 +63,24 @@ _KEYCAP = re.compile(r"(\d)\ufe0f?\u20e3[ \t]*")
 # chosen, a list of diagnoses (round 15: "two marked main stays multiple"; the paper's step
 # 1, "more than one diagnoses present"), read as the bullets they are (red team round 16).
 _CHECK_LINE = re.compile(r"(?:^|(?<=:))[ \t]*[\u2705\u2714\u2611\u2713]\ufe0f?[ \t]*(?=\S)", re.M)
+
+
+# A task list item (GitHub Flavored Markdown's extension: "- [ ] W" unchecked, "- [x] T"
+# checked), which a model writes to tick its answer off a list of candidates (red team round
+# 18). Where a box is ticked, an unticked one is a candidate not chosen, and its line goes as
+# a cross mark's does; a ticked one is a bullet, so two ticked stay two names (round 16).
+# (From a line's start or a label's colon only, its spaces in one run: one try each.)
+_TASK_MARK = r"(?:^|(?<=:))[ \t]*(?:[-*+][ \t]+|\d{1,2}[.)][ \t]+)?"
+_TASK_ITEM = re.compile(rf"{_TASK_MARK}\[([ xX])\][ \t]+(?=\S)", re.M)
+_UNTICKED_LINE = re.compile(rf"{_TASK_MARK}\[ \][ \t]+\S[^\n]*\n?", re.M)
+
+
+def ticked(text: str) -> str:
+    """``text`` with a task list read as what it ticks: the unticked items gone where one is
+    ticked, each ticked item a bullet."""
+    if "]" not in text or not any(m.group(1) in "xX" for m in _TASK_ITEM.finditer(text)):
+        return text
+    return _TASK_ITEM.sub("- ", _UNTICKED_LINE.sub("", text))
 
 
 def unmarked(text: str) -> str:
@@ -131,7 +149,7 @@ def untypeset(text: str) -> str:
     """``text`` without LaTeX's commands and math delimiters (their arguments kept), citation
     markers, a chat model's marks (:func:`unmarked`), and the line breaks inside a name at
     its hyphen."""
-    text = unmarked(text)
+    text = unmarked(ticked(text))
     if "\\" in text or "$" in text:
         for _ in range(4):  # nested commands, innermost first; a bound, not a limit
             text, changed = _LATEX_COMMAND.subn(r"\1", text)

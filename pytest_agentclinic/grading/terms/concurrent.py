@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from ...core.text import bounded_cache
-from ..terminology import FILLER, key, tokens
+from ..terminology import FILLER, GENERIC, key, tokens
 from ..wording import similar
 from .concepts import default_terminology
 from .equivalence import compare
@@ -97,6 +97,8 @@ def finding(name: str) -> bool:
     words = tokens(name)
     if not words:
         return False
+    if not ids and _qualified_symptom(name):
+        return True
     head, rest = words[-1], set(words[:-1]) - FILLER
     # only the finding with where, how much or which side ("small pericardial effusion",
     # "right inguinal lymphadenopathy"); a word of kind or cause makes a disease of it
@@ -104,6 +106,38 @@ def finding(name: str) -> bool:
     plain = rest <= NEUTRAL_QUALIFIERS | PLACES | terms.site_words | _AMOUNT
     return plain and (head in _FINDING_WORDS or _FINDING_FORM.match(head) is not None
                       or _OUT_OF_RANGE.match(head) is not None)
+
+
+# The words of a symptom's course, severity or site, which qualify it whatever else a source
+# names with them alone ("acute", "chronic": MeSH's Acute Disease, Chronic Disease)
+_COURSE = NEUTRAL_QUALIFIERS | _AMOUNT | frozenset({"chronic"})
+
+
+# A possessive names whose disease it is, no qualifier ("traveler's diarrhea", "athlete's
+# foot", "Bell's palsy"): a name of its own, whatever its head is
+_POSSESSIVE = re.compile(r"['\u2019]s?$")
+
+
+def _qualified_symptom(name: str) -> bool:
+    """Whether ``name``, which no source knows, is a symptom or sign some source knows after
+    words that qualify it ("thunderclap headache", "pleuritic chest pain", "productive
+    cough"): ICD-10-CM's Alphabetic Index lists a symptom's qualifiers as subterms of its
+    main term, and a qualifier it does not list is coded to the main term (chapter R). A
+    word that is a condition's name of its own ("migraine headache"), or a possessive
+    ("traveler's diarrhea"), is no qualifier."""
+    terms = default_terminology()
+    said = name.split()
+    course = _COURSE | terms.site_words
+    for cut in range(1, min(len(said), 4)):
+        tail = " ".join(said[cut:])
+        if terms.known(tail):
+            lead = said[:cut]
+            # (a generic head alone is no sign: ICD-10-CM's R69 "Illness, unspecified" is the
+            # chapter's catch-all, and "viral illness" a diagnosis)
+            return terms.symptom(tail) and not set(tokens(tail)) <= GENERIC and not any(
+                (terms.known(w) and not set(tokens(w)) <= course) or disease_by_words(w)
+                or _POSSESSIVE.search(w) is not None for w in lead)
+    return False
 
 
 @bounded_cache

@@ -283,7 +283,7 @@ def _slipped_words(g: Key, t: Key) -> frozenset[str]:
 def judge(given: str, truth: str) -> Equivalence:
     """Stage 2 for one extracted name (any of its names) against the correct answer (any form)."""
     best: Relation | None = None
-    for name in given_names(given):
+    for name in (*given_names(given), *_phases(given)):
         for form in truth_forms(truth):
             relation = compare(name, form)
             if relation.kind in _RIGHT and relation.sure and relation.kind != "broader":
@@ -295,6 +295,22 @@ def judge(given: str, truth: str) -> Equivalence:
     best = best or Relation("different", "no shared word")
     return Equivalence(best.kind in _RIGHT, best.kind, best.reason, best.sure, best.family,
                      best.height, best.breadth)
+
+
+# "Acute on chronic X", "acute-on-chronic X": one condition in both phases, which ICD-10-CM
+# codes as both, the acute first (Official Guidelines, section I.B.8, "Acute and Chronic
+# Conditions"; I50.43 "Acute on chronic combined ... heart failure"): either phase may match
+# (red team round 18; before, the name read as "chronic X", narrower than X, unsure)
+_ACUTE_ON_CHRONIC = re.compile(r"^(.*?)\bacute[\s-]+on[\s-]+chronic\s+(\S.*)$", re.I)
+
+
+def _phases(given: str) -> tuple[str, ...]:
+    """The two phases "acute on chronic X" names, acute X and chronic X; else none."""
+    found = _ACUTE_ON_CHRONIC.match(given)
+    if found is None:
+        return ()
+    before, name = found.groups()
+    return f"{before}acute {name}", f"{before}chronic {name}"
 
 
 def _order(relation: Relation) -> tuple[bool, bool, int]:
