@@ -27,7 +27,7 @@ POLICIES = ("strict", "paper")
     # a slip behind a word of severity, course or side
     ("Severe Celiac disaase", "celiac disease"), ("Left-sided Graves disaase", "Graves disease"),
 ])
-def testscores(answer: str, truth: str, policy: str) -> None:
+def test_scores(answer: str, truth: str, policy: str) -> None:
     assert scores(answer, truth, policy) == (True, True)
 
 

@@ -46,7 +46,7 @@ def _tool_call(*names: str) -> str:
     ("Final diagnosis: Psoriasis\n\nDifferential:\n1. Psoriasis - 70%\n2. Eczema - 20%",
      "psoriasis"),
 ])
-def testscores(answer: str, truth: str, policy: str) -> None:
+def test_scores(answer: str, truth: str, policy: str) -> None:
     assert scores(answer, truth, policy) == (True, True)
 
 
