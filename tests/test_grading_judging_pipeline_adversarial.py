@@ -155,8 +155,8 @@ def test_offline_moderator_scores_no_strategy() -> None:
 @MATRIX
 def test_both_protocols_read_every_strategy_alike() -> None:
     # Every 7th pair of each strategy (one at least; an odd step, so both protocols' cases)
-    # graded in the wrapping the matrix did not use: the same verdict (issue 31: the same answer text is read the same way after
-    # "DIAGNOSIS READY:" and after "Final diagnosis:").
+    # graded in the wrapping the matrix did not use: the same verdict (issue 31: the same
+    # answer text is read the same way after "DIAGNOSIS READY:" and after "Final diagnosis:").
     graded = offline_scores()
     sample = {(s, c) for s, cases in graded.items() for c in sorted(cases)[::7]}
     other = {p: next(q for q in PROTOCOLS if q != p) for p in PROTOCOLS}
