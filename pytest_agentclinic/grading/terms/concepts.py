@@ -171,6 +171,15 @@ class Terminology:
         """Whether some source of the table gives this name (the glossary left out)."""
         return bool(self.backend.concepts_of(joined(name))[1])
 
+    def named_apart(self, name: Key, other: Key) -> bool:
+        """Whether the sources give ``name`` but not as a synonym of ``other``: a lay name
+        with a concept of its own ("bunion"), whose pair the glossary states
+        (:func:`.lay_names.stated_pair`)."""
+        if not self.named_by_sources(name):
+            return False
+        link = self.link(name, other)
+        return link is None or link.kind != "synonym"
+
     def symptom(self, name: str | Key) -> bool:
         """Whether a name is a symptom or a sign, not a diagnosis ("chest pain", "fever"):
         every ICD-10-CM code it has is in chapter R (symptoms, signs and abnormal findings),

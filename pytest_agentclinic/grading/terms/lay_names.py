@@ -12,7 +12,9 @@ Each row is read one of two ways, decided by the terminology itself:
   hedge or a differential too;
 * a lay name a source gives to a concept of its own (MeSH's "Bunion") keeps that concept; the
   row states only that the two names, compared with each other, name one disease
-  (:func:`stated_pair`), as the paper's examples are stated (:mod:`.stated_synonyms`).
+  (:func:`stated_pair`), as the paper's examples are stated (:mod:`.stated_synonyms`);
+* a lay name the sources already give the disease changes nothing: their verdict stands, sure
+  or not (a synonym of unknown scope stays unsure).
 
 Read on first use (a few hundred names keyed once per process, ~6 ms of CPU), not at import.
 """
@@ -64,17 +66,18 @@ def lay_single_word(word: str) -> bool:
     return word in _single()
 
 
-def stated_pair(given: Key, truth: Key, known: Callable[[Key], bool]) -> str | None:
+def stated_pair(given: Key, truth: Key, named_apart: Callable[[Key, Key], bool]) -> str | None:
     """Why the glossary states ``given`` and ``truth`` are one disease, or None.
 
-    Only for a lay name the terminology knows (``known``): one it does not know reads as its
-    clinical name's concepts already, and the sources' relations then stand.
+    Only for a lay name the sources give a concept of its own (``named_apart``: given, but not
+    as a synonym of the clinical name). One no source gives reads as its clinical name's
+    concepts already; one the sources give the disease keeps their verdict, sure or not.
     """
     if given == truth:
         return None
     for lay_key, other in ((given, truth), (truth, given)):
         clinical = _by_key().get(joined(lay_key))
-        if clinical is not None and key(clinical) == other and known(lay_key):
+        if clinical is not None and key(clinical) == other and named_apart(lay_key, other):
             return f"{lay_name(lay_key)!r} is the lay name of {clinical!r} (the project's glossary)"
     return None
 

@@ -52,11 +52,11 @@ _PAIRS: dict[frozenset[str], str] = {
 
 
 def stated_synonym(given: str, truth: str,
-                   known: Callable[[Key], bool] | None = None) -> str | None:
-    """Why a source states ``given`` and ``truth`` are one disease, or None. With ``known``
-    (whether the terminology knows a name), the project's glossary of lay names states its
-    pairs too (:func:`.lay_names.stated_pair`)."""
+                   named_apart: Callable[[Key, Key], bool] | None = None) -> str | None:
+    """Why a source states ``given`` and ``truth`` are one disease, or None. With
+    ``named_apart`` (whether the sources give a name, but not as a synonym of the other), the
+    project's glossary of lay names states its pairs too (:func:`.lay_names.stated_pair`)."""
     stated = _PAIRS.get(frozenset((compact(given), compact(truth))))
-    if stated is None and known is not None:
-        return stated_pair(key(given), key(truth), known)
+    if stated is None and named_apart is not None:
+        return stated_pair(key(given), key(truth), named_apart)
     return stated
