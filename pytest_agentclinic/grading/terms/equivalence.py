@@ -78,7 +78,7 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
             return Relation("different", f"{given!r} is {truth!r} without its head word, and "
                             "no disease name on its own")
         return Relation("same", "same name")
-    stated = stated_synonym(given, truth)
+    stated = stated_synonym(given, truth, terms.named_apart)
     if stated is not None:
         return Relation("synonym", stated)
     agent = agent_of(given, g, t, terms) or agent_of(truth, t, g, terms)
