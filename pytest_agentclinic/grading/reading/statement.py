@@ -40,7 +40,7 @@ from .plans import plan_names_nothing
 from .prefaces import after_grounds
 from .refusals import is_refusal
 from .retelling import answers_later, retells
-from .support import SUPPORT, after_findings, findings_stated, in_its_bracket
+from .support import SUPPORT, after_findings, bracket_open, findings_stated, in_its_bracket
 from .typography import expand_shorthand
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
@@ -296,7 +296,7 @@ def _opens_with_disease(before: str) -> bool:
     cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|and|but)\b|,", before)]
     # or before the bracket the lead stands in: "W (suggestive of T)" is W's bracket, as "W,
     # suggestive of T" (red team round 18)
-    if before.count("(") > before.count(")"):
+    if bracket_open(before):
         cuts.append(before.rfind("("))
         cuts.sort()
     terms = default_terminology()

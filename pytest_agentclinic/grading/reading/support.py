@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from .prefaces import after_grounds
 
-__all__ = ["SUPPORT", "after_findings", "findings_stated", "in_its_bracket"]
+__all__ = ["SUPPORT", "after_findings", "bracket_open", "findings_stated", "in_its_bracket"]
 
 #: Leads that say what the findings support: a name before them is the answer's own.
 SUPPORT = re.compile(r"\s*(?:consistent|compatible|in\s+keeping|suggestive|indicative|classic|"
@@ -50,7 +50,13 @@ def in_its_bracket(rest: str, before: str) -> str:
     ("Hepatomegaly (indicative of T), ...": T, not "T), ..."); ``rest`` itself where
     ``before`` (the words before the lead) leaves no bracket open (red team round 18: the
     bracket's close had been read as part of the name)."""
-    if before.count("(") <= before.count(")"):
+    if not bracket_open(before):
         return rest
     close = rest.find(")")
     return rest if close < 0 else rest[:close]
+
+
+def bracket_open(before: str) -> bool:
+    """Whether ``before`` leaves a round bracket open: the words after it stand inside one
+    ("W (suggestive of T)")."""
+    return before.count("(") > before.count(")")
