@@ -43,7 +43,7 @@ from .name_parts import (
     synonym_tier,
     without_head,
 )
-from .qualifiers import leading_qualifiers
+from .qualifiers import DISTINCT_FORMS, leading_qualifiers
 from .readings import (
     agent_of,
     binomial,
@@ -201,10 +201,10 @@ def _relate(given: str, truth: str, terms: Terminology) -> Relation:
 
 
 def _distinct_form(g: Key, t: Key, link: Link | None, terms: Terminology) -> bool:
-    """Whether "malignant" tells two names the terminology knows apart: outside cancer the
-    word names a distinct form (malignant hyperthermia, hypertension, otitis externa), not a
-    degree, so where the sources file both names and not as one disease, they decide."""
-    return ("malignant" in g ^ t and terms.known(g) and terms.known(t)
+    """Whether a word of :data:`.qualifiers.DISTINCT_FORMS` tells two names the terminology
+    knows apart (malignant hyperthermia, hypertension, otitis externa): where the sources
+    file both names and not as one disease, they decide."""
+    return (bool(DISTINCT_FORMS & (g ^ t)) and terms.known(g) and terms.known(t)
             and (link is None or link.kind != "synonym"))
 
 

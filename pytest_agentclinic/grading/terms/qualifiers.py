@@ -21,6 +21,11 @@ NEUTRAL_QUALIFIERS = frozenset({
     "first", "second", "third", "fourth", "fifth",
 })
 
+#: Neutral words that outside cancer name a distinct form, not a degree ("malignant
+#: hyperthermia" is no hyperthermia): where the terminology knows both names and not as one
+#: disease, its sources decide, not the word (docs/grading.md, *Broader and narrower*).
+DISTINCT_FORMS = frozenset({"malignant"})
+
 #: Words that say where, at what age, from what cause or of which kind. The dermatologists
 #: who validated CRAFT-MD's grader called an answer adding one narrower, so wrong
 #: ("cutaneous leishmaniasis" for leishmaniasis, "infantile seborrheic dermatitis" for
