@@ -131,6 +131,8 @@ def results(run_root: Path) -> dict[str, dict[str, Any]]:
 
 #: How each protocol wraps the doctor's final answer (AgentClinic's, CRAFT-MD's).
 WRAPPERS = ("DIAGNOSIS READY: {}", "Final Diagnosis: {}")
+#: The grading policies a rule is checked under, each in turn.
+POLICIES = ("strict", "paper")
 #: The answer as written, then in each protocol's wrapping: the reader must read all three alike.
 BARE_AND_WRAPPED = ("{}", *WRAPPERS)
 #: :func:`decided` of an answer graded right, or wrong, and sure in both protocols.

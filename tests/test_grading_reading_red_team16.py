@@ -8,12 +8,10 @@ import re
 import time
 
 import pytest
-from helpers import scores
+from helpers import POLICIES, scores
 
 from pytest_agentclinic.grading.terms.equivalence import compare
 from pytest_agentclinic.grading.terms.kinds import kind
-
-POLICIES = ("strict", "paper")
 
 
 @pytest.mark.parametrize("policy", POLICIES)

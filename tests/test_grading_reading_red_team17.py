@@ -10,11 +10,9 @@ import re
 import time
 
 import pytest
-from helpers import scores
+from helpers import POLICIES, scores
 
 from pytest_agentclinic.grading.reading.sections import differential_after
-
-POLICIES = ("strict", "paper")
 
 
 def _tool_call(*names: str) -> str:

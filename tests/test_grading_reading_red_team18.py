@@ -9,13 +9,11 @@ import re
 import time
 
 import pytest
-from helpers import scores
+from helpers import POLICIES, scores
 
 from pytest_agentclinic.grading.judging.rules import grade_text
 from pytest_agentclinic.grading.reading.typography import ticked
 from pytest_agentclinic.grading.terms.concurrent import finding
-
-POLICIES = ("strict", "paper")
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -4,11 +4,10 @@ them (docs/grading.md, "Main and concurrent"). Truths here are of our own choosi
 from __future__ import annotations
 
 import pytest
+from helpers import POLICIES
 
 from pytest_agentclinic.grading.judging.craftmd_grader import CraftMDGrader
 from pytest_agentclinic.grading.reading.extract import extract
-
-POLICIES = ("strict", "paper")
 
 
 @pytest.mark.parametrize("answer", ["Dysthymia", "Depression", "Final Diagnosis: Neuralgia",
