@@ -19,6 +19,7 @@ import json
 import shutil
 from collections import defaultdict
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -94,8 +95,6 @@ def score(moderator: Moderator, only: set[tuple[str, str]] | None = None,
 
 
 _INDEX = {case.id: index for index, case in enumerate(library())}
-#: The offline moderator's scores of the matrix, graded once per process.
-_OFFLINE: list[tuple[Scores, Unsure]] = []
 #: The tests of the matrix, on one worker under ``--dist loadgroup`` (graded once).
 MATRIX = pytest.mark.xdist_group("adversarial_matrix")
 
@@ -105,10 +104,10 @@ def offline_scores() -> Scores:
     return {strategy: dict(cases) for strategy, cases in _offline()[0].items()}
 
 
+@cache
 def _offline() -> tuple[Scores, Unsure]:
-    if not _OFFLINE:
-        _OFFLINE.append(score(OfflineModerator()))
-    return _OFFLINE[0]
+    """The offline moderator's scores of the matrix, graded once per process."""
+    return score(OfflineModerator())
 
 
 def check(scores: dict[str, dict[str, bool]]) -> None:
