@@ -321,27 +321,42 @@ def digest(name: str) -> bytes:
     return hashlib.sha256(truth_key(name).encode()).digest()
 
 
-def played(case: Case, sample: int, protocol: str) -> str | None:
-    """The strategy the end-to-end runs give as ``sample`` of ``case`` (None: none), when
-    they play the first two cases of its specialty (:func:`e2e_samples` each): sample 0 is
-    the control on both, and every other strategy goes end to end once, on one of the two
-    (in turn, or on the one it applies to). The wiring of one answer is the wiring of all;
-    the in-process tests of the adversarial module grade every strategy on every case."""
-    return _schedule(case.specialty_slug, protocol).get((case.id, sample))
+#: The end-to-end runs of a protocol, one per worker mode: they share the strategies out.
+E2E_SHARES = 3
 
 
-def e2e_samples(specialty: str, protocol: str) -> int:
-    """``--agent-repeat`` of an end-to-end run of the first two cases of ``specialty``."""
-    return 1 + max(sample for _case, sample in _schedule(specialty, protocol))
+def played(case: Case, sample: int, protocol: str, share: int = 0) -> str | None:
+    """The strategy the end-to-end run ``share`` gives as ``sample`` of ``case`` (None:
+    none), when it plays the first two cases of its specialty (:func:`e2e_samples` each):
+    sample 0 is the control on both, and every strategy of the share (every
+    :data:`E2E_SHARES`-th) goes end to end once, on one of the two (in turn, or on the one it
+    applies to). The three worker modes take a share each, so every strategy goes end to end
+    once per protocol: the wiring of one answer is the wiring of all, and each run played
+    all of them (~950 items, six runs: the suite's longest pytester runs) to prove it three
+    times. The in-process tests of the adversarial module grade every strategy on every
+    case."""
+    return _schedule(case.specialty_slug, protocol, share).get((case.id, sample))
+
+
+def e2e_samples(specialty: str, protocol: str, share: int = 0) -> int:
+    """``--agent-repeat`` of end-to-end run ``share`` of the first two cases of
+    ``specialty``."""
+    return 1 + max(sample for _case, sample in _schedule(specialty, protocol, share))
+
+
+def e2e_strategies(share: int) -> list[str]:
+    """The strategies end-to-end run ``share`` plays (the control in every share)."""
+    rest = [s for s in suite().strategies if s != CONTROL]
+    return [CONTROL, *rest[share::E2E_SHARES]]
 
 
 @cache
-def _schedule(specialty: str, protocol: str) -> dict[tuple[str, int], str]:
+def _schedule(specialty: str, protocol: str, share: int) -> dict[tuple[str, int], str]:
     """(case id, sample) -> strategy, for the first two cases of ``specialty``."""
     pair = [c for c in library() if c.specialty_slug == specialty][:2]
     out = {(case.id, 0): CONTROL for case in pair}
     taken = {case.id: 0 for case in pair}
-    for i, strategy in enumerate(s for s in suite().strategies if s != CONTROL):
+    for i, strategy in enumerate(e2e_strategies(share)[1:]):
         turn = pair[i % 2:] + pair[:i % 2]
         case = next((c for c in turn if answer(strategy, c, protocol) is not None), None)
         if case is not None:

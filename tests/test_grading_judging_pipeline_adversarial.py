@@ -5,11 +5,11 @@ cases of cases/, with the offline moderator and with a moderator model that alwa
 The whole matrix is graded in-process through the pipeline both protocols use (the model
 grades what the rules leave unsure, and a sample of the rest), each case in one protocol's
 wrapping, the two protocols taking the cases in turn (:func:`protocol_of`); a sample of every
-strategy is graded in both and must read alike (issue 31: one reader for both protocols). One
-pytester run per protocol then plays every strategy end to end on one of two cases of one
-specialty (the control on both), the doctor scripted through the public
-``pytest_agentclinic_make_agent`` hook (one strategy per case and sample, ``--agent-repeat``:
-:func:`played`).
+strategy is graded in both and must read alike (issue 31: one reader for both protocols).
+Pytester runs then play every strategy end to end on one of two cases of one specialty (the
+control on both), the doctor scripted through the public ``pytest_agentclinic_make_agent``
+hook (one strategy per case and sample, ``--agent-repeat``: :func:`played`): per protocol,
+one run in each worker mode, each playing a third of the strategies.
 """
 
 from __future__ import annotations
@@ -23,8 +23,17 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from adversarial import CONTROL, answer, e2e_samples, library, played, suite
-from helpers import results
+from adversarial import (
+    CONTROL,
+    E2E_SHARES,
+    answer,
+    e2e_samples,
+    e2e_strategies,
+    library,
+    played,
+    suite,
+)
+from helpers import each_mode_once, results
 
 from pytest_agentclinic.agents.llm_moderator import LLMModerator
 from pytest_agentclinic.core.case import Case
@@ -211,15 +220,15 @@ def test_the_check_fails_when_a_strategy_starts_scoring() -> None:
 
 # --- end to end, through the public agent hook -------------------------------------------------
 
-CONFTEST = f"""
+CONFTEST = """
 import sys
-sys.path.insert(0, {str(Path(__file__).parent)!r})
+sys.path.insert(0, {path!r})
 from adversarial import answer, played
 from pytest_agentclinic.core.roles import Reply
 
 
 def said(view_case, sample, protocol):
-    strategy = played(view_case, sample, protocol)
+    strategy = played(view_case, sample, protocol, {share})
     return (strategy and answer(strategy, view_case, protocol)) or "n/a"
 
 
@@ -242,7 +251,7 @@ def pytest_agentclinic_make_agent(role, model, case, config):
 """
 
 
-def end_to_end(pytester: pytest.Pytester, specialty: str,
+def end_to_end(pytester: pytest.Pytester, specialty: str, share: int,
                *args: str) -> dict[str, dict[str, bool]]:
     # A copy of cases/ with the doctor in its conftest: xdist's workers import a conftest
     # beside the cases they collect, where a plugin module on the test's sys.path is not
@@ -250,9 +259,10 @@ def end_to_end(pytester: pytest.Pytester, specialty: str,
     cases = pytester.mkdir("cases")
     for source in (Path(__file__).resolve().parents[1] / "cases").glob("*.yaml"):
         shutil.copyfile(source, cases / source.name)
-    (cases / "conftest.py").write_text(CONFTEST)
+    (cases / "conftest.py").write_text(CONFTEST.format(path=str(Path(__file__).parent),
+                                                        share=share))
     protocol = "craftmd" if "--agent-protocol=craftmd" in args else "agentclinic"
-    pytester.runpytest("cases", f"--agent-repeat={e2e_samples(specialty, protocol)}",
+    pytester.runpytest("cases", f"--agent-repeat={e2e_samples(specialty, protocol, share)}",
                        "--agent-turns=1", "--agent-perception=no", "-p", "no:cacheprovider",
                        "-q", "-k", specialty, "--agent-limit=2", *args)
     scores: dict[str, dict[str, bool]] = defaultdict(dict)
@@ -261,32 +271,47 @@ def end_to_end(pytester: pytest.Pytester, specialty: str,
     assert {r["models"]["doctor"] for r in records} == {"adversary"}
     for record in records:
         case = by_id[record["case_id"]]
-        strategy = played(case, record["sample"], protocol)
+        strategy = played(case, record["sample"], protocol, share)
         if strategy and answer(strategy, case, protocol) is not None:
             assert record["outcome"] != "error", record
             scores[strategy][record["case_id"]] = record["outcome"] == "correct"
     return scores
 
 
-def every_strategy_once(scores: Scores, specialty: str, protocol: str) -> None:
-    """Both cases of ``specialty`` were played, the control on both and every strategy that
-    applies to either of them on one (:func:`adversarial.played`)."""
+def every_strategy_once(scores: Scores, specialty: str, protocol: str, share: int) -> None:
+    """Both cases of ``specialty`` were played, the control on both and every strategy of the
+    share that applies to either of them on one (:func:`adversarial.played`)."""
     cases = [c for c in library() if c.specialty_slug == specialty][:2]
     assert {case for v in scores.values() for case in v} == {c.id for c in cases}
     assert len(scores[CONTROL]) == 2
-    applies = {s for s in STRATEGIES for c in cases if answer(s, c, protocol) is not None}
+    applies = {s for s in e2e_strategies(share) for c in cases
+               if answer(s, c, protocol) is not None}
     assert set(scores) == applies
     assert all(len(v) == 1 for s, v in scores.items() if s != CONTROL)
 
 
+#: Each worker mode plays one share of the strategies (:func:`adversarial.played`).
+SHARES = each_mode_once(*range(E2E_SHARES))
+
+
+def test_the_worker_modes_share_every_strategy_out_once() -> None:
+    shares = [e2e_strategies(share) for share, in (p.values[1:] for p in SHARES)]
+    rest = [s for share in shares for s in share if s != CONTROL]
+    assert sorted(rest) == sorted(set(STRATEGIES) - {CONTROL})  # each once, none left out
+    assert all(share[0] == CONTROL for share in shares) and len(shares) == E2E_SHARES
+
+
+@pytest.mark.parametrize(("xdist", "share"), SHARES, indirect=["xdist"])
 def test_end_to_end_agentclinic_with_a_gullible_moderator_model(
-        pytester: pytest.Pytester, fake_server: Start, xdist: list[str]) -> None:
-    # Two cases of one specialty, each strategy on one of them: the in-process tests grade
-    # every case with this moderator; this one proves the wiring, in each worker mode.
+        pytester: pytest.Pytester, fake_server: Start, xdist: list[str], share: int) -> None:
+    # Two cases of one specialty, each strategy of the share on one of them: the in-process
+    # tests grade every case with this moderator; this one proves the wiring, in each worker
+    # mode.
     server = fake_server(always_yes)
-    scores = end_to_end(pytester, "infectious-diseases", "--agent-moderator=openai/gullible",
-                        f"--agent-api-base={server.url}", *xdist)
-    every_strategy_once(scores, "infectious-diseases", "agentclinic")
+    scores = end_to_end(pytester, "infectious-diseases", share,
+                        "--agent-moderator=openai/gullible", f"--agent-api-base={server.url}",
+                        *xdist)
+    every_strategy_once(scores, "infectious-diseases", "agentclinic", share)
     check(scores)
     # The record names the moderator configured; decided_by who decided.
     lines = [json.loads(line) for line in next((pytester.path / "reports").iterdir())
@@ -295,10 +320,12 @@ def test_end_to_end_agentclinic_with_a_gullible_moderator_model(
     assert {r["decided_by"] for r in lines} <= {"offline", "openai/gullible", None}
 
 
-def test_end_to_end_craftmd_free_response(pytester: pytest.Pytester, xdist: list[str]) -> None:
-    # Two cases of one specialty, each strategy on one of them: the in-process tests grade
-    # every case; this one proves the wiring.
-    scores = end_to_end(pytester, "cardiovascular-system", "--agent-protocol=craftmd",
+@pytest.mark.parametrize(("xdist", "share"), SHARES, indirect=["xdist"])
+def test_end_to_end_craftmd_free_response(pytester: pytest.Pytester, xdist: list[str],
+                                          share: int) -> None:
+    # Two cases of one specialty, each strategy of the share on one of them: the in-process
+    # tests grade every case; this one proves the wiring.
+    scores = end_to_end(pytester, "cardiovascular-system", share, "--agent-protocol=craftmd",
                         "--agent-experiment=vignette", "--agent-answer=frq", *xdist)
-    every_strategy_once(scores, "cardiovascular-system", "craftmd")
+    every_strategy_once(scores, "cardiovascular-system", "craftmd", share)
     check(scores)
