@@ -93,8 +93,8 @@ def _by_key() -> dict[str, tuple[str, str, Glossary]]:
 def _single() -> frozenset[str]:
     # One word but for an article ("the clap"); not a word left when a generic head is
     # dropped ("Viking disease": "Viking" alone names nothing).
-    return frozenset(joined(k) for name in _entries() for k in [key(name)]
-                     if len(k) == 1 and not GENERIC & set(tokens(name)))
+    return frozenset(stored for stored, (name, _, _) in _by_key().items()
+                     if " " not in stored and not GENERIC & set(tokens(name)))
 
 
 def glossary_clinical(stored_key: str) -> str | None:
