@@ -94,7 +94,7 @@ def _single() -> frozenset[str]:
     # One word but for an article ("the clap"); not a word left when a generic head is
     # dropped ("Viking disease": "Viking" alone names nothing).
     return frozenset(stored for stored, (name, _, _) in _by_key().items()
-                     if " " not in stored and not GENERIC & set(tokens(name)))
+                     if stored and " " not in stored and not GENERIC & set(tokens(name)))
 
 
 def glossary_clinical(stored_key: str) -> str | None:
