@@ -31,7 +31,7 @@ from ..terminology_cache import cache_dirs
 from ..terminology_index import open_index
 from ..terminology_memory import TIERS, Tier, joined, load_memory, reach
 from ..terminology_table import DATA_FILE
-from .lay_names import lay_clinical, lay_single_word
+from .glossaries import glossary_clinical, single_word
 
 __all__ = ["BREADTH_ORDER", "SOURCES", "TIERS", "Backend", "Link", "LinkKind", "Terminology",
            "Tier", "default_terminology", "terminology_loaded", "witness"]
@@ -138,18 +138,18 @@ class Terminology:
     def _concepts_of(self, name: str | Key) -> tuple[Tier, frozenset[str]]:
         stored = joined(name if isinstance(name, frozenset) else key(name))
         found = self.backend.concepts_of(stored)
-        clinical = None if found[1] else lay_clinical(stored)
+        clinical = None if found[1] else glossary_clinical(stored)
         if clinical is None:
             return found
-        # A lay name no source gives (the project's glossary): its clinical name's concepts,
+        # A name no source gives (the project's glossaries): its clinical name's concepts,
         # as a curated synonym of them; never over a name some source gives.
         tier, idents = self.backend.concepts_of(joined(key(clinical)))
         return max(tier, TIERS["s"]), idents
 
     def one_word_name(self, word: str) -> bool:
-        """Whether some source, or the glossary of lay names, names a disease with this one
-        (normalised) word alone."""
-        return self.backend.is_single(word) or lay_single_word(word)
+        """Whether some source, or one of the project's glossaries, names a disease with this
+        one (normalised) word alone."""
+        return self.backend.is_single(word) or single_word(word)
 
     def is_word(self, word: str) -> bool:
         """Whether a normalised word is a word of some concept's preferred name (a slip of
@@ -164,17 +164,17 @@ class Terminology:
         return tuple(k for k in map(_split_key, self.backend.keys_with(rarest)) if words <= k)
 
     def known(self, name: str | Key) -> bool:
-        """Whether some source (or the glossary of lay names) names this condition."""
+        """Whether some source (or one of the project's glossaries) names this condition."""
         return bool(self.concepts(name)[1])
 
     def named_by_sources(self, name: Key) -> bool:
-        """Whether some source of the table gives this name (the glossary left out)."""
+        """Whether some source of the table gives this name (the glossaries left out)."""
         return bool(self.backend.concepts_of(joined(name))[1])
 
     def named_apart(self, name: Key, other: Key) -> bool:
-        """Whether the sources give ``name`` but not as a synonym of ``other``: a lay name
-        with a concept of its own ("bunion"), whose pair the glossary states
-        (:func:`.lay_names.stated_pair`)."""
+        """Whether the sources give ``name`` but not as a synonym of ``other``: a glossary's
+        name with a concept of its own ("bunion"), whose pair the glossary states
+        (:func:`.glossaries.stated_pair`)."""
         if not self.named_by_sources(name):
             return False
         link = self.link(name, other)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..terminology import Key, compact, key
-from .lay_names import stated_pair
+from .glossaries import stated_pair
 
 #: (source, name, name): the pairs each source states are one disease.
 _STATED = (
@@ -55,7 +55,7 @@ def stated_synonym(given: str, truth: str,
                    named_apart: Callable[[Key, Key], bool] | None = None) -> str | None:
     """Why a source states ``given`` and ``truth`` are one disease, or None. With
     ``named_apart`` (whether the sources give a name, but not as a synonym of the other), the
-    project's glossary of lay names states its pairs too (:func:`.lay_names.stated_pair`)."""
+    project's glossaries state their pairs too (:func:`.glossaries.stated_pair`)."""
     stated = _PAIRS.get(frozenset((compact(given), compact(truth))))
     if stated is None and named_apart is not None:
         return stated_pair(key(given), key(truth), named_apart)
