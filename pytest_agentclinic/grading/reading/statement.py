@@ -253,8 +253,10 @@ def statement(text: str) -> str:
             and not _NO_NAME.match(head, lead.end())
             and _opens_with_disease(after_grounds(head[: lead.start()]))
             and not findings_stated(head[: lead.start()])):
-        # "X with features suggestive of Y": X is the answer, Y a second name beside it
+        # "X with features suggestive of Y": X is the answer, Y a second name beside it; "X -
+        # features suggestive of Y", "X presenting with features ..." are read as it is
         lead = None
+        head = _features_joined(head)
     if lead is not None and DISJUNCTION.match(head, lead.end()):
         # "X is likely or Y": the name came before the words, and an alternative after them
         head = f"{head[: lead.start()]} {head[lead.end():]}"
@@ -284,6 +286,20 @@ def statement(text: str) -> str:
     return kept.strip(" .:,-\"'")
 
 
+# The words that join a disease or a state to the features it shows other than "with": a
+# dash or a semicolon ("Whiplash - features suggestive of T"), or "presenting with" (red team
+# round 19). Read as they stood, the dash set off a reason (context.py) and "presenting" a
+# clause, and the second name was lost, so that no rule could say the answer gave two.
+_FEATURES_JOINT = re.compile(r"(?: -{1,3} ?|; ?| (?:presenting|presents) with )(?=(?:[a-z]+ )?"
+                             r"(?:features?|findings?|signs?|characteristics?) (?:suggestive|"
+                             r"consistent|compatible|in keeping|indicative))", re.I)
+
+
+def _features_joined(head: str) -> str:
+    """``head`` with the first joint of :data:`_FEATURES_JOINT` read as " with "."""
+    return _FEATURES_JOINT.sub(" with ", head, count=1)
+
+
 def _opens_with_disease(before: str) -> bool:
     """Whether ``before`` opens with the name of a disease the terminology knows ("Rosacea
     with features" of "Rosacea with features suggestive of lupus")."""
@@ -293,7 +309,10 @@ def _opens_with_disease(before: str) -> bool:
 
     before = before.strip()
     # the longest opening that is a name: "Granulomatosis with polyangiitis with features"
-    cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|and|but)\b|,", before)]
+    # (or before a dash or a semicolon that sets the features off, "W - features suggestive
+    # of T", or "presenting with" them: red team round 19)
+    cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|presenting|and|but)\b"
+                                           r"|[,;]|\s-{1,3}\s", before)]
     # or before the bracket the lead stands in: "W (suggestive of T)" is W's bracket, as "W,
     # suggestive of T" (red team round 18)
     if bracket_open(before):
