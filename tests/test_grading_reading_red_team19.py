@@ -104,12 +104,12 @@ def test_main_labels() -> None:
 
 def test_new_patterns_are_linear() -> None:
     # each new pattern on 64 KB of its own keywords
-    from pytest_agentclinic.grading.reading import joins, markers, negations, statement
+    from pytest_agentclinic.grading.reading import joins, markers, negations, support
     texts = {
         negations._NEGATED_ASIDES[0]: "(a was considered, but " * 2800,
         joins.ALTERNATIVE: "a | confidence " * 4400,
         joins.COMPLICATION: " - complicated by" * 3800,
-        statement._FEATURES_JOINT: " - features suggestive" * 3000,
+        support._FEATURES_JOINT: " - features suggestive" * 3000,
         markers._READY: "_diagnosis_ready_" * 3800,
     }
     for pattern, text in texts.items():

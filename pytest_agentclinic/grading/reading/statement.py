@@ -40,7 +40,14 @@ from .plans import plan_names_nothing
 from .prefaces import after_grounds
 from .refusals import is_refusal
 from .retelling import answers_later, retells
-from .support import SUPPORT, after_findings, bracket_open, findings_stated, in_its_bracket
+from .support import (
+    SUPPORT,
+    after_findings,
+    bracket_open,
+    features_joined,
+    findings_stated,
+    in_its_bracket,
+)
 from .typography import expand_shorthand
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
@@ -256,7 +263,7 @@ def statement(text: str) -> str:
         # "X with features suggestive of Y": X is the answer, Y a second name beside it; "X -
         # features suggestive of Y", "X presenting with features ..." are read as it is
         lead = None
-        head = _features_joined(head)
+        head = features_joined(head)
     if lead is not None and DISJUNCTION.match(head, lead.end()):
         # "X is likely or Y": the name came before the words, and an alternative after them
         head = f"{head[: lead.start()]} {head[lead.end():]}"
@@ -284,20 +291,6 @@ def statement(text: str) -> str:
     grounded = after_grounds(head)
     kept = head if is_refusal(head) and not is_refusal(grounded) else grounded
     return kept.strip(" .:,-\"'")
-
-
-# The words that join a disease or a state to the features it shows other than "with": a
-# dash or a semicolon ("Whiplash - features suggestive of T"), or "presenting with" (red team
-# round 19). Read as they stood, the dash set off a reason (context.py) and "presenting" a
-# clause, and the second name was lost, so that no rule could say the answer gave two.
-_FEATURES_JOINT = re.compile(r"(?: -{1,3} ?|; ?| (?:presenting|presents) with )(?=(?:[a-z]+ )?"
-                             r"(?:features?|findings?|signs?|characteristics?) (?:suggestive|"
-                             r"consistent|compatible|in keeping|indicative))", re.I)
-
-
-def _features_joined(head: str) -> str:
-    """``head`` with the first joint of :data:`_FEATURES_JOINT` read as " with "."""
-    return _FEATURES_JOINT.sub(" with ", head, count=1)
 
 
 def _opens_with_disease(before: str) -> bool:
