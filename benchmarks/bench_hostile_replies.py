@@ -107,6 +107,16 @@ SHAPES: dict[str, tuple[str, str, str]] = {
     # (the latter costs on main what it costs here: the reader's hedges, not the new pattern)
     "task list items ('- [ ] x')": ("- [x] psoriasis\n", "- [ ] x\n", ""),
     "weighed and chosen ('x vs y, favour')": ("", "x vs y, favour ", ""),
+    # red team round 19: "W was considered" in brackets, a bar before a confidence, a dash
+    # before features, the marker in underscores, a JSON list at the top, a semicolon's reason
+    "weighed in brackets ('(x was considered, but')": ("", "(x was considered, but ", ""),
+    "bars before a confidence ('x | confidence')": ("", "x | confidence ", ""),
+    "dashes before features ('x - features suggestive of')": (
+        "", "x - features suggestive of ", ""),
+    "markers in underscores ('_DIAGNOSIS READY:_')": ("", "_DIAGNOSIS READY:_ x ", ""),
+    "a JSON list of objects at the top": ("[", '{"diagnosis": "x"}, ', '{"diagnosis": "y"}]'),
+    "reasons after semicolons ('x; classic presentation')": (
+        "", "x; classic presentation ", ""),
 }
 
 #: The shapes the tests grade at full length under a bound of CPU (~2.5 s together): one

@@ -34,9 +34,10 @@ CONFIDENCE = (r"(?:(?:very\s+)?(?:high|moderate|medium|low|intermediate)\s+)?"
               r"|\d+(?:\.\d+)?\s*%?|0?\.\d+))?[\s.]*$")
 
 # A reason after the name, set off by a colon or a dash ("X: the history and examination are
-# classic", "X - classic presentation"): what follows explains, it names nothing more.
+# classic", "X - classic presentation"): what follows explains, it names nothing more. A
+# table's bar sets off a field of the same row ("X | confidence: high"; red team round 19).
 _REASON = re.compile(
-    r"\s*(?::|\s[-\u2013\u2014]+)\s*(?=(?:a\s+|an\s+|the\s+|this\s+|these\s+|her\s+|his\s+)?"
+    r"\s*(?::|\s[-\u2013\u2014]+|\s\|)\s*(?=(?:a\s+|an\s+|the\s+|this\s+|these\s+|her\s+|his\s+)?"
     rf"(?:{CONFIDENCE}|(?:"
     r"(?:classic(?:al)?|typical|textbook|characteristic|pathognomonic|consistent|compatible|"
     r"confirmed|supported|evidenced|suggested|indicated|given|based|history|presentation|"

@@ -12,8 +12,10 @@ from .context import CONFIDENCE
 HEDGE = (r"(?:most\s+|more\s+|very\s+|less\s+)?(?:likely|probably|possibly|possible|probable|"
          r"perhaps|maybe|potentially|potential|suspected)")
 # "X or Y", "X vs Y", "X / Y", "X | Y" (table cells), "X, alternatively Y", "X > Y" (ranked)
-ALTERNATIVE = re.compile(r"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+|\s*\|\s*|\s+>\s+"
-                         r"|[.,;]?\s+alternatively\b[\s,:]*", re.I)
+# (a bar before how sure the writer is, "X | confidence: high", is a field of the same row,
+# no alternative: :mod:`.context` cuts it as after a colon; red team round 19)
+ALTERNATIVE = re.compile(rf"\s+(?:or|versus|vs\.?|and/or|nor)\s+|\s+/\s+|\s*\|(?!\s*{CONFIDENCE})"
+                         r"\s*|\s+>\s+|[.,;]?\s+alternatively\b[\s,:]*", re.I)
 CAUSE = re.compile(
     rf"\s*,?\s*(?:{HEDGE}\s+)?\b(?:due\s+to|secondary\s+to|caused\s+by|induced\s+by|"
     r"resulting\s+from|as\s+a\s+result\s+of|because\s+of|attributable\s+to|related\s+to|"
@@ -39,8 +41,10 @@ CONCURRENT = re.compile(
     r"as\s+well\s+as|together\s+with)\b\s*|\s*[,;]\s*|\s+-\s+", re.I)
 # "X complicated by Y": the answer states Y is a complication of X, a concurrent condition
 # (CRAFT-MD's grader: a main diagnosis with a concurrent minor one is the main diagnosis).
-COMPLICATION = re.compile(r"\s*,?\s*\b(?:(?:further\s+|now\s+)?complicated\s+by)\b\s*",
-                          re.I)
+# A dash sets the clause off as a comma does ("X - complicated by Y", "X — complicated
+# by Y": red team round 19; dashes are one "-" by now, :func:`.statement.clean`).
+COMPLICATION = re.compile(r"\s*(?:,|\s-{1,3})?\s*\b(?:(?:further\s+|now\s+)?complicated\s+by)"
+                          r"\b\s*", re.I)
 # A companion after a hedge stays a companion: "X, possibly with Y" or "possibly complicated
 # by Y" names X and a possible complication, not X or Y.
 COMPANION = (r"(?:with|and|complicated\s+by|accompanied\s+by|along\s+with|plus|"

@@ -21,12 +21,14 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
 
-from .roles import stated_roles
+from .roles import main_label, stated_roles
 from .typography import untypeset
 
 # --- where the answer starts ------------------------------------------------------------------
 
-_READY = re.compile(r"\b([a-z]{6,11})[\s_-]*read[yi]\b\s*[:\-]?\s*", re.I)
+# (markdown's emphasis may close on the marker: "_DIAGNOSIS READY:_", so an underscore
+# bounds it as a space does; red team round 19)
+_READY = re.compile(r"(?<![^\W_])([a-z]{6,11})[\s_-]*read[yi](?![^\W_])\s*[:\-]?\s*", re.I)
 _DIAGNOSIS = "diagnosis"
 
 
@@ -183,6 +185,10 @@ def unwrap(text: str) -> str:
     text = _SUMMARY.sub(lambda m: f"\n{m.group(1).strip()}:\n", text)
     text = _HTML_INLINE.sub("", _HTML_BLOCK.sub("\n", _HTML_ITEM.sub("\n- ", text)))
     start, end = text.find("{"), text.rfind("}")
+    if -1 < start < end and text[:start].rstrip().endswith("[") \
+            and text[end + 1:].lstrip().startswith("]"):
+        # a list of objects at the top ([{"diagnosis": "T"}]): the list is the JSON
+        start, end = text.rfind("[", 0, start), text.find("]", end)
     if -1 < start < end:
         value = _json_answer(text[start:end + 1])
         if value is not None:
@@ -221,6 +227,10 @@ def _json_answer(text: str) -> str | None:
         data = json.loads(text)
     except ValueError:
         return None
+    if isinstance(data, list):
+        # a list of answer objects at the top ([{"diagnosis": "T"}]): read as a list under
+        # any other key is read, each object's answer keys a line (red team round 19)
+        data = {"answers": data}
     if not isinstance(data, dict):
         return None
     return "\n".join(_json_lines(data)) or None
@@ -233,7 +243,8 @@ def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
     lines: list[str] = []
     for key, value in data.items():
         name = _key_name(key)
-        if isinstance(value, dict) and name in _JSON_KEYS:
+        answer_key = name in _JSON_KEYS or _main_key(name)
+        if isinstance(value, dict) and answer_key:
             # a diagnosis given as an object: its name ({"diagnosis": {"name": "X",
             # "confidence": "high"}})
             value = next((v for k, v in value.items()
@@ -251,20 +262,30 @@ def _json_lines(data: dict[str, object], depth: int = 0) -> list[str]:
             if main is not None:
                 lines.append(f"final diagnosis: {main}")
                 continue
-        if name not in _JSON_KEYS:
-            if isinstance(value, list) and depth < 3:
-                # a list of objects under another key ({"tool_calls": [{"function": {...}}]}):
-                # each object's answer keys, one line each (two calls naming two
-                # conditions are two answers)
-                for item in value[:_MAX_ITEMS]:
-                    if isinstance(item, dict):
-                        lines.extend(_json_lines(item, depth + 1))
+        if isinstance(value, list) and depth < 3 and not all(isinstance(v, str) for v in value):
+            # a list of objects ({"tool_calls": [{"function": {...}}]}): each object's
+            # answer keys, one line each (two calls naming two conditions are two answers)
+            for item in value[:_MAX_ITEMS]:
+                if isinstance(item, dict):
+                    lines.extend(_json_lines(item, depth + 1))
+            continue
+        if not answer_key:
             continue
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             value = "".join(f"\n- {v}" for v in value)  # a list stays a list
         if isinstance(value, str):
             lines.append(f"{name}: {value}")
     return lines
+
+
+# A key that labels the main diagnosis as a bracket or a heading does ("primary_diagnosis",
+# "working_diagnosis", "leading_dx": :func:`.roles.main_label`), or names the diagnoses given
+# ({"diagnoses": ["T"]}: a list of one is one answer, of two two); red team round 19
+_DIAGNOSIS_WORD = re.compile(r"\b(?:diagnosis|dx|impression)$")
+
+
+def _main_key(name: str) -> bool:
+    return name == "diagnoses" or (main_label(name) and _DIAGNOSIS_WORD.search(name) is not None)
 
 
 #: At most this many objects of a list are read (a tool call's list holds one or two).

@@ -113,6 +113,11 @@ _NEGATED_CLAUSES = (
 )
 # Asides inside a clause that exclude a name: "(X ruled out)", ", not X", "rather than X".
 _NEGATED_ASIDES = (
+    # "T (W was considered, but T fits better)": the sentence "W was considered, but T" in
+    # the answer's bracket sets W aside as it does on its own (one reader for both; red team
+    # round 19); the rest of the bracket only restates the answer
+    re.compile(rf"\(\s*({NAME_IN_CLAUSE})\s+(?:was|were|has\s+been|had\s+been)\s+"
+               rf"{_WEIGHED}(?:\s*[,;]?\s*(?:but|however)\b[^()\n]{{0,200}})?\s*\)", re.I),
     # "(rather than X)", "(instead of X)": the bracket of ", rather than X" (round 13); not
     # "(not yet excluded)", which keeps the name before it open (roles.kept_open, round 16)
     # "(favoured over X)", "(preferred to X)", "(more likely than X)": the bracket of "T
@@ -139,12 +144,20 @@ _NEGATED_ASIDES = (
 _NOT_BUT = re.compile(rf"\s*(?:it\s+is\s+|it's\s+|this\s+is\s+)?not\s+(?:a\s+|an\s+)?"
                       rf"({_WEIGHED_NAME})(?:,?\s+but\s+(?:rather\s+|instead\s+)?|\s+-\s+)",
                       re.I)
+# "... but the findings favour T": the evidence, the subject of the contrast, chooses T, as
+# "but T fits better" does (red team round 19)
+_EVIDENCE_FAVOURS = (r"(?:(?:the\s+)?(?:clinical\s+)?(?:findings|picture|presentation|evidence|"
+                     r"history|examination|work-?up)\s+(?:(?:strongly|clearly|better|more)\s+)?"
+                     r"(?:favou?rs?|supports?|points?\s+(?:to|towards)|suggests?)\s+)?")
 # "W was considered, but T fits better": what the doctor weighed and set aside is no answer.
 # Also "Although W was considered, T ...", "I considered W, but T ...", and "W was considered;
 # however, T ..." (the clause "W was considered" alone sets W aside: see _NEGATED_CLAUSES).
 _CONSIDERED_BUT = re.compile(
     rf"\s*(?:({_WEIGHED_NAME})\s+(?:was|were|is|has\s+been|had\s+been)\s+{_WEIGHED}"
-    r"\s*,?\s*(?:but|however,?)\s+(?:rather\s+|instead\s+)?"
+    # a dash sets the contrast off as a comma does ("W was considered - but T", red team
+    # round 19)
+    r"\s*(?:,|\s[-\u2013\u2014]{1,3})?\s*(?:but|however,?)\s+(?:rather\s+|instead\s+)?"
+    rf"{_EVIDENCE_FAVOURS}"
     rf"|(?:although|though|while|whilst)\s+({_WEIGHED_NAME})\s+(?:was|were|has\s+been|"
     rf"had\s+been)\s+{_WEIGHED}\s*,\s*"
     rf"|(?:i|we)\s+(?:have\s+)?{_WEIGHED}\s+({_WEIGHED_NAME})\s*,?\s*but\s+"

@@ -114,6 +114,15 @@ _PENDING = re.compile(
     r"confirmed)\s+)?diagnosis)?", re.I)
 
 
+# A reason of its own after a semicolon ("T; classic presentation", "T; typical
+# findings"): why the answer holds, as the same words are in brackets ("(classic
+# presentation)", :data:`.joins.ASIDE`) or after a dash (:mod:`.context`); no second name
+# (red team round 19). "Classical" alone may name a kind, so a noun of the case must follow.
+_REASON = re.compile(r"(?:(?:a|the)\s+)?(?:classic(?:al)?|typical|textbook|characteristic)\s+"
+                     r"(?:clinical\s+)?(?:presentation|findings?|features?|picture|history|case|"
+                     r"signs?|symptoms?|course)", re.I)
+
+
 def is_note(text: str, *, places: bool = False) -> bool:
     """Whether a mention beside the diagnosis only notes its severity, course, side, status,
     DSM-5 specifier or code (:data:`.qualifiers.NEUTRAL_QUALIFIERS`, :data:`NOTE_WORDS`),
@@ -121,7 +130,7 @@ def is_note(text: str, *, places: bool = False) -> bool:
     place is kept in the reading, where it may narrow the name to the truth ("Psoriasis
     (scalp)"), and is no second disease."""
     if any(p.fullmatch(text.strip()) is not None for p in (_CODE, _STATUS, _SPECIFIER,
-                                                            _PENDING)):
+                                                            _PENDING, _REASON)):
         return True
     words = tokens(text)
     # a state like the puerperium is a second condition, though ICD-10-CM says "in" it

@@ -21,11 +21,20 @@ from typing import NamedTuple
 
 from .labels import starts_labelled
 
-__all__ = ["Roles", "kept_open", "listed_roles", "stated_roles"]
+__all__ = ["Roles", "kept_open", "listed_roles", "main_label", "stated_roles"]
 
 # The main diagnosis's label, in brackets after the name.
 _MAIN = (r"(?:final|most\s+likely|most\s+probable|primary|working|leading|definitive|principal|"
          r"main|favou?red|preferred)(?:\s+(?:diagnosis|dx|impression))?")
+_MAIN_LABEL = re.compile(_MAIN, re.I)
+
+
+def main_label(words: str) -> bool:
+    """Whether ``words`` (a field's name as words: "primary diagnosis", "working dx") are
+    the main diagnosis's label, as they are in brackets after a name."""
+    return _MAIN_LABEL.fullmatch(words.strip()) is not None
+
+
 # A name the answer set aside: considered, then not chosen.
 _ASIDE = (r"(?:(?:on\s+the\s+)?differential(?:\s+diagnosis)?|ddx|less\s+likely|less\s+probable|"
           r"unlikely|ruled\s+out|excluded|alternative(?:\s+diagnosis)?|(?:also\s+)?considered|"

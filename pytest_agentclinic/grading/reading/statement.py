@@ -40,7 +40,14 @@ from .plans import plan_names_nothing
 from .prefaces import after_grounds
 from .refusals import is_refusal
 from .retelling import answers_later, retells
-from .support import SUPPORT, after_findings, bracket_open, findings_stated, in_its_bracket
+from .support import (
+    SUPPORT,
+    after_findings,
+    bracket_open,
+    features_joined,
+    findings_stated,
+    in_its_bracket,
+)
 from .typography import expand_shorthand
 
 __all__ = ["DIFFERENTIAL_LABEL", "DISJUNCTION", "SENTENCE_END", "bare_name", "clean",
@@ -253,8 +260,10 @@ def statement(text: str) -> str:
             and not _NO_NAME.match(head, lead.end())
             and _opens_with_disease(after_grounds(head[: lead.start()]))
             and not findings_stated(head[: lead.start()])):
-        # "X with features suggestive of Y": X is the answer, Y a second name beside it
+        # "X with features suggestive of Y": X is the answer, Y a second name beside it; "X -
+        # features suggestive of Y", "X presenting with features ..." are read as it is
         lead = None
+        head = features_joined(head)
     if lead is not None and DISJUNCTION.match(head, lead.end()):
         # "X is likely or Y": the name came before the words, and an alternative after them
         head = f"{head[: lead.start()]} {head[lead.end():]}"
@@ -293,7 +302,10 @@ def _opens_with_disease(before: str) -> bool:
 
     before = before.strip()
     # the longest opening that is a name: "Granulomatosis with polyangiitis with features"
-    cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|and|but)\b|,", before)]
+    # (or before a dash or a semicolon that sets the features off, "W - features suggestive
+    # of T", or "presenting with" them: red team round 19)
+    cuts = [m.start() for m in re.finditer(r"\s+(?:with|showing|having|presenting|and|but)\b"
+                                           r"|[,;]|\s-{1,3}\s", before)]
     # or before the bracket the lead stands in: "W (suggestive of T)" is W's bracket, as "W,
     # suggestive of T" (red team round 18)
     if bracket_open(before):

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 
 from .prefaces import after_grounds
 
-__all__ = ["SUPPORT", "after_findings", "bracket_open", "findings_stated", "in_its_bracket"]
+__all__ = ["SUPPORT", "after_findings", "bracket_open", "features_joined", "findings_stated",
+           "in_its_bracket"]
 
 #: Leads that say what the findings support: a name before them is the answer's own.
 SUPPORT = re.compile(r"\s*(?:consistent|compatible|in\s+keeping|suggestive|indicative|classic|"
@@ -60,3 +61,17 @@ def bracket_open(before: str) -> bool:
     """Whether ``before`` leaves a round bracket open: the words after it stand inside one
     ("W (suggestive of T)")."""
     return before.count("(") > before.count(")")
+
+
+# The words that join a disease or a state to the features it shows other than "with": a
+# dash or a semicolon ("Whiplash - features suggestive of T"), or "presenting with" (red team
+# round 19). Read as they stood, the dash set off a reason (context.py) and "presenting" a
+# clause, and the second name was lost, so that no rule could say the answer gave two.
+_FEATURES_JOINT = re.compile(r"(?: -{1,3} ?|; ?| (?:presenting|presents) with )(?=(?:[a-z]+ )?"
+                             r"(?:features?|findings?|signs?|characteristics?) (?:suggestive|"
+                             r"consistent|compatible|in keeping|indicative))", re.I)
+
+
+def features_joined(head: str) -> str:
+    """``head`` with the first joint of :data:`_FEATURES_JOINT` read as " with "."""
+    return _FEATURES_JOINT.sub(" with ", head, count=1)
