@@ -295,7 +295,7 @@ SHARES = each_mode_once(*range(E2E_SHARES))
 
 
 def test_the_worker_modes_share_every_strategy_out_once() -> None:
-    shares = [e2e_strategies(share) for share, in (p.values[1:] for p in SHARES)]
+    shares = [e2e_strategies(param.values[1]) for param in SHARES]  # (xdist mode, share)
     rest = [s for share in shares for s in share if s != CONTROL]
     assert sorted(rest) == sorted(set(STRATEGIES) - {CONTROL})  # each once, none left out
     assert all(share[0] == CONTROL for share in shares) and len(shares) == E2E_SHARES
