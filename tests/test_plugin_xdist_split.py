@@ -167,6 +167,19 @@ def test_loadgroup_sends_a_group_whole() -> None:
     assert [i for i in ran[holders[0]] if i.endswith("@heavy")] == grouped
 
 
+def test_loadgroup_reads_no_group_in_a_parameter_with_an_at_sign() -> None:
+    # An "@" inside a parameter's id (an address, "user@host") names no group: xdist reads a
+    # group only after the id's closing bracket, and so must the split, or every test whose
+    # parameter ends alike is sent whole to one worker.
+    nodes = [Node(i, 2) for i in range(2)]
+    plain = [f"test_p.py::test_p[user{n}@host]" for n in range(12)]
+    cases = ["c.yaml::t-01[x]", "c.yaml::t-02[x]"]
+    sched, _told = _scheduler(Config(2, dist="loadgroup"))
+    ran = _run(sched, {nodes[0]: [*plain, cases[0]], nodes[1]: [*plain, cases[1]]})
+    assert sorted(ran[nodes[0]] + ran[nodes[1]]) == sorted([*plain, *cases])
+    assert all(any(i in plain for i in ran[n]) for n in nodes)
+
+
 def test_a_difference_the_split_does_not_explain_is_a_collection_error() -> None:
     nodes = [Node(i, 2) for i in range(2)]
     config = Config(2)

@@ -186,8 +186,11 @@ class SplitScheduling:
 
     def _scope(self, nodeid: str) -> str:
         # What is sent whole: an xdist_group's tests under loadgroup (xdist suffixes their
-        # ids with "@group"), otherwise the test.
-        return nodeid.rsplit("@", 1)[-1] if self._groups and "@" in nodeid else nodeid
+        # ids with "@group"), otherwise the test. As xdist reads it: an "@" before the id's
+        # last "]" is a parameter's ("user@host"), no group.
+        if self._groups and nodeid.rfind("@") > nodeid.rfind("]"):
+            return nodeid.rsplit("@", 1)[-1]
+        return nodeid
 
     def _abort(self, odd: list[str]) -> None:
         """As xdist's schedulers do when collections differ: a collection error, no item run."""
