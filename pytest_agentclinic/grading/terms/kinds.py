@@ -88,6 +88,12 @@ _HEALTH = re.compile(r"(?:(?:currently|otherwise|completely|generally|apparently
                      r"|normal\s+(?:patient|individual|person|adult|child|infant|newborn|woman|man))")
 
 
+#: A generic head as an index's main term, before a comma ("Syndrome, meconium aspiration",
+#: "Disorders, fibroblastic"): the name of a condition, whatever its last word.
+_GENERIC_MAIN_TERM = re.compile(r"\s*(?:disease|disorder|syndrome|infection|illness)(?:s|es)?,",
+                                re.I)
+
+
 @bounded_cache
 def kind(name: str) -> str:
     """"condition", "test", "treatment", "drug", "finding", "health" or "event": what a
@@ -99,7 +105,7 @@ def kind(name: str) -> str:
     the investigations and treatments some questions ask for.
     """
     words = tokens(name)
-    if not words:
+    if not words or _GENERIC_MAIN_TERM.match(name):
         return "condition"
     if _HEALTH.fullmatch(" ".join(words)):
         return "health"
