@@ -123,10 +123,10 @@ def _resemblance(a: _Answer) -> Decision | None:
 def _index_order(a: _Answer) -> Decision | None:
     # "Gastritis, eosinophilic": the truth as an index writes it, its main term first and its
     # modifiers after a comma (ICD-10-CM's alphabetic index, MeSH's inverted headings), is
-    # the truth; read at the comma it was the bare head beside a note. Only where that order
-    # names the truth itself: "T, site", "T, qualifier" and "T, W" read as before.
-    # Read so, a sibling of the truth is that sibling, not the head's family beside a note
-    # ("Meningioma, anterior cranial fossa" for middle cranial fossa meningioma).
+    # the truth; read at the comma it was the bare head beside a note. Read so, a sibling is
+    # that sibling, not the head's family ("Meningioma, anterior cranial fossa" for middle
+    # cranial fossa meningioma: :attr:`.Related.index_apart`). "T, site", "T, qualifier"
+    # and "T, W" for T read as before: the truth is within the reading.
     named = a.facts.index_named
     if named is not None:
         return Decision(True, True, f"the statement names {named!r}, its main term before a "

@@ -140,7 +140,7 @@ def coordinate_end(text: str) -> int:
 
 
 # A name in an index's order: its main term (up to three words), a comma, then its modifiers
-# (up to four words) and nothing after them. Words are separated by one space each and the
+# (up to five words) and nothing after them. Words are separated by one space each and the
 # counts are bounded, so a failing match tries few splits.
 _INDEX_ORDER = re.compile(r"([^\W\d_][\w'\u2019-]*(?: [\w'\u2019-]+){0,2}),"
                           r" ([\w'\u2019-]+(?: [\w'\u2019-]+){0,4})")
