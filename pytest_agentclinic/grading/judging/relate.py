@@ -39,11 +39,12 @@ from ..terms.concurrent import (
 )
 from ..terms.equivalence import judge
 from ..terms.kinds import kind
-from ..terms.qualifiers import NEUTRAL_QUALIFIERS, leading_qualifiers
+from ..terms.qualifiers import leading_qualifiers
 from ..terms.relation import Equivalence
 from .choices import choices_named, distractor, same_name
 from .initials import another_disease_abbreviated
 from .name_tests import (
+    another_site,
     bracketed_disease,
     has_condition_word,
     head_apart,
@@ -126,16 +127,6 @@ def relate_name(mention: Mention, truth: str) -> NameRelation:
     return NameRelation(mention.text, mention.role, judged)
 
 
-def _another_site(reading: frozenset[str], truth: frozenset[str]) -> bool:
-    """Whether ``reading`` names the truth's disease at another site: the words it adds are
-    sites (ICD-10-CM's site words, no side or severity) and the truth has a site word it
-    lacks ("Melanoma, pulmonary" for cutaneous melanoma). ICD-10-CM codes a disease by its
-    site: another site is another code."""
-    sites = default_terminology().site_words - NEUTRAL_QUALIFIERS
-    added, lacking = reading - truth, truth - reading
-    return bool(added) and added <= sites and bool(lacking & sites)
-
-
 @dataclass
 class Related:
     """The facts of one single answer that the decision reads, each worked out once."""
@@ -206,7 +197,7 @@ class Related:
         if any(key(t) <= words for t in self.accepted):
             return False
         return default_terminology().known(reading) or all(
-            _another_site(words, key(t)) for t in self.accepted)
+            another_site(words, key(t)) for t in self.accepted)
 
     @cached_property
     def one_name(self) -> bool:
