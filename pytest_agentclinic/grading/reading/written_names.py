@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from ..terminology import FILLER, HEDGES
+from ..terminology import FILLER, HEDGES, key
 from ..terms.concepts import default_terminology
 
 __all__ = ["QUALIFYING", "coordinate_end", "index_order", "only_qualifiers", "whole_name_end"]
@@ -155,5 +155,9 @@ def index_order(body: str) -> str | None:
     judge's to say: "T, site" and "T, W" are read as before otherwise."""
     found = _INDEX_ORDER.fullmatch(re.sub(r"\s+", " ", body).strip(" ."))
     if found is None or not _modifiers_only(found.group(2)):
+        return None
+    # a modifier does not name its main term again: "Acute paronychia, chronic paronychia"
+    # gives two names
+    if key(found.group(1)) & key(found.group(2)):
         return None
     return f"{found.group(2)} {found.group(1)}"
