@@ -76,6 +76,7 @@ def test_index_order_of_a_sibling(answer: str, truth: str, policy: str, wrap: st
     ("Asthma, pneumonia", "pneumonia", None),
     # two names of one head, not a head and its modifiers
     ("Acute paronychia, chronic paronychia", "chronic paronychia", None),
+    ("Dermatomyositis, polymyositis", "dermatomyositis", None),
 ])
 def test_a_note_or_a_second_name_reads_as_before(answer: str, truth: str,
                                                  expected: tuple[bool, bool] | None,
