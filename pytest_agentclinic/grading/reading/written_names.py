@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from ..terminology import CONDITION_SUFFIXES, FILLER, HEDGES, key, tokens
+from ..terminology import CONDITION_SUFFIXES, FILLER, HEDGES, key
 from ..terms.concepts import default_terminology
 
 __all__ = ["QUALIFYING", "coordinate_end", "index_order", "only_qualifiers", "whole_name_end"]
@@ -159,6 +159,6 @@ def index_order(body: str) -> str | None:
     # a modifier does not name its main term again ("Acute paronychia, chronic paronychia"),
     # nor a condition of its own ("Dermatomyositis, polymyositis"): two names
     if key(found.group(1)) & key(found.group(2)) or any(
-            w.endswith(CONDITION_SUFFIXES) for w in tokens(found.group(2))):
+            w.endswith(CONDITION_SUFFIXES) for w in found.group(2).lower().split()):
         return None
     return f"{found.group(2)} {found.group(1)}"
