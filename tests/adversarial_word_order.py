@@ -64,8 +64,8 @@ _PARTS = frozenset({"valve", "duct", "artery", "vein", "nerve", "arch", "sinus",
                     "lobe", "hilum", "junction", "tube", "gland", "root", "septum", "wall",
                     "cord", "bone", "cell", "tract", "joint", "ligament", "tendon", "muscle",
                     "space", "region", "epiphysis", "fossa"})
-_JOINS = re.compile(r"\b(?:of|with|due|to|in|from|and|or|without|associated|type)\b|[(),/]",
-                    re.I)
+_JOINS = re.compile(r"\b(?:of|with|due|to|in|on|at|for|by|from|and|or|without|associated|"
+                    r"type)\b|[(),/]", re.I)
 #: A Latin epithet after its noun ("otitis externa", "diabetes insipidus"): no index order.
 _LATIN = re.compile(r"(?:um|ae|orum|arum|alis|aris|ica|icus|ans|ens|osa|osum|ata|atum|iva|"
                     r"ina|us|ex)$", re.I)
@@ -125,7 +125,12 @@ def index_form(name: str) -> str | None:
     if len(words) < 2 or _JOINS.search(name) or "-" in name:
         return None
     head, modifiers = words[-1], words[:-1]
-    if not head.isalpha() or len(head) < 4 or head.isupper() or _LATIN.search(head):
+    # an epithet after its noun ("polycythemia vera", "otitis externa", "pityriasis
+    # versicolor"): the word before the head names the disease
+    latin = (_LATIN.search(head) or (head.lower().endswith("is")
+                                     and not head.lower().endswith(("itis", "sis")))
+             or modifiers[-1].lower().endswith(("itis", "osis", "sis", "oma", "emia", "ia")))
+    if not head.isalpha() or len(head) < 4 or head.isupper() or latin:
         return None
     first = modifiers[0]
     if first[1:].islower() and first.lower().rstrip("'\u2019s") not in eponyms():

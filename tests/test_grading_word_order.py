@@ -32,6 +32,8 @@ from pytest_agentclinic.grading.reading.written_names import index_order
     # ... whatever its last word ("aspiration" heads a procedure's name)
     ("Syndrome, meconium aspiration", "meconium aspiration syndrome"),
     ("Disorders, fibroblastic", "Fibroblastic disorders"),
+    # MeSH's inverted heading read whole: its head is the main term, not "aspiration"
+    ("Pneumonia, aspiration", "Aspiration pneumonia"),
     # a look-alike's hyphen written open, where the terminology knows the name
     ("lethal Kniest like dysplasia", "lethal Kniest-like dysplasia"),
     ("Emery Dreifuss like muscular dystrophy", "Emery-Dreifuss-like muscular dystrophy"),
@@ -134,3 +136,10 @@ def test_the_textbook_pairs_stay_through_a_build_of_the_forms() -> None:
         terminology.set_word_forms(saved)
     # one organ per row: no noun is another row's adjective
     assert not set(pairs.values()) & set(pairs)
+
+
+def test_the_generator_leaves_an_epithet_after_its_noun() -> None:
+    assert index_form("polycythemia vera") is None
+    assert index_form("Acute chemical otitis externa") is None
+    assert index_form("aleukemic monocytic leukemia cutis") is None
+    assert index_form("Dental caries on smooth surface") is None
