@@ -37,6 +37,10 @@ from pytest_agentclinic.grading.reading.written_names import index_order
     # a look-alike's hyphen written open, where the terminology knows the name
     ("lethal Kniest like dysplasia", "lethal Kniest-like dysplasia"),
     ("Emery Dreifuss like muscular dystrophy", "Emery-Dreifuss-like muscular dystrophy"),
+    ("Seckel like syndrome majoor-krakauer type, with mild dehydration",
+     "Seckel like syndrome majoor-krakauer type"),
+    ("Seckel like syndrome majoor-krakauer type with hepatomegaly",
+     "Seckel like syndrome majoor-krakauer type"),
     # an organ's adjective as "of the" and its noun, by the textbook's pairs
     ("Fractures of the zygoma", "Zygomatic fractures"),
     ("ST-elevation infarction of the myocardium", "ST-elevation myocardial infarction"),

@@ -92,7 +92,15 @@ def _look_alike_end(text: str) -> int:
     if opening is None:
         return 0
     terms = default_terminology()
-    ends = [m.end() for m in _WORD.finditer(text, opening.end())][:_MOST_WORDS]
+    # within its clause and before a linking word: "... with hepatomegaly" and ", with mild
+    # dehydration" are no part of the name
+    clause = _CLAUSE_END.search(text, opening.end())
+    limit = clause.start() if clause else len(text)
+    ends: list[int] = []
+    for word in _WORD.finditer(text, opening.end(), limit):
+        if word.group().lower() in FILLER | HEDGES or len(ends) == _MOST_WORDS:
+            break
+        ends.append(word.end())
     for end in reversed(ends):
         if terms.concepts(text[:end])[0] == 0:
             return end
