@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 from adversarial_spellings import sibling_of, slip_forms, slipped, typography_forms
+from adversarial_word_order import word_order_forms
 
 from pytest_agentclinic.cases.loaders import load_case_file
 from pytest_agentclinic.core.case import Case
@@ -221,6 +222,7 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
         values["abbr3s"] = initials
     values.update(slip_forms(case.diagnosis))
     values.update(typography_forms(case.diagnosis))
+    values.update(word_order_forms(case))
     sibling = sibling_of(case.diagnosis)
     if sibling is not None:
         values["sibling"] = sibling
@@ -294,7 +296,9 @@ def _shared_initials(initials: str, case: Case, pool: Pool) -> bool:
 #: The slots a case may lack: a shape that uses one applies only where it is present.
 _OPTIONAL = ("word", "abbr", "slip", "head", "abbr3", "sibling", "state", "lab", "finding",
              "abbr3s", "slip_drop", "slip_swap", "slip_add", "truth_curly", "truth_nbsp",
-             "truth_zwsp", "truth_endash", "truth_hyphen_break")
+             "truth_zwsp", "truth_endash", "truth_hyphen_break", "truth_index", "truth_of_organ",
+             "truth_organ_first", "truth_hyphen_open", "truth_possessive", "truth_number",
+             "other_organ_of", "other_organ_index", "choice_index")
 
 
 def answer(strategy: str, case: Case, protocol: str, pool: Pool | None = None) -> str | None:

@@ -214,7 +214,7 @@ def test_each_stage_reads_on_its_own() -> None:
     assert facts.beside == W and [(m.name, m.role, m.standing) for m in facts.matches] == [
         (T, "main", "same")]
     # decide: the table's rows, in order, on a parsed answer
-    assert [row.__name__ for row in TABLE][:5] == ["_beside", "_bare_head",
+    assert [row.__name__ for row in TABLE][:6] == ["_index_order", "_beside", "_bare_head",
                                                    "_ambiguous_short_form", "_whole_name",
                                                    "_two_choices"]
     decision = decide(parsed, [T])

@@ -46,10 +46,17 @@ def read_forms(path: Path = FORMS_FILE) -> dict[str, str]:
     return read_pairs(path) if path.exists() else {}
 
 
+#: Adjectives of organs and their nouns that anatomy textbooks state ("zygomatic", "zygoma";
+#: "mammary", "breast"), written by hand where the sources show a pair too rarely for the
+#: build to learn it; unified with the learned forms, and kept when the build replaces those.
+ANATOMY_FILE = Path(__file__).with_name("data") / "anatomy_forms.tsv"
+_ANATOMY: dict[str, str] = read_forms(ANATOMY_FILE)
+
 #: Word forms the sources use for one another in names of one concept, learned at build
 #: time (``tools/build_terminology.py``): adjective and noun of an organ ("testicular",
-#: "testis"; "ovarian", "ovary") and spelling variants ("generalised", "foetal", "disk").
-_FORMS: dict[str, str] = read_forms()
+#: "testis"; "ovarian", "ovary") and spelling variants ("generalised", "foetal", "disk");
+#: and the textbook's pairs above.
+_FORMS: dict[str, str] = {**read_forms(), **_ANATOMY}
 
 # Latin and Greek plurals the shared normaliser's plural folding reads as English ones
 # ("mycoses" would be "mycose"): folded in the name before it reads it.
@@ -79,9 +86,11 @@ def word_forms() -> dict[str, str]:
 
 
 def set_word_forms(forms: dict[str, str]) -> None:
-    """Use ``forms`` from now on (the table build, after mining them from the sources)."""
+    """Use ``forms`` from now on (the table build, after mining them from the sources), with
+    the textbook's pairs (:data:`ANATOMY_FILE`)."""
     _FORMS.clear()
     _FORMS.update(forms)
+    _FORMS.update(_ANATOMY)
     text.clear_caches()
 
 

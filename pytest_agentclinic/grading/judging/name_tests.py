@@ -12,6 +12,7 @@ from ..terms.concepts import default_terminology
 from ..terms.concurrent import disease_by_words
 from ..terms.equivalence import compare, judge
 from ..terms.kinds import INJURIES_AND_STATES
+from ..terms.qualifiers import NEUTRAL_QUALIFIERS
 from ..terms.truth_forms import forms_of as _forms
 
 #: Relations that link two names as one disease or its kinds.
@@ -93,3 +94,13 @@ def head_apart(name: str, accepted: Sequence[str]) -> bool:
     judged = [judge(words[-1], truth) for truth in accepted]
     return all(j.relation == "different" and j.sure for j in judged) and known_apart(
         words[-1], accepted)
+
+
+def another_site(reading: frozenset[str], truth: frozenset[str]) -> bool:
+    """Whether ``reading`` names the truth's disease at another site: the words it adds are
+    sites (ICD-10-CM's site words, no side or severity) and the truth has a site word it
+    lacks ("Melanoma, pulmonary" for cutaneous melanoma). ICD-10-CM codes a disease by its
+    site: another site is another code."""
+    sites = default_terminology().site_words - NEUTRAL_QUALIFIERS
+    added, lacking = reading - truth, truth - reading
+    return bool(added) and added <= sites and bool(lacking & sites)

@@ -30,7 +30,8 @@ from ..reading.joins import LIKE_HEAD
 from ..reading.notes import is_note
 from ..reading.parse import Extraction, Mention
 from ..reading.without_findings import without_findings
-from ..terminology import tokens
+from ..reading.written_names import index_order
+from ..terminology import key, tokens
 from ..terms.concepts import default_terminology
 from ..terms.concurrent import (
     concurrent,
@@ -43,6 +44,7 @@ from ..terms.relation import Equivalence
 from .choices import choices_named, distractor, same_name
 from .initials import another_disease_abbreviated
 from .name_tests import (
+    another_site,
     bracketed_disease,
     has_condition_word,
     head_apart,
@@ -159,6 +161,43 @@ class Related:
         forms = [self.whole, *without_findings(self.extraction)] if self.whole else \
             without_findings(self.extraction)
         return next((t for form in forms for t in self.accepted if same_name(form, t)), None)
+
+    @cached_property
+    def index_named(self) -> str | None:
+        """The accepted name the statement names in an index's order, its main term before
+        the comma and its modifiers after it ("Gastritis, eosinophilic"; ICD-10-CM's index,
+        MeSH's inverted headings: :func:`.written_names.index_order`), or None."""
+        inverted = self.index_reading
+        if inverted is None:
+            return None
+        return next((t for t in self.accepted if same_name(inverted, t)), None)
+
+    @cached_property
+    def index_reading(self) -> str | None:
+        """The statement in the order a clinician writes it, where it is a main term with its
+        modifiers after a comma (:func:`.written_names.index_order`) and they add words to
+        the main term's ("Dermatitis, unspecified" is dermatitis)."""
+        reading = index_order(self.extraction.body)
+        return None if reading is None or key(reading) == key(self.name) else reading
+
+    @cached_property
+    def index_apart(self) -> bool:
+        """Whether the statement, read in an index's order, is a name the truth is not within
+        ("Meningioma, anterior cranial fossa" for middle cranial fossa meningioma): the
+        reading, not the head before the comma, is the answer's name. Where the truth is
+        within it ("Psoriasis, scalp" for psoriasis) the head names the truth with a note,
+        read as before. Only a statement of the head and its modifiers alone, read so as a
+        name the terminology knows ("Bipolar disorder, currently in a manic episode" is
+        prose after a name, read as before)."""
+        reading = self.index_reading
+        if reading is None or any(m.role not in ("main", "listed")
+                                  for m in self.extraction.mentions):
+            return False
+        words = key(reading)
+        if any(key(t) <= words for t in self.accepted):
+            return False
+        return default_terminology().known(reading) or all(
+            another_site(words, key(t)) for t in self.accepted)
 
     @cached_property
     def one_name(self) -> bool:

@@ -45,7 +45,7 @@ from typing import Literal
 from ...core.case import Case
 from ...core.roles import OFFLINE as OFFLINE  # ``decided_by`` of a verdict the rules were sure of
 from ..reading.extract import extract
-from ..reading.parse import Extraction
+from ..reading.parse import Extraction, Mention
 from ..terms.kinds import kind
 from ..terms.relation import RelationKind
 from .relate import NameRelation, Related
@@ -118,6 +118,25 @@ def _resemblance(a: _Answer) -> Decision | None:
     word = a.facts.resembles
     return None if word is None else Decision(
         False, True, f"{a.name!r} names what resembles {word!r}, not the disease", "different")
+
+
+def _index_order(a: _Answer) -> Decision | None:
+    # "Gastritis, eosinophilic": the truth as an index writes it, its main term first and its
+    # modifiers after a comma (ICD-10-CM's alphabetic index, MeSH's inverted headings), is
+    # the truth; read at the comma it was the bare head beside a note. Read so, a sibling is
+    # that sibling, not the head's family ("Meningioma, anterior cranial fossa" for middle
+    # cranial fossa meningioma: :attr:`.Related.index_apart`). "T, site", "T, qualifier"
+    # and "T, W" for T read as before: the truth is within the reading.
+    named = a.facts.index_named
+    if named is not None:
+        return Decision(True, True, f"the statement names {named!r}, its main term before a "
+                        "comma", "same")
+    reading = a.facts.index_reading
+    if reading is None or not a.facts.index_apart:
+        return None
+    decided = decide(Extraction("single", reading, (Mention(reading, "main"),),
+                                statement=reading), a.facts.accepted, a.facts.choices, a.policy)
+    return replace(decided, reason=f"read in an index's order, {reading!r}: {decided.reason}")
 
 
 def _whole_name(a: _Answer) -> Decision | None:
@@ -236,7 +255,7 @@ def _elsewhere(a: _Answer) -> Decision:
 
 
 #: The table of docs/grading.md, in order: the first row with a verdict decides.
-TABLE: tuple[Row, ...] = (_beside, _bare_head, _ambiguous_short_form, _whole_name,
+TABLE: tuple[Row, ...] = (_index_order, _beside, _bare_head, _ambiguous_short_form, _whole_name,
                           _two_choices, _resemblance, _family, _no_subtype, _same_or_synonym,
                           _other_choice, _broader, _fragment_of_truth, _likely_right,
                           _symptom)

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 
+from ..terminology import CONDITION_SUFFIXES, FILLER, HEDGES, key
 from ..terms.concepts import default_terminology
 
-__all__ = ["QUALIFYING", "coordinate_end", "only_qualifiers", "whole_name_end"]
+__all__ = ["QUALIFYING", "coordinate_end", "index_order", "only_qualifiers", "whole_name_end"]
 
 # A comma (perhaps before "and") or an "and" between two words of a name; the first must be
 # a comma. An "and" alone stays the concurrent join it was: read whole, "Constitutional
@@ -37,6 +38,12 @@ _MOST_WORDS = 6
 def whole_name_end(text: str) -> int:
     """Where the longest opening of ``text`` that is a concept's preferred name as written,
     with a comma inside it, ends; 0 when no such name opens ``text``."""
+    look_alike = _look_alike_end(text)
+    if look_alike:
+        return look_alike
+    generic = _GENERIC_FIRST.match(text)
+    if generic is not None and _modifiers_only(text[generic.start(1):generic.end()]):
+        return generic.end()
     joint = next((m for m in _JOINT.finditer(text) if m.start() > 0), None)
     if joint is None or "," not in joint.group():
         return 0
@@ -53,6 +60,50 @@ def whole_name_end(text: str) -> int:
             after = text[joint.end():clause.start() if clause else len(text)].strip()
             runs_on = joint.end() + len(after) > end and _WORD.match(text[end:].lstrip())
             return 0 if runs_on and terms.known(after) else end
+    return 0
+
+
+# A generic head alone before a comma, its modifiers after it and nothing more in the clause:
+# "Syndrome, dumping", "Disease, Hirschsprung", "Infection, surgical wound" (ICD-10-CM's
+# index writes its main terms so). A generic head names no disease by itself, so the comma
+# joins no second name to it: the clause is one name, in an index's order.
+_GENERIC_FIRST = re.compile(r"(?:disease|disorder|syndrome|infection|illness)(?:s|es)?,"
+                            r"((?: [\w'\u2019-]+){1,6})(?=\s*(?:[,;()\[\]\n.]|$))", re.I)
+
+
+def _modifiers_only(words: str) -> bool:
+    """Whether ``words`` after a comma are a name's modifiers: no linking word, article or
+    hedge ("Infection, possibly gastroenteritis", "infection, or arthritis" join names)."""
+    return not {w.lower() for w in words.split()} & (FILLER | HEDGES)
+
+
+# A look-alike's name with its hyphen written open, "like" among its first words: "Kniest like
+# dysplasia" for the sources' "Kniest-like dysplasia" (round 18 read the heads of
+# LIKE_HEAD so; here any head, where the terminology knows the name whole).
+_LIKE_OPEN = re.compile(r"[^\W\d_][\w'\u2019-]*(?: [\w'\u2019-]+){0,3} like(?= \w)", re.I)
+
+
+def _look_alike_end(text: str) -> int:
+    """Where a look-alike's name written open ("Emery Dreifuss like muscular dystrophy")
+    that opens ``text`` ends, when the terminology knows it word for word (its own words,
+    in any order: a key of the sources); 0 otherwise: "a viral infection like influenza"
+    gives an example."""
+    opening = _LIKE_OPEN.match(text)
+    if opening is None:
+        return 0
+    terms = default_terminology()
+    # within its clause and before a linking word: "... with hepatomegaly" and ", with mild
+    # dehydration" are no part of the name
+    clause = _CLAUSE_END.search(text, opening.end())
+    limit = clause.start() if clause else len(text)
+    ends: list[int] = []
+    for word in _WORD.finditer(text, opening.end(), limit):
+        if word.group().lower() in FILLER | HEDGES or len(ends) == _MOST_WORDS:
+            break
+        ends.append(word.end())
+    for end in reversed(ends):
+        if terms.concepts(text[:end])[0] == 0:
+            return end
     return 0
 
 
@@ -94,3 +145,28 @@ def coordinate_end(text: str) -> int:
         return 0  # "Bacterial, viral or fungal pneumonia": causes offered, not one name
     adjectives = [w.strip() for w in run.group().split(",") if w.strip()]
     return run.end() if all(only_qualifiers(w) for w in adjectives) else 0
+
+
+# A name in an index's order: its main term (up to three words), a comma, then its modifiers
+# (up to five words) and nothing after them. Words are separated by one space each and the
+# counts are bounded, so a failing match tries few splits.
+_INDEX_ORDER = re.compile(r"([^\W\d_][\w'\u2019-]*(?: [\w'\u2019-]+){0,2}),"
+                          r" ([\w'\u2019-]+(?: [\w'\u2019-]+){0,4})")
+
+
+def index_order(body: str) -> str | None:
+    """``body`` ("Gastritis, eosinophilic", "Neoplasm, cranial nerve") read in the order a
+    clinician writes it ("eosinophilic Gastritis"), or None when it is no main term with its
+    modifiers after one comma. ICD-10-CM's alphabetic index writes each name so (a main term,
+    its modifiers indented after it, "Torsion, testis"), and MeSH's headings too
+    ("Neoplasms, Germ Cell and Embryonal"). Whether the reading names the truth is the
+    judge's to say: "T, site" and "T, W" are read as before otherwise."""
+    found = _INDEX_ORDER.fullmatch(re.sub(r"\s+", " ", body).strip(" ."))
+    if found is None or not _modifiers_only(found.group(2)):
+        return None
+    # a modifier does not name its main term again ("Acute paronychia, chronic paronychia"),
+    # nor a condition of its own ("Dermatomyositis, polymyositis"): two names
+    if key(found.group(1)) & key(found.group(2)) or any(
+            w.endswith(CONDITION_SUFFIXES) for w in found.group(2).lower().split()):
+        return None
+    return f"{found.group(2)} {found.group(1)}"

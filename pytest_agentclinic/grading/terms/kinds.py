@@ -88,6 +88,17 @@ _HEALTH = re.compile(r"(?:(?:currently|otherwise|completely|generally|apparently
                      r"|normal\s+(?:patient|individual|person|adult|child|infant|newborn|woman|man))")
 
 
+#: A generic head as an index's main term, before a comma ("Syndrome, meconium aspiration",
+#: "Disorders, fibroblastic"): the name of a condition, whatever its last word (a generic
+#: head alone is no name, so it cannot decide by itself).
+_GENERIC_MAIN_TERM = re.compile(r"\s*(?:disease|disorder|syndrome|infection|illness)(?:s|es)?,",
+                                re.I)
+
+
+#: A disease's name by its ending, for an inverted heading's main term ("Pneumonia, ...").
+_DISEASE_ENDS = (*CONDITION_SUFFIXES, "ia")
+
+
 @bounded_cache
 def kind(name: str) -> str:
     """"condition", "test", "treatment", "drug", "finding", "health" or "event": what a
@@ -99,7 +110,13 @@ def kind(name: str) -> str:
     the investigations and treatments some questions ask for.
     """
     words = tokens(name)
-    if not words:
+    if not words or _GENERIC_MAIN_TERM.match(name):
+        return "condition"
+    main_term, comma, modifiers = name.partition(",")
+    if (comma and "," not in modifiers and main_term.strip().lower().endswith(_DISEASE_ENDS)
+            and kind(modifiers) in ("test", "treatment")):
+        # an inverted heading read whole ("Pneumonia, Aspiration", MeSH): its head is the
+        # disease before the comma, not a procedure's word after it
         return "condition"
     if _HEALTH.fullmatch(" ".join(words)):
         return "health"
