@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from abbreviation_slots import abbreviation_slots
 from adversarial_spellings import sibling_of, slip_forms, slipped, typography_forms
 
 from pytest_agentclinic.cases.loaders import load_case_file
@@ -221,6 +222,9 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
         values["abbr3s"] = initials
     values.update(slip_forms(case.diagnosis))
     values.update(typography_forms(case.diagnosis))
+    accepted = {n.strip().upper() for n in case.accepted_diagnoses}
+    values.update({k: v for k, v in abbreviation_slots(case.diagnosis).items()
+                   if v.replace(".", "").upper() not in accepted})
     sibling = sibling_of(case.diagnosis)
     if sibling is not None:
         values["sibling"] = sibling
@@ -294,7 +298,8 @@ def _shared_initials(initials: str, case: Case, pool: Pool) -> bool:
 #: The slots a case may lack: a shape that uses one applies only where it is present.
 _OPTIONAL = ("word", "abbr", "slip", "head", "abbr3", "sibling", "state", "lab", "finding",
              "abbr3s", "slip_drop", "slip_swap", "slip_add", "truth_curly", "truth_nbsp",
-             "truth_zwsp", "truth_endash", "truth_hyphen_break")
+             "truth_zwsp", "truth_endash", "truth_hyphen_break", "abbr1", "abbr1_dotted",
+             "abbr_several", "abbr_several_lower", "abbr_several_dotted")
 
 
 def answer(strategy: str, case: Case, protocol: str, pool: Pool | None = None) -> str | None:
