@@ -7,7 +7,7 @@ else: every disease the sources' list (``abbreviations.tsv``) gives the letters 
 truth's (one of its concepts, or a synonym, kind or wider name of it), and every concept a
 source names by the letters is too. ``{abbr_several}`` is one they also give for another
 disease that shares no identifying word with the truth ("MDS": myelodysplastic syndrome,
-Miller-Dieker syndrome).
+Miller-Dieker syndrome), nor with the case's other accepted names.
 """
 
 from __future__ import annotations
@@ -39,13 +39,15 @@ def _by_cluster() -> dict[str, tuple[str, ...]]:
     return {c: tuple(sorted(v)) for c, v in found.items()}
 
 
-def abbreviation_slots(truth: str) -> dict[str, str]:
-    """The placeholders above that ``truth`` has (none when it has no such abbreviation)."""
+def abbreviation_slots(truth: str, accepted: Iterable[str] = ()) -> dict[str, str]:
+    """The placeholders above that ``truth`` has (none when it has no such abbreviation);
+    ``accepted``, the case's other names, share no identifying word with the other disease
+    either."""
     terms = default_terminology()
     home = {terms.cluster(i) for i in terms.concepts(truth)[1]}
     letters = sorted({x for c in home for x in _by_cluster().get(c, ())},
                      key=lambda x: (len(x), x))
-    mine = set(written_words(truth)) - GENERIC
+    mine = {w for name in (truth, *accepted) for w in written_words(name)} - GENERIC
 
     def own(name: str) -> bool:
         return bool({terms.cluster(i) for i in terms.concepts(name)[1]} & home) or (

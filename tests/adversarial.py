@@ -223,7 +223,8 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
     values.update(slip_forms(case.diagnosis))
     values.update(typography_forms(case.diagnosis))
     accepted = {n.strip().upper() for n in case.accepted_diagnoses}
-    values.update({k: v for k, v in abbreviation_slots(case.diagnosis).items()
+    letters = abbreviation_slots(case.diagnosis, case.accepted_diagnoses)
+    values.update({k: v for k, v in letters.items()
                    if v.replace(".", "").upper() not in accepted})
     sibling = sibling_of(case.diagnosis)
     if sibling is not None:

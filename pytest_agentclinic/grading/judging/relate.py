@@ -81,7 +81,9 @@ _LIKE = re.compile(r"(?<![^\W\d_])([^\W\d_]+)(?:\s*\([^()]*\))?(?:\s*-\s*like\b|
 _ROLE_WORD = re.compile(r"^(?:superimposed|superadded)\s+", re.I)
 #: An abbreviation written alone ("PSC", "SSc"): three letters or more (as the readings
 #: read one alone), digits allowed, capitals among them.
-_SHORT_FORM = re.compile(r"[A-Za-z][A-Za-z0-9]{2,7}")
+# (two letters too: read alone as the one disease the sources give them for, so guarded
+# alike: "DM" is dermatomyositis and diabetes mellitus; red team round 20)
+_SHORT_FORM = re.compile(r"[A-Za-z][A-Za-z0-9]{1,7}")
 
 
 def _lower_letters(name: str) -> bool:
