@@ -94,8 +94,12 @@ def test_a_hedge_that_refines_stays_one(answer: str, truth: str, policy: str) ->
     # a full stop after each capital
     ("A.L.L.", "Acute lymphoblastic leukemia"),
     ("Final diagnosis: F.T.D.", "Frontotemporal dementia"),
-    # the long form in a bracket after the letters
+    # the long form in a bracket after the letters, spelled by them or given by the sources
     ("GBM (glioblastoma)", "Glioblastoma"),
+    ("MC (cryoglobulinemic vasculitis)", "Cryoglobulinemic vasculitis"),
+    # the long form says which disease letters of several mean
+    ("PSC (primary sclerosing cholangitis)", "Primary sclerosing cholangitis"),
+    ("MDS (myelodysplastic syndrome)", "Myelodysplastic syndrome"),
     # the plural with a small "s"
     ("CSPs", "Phyllodes tumor"),
     ("UTIs", "Urinary tract infection"),
@@ -116,10 +120,11 @@ def test_an_abbreviation_for_one_disease_scores(answer: str, truth: str, policy:
     ("all", "Acute lymphoblastic leukemia"),
     # the bracket's name is another disease (under paper compared, as any name beside is)
     ("GBM (pneumonia)", "pneumonia"),
+    ("PSC (pancreatic serous cystadenoma)", "Primary sclerosing cholangitis"),
 ])
 def test_an_abbreviation_not_resolved_toward_the_truth(answer: str, truth: str,
                                                        policy: str) -> None:
-    assert scores(answer, truth, policy)[0] is (policy == "paper" and "(" in answer)
+    assert scores(answer, truth, policy)[0] is (policy == "paper" and "GBM (" in answer)
 
 
 def test_dotted_capitals_only() -> None:

@@ -253,6 +253,12 @@ class Related:
         # (docs/grading.md, *Broader and narrower*), so the abbreviation is read alone
         # (red team round 16)
         name = leading_qualifiers(self.name.strip())[1]
+        # the long form in a bracket says which disease ("PSC (primary sclerosing
+        # cholangitis)"): the letters are not left to the reader (red team round 20)
+        if any(m.role == "alias" and relate_name(m, t).judged.correct
+               and relate_name(m, t).judged.sure
+               for m in self.extraction.mentions for t in self.accepted):
+            return False
         if _SHORT_FORM.fullmatch(name) is None or not (
                 sum(c.isupper() for c in name) >= 2 or _lower_letters(name)) or any(
                 name.lower() == t.strip().lower() for t in self.accepted):

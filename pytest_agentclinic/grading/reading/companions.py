@@ -15,7 +15,7 @@ from ..terminology import FILLER, tokens
 from ..terms.concepts import Terminology, default_terminology
 from ..terms.equivalence import compare
 from ..terms.kinds import INJURIES_AND_STATES
-from ..terms.readings import given_names
+from ..terms.readings import expansions, given_names
 from ..wording import head
 
 __all__ = ["abbreviates", "glosses_main", "hedged_role", "one_condition",
@@ -189,11 +189,23 @@ def parenthesized_role(name: str, main: str, named: str, *, offered: bool) -> Co
 
 def expands(name: str, short: str) -> bool:
     """Whether ``name`` in a bracket after ``short`` writes out the abbreviation ``short`` is,
-    in capitals ("GBM (glioblastoma)"): the letters spell the name (:func:`abbreviates`).
-    The usual way to define an abbreviation (the bracket gives its long form), read as
-    "T (ABBR)" is (red team round 20)."""
-    return (re.fullmatch(r"[A-Z][A-Za-z0-9]{1,7}", short.strip()) is not None
-            and sum(c.isupper() for c in short) >= 2 and abbreviates(short, name))
+    in capitals ("GBM (glioblastoma)"): the letters spell the name (:func:`abbreviates`), or
+    the sources give them for it ("MC (cryoglobulinemic vasculitis)": their list, or a name
+    of its concept). The usual way to define an abbreviation (the bracket gives its long
+    form), read as "T (ABBR)" is (red team round 20)."""
+    short = short.strip()
+    if (re.fullmatch(r"[A-Z][A-Za-z0-9]{1,7}", short) is None
+            or sum(c.isupper() for c in short) < 2):
+        return False
+    return abbreviates(short, name) or any(
+        (relation := compare(name, given)).sure and relation.kind in ("same", "synonym")
+        for given in (*expansions(short), *_known_as(short)))
+
+
+def _known_as(short: str) -> list[str]:
+    """The preferred names of the concepts a source names ``short`` (as written)."""
+    terms = default_terminology()
+    return [terms.backend.label_of(i) for i in terms.concepts(short)[1]]
 
 
 def abbreviates(short: str, name: str) -> bool:
