@@ -161,3 +161,15 @@ def test_a_truth_named_whole_beside_an_ambiguous_abbreviation() -> None:
     answer = "**Final Diagnosis:** ADHD with possible conduct disorder."
     assert scores(answer, "conduct disorder", "paper") == (True, True)
     assert scores(answer, "conduct disorder", "strict") == (False, True)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize(("answer", "truth"), [
+    # an answer all in capitals: its words are words ("VOMITING" names no initials), and
+    # "E.G." is the Latin abbreviation, not letters
+    ("RECURRENT ABDOMINAL PAIN AND VOMITING", "cyclic vomiting syndrome"),
+    ("PSYCHOTIC DISORDER (E.G., SCHIZOPHRENIA, SCHIZOAFFECTIVE DISORDER)",
+     "schizophreniform disorder"),
+])
+def test_an_answer_in_capitals_reads_as_written(answer: str, truth: str, policy: str) -> None:
+    assert scores(answer, truth, policy) == scores(answer.lower(), truth, policy)

@@ -12,6 +12,7 @@ from typing import Literal
 from ..terminology import FILLER, GENERIC, content
 from ..terms.concepts import default_terminology
 from ..terms.concurrent import finding
+from ..terms.readings import expansions
 from .companions import slashed
 from .context import cut_context
 from .joins import (
@@ -68,11 +69,16 @@ def is_condition_phrase(phrase: str) -> bool:
     # generic head alone ("disease", "syndrome") names none.
     # The written words, not the normalised tokens: those read a noun as its adjective
     # ("depression" as "depressive", "dysthymia" as "dysthymic"), and a noun alone is a name.
-    # (An acronym in capitals has no adjective's ending: "OIC", "WED" are initials.)
+    # (Letters in capitals the sources list as an abbreviation have no adjective's ending:
+    # "OIC", "WED" are initials; "VOMITING" in an answer all in capitals is a word.)
     words = [w for w in WORD.findall(phrase) if w.lower() not in FILLER]
     return (bool(content(phrase)) and not set(content(phrase)) <= GENERIC
-            and not (len(words) == 1 and not _CAPITALS.fullmatch(words[0])
+            and not (len(words) == 1 and not _initials(words[0])
                      and ADJECTIVE.match(words[0].lower())))
+
+
+def _initials(word: str) -> bool:
+    return _CAPITALS.fullmatch(word) is not None and bool(expansions(word))
 
 
 #: A word written in capitals, as an initialism is ("OIC", "ARVD"; "SSc" is no adjective

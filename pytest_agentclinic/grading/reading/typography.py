@@ -166,7 +166,9 @@ def untypeset(text: str) -> str:
 # typographic convention of older and British style for initialisms, the same letters as
 # "ALL" (red team round 20). Capitals only: "e.g." and "i.e." stay, and so does a genus's
 # initial before its species ("H. pylori": one letter).
-_DOTTED = re.compile(r"(?<![\w.])(?:[A-Z]\.){2,8}(?![\w])")
+# Not the Latin abbreviations in capitals ("E.G.", "I.E." of an answer all in capitals),
+# which the reader reads as words of their own.
+_DOTTED = re.compile(r"(?<![\w.])(?!(?:E\.G|I\.E)\.(?![A-Z]))(?:[A-Z]\.){2,8}(?![\w])")
 
 
 # A clinician's shorthand, as a whole token (not inside a fraction or a word): what it stands
