@@ -117,6 +117,13 @@ SHAPES: dict[str, tuple[str, str, str]] = {
     "a JSON list of objects at the top": ("[", '{"diagnosis": "x"}, ', '{"diagnosis": "y"}]'),
     "reasons after semicolons ('x; classic presentation')": (
         "", "x; classic presentation ", ""),
+    # red team round 20: capitals with full stops, a likelihood word between names, a
+    # bracket after capitals, capitals with a plural "s"
+    "dotted capitals ('A.L.L. ')": ("", "A.L.L. ", ""),
+    "dotted capitals run together ('A.B.')": ("", "A.B.", ""),
+    "likelihood words ('x, probably y')": ("", "x, probably y ", ""),
+    "capitals before a bracket ('GBM (x)')": ("", "GBM (glioblastoma) ", ""),
+    "plural capitals ('AVMs ')": ("", "AVMs ", ""),
 }
 
 #: The shapes the tests grade at full length under a bound of CPU (~2.5 s together): one

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from abbreviation_slots import abbreviation_slots
 from adversarial_spellings import sibling_of, slip_forms, slipped, typography_forms
 from adversarial_word_order import word_order_forms
 
@@ -223,6 +224,10 @@ def _slots(case: Case, pool: Pool) -> dict[str, str]:
     values.update(slip_forms(case.diagnosis))
     values.update(typography_forms(case.diagnosis))
     values.update(word_order_forms(case))
+    accepted = {n.strip().upper() for n in case.accepted_diagnoses}
+    letters = abbreviation_slots(case.diagnosis, case.accepted_diagnoses)
+    values.update({k: v for k, v in letters.items()
+                   if v.replace(".", "").upper() not in accepted})
     sibling = sibling_of(case.diagnosis)
     if sibling is not None:
         values["sibling"] = sibling
@@ -298,7 +303,8 @@ _OPTIONAL = ("word", "abbr", "slip", "head", "abbr3", "sibling", "state", "lab",
              "abbr3s", "slip_drop", "slip_swap", "slip_add", "truth_curly", "truth_nbsp",
              "truth_zwsp", "truth_endash", "truth_hyphen_break", "truth_index", "truth_of_organ",
              "truth_organ_first", "truth_hyphen_open", "truth_possessive", "truth_number",
-             "other_organ_of", "other_organ_index", "choice_index")
+             "other_organ_of", "other_organ_index", "choice_index", "abbr1", "abbr1_dotted",
+             "abbr_several", "abbr_several_lower", "abbr_several_dotted")
 
 
 def answer(strategy: str, case: Case, protocol: str, pool: Pool | None = None) -> str | None:

@@ -17,6 +17,8 @@ SPELLINGS: dict[str, str] = {
     "haem": "hem", "anaem": "anem", "oesoph": "esoph", "leukaem": "leukem", "tumour": "tumor",
     "oedema": "edema", "paediatric": "pediatric", "faec": "fec", "diarrhoea": "diarrhea",
     "ischaem": "ischem", "coeliac": "celiac", "oestr": "estr",
+    # the sulfur words' British "ph" ("sulphatase", "sulphonamide"; red team round 20)
+    "sulph": "sulf",
 }
 
 #: Clinical abbreviations and acronyms, one table for tests and diagnoses alike, abbreviation

@@ -44,7 +44,7 @@ from .terminology_memory import UNKNOWN, MemoryIndex, Tier, load_memory
 from .terminology_table import FORMAT_VERSION, read_table
 
 #: Bumped whenever the schema or what it stores changes.
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"
 _SEP = "\t"  # joins identifiers in one column; the table's fields never contain a tab
 _SCHEMA = """
 PRAGMA journal_mode = OFF;

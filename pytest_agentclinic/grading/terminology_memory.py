@@ -15,6 +15,7 @@ from pathlib import Path
 from ..core.heap import gc_paused
 from .terminology import key, normaliser_fingerprint
 from .terminology_table import Row, read_table
+from .terminology_typos import Entry, source_typos
 
 Tier = int
 #: How firmly a grade of name denotes its concept; lower is firmer (see
@@ -53,15 +54,18 @@ class MemoryIndex:
         self._children: dict[str, list[str]] = {}
         self._members: dict[str, list[str]] = {}
         self._with_word: dict[str, list[str]] = {}
+        entries: list[Entry] = []
         for row in rows:
-            self._add(row, rekey)
+            entries.append(self._add(row, rekey))
         self.home.pop("", None)
         # Of preferred names only: sources list misspellings among synonyms ("polycythemia
-        # ruba vera" in MeSH), which would make a slip a word.
+        # ruba vera" in MeSH), which would make a slip a word; and a source's own typo in a
+        # preferred name ("deficency") is none either (:mod:`.terminology_typos`).
         self.words = {w for name_key, (tier, _) in self.home.items() if tier == 0
                       for w in name_key.split()}
+        self.words -= source_typos(entries, self.parents, self.words)
 
-    def _add(self, row: Row, rekey: bool) -> None:
+    def _add(self, row: Row, rekey: bool) -> Entry:
         ident, home = row.id, self.home
         self.parents[ident] = row.parents
         self.clusters[ident] = row.cluster
@@ -80,6 +84,7 @@ class MemoryIndex:
                 self.codes.setdefault(name_key, set()).add(ident)
                 if tier == 0:
                     self.described.setdefault(name_key, set()).add(ident)
+        return ident, row.grades, keys
 
     # --- the lookups of :class:`.concepts.Backend` ---------------------------------------
 

@@ -24,12 +24,12 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ..terminology import key
+from ..terminology import GENERIC, key
 from ..terminology_table import DATA_FILE, read_table
 from ..terms.acronyms import spelled_names
 from ..terms.concepts import default_terminology
 from ..terms.equivalence import compare
-from ..terms.readings import disease_concept, expansions, names_a_disease
+from ..terms.readings import disease_concept, expansions, names_a_disease, singular_letters
 from .word_guards import written_words
 
 __all__ = ["another_disease_abbreviated", "spelling"]
@@ -44,6 +44,7 @@ def another_disease_abbreviated(abbreviation: str, accepted: Sequence[str]) -> b
     name spells it (:func:`spelling`: "CVI", chronic venous insufficiency beside common
     variable immunodeficiency). Its readings count as diseases as :func:`distinct_diseases`
     groups them: one disease however many names the sources give it under."""
+    abbreviation = singular_letters(abbreviation)  # "PSCs" as "PSC"
     named = expansions(abbreviation)
     if not named and key(abbreviation) == {abbreviation.lower()}:
         named = spelling(abbreviation)
@@ -65,7 +66,8 @@ def distinct_diseases(letters: str, named: Sequence[str],
       name is the other by either rule (:func:`spelled_names`: MONDO gives "SCFE" to
       "epiphysiolysis of the hip", whose synonym "slipped capital femoral epiphysis" it
       spells; a source lists an acronym for the name it abbreviates);
-    * a name shares a word with an accepted name (a reading the terminology may not know by
+    * a name shares a word with an accepted name, other than a class word ("syndrome",
+      "disease": :data:`.terminology.GENERIC`) (a reading the terminology may not know by
       every name: "chronic leukemia" for chronic myeloid leukemia);
 
     and a reading that names no disease (ICD-10-CM's chapters R to Z only: a finding, an
@@ -75,7 +77,9 @@ def distinct_diseases(letters: str, named: Sequence[str],
     truth = [t for t in accepted if t.strip()]
     if not truth:
         return []
-    mine = {w for t in truth for w in written_words(t)}
+    # a word that says which disease, not its class ("syndrome" is no link between
+    # Miller-Dieker and myelodysplastic syndrome, both "MDS")
+    mine = {w for t in truth for w in written_words(t)} - GENERIC
     firm, loose, pending = list(truth), list[str](), list[str]()
     terms = default_terminology()
     diseases = [n for n in dict.fromkeys(named) if names_a_disease(n, terms)]

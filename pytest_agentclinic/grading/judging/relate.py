@@ -40,6 +40,7 @@ from ..terms.concurrent import (
 from ..terms.equivalence import judge
 from ..terms.kinds import kind
 from ..terms.qualifiers import leading_qualifiers
+from ..terms.readings import expansions
 from ..terms.relation import Equivalence
 from .choices import choices_named, distractor, same_name
 from .initials import another_disease_abbreviated
@@ -82,7 +83,17 @@ _LIKE = re.compile(r"(?<![^\W\d_])([^\W\d_]+)(?:\s*\([^()]*\))?(?:\s*-\s*like\b|
 _ROLE_WORD = re.compile(r"^(?:superimposed|superadded)\s+", re.I)
 #: An abbreviation written alone ("PSC", "SSc"): three letters or more (as the readings
 #: read one alone), digits allowed, capitals among them.
-_SHORT_FORM = re.compile(r"[A-Za-z][A-Za-z0-9]{2,7}")
+# (two letters too: read alone as the one disease the sources give them for, so guarded
+# alike: "DM" is dermatomyositis and diabetes mellitus; red team round 20)
+_SHORT_FORM = re.compile(r"[A-Za-z][A-Za-z0-9]{1,7}")
+
+
+def _lower_letters(name: str) -> bool:
+    """Whether ``name`` is letters in lower case the sources list as an abbreviation and no
+    word of their names ("psc", not "all"): the letters, not a word, so as ambiguous as in
+    capitals (red team round 20; the normaliser reads some as the disease they abbreviate)."""
+    return (name.islower() and bool(expansions(name))
+            and not default_terminology().is_word(name))
 
 
 @dataclass(frozen=True)
@@ -281,7 +292,14 @@ class Related:
         # (docs/grading.md, *Broader and narrower*), so the abbreviation is read alone
         # (red team round 16)
         name = leading_qualifiers(self.name.strip())[1]
-        if _SHORT_FORM.fullmatch(name) is None or sum(c.isupper() for c in name) < 2 or any(
+        # the long form in a bracket says which disease ("PSC (primary sclerosing
+        # cholangitis)"): the letters are not left to the reader (red team round 20)
+        if any(m.role == "alias" and relate_name(m, t).judged.correct
+               and relate_name(m, t).judged.sure
+               for m in self.extraction.mentions for t in self.accepted):
+            return False
+        if _SHORT_FORM.fullmatch(name) is None or not (
+                sum(c.isupper() for c in name) >= 2 or _lower_letters(name)) or any(
                 name.lower() == t.strip().lower() for t in self.accepted):
             return False
         return another_disease_abbreviated(name, self.accepted)

@@ -187,9 +187,16 @@ def _bare_head(a: _Answer) -> Decision | None:
 
 def _ambiguous_short_form(a: _Answer) -> Decision | None:
     # an abbreviation the sources give for several diseases is not read toward the truth
-    # (guard rail of issue 31): which disease it names the answer does not say
+    # (guard rail of issue 31): which disease it names the answer does not say, unless it
+    # writes the long form in a bracket ("PSC (primary sclerosing cholangitis)"). Under
+    # paper a truth named whole beside it ("ADHD with possible conduct disorder") is
+    # compared as any concurrent name is, not read through the letters (red team round 20)
+    if not a.facts.ambiguous_short_form or (a.policy == "paper" and any(
+            m.role in PAPER_ROLES and m.judged.correct and m.judged.sure
+            for m in a.facts.matches)):
+        return None
     return Decision(False, True, f"{a.name!r} is an abbreviation the sources give for more "
-                    "than one disease", "different") if a.facts.ambiguous_short_form else None
+                    "than one disease", "different")
 
 
 def _family(a: _Answer) -> Decision | None:

@@ -12,6 +12,7 @@ from typing import Literal
 from ..terminology import FILLER, GENERIC, content
 from ..terms.concepts import default_terminology
 from ..terms.concurrent import finding
+from ..terms.readings import expansions
 from .companions import slashed
 from .context import cut_context
 from .joins import (
@@ -27,6 +28,7 @@ from .joins import (
     EXAMPLE,
     HEDGED,
     LEADING,
+    LIKELY,
     OR,
     PAREN,
     REFINE,
@@ -42,7 +44,8 @@ from .written_names import coordinate_end, only_qualifiers, whole_name_end
 __all__ = ["Mention", "Role", "bare", "classify_paren", "findings_after_colon",
            "is_condition_phrase", "next_segment", "parentheticals", "split", "tail_mentions"]
 
-Role = Literal["main", "alias", "refinement", "concurrent", "listed", "cause", "alternative",
+Role = Literal["main", "alias", "refinement", "likely", "concurrent", "listed", "cause",
+               "alternative",
                "hedged", "offered", "parenthesized", "beside", "after", "complication",
                "suggested", "comorbid", "claimed"]
 
@@ -66,9 +69,21 @@ def is_condition_phrase(phrase: str) -> bool:
     # generic head alone ("disease", "syndrome") names none.
     # The written words, not the normalised tokens: those read a noun as its adjective
     # ("depression" as "depressive", "dysthymia" as "dysthymic"), and a noun alone is a name.
-    words = [w for w in WORD.findall(phrase.lower()) if w not in FILLER]
+    # (Letters in capitals the sources list as an abbreviation have no adjective's ending:
+    # "OIC", "WED" are initials; "VOMITING" in an answer all in capitals is a word.)
+    words = [w for w in WORD.findall(phrase) if w.lower() not in FILLER]
     return (bool(content(phrase)) and not set(content(phrase)) <= GENERIC
-            and not (len(words) == 1 and ADJECTIVE.match(words[0])))
+            and not (len(words) == 1 and not _initials(words[0])
+                     and ADJECTIVE.match(words[0].lower())))
+
+
+def _initials(word: str) -> bool:
+    return _CAPITALS.fullmatch(word) is not None and bool(expansions(word))
+
+
+#: A word written in capitals, as an initialism is ("OIC", "ARVD"; "SSc" is no adjective
+#: either, but ends in none of the adjectives' endings).
+_CAPITALS = re.compile(r"[A-Z][A-Z0-9-]+")
 
 
 def parentheticals(text: str) -> tuple[str, list[str]]:
@@ -115,6 +130,8 @@ def classify_paren(inner: str) -> list[Mention]:
         found = pattern.match(inner)
         if found is not None:
             rest = inner[found.end():]
+            if pattern is SPECIFIC and LIKELY.match(inner):
+                role = "likely"  # "(likely T)": a hedge, not a claim (joins.LIKELY)
             if pattern is EXAMPLE and "," in rest:
                 # "(e.g., A, B, C)": several examples, several possible diagnoses
                 return [Mention(bare(p), "alternative") for p in _EXAMPLES.split(rest)
@@ -180,7 +197,7 @@ def _marker(tail: str) -> tuple[Role, str]:
         if CAUSE.match(" " + rest) or re.match(COMPANION, rest, re.I):
             return _marker(" " + rest)  # "possibly due to X", "possibly complicated by X"
         if SPECIFIC.match(tail) is not None:
-            return "refinement", rest
+            return ("likely" if LIKELY.match(tail) else "refinement"), rest
         hedged = HEDGED.match(tail) or EXAMPLE.match(tail)  # "X, e.g. Y": as "possibly Y"
         return ("hedged" if hedged is not None else "alternative"), rest
     complication = COMPLICATION.match(tail)

@@ -12,14 +12,14 @@ import re
 from typing import Literal
 
 from ..terminology import FILLER, tokens
-from ..terms.concepts import default_terminology
+from ..terms.concepts import Terminology, default_terminology
 from ..terms.equivalence import compare
 from ..terms.kinds import INJURIES_AND_STATES
-from ..terms.readings import given_names
+from ..terms.readings import expansions, given_names
 from ..wording import head
 
 __all__ = ["abbreviates", "glosses_main", "hedged_role", "one_condition",
-           "parenthesized_role", "restating_role", "slashed"]
+           "parenthesized_role", "restating_role", "slashed", "two_possible"]
 
 #: What a companion name turns out to be.
 CompanionRole = Literal["refinement", "alternative", "alias", "beside", "claimed"]
@@ -131,6 +131,50 @@ def hedged_role(name: str, main: str) -> CompanionRole:
     return "refinement" if below else "alternative"
 
 
+def two_possible(name: str, main: str) -> bool:
+    """Whether "``main``, probably ``name``" hedges between two diseases: both known, no
+    written word shared, surely told apart (different, siblings), and classified apart by
+    every source (:func:`_classed_together`): "Anterior cord syndrome, most likely IgA
+    deficiency", an injury of the spinal cord and a disorder of immunity. The paper's step 1
+    grades "more than one possible diagnosis" as multiple. Within one class a likelihood
+    word narrows the first name more often than it offers a second ("Pituitary tumor, likely
+    a craniopharyngioma", "Lung cancer (most likely squamous cell carcinoma)"), which the
+    recorded grader accepted: read as a refinement, as round 18 of docs/grading.md
+    measured."""
+    if not main or _DANGLING.search(main) or _written(name) & _written(main):
+        return False
+    relation = compare(name, main)
+    return (relation.kind in _APART and relation.sure and _known(name) and _known(main)
+            and not _classed_together(name, main))
+
+
+#: How far below its source's top a shared class must be to class two diseases together:
+#: ICD-10-CM's blocks ("Mood [affective] disorders", F30-F39) are one level below its
+#: chapters; the other sources open with classes of every disease ("disease", "human
+#: disease", "disease of anatomical entity") before an organ's or a process's.
+_CLASS_DEPTH = {"ICD": 1}
+_OTHER_DEPTH = 3
+
+
+def _classed_together(a: str, b: str) -> bool:
+    """Whether some source files the two names' diseases under one class below its top
+    levels (:data:`_CLASS_DEPTH`): "Lung Diseases" for pneumonia and bronchitis."""
+    terms = default_terminology()
+    above = {c for n in (a,) for c in _classes(n, terms)}
+    return any(c in above for c in _classes(b, terms))
+
+
+def _classes(name: str, terms: Terminology) -> set[str]:
+    found: set[str] = set()
+    for ident in terms.concepts(name)[1]:
+        for member in terms.backend.members_of(terms.cluster(ident)) or (ident,):
+            for ancestor in (member, *terms.ancestors(member)):
+                depth = max(terms.ancestors(ancestor).values(), default=0)
+                if depth >= _CLASS_DEPTH.get(ancestor.partition(":")[0], _OTHER_DEPTH):
+                    found.add(terms.cluster(ancestor))
+    return found
+
+
 def parenthesized_role(name: str, main: str, named: str, *, offered: bool) -> CompanionRole:
     """A name in parentheses is an alias when it surely names the main diagnosis again (same
     name, synonym, or an abbreviation of it or of ``named``, the statement it follows); else
@@ -138,9 +182,30 @@ def parenthesized_role(name: str, main: str, named: str, *, offered: bool) -> Co
     beside it ("rosacea (lupus)")."""
     relation = compare(name, main) if main else None
     if ((relation is not None and relation.sure and relation.kind in ("same", "synonym"))
-            or abbreviates(name, main) or abbreviates(name, named)):
+            or abbreviates(name, main) or abbreviates(name, named) or expands(name, main)):
         return "alias"
     return "alternative" if offered else "beside"
+
+
+def expands(name: str, short: str) -> bool:
+    """Whether ``name`` in a bracket after ``short`` writes out the abbreviation ``short`` is,
+    in capitals ("GBM (glioblastoma)"): the letters spell the name (:func:`abbreviates`), or
+    the sources give them for it ("MC (cryoglobulinemic vasculitis)": their list, or a name
+    of its concept). The usual way to define an abbreviation (the bracket gives its long
+    form), read as "T (ABBR)" is (red team round 20)."""
+    short = short.strip()
+    if (re.fullmatch(r"[A-Z][A-Za-z0-9]{1,7}", short) is None
+            or sum(c.isupper() for c in short) < 2):
+        return False
+    return abbreviates(short, name) or any(
+        (relation := compare(name, given)).sure and relation.kind in ("same", "synonym")
+        for given in (*expansions(short), *_known_as(short)))
+
+
+def _known_as(short: str) -> list[str]:
+    """The preferred names of the concepts a source names ``short`` (as written)."""
+    terms = default_terminology()
+    return [terms.backend.label_of(i) for i in terms.concepts(short)[1]]
 
 
 def abbreviates(short: str, name: str) -> bool:

@@ -69,6 +69,10 @@ HEDGED = re.compile(rf"^,?\s*(?:{QUERY}|(?:{HEDGE}|suggestive\s+of|suspicious\s+
 EXAMPLE = re.compile(r"^\s*,?\s*(?:e\.g\.?|for\s+example|such\s+as)(?![-\w])[\s,:]*", re.I)
 SPECIFIC = re.compile(r"^\s*,?\s*(?:specifically|particularly|especially|i\.e\.?|namely|"
                       r"most\s+likely|more\s+likely|likely|probably|presumably)\b[\s,:]*", re.I)
+# The likelihood words of SPECIFIC: a hedge, which may set a second disease beside the first
+# ("bronchitis, probably pneumonia": :func:`.companions.two_possible`)
+LIKELY = re.compile(r"^\s*,?\s*(?:most\s+likely|more\s+likely|likely|probably|presumably)\b",
+                    re.I)
 # "(or X)": another name of the diagnosis ("fifth disease (or erythema infectiosum)") or
 # another diagnosis ("rosacea (or lupus)"); the terminology says which
 # (:func:`.companions.parenthesized_role`).

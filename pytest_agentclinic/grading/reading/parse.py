@@ -32,7 +32,7 @@ from .clauses import (
     split,
     tail_mentions,
 )
-from .companions import hedged_role, parenthesized_role, restating_role
+from .companions import hedged_role, parenthesized_role, restating_role, two_possible
 from .context import cut_context
 from .joins import COEXISTING, HEDGE, as_comorbid
 from .notes import is_note, without_notes
@@ -128,6 +128,11 @@ def _resolved(mention: Mention, main: str, named: str) -> Mention:
     "specifically Y") proves nothing: Y restates X only when the terminology links them;
     else another name claimed for X is only claimed (no second diagnosis, and no match),
     and a kind claimed of X another condition named beside it."""
+    if mention.role == "likely":
+        # "bronchitis, probably pneumonia": two diseases the terminology surely tells apart
+        # are two possible diagnoses (the paper's step 1); else a refinement, as "specifically"
+        return replace(mention, role="alternative" if two_possible(mention.text, main)
+                       else restating_role(mention.text, main, named, "refinement"))
     if mention.role in ("alias", "refinement"):
         return replace(mention, role=restating_role(mention.text, main, named, mention.role))
     if mention.role == "hedged":
@@ -193,7 +198,8 @@ def _explained(mentions: tuple[Mention, ...], *,
     # and no alternative in the statement but that hedged name itself
     others = sum(m.role in ("hedged", "alternative", "offered") for m in mentions
                  if m is not cause)
-    suspected = not first_hedged and cause.role in ("hedged", "refinement") and others == 0
+    suspected = (not first_hedged and cause.role in ("hedged", "refinement", "likely")
+                 and others == 0)
     # "effusion due to his history of renal cancer": a history is known, not diagnosed now
     if (not (cause.role == "cause" or suspected) or not finding(main.text)
             or finding(cause.text) or kind(cause.text) != "condition"

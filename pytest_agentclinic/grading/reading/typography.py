@@ -13,6 +13,7 @@ Models and clinicians write the same name in other hands:
   ...)"), a chat template's special tokens ("<|im_start|>assistant", "<|eot_id|>"), or a
   line break escaped into the two characters "\\n" by a JSON or log writer: what was
   meant is a character, a link's text, nothing, and a line break;
+* spelled with a full stop after each capital ("A.L.L." for "ALL");
 * in a clinician's shorthand, the standard abbreviations of a medical note: "c/w"
   (consistent with), "r/o" (rule out), "s/p" (status post), "h/o" (history of), "d/t" (due
   to), "w/" and "w/o" (with, without). Read as slashes, they split one statement into two
@@ -156,7 +157,18 @@ def untypeset(text: str) -> str:
             if not changed:
                 break
         text = _MATH_DELIMITER.sub("", text)
+    if "." in text:
+        text = _DOTTED.sub(lambda m: m.group().replace(".", ""), text)
     return _BROKEN_AT_HYPHEN.sub("-", _CITATION.sub("", text))
+
+
+# An abbreviation written with a full stop after each capital ("A.L.L.", "F.T.D."): the
+# typographic convention of older and British style for initialisms, the same letters as
+# "ALL" (red team round 20). Capitals only: "e.g." and "i.e." stay, and so does a genus's
+# initial before its species ("H. pylori": one letter).
+# Not the Latin abbreviations in capitals ("E.G.", "I.E." of an answer all in capitals),
+# which the reader reads as words of their own.
+_DOTTED = re.compile(r"(?<![\w.])(?!(?:E\.G|I\.E)\.(?![A-Z]))(?:[A-Z]\.){2,8}(?![\w])")
 
 
 # A clinician's shorthand, as a whole token (not inside a fraction or a word): what it stands

@@ -50,7 +50,7 @@ from .concepts import Terminology, default_terminology, witness
 
 __all__ = ["ADJECTIVE_ENDINGS", "NOUN_ENDINGS", "agent_of", "all_expansions", "ambiguous",
            "binomial", "compact_prefix", "cores", "disease_concept", "expansions", "given_names",
-           "names_a_disease", "noun_and_adjective", "spelled_out"]
+           "names_a_disease", "noun_and_adjective", "singular_letters", "spelled_out"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 #: An abbreviation shorter than this is too often two things ("AD", "MS") to be spelled out.
@@ -66,7 +66,15 @@ def spelled_out(name: str, other: str, terms: Terminology) -> str | None:
     sources give for one disease only, as that disease ("AIH": autoimmune hepatitis); else
     None."""
     if terms.known(name):
-        return None
+        # known only as a bare word, its class word dropped ("SLOS" is the key of MeSH's
+        # "SLO syndrome", and "slo" names nothing alone): the letters in capitals are the
+        # abbreviation the sources give, read as it is alone
+        # (a word names a disease alone as :func:`.name_parts.names_a_disease` reads it)
+        word = next(iter(key(name))) if len(key(name)) == 1 else ""
+        if not word or terms.one_word_name(word) or word.endswith(CONDITION_SUFFIXES):
+            return None
+        alone = _alone(name, terms)
+        return alone if alone is not None and terms.known(alone) else None
     words = _WORD.findall(other)
     initials = "".join(w[0] for w in words).lower()
     for part in _WORD.findall(name):
@@ -191,12 +199,31 @@ def names_a_disease(name: str, terms: Terminology) -> bool:
     return not idents or any(disease_concept(i) for i in idents)
 
 
+#: An abbreviation alone: letters, then letters or digits ("SSc", "MG", "NF1", "A1ATD").
+_ALONE = re.compile(r"[A-Za-z][A-Za-z0-9]{1,7}")
+
+
+def singular_letters(part: str) -> str:
+    """An initialism's plural written with a small "s" after its capitals ("AVMs", "UTIs"),
+    the usual plural of an abbreviation in English typography, as the letters the sources
+    list ("AVM"); anything else as it is."""
+    if (_PLURAL.fullmatch(part) is not None and not expansions(part)
+            and expansions(part[:-1])):
+        return part[:-1]
+    return part
+
+
+_PLURAL = re.compile(r"[A-Z][A-Z0-9]{1,6}s")
+
+
 def _alone(name: str, terms: Terminology) -> str | None:
     """The one disease the sources give a name for when the name is an abbreviation alone,
-    written in capitals ("SSc", "AIH"), and they give it for one disease only."""
-    part = name.strip()
-    if (not _WORD.fullmatch(part) or len(part) < MIN_LETTERS
-            or sum(c.isupper() for c in part) < 2 or part.lower() in AMBIGUOUS):
+    written in capitals ("SSc", "AIH", "MG", "NF1"), and they give it for one disease only.
+    Two capitals are enough here (not within a name, :data:`MIN_LETTERS`): written alone,
+    the letters are the whole answer, and the sources' list says what they stand for."""
+    part = singular_letters(name.strip())
+    if (not _ALONE.fullmatch(part) or sum(c.isupper() for c in part) < 2
+            or part.lower() in AMBIGUOUS):
         return None
     found = expansions(part)
     return found[0] if found and not ambiguous(part, found[0], terms) else None
