@@ -160,8 +160,7 @@ def _classed_together(a: str, b: str) -> bool:
     """Whether some source files the two names' diseases under one class below its top
     levels (:data:`_CLASS_DEPTH`): "Lung Diseases" for pneumonia and bronchitis."""
     terms = default_terminology()
-    above = {c for n in (a,) for c in _classes(n, terms)}
-    return any(c in above for c in _classes(b, terms))
+    return not _classes(a, terms).isdisjoint(_classes(b, terms))
 
 
 def _classes(name: str, terms: Terminology) -> set[str]:
