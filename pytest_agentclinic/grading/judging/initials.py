@@ -32,7 +32,7 @@ from ..terms.equivalence import compare
 from ..terms.readings import disease_concept, expansions, names_a_disease, singular_letters
 from .word_guards import written_words
 
-__all__ = ["another_disease_abbreviated", "spelling"]
+__all__ = ["another_disease_abbreviated", "spelling", "written_as_letters"]
 
 _WORD = re.compile(r"[A-Za-z]+")
 
@@ -154,3 +154,21 @@ def _index() -> dict[str, tuple[str, ...]]:
             found.setdefault("".join(w[0] for w in words).lower(), set()).add(name)
     return {letters: tuple(sorted(names)) for letters, names in found.items()}
 
+
+#: An abbreviation written alone ("PSC", "SSc", "NF1"): letters, then letters or digits. Two
+#: letters too: read alone as the one disease the sources give them for, so guarded alike
+#: ("DM" is dermatomyositis and diabetes mellitus; red team round 20).
+_SHORT_FORM = re.compile(r"[A-Za-z][A-Za-z0-9]{1,7}")
+
+
+def written_as_letters(name: str) -> bool:
+    """Whether ``name`` is written as an abbreviation's letters: two capitals or more, or
+    letters in lower case the sources list as an abbreviation and no word of their names
+    ("psc", not "all": the letters, not a word, so as ambiguous as in capitals; the
+    normaliser reads some as the disease they abbreviate)."""
+    if _SHORT_FORM.fullmatch(name) is None:
+        return False
+    if sum(c.isupper() for c in name) >= 2:
+        return True
+    return (name.islower() and bool(expansions(name))
+            and not default_terminology().is_word(name))

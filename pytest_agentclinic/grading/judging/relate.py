@@ -40,10 +40,9 @@ from ..terms.concurrent import (
 from ..terms.equivalence import judge
 from ..terms.kinds import kind
 from ..terms.qualifiers import leading_qualifiers
-from ..terms.readings import expansions
 from ..terms.relation import Equivalence
 from .choices import choices_named, distractor, same_name
-from .initials import another_disease_abbreviated
+from .initials import another_disease_abbreviated, written_as_letters
 from .name_tests import (
     another_site,
     bracketed_disease,
@@ -81,21 +80,6 @@ _LIKE = re.compile(r"(?<![^\W\d_])([^\W\d_]+)(?:\s*\([^()]*\))?(?:\s*-\s*like\b|
 #: A word before a companion that states its role beside the main diagnosis, never part of
 #: a disease's name ("superimposed impetigo").
 _ROLE_WORD = re.compile(r"^(?:superimposed|superadded)\s+", re.I)
-#: An abbreviation written alone ("PSC", "SSc"): three letters or more (as the readings
-#: read one alone), digits allowed, capitals among them.
-# (two letters too: read alone as the one disease the sources give them for, so guarded
-# alike: "DM" is dermatomyositis and diabetes mellitus; red team round 20)
-_SHORT_FORM = re.compile(r"[A-Za-z][A-Za-z0-9]{1,7}")
-
-
-def _lower_letters(name: str) -> bool:
-    """Whether ``name`` is letters in lower case the sources list as an abbreviation and no
-    word of their names ("psc", not "all"): the letters, not a word, so as ambiguous as in
-    capitals (red team round 20; the normaliser reads some as the disease they abbreviate)."""
-    return (name.islower() and bool(expansions(name))
-            and not default_terminology().is_word(name))
-
-
 @dataclass(frozen=True)
 class NameRelation:
     """How one name of the answer relates to the truth: the value the decision reads."""
@@ -136,6 +120,10 @@ def relate_name(mention: Mention, truth: str) -> NameRelation:
         judged = replace(judge(truth, truth), reason="the same name but for a one-letter slip, "
                          "and no other known name that close")
     return NameRelation(mention.text, mention.role, judged)
+
+
+def _surely_right(related: NameRelation) -> bool:
+    return related.judged.correct and related.judged.sure
 
 
 @dataclass
@@ -294,12 +282,10 @@ class Related:
         name = leading_qualifiers(self.name.strip())[1]
         # the long form in a bracket says which disease ("PSC (primary sclerosing
         # cholangitis)"): the letters are not left to the reader (red team round 20)
-        if any(m.role == "alias" and relate_name(m, t).judged.correct
-               and relate_name(m, t).judged.sure
-               for m in self.extraction.mentions for t in self.accepted):
+        aliases = [m for m in self.extraction.mentions if m.role == "alias"]
+        if any(_surely_right(relate_name(m, t)) for m in aliases for t in self.accepted):
             return False
-        if _SHORT_FORM.fullmatch(name) is None or not (
-                sum(c.isupper() for c in name) >= 2 or _lower_letters(name)) or any(
+        if not written_as_letters(name) or any(
                 name.lower() == t.strip().lower() for t in self.accepted):
             return False
         return another_disease_abbreviated(name, self.accepted)
