@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +154,14 @@ def scores(answer: str, truth: str, policy: str = "strict") -> tuple[bool, bool]
 def decided(answer: str, truth: str) -> list[tuple[bool, bool]]:
     """:func:`scores` of ``answer`` for ``truth`` in each protocol's wrapping."""
     return [scores(wrap.format(answer), truth) for wrap in WRAPPERS]
+
+
+def assert_linear(texts: dict[Any, str]) -> None:
+    """Each pattern searched and substituted on its text (64 KB of its own keywords) in under
+    0.05 s of CPU: a pattern quadratic in a line's length fails (red-team rounds' guard)."""
+    for pattern, text in texts.items():
+        started = time.process_time()
+        assert isinstance(pattern, re.Pattern)
+        pattern.search(text)
+        pattern.sub("", text)
+        assert time.process_time() - started < 0.05, pattern.pattern

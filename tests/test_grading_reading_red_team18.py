@@ -5,11 +5,8 @@ issue 31, *Main and concurrent* and *Alternatives*)."""
 
 from __future__ import annotations
 
-import re
-import time
-
 import pytest
-from helpers import POLICIES, scores
+from helpers import POLICIES, assert_linear, scores
 
 from pytest_agentclinic.grading.judging.rules import grade_text
 from pytest_agentclinic.grading.reading.typography import ticked
@@ -130,9 +127,4 @@ def test_new_patterns_are_linear() -> None:
     from pytest_agentclinic.grading.reading import negations, typography
     texts = {negations._CHOSEN_OF_TWO: ": a vs b, favour " * 4000,
              typography._TASK_ITEM: "[x] " * 16000, typography._UNTICKED_LINE: " [ ] a" * 10000}
-    for pattern, text in texts.items():
-        started = time.process_time()
-        assert isinstance(pattern, re.Pattern)
-        pattern.search(text)
-        pattern.sub("", text)
-        assert time.process_time() - started < 0.05, pattern.pattern
+    assert_linear(texts)

@@ -7,11 +7,8 @@ protocol's marker in underscores (docs/grading.md, round 19)."""
 
 from __future__ import annotations
 
-import re
-import time
-
 import pytest
-from helpers import POLICIES, WRAPPERS, scores
+from helpers import POLICIES, WRAPPERS, assert_linear, scores
 
 from pytest_agentclinic.grading.judging.rules import grade_text
 from pytest_agentclinic.grading.reading.roles import main_label
@@ -112,9 +109,4 @@ def test_new_patterns_are_linear() -> None:
         support._FEATURES_JOINT: " - features suggestive" * 3000,
         markers._READY: "_diagnosis_ready_" * 3800,
     }
-    for pattern, text in texts.items():
-        started = time.process_time()
-        assert isinstance(pattern, re.Pattern)
-        pattern.search(text)
-        pattern.sub("", text)
-        assert time.process_time() - started < 0.05, pattern.pattern
+    assert_linear(texts)

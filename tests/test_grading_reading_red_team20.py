@@ -4,7 +4,7 @@ paper policy; the abbreviations a model writes for the truth (docs/grading.md, r
 from __future__ import annotations
 
 import pytest
-from helpers import POLICIES, scores
+from helpers import POLICIES, assert_linear, scores
 
 from pytest_agentclinic.grading.terminology_table import read_table
 from pytest_agentclinic.grading.terminology_typos import source_typos
@@ -140,20 +140,12 @@ def test_the_british_ph_of_sulfur_words(policy: str) -> None:
 
 def test_new_patterns_are_linear() -> None:
     # each new pattern on 64 KB of its own keywords
-    import re
-    import time
-
     from pytest_agentclinic.grading.reading import joins, typography
     texts = {
         typography._DOTTED: "A.B.C.D.E.F.G.H.I." * 3600,
         joins.LIKELY: " , most likely" * 4600,
     }
-    for pattern, text in texts.items():
-        started = time.process_time()
-        assert isinstance(pattern, re.Pattern)
-        pattern.search(text)
-        pattern.sub("", text)
-        assert time.process_time() - started < 0.05, pattern.pattern
+    assert_linear(texts)
 
 
 def test_a_truth_named_whole_beside_an_ambiguous_abbreviation() -> None:
